@@ -1,0 +1,44 @@
+"""jtorch: the PyTorch API on JAX.
+
+`import jtorch as torch`, or run an unmodified script with
+`python -m jtorch script.py`. See DESIGN.md for the decisions this rests on.
+"""
+
+import jax as _jax
+
+# Torch's dtypes need int64/float64 (DESIGN 4). This is process-wide in jax.
+_jax.config.update("jax_enable_x64", True)
+
+from . import _dtype, _device, _tensor  # noqa: E402
+from ._dtype import (  # noqa: E402,F401
+    bfloat16, bool, can_cast, complex32, complex64, complex128, dtype, finfo, float16, float32,
+    float64, get_default_dtype, iinfo, int8, int16, int32, int64, promote_types,
+    set_default_dtype, uint8, uint16, uint32, uint64,
+)
+from ._device import device  # noqa: E402,F401
+from ._tensor import Size, Tensor  # noqa: E402,F401
+from . import _ops  # noqa: E402
+from ._ops._registry import NAMESPACES as _NAMESPACES  # noqa: E402
+
+globals().update(_NAMESPACES[""])
+
+from ._ops.creation import get_default_device, set_default_device  # noqa: E402,F401
+from ._random import (  # noqa: E402,F401
+    Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state,
+)
+from ._misc import (  # noqa: E402,F401
+    is_complex, is_floating_point, is_nonzero, is_tensor, numel, result_type, set_printoptions,
+    get_printoptions, typename, is_storage, broadcast_shapes, Size as _Size, no_grad,
+    enable_grad, set_grad_enabled, is_grad_enabled, inference_mode, is_inference_mode_enabled,
+    strided, contiguous_format, channels_last, preserve_format, layout, memory_format,
+    use_deterministic_algorithms, are_deterministic_algorithms_enabled, set_num_threads,
+    get_num_threads, set_float32_matmul_precision, get_float32_matmul_precision,
+    install_as_torch,
+)
+from . import cuda, linalg, special, fft, random, backends  # noqa: E402,F401
+
+half, float, double = float16, float32, float64
+cfloat, cdouble, chalf = complex64, complex128, complex32
+short, int, long = int16, int32, int64
+
+__version__ = "2.13.0"

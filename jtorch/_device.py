@@ -1,0 +1,130 @@
+"""`torch.device` and its mapping onto jax devices.
+
+The mapping (DESIGN 8):
+
+- ``cpu``            -> ``jax.devices("cpu")[index]``
+- ``cuda[:n]``       -> the n-th NVIDIA GPU when jax has one; on a TPU host, the n-th TPU core
+                        (set ``JTORCH_CUDA_IS_TPU=0`` to turn that off)
+- ``tpu``/``xla[:n]``-> the n-th accelerator (TPU, else GPU)
+
+A tensor on an accelerator reports ``device(type='cuda', index=n)`` when ``cuda``
+means that accelerator, so scripts that test ``x.device.type == 'cuda'`` work.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+import jax
+
+__all__ = ["device"]
+
+_TYPES = ("cpu", "cuda", "tpu", "xla", "meta", "mps")
+
+
+class device:
+    """Matches `torch.device`: `device('cuda:1')`, `device('cuda', 1)`, `device(0)` (= cuda:0)."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type, index: int | None = None):
+        if isinstance(type, device):
+            self.type, self.index = type.type, type.index
+            return
+        if isinstance(type, int):
+            type, index = "cuda", type
+        if not isinstance(type, str):
+            raise TypeError(f"device() received an invalid combination of arguments - got ({type!r})")
+        if ":" in type:
+            if index is not None:
+                raise RuntimeError(f"type (string) must not include an index because index was "
+                                   f"passed explicitly: {type}")
+            type, _, idx = type.partition(":")
+            if not idx.isdigit():
+                raise RuntimeError(f"Invalid device string: '{type}:{idx}'")
+            index = int(idx)
+        if type not in _TYPES:
+            raise RuntimeError(
+                "Expected one of cpu, cuda, xla, tpu, meta, mps device type at start of device "
+                f"string: {type}")
+        if index is not None and index < 0:
+            raise RuntimeError(f"Device index must not be negative")
+        self.type, self.index = type, index
+
+    def __repr__(self) -> str:
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.index))
+
+    def __reduce__(self):
+        return (device, (self.type, self.index))
+
+
+def _cuda_is_tpu() -> bool:
+    return os.environ.get("JTORCH_CUDA_IS_TPU", "1") != "0"
+
+
+@functools.lru_cache(maxsize=None)
+def accelerators(kind: str) -> tuple:
+    """The jax devices a torch device type means (empty if none)."""
+    def safe(platform):
+        try:
+            return tuple(jax.devices(platform))
+        except RuntimeError:
+            return ()
+    if kind == "cpu":
+        return safe("cpu")
+    if kind == "cuda":
+        gpus = safe("gpu")
+        if gpus or not _cuda_is_tpu():
+            return gpus
+        return safe("tpu")
+    if kind in ("tpu", "xla"):
+        return safe("tpu") or safe("gpu")
+    return ()
+
+
+def to_jax(d: device | str | int | None):
+    """The jax device for a torch device (None means jax's default)."""
+    if d is None:
+        return None
+    d = d if isinstance(d, device) else device(d)
+    devs = accelerators(d.type)
+    if not devs:
+        if d.type == "cuda":
+            raise AssertionError("Torch not compiled with CUDA enabled")
+        raise RuntimeError(f"no jax device is available for torch device '{d}'")
+    idx = d.index or 0
+    if idx >= len(devs):
+        raise RuntimeError(
+            "CUDA error: invalid device ordinal" if d.type == "cuda"
+            else f"device index {idx} out of range for '{d.type}'")
+    return devs[idx]
+
+
+@functools.lru_cache(maxsize=64)
+def from_jax(jdev) -> device:
+    """The torch device a jax device is reported as."""
+    platform = jdev.platform
+    if platform == "cpu":
+        return device("cpu")
+    if platform in ("gpu", "cuda", "rocm") or (platform == "tpu" and _cuda_is_tpu()):
+        kind = "cuda"
+    else:
+        kind = "xla"
+    return device(kind, accelerators(kind).index(jdev))
+
+
+CPU = device("cpu")

@@ -1,0 +1,277 @@
+"""Torch dtypes on top of numpy/jax dtypes, and torch's type promotion.
+
+A `dtype` is a singleton per torch dtype; it maps one-to-one onto a numpy
+dtype (bfloat16 comes from ml_dtypes, as in jax). Promotion follows c10's
+`promoteTypes` table and `ResultTypeState`: dimensioned tensors beat zero-dim
+tensors, which beat Python scalars, within a category (bool < int < float <
+complex).
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import jax.numpy as jnp
+import numpy as np
+
+__all__ = [
+    "dtype", "finfo", "iinfo", "promote_types", "can_cast",
+    "get_default_dtype", "set_default_dtype",
+]
+
+
+class dtype:
+    """A torch dtype. Matches `torch.dtype`: compared by identity, printed as `torch.float32`."""
+
+    __slots__ = ("_name", "np", "is_floating_point", "is_complex", "is_signed", "itemsize", "_kind")
+
+    def __init__(self, name: str, np_dtype, kind: str):
+        self._name = name
+        self.np = np.dtype(np_dtype)
+        self._kind = kind  # one of "b", "i", "u", "f", "c": the promotion category
+        self.is_floating_point = kind == "f"
+        self.is_complex = kind == "c"
+        self.is_signed = kind in "ifc"
+        self.itemsize = self.np.itemsize
+
+    def __repr__(self) -> str:
+        return "torch." + self._name
+
+    def __reduce__(self):
+        return (_dtype_by_name, (self._name,))
+
+    def to_real(self) -> dtype:
+        return {complex64: float32, complex128: float64, complex32: float16}.get(self, self)
+
+    def to_complex(self) -> dtype:
+        return {float32: complex64, float64: complex128, float16: complex32}.get(self, self)
+
+
+bool = dtype("bool", np.bool_, "b")
+uint8 = dtype("uint8", np.uint8, "u")
+uint16 = dtype("uint16", np.uint16, "u")
+uint32 = dtype("uint32", np.uint32, "u")
+uint64 = dtype("uint64", np.uint64, "u")
+int8 = dtype("int8", np.int8, "i")
+int16 = dtype("int16", np.int16, "i")
+int32 = dtype("int32", np.int32, "i")
+int64 = dtype("int64", np.int64, "i")
+float16 = dtype("float16", np.float16, "f")
+bfloat16 = dtype("bfloat16", jnp.bfloat16, "f")
+float32 = dtype("float32", np.float32, "f")
+float64 = dtype("float64", np.float64, "f")
+complex32 = dtype("complex32", np.complex64, "c")  # no native chalf in jax; kept for name parity
+complex64 = dtype("complex64", np.complex64, "c")
+complex128 = dtype("complex128", np.complex128, "c")
+
+ALL = (bool, uint8, uint16, uint32, uint64, int8, int16, int32, int64,
+       float16, bfloat16, float32, float64, complex64, complex128)
+
+# Torch's aliases: torch.float is torch.float32, torch.long is torch.int64, ...
+ALIASES = {
+    "half": float16, "float": float32, "double": float64, "cfloat": complex64,
+    "cdouble": complex128, "chalf": complex32, "short": int16, "int": int32, "long": int64,
+}
+
+_BY_NAME = {d._name: d for d in ALL + (complex32,)}
+_BY_NP = {d.np: d for d in ALL}
+
+
+def _dtype_by_name(name: str) -> dtype:
+    return _BY_NAME[name]
+
+
+def from_np(np_dtype) -> dtype:
+    """The torch dtype of a numpy/jax dtype."""
+    try:
+        return _BY_NP[np_dtype]
+    except KeyError:
+        d = np.dtype(np_dtype)
+        if d in _BY_NP:
+            return _BY_NP[d]
+        raise TypeError(f"can't convert np.ndarray of type {d}. The only supported types are: "
+                        "float64, float32, float16, complex64, complex128, int64, int32, int16, "
+                        "int8, uint64, uint32, uint16, uint8, and bool.") from None
+
+
+# ---------------------------------------------------------------------------
+# Default dtype
+
+_default = {"float": float32}
+
+
+def get_default_dtype() -> dtype:
+    """Matches `torch.get_default_dtype`."""
+    return _default["float"]
+
+
+def set_default_dtype(d: dtype) -> None:
+    """Matches `torch.set_default_dtype`: only floating dtypes are accepted."""
+    if not isinstance(d, dtype) or d not in (float16, bfloat16, float32, float64):
+        raise TypeError("only floating-point types are supported as the default type")
+    _default["float"] = d
+
+
+def default_complex_dtype() -> dtype:
+    return complex128 if _default["float"] is float64 else complex64
+
+
+# ---------------------------------------------------------------------------
+# Promotion
+
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+
+
+def category(d: dtype) -> int:
+    """0 bool, 1 integer, 2 floating, 3 complex: the order of torch's promotion categories."""
+    return _CATEGORY[d._kind]
+
+
+_SIGNED_INTS = (int8, int16, int32, int64)
+_FLOATS = (float16, bfloat16, float32, float64)
+
+
+def _promote(a: dtype, b: dtype) -> dtype:
+    if a is b:
+        return a
+    ka, kb = a._kind, b._kind
+    if ka == "b":
+        return b
+    if kb == "b":
+        return a
+    if ka in "ui" and kb in "ui":
+        if ka == kb:
+            return a if a.itemsize >= b.itemsize else b
+        u, s = (a, b) if ka == "u" else (b, a)
+        if u is not uint8:
+            # c10 leaves uint16/32/64 promotion with signed ints undefined.
+            raise TypeError(f"Promotion for uint16, uint32, uint64 types is not supported, "
+                            f"attempted to promote {u._name} and {s._name}")
+        return s if s.itemsize > 1 else int16
+    if ka in "ui":
+        return b
+    if kb in "ui":
+        return a
+    if ka == "f" and kb == "f":
+        if {a, b} == {float16, bfloat16}:
+            return float32
+        return a if a.itemsize >= b.itemsize else b
+    # at least one complex
+    ra, rb = a.to_real() if ka == "c" else a, b.to_real() if kb == "c" else b
+    return _promote(ra, rb).to_complex()
+
+
+_PROMOTE_TABLE = {(a, b): _promote(a, b) for a in ALL for b in ALL
+                  if not ({a._kind, b._kind} == {"u", "i"} and uint8 not in (a, b))}
+
+
+def promote_types(type1: dtype, type2: dtype) -> dtype:
+    """Matches `torch.promote_types`."""
+    try:
+        return _PROMOTE_TABLE[type1, type2]
+    except KeyError:
+        return _promote(type1, type2)
+
+
+def can_cast(from_: dtype, to: dtype) -> builtins.bool:
+    """Matches `torch.can_cast`: casting never lowers the category."""
+    return category(from_) <= category(to)
+
+
+def scalar_dtype(value) -> dtype:
+    """The dtype torch gives a Python scalar when it is a wrapped number."""
+    t = type(value)
+    if t is builtins.bool or isinstance(value, (np.bool_,)):
+        return bool
+    if t is builtins.int or isinstance(value, np.integer):
+        return int64
+    if t is builtins.float or isinstance(value, np.floating):
+        return _default["float"]
+    if t is builtins.complex or isinstance(value, np.complexfloating):
+        return default_complex_dtype()
+    raise TypeError(f"unsupported scalar type {t.__name__}")
+
+
+def combine_categories(higher: dtype | None, lower: dtype | None) -> dtype | None:
+    """c10's combine_categories: the higher-priority result wins unless `lower` is of a higher category."""
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    if higher.is_complex:
+        return higher
+    if lower.is_complex:
+        return higher.to_complex() if higher.is_floating_point else lower
+    if higher.is_floating_point:
+        return higher
+    if higher is bool or lower.is_floating_point:
+        return promote_types(higher, lower)
+    return higher
+
+
+def result_type_of(dims: list, zero_dims: list, scalars: list) -> dtype:
+    """torch.result_type over three priority classes of dtypes.
+
+    Args:
+      dims: dtypes of tensors with at least one dimension.
+      zero_dims: dtypes of zero-dim tensors.
+      scalars: Python scalars (wrapped numbers).
+    """
+    dim_r = zero_r = wrapped_r = None
+    for d in dims:
+        dim_r = d if dim_r is None else promote_types(dim_r, d)
+    for d in zero_dims:
+        zero_r = d if zero_r is None else promote_types(zero_r, d)
+    for s in scalars:
+        d = scalar_dtype(s)
+        wrapped_r = d if wrapped_r is None else promote_types(wrapped_r, d)
+    r = combine_categories(dim_r, combine_categories(zero_r, wrapped_r))
+    if r is None:
+        raise RuntimeError("result_type: no inputs")
+    return r
+
+
+# ---------------------------------------------------------------------------
+# finfo / iinfo
+
+
+class finfo:
+    """Matches `torch.finfo`."""
+
+    def __init__(self, type: dtype | None = None):
+        type = get_default_dtype() if type is None else type
+        if not (type.is_floating_point or type.is_complex):
+            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo "
+                            "to handle 'torch.finfo'")
+        type = type.to_real()
+        info = jnp.finfo(type.np)
+        self.bits = info.bits
+        self.eps = float(info.eps)
+        self.max = float(info.max)
+        self.min = float(info.min)
+        self.tiny = float(info.tiny)
+        self.smallest_normal = self.tiny
+        self.resolution = float(info.resolution)
+        self.dtype = type._name
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+                f"eps={self.eps:g}, smallest_normal={self.tiny:g}, tiny={self.tiny:g}, "
+                f"dtype={self.dtype})")
+
+
+class iinfo:
+    """Matches `torch.iinfo`."""
+
+    def __init__(self, type: dtype):
+        if type.is_floating_point or type.is_complex:
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to "
+                            "handle 'torch.iinfo'")
+        info = np.iinfo(np.int8 if type is bool else type.np)
+        self.bits = info.bits
+        self.max = int(info.max)
+        self.min = int(info.min)
+        self.dtype = type._name
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"

@@ -1,0 +1,461 @@
+"""The op registry and dispatcher (DESIGN 3, 6).
+
+An op is declared once, as a jax implementation whose signature is torch's::
+
+    @pointwise(promote=DEFAULT, dunder="add")
+    def add(input: T, other: T, *, alpha=1):
+        return input + alpha * other if alpha != 1 else input + other
+
+Annotations mark the tensor slots: `T` (a tensor or Python scalar that takes
+part in type promotion), `TI` (a tensor passed through as it is: indices,
+masks, conditions), `TL` (a sequence of tensors that is promoted). Every
+other parameter is static: part of the compile key, seen by the
+implementation as a plain Python value.
+
+From the declaration the registry generates, with the same signature:
+`torch.add` (with `out=`), `Tensor.add`, `Tensor.add_`, dunders and
+namespace aliases. A call promotes dtypes the torch way, then runs the
+implementation compiled once per (op, statics, promoted dtype) under
+`jax.jit`; jax caches per shapes. View ops return a `Step` instead of an
+array and produce view tensors.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import inspect
+import os
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _dtype, _tensor
+from .._dtype import category, result_type_of
+from .._tensor import Tensor, wrap
+
+
+class _Slot:
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return self.name
+
+
+T = _Slot("T")    # tensor or scalar, promoted
+TI = _Slot("TI")  # tensor passed as is (indices, masks, conditions); numbers are wrapped
+TL = _Slot("TL")  # sequence of tensors, promoted together
+_SLOTS = {"T": T, "TI": TI, "TL": TL}
+
+# Promotion kinds, named as PyTorch's ELEMENTWISE_TYPE_PROMOTION_KIND.
+DEFAULT = "DEFAULT"
+INT_TO_FLOAT = "INT_TO_FLOAT"
+ALWAYS_BOOL = "ALWAYS_BOOL"
+COMPLEX_TO_FLOAT = "COMPLEX_TO_FLOAT"
+BOOL_TO_LONG = "BOOL_TO_LONG"
+NONE = None  # the implementation handles dtypes itself
+
+OPS: dict[str, "OpDef"] = {}
+NAMESPACES: dict[str, dict] = collections.defaultdict(dict)   # "" is torch itself
+METHODS: dict[str, object] = {}
+
+_NO_JIT = os.environ.get("JTORCH_EAGER_JIT", "1") == "0"
+
+# Set by autograd: called as record(op, fn, tensors_in, outputs) after a differentiable call.
+record = None
+
+
+def _c10_name(d: _dtype.dtype) -> str:
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+            "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}.get(
+        d._name, d._name)
+
+
+def _freeze(v):
+    """A hashable form of a static argument."""
+    if isinstance(v, (list, tuple)):
+        return tuple(_freeze(x) for x in v)
+    if isinstance(v, Tensor):
+        return _freeze(v.tolist())
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, dict):
+        return tuple(sorted((k, _freeze(x)) for k, x in v.items()))
+    return v
+
+
+class OpDef:
+    """One declared op: its implementation, slots, promotion rule and compiled-kernel cache."""
+
+    def __init__(self, impl, name, promote, jit, returns, differentiable, view, vjp,
+                 out_dtype_arg):
+        self.impl = impl
+        self.name = name
+        self.promote = promote
+        self.jit = jit and not _NO_JIT
+        self.returns = returns
+        self.differentiable = differentiable
+        self.view = view
+        self.vjp = vjp
+        self.out_dtype_arg = out_dtype_arg
+        sig = inspect.signature(impl)
+        self.params = list(sig.parameters.values())
+        self.slots = []
+        for i, p in enumerate(self.params):
+            ann = p.annotation
+            ann = _SLOTS.get(ann, ann) if isinstance(ann, str) else ann
+            if isinstance(ann, _Slot):
+                self.slots.append((i, ann))
+        self.slot_pos = tuple(i for i, _ in self.slots)
+        self.static_pos = tuple(i for i in range(len(self.params)) if i not in self.slot_pos)
+        self.static_names = tuple(self.params[i].name for i in self.static_pos)
+        self.n_positional = sum(1 for p in self.params if p.kind in (
+            p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+        self.kw_names = tuple(p.name for p in self.params[self.n_positional:])
+        self.cache: dict = {}
+        self.namedtuple = (collections.namedtuple(name, returns) if returns else None)
+        if self.namedtuple is not None:
+            self.namedtuple.__module__ = "torch.return_types"
+            self.namedtuple.__qualname__ = name
+            self.namedtuple.__repr__ = _return_types_repr
+
+    def __repr__(self):
+        return f"<op {self.name}>"
+
+
+def _return_types_repr(self):
+    fields = ",\n".join(f"{k}={v!r}" for k, v in zip(self._fields, self))
+    return f"torch.return_types.{type(self).__name__}(\n{fields})"
+
+
+# ---------------------------------------------------------------------------
+# Dispatch
+
+
+def _promote(promote, slots, values):
+    """Computation and result dtypes of a call, from its promoted slots."""
+    dims, zeros, scalars = [], [], []
+    for (_, kind), v in zip(slots, values):
+        if kind is TI or v is None:
+            continue
+        items = v if kind is TL else (v,)
+        for x in items:
+            if isinstance(x, Tensor):
+                arr = x._array
+                (dims if arr.ndim else zeros).append(_dtype.from_np(arr.dtype))
+            elif x is not None:
+                scalars.append(x)
+    if not (dims or zeros or scalars):
+        return None, None
+    ct = result_type_of(dims, zeros, scalars)
+    kind = promote
+    rt = ct
+    if kind is INT_TO_FLOAT:
+        if category(ct) < 2:
+            ct = rt = _dtype.get_default_dtype()
+    elif kind is ALWAYS_BOOL:
+        rt = _dtype.bool
+    elif kind is COMPLEX_TO_FLOAT:
+        rt = ct.to_real()
+    elif kind is BOOL_TO_LONG:
+        if ct is _dtype.bool:
+            ct = rt = _dtype.int64
+    return ct, rt
+
+
+def _unwrap(v):
+    """A slot value as the kernel sees it: arrays for tensors, Python numbers as they are."""
+    if isinstance(v, Tensor):
+        return v._array
+    if isinstance(v, (list, tuple)):
+        return tuple(_unwrap(x) for x in v)
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def _kernel(op: OpDef, statics: tuple, ct, rt):
+    """The compiled kernel for one (statics, dtype) combination."""
+    key = (statics, ct, rt)
+    fn = op.cache.get(key)
+    if fn is not None:
+        return fn
+    impl, pos, n_pos, kw_names = op.impl, op.slot_pos, op.n_positional, op.kw_names
+    slot_kinds = tuple(k for _, k in op.slots)
+    ct_np = None if ct is None else ct.np
+    rt_np = None if rt is None else rt.np
+
+    def cast(v, kind):
+        if ct_np is None or kind is TI or v is None:
+            return v
+        if kind is TL:
+            return tuple(jnp.asarray(x, ct_np) for x in v)
+        return jnp.asarray(v, ct_np)
+
+    def run(*slot_values):
+        args = list(statics)
+        for p, kind, v in zip(pos, slot_kinds, slot_values):
+            args.insert(p, cast(v, kind))
+        out = impl(*args[:n_pos], **dict(zip(kw_names, args[n_pos:])))
+        if rt_np is not None:
+            if isinstance(out, tuple):
+                return out
+            return out.astype(rt_np) if out.dtype != rt_np else out
+        return out
+
+    fn = jax.jit(run) if op.jit else run
+    op.cache[key] = fn
+    return fn
+
+
+def broadcast_error(a_shape, b_shape):
+    """PyTorch's error for shapes that do not broadcast, or None when they do."""
+    n = max(len(a_shape), len(b_shape))
+    for i in range(1, n + 1):
+        sa = a_shape[-i] if i <= len(a_shape) else 1
+        sb = b_shape[-i] if i <= len(b_shape) else 1
+        if sa != sb and sa != 1 and sb != 1:
+            return RuntimeError(f"The size of tensor a ({sa}) must match the size of tensor b "
+                                f"({sb}) at non-singleton dimension {n - i}")
+    return None
+
+
+def _translate(e: Exception, arrays):
+    """Turns jax's broadcasting errors into PyTorch's; other errors pass through."""
+    if "broadcast" in str(e) or "incompatible shapes" in str(e):
+        shapes = [a.shape for a in arrays if hasattr(a, "shape") and a.ndim]
+        for i, a in enumerate(shapes):
+            for b in shapes[i + 1:]:
+                err = broadcast_error(a, b)
+                if err is not None:
+                    return err
+    return e
+
+
+def _wrap_out(op: OpDef, out):
+    if isinstance(out, (tuple, list)):
+        res = tuple(_wrap_out(op, o) for o in out)
+        return op.namedtuple(*res) if op.namedtuple is not None else res
+    if isinstance(out, (jax.Array, jax.core.Tracer)):
+        return wrap(out)
+    if isinstance(out, np.ndarray):
+        return wrap(jnp.asarray(out))
+    return out
+
+
+def call(op: OpDef, args: tuple):
+    """Runs `op` on the arguments of a generated wrapper (all parameters, in order)."""
+    slot_values = tuple(args[p] for p in op.slot_pos)
+    statics = tuple(_freeze(args[i]) for i in op.static_pos)
+    kind = op.promote
+    if callable(kind):
+        kind = kind(**dict(zip(op.static_names, statics)))
+    ct, rt = (None, None) if kind is NONE else _promote(kind, op.slots, slot_values)
+    fn = _kernel(op, statics, ct, rt)
+    arrays = tuple(_unwrap(v) for v in slot_values)
+    try:
+        out = fn(*arrays)
+    except (TypeError, ValueError) as e:
+        raise _translate(e, arrays) from None
+    result = _wrap_out(op, out)
+    if record is not None and op.differentiable:
+        record(op, fn, slot_values, result)
+    return result
+
+
+def call_view(op: OpDef, args: tuple):
+    """A view op: the implementation returns the `Step`(s) deriving the view(s) from the input."""
+    base = args[0]
+    steps = op.impl(*args[:op.n_positional], **dict(zip(op.kw_names, args[op.n_positional:])))
+    if isinstance(steps, (tuple, list)):
+        result = tuple(base._make_view(s) for s in steps)
+    else:
+        result = base._make_view(steps)
+    if record is not None and op.differentiable:
+        record(op, steps, (base,), result)
+    return result
+
+
+def _check_result_fits(result: Tensor, target: Tensor, what: str) -> None:
+    rdt, tdt = result.dtype, target.dtype
+    if not _dtype.can_cast(rdt, tdt):
+        raise RuntimeError(f"result type {_c10_name(rdt)} can't be cast to the desired output "
+                           f"type {_c10_name(tdt)}")
+    if what == "inplace" and tuple(result.shape) != tuple(target.shape):
+        raise RuntimeError(f"output with shape {list(target.shape)} doesn't match the broadcast "
+                           f"shape {list(result.shape)}")
+
+
+def call_inplace(op: OpDef, args: tuple):
+    """`x.op_(...)`: the functional result, checked and written into `x`."""
+    self = args[0]
+    if not isinstance(self, Tensor):
+        raise TypeError(f"{op.name}_(): self must be a Tensor")
+    result = call(op, args)
+    _check_result_fits(result, self, "inplace")
+    if inplace_hook is not None:
+        inplace_hook(self, result)
+    self._write(result._array)
+    return self
+
+
+# Set by autograd: rebases `target`'s history onto `result`'s before the write.
+inplace_hook = None
+
+
+def write_out(result, out):
+    """`out=`: writes a result into the given tensor(s), resizing as PyTorch does."""
+    if isinstance(result, tuple):
+        for r, o in zip(result, out):
+            write_out(r, o)
+        return out
+    if not isinstance(out, Tensor):
+        raise TypeError(f"argument 'out' must be Tensor, not {type(out).__name__}")
+    _check_result_fits(result, out, "out")
+    arr = result._array
+    if tuple(arr.shape) != tuple(out.shape):
+        out._rebind(wrap(arr.astype(out.dtype.np)))
+        out._vc[0] += 1
+    else:
+        out._write(arr)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Declaration and generation
+
+
+def _gen(name: str, params, body: str, namespace: dict):
+    """Builds a function with `params`' signature whose body is `body` (fast binding)."""
+    parts, defaults, star = [], {}, False
+    for i, p in enumerate(params):
+        s = p.name
+        if p.kind == p.KEYWORD_ONLY and not star:
+            parts.append("*")
+            star = True
+        if p.kind == p.VAR_POSITIONAL:
+            s = "*" + s
+            star = True
+        if p.default is not p.empty:
+            defaults[f"_d{i}"] = p.default
+            s += f"=_d{i}"
+        parts.append(s)
+    src = f"def {name}({', '.join(parts)}):\n    {body}\n"
+    ns = dict(namespace, **defaults)
+    exec(src, ns)
+    return ns[name]
+
+
+def _arg_tuple(params) -> str:
+    names = [p.name for p in params]
+    return "(" + "".join(n + ", " for n in names) + ")"
+
+
+def op(impl=None, *, name=None, promote=DEFAULT, method=True, inplace=False, out=True,
+       dunder=None, rdunder=None, aliases=(), jit=True, returns=None, differentiable=True,
+       view=False, vjp=None, out_dtype_arg=None):
+    """Declares an op. See the module docstring.
+
+    Args:
+      name: dotted torch name ("add", "linalg.norm", "nn.functional.relu"); defaults to the
+        function's name in torch's namespace.
+      promote: the promotion kind, or NONE when the implementation handles dtypes.
+      method: install as a Tensor method (True, or the method's name).
+      inplace: also generate `Tensor.<name>_` (and `torch.<name>_`).
+      out: give the function an `out=` keyword.
+      dunder / rdunder: Python operator names to install (`"add"` -> `__add__`, `__iadd__`).
+      aliases: further dotted names the same function is published under.
+      jit: compile per statics (False for data-dependent shapes: nonzero, unique, ...).
+      returns: field names of a `torch.return_types` named tuple result.
+      view: the implementation returns view `Step`s.
+      vjp: an optional custom VJP rule for autograd.
+    """
+    if impl is None:
+        return functools.partial(op, name=name, promote=promote, method=method, inplace=inplace,
+                                 out=out, dunder=dunder, rdunder=rdunder, aliases=aliases,
+                                 jit=jit, returns=returns, differentiable=differentiable,
+                                 view=view, vjp=vjp, out_dtype_arg=out_dtype_arg)
+    full = name or impl.__name__
+    short = full.rsplit(".", 1)[-1]
+    d = OpDef(impl, short, promote, jit, returns, differentiable, view, vjp, out_dtype_arg)
+    if full in OPS:
+        raise RuntimeError(f"op {full} declared twice")
+    OPS[full] = d
+    params = d.params
+    args = _arg_tuple(params)
+    env = {"_op": d, "_call": call_view if view else call, "_write_out": write_out,
+           "_inplace": call_inplace}
+    if out and not view:
+        fparams = params + [inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY,
+                                              default=None)]
+        body = (f"r = _call(_op, {args})\n    return r if out is None else _write_out(r, out)")
+        fn = _gen(short, fparams, body, env)
+    else:
+        fn = _gen(short, params, f"return _call(_op, {args})", env)
+    fn.__doc__ = impl.__doc__ or f"Matches `torch.{full}`."
+    fn.__qualname__ = short
+    fn.__module__ = "jtorch"
+    fn._op = d
+    d.fn = fn
+    _publish(full, fn)
+    for a in aliases:
+        _publish(a, fn)
+    mfn = _gen(short, params, f"return _call(_op, {args})", env) if out else fn
+    if method:
+        METHODS[method if isinstance(method, str) else short] = mfn
+    if inplace:
+        ifn = _gen(short + "_", params, f"return _inplace(_op, {args})", env)
+        ifn.__doc__ = f"In-place `{short}`."
+        d.inplace_fn = ifn
+        METHODS[short + "_"] = ifn
+        if "." not in full:
+            NAMESPACES[""][short + "_"] = ifn
+        if dunder:
+            METHODS[f"__i{dunder}__"] = ifn
+    if dunder:
+        METHODS[f"__{dunder}__"] = mfn
+    if rdunder:
+        rname = f"__r{rdunder}__"
+        p0, p1 = params[0], params[1]
+        METHODS[rname] = _gen(rname, [p0, p1], f"return _call(_op, ({p1.name}, {p0.name}))",
+                              env)
+    return fn
+
+
+def _publish(dotted: str, fn) -> None:
+    ns, _, short = dotted.rpartition(".")
+    NAMESPACES[ns][short] = fn
+
+
+def install_methods() -> None:
+    """Installs every declared method on `Tensor` (called once, after all families load)."""
+    for name, fn in METHODS.items():
+        setattr(Tensor, name, fn)
+
+
+
+def composite(impl=None, *, name=None, method=True, aliases=(), function=True):
+    """Declares an op written in terms of other ops, on Tensors (no kernel of its own).
+
+    Like PyTorch's CompositeImplicitAutograd ops: autograd sees the ops it calls.
+    """
+    if impl is None:
+        return functools.partial(composite, name=name, method=method, aliases=aliases,
+                                 function=function)
+    full = name or impl.__name__
+    short = full.rsplit(".", 1)[-1]
+    if full in OPS:
+        raise RuntimeError(f"op {full} declared twice")
+    OPS[full] = impl
+    impl.__qualname__ = short
+    impl.__module__ = "jtorch"
+    if function:
+        _publish(full, impl)
+    for a in aliases:
+        _publish(a, impl)
+    if method:
+        METHODS[method if isinstance(method, str) else short] = impl
+    return impl

@@ -1,0 +1,374 @@
+"""Creation ops: `tensor`, `zeros`, `arange`, ... and the `Tensor.new_*` methods.
+
+Factories have no tensor inputs, so they are composites: they build an array
+(compiled once per shape/dtype where that pays), then apply the shared
+factory epilogue: `device=` placement and `requires_grad=`.
+"""
+
+import builtins
+import functools
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _device, _dtype
+from .._tensor import Tensor, wrap
+from ._registry import composite, write_out
+from .views import shape_arg
+
+_default_device = {"device": None}
+
+
+def set_default_device(device) -> None:
+    """Matches `torch.set_default_device`."""
+    _default_device["device"] = None if device is None else _device.device(device)
+    jax.config.update("jax_default_device",
+                      None if device is None else _device.to_jax(device))
+
+
+def get_default_device() -> _device.device:
+    d = _default_device["device"]
+    return d if d is not None else _device.device("cpu")
+
+
+def finish(arr, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
+    """The factory epilogue: cast, place on `device`, set `requires_grad`, honour `out=`."""
+    if dtype is not None and arr.dtype != dtype.np:
+        arr = arr.astype(dtype.np)
+    if device is not None:
+        jdev = _device.to_jax(device)
+        if not isinstance(arr, jax.core.Tracer) and jdev not in arr.devices():
+            arr = jax.device_put(arr, jdev)
+    t = wrap(arr)
+    if requires_grad:
+        if not (t.dtype.is_floating_point or t.dtype.is_complex):
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                               "gradients")
+        t.requires_grad = True
+    if out is not None:
+        return write_out(t, out)
+    return t
+
+
+@functools.lru_cache(maxsize=512)
+def _filled(shape, np_dtype, value):
+    return jax.jit(lambda: jnp.full(shape, value, np_dtype))
+
+
+def _full_array(shape, dt, value):
+    if isinstance(value, float) and math.isnan(value):
+        return jnp.full(shape, value, dt.np)
+    return _filled(tuple(shape), dt.np, value)()
+
+
+def _resolve(dtype, fallback=None):
+    return dtype if dtype is not None else (fallback or _dtype.get_default_dtype())
+
+
+def _scalar_dtype(value):
+    if isinstance(value, Tensor):
+        return value.dtype
+    return _dtype.scalar_dtype(value)
+
+
+# ---------------------------------------------------------------------------
+# From data
+
+
+def _infer_dtype(data):
+    """torch.tensor's dtype inference for nested Python data."""
+    if isinstance(data, Tensor):
+        return data.dtype
+    if isinstance(data, np.ndarray):
+        return _dtype.from_np(data.dtype)
+    if isinstance(data, (np.generic,)):
+        return _dtype.from_np(data.dtype)
+    kind = np.asarray(_plain(data)).dtype.kind
+    return {"b": _dtype.bool, "i": _dtype.int64, "u": _dtype.int64,
+            "c": _dtype.default_complex_dtype()}.get(kind, _dtype.get_default_dtype())
+
+
+def _plain(data):
+    if isinstance(data, Tensor):
+        arr = np.asarray(data._array)
+        return arr.astype(np.float32) if arr.dtype == jnp.bfloat16 else arr
+    if isinstance(data, (list, tuple)):
+        return [_plain(d) for d in data]
+    return data
+
+
+def _check_ragged(data, depth=0):
+    if isinstance(data, (list, tuple)) and data and isinstance(data[0], (list, tuple)):
+        n = len(data[0])
+        for d in data:
+            if not isinstance(d, (list, tuple)) or len(d) != n:
+                got = len(d) if isinstance(d, (list, tuple)) else type(d).__name__
+                raise ValueError(f"expected sequence of length {n} at dim {depth + 1} (got {got})")
+        for d in data:
+            _check_ragged(d, depth + 1)
+
+
+def _from_data(data, dtype):
+    if isinstance(data, Tensor):
+        arr = data._array
+        return arr if dtype is None else arr.astype(dtype.np)
+    if isinstance(data, (jax.Array, jax.core.Tracer)):
+        return data if dtype is None else data.astype(dtype.np)
+    if isinstance(data, str):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    dt = dtype or _infer_dtype(data)
+    _check_ragged(data)
+    plain = _plain(data)
+    try:
+        arr = np.asarray(plain, dtype=np.float64 if dt is _dtype.bfloat16 else dt.np)
+    except TypeError:
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'") from None
+    return jnp.asarray(arr, dtype=dt.np)
+
+
+@composite(method=False)
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """Matches `torch.tensor`: a copy of `data` with torch's dtype inference."""
+    return finish(_from_data(data, dtype), dtype, device, requires_grad)
+
+
+@composite(method=False)
+def as_tensor(data, dtype=None, device=None):
+    """Matches `torch.as_tensor`: `data` itself when it is a tensor of that dtype and device."""
+    if isinstance(data, Tensor) and (dtype is None or dtype is data.dtype) and (
+            device is None or _device.device(device) == data.device):
+        return data
+    return finish(_from_data(data, dtype), dtype, device)
+
+
+@composite(method=False, aliases=("asarray",))
+def from_numpy(ndarray):
+    """Matches `torch.from_numpy`, except that the tensor does not share the numpy buffer."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    _dtype.from_np(ndarray.dtype)
+    return wrap(jnp.asarray(ndarray))
+
+
+@composite(method=False)
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
+    return finish(jnp.asarray(s, _resolve(dtype).np), None, device, requires_grad)
+
+
+# ---------------------------------------------------------------------------
+# Filled
+
+
+def _filled_factory(name, value):
+    def factory(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+                pin_memory=False, memory_format=None):
+        dt = _resolve(dtype)
+        return finish(_full_array(shape_arg(size), dt, value), None, device, requires_grad, out)
+    factory.__name__ = name
+    factory.__doc__ = f"Matches `torch.{name}`."
+    return composite(factory, method=False)
+
+
+zeros = _filled_factory("zeros", 0)
+ones = _filled_factory("ones", 1)
+empty = _filled_factory("empty", 0)
+
+
+@composite(method=False)
+def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
+         requires_grad=False, pin_memory=False):
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    dt = _resolve(dtype, _scalar_dtype(fill_value))
+    return finish(_full_array(shape_arg((size,)), dt, fill_value), None, device,
+                  requires_grad, out)
+
+
+def _like_factory(name, value):
+    def factory(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+                memory_format=None, pin_memory=False):
+        dt = dtype or input.dtype
+        return finish(_full_array(tuple(input.shape), dt, value), None,
+                      device if device is not None else input.device, requires_grad)
+    factory.__name__ = name
+    factory.__doc__ = f"Matches `torch.{name}`."
+    return composite(factory, method=False)
+
+
+zeros_like = _like_factory("zeros_like", 0)
+ones_like = _like_factory("ones_like", 1)
+empty_like = _like_factory("empty_like", 0)
+
+
+@composite(method=False)
+def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None):
+    dt = dtype or input.dtype
+    return finish(_full_array(tuple(input.shape), dt, fill_value), None,
+                  device if device is not None else input.device, requires_grad)
+
+
+@composite(method=False)
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
+                  pin_memory=False):
+    dt = _resolve(dtype)
+    size, stride = tuple(size), tuple(stride)
+    numel = 1 + builtins.sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else 0
+    base = finish(_full_array((numel,), dt, 0), None, device)
+    t = base.as_strided(size, stride, 0)
+    t.requires_grad = requires_grad
+    return t
+
+
+def _new_factory(name, fill):
+    def method(self, *args, dtype=None, device=None, requires_grad=False, layout=None,
+               pin_memory=False):
+        dt = dtype or self.dtype
+        dev = device if device is not None else self.device
+        if fill == "full":
+            size, value = args
+            return finish(_full_array(shape_arg((size,)), dt, value), None, dev, requires_grad)
+        if fill == "tensor":
+            return finish(_from_data(args[0], dt), None, dev, requires_grad)
+        return finish(_full_array(shape_arg(args), dt, fill), None, dev, requires_grad)
+    method.__name__ = name
+    return composite(method, function=False)
+
+
+new_zeros = _new_factory("new_zeros", 0)
+new_ones = _new_factory("new_ones", 1)
+new_empty = _new_factory("new_empty", 0)
+new_full = _new_factory("new_full", "full")
+new_tensor = _new_factory("new_tensor", "tensor")
+
+
+# ---------------------------------------------------------------------------
+# Ranges
+
+
+def _num(v):
+    return v.item() if isinstance(v, Tensor) else v
+
+
+@composite(method=False)
+def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+           requires_grad=False, pin_memory=False):
+    """Matches `torch.arange`: values computed in double precision, then cast."""
+    if end is None:
+        start, end = 0, start
+    start, end, step = _num(start), _num(end), _num(step)
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    if dtype is None:
+        is_float = any(isinstance(v, float) for v in (start, end, step))
+        dtype = _dtype.get_default_dtype() if is_float else _dtype.int64
+    n = math.ceil((end - start) / step)
+    if dtype.is_floating_point or dtype.is_complex:
+        values = start + np.arange(n, dtype=np.float64) * step
+    else:
+        values = start + np.arange(n, dtype=np.int64) * int(step)
+    return finish(jnp.asarray(values.astype(np.float32 if dtype is _dtype.bfloat16
+                                            else dtype.np), dtype.np),
+                  None, device, requires_grad, out)
+
+
+@composite(method=False, name="range")
+def range_(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+          requires_grad=False):
+    """Matches the deprecated `torch.range`: the end is included."""
+    n = math.floor((_num(end) - _num(start)) / _num(step)) + 1
+    values = _num(start) + np.arange(n, dtype=np.float64) * _num(step)
+    return finish(jnp.asarray(values, _resolve(dtype).np), None, device, requires_grad, out)
+
+
+def _linspace_values(start, end, steps):
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    if steps == 1:
+        return np.asarray([start], dtype=np.float64 if not isinstance(start, complex)
+                          else np.complex128)
+    step = (end - start) / (steps - 1)
+    i = np.arange(steps)
+    half = steps // 2
+    # PyTorch fills the first half from the start and the second half from the end.
+    return np.where(i < half, start + i * step, end - (steps - 1 - i) * step)
+
+
+@composite(method=False)
+def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False):
+    start, end = _num(start), _num(end)
+    is_complex = isinstance(start, complex) or isinstance(end, complex)
+    dt = _resolve(dtype, _dtype.default_complex_dtype() if is_complex else None)
+    values = _linspace_values(start, end, steps)
+    if not (dt.is_floating_point or dt.is_complex):
+        values = np.trunc(values)
+    return finish(jnp.asarray(values.astype(np.float32 if dt is _dtype.bfloat16 else dt.np),
+                              dt.np), None, device, requires_grad, out)
+
+
+@composite(method=False)
+def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False):
+    dt = _resolve(dtype)
+    values = np.power(base, _linspace_values(_num(start), _num(end), steps))
+    return finish(jnp.asarray(values, dt.np), None, device, requires_grad, out)
+
+
+@composite(method=False)
+def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+        pin_memory=False):
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    dt = _resolve(dtype)
+    return finish(jnp.eye(n, n if m is None else m, dtype=dt.np), None, device,
+                  requires_grad, out)
+
+
+def _tri_indices(row, col, offset, lower):
+    r, c = np.tril_indices(row, offset, col) if lower else np.triu_indices(row, offset, col)
+    return np.stack([r, c]).astype(np.int64)
+
+
+@composite(method=False)
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    return finish(jnp.asarray(_tri_indices(row, col, offset, True)), dtype or _dtype.int64,
+                  device)
+
+
+@composite(method=False)
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    return finish(jnp.asarray(_tri_indices(row, col, offset, False)), dtype or _dtype.int64,
+                  device)
+
+
+@composite(method=False)
+def meshgrid(*tensors, indexing=None):
+    """Matches `torch.meshgrid`; the results are expanded views of the inputs."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    indexing = indexing or "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
+                           f"received: {indexing}")
+    for t in tensors:
+        if t.ndim > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but "
+                               f"got: {t}")
+    sizes = [t.numel() for t in tensors]
+    swap = indexing == "xy" and len(tensors) >= 2
+    if swap:
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    out = []
+    for i, t in enumerate(tensors):
+        pos = i
+        if swap and i < 2:
+            pos = 1 - i
+        shape = [1] * len(tensors)
+        shape[pos] = -1
+        out.append(t.reshape(shape).expand(sizes))
+    return tuple(out)

@@ -1,0 +1,434 @@
+"""View ops (DESIGN 2): each returns the `Step`(s) that derive the view from its input.
+
+Implementations here see the input *Tensor* (its shape and strides), not an
+array: a view is metadata plus a replayable step, never a copy. Ops that are
+views only when the layout allows (`reshape`, `flatten`, `contiguous`) are
+composites that pick a view or a copy.
+"""
+
+import functools
+import math
+
+from .. import _dtype, _views
+from .._tensor import Tensor, wrap_dim
+from ._registry import NONE, T, composite, op
+
+view_op = functools.partial(op, view=True, promote=NONE, out=False)
+
+
+def shape_arg(shape) -> tuple:
+    """`f(2, 3)`, `f((2, 3))`, `f([2, 3])` and `f(torch.Size(...))` all mean (2, 3)."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    return tuple(int(n) for n in shape)
+
+
+def infer_size(shape, numel: int) -> tuple:
+    """Resolves one -1 in `shape`, raising PyTorch's errors for impossible shapes."""
+    shape = list(shape)
+    infer = [i for i, n in enumerate(shape) if n == -1]
+    if len(infer) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    for n in shape:
+        if n < -1:
+            raise RuntimeError(f"invalid shape dimension {n}")
+    known = math.prod(n for n in shape if n != -1)
+    if infer:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape[infer[0]] = numel // known
+    elif known != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return tuple(shape)
+
+
+def _reshape_step(input, shape):
+    shape = infer_size(shape_arg(shape), input.numel())
+    stride = _views.view_strides(tuple(input.shape), input.stride(), shape)
+    return None if stride is None else _views.Reshape(shape, stride)
+
+
+@view_op(method=True)
+def _view(input: T, *shape):
+    if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
+        return _view_dtype(input, shape[0])
+    step = _reshape_step(input, shape)
+    if step is None:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
+                           "least one dimension spans across two contiguous subspaces). Use "
+                           ".reshape(...) instead.")
+    return step
+
+
+def _view_dtype(input, dt):
+    if dt.itemsize != input.dtype.itemsize:
+        raise RuntimeError("jtorch supports view(dtype) only between dtypes of the same size, "
+                           f"not {input.dtype} -> {dt}")
+    return _views.Bitcast(dt.np)
+
+
+@composite(method="view", function=False)
+def view(self, *shape):
+    """Matches `torch.Tensor.view`."""
+    return _view(self, *shape)
+
+
+@composite(method=True, function=False)
+def view_as(self, other):
+    return _view(self, tuple(other.shape))
+
+
+@composite
+def reshape(input, *shape):
+    """Matches `torch.reshape`: a view when the layout allows it, else a copy."""
+    if _reshape_step(input, shape) is not None:
+        return _view(input, *shape)
+    return _view(input.clone(), *shape)
+
+
+@composite(method=True, function=False)
+def reshape_as(self, other):
+    return reshape(self, tuple(other.shape))
+
+
+@view_op(aliases=("swapaxes", "swapdims"))
+def transpose(input: T, dim0, dim1):
+    n = input.ndim
+    perm = list(range(n))
+    if n == 0:
+        wrap_dim(dim0, 0), wrap_dim(dim1, 0)
+        return _views.Alias()
+    d0, d1 = wrap_dim(dim0, n), wrap_dim(dim1, n)
+    perm[d0], perm[d1] = perm[d1], perm[d0]
+    return _views.Permute(perm)
+
+
+@view_op
+def t(input: T):
+    if input.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                           f"{input.ndim}D")
+    return _views.Permute(tuple(reversed(range(input.ndim))))
+
+
+@view_op
+def permute(input: T, *dims):
+    dims = shape_arg(dims)
+    n = input.ndim
+    if len(dims) != n:
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
+                           f"not match the length of the desired ordering of dimensions i.e. "
+                           f"input.dim() = {n} is not equal to len(dims) = {len(dims)}")
+    wrapped = [wrap_dim(d, n) for d in dims]
+    if len(set(wrapped)) != n:
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return _views.Permute(wrapped)
+
+
+@view_op
+def adjoint(input: T):
+    if input.ndim < 2:
+        raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of "
+                           "matrices. Got 1-D tensor.")
+    return _views.Permute(tuple(range(input.ndim - 2)) + (input.ndim - 1, input.ndim - 2))
+
+
+@view_op(method=True)
+def expand(input: T, *size):
+    size = shape_arg(size)
+    shape = tuple(input.shape)
+    if len(size) < len(shape):
+        raise RuntimeError(f"expand(torch.FloatTensor{{{list(shape)}}}, size={list(size)}): the "
+                           f"number of sizes provided ({len(size)}) must be greater or equal to "
+                           f"the number of dimensions in the tensor ({len(shape)})")
+    lead = len(size) - len(shape)
+    out = list(size[:lead])
+    for i, (n_old, n_new) in enumerate(zip(shape, size[lead:])):
+        if n_new == -1:
+            n_new = n_old
+        elif n_old != 1 and n_old != n_new:
+            raise RuntimeError(f"The expanded size of the tensor ({n_new}) must match the "
+                               f"existing size ({n_old}) at non-singleton dimension "
+                               f"{i + lead}.  Target sizes: {list(size)}.  Tensor sizes: "
+                               f"{list(shape)}")
+        out.append(n_new)
+    if any(n < 0 for n in out[:lead]):
+        raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a leading, "
+                           f"non-existing dimension 0")
+    return _views.Expand(out)
+
+
+@composite(method=True, function=False)
+def expand_as(self, other):
+    return expand(self, tuple(other.shape))
+
+
+@composite
+def broadcast_to(input, size):
+    return expand(input, tuple(size))
+
+
+@view_op
+def squeeze(input: T, dim=None):
+    shape = tuple(input.shape)
+    n = len(shape)
+    if dim is None:
+        dims = {i for i, s in enumerate(shape) if s == 1}
+    else:
+        dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+        dims = {wrap_dim(d, n) for d in dims}
+        dims = {d for d in dims if shape[d] == 1}
+    return _views.Reshape(*_drop_dims(input, dims))
+
+
+def _drop_dims(input, dims):
+    shape, stride = tuple(input.shape), input.stride()
+    keep = [i for i in range(len(shape)) if i not in dims]
+    return tuple(shape[i] for i in keep), tuple(stride[i] for i in keep)
+
+
+@view_op
+def unsqueeze(input: T, dim):
+    shape, stride = list(input.shape), list(input.stride())
+    d = wrap_dim(dim, len(shape) + 1)
+    new_stride = shape[d] * stride[d] if d < len(shape) else 1
+    shape.insert(d, 1)
+    stride.insert(d, new_stride)
+    return _views.Reshape(shape, stride)
+
+
+def _slice_step(input, dim, start, length):
+    idx = [slice(0, n, 1) for n in input.shape]
+    idx[dim] = slice(start, start + length, 1)
+    return _views.Index(tuple(idx))
+
+
+@view_op
+def narrow(input: T, dim, start, length):
+    if input.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, input.ndim)
+    n = input.shape[d]
+    start = int(start)
+    if not -n <= start <= n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got "
+                         f"{start})")
+    start = start + n if start < 0 else start
+    if length < 0 or start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    return _slice_step(input, d, start, int(length))
+
+
+@view_op
+def select(input: T, dim, index):
+    if input.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, input.ndim)
+    n = input.shape[d]
+    index = int(index)
+    if not -n <= index < n:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(input.shape)} at dimension {d}")
+    idx = [slice(0, m, 1) for m in input.shape]
+    idx[d] = index + n if index < 0 else index
+    return _views.Index(tuple(idx))
+
+
+@view_op
+def unbind(input: T, dim=0):
+    d = wrap_dim(dim, input.ndim)
+    steps = []
+    for i in range(input.shape[d]):
+        idx = [slice(0, m, 1) for m in input.shape]
+        idx[d] = i
+        steps.append(_views.Index(tuple(idx)))
+    return tuple(steps)
+
+
+@view_op
+def split(tensor: T, split_size_or_sections, dim=0):
+    d = wrap_dim(dim, tensor.ndim)
+    n = tensor.shape[d]
+    if isinstance(split_size_or_sections, int):
+        size = split_size_or_sections
+        if size <= 0 and not (size == 0 and n == 0):
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
+                               f"dimension size of {n}")
+        sizes = [min(size, n - s) for s in range(0, n, size)] if size else [0]
+    else:
+        sizes = list(split_size_or_sections)
+        if sum(sizes) != n:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
+                               f"(input tensor's size at dimension {d}), but got "
+                               f"split_sizes={sizes}")
+    steps, start = [], 0
+    for s in sizes:
+        steps.append(_slice_step(tensor, d, start, s))
+        start += s
+    return tuple(steps)
+
+
+@composite(method=True)
+def split_with_sizes(input, split_sizes, dim=0):
+    return split(input, list(split_sizes), dim)
+
+
+@composite
+def chunk(input, chunks, dim=0):
+    """Matches `torch.chunk`."""
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    n = input.shape[wrap_dim(dim, input.ndim)]
+    return split(input, max(-(-n // chunks), 1), dim)
+
+
+@view_op
+def diagonal(input: T, offset=0, dim1=0, dim2=1):
+    n = input.ndim
+    d1, d2 = wrap_dim(dim1, n), wrap_dim(dim2, n)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return _views.Diagonal(offset, d1, d2)
+
+
+@view_op
+def movedim(input: T, source, destination):
+    n = input.ndim
+    src = [wrap_dim(d, n) for d in (source if isinstance(source, (tuple, list)) else [source])]
+    dst = [wrap_dim(d, n) for d in (destination if isinstance(destination, (tuple, list))
+                                    else [destination])]
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) "
+                           f"should contain the same number of dims as destination ({dst} dims)")
+    perm = [-1] * n
+    for s, d in zip(src, dst):
+        perm[d] = s
+    rest = iter(i for i in range(n) if i not in src)
+    perm = [p if p != -1 else next(rest) for p in perm]
+    return _views.Permute(perm)
+
+
+@composite
+def moveaxis(input, source, destination):
+    return movedim(input, source, destination)
+
+
+@view_op
+def as_strided(input: T, size, stride, storage_offset=None):
+    offset = input.storage_offset() if storage_offset is None else int(storage_offset)
+    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape")
+    needed = offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1 if all(size) else 0
+    storage_numel = int(input._storage.value.size)
+    if needed > storage_numel:
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
+                           f"offset {offset}, and itemsize {input.dtype.itemsize} requiring a "
+                           f"storage size of {needed * input.dtype.itemsize} are out of bounds "
+                           f"for storage of size {storage_numel * input.dtype.itemsize}")
+    return _views.Strided(size, stride, offset)
+
+
+@view_op
+def unfold(input: T, dimension, size, step):
+    n = input.ndim
+    d = wrap_dim(dimension, max(n, 1))
+    shape, stride = list(input.shape) or [1], list(input.stride()) or [1]
+    if size > shape[d]:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {shape[d]} but size is "
+                           f"{size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    count = (shape[d] - size) // step + 1
+    new_shape = shape[:d] + [count] + shape[d + 1:] + [size]
+    new_stride = stride[:d] + [stride[d] * step] + stride[d + 1:] + [stride[d]]
+    if n == 0:
+        new_shape, new_stride = [size], [1]
+    return _views.Strided(new_shape, new_stride, input.storage_offset())
+
+
+@view_op(differentiable=False)
+def detach(input: T):
+    return _views.Alias()
+
+
+@view_op
+def alias(input: T):
+    return _views.Alias()
+
+
+@view_op
+def view_as_real(input: T):
+    if not input.dtype.is_complex:
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    return _views.AsReal()
+
+
+@view_op
+def view_as_complex(input: T):
+    shape, stride = tuple(input.shape), input.stride()
+    if input.dtype not in (_dtype.float32, _dtype.float64, _dtype.float16):
+        raise RuntimeError(f"view_as_complex is only supported for float and double tensors, but "
+                           f"got a tensor of scalar type: {input.dtype}")
+    if not shape or shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    if stride[-1] != 1:
+        raise RuntimeError("Tensor must have a last dimension with stride 1")
+    return _views.AsComplex()
+
+
+@view_op(method=False)
+def real(input: T):
+    return _views.RealPart() if input.dtype.is_complex else _views.Alias()
+
+
+@view_op(method=False)
+def imag(input: T):
+    if not input.dtype.is_complex:
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return _views.ImagPart()
+
+
+@composite
+def flatten(input, start_dim=0, end_dim=-1):
+    """Matches `torch.flatten`: a view when the layout allows it."""
+    n = input.ndim
+    if n == 0:
+        return reshape(input, (1,))
+    s, e = wrap_dim(start_dim, n), wrap_dim(end_dim, n)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return input
+    shape = tuple(input.shape)
+    return reshape(input, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])
+
+
+@composite
+def unflatten(input, dim, sizes):
+    d = wrap_dim(dim, input.ndim)
+    shape = tuple(input.shape)
+    sizes = infer_size(tuple(sizes), shape[d])
+    return reshape(input, shape[:d] + sizes + shape[d + 1:])
+
+
+@composite(method=True)
+def contiguous(input, memory_format=None):
+    """Matches `torch.Tensor.contiguous`: self when already contiguous, else a copy."""
+    return input if input.is_contiguous() else input.clone()
+
+
+@op(promote=NONE, out=False, jit=False)
+def clone(input: T, *, memory_format=None):
+    """Matches `torch.clone`: a new storage (jax arrays are immutable, so no copy is made)."""
+    return input
+
+
+# Tensor properties that are views.
+Tensor.T = property(lambda self: permute(self, tuple(reversed(range(self.ndim)))))
+Tensor.mT = property(lambda self: transpose(self, -2, -1))
+Tensor.H = property(lambda self: self.T.conj() if self.dtype.is_complex else self.T)
+Tensor.mH = property(lambda self: transpose(self, -2, -1).conj()
+                     if self.dtype.is_complex else transpose(self, -2, -1))
+Tensor.real = property(real, lambda self, v: real(self).copy_(v))
+Tensor.imag = property(imag, lambda self, v: imag(self).copy_(v))

@@ -1,0 +1,486 @@
+"""The mutable `Tensor` over immutable jax arrays.
+
+A tensor is a `Storage` (one jax array, rebound on every write) plus a chain
+of view steps from the storage's array to this tensor's elements (DESIGN 1, 2).
+A tensor with an empty chain *is* the storage's array; a view caches its
+derived array and re-derives it when the storage has been written since.
+In-place ops compute a new array and call `_write`, which rebinds the storage
+(scattering through the chain for views) and bumps the version counter.
+
+Op methods (`add`, `view`, `sum`, ...) are installed on `Tensor` by the op
+registry; this module holds what every tensor is, not what it can compute.
+"""
+
+from __future__ import annotations
+
+import builtins
+import itertools
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import _device, _dtype, _views
+
+__all__ = ["Tensor", "Size", "Storage"]
+
+
+class Size(tuple):
+    """Matches `torch.Size`: a tuple of ints printed as `torch.Size([2, 3])`."""
+
+    def __repr__(self) -> str:
+        return f"torch.Size([{', '.join(str(int(n)) for n in self)}])"
+
+    __str__ = __repr__
+
+    def numel(self) -> int:
+        return math.prod(self)
+
+    def __getitem__(self, key):
+        out = tuple.__getitem__(self, key)
+        return Size(out) if isinstance(key, slice) else out
+
+    def __add__(self, other):
+        return Size(tuple.__add__(self, tuple(other)))
+
+    def __radd__(self, other):
+        return Size(tuple(other) + tuple(self))
+
+    def __reduce__(self):
+        return (Size, (tuple(self),))
+
+
+_storage_ids = itertools.count(1)
+
+
+class Storage:
+    """The shared, rebindable home of a root array. `gen` counts writes, for view freshness."""
+
+    __slots__ = ("value", "gen", "id", "__weakref__")
+
+    def __init__(self, value):
+        self.value = value
+        self.gen = 0
+        self.id = next(_storage_ids)
+
+
+class UntypedStorage:
+    """What `Tensor.untyped_storage()` returns: enough to compare storages and sizes."""
+
+    def __init__(self, storage: Storage):
+        self._storage = storage
+
+    def data_ptr(self) -> int:
+        return self._storage.id << 24
+
+    def nbytes(self) -> int:
+        v = self._storage.value
+        return int(v.size) * v.dtype.itemsize
+
+    def size(self) -> int:
+        return self.nbytes()
+
+    __len__ = size
+
+    def element_size(self) -> int:
+        return 1
+
+    def __eq__(self, other):
+        return isinstance(other, UntypedStorage) and other._storage is self._storage
+
+    def __hash__(self):
+        return hash(self._storage.id)
+
+
+def wrap_dim(dim: int, ndim: int) -> int:
+    """Normalises a possibly negative dim, raising PyTorch's IndexError when out of range."""
+    lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
+    if not lo <= dim <= hi:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], "
+                         f"but got {dim})")
+    return dim + ndim if dim < 0 else dim
+
+
+class Tensor:
+    """Matches `torch.Tensor`: a mutable, possibly viewing, tensor over jax arrays."""
+
+    __slots__ = ("_storage", "_chain", "_value", "_seen", "_vc", "_meta", "_base",
+                 "requires_grad", "grad", "grad_fn", "_grad_state", "__dict__", "__weakref__")
+
+    # Legacy constructor: torch.Tensor(2, 3), torch.Tensor([1, 2]), torch.Tensor(t).
+    def __new__(cls, *args, **kwargs):
+        device = kwargs.pop("device", None)
+        if kwargs:
+            raise TypeError(f"Tensor.__new__ got unexpected keyword arguments {list(kwargs)}")
+        default = _dtype.get_default_dtype().np
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            return Tensor._make_subclass(cls, args[0])
+        if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
+            arr = jnp.asarray(np.asarray(_to_nested_numbers(args[0]), dtype=default))
+        else:
+            shape = tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+            arr = jnp.zeros(tuple(int(n) for n in shape), dtype=default)
+        if device is not None:
+            arr = jax.device_put(arr, _device.to_jax(device))
+        t = object.__new__(cls)
+        t._init_root(arr)
+        return t
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    # -- construction (internal) -------------------------------------------
+
+    def _init_root(self, arr, requires_grad: bool = False):
+        self._storage = Storage(arr)
+        self._chain = ()
+        self._value = None
+        self._seen = 0
+        self._vc = [0]
+        self._meta = None
+        self._base = None
+        self.requires_grad = requires_grad
+        self.grad = None
+        self.grad_fn = None
+        self._grad_state = None
+
+    @staticmethod
+    def _make_subclass(cls, data: Tensor, require_grad: bool = False):
+        """A tensor of class `cls` sharing `data`'s storage (how `nn.Parameter` is built)."""
+        t = object.__new__(cls)
+        t._storage = data._storage
+        t._chain = data._chain
+        t._value = data._value
+        t._seen = data._seen
+        t._vc = data._vc
+        t._meta = data._meta
+        t._base = data._base
+        t.requires_grad = require_grad
+        t.grad = None
+        t.grad_fn = None
+        t._grad_state = None
+        return t
+
+    def _make_view(self, step: _views.Step) -> Tensor:
+        """A new view: this tensor's chain plus `step` (or, for `Strided`, just `step`)."""
+        if isinstance(step, _views.Strided):
+            if any(s.changes_dtype for s in self._chain):
+                raise NotImplementedError("as_strided on a dtype-changing view is not supported")
+            chain = (step,)
+        else:
+            chain = self._chain + (step,)
+        shape, stride, offset = step.meta(self.shape, self.stride(), self.storage_offset())
+        t = object.__new__(Tensor)
+        t._storage = self._storage
+        t._chain = chain
+        t._value = None
+        t._seen = -1
+        t._vc = self._vc
+        t._meta = (tuple(stride), offset)
+        t._base = self._base if self._base is not None else self
+        t.requires_grad = False
+        t.grad = None
+        t.grad_fn = None
+        t._grad_state = None
+        return t
+
+    # -- the array ---------------------------------------------------------
+
+    @property
+    def _array(self):
+        """The current jax array of this tensor (re-derived if its storage changed)."""
+        chain = self._chain
+        st = self._storage
+        if not chain:
+            return st.value
+        if self._seen != st.gen:
+            self._value = _views.replay(chain, st.value)
+            self._seen = st.gen
+        return self._value
+
+    def _write(self, arr) -> None:
+        """Rebinds this tensor's elements to `arr` (same shape; cast to this dtype)."""
+        st = self._storage
+        if arr.dtype != self.dtype.np:
+            arr = arr.astype(self.dtype.np)
+        if self._chain:
+            shape, stride = self.shape, self.stride()
+            if _views.has_internal_overlap(shape, stride):
+                raise RuntimeError(
+                    "unsupported operation: more than one element of the written-to tensor "
+                    "refers to a single memory location. Please clone() the tensor before "
+                    "performing the operation.")
+            st.value = _views.writeback(self._chain, st.value, arr)
+            self._value = arr
+            st.gen += 1
+            self._seen = st.gen
+        else:
+            st.value = arr
+            st.gen += 1
+        self._vc[0] += 1
+
+    def _rebind(self, other: Tensor) -> None:
+        """Makes this tensor share `other`'s storage and layout (`x.data = y`, `set_`)."""
+        self._storage = other._storage
+        self._chain = other._chain
+        self._value = other._value
+        self._seen = other._seen
+        self._meta = other._meta
+        self._base = other._base
+
+    # -- metadata ----------------------------------------------------------
+
+    @property
+    def shape(self) -> Size:
+        return Size(self._array.shape)
+
+    def size(self, dim: int | None = None):
+        """Matches `torch.Tensor.size`."""
+        shape = self._array.shape
+        if dim is None:
+            return Size(shape)
+        return shape[wrap_dim(dim, len(shape))]
+
+    @property
+    def dtype(self) -> _dtype.dtype:
+        return _dtype.from_np(self._array.dtype)
+
+    @property
+    def ndim(self) -> int:
+        return self._array.ndim
+
+    def dim(self) -> int:
+        return self._array.ndim
+
+    ndimension = dim
+
+    def numel(self) -> int:
+        return int(self._array.size)
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel() * self.dtype.itemsize
+
+    @property
+    def device(self) -> _device.device:
+        arr = self._array
+        if isinstance(arr, jax.core.Tracer):
+            return _device.CPU if jax.default_backend() == "cpu" else _device.from_jax(
+                jax.devices()[0])
+        return _device.from_jax(next(iter(arr.devices())))
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+    @property
+    def is_cpu(self) -> bool:
+        return self.device.type == "cpu"
+
+    is_sparse = False
+    is_quantized = False
+    is_meta = False
+    is_mkldnn = False
+    is_nested = False
+    layout = "torch.strided"
+
+    def get_device(self) -> int:
+        d = self.device
+        return -1 if d.type == "cpu" else (d.index or 0)
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def is_complex(self) -> bool:
+        return self.dtype.is_complex
+
+    def is_signed(self) -> bool:
+        return self.dtype.is_signed
+
+    def stride(self, dim: int | None = None):
+        """Matches `torch.Tensor.stride`: element strides PyTorch would report."""
+        strides = self._meta[0] if self._meta is not None else _views.contiguous_strides(
+            self._array.shape)
+        if dim is None:
+            return tuple(strides)
+        return strides[wrap_dim(dim, len(strides))]
+
+    def storage_offset(self) -> int:
+        return self._meta[1] if self._meta is not None else 0
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        return self._meta is None or _views.is_contiguous(self._array.shape, self._meta[0])
+
+    def is_non_overlapping_and_dense(self) -> bool:
+        return not _views.has_internal_overlap(self.shape, self.stride())
+
+    def data_ptr(self) -> int:
+        return (self._storage.id << 24) + self.storage_offset() * self.dtype.itemsize
+
+    def untyped_storage(self) -> UntypedStorage:
+        return UntypedStorage(self._storage)
+
+    def is_set_to(self, other: Tensor) -> bool:
+        return (self._storage is other._storage and self.shape == other.shape
+                and self.stride() == other.stride()
+                and self.storage_offset() == other.storage_offset())
+
+    @property
+    def _version(self) -> int:
+        return self._vc[0]
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    def _is_view(self) -> bool:
+        return self._base is not None
+
+    # -- Python protocol ---------------------------------------------------
+
+    def __hash__(self):
+        return id(self)
+
+    def __len__(self) -> int:
+        shape = self._array.shape
+        if not shape:
+            raise TypeError("len() of a 0-d tensor")
+        return shape[0]
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def item(self):
+        """Matches `torch.Tensor.item`: a Python number from a one-element tensor."""
+        arr = self._array
+        if arr.size != 1:
+            raise RuntimeError(f"a Tensor with {arr.size} elements cannot be converted to Scalar")
+        return _to_python(np.asarray(arr).reshape(()))
+
+    def tolist(self):
+        arr = np.asarray(self._array)
+        if arr.ndim == 0:
+            return _to_python(arr)
+        if arr.dtype == jnp.bfloat16:
+            arr = arr.astype(np.float32)
+        return arr.tolist()
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """Matches `torch.Tensor.numpy`; the array is a read-only copy (jax arrays are immutable)."""
+        if self.requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        if self.device.type != "cpu" and not force:
+            raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
+                            "Tensor.cpu() to copy the tensor to host memory first.")
+        return np.asarray(self._array)
+
+    def __array__(self, dtype=None, copy=None):
+        arr = np.asarray(self._array)
+        return arr if dtype is None else arr.astype(dtype)
+
+    def __bool__(self) -> bool:
+        arr = self._array
+        if arr.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return builtins.bool(np.asarray(arr).reshape(()))
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.is_floating_point or self.dtype.is_complex or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __format__(self, spec: str) -> str:
+        if self.ndim == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    def __repr__(self, *, tensor_contents=None) -> str:
+        from ._tensor_str import tensor_repr
+        return tensor_repr(self)
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild_from_numpy, (np.asarray(self._array), self.requires_grad))
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        t = object.__new__(type(self))
+        t._init_root(self._array, self.requires_grad)
+        if self.grad is not None:
+            t.grad = self.grad.__deepcopy__(memo)
+        t.__dict__.update({k: v for k, v in self.__dict__.items()})
+        memo[id(self)] = t
+        return t
+
+    def __jax_array__(self):
+        return self._array
+
+    # torch.Tensor.data: a tensor sharing storage, outside autograd.
+    @property
+    def data(self) -> Tensor:
+        t = Tensor._make_subclass(Tensor, self)
+        t._vc = [self._vc[0]]
+        return t
+
+    @data.setter
+    def data(self, other: Tensor) -> None:
+        self._rebind(other)
+
+
+def _rebuild_from_numpy(arr, requires_grad):
+    t = object.__new__(Tensor)
+    t._init_root(jnp.asarray(arr), requires_grad)
+    return t
+
+
+def _to_python(scalar: np.ndarray):
+    if scalar.dtype == jnp.bfloat16:
+        scalar = scalar.astype(np.float32)
+    return scalar.item()
+
+
+def _to_nested_numbers(data):
+    if isinstance(data, Tensor):
+        return np.asarray(data._array)
+    if isinstance(data, (list, tuple)):
+        return [_to_nested_numbers(d) for d in data]
+    return data
+
+
+def wrap(arr) -> Tensor:
+    """A new root tensor over a jax array (the dispatcher's fast path)."""
+    t = object.__new__(Tensor)
+    t._storage = Storage(arr)
+    t._chain = ()
+    t._value = None
+    t._seen = 0
+    t._vc = [0]
+    t._meta = None
+    t._base = None
+    t.requires_grad = False
+    t.grad = None
+    t.grad_fn = None
+    t._grad_state = None
+    return t

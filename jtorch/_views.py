@@ -1,0 +1,400 @@
+"""View steps: how a view is derived from its base, and how a write through it goes back.
+
+A view (DESIGN 2) is its root tensor plus a chain of steps. Each step is a pure
+function on jax arrays (`fwd`), its scatter inverse (`bwd(parent, child) ->
+new parent`), and the stride bookkeeping PyTorch would do (`meta`). Replaying a
+chain and writing back through it are compiled once per chain and reused; under
+tracing they are plain jax calls, so they trace and differentiate.
+
+Strides are in elements, as in PyTorch. A root is always contiguous, so every
+view's element (i0, i1, ...) sits at `offset + sum(i_k * stride_k)` of the
+root's flat storage: `Strided` uses that directly for `as_strided`/`unfold`.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+def contiguous_strides(shape) -> tuple:
+    strides, acc = [], 1
+    for n in reversed(shape):
+        strides.append(acc)
+        acc *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+class Step:
+    """One view step; `key` identifies it for caching the compiled chain."""
+
+    key: tuple = ()
+    changes_dtype = False
+
+    def meta(self, shape, stride, offset):
+        raise NotImplementedError
+
+    def fwd(self, a):
+        raise NotImplementedError
+
+    def bwd(self, parent, child):
+        raise NotImplementedError
+
+    def __repr__(self):
+        return f"{type(self).__name__}{self.key}"
+
+
+class Alias(Step):
+    """`detach()`, `.data`, `view_as`, same-shape `view`: the same elements."""
+
+    key = ("alias",)
+
+    def meta(self, shape, stride, offset):
+        return shape, stride, offset
+
+    def fwd(self, a):
+        return a
+
+    def bwd(self, parent, child):
+        return child
+
+
+class Reshape(Step):
+    """`view(shape)` when the layout allows it; element order is unchanged."""
+
+    def __init__(self, shape, new_stride):
+        self.shape = tuple(shape)
+        self.new_stride = tuple(new_stride)
+        self.key = ("reshape", self.shape, self.new_stride)
+
+    def meta(self, shape, stride, offset):
+        return self.shape, self.new_stride, offset
+
+    def fwd(self, a):
+        return a.reshape(self.shape)
+
+    def bwd(self, parent, child):
+        return child.reshape(parent.shape)
+
+
+class Index(Step):
+    """Basic indexing: ints, `slice(start, stop, step)` with step > 0, and None.
+
+    `idx` is normalised: one entry per parent dim (plus Nones), ints
+    non-negative, slices with explicit bounds.
+    """
+
+    def __init__(self, idx: tuple):
+        self.idx = idx
+        self.key = ("index", tuple((i.start, i.stop, i.step) if isinstance(i, slice) else i
+                                   for i in idx))
+
+    def meta(self, shape, stride, offset):
+        new_shape, new_stride, d = [], [], 0
+        for i in self.idx:
+            if i is None:
+                new_shape.append(1)
+                new_stride.append(stride[d] * shape[d] if d < len(shape) else 1)
+                continue
+            if isinstance(i, slice):
+                n = len(range(i.start, i.stop, i.step))
+                new_shape.append(n)
+                new_stride.append(stride[d] * i.step)
+                if n:
+                    offset += i.start * stride[d]
+            else:
+                offset += i * stride[d]
+            d += 1
+        return tuple(new_shape), tuple(new_stride), offset
+
+    def fwd(self, a):
+        return a[self.idx]
+
+    def bwd(self, parent, child):
+        sel = tuple(i for i in self.idx if i is not None)
+        target_shape = parent[sel].shape
+        return parent.at[sel].set(child.reshape(target_shape))
+
+
+class Permute(Step):
+    def __init__(self, perm):
+        self.perm = tuple(perm)
+        self.inv = tuple(int(i) for i in np.argsort(self.perm))
+        self.key = ("permute", self.perm)
+
+    def meta(self, shape, stride, offset):
+        return tuple(shape[p] for p in self.perm), tuple(stride[p] for p in self.perm), offset
+
+    def fwd(self, a):
+        return jnp.transpose(a, self.perm)
+
+    def bwd(self, parent, child):
+        return jnp.transpose(child, self.inv)
+
+
+class Expand(Step):
+    def __init__(self, shape):
+        self.shape = tuple(shape)
+        self.key = ("expand", self.shape)
+
+    def meta(self, shape, stride, offset):
+        lead = len(self.shape) - len(shape)
+        new_stride = [0] * lead
+        for n_old, s_old, n_new in zip(shape, stride, self.shape[lead:]):
+            new_stride.append(s_old if n_old == n_new else 0)
+        return self.shape, tuple(new_stride), offset
+
+    def fwd(self, a):
+        return jnp.broadcast_to(a, self.shape)
+
+    def bwd(self, parent, child):
+        # Only reached for writes that touch no element twice (size-1 expansions).
+        lead = child.ndim - parent.ndim
+        child = child.reshape(child.shape[lead:]) if lead else child
+        axes = tuple(i for i, (p, c) in enumerate(zip(parent.shape, child.shape)) if p != c)
+        return jnp.take(child, jnp.zeros((), jnp.int32), axis=axes[0]) if axes else child
+
+
+class Diagonal(Step):
+    def __init__(self, offset, dim1, dim2):
+        self.offset, self.dim1, self.dim2 = offset, dim1, dim2
+        self.key = ("diagonal", offset, dim1, dim2)
+
+    def meta(self, shape, stride, offset):
+        d1, d2, off = self.dim1, self.dim2, self.offset
+        n = max(0, min(shape[d1] + min(off, 0), shape[d2] - max(off, 0)))
+        if n:
+            offset += off * stride[d2] if off >= 0 else -off * stride[d1]
+        keep = [i for i in range(len(shape)) if i not in (d1, d2)]
+        return (tuple(shape[i] for i in keep) + (n,),
+                tuple(stride[i] for i in keep) + (stride[d1] + stride[d2],), offset)
+
+    def _rows_cols(self, shape):
+        n1, n2 = shape[self.dim1], shape[self.dim2]
+        off = self.offset
+        n = max(0, min(n1 + min(off, 0), n2 - max(off, 0)))
+        rows = np.arange(n) + max(-off, 0)
+        return rows, rows + off
+
+    def fwd(self, a):
+        return jnp.diagonal(a, self.offset, self.dim1, self.dim2)
+
+    def bwd(self, parent, child):
+        rows, cols = self._rows_cols(parent.shape)
+        moved = jnp.moveaxis(parent, (self.dim1, self.dim2), (-2, -1))
+        moved = moved.at[..., rows, cols].set(child)
+        return jnp.moveaxis(moved, (-2, -1), (self.dim1, self.dim2))
+
+
+class Strided(Step):
+    """`as_strided(size, stride, offset)` (and `unfold`): elements picked from the root's flat storage.
+
+    Always the first step of a chain: PyTorch's as_strided ignores how the
+    tensor it is called on was derived and indexes the storage.
+    """
+
+    def __init__(self, size, stride, offset):
+        self.size, self.stride, self.offset = tuple(size), tuple(stride), int(offset)
+        self.key = ("strided", self.size, self.stride, self.offset)
+
+    @functools.cached_property
+    def flat_index(self) -> np.ndarray:
+        idx = np.full(self.size, self.offset, dtype=np.int64)
+        for d, (n, s) in enumerate(zip(self.size, self.stride)):
+            shape = [1] * len(self.size)
+            shape[d] = n
+            idx = idx + (np.arange(n, dtype=np.int64) * s).reshape(shape)
+        return idx
+
+    def meta(self, shape, stride, offset):
+        return self.size, self.stride, self.offset
+
+    def fwd(self, a):
+        return a.reshape(-1)[self.flat_index]
+
+    def bwd(self, parent, child):
+        return parent.reshape(-1).at[self.flat_index].set(child).reshape(parent.shape)
+
+
+class RealPart(Step):
+    """`x.real` of a complex tensor: a view onto the real parts."""
+
+    key = ("real",)
+    changes_dtype = True
+
+    def meta(self, shape, stride, offset):
+        return shape, tuple(s * 2 for s in stride), offset * 2
+
+    def fwd(self, a):
+        return jnp.real(a)
+
+    def bwd(self, parent, child):
+        return jax.lax.complex(child.astype(jnp.real(parent).dtype), jnp.imag(parent))
+
+
+class ImagPart(Step):
+    key = ("imag",)
+    changes_dtype = True
+
+    def meta(self, shape, stride, offset):
+        return shape, tuple(s * 2 for s in stride), offset * 2 + 1
+
+    def fwd(self, a):
+        return jnp.imag(a)
+
+    def bwd(self, parent, child):
+        return jax.lax.complex(jnp.real(parent), child.astype(jnp.real(parent).dtype))
+
+
+class AsReal(Step):
+    """`view_as_real`: complex (...,) -> real (..., 2)."""
+
+    key = ("as_real",)
+    changes_dtype = True
+
+    def meta(self, shape, stride, offset):
+        return tuple(shape) + (2,), tuple(s * 2 for s in stride) + (1,), offset * 2
+
+    def fwd(self, a):
+        return jnp.stack([jnp.real(a), jnp.imag(a)], axis=-1)
+
+    def bwd(self, parent, child):
+        return jax.lax.complex(child[..., 0], child[..., 1])
+
+
+class AsComplex(Step):
+    """`view_as_complex`: real (..., 2) -> complex (...,)."""
+
+    key = ("as_complex",)
+    changes_dtype = True
+
+    def meta(self, shape, stride, offset):
+        return tuple(shape[:-1]), tuple(s // 2 for s in stride[:-1]), offset // 2
+
+    def fwd(self, a):
+        return jax.lax.complex(a[..., 0], a[..., 1])
+
+    def bwd(self, parent, child):
+        return jnp.stack([jnp.real(child), jnp.imag(child)], axis=-1)
+
+
+class Bitcast(Step):
+    """`view(dtype)` with an element size that is unchanged."""
+
+    changes_dtype = True
+
+    def __init__(self, np_dtype):
+        self.np_dtype = np.dtype(np_dtype)
+        self.key = ("bitcast", str(self.np_dtype))
+
+    def meta(self, shape, stride, offset):
+        return shape, stride, offset
+
+    def fwd(self, a):
+        return jax.lax.bitcast_convert_type(a, self.np_dtype)
+
+    def bwd(self, parent, child):
+        return jax.lax.bitcast_convert_type(child, parent.dtype)
+
+
+# ---------------------------------------------------------------------------
+# Chains: compiled replay and write-back, cached by the chain's keys.
+
+_replay_cache: dict = {}
+_writeback_cache: dict = {}
+
+
+def _chain_key(chain):
+    return tuple(s.key for s in chain)
+
+
+def replay(chain, root_value):
+    """The view's value derived from its root's current value."""
+    key = _chain_key(chain)
+    fn = _replay_cache.get(key)
+    if fn is None:
+        def run(a):
+            for s in chain:
+                a = s.fwd(a)
+            return a
+        fn = _replay_cache[key] = jax.jit(run)
+    return fn(root_value)
+
+
+def writeback(chain, root_value, child_value):
+    """The root's new value after `child_value` is written through the view."""
+    key = _chain_key(chain)
+    fn = _writeback_cache.get(key)
+    if fn is None:
+        def run(root, child):
+            parents = [root]
+            for s in chain[:-1]:
+                parents.append(s.fwd(parents[-1]))
+            for s, parent in zip(reversed(chain), reversed(parents)):
+                child = s.bwd(parent, child)
+            return child
+        fn = _writeback_cache[key] = jax.jit(run)
+    return fn(root_value, child_value)
+
+
+# ---------------------------------------------------------------------------
+# PyTorch's stride algebra
+
+
+def view_strides(old_shape, old_stride, new_shape):
+    """PyTorch's computeStride: strides for `view(new_shape)`, or None if the layout forbids it."""
+    if is_contiguous(old_shape, old_stride):
+        return contiguous_strides(new_shape)
+    if math.prod(old_shape) == 0:
+        return contiguous_strides(new_shape) if old_shape != tuple(new_shape) else old_stride
+    new_stride = [0] * len(new_shape)
+    view_d = len(new_shape) - 1
+    chunk_base_stride = old_stride[-1] if old_stride else 1
+    tensor_numel = 1
+    view_numel = 1
+    for tensor_d in range(len(old_shape) - 1, -1, -1):
+        tensor_numel *= old_shape[tensor_d]
+        if tensor_d == 0 or (old_shape[tensor_d - 1] != 1 and
+                             old_stride[tensor_d - 1] != tensor_numel * chunk_base_stride):
+            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
+                new_stride[view_d] = view_numel * chunk_base_stride
+                view_numel *= new_shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if tensor_d > 0:
+                chunk_base_stride = old_stride[tensor_d - 1]
+                tensor_numel = 1
+                view_numel = 1
+    if view_d != -1:
+        return None
+    return tuple(new_stride)
+
+
+def is_contiguous(shape, stride) -> bool:
+    expected = 1
+    for n, s in zip(reversed(shape), reversed(stride)):
+        if n == 0:
+            return True
+        if n != 1:
+            if s != expected:
+                return False
+            expected *= n
+    return True
+
+
+def has_internal_overlap(shape, stride) -> bool:
+    """True when two elements of the view share one storage location."""
+    if any(s == 0 and n > 1 for n, s in zip(shape, stride)):
+        return True
+    dims = sorted((abs(s), n) for n, s in zip(shape, stride) if n > 1)
+    span = 1
+    for s, n in dims:
+        if s < span:
+            return True
+        span = s * n
+    return False
