@@ -1,11 +1,45 @@
-"""Test set-up: a persistent XLA compilation cache, so reruns skip most compiling."""
+"""Compat-suite set-up: compilation cache, and the per-area summary lines."""
 
+import json
 import os
+import sys
 
 import jax
 
-_CACHE = os.environ.get("JTORCH_TEST_CACHE", os.path.join(os.path.dirname(__file__), "..",
-                                                          ".jax_cache"))
+_HERE = os.path.dirname(__file__)
+sys.path.insert(0, os.path.dirname(_HERE))
+
+_CACHE = os.environ.get("JTORCH_TEST_CACHE", os.path.join(_HERE, "..", ".jax_cache"))
 jax.config.update("jax_compilation_cache_dir", os.path.abspath(_CACHE))
 jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
 jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+
+
+def _opinfo_summary(terminalreporter):
+    mod = sys.modules.get("compat.test_opinfo")
+    if mod is None or not mod.RESULTS:
+        return
+    results = mod.RESULTS
+    from compat.opinfo import op_db
+    n_all = len(op_db) if not os.environ.get("JTORCH_OPINFO") else len(results)
+    passed = sum(1 for r in results.values() if r["status"] == "pass")
+    samples = sum(r.get("samples", 0) for r in results.values())
+    ok = sum(r.get("samples_ok", 0) for r in results.values())
+    counts = {}
+    for r in results.values():
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    line = (f"compat ops: {passed}/{n_all} pass, {100.0 * ok / max(samples, 1):.1f}% of samples "
+            f"({', '.join(f'{k} {v}' for k, v in sorted(counts.items()))})")
+    terminalreporter.write_line(line)
+    if os.environ.get("JTORCH_OPINFO_UPDATE") == "1":
+        path = os.path.join(_HERE, "ops_status.json")
+        old = json.load(open(path)) if os.path.exists(path) else {}
+        old.update(results)
+        with open(path, "w") as f:
+            json.dump(dict(sorted(old.items())), f, indent=1, sort_keys=True)
+            f.write("\n")
+        terminalreporter.write_line(f"compat ops: record written to {path}")
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    _opinfo_summary(terminalreporter)

@@ -1,0 +1,235 @@
+"""Running PyTorch's OpInfo database against jtorch (forward parity).
+
+For every OpInfo in `torch.testing._internal.common_methods_invocations.op_db`,
+each sample input is converted to jtorch through numpy, run through the
+jtorch op, and compared with PyTorch's output in shape, dtype and values.
+
+An op's status is one of: `pass` (every sample matches), `fail` (the first
+mismatch is recorded), `missing` (jtorch has no such function/method),
+`skip` (a written reason, in `SKIPS`). Random ops are compared in shape and
+dtype only (PyTorch's bit streams are not reproduced, by design).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import warnings
+
+import numpy as np
+import torch
+
+import jtorch
+from jtorch._ops import _registry
+from jtorch._tensor import wrap
+
+warnings.filterwarnings("ignore")
+
+from torch.testing._internal.common_methods_invocations import op_db  # noqa: E402
+
+# Ops that cannot or should not run on jtorch, with the reason.
+SKIPS = {
+    "jiterator_2inputs_2outputs": "CUDA jiterator: CUDA-only PyTorch codegen, not an API op",
+    "jiterator_4inputs_with_extra_args": "CUDA jiterator: CUDA-only PyTorch codegen",
+    "jiterator_binary": "CUDA jiterator: CUDA-only PyTorch codegen",
+    "jiterator_binary_return_by_ref": "CUDA jiterator: CUDA-only PyTorch codegen",
+    "jiterator_unary": "CUDA jiterator: CUDA-only PyTorch codegen",
+    "torch._scaled_mm": "float8 scaled matmul: CUDA-only private kernel",
+    "torch._scaled_mm_v2": "float8 scaled matmul: CUDA-only private kernel",
+    "torch.ops.aten._efficient_attention_forward": "CUDA-only private attention kernel",
+    "torch.ops.aten._flash_attention_forward": "CUDA-only private attention kernel",
+    "sparse.mm": "sparse tensors are out of jtorch's scope (jax arrays are dense)",
+    "sparse.sampled_addmm": "sparse tensors are out of jtorch's scope",
+    "to_sparse": "sparse tensors are out of jtorch's scope",
+    "hash_tensor": "private debugging hash of storage bytes",
+}
+
+RANDOM = re.compile(r"(rand|bernoulli|normal|multinomial|uniform|exponential|geometric|cauchy|"
+                    r"dropout|rrelu|fractional_max_pool|^empty|new_empty|empty_like|"
+                    r"empty_strided|empty_permuted)")
+
+TOLERANCES = {  # (rtol, atol) per torch dtype name
+    "float64": (1e-7, 1e-7), "complex128": (1e-7, 1e-7),
+    "float32": (1.3e-5, 1e-5), "complex64": (1.3e-5, 1e-5),
+    "float16": (1e-2, 1e-2), "bfloat16": (1.6e-2, 1e-2),
+}
+
+
+def op_id(op) -> str:
+    return op.name + ("." + op.variant_test_name if op.variant_test_name else "")
+
+
+def _lookup_dotted(name: str):
+    obj = jtorch
+    for part in name.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            break
+    if obj is not None:
+        return obj
+    ns, _, short = name.rpartition(".")
+    return _registry.NAMESPACES.get(ns, {}).get(short)
+
+
+_PROPERTIES = {"T", "H", "mT", "mH", "real", "imag"}
+
+
+def resolve(op):
+    """The jtorch callable for an OpInfo, or None when jtorch lacks it."""
+    name = op.name
+    if name in _PROPERTIES:
+        return lambda x: getattr(x, name)
+    if name.startswith("__"):
+        meth = getattr(jtorch.Tensor, name, None)
+        return None if meth is None else (lambda x, *a, **k: getattr(x, name)(*a, **k))
+    fn = _lookup_dotted(name)
+    if fn is not None and callable(fn):
+        return fn
+    if op.method_variant is not None and hasattr(jtorch.Tensor, name):
+        return lambda x, *a, **k: getattr(x, name)(*a, **k)
+    return None
+
+
+# ---------------------------------------------------------------------------
+# Conversion
+
+
+def to_jtorch(v):
+    if isinstance(v, torch.Tensor):
+        t = v.detach().cpu().resolve_conj().resolve_neg()
+        if t.dtype == torch.bfloat16:
+            return wrap(jtorch.tensor(t.float().numpy())._array.astype(jtorch.bfloat16.np))
+        return wrap(jtorch.from_numpy(t.numpy())._array)
+    if isinstance(v, torch.dtype):
+        return getattr(jtorch, str(v).split(".")[1])
+    if isinstance(v, torch.device):
+        return jtorch.device(str(v))
+    if isinstance(v, torch.Size):
+        return tuple(v)
+    if isinstance(v, torch.memory_format):
+        return getattr(jtorch, str(v).split(".")[1], None)
+    if isinstance(v, list):
+        return [to_jtorch(x) for x in v]
+    if isinstance(v, tuple):
+        return tuple(to_jtorch(x) for x in v)
+    if isinstance(v, dict):
+        return {k: to_jtorch(x) for k, x in v.items()}
+    return v
+
+
+class Mismatch(Exception):
+    pass
+
+
+def compare(expected, actual, random: bool, path: str = "out") -> None:
+    """Raises Mismatch when jtorch's `actual` differs from PyTorch's `expected`."""
+    if isinstance(expected, torch.Tensor):
+        if not isinstance(actual, jtorch.Tensor):
+            raise Mismatch(f"{path}: expected a Tensor, got {type(actual).__name__}")
+        if tuple(expected.shape) != tuple(actual.shape):
+            raise Mismatch(f"{path}: shape {tuple(actual.shape)} != torch {tuple(expected.shape)}")
+        edt = str(expected.dtype).split(".")[1]
+        if edt != actual.dtype._name:
+            raise Mismatch(f"{path}: dtype {actual.dtype} != torch {expected.dtype}")
+        if random or expected.numel() == 0:
+            return
+        e = expected.detach().cpu().resolve_conj().resolve_neg()
+        e = (e.float() if e.dtype == torch.bfloat16 else e).numpy()
+        a = np.asarray(actual._array)
+        if a.dtype == jtorch.bfloat16.np:
+            a = a.astype(np.float32)
+        if e.dtype.kind in "fc":
+            rtol, atol = TOLERANCES.get(edt, (1e-5, 1e-5))
+            if not np.allclose(a, e, rtol=rtol, atol=atol, equal_nan=True):
+                with np.errstate(all="ignore"):
+                    diff = np.nanmax(np.abs(a - e)) if a.size else 0
+                raise Mismatch(f"{path}: values differ (max abs diff {diff:.3g})")
+        elif not np.array_equal(a, e):
+            raise Mismatch(f"{path}: values differ")
+        return
+    if isinstance(expected, (tuple, list)):
+        if not isinstance(actual, (tuple, list)) or len(actual) != len(expected):
+            raise Mismatch(f"{path}: expected a sequence of {len(expected)}, got "
+                           f"{type(actual).__name__}")
+        for i, (e, a) in enumerate(zip(expected, actual)):
+            compare(e, a, random, f"{path}[{i}]")
+        return
+    if isinstance(expected, torch.dtype):
+        if str(expected) != repr(actual):
+            raise Mismatch(f"{path}: {actual!r} != {expected}")
+        return
+    if isinstance(expected, (bool, int, float, complex)):
+        if isinstance(actual, jtorch.Tensor):
+            raise Mismatch(f"{path}: expected a Python scalar, got a Tensor")
+        if random:
+            return
+        if isinstance(expected, float) and math.isnan(expected):
+            if not (isinstance(actual, float) and math.isnan(actual)):
+                raise Mismatch(f"{path}: {actual} != nan")
+        elif not np.isclose(actual, expected, rtol=1e-5, atol=1e-6):
+            raise Mismatch(f"{path}: {actual} != {expected}")
+        return
+    if expected is None and actual is not None:
+        raise Mismatch(f"{path}: expected None")
+
+
+# ---------------------------------------------------------------------------
+# Running one op
+
+
+def dtypes_for(op, wanted):
+    supported = op.supported_dtypes("cpu")
+    return [d for d in wanted if d in supported]
+
+
+def run_op(op, dtypes=(torch.float32,), max_samples: int | None = None) -> dict:
+    """Runs every sample of `op` in the given dtypes; returns a status record."""
+    oid = op_id(op)
+    if op.name in SKIPS:
+        return {"status": "skip", "reason": SKIPS[op.name]}
+    fn = resolve(op)
+    if fn is None:
+        return {"status": "missing"}
+    random = bool(RANDOM.search(op.name))
+    n_ok = n_total = 0
+    first_failure = None
+    for dtype in dtypes_for(op, dtypes):
+        try:
+            samples = list(op.sample_inputs("cpu", dtype, requires_grad=False))
+        except Exception as e:  # noqa: BLE001 — torch's own sample generation failing
+            return {"status": "skip", "reason": f"torch sample generation failed: {e!r}"[:200]}
+        if max_samples is not None:
+            samples = samples[:max_samples]
+        for i, s in enumerate(samples):
+            torch.manual_seed(0)
+            try:
+                expected = op(s.input, *s.args, **s.kwargs)
+            except Exception:  # noqa: BLE001 — a sample PyTorch itself rejects is not counted
+                continue
+            n_total += 1
+            try:
+                args = to_jtorch((s.input,) + tuple(s.args))
+                kwargs = to_jtorch(dict(s.kwargs))
+                actual = fn(*args, **kwargs)
+                compare(expected, actual, random)
+                n_ok += 1
+            except Exception as e:  # noqa: BLE001 — any jtorch error is a failed sample
+                if first_failure is None:
+                    first_failure = (f"{str(dtype).split('.')[1]} sample {i}: "
+                                     f"{type(e).__name__}: {str(e)[:300]}")
+    if n_total == 0:
+        return {"status": "skip", "reason": "PyTorch produced no runnable sample"}
+    status = "pass" if n_ok == n_total else "fail"
+    rec = {"status": status, "samples": n_total, "samples_ok": n_ok}
+    if first_failure:
+        rec["first_failure"] = first_failure
+    return rec
+
+
+def selected_ops():
+    pattern = os.environ.get("JTORCH_OPINFO")
+    ops = list(op_db)
+    if pattern:
+        ops = [o for o in ops if re.search(pattern, op_id(o))]
+    return ops
