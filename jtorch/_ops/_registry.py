@@ -114,7 +114,9 @@ class OpDef:
         self.static_names = tuple(self.params[i].name for i in self.static_pos)
         self.n_positional = sum(1 for p in self.params if p.kind in (
             p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
-        self.kw_names = tuple(p.name for p in self.params[self.n_positional:])
+        self.has_varargs = any(p.kind == p.VAR_POSITIONAL for p in self.params)
+        first_kw = self.n_positional + self.has_varargs
+        self.kw_names = tuple(p.name for p in self.params[first_kw:])
         self.cache: dict = {}
         self.namedtuple = (collections.namedtuple(name, returns) if returns else None)
         if self.namedtuple is not None:
@@ -126,6 +128,14 @@ class OpDef:
         return f"<op {self.name}>"
 
 
+def invoke(op: "OpDef", args):
+    """Calls the implementation with wrapper-ordered `args` (varargs arrive as one tuple)."""
+    n = op.n_positional
+    if op.has_varargs:
+        return op.impl(*args[:n], *args[n], **dict(zip(op.kw_names, args[n + 1:])))
+    return op.impl(*args[:n], **dict(zip(op.kw_names, args[n:])))
+
+
 def _return_types_repr(self):
     fields = ",\n".join(f"{k}={v!r}" for k, v in zip(self._fields, self))
     return f"torch.return_types.{type(self).__name__}(\n{fields})"
@@ -135,22 +145,46 @@ def _return_types_repr(self):
 # Dispatch
 
 
-def _promote(promote, slots, values):
-    """Computation and result dtypes of a call, from its promoted slots."""
-    dims, zeros, scalars = [], [], []
+_SCALAR_CATEGORY = {bool: 0, int: 1, float: 2, complex: 3}
+
+
+def _fast_common_dtype(slots, values):
+    """The promoted dtype when every tensor shares one dtype and no scalar outranks it.
+
+    That is the common case (`x + y`, `x * 2.5`), and there torch's three-tier rule
+    always gives the tensors' dtype. Returns None when the full rule is needed.
+    """
+    np_dt = None
+    scalar_cat = -1
     for (_, kind), v in zip(slots, values):
         if kind is TI or v is None:
             continue
-        items = v if kind is TL else (v,)
-        for x in items:
-            if isinstance(x, Tensor):
-                arr = x._array
-                (dims if arr.ndim else zeros).append(_dtype.from_np(arr.dtype))
-            elif x is not None:
-                scalars.append(x)
-    if not (dims or zeros or scalars):
-        return None, None
-    ct = result_type_of(dims, zeros, scalars)
+        if kind is TL:
+            return None
+        if isinstance(v, Tensor):
+            d = v._array.dtype
+            if np_dt is None:
+                np_dt = d
+            elif d != np_dt:
+                return None
+        else:
+            c = _SCALAR_CATEGORY.get(type(v))
+            if c is None:
+                return None
+            scalar_cat = max(scalar_cat, c)
+    if np_dt is None:
+        return None
+    dt = _dtype.from_np(np_dt)
+    return dt if scalar_cat <= category(dt) else None
+
+
+def _promote(promote, slots, values):
+    """Computation and result dtypes of a call, from its promoted slots."""
+    ct = _fast_common_dtype(slots, values)
+    if ct is None:
+        ct = _full_result_type(slots, values)
+        if ct is None:
+            return None, None
     kind = promote
     rt = ct
     if kind is INT_TO_FLOAT:
@@ -164,6 +198,24 @@ def _promote(promote, slots, values):
         if ct is _dtype.bool:
             ct = rt = _dtype.int64
     return ct, rt
+
+
+def _full_result_type(slots, values):
+    """torch.result_type over the promoted slots (dimensioned > zero-dim > scalars)."""
+    dims, zeros, scalars = [], [], []
+    for (_, kind), v in zip(slots, values):
+        if kind is TI or v is None:
+            continue
+        items = v if kind is TL else (v,)
+        for x in items:
+            if isinstance(x, Tensor):
+                arr = x._array
+                (dims if arr.ndim else zeros).append(_dtype.from_np(arr.dtype))
+            elif x is not None:
+                scalars.append(x)
+    if not (dims or zeros or scalars):
+        return None
+    return result_type_of(dims, zeros, scalars)
 
 
 def _unwrap(v):
@@ -183,7 +235,7 @@ def _kernel(op: OpDef, statics: tuple, ct, rt):
     fn = op.cache.get(key)
     if fn is not None:
         return fn
-    impl, pos, n_pos, kw_names = op.impl, op.slot_pos, op.n_positional, op.kw_names
+    pos = op.slot_pos
     slot_kinds = tuple(k for _, k in op.slots)
     ct_np = None if ct is None else ct.np
     rt_np = None if rt is None else rt.np
@@ -199,7 +251,7 @@ def _kernel(op: OpDef, statics: tuple, ct, rt):
         args = list(statics)
         for p, kind, v in zip(pos, slot_kinds, slot_values):
             args.insert(p, cast(v, kind))
-        out = impl(*args[:n_pos], **dict(zip(kw_names, args[n_pos:])))
+        out = invoke(op, args)
         if rt_np is not None:
             if isinstance(out, tuple):
                 return out
@@ -235,7 +287,12 @@ def _translate(e: Exception, arrays):
     return e
 
 
+_ArrayImpl = type(jnp.zeros(()))
+
+
 def _wrap_out(op: OpDef, out):
+    if type(out) is _ArrayImpl:
+        return wrap(out)
     if isinstance(out, (tuple, list)):
         res = tuple(_wrap_out(op, o) for o in out)
         return op.namedtuple(*res) if op.namedtuple is not None else res
@@ -269,7 +326,7 @@ def call(op: OpDef, args: tuple):
 def call_view(op: OpDef, args: tuple):
     """A view op: the implementation returns the `Step`(s) deriving the view(s) from the input."""
     base = args[0]
-    steps = op.impl(*args[:op.n_positional], **dict(zip(op.kw_names, args[op.n_positional:])))
+    steps = invoke(op, args)
     if isinstance(steps, (tuple, list)):
         result = tuple(base._make_view(s) for s in steps)
     else:
@@ -419,9 +476,10 @@ def op(impl=None, *, name=None, promote=DEFAULT, method=True, inplace=False, out
         METHODS[f"__{dunder}__"] = mfn
     if rdunder:
         rname = f"__r{rdunder}__"
-        p0, p1 = params[0], params[1]
-        METHODS[rname] = _gen(rname, [p0, p1], f"return _call(_op, ({p1.name}, {p0.name}))",
-                              env)
+        names = [p.name for p in params]
+        names[0], names[1] = names[1], names[0]
+        swapped = "(" + "".join(n + ", " for n in names) + ")"
+        METHODS[rname] = _gen(rname, params, f"return _call(_op, {swapped})", env)
     return fn
 
 

@@ -118,8 +118,8 @@ def _from_data(data, dtype):
         return data if dtype is None else data.astype(dtype.np)
     if isinstance(data, str):
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
-    dt = dtype or _infer_dtype(data)
     _check_ragged(data)
+    dt = dtype or _infer_dtype(data)
     plain = _plain(data)
     try:
         arr = np.asarray(plain, dtype=np.float64 if dt is _dtype.bfloat16 else dt.np)

@@ -67,10 +67,19 @@ def _view_dtype(input, dt):
     return _views.Bitcast(dt.np)
 
 
+def _shape_kw(shape, kwargs, name):
+    """Varargs shape ops also take the shape by keyword (`view(size=...)`, `reshape(shape=...)`)."""
+    if kwargs:
+        if shape or set(kwargs) != {name}:
+            raise TypeError(f"got unexpected keyword arguments {sorted(kwargs)}")
+        return (tuple(kwargs[name]),)
+    return shape
+
+
 @composite(method="view", function=False)
-def view(self, *shape):
+def view(self, *shape, **kwargs):
     """Matches `torch.Tensor.view`."""
-    return _view(self, *shape)
+    return _view(self, *_shape_kw(shape, kwargs, "size"))
 
 
 @composite(method=True, function=False)
@@ -79,8 +88,9 @@ def view_as(self, other):
 
 
 @composite
-def reshape(input, *shape):
+def reshape(input, *shape, **kwargs):
     """Matches `torch.reshape`: a view when the layout allows it, else a copy."""
+    shape = _shape_kw(shape, kwargs, "shape")
     if _reshape_step(input, shape) is not None:
         return _view(input, *shape)
     return _view(input.clone(), *shape)
@@ -111,9 +121,14 @@ def t(input: T):
     return _views.Permute(tuple(reversed(range(input.ndim))))
 
 
-@view_op
-def permute(input: T, *dims):
-    dims = shape_arg(dims)
+@composite
+def permute(input, *dims, **kwargs):
+    """Matches `torch.permute` / `Tensor.permute(*dims)`."""
+    return _permute(input, shape_arg(_shape_kw(dims, kwargs, "dims")))
+
+
+@view_op(name="_permute", method=False)
+def _permute(input: T, dims):
     n = input.ndim
     if len(dims) != n:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
@@ -133,9 +148,15 @@ def adjoint(input: T):
     return _views.Permute(tuple(range(input.ndim - 2)) + (input.ndim - 1, input.ndim - 2))
 
 
-@view_op(method=True)
-def expand(input: T, *size):
-    size = shape_arg(size)
+@composite(function=False)
+def expand(input, *size, **kwargs):
+    """Matches `torch.Tensor.expand`."""
+    kwargs.pop("implicit", None)
+    return _expand(input, shape_arg(_shape_kw(size, kwargs, "size")))
+
+
+@view_op(name="_expand", method=False)
+def _expand(input: T, size):
     shape = tuple(input.shape)
     if len(size) < len(shape):
         raise RuntimeError(f"expand(torch.FloatTensor{{{list(shape)}}}, size={list(size)}): the "
@@ -172,6 +193,10 @@ def broadcast_to(input, size):
 def squeeze(input: T, dim=None):
     shape = tuple(input.shape)
     n = len(shape)
+    if n == 0:
+        for d in (dim if isinstance(dim, (tuple, list)) else [] if dim is None else [dim]):
+            wrap_dim(d, 0)
+        return _views.Alias()
     if dim is None:
         dims = {i for i, s in enumerate(shape) if s == 1}
     else:
@@ -425,7 +450,7 @@ def clone(input: T, *, memory_format=None):
 
 
 # Tensor properties that are views.
-Tensor.T = property(lambda self: permute(self, tuple(reversed(range(self.ndim)))))
+Tensor.T = property(lambda self: _permute(self, tuple(reversed(range(self.ndim)))))
 Tensor.mT = property(lambda self: transpose(self, -2, -1))
 Tensor.H = property(lambda self: self.T.conj() if self.dtype.is_complex else self.T)
 Tensor.mH = property(lambda self: transpose(self, -2, -1).conj()

@@ -1,0 +1,182 @@
+"""The Tensor's Python protocol, indexing, factories, devices and the alias runner."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import jtorch as torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_metadata():
+    x = torch.zeros(2, 3)
+    assert x.shape == torch.Size([2, 3]) and x.size(1) == 3 and x.size(-2) == 2
+    assert repr(x.shape) == "torch.Size([2, 3])"
+    assert x.dim() == x.ndim == 2 and x.numel() == 6 and len(x) == 2
+    assert x.dtype is torch.float32 and x.device == torch.device("cpu")
+    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of "
+                                         r"\[-2, 1\], but got 2\)"):
+        x.size(2)
+
+
+def test_python_protocol():
+    assert torch.tensor(3.5).item() == 3.5 and int(torch.tensor(7)) == 7
+    assert float(torch.tensor([2.0])) == 2.0
+    assert [0, 1, 2][torch.tensor(1)] == 1
+    assert bool(torch.tensor(1)) and not bool(torch.tensor(0.0))
+    with pytest.raises(RuntimeError, match="ambiguous"):
+        bool(torch.tensor([1, 2]))
+    with pytest.raises(TypeError):
+        [0][torch.tensor(0.0)]
+    assert [t.tolist() for t in torch.tensor([[1, 2], [3, 4]])] == [[1, 2], [3, 4]]
+    x = torch.tensor([1, 2])
+    assert hash(x) == hash(x) and {x: 1}[x] == 1
+    assert np.asarray(x).tolist() == [1, 2] and x.numpy().dtype == np.int64
+    with pytest.raises(TypeError, match="len\\(\\) of a 0-d tensor"):
+        len(torch.tensor(1))
+
+
+def test_operators():
+    a = torch.tensor([1.0, 2.0, 3.0])
+    assert (2 - a).tolist() == [1, 0, -1] and (6 / a).tolist() == [6, 3, 2]
+    assert (a ** 2).tolist() == [1, 4, 9] and (2 ** a).tolist() == [2, 4, 8]
+    assert (-a).tolist() == [-1, -2, -3] and (a // 2).tolist() == [0, 1, 1]
+    assert (torch.tensor([5, -5]) % 3).tolist() == [2, 1]  # Python-style modulo
+    b = a
+    b += 1
+    assert b is a and a.tolist() == [2, 3, 4]
+    m = torch.tensor([True, False])
+    assert (~m).tolist() == [False, True] and (m | torch.tensor([False, True])).tolist() == [
+        True, True]
+
+
+def test_getitem_kinds():
+    x = torch.arange(24).reshape(2, 3, 4)
+    n = np.arange(24).reshape(2, 3, 4)
+    for idx in [0, -1, (1, 2), (slice(None), 1), (Ellipsis, 2), (None, 0), (0, slice(1, None, 2)),
+                ([0, 1], [2, 0]), (slice(None), [0, 2], slice(1, 3)), (Ellipsis, [1, 3]),
+                (0, Ellipsis, None)]:
+        np_idx = tuple(np.asarray(i) if isinstance(i, list) else i for i in idx) \
+            if isinstance(idx, tuple) else idx
+        assert x[idx].tolist() == n[np_idx].tolist(), idx
+    assert x[x > 20].tolist() == [21, 22, 23]
+    assert x[torch.tensor([1, 0])].shape == torch.Size([2, 3, 4])
+    assert x[1, torch.tensor(2)].tolist() == n[1, 2].tolist()
+
+
+def test_getitem_errors():
+    x = torch.zeros(2, 3)
+    with pytest.raises(IndexError, match="index 5 is out of bounds for dimension 1 with size 3"):
+        x[0, 5]
+    with pytest.raises(IndexError, match="too many indices"):
+        x[0, 0, 0]
+    with pytest.raises(IndexError):
+        x[torch.tensor([0, 7])]
+    with pytest.raises(ValueError, match="step must be greater than zero"):
+        x[::-1]
+
+
+def test_setitem():
+    x = torch.zeros(3, 4)
+    x[0, 1:3] = 5
+    x[1] = torch.arange(4.0)
+    x[torch.tensor([2, 2]), torch.tensor([0, 3])] = torch.tensor([7.0, 8.0])
+    x[x == 3] = -1
+    assert x.tolist() == [[0, 5, 5, 0], [0, 1, 2, -1], [7, 0, 0, 8]]
+    with pytest.raises(RuntimeError):
+        x[0] = torch.ones(3)
+    assert x[0].tolist() == [0, 5, 5, 0]
+    i = torch.zeros(2, dtype=torch.int64)
+    i[0] = 2.7  # setitem casts like copy_
+    assert i.tolist() == [2, 0]
+
+
+def test_factories():
+    assert torch.tensor([1, 2]).dtype is torch.int64
+    assert torch.tensor([1, 2.0]).dtype is torch.float32
+    assert torch.tensor([True]).dtype is torch.bool
+    assert torch.tensor(np.zeros(2)).dtype is torch.float64
+    assert torch.zeros(2, 3).shape == (2, 3) and torch.ones((2,)).tolist() == [1, 1]
+    assert torch.full((2,), 7).dtype is torch.int64
+    assert torch.arange(5).dtype is torch.int64 and torch.arange(0, 1, 0.25).tolist() == [
+        0, 0.25, 0.5, 0.75]
+    assert torch.linspace(0, 1, 5).tolist() == [0, 0.25, 0.5, 0.75, 1]
+    assert torch.eye(2, 3).tolist() == [[1, 0, 0], [0, 1, 0]]
+    assert torch.zeros_like(torch.ones(2, dtype=torch.int32)).dtype is torch.int32
+    assert torch.tensor([1.0], requires_grad=True).requires_grad
+    with pytest.raises(RuntimeError, match="Only Tensors of floating point"):
+        torch.tensor([1], requires_grad=True)
+    with pytest.raises(ValueError, match="expected sequence of length 2 at dim 1"):
+        torch.tensor([[1, 2], [3]])
+
+
+def test_out_argument():
+    out = torch.empty(3)
+    r = torch.add(torch.ones(3), 1, out=out)
+    assert r is out and out.tolist() == [2, 2, 2]
+    bad = torch.empty(3, dtype=torch.int64)
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        torch.add(torch.ones(3), 1, out=bad)
+
+
+def test_shape_mismatch_raises_torch_error():
+    with pytest.raises(RuntimeError, match=r"The size of tensor a \(3\) must match the size of "
+                                           r"tensor b \(2\) at non-singleton dimension 0"):
+        torch.ones(3) + torch.ones(2)
+    x = torch.ones(3)
+    with pytest.raises(RuntimeError):
+        x.add_(torch.ones(2, 3))
+    assert x.tolist() == [1, 1, 1]
+
+
+def test_devices():
+    d = torch.device("cuda:1")
+    assert d.type == "cuda" and d.index == 1 and str(d) == "cuda:1"
+    assert repr(torch.device("cpu")) == "device(type='cpu')"
+    assert torch.device("cpu") == torch.device("cpu")
+    assert torch.zeros(2, device="cpu").device.type == "cpu"
+    assert torch.zeros(2).to("cpu").device == torch.device("cpu")
+    if not torch.cuda.is_available():
+        assert torch.cuda.device_count() == 0
+        with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
+            torch.zeros(2, device="cuda")
+    with pytest.raises(RuntimeError):
+        torch.device("gpu")
+
+
+def test_random_reproducible():
+    torch.manual_seed(3)
+    a = torch.rand(4)
+    torch.manual_seed(3)
+    b = torch.rand(4)
+    assert a.tolist() == b.tolist()
+    state = torch.get_rng_state()
+    c = torch.randn(3)
+    torch.set_rng_state(state)
+    assert torch.randn(3).tolist() == c.tolist()
+    g = torch.Generator().manual_seed(5)
+    assert torch.rand(2, generator=g).tolist() != torch.rand(2).tolist()
+
+
+def _run(args, **kw):
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    return subprocess.run([sys.executable, "-m", "jtorch", *args], capture_output=True,
+                          text=True, env=env, timeout=120, **kw)
+
+
+def test_alias_runner(tmp_path):
+    script = tmp_path / "s.py"
+    script.write_text("import sys, torch, torch.nn.functional as F\n"
+                      "from torch import linalg\n"
+                      "import jtorch\n"
+                      "assert torch is jtorch and F is jtorch.nn.functional\n"
+                      "print(__name__, sys.argv[1:], torch.tensor([1., 2.]) * 2)\n")
+    r = _run([str(script), "a", "--b"])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "__main__ ['a', '--b'] tensor([2., 4.])\n"
+    r = _run(["-c", "import torch; print(torch.arange(3))"])
+    assert r.stdout == "tensor([0, 1, 2])\n", r.stderr
