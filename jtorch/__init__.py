@@ -16,6 +16,8 @@ from ._dtype import (  # noqa: E402,F401
     set_default_dtype, uint8, uint16, uint32, uint64,
 )
 from ._device import device  # noqa: E402,F401
+
+_device.use_cpu_by_default()
 from ._tensor import Size, Tensor  # noqa: E402,F401
 from . import _ops  # noqa: E402
 from ._ops._registry import NAMESPACES as _NAMESPACES  # noqa: E402

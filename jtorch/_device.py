@@ -119,7 +119,7 @@ def from_jax(jdev) -> device:
     """The torch device a jax device is reported as."""
     platform = jdev.platform
     if platform == "cpu":
-        return device("cpu")
+        return device("cpu")  # torch has one CPU device
     if platform in ("gpu", "cuda", "rocm") or (platform == "tpu" and _cuda_is_tpu()):
         kind = "cuda"
     else:
@@ -128,3 +128,32 @@ def from_jax(jdev) -> device:
 
 
 CPU = device("cpu")
+
+
+@functools.lru_cache(maxsize=None)
+def multi_device() -> bool:
+    """True when tensors can live on more than one jax device (then ops check they agree)."""
+    return len(jax.devices()) > 1 or len(jax.devices("cpu")) > 1 or jax.default_backend() != "cpu"
+
+
+def use_cpu_by_default() -> None:
+    """Makes jax allocate on the CPU by default, as torch does, even on an accelerator host."""
+    if jax.default_backend() != "cpu":
+        jax.config.update("jax_default_device", jax.devices("cpu")[0])
+
+
+def check_same_device(arrays) -> None:
+    """PyTorch's error when an op's tensor inputs sit on different devices."""
+    first = None
+    for a in arrays:
+        if isinstance(a, jax.core.Tracer) or not hasattr(a, "devices"):
+            continue
+        devs = a.devices()
+        if first is None:
+            first = devs
+        elif devs != first:
+            d1, d2 = (from_jax(next(iter(x))) for x in (first, devs))
+            if d1 == d2:  # two host devices both report as 'cpu'
+                d1, d2 = (f"cpu:{next(iter(x)).id}" for x in (first, devs))
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
+                               f"least two devices, {d1} and {d2}!")

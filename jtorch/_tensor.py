@@ -120,6 +120,7 @@ class Tensor:
             arr = jnp.asarray(np.asarray(_to_nested_numbers(args[0]), dtype=default))
         else:
             shape = tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+            shape = shape if args else (0,)  # torch.Tensor() is empty, not a scalar
             arr = jnp.zeros(tuple(int(n) for n in shape), dtype=default)
         if device is not None:
             arr = jax.device_put(arr, _device.to_jax(device))
@@ -361,6 +362,16 @@ class Tensor:
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
+
+    # numpy defers to Tensor's reflected operators (np.float64(2) * t is a Tensor).
+    __array_priority__ = 1000
+
+    def __contains__(self, element) -> bool:
+        """Matches `torch.Tensor.__contains__`: `(element == self).any()`."""
+        if not isinstance(element, (Tensor, int, float, complex, bool, np.number, np.bool_)):
+            raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you "
+                               f"passed in a {type(element)}.")
+        return builtins.bool((self == element).any().item())
 
     def item(self):
         """Matches `torch.Tensor.item`: a Python number from a one-element tensor."""

@@ -180,3 +180,35 @@ def test_alias_runner(tmp_path):
     assert r.stdout == "__main__ ['a', '--b'] tensor([2., 4.])\n"
     r = _run(["-c", "import torch; print(torch.arange(3))"])
     assert r.stdout == "tensor([0, 1, 2])\n", r.stderr
+
+
+def test_device_mix_raises(tmp_path):
+    # Two host devices stand in for cpu + accelerator: ops must refuse to mix them.
+    code = ("import jax, jtorch as torch\n"
+            "a = torch.ones(2)\n"
+            "b = torch.ones(2)\n"
+            "b._storage.value = jax.device_put(b._array, jax.devices('cpu')[1])\n"
+            "try:\n"
+            "    a + b\n"
+            "except RuntimeError as e:\n"
+            "    print('raised', 'Expected all tensors to be on the same device' in str(e))\n"
+            "print(a.tolist())\n")
+    env = dict(os.environ, PYTHONPATH=ROOT, XLA_FLAGS="--xla_force_host_platform_device_count=2")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert r.stdout == "raised True\n[1.0, 1.0]\n", r.stderr
+
+
+def test_contains_and_numpy_scalars():
+    x = torch.tensor([[1, 2], [3, 4]])
+    assert 3 in x and 5 not in x and torch.tensor(4) in x
+    with pytest.raises(RuntimeError, match="only supports Tensor or scalar"):
+        "a" in x
+    r = np.float64(2.0) * torch.tensor([1.0, 2.0])
+    assert isinstance(r, torch.Tensor) and r.dtype is torch.float32 and r.tolist() == [2, 4]
+
+
+def test_legacy_constructor():
+    assert torch.Tensor(2, 3).shape == (2, 3) and torch.Tensor(2, 3).dtype is torch.float32
+    assert torch.Tensor([1, 2]).dtype is torch.float32 and torch.Tensor([1, 2]).tolist() == [1, 2]
+    assert torch.Tensor().shape == (0,)

@@ -31,7 +31,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype, _tensor
+from .. import _device, _dtype, _tensor
 from .._dtype import category, result_type_of
 from .._tensor import Tensor, wrap
 
@@ -229,6 +229,14 @@ def _unwrap(v):
     return v
 
 
+def _flat(values):
+    for v in values:
+        if isinstance(v, tuple):
+            yield from v
+        else:
+            yield v
+
+
 def _kernel(op: OpDef, statics: tuple, ct, rt):
     """The compiled kernel for one (statics, dtype) combination."""
     key = (statics, ct, rt)
@@ -313,6 +321,8 @@ def call(op: OpDef, args: tuple):
     ct, rt = (None, None) if kind is NONE else _promote(kind, op.slots, slot_values)
     fn = _kernel(op, statics, ct, rt)
     arrays = tuple(_unwrap(v) for v in slot_values)
+    if _device.multi_device():
+        _device.check_same_device(a for a in _flat(arrays))
     try:
         out = fn(*arrays)
     except (TypeError, ValueError) as e:

@@ -266,6 +266,11 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     if dtype is None:
         is_float = any(isinstance(v, float) for v in (start, end, step))
         dtype = _dtype.get_default_dtype() if is_float else _dtype.int64
+    if not (dtype.is_floating_point or dtype.is_complex):
+        # PyTorch computes integral ranges in int64: the bounds are truncated first.
+        start, end, step = int(start), int(end), int(step)
+        if step == 0:
+            raise RuntimeError("step must be nonzero")
     n = math.ceil((end - start) / step)
     if dtype.is_floating_point or dtype.is_complex:
         values = start + np.arange(n, dtype=np.float64) * step
@@ -304,8 +309,12 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     start, end = _num(start), _num(end)
     is_complex = isinstance(start, complex) or isinstance(end, complex)
     dt = _resolve(dtype, _dtype.default_complex_dtype() if is_complex else None)
+    integral = not (dt.is_floating_point or dt.is_complex)
+    if integral:
+        # PyTorch truncates the endpoints to integers before spacing them.
+        start, end = int(start), int(end)
     values = _linspace_values(start, end, steps)
-    if not (dt.is_floating_point or dt.is_complex):
+    if integral:
         values = np.trunc(values)
     return finish(jnp.asarray(values.astype(np.float32 if dt is _dtype.bfloat16 else dt.np),
                               dt.np), None, device, requires_grad, out)

@@ -75,7 +75,7 @@ def _normalize(index, ndim):
     if used > ndim:
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
     if n_ell:
-        i = entries.index(Ellipsis)
+        i = next(k for k, e in enumerate(entries) if e is Ellipsis)  # `index` would call ==
         entries[i:i + 1] = [slice(None)] * (ndim - used)
     else:
         entries += [slice(None)] * (ndim - used)
