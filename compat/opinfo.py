@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import types
 import warnings
 
 import numpy as np
@@ -43,6 +44,7 @@ SKIPS = {
     "sparse.sampled_addmm": "sparse tensors are out of jtorch's scope",
     "to_sparse": "sparse tensors are out of jtorch's scope",
     "hash_tensor": "private debugging hash of storage bytes",
+    "chalf": "complex32 has no jax/XLA dtype",
 }
 
 # Skips of one OpInfo variant (by op id), with the reason.
@@ -81,9 +83,29 @@ def _lookup_dotted(name: str):
 _PROPERTIES = {"T", "H", "mT", "mH", "real", "imag"}
 
 
+def _rebound(fn):
+    """An OpInfo wrapper (a lambda or def in torch.testing) with `torch` meaning jtorch.
+
+    Many OpInfos wrap the op (`lambda x, n: torch.polygamma(n, x)`,
+    `lambda t, *a: t.cauchy_(*a)`); calling the same wrapper with jtorch as its
+    `torch` tests exactly what PyTorch's own sample was meant to exercise.
+    """
+    if not (isinstance(fn, types.FunctionType)
+            and (fn.__module__ or "").startswith("torch.testing")):
+        return None
+    g = dict(fn.__globals__)
+    g["torch"] = jtorch
+    if "F" in g:
+        g["F"] = jtorch.nn.functional
+    return types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, fn.__closure__)
+
+
 def resolve(op):
     """The jtorch callable for an OpInfo, or None when jtorch lacks it."""
     name = op.name
+    rebound = _rebound(op.op)
+    if rebound is not None:
+        return rebound
     if name in _PROPERTIES:
         return lambda x: getattr(x, name)
     if name.startswith("__"):
@@ -121,6 +143,13 @@ def to_jtorch(v):
         return tuple(to_jtorch(x) for x in v)
     if isinstance(v, dict):
         return {k: to_jtorch(x) for k, x in v.items()}
+    if callable(v) and (getattr(v, "__module__", None) or "").startswith("torch"):
+        # a torch function passed as an argument (e.g. distance_function=): its jtorch twin
+        name = getattr(v, "__name__", "")
+        for ns in (jtorch.nn.functional, jtorch):
+            twin = getattr(ns, name, None)
+            if twin is not None:
+                return twin
     return v
 
 
@@ -191,6 +220,10 @@ def dtypes_for(op, wanted):
 
 def run_op(op, dtypes=(torch.float32,), max_samples: int | None = None) -> dict:
     """Runs every sample of `op` in the given dtypes; returns a status record."""
+    return {"name": op.name, **_run_op(op, dtypes, max_samples)}
+
+
+def _run_op(op, dtypes, max_samples):
     oid = op_id(op)
     if op.name in SKIPS or oid in SKIP_IDS:
         return {"status": "skip", "reason": SKIPS.get(op.name) or SKIP_IDS[oid]}

@@ -80,3 +80,15 @@ def test_can_cast_finfo_iinfo():
     assert torch.iinfo(torch.int8).min == -128 and torch.iinfo(torch.uint8).max == 255
     with pytest.raises(TypeError):
         torch.iinfo(torch.float32)
+
+
+def test_kernels_follow_default_dtype_changes():
+    x = torch.tensor([1, 2])
+    assert (x / 2).dtype is torch.float32
+    torch.set_default_dtype(torch.float64)
+    try:
+        assert (x / 2).dtype is torch.float64
+        assert torch.sigmoid(x).dtype is torch.float64
+    finally:
+        torch.set_default_dtype(torch.float32)
+    assert (x / 2).dtype is torch.float32

@@ -1,6 +1,8 @@
 """The op families. Importing this package declares every op and installs Tensor methods."""
 
 from . import _registry
-from . import pointwise, views, creation, indexing, reduction  # noqa: F401
+from . import pointwise, special, conversion, views, creation, indexing  # noqa: F401
+from . import reduction, sorting, shape, scatter, matmul, linalg, fft, random  # noqa: F401
+from . import activation, normalization, nn_misc, loss, conv, pooling, sampling  # noqa: F401
 
 _registry.install_methods()

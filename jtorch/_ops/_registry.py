@@ -239,7 +239,8 @@ def _flat(values):
 
 def _kernel(op: OpDef, statics: tuple, ct, rt):
     """The compiled kernel for one (statics, dtype) combination."""
-    key = (statics, ct, rt)
+    # Implementations may read the default dtype while tracing: it is part of the key.
+    key = (statics, ct, rt, _dtype._default["float"])
     fn = op.cache.get(key)
     if fn is not None:
         return fn
@@ -520,6 +521,7 @@ def composite(impl=None, *, name=None, method=True, aliases=(), function=True):
     OPS[full] = impl
     impl.__qualname__ = short
     impl.__module__ = "jtorch"
+    impl._published = function
     if function:
         _publish(full, impl)
     for a in aliases:

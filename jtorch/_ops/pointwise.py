@@ -1,47 +1,194 @@
-"""Pointwise ops: arithmetic, unary math, comparison, logical and bitwise."""
+"""Pointwise ops: arithmetic, comparison, logical, bitwise, `where` and `clamp`.
+
+Unary and binary math (exp, sin, atan2, round, ...) lives in `pointwise_math`.
+
+Two PyTorch behaviours are not reproduced, because they need the values of the inputs
+at trace time: integer division (`div`, `//`, `%`, `fmod`) by zero raises
+`RuntimeError: ZeroDivisionError` in PyTorch on CPU, and here returns what XLA returns;
+and `torch.sub`'s refusal of one bool tensor mixed with a non-bool one (only two bool
+inputs are refused, since the kernel sees the promoted dtype).
+"""
 
 import functools
+import numbers
 
 import jax
 import jax.numpy as jnp
+from jax import lax
 
-from ._registry import (ALWAYS_BOOL, DEFAULT, INT_TO_FLOAT, NONE, T, op)
+from .. import _dtype
+from .._tensor import Tensor
+from ._registry import (OPS, ALWAYS_BOOL, BOOL_TO_LONG, COMPLEX_TO_FLOAT, DEFAULT, INT_TO_FLOAT,
+                        METHODS, NAMESPACES, NONE, T, TI, _c10_name, op)
 
 pointwise = functools.partial(op, inplace=True)
 
+# ---------------------------------------------------------------------------
+# Helpers shared with pointwise_math
 
-def _is_int(a) -> bool:
-    return jnp.issubdtype(jnp.result_type(a), jnp.integer) or jnp.result_type(a) == jnp.bool_
+
+def is_bool(a) -> bool:
+    return jnp.result_type(a) == jnp.bool_
 
 
-def _check_alpha(a, alpha):
-    if isinstance(alpha, float) and not alpha.is_integer() and _is_int(a):
-        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
-                           "point number.")
+def is_int(a) -> bool:
+    """Integral or bool, as c10's isIntegralType(t, includeBool=True)."""
+    return jnp.issubdtype(jnp.result_type(a), jnp.integer) or is_bool(a)
+
+
+def is_complex(a) -> bool:
+    return jnp.issubdtype(jnp.result_type(a), jnp.complexfloating)
+
+
+def c10(a) -> str:
+    """c10's name of an array's dtype ("Float", "Long", ...), as PyTorch's messages spell it."""
+    return _c10_name(_dtype.from_np(jnp.result_type(a)))
+
+
+def not_implemented(kernel: str, a) -> NotImplementedError:
+    """PyTorch's dispatch error for a dtype a CPU kernel does not support."""
+    return NotImplementedError(f'"{kernel}" not implemented for \'{c10(a)}\'')
+
+
+_HALF = (jnp.dtype(jnp.float16), jnp.dtype(jnp.bfloat16))
+
+
+def opmath(fn):
+    """Runs `fn` in float32 on float16/bfloat16 arrays and rounds once at the end.
+
+    PyTorch's CPU kernels compute half types in float32 ("opmath"); computing in the half
+    type itself rounds every intermediate and drifts past half tolerances.
+    """
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        half = next((a.dtype for a in args if getattr(a, "dtype", None) in _HALF), None)
+        if half is None:
+            return fn(*args, **kwargs)
+        args = [a.astype(jnp.float32) if getattr(a, "dtype", None) == half else a for a in args]
+        out = fn(*args, **kwargs)
+        if isinstance(out, tuple):
+            return tuple(o.astype(half) if o.dtype == jnp.float32 else o for o in out)
+        return out.astype(half) if out.dtype == jnp.float32 else out
+    return wrapped
+
+
+def result_dtype(*xs):
+    """torch.result_type of kernel arguments, for ops declared with `promote=NONE`.
+
+    Python scalars reach a jitted kernel as weakly typed 0-d arrays; they count as
+    wrapped numbers. Returns a numpy dtype.
+    """
+    dims, zeros, scalars = [], [], []
+    for x in xs:
+        if x is None:
+            continue
+        if isinstance(x, (bool, int, float, complex)):
+            scalars.append(x)
+            continue
+        d = _dtype.from_np(x.dtype)
+        if x.ndim == 0 and jax.typeof(x).weak_type:
+            scalars.append({0: False, 1: 0, 2: 0.0, 3: 0j}[_dtype.category(d)])
+        else:
+            (dims if x.ndim else zeros).append(d)
+    return _dtype.result_type_of(dims, zeros, scalars).np
+
+
+def default_float():
+    return _dtype.get_default_dtype().np
+
+
+def alias_methods(name: str, *aliases: str) -> None:
+    """Installs `Tensor.<alias>` (and `<alias>_`) for function aliases of op `name`."""
+    for a in aliases:
+        METHODS[a] = METHODS[name]
+        if name + "_" in METHODS:
+            METHODS[a + "_"] = METHODS[name + "_"]
+
+
+def _binary_dunder(fn):
+    """A Python operator method: unknown operand types give NotImplemented, as in PyTorch."""
+    @functools.wraps(fn)
+    def method(self, other):
+        if not isinstance(other, (Tensor, numbers.Number)):
+            return NotImplemented
+        return fn(self, other)
+    return method
+
+
+def reflected(rname: str, fn) -> None:
+    """Installs `Tensor.__r<rname>__` as `fn(self, other)`."""
+    METHODS[f"__r{rname}__"] = _binary_dunder(fn)
+
+
+def _guard(name: str, check, variants=("", "_")) -> None:
+    """Runs `check(*args, **kwargs)` before op `name`'s function and methods.
+
+    For the few checks that need a Python scalar's value, which the jitted kernel only
+    sees as a tracer (e.g. `int_tensor ** -1` raises in PyTorch).
+    """
+    def wrap(fn):
+        @functools.wraps(fn)
+        def guarded(*args, **kwargs):
+            check(*args, **kwargs)
+            return fn(*args, **kwargs)
+        return guarded
+    for v in variants:
+        for table in (NAMESPACES[""], METHODS):
+            if name + v in table:
+                fn = table[name + v]
+                table[name + v] = guarded = wrap(fn)
+                d = getattr(fn, "_op", None) or OPS.get(name.rstrip("_"))
+                # keep the registry's record of this op's variants pointing at what is published
+                if d is not None and getattr(d, "inplace_fn", None) is fn:
+                    d.inplace_fn = guarded
 
 
 # ---------------------------------------------------------------------------
 # Arithmetic
 
 
-@pointwise(dunder="add", rdunder="add")
+def _check_alpha(a, alpha, what="alpha"):
+    if isinstance(alpha, complex) and not is_complex(a):
+        raise RuntimeError(f"For non-complex input tensors, argument {what} must not be a "
+                           "complex number.")
+    if isinstance(alpha, float) and is_int(a):
+        raise RuntimeError(f"For integral input tensors, argument {what} must not be a "
+                           "floating point number.")
+
+
+# add/sub keep jax's per-op rounding in half types: PyTorch rounds `other * alpha` to the
+# half type before adding, too.
+@pointwise(dunder="add")
 def add(input: T, other: T, *, alpha=1):
     _check_alpha(input, alpha)
     return input + other if alpha == 1 else input + other * alpha
 
 
-@pointwise(dunder="sub", rdunder="sub", aliases=("subtract",))
-def sub(input: T, other: T, *, alpha=1):
-    if input.dtype == jnp.bool_ and jnp.result_type(other) == jnp.bool_:
+def _check_sub(a, b):
+    if is_bool(a) and is_bool(b):
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                            "supported. Use the `^` or `logical_xor()` operator instead.")
+
+
+@pointwise(dunder="sub", aliases=("subtract",))
+def sub(input: T, other: T, *, alpha=1):
+    _check_sub(input, other)
     _check_alpha(input, alpha)
     return input - other if alpha == 1 else input - other * alpha
 
 
-@pointwise(dunder="mul", rdunder="mul", aliases=("multiply",))
+@op(method=False)
+def rsub(input: T, other: T, *, alpha=1):
+    """Matches `torch.rsub`: `other - alpha * input`."""
+    _check_sub(input, other)
+    _check_alpha(input, alpha)
+    return other - input if alpha == 1 else other - input * alpha
+
+
+@pointwise(dunder="mul", aliases=("multiply",))
+@opmath
 def mul(input: T, other: T):
-    if input.dtype == jnp.bool_:
+    if is_bool(input):
         return input & other
     return input * other
 
@@ -50,129 +197,291 @@ def _div_kind(rounding_mode=None):
     return INT_TO_FLOAT if rounding_mode is None else DEFAULT
 
 
-def _floor_div(a, b):
-    if jnp.issubdtype(a.dtype, jnp.integer):
-        return jnp.floor_divide(a, b)
-    return jnp.floor(a / b)
+def _floor_div(a, b, kernel="div_floor_cpu"):
+    if is_bool(a):
+        raise not_implemented(kernel, a)
+    # jnp.floor_divide on floats is Python's algorithm (fmod, then correct), as PyTorch's.
+    return jnp.floor_divide(a, b)
 
 
-@pointwise(promote=_div_kind, dunder="truediv", rdunder="truediv", aliases=("divide",))
+@pointwise(promote=_div_kind, dunder="truediv", aliases=("divide",))
 def div(input: T, other: T, *, rounding_mode=None):
     if rounding_mode is None:
-        return input / other
+        return opmath(jnp.true_divide)(input, other)
     if rounding_mode == "trunc":
-        if jnp.issubdtype(input.dtype, jnp.integer):
-            q = jnp.floor_divide(input, other)
-            return jnp.where((q < 0) & (q * other != input), q + 1, q)
-        return jnp.trunc(input / other)
+        if is_bool(input):
+            raise not_implemented("div_trunc_cpu", input)
+        if is_int(input):
+            return lax.div(*jnp.broadcast_arrays(input, other))  # C division: toward zero
+        # PyTorch rounds the quotient to a half type before truncating it.
+        return jnp.trunc(opmath(jnp.true_divide)(input, other))
     if rounding_mode == "floor":
-        return _floor_div(input, other)
-    raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
-                     f"found '{rounding_mode}'")
+        return opmath(_floor_div)(input, other)
+    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+                       f"found '{rounding_mode}'")
 
 
 @pointwise(promote=INT_TO_FLOAT)
+@opmath
 def true_divide(input: T, other: T):
     return input / other
 
 
-@pointwise(dunder="floordiv", rdunder="floordiv")
+@pointwise(dunder="floordiv")
+@opmath
 def floor_divide(input: T, other: T):
     return _floor_div(input, other)
 
 
-@pointwise(dunder="mod", rdunder="mod")
+@pointwise(dunder="mod")
+@opmath
 def remainder(input: T, other: T):
+    """Matches `torch.remainder`: Python's modulo (the result has the divisor's sign)."""
+    if is_bool(input) or is_complex(input):
+        raise not_implemented("remainder_cpu", input)
     return jnp.remainder(input, other)
 
 
 @pointwise()
+@opmath
 def fmod(input: T, other: T):
+    """Matches `torch.fmod`: C's fmod (the result has the dividend's sign)."""
+    if is_bool(input) or is_complex(input):
+        raise not_implemented("fmod_cpu", input)
     return jnp.fmod(input, other)
 
 
-@pointwise(dunder="pow", rdunder="pow")
+def _int_pow(base, exp):
+    # Negative exponents: PyTorch truncates 1 / base**n, so only |base| == 1 survives.
+    pos = jnp.power(base, jnp.where(exp < 0, 0, exp).astype(base.dtype))
+    if not jnp.issubdtype(base.dtype, jnp.signedinteger):
+        return pos
+    one = jnp.ones((), base.dtype)
+    neg = jnp.where(base == 1, one,
+                    jnp.where(base == -1, jnp.where(exp % 2 == 0, one, -one), 0 * one))
+    return jnp.where(exp < 0, neg, pos)
+
+
+@pointwise(dunder="pow")
+@opmath
 def pow(input: T, exponent: T):
+    if is_bool(input):
+        raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+    if is_int(input):
+        return _int_pow(input, exponent)
     return jnp.power(input, exponent)
+
+
+def _check_int_pow(input, exponent=None, *args, **kwargs):
+    exponent = kwargs.get("exponent", exponent)
+    if (isinstance(input, Tensor) and not (input.dtype.is_floating_point or input.dtype.is_complex)
+            and isinstance(exponent, numbers.Integral) and not isinstance(exponent, bool)
+            and exponent < 0):
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+
+
+_guard("pow", _check_int_pow)
+METHODS["__ipow__"] = METHODS["pow_"]
+METHODS["__pow__"] = _binary_dunder(METHODS["pow"])
+reflected("pow", lambda self, other: pow(other, self))
+
+
+@pointwise(promote=NONE)
+def float_power(input: T, exponent: T):
+    """Matches `torch.float_power`: always computed in float64 (complex128 for complex)."""
+    dt = jnp.complex128 if is_complex(input) or is_complex(exponent) else jnp.float64
+    return jnp.power(jnp.asarray(input, dt), jnp.asarray(exponent, dt))
+
+
+def _check_float_power(input, exponent=None, *args, out=None, _inplace=False, **kwargs):
+    exponent = kwargs.get("exponent", exponent)
+    cplx = any(isinstance(x, complex) or (isinstance(x, Tensor) and x.dtype.is_complex)
+               for x in (input, exponent))
+    want = _dtype.complex128 if cplx else _dtype.float64
+    for what, t in (("base given to float_power_", input if _inplace else None),
+                    ("output given to float_power", out)):
+        if isinstance(t, Tensor) and t.dtype is not want:
+            raise RuntimeError(f"the {what} has dtype {_c10_name(t.dtype)} but the operation's "
+                               f"result requires dtype {_c10_name(want)}")
+
+
+_guard("float_power", _check_float_power, variants=("",))
+_guard("float_power_", functools.partial(_check_float_power, _inplace=True), variants=("",))
 
 
 @pointwise(dunder="neg", aliases=("negative",))
 def neg(input: T):
-    if input.dtype == jnp.bool_:
+    if is_bool(input):
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
                            "you are trying to invert a mask, use the `~` or `logical_not()` "
                            "operator instead.")
     return -input
 
 
-@pointwise(dunder="abs", aliases=("absolute",), promote=DEFAULT)
+@op(dunder="pos")
+def positive(input: T):
+    if is_bool(input):
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+@pointwise(dunder="abs", aliases=("absolute",), promote=COMPLEX_TO_FLOAT)
 def abs(input: T):
+    if is_bool(input):
+        raise not_implemented("abs_cpu", input)
     return jnp.abs(input)
 
 
-# ---------------------------------------------------------------------------
-# Unary float math: one declaration per row.
+@pointwise(promote=BOOL_TO_LONG)
+def square(input: T):
+    return input * input
 
 
-def _unary(name, fn, promote=INT_TO_FLOAT, aliases=()):
-    def impl(input: T):
-        return fn(input)
-    impl.__name__ = name
-    impl.__doc__ = f"Matches `torch.{name}`."
-    return pointwise(impl, promote=promote, aliases=aliases)
+@pointwise()
+@opmath
+def addcmul(input: T, tensor1: T, tensor2: T, *, value=1):
+    _check_alpha(input, value, "value")
+    if value == 1:
+        return input + tensor1 * tensor2
+    return input + jnp.asarray(value, input.dtype) * tensor1 * tensor2
 
 
-_UNARY_FLOAT = [
-    ("exp", jnp.exp, ()),
-    ("exp2", jnp.exp2, ("special.exp2",)),
-    ("expm1", jnp.expm1, ("special.expm1",)),
-    ("log", jnp.log, ()),
-    ("log2", jnp.log2, ()),
-    ("log10", jnp.log10, ()),
-    ("log1p", jnp.log1p, ("special.log1p",)),
-    ("sqrt", jnp.sqrt, ()),
-    ("rsqrt", jax.lax.rsqrt, ()),
-    ("sin", jnp.sin, ()),
-    ("cos", jnp.cos, ()),
-    ("tan", jnp.tan, ()),
-    ("asin", jnp.arcsin, ("arcsin",)),
-    ("acos", jnp.arccos, ("arccos",)),
-    ("atan", jnp.arctan, ("arctan",)),
-    ("sinh", jnp.sinh, ()),
-    ("cosh", jnp.cosh, ()),
-    ("tanh", jnp.tanh, ("nn.functional.tanh",)),
-    ("asinh", jnp.arcsinh, ("arcsinh",)),
-    ("acosh", jnp.arccosh, ("arccosh",)),
-    ("atanh", jnp.arctanh, ("arctanh",)),
-    ("sigmoid", jax.nn.sigmoid, ("special.expit", "nn.functional.sigmoid")),
-    ("erf", jax.scipy.special.erf, ("special.erf",)),
-    ("erfc", jax.scipy.special.erfc, ("special.erfc",)),
-    ("erfinv", jax.scipy.special.erfinv, ("special.erfinv",)),
-    ("reciprocal", jnp.reciprocal, ()),
-]
+@pointwise(promote=NONE)
+def addcdiv(input: T, tensor1: T, tensor2: T, *, value=1):
+    if is_int(tensor1) and is_int(tensor2):
+        raise RuntimeError(
+            "Integer division with addcdiv is no longer supported, and in a future  release "
+            "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
+            "behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2))."
+            "to(input.dtype) using PyTorch 1.7 and later, or as (input + value * tensor1 / "
+            "tensor2) with earlier versions.")
+    dt = result_dtype(input, tensor1, tensor2)
+    return opmath(_addcdiv)(*(jnp.asarray(x, dt) for x in (input, tensor1, tensor2)), value)
 
-for _name, _fn, _aliases in _UNARY_FLOAT:
-    globals()[_name] = _unary(_name, _fn, aliases=_aliases)
+
+def _addcdiv(input, tensor1, tensor2, value):
+    _check_alpha(input, value, "value")
+    return input + value * (tensor1 / tensor2)
+
+
+@pointwise(promote=NONE)
+def lerp(input: T, end: T, weight: T):
+    """Matches `torch.lerp`; like PyTorch, switches formula at weight 0.5 for exact ends."""
+    for name, x in (("end", end), ("weight", weight)):
+        if not jax.typeof(x).weak_type and x.dtype != input.dtype:
+            raise RuntimeError(_lerp_dtype_error(input, x, name))
+    if is_int(input):
+        raise not_implemented("lerp_kernel_scalar" if jax.typeof(weight).weak_type
+                              else "lerp_kernel_tensor", input)
+    # The weight stays in the computation type (float32 for half inputs), unrounded.
+    wdt = jnp.float32 if input.dtype in _HALF else input.dtype
+    return opmath(_lerp)(input, end, jnp.asarray(weight, wdt))
+
+
+def _lerp_dtype_error(input, x, name):
+    def nm(a):
+        return {"float32": "float", "float64": "double", "float16": "c10::Half",
+                "bfloat16": "c10::BFloat16", "complex64": "c10::complex<float>",
+                "complex128": "c10::complex<double>"}.get(str(a.dtype), str(a.dtype))
+    return f"expected dtype {nm(input)} for `{name}` but got dtype {nm(x)}"
+
+
+def _lerp(start, end, weight):
+    diff = end - start
+    return jnp.where(jnp.abs(weight) < 0.5, start + weight * diff, end - diff * (1 - weight))
+
+
+# Python's reflected operators: `2 - t` is `rsub(t, 2)`, `2 / t` is `t.reciprocal() * 2`.
+reflected("add", lambda self, other: add(other, self))
+reflected("sub", lambda self, other: rsub(self, other))
+reflected("mul", lambda self, other: mul(other, self))
+reflected("floordiv", lambda self, other: floor_divide(other, self))
+reflected("mod", lambda self, other: remainder(other, self))
 
 
 # ---------------------------------------------------------------------------
 # Comparison
 
 
-def _compare(name, fn, dunder=None, aliases=()):
+def _compare(name, fn, dunder=None, aliases=(), complex_ok=False):
     def impl(input: T, other: T):
+        if not complex_ok and is_complex(input):
+            raise not_implemented(f"{name}_cpu", input)
         return fn(input, other)
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.{name}`."
-    return pointwise(impl, promote=ALWAYS_BOOL, dunder=dunder, aliases=aliases)
+    f = pointwise(impl, promote=ALWAYS_BOOL, dunder=dunder, aliases=aliases)
+    alias_methods(name, *aliases)
+    if dunder:
+        METHODS[f"__{dunder}__"] = _binary_dunder(METHODS[name])
+    return f
 
 
-eq = _compare("eq", jnp.equal, "eq")
-ne = _compare("ne", jnp.not_equal, "ne", ("not_equal",))
+eq = _compare("eq", jnp.equal, "eq", complex_ok=True)
+ne = _compare("ne", jnp.not_equal, "ne", ("not_equal",), complex_ok=True)
 lt = _compare("lt", jnp.less, "lt", ("less",))
 le = _compare("le", jnp.less_equal, "le", ("less_equal",))
 gt = _compare("gt", jnp.greater, "gt", ("greater",))
 ge = _compare("ge", jnp.greater_equal, "ge", ("greater_equal",))
+
+
+def _extremum(name, fn):
+    def impl(input: T, other: T):
+        if is_complex(input):
+            raise RuntimeError(f"{name} not implemented for complex tensors.")
+        return fn(input, other)
+    impl.__name__ = name
+    impl.__doc__ = f"Matches `torch.{name}`."
+    return op(impl)
+
+
+maximum = _extremum("maximum", jnp.maximum)   # NaN-propagating
+minimum = _extremum("minimum", jnp.minimum)
+fmax = _extremum("fmax", jnp.fmax)            # NaN-ignoring
+fmin = _extremum("fmin", jnp.fmin)
+
+
+@op(promote=NONE)
+def isclose(input: T, other: T, rtol=1e-05, atol=1e-08, equal_nan=False):
+    if input.dtype != other.dtype:
+        raise RuntimeError(f"{c10(input)} did not match {c10(other)}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
+    close = input == other
+    if equal_nan and not is_int(input):
+        close = close | (jnp.isnan(input) & jnp.isnan(other))
+    if rtol == 0 and atol == 0:
+        return close
+    if is_bool(input):
+        input, other = input.astype(default_float()), other.astype(default_float())
+    # PyTorch's (rtol * other) promotes integers to the default float dtype.
+    scale_dt = default_float() if is_int(other) else other.dtype
+    allowed = atol + jnp.abs(rtol * other.astype(scale_dt))
+    actual = jnp.abs(input - other)
+    if is_complex(actual) or jnp.issubdtype(actual.dtype, jnp.floating):
+        finite = jnp.isfinite(actual)
+    else:
+        finite = True
+    return close | (finite & (actual <= allowed))
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    """Matches `torch.allclose`."""
+    return bool(jnp.all(isclose(input, other, rtol, atol, equal_nan)._array))
+
+
+def equal(input, other) -> bool:
+    """Matches `torch.equal`: same shape and same values (NaN is not equal to itself)."""
+    if tuple(input.shape) != tuple(other.shape):
+        return False
+    return bool(jnp.all(eq(input, other)._array))
+
+
+for _f in (allclose, equal):
+    _f.__module__ = "jtorch"
+    NAMESPACES[""][_f.__name__] = METHODS[_f.__name__] = _f
 
 
 # ---------------------------------------------------------------------------
@@ -183,6 +492,7 @@ def _logical(name, fn):
     def impl(input: T, other: T):
         return fn(input.astype(bool), other.astype(bool))
     impl.__name__ = name
+    impl.__doc__ = f"Matches `torch.{name}`: the result is bool (or `out`'s dtype)."
     return pointwise(impl, promote=NONE)
 
 
@@ -196,29 +506,107 @@ def logical_not(input: T):
     return jnp.logical_not(jnp.asarray(input).astype(bool))
 
 
-def _require_integral(name, a):
-    if not _is_int(a):
-        dt = {jnp.float32: "Float", jnp.float64: "Double", jnp.float16: "Half",
-              jnp.bfloat16: "BFloat16"}.get(jnp.result_type(a).type, str(jnp.result_type(a)))
-        raise RuntimeError(f'"{name}_cpu" not implemented for \'{dt}\'')
-
-
-def _bitwise(name, fn, dunder):
+def _bitwise(name, fn, dunder, kernel):
     def impl(input: T, other: T):
-        _require_integral(name, input)
+        if not is_int(input):
+            raise not_implemented(kernel, input)
         return fn(input, other)
     impl.__name__ = name
-    return pointwise(impl, dunder=dunder, rdunder=dunder)
+    impl.__doc__ = f"Matches `torch.{name}`."
+    f = pointwise(impl, dunder=dunder)
+    METHODS[f"__{dunder}__"] = _binary_dunder(METHODS[name])
+    reflected(dunder, lambda self, other: f(other, self))
+    return f
 
 
-bitwise_and = _bitwise("bitwise_and", jnp.bitwise_and, "and")
-bitwise_or = _bitwise("bitwise_or", jnp.bitwise_or, "or")
-bitwise_xor = _bitwise("bitwise_xor", jnp.bitwise_xor, "xor")
-bitwise_left_shift = _bitwise("bitwise_left_shift", jnp.left_shift, "lshift")
-bitwise_right_shift = _bitwise("bitwise_right_shift", jnp.right_shift, "rshift")
+def _shift_left(a, b):
+    if is_bool(a):
+        return (a & (b == 0)) if is_bool(b) else a
+    # XLA, like PyTorch, gives 0 for shifts of at least the bit width (and negative ones).
+    return jnp.left_shift(a, b)
+
+
+bitwise_and = _bitwise("bitwise_and", jnp.bitwise_and, "and", "bitwise_and_cpu")
+bitwise_or = _bitwise("bitwise_or", jnp.bitwise_or, "or", "bitwise_or_cpu")
+bitwise_xor = _bitwise("bitwise_xor", jnp.bitwise_xor, "xor", "bitwise_xor_cpu")
+bitwise_left_shift = _bitwise("bitwise_left_shift", _shift_left, "lshift", "lshift_cpu")
+bitwise_right_shift = _bitwise("bitwise_right_shift", jnp.right_shift, "rshift", "rshift_cpu")
 
 
 @pointwise(dunder="invert")
 def bitwise_not(input: T):
-    _require_integral("bitwise_not", input)
+    if not is_int(input):
+        raise not_implemented("bitwise_not_cpu", input)
     return jnp.invert(input)
+
+
+# ---------------------------------------------------------------------------
+# where and clamp
+
+
+@op(method=False)
+def where(condition: TI, input: T, other: T):
+    """Matches the three-argument `torch.where`; scalars are allowed for `input`/`other`."""
+    cond = jnp.asarray(condition)
+    if cond.dtype != jnp.bool_:
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {c10(cond)}")
+    return jnp.where(cond, input, other)
+
+
+_where3 = where
+
+
+def where(condition, input=None, other=None, *, out=None):  # noqa: F811
+    """Matches `torch.where`; the one-argument form is `nonzero(condition, as_tuple=True)`."""
+    if input is None and other is None and out is None:
+        return NAMESPACES[""]["nonzero"](condition, as_tuple=True)
+    return _where3(condition, input, other, out=out)
+
+
+where.__module__ = "jtorch"
+NAMESPACES[""]["where"] = where
+METHODS["where"] = lambda self, condition, other: _where3(condition, self, other)
+
+
+def _check_clamp(input, name="clamp"):
+    if is_complex(input):
+        raise NotImplementedError(f"{name} is not supported for complex types")
+
+
+@pointwise(aliases=("clip",))
+def clamp(input: T, min: T = None, max: T = None):
+    """Matches `torch.clamp`: NaN propagates, and `max` wins when `min > max`."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    _check_clamp(input)
+    out = input
+    if min is not None:
+        out = jnp.maximum(out, min)
+    if max is not None:
+        out = jnp.minimum(out, max)
+    return out
+
+
+alias_methods("clamp", "clip")
+
+
+@pointwise()
+def clamp_min(input: T, min: T):
+    _check_clamp(input, "clamp_min")
+    return jnp.maximum(input, min)
+
+
+@pointwise()
+def clamp_max(input: T, max: T):
+    _check_clamp(input, "clamp_max")
+    return jnp.minimum(input, max)
+
+
+alias_methods("sub", "subtract")
+alias_methods("mul", "multiply")
+alias_methods("div", "divide")
+alias_methods("neg", "negative")
+alias_methods("abs", "absolute")
+
+from . import pointwise_math  # noqa: E402,F401

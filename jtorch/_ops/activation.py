@@ -1,0 +1,551 @@
+"""Activation kernels (`torch.nn.functional.relu` ... `softmax`) and the dropout family.
+
+Each activation is one kernel declared under `nn.functional`; `_act` publishes
+the extra names PyTorch has for it (`torch.relu`, `Tensor.relu_`, `F.elu_`)
+and makes `inplace=True` write the result into `input` and return it, as
+PyTorch's functional forms do. Formulas follow PyTorch's CPU kernels (same
+constants, same branch conditions), computed in float32 for half types.
+"""
+
+import math
+import warnings
+
+import jax
+import jax.numpy as jnp
+
+from .. import _dtype, _random
+from .._tensor import wrap_dim
+from . import _registry
+from ._registry import DEFAULT, INT_TO_FLOAT, NONE, OpDef, T, TI, composite, op
+
+
+# ---------------------------------------------------------------------------
+# Helpers shared by the nn kernel families
+
+
+def c10_name(dt) -> str:
+    """PyTorch's scalar-type name of a numpy/jax dtype ("Float", "Long")."""
+    return _registry._c10_name(_dtype.from_np(jnp.dtype(dt)))
+
+
+def need_float(kernel: str, a, complex_ok: bool = False) -> None:
+    """Raises PyTorch's error for a float-only CPU kernel given another dtype."""
+    dt = jnp.result_type(a)
+    if jnp.issubdtype(dt, jnp.floating) or (complex_ok and jnp.issubdtype(dt, jnp.complexfloating)):
+        return
+    raise NotImplementedError(f'"{kernel}" not implemented for \'{c10_name(dt)}\'')
+
+
+def opmath(a):
+    """`a` in the precision PyTorch computes it in: float32 for float16/bfloat16."""
+    if a.dtype in (jnp.float16, jnp.bfloat16):
+        return a.astype(jnp.float32)
+    return a
+
+
+def private_op(impl, promote=DEFAULT, jit=True):
+    """A kernel that is not published under any torch name (a building block of composites).
+
+    Returns `(call, call_inplace)`: functions of the kernel's full argument tuple.
+    """
+    d = OpDef(impl, impl.__name__, promote, jit, None, True, False, None, None)
+    return (lambda *args: _registry.call(d, args)), (lambda *args: _registry.call_inplace(d, args))
+
+
+def _act(*, promote=DEFAULT, torch_fn=False, method=False, out=False, torch_inplace=False,
+         method_inplace=False, f_inplace=False):
+    """Declares `nn.functional.<name>` and the further names PyTorch gives it.
+
+    An `inplace` parameter of the kernel becomes PyTorch's functional switch: with
+    `inplace=True` the result is written into `input`, which is returned.
+
+    Args:
+      torch_fn / method: also `torch.<name>` / `Tensor.<name>`.
+      torch_inplace / method_inplace / f_inplace: also `torch.<name>_` / `Tensor.<name>_` /
+        `nn.functional.<name>_`.
+    """
+    def deco(impl):
+        short = impl.__name__
+        fn = op(impl, name=f"nn.functional.{short}", promote=promote, method=method, out=out,
+                aliases=(short,) if torch_fn else ())
+        d = fn._op
+        names = [p.name for p in d.params]
+        env = {"_op": d, "_call": _registry.call, "_inplace": _registry.call_inplace}
+        if "inplace" in names:
+            # One kernel for both: `inplace` is never part of the compile key.
+            args = "(" + "".join(("False" if n == "inplace" else n) + ", " for n in names) + ")"
+            fn = _registry._gen(short, d.params,
+                                f"return (_inplace if inplace else _call)(_op, {args})", env)
+            fn.__doc__ = f"Matches `torch.nn.functional.{short}`."
+            fn._op = d
+            d.fn = fn
+            _registry.NAMESPACES["nn.functional"][short] = fn
+            if torch_fn:
+                _registry.NAMESPACES[""][short] = fn
+            if method:
+                _registry.METHODS[short] = fn
+            params = [p for p in d.params if p.name != "inplace"]
+        else:
+            args = "(" + "".join(n + ", " for n in names) + ")"
+            params = d.params
+        if torch_inplace or method_inplace or f_inplace:
+            ifn = _registry._gen(short + "_", params, f"return _inplace(_op, {args})", env)
+            ifn.__doc__ = f"In-place `{short}`."
+            d.inplace_fn = ifn
+            if torch_inplace:
+                _registry.NAMESPACES[""][short + "_"] = ifn
+            if f_inplace:
+                _registry.NAMESPACES["nn.functional"][short + "_"] = ifn
+            if method_inplace:
+                _registry.METHODS[short + "_"] = ifn
+        return fn
+    return deco
+
+
+# ---------------------------------------------------------------------------
+# ReLU family
+
+
+@_act(torch_fn=True, method=True, torch_inplace=True, method_inplace=True, f_inplace=True)
+def relu(input: T, inplace=False):
+    if input.dtype == jnp.bool_:
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return jnp.maximum(input, jnp.zeros((), input.dtype))
+
+
+@_act()
+def relu6(input: T, inplace=False):
+    return jnp.clip(input, jnp.asarray(0, input.dtype), jnp.asarray(6, input.dtype))
+
+
+@_act(f_inplace=True)
+def hardtanh(input: T, min_val=-1.0, max_val=1.0, inplace=False):
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    if jnp.issubdtype(input.dtype, jnp.integer):
+        lo, hi = jnp.asarray(int(min_val), input.dtype), jnp.asarray(int(max_val), input.dtype)
+        return jnp.clip(input, lo, hi)
+    return jnp.clip(input, min_val, max_val).astype(input.dtype)
+
+
+@_act(f_inplace=True)
+def leaky_relu(input: T, negative_slope=0.01, inplace=False):
+    need_float("leaky_relu_cpu", input)
+    x = opmath(input)
+    return jnp.where(x > 0, x, x * negative_slope)
+
+
+@_act(torch_fn=True, torch_inplace=True, f_inplace=True)
+def threshold(input: T, threshold, value, inplace=False):
+    # PyTorch: x <= threshold ? value : x (so NaN passes through).
+    return jnp.where(input <= threshold, jnp.asarray(value).astype(input.dtype), input)
+
+
+# rrelu draws its slopes from the default generator when training.
+def _rrelu_kernel(input: T, key: TI, lower, upper, training):
+    need_float("leaky_relu_cpu", input)
+    x = opmath(input)
+    if not training:
+        return jnp.where(x > 0, x, x * ((lower + upper) / 2))
+    r = jax.random.uniform(key, x.shape, x.dtype, lower, upper)
+    return jnp.where(x <= 0, x * r, x)
+
+
+_rrelu_call, _rrelu_inplace = private_op(_rrelu_kernel)
+
+
+def _rrelu_key(training, generator=None):
+    return _random.key_for(generator) if training else jnp.zeros((2,), jnp.uint32)
+
+
+@composite(name="nn.functional.rrelu", method=False)
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Matches `torch.nn.functional.rrelu`."""
+    f = _rrelu_inplace if inplace else _rrelu_call
+    return f(input, _rrelu_key(training), float(lower), float(upper), bool(training))
+
+
+@composite(name="nn.functional.rrelu_", method=False)
+def _f_rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    """Matches `torch.nn.functional.rrelu_`."""
+    return _rrelu_inplace(input, _rrelu_key(training), float(lower), float(upper), bool(training))
+
+
+@composite(name="rrelu", method=False)
+def _torch_rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    """Matches `torch.rrelu`."""
+    return _rrelu_call(input, _rrelu_key(training, generator), float(lower), float(upper),
+                       bool(training))
+
+
+@composite(name="rrelu_", method=False)
+def _torch_rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    """Matches `torch.rrelu_`."""
+    return _rrelu_inplace(input, _rrelu_key(training, generator), float(lower), float(upper),
+                          bool(training))
+
+
+@op(promote=DEFAULT, aliases=("nn.functional.prelu",), out=False)
+def prelu(input: T, weight: T):
+    need_float("prelu_cpu", input)
+    if weight.ndim > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                           f"ndim = {weight.ndim}")
+    channels = input.shape[1] if input.ndim >= 2 else 1
+    if weight.size != 1 and weight.size != channels:
+        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
+                           f"parameter numbers = {weight.size} and channel size = {channels}.")
+    x, w = opmath(input), opmath(weight)
+    if weight.size == 1:
+        w = w.reshape(())
+    else:
+        w = w.reshape((channels,) + (1,) * (input.ndim - 2))
+    return jnp.where(x > 0, x, w * x)
+
+
+# ---------------------------------------------------------------------------
+# Exponential-linear family
+
+
+def _elu(x, alpha, scale, input_scale):
+    # PyTorch's elu kernel: x <= 0 ? expm1(x * input_scale) * alpha * scale : x * scale
+    return jnp.where(x <= 0, jnp.expm1(x * input_scale) * (alpha * scale), x * scale)
+
+
+@_act(f_inplace=True)
+def elu(input: T, alpha=1.0, inplace=False):
+    need_float("elu_cpu", input)
+    return _elu(opmath(input), alpha, 1.0, 1.0)
+
+
+@_act(torch_fn=True, torch_inplace=True, f_inplace=True)
+def celu(input: T, alpha=1.0, inplace=False):
+    need_float("elu_cpu", input)
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+    return _elu(opmath(input), alpha, 1.0, 1.0 / alpha)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+@_act(torch_fn=True, torch_inplace=True, f_inplace=True)
+def selu(input: T, inplace=False):
+    need_float("elu_cpu", input)
+    return _elu(opmath(input), _SELU_ALPHA, _SELU_SCALE, 1.0)
+
+
+@op(name="nn.functional.gelu", method=False)
+def gelu(input: T, approximate="none"):
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    need_float("GeluKernelImpl", input)
+    x = opmath(input)
+    if approximate == "tanh":
+        k_beta = math.sqrt(2.0) * (2.0 / math.sqrt(math.pi)) * 0.5
+        inner = k_beta * (x + 0.044715 * x * x * x)
+        return 0.5 * x * (1 + jnp.tanh(inner))
+    return x * 0.5 * (1 + jax.scipy.special.erf(x * (1 / math.sqrt(2.0))))
+
+
+@_act()
+def silu(input: T, inplace=False):
+    need_float("silu_cpu", input, complex_ok=True)
+    x = opmath(input)
+    return x / (1 + jnp.exp(-x))
+
+
+@_act()
+def mish(input: T, inplace=False):
+    need_float("mish_cpu", input)
+    x = opmath(input)
+    return x * jnp.tanh(jax.nn.softplus(x))
+
+
+@op(name="nn.functional.softplus", method=False)
+def softplus(input: T, beta=1.0, threshold=20.0):
+    need_float("softplus_cpu", input)
+    x = opmath(input)
+    xb = x * beta
+    # Reverts to the identity where beta * x > threshold, as PyTorch does.
+    return jnp.where(xb > threshold, x, jnp.log1p(jnp.exp(jnp.minimum(xb, threshold))) / beta)
+
+
+@op(name="nn.functional.logsigmoid", method=False)
+def logsigmoid(input: T):
+    need_float("log_sigmoid_cpu", input)
+    x = opmath(input)
+    return jnp.minimum(x, 0) - jnp.log1p(jnp.exp(-jnp.abs(x)))
+
+
+@_act()
+def hardsigmoid(input: T, inplace=False):
+    need_float("hardsigmoid_cpu", input)
+    x = opmath(input)
+    return jnp.clip(x + 3, 0, 6) / 6
+
+
+@_act()
+def hardswish(input: T, inplace=False):
+    need_float("hardswish_cpu", input)
+    x = opmath(input)
+    return x * jnp.clip(x + 3, 0, 6) / 6
+
+
+@op(name="nn.functional.glu", method=False, out=False)
+def glu(input: T, dim=-1):
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = wrap_dim(dim, input.ndim)
+    n = input.shape[d]
+    if n % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {n}")
+    need_float("glu_cpu", input)
+    x = opmath(input)
+    a, b = jnp.split(x, 2, axis=d)
+    return a * jax.nn.sigmoid(b)
+
+
+# ---------------------------------------------------------------------------
+# Shrinkage and friends
+
+
+@op(name="nn.functional.hardshrink", method=True, aliases=("hardshrink",))
+def hardshrink(input: T, lambd=0.5):
+    need_float("hardshrink_cpu", input)
+    return jnp.where((input >= -lambd) & (input <= lambd), jnp.zeros((), input.dtype), input)
+
+
+@op(name="nn.functional.softshrink", method=False)
+def softshrink(input: T, lambd=0.5):
+    need_float("softshrink_cpu", input)
+    if lambd < 0:
+        big = float(jnp.finfo(input.dtype).max)
+        raise RuntimeError(f"lambda must be in range [0, {big:g}] for input dtype "
+                           f"{c10_name(input.dtype)}, but found {lambd:g}")
+    x = opmath(input)
+    return jnp.where(x > lambd, x - lambd, jnp.where(x < -lambd, x + lambd, jnp.zeros((), x.dtype)))
+
+
+@op(name="nn.functional.softsign", method=False, out=False, promote=INT_TO_FLOAT)
+def softsign(input: T):
+    return input / (jnp.abs(input) + 1)
+
+
+@op(name="nn.functional.tanhshrink", method=False, out=False, promote=INT_TO_FLOAT)
+def tanhshrink(input: T):
+    return input - jnp.tanh(input)
+
+
+# ---------------------------------------------------------------------------
+# Softmax family
+
+
+def _softmax_args(input, dim, dtype, lastdim_kernel, kernel):
+    """The input cast as PyTorch's softmax kernels see it, and the wrapped dim."""
+    d = wrap_dim(dim, input.ndim)
+    if dtype is not None:
+        input = input.astype(dtype.np)
+    if not jnp.issubdtype(input.dtype, jnp.floating):
+        k = lastdim_kernel if d == max(input.ndim - 1, 0) else kernel
+        need_float(k, input)
+    return opmath(input), d
+
+
+def _along(fn, x, d):
+    if x.ndim == 0:
+        return fn(x.reshape(1), axis=0).reshape(())
+    return fn(x, axis=d)
+
+
+def _out_dtype(input, dtype):
+    return dtype.np if dtype is not None else input.dtype
+
+
+@op(promote=NONE, aliases=("special.softmax",))
+def softmax(input: T, dim, dtype=None):
+    x, d = _softmax_args(input, dim, dtype, "softmax_lastdim_kernel_impl", "softmax_kernel_impl")
+    return _along(jax.nn.softmax, x, d).astype(_out_dtype(input, dtype))
+
+
+@op(promote=NONE, aliases=("special.log_softmax",))
+def log_softmax(input: T, dim, dtype=None):
+    x, d = _softmax_args(input, dim, dtype, "log_softmax_lastdim_kernel_impl",
+                         "log_softmax_kernel_impl")
+    return _along(jax.nn.log_softmax, x, d).astype(_out_dtype(input, dtype))
+
+
+def _implicit_dim(name, ndim, dim):
+    if dim is not None:
+        return dim
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                  "to include dim=X as an argument.", stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+@composite(name="nn.functional.softmax", method=False)
+def _f_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """Matches `torch.nn.functional.softmax`."""
+    return softmax(input, _implicit_dim("softmax", input.ndim, dim), dtype=dtype)
+
+
+@composite(name="nn.functional.log_softmax", method=False)
+def _f_log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """Matches `torch.nn.functional.log_softmax`."""
+    return log_softmax(input, _implicit_dim("log_softmax", input.ndim, dim), dtype=dtype)
+
+
+@composite(name="nn.functional.softmin", method=False)
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """Matches `torch.nn.functional.softmin`."""
+    return softmax(-input, _implicit_dim("softmin", input.ndim, dim), dtype=dtype)
+
+
+# ---------------------------------------------------------------------------
+# Dropout family: one kernel, fed a key from the default generator.
+
+# PyTorch's alpha-dropout constant (the SELU fixed point: -scale * alpha).
+_ALPHA = 1.7580993408473766
+
+
+def _dropout_kernel(input: T, key: TI, p, feature_dims, alpha):
+    if feature_dims and input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    if p == 1:
+        # PyTorch multiplies by zero, so NaN and inf stay NaN.
+        return input * jnp.zeros((), input.dtype)
+    shape = input.shape
+    if feature_dims:
+        shape = shape[:feature_dims] + (1,) * (input.ndim - feature_dims)
+    keep = jax.random.bernoulli(key, 1 - p, shape)
+    noise = keep.astype(input.dtype)
+    if not alpha:
+        return input * (noise / (1 - p)).astype(input.dtype)
+    a = 1.0 / math.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
+    b = (noise - 1) * (_ALPHA * a) + _ALPHA * a * p
+    return input * (noise * a) + b
+
+
+_dropout_call, _dropout_inplace = private_op(_dropout_kernel)
+
+
+def check_p(p) -> None:
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def dropout_apply(input, p, training, inplace, feature_dims=0, alpha=False, generator=None):
+    """Runs the dropout kernel; `input` itself when nothing is dropped (as PyTorch returns)."""
+    if not training or p == 0 or input.numel() == 0:
+        return input
+    f = _dropout_inplace if inplace else _dropout_call
+    return f(input, _random.key_for(generator), float(p), feature_dims, alpha)
+
+
+@composite(name="nn.functional.dropout", method=False)
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Matches `torch.nn.functional.dropout`."""
+    check_p(p)
+    return dropout_apply(input, p, training, inplace)
+
+
+@composite(name="nn.functional.alpha_dropout", method=False)
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Matches `torch.nn.functional.alpha_dropout`."""
+    check_p(p)
+    return dropout_apply(input, p, training, inplace, alpha=True)
+
+
+@composite(name="nn.functional.feature_alpha_dropout", method=False)
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Matches `torch.nn.functional.feature_alpha_dropout`."""
+    check_p(p)
+    return dropout_apply(input, p, training, inplace, feature_dims=2, alpha=True)
+
+
+def _warn_dims(name, ndim, ok, spatial, lo, hi):
+    if ndim not in ok:
+        warnings.warn(f"{name}: Received a {ndim}-D input to {name}, which is deprecated and will "
+                      "result in an error in a future release. To retain the behavior and silence "
+                      f"this warning, please use dropout instead. Note that {name} exists to "
+                      f"provide channel-wise dropout on inputs with {spatial} spatial dimensions, "
+                      "a channel dimension, and an optional batch dimension (i.e. "
+                      f"{lo}D or {hi}D inputs).", stacklevel=3)
+
+
+@composite(name="nn.functional.dropout1d", method=False)
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Matches `torch.nn.functional.dropout1d`."""
+    check_p(p)
+    if input.ndim not in (2, 3):
+        raise RuntimeError(
+            f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. Note that "
+            "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial "
+            "dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D "
+            "inputs).")
+    # An unbatched input is one sample: its noise covers the channel dim only.
+    return dropout_apply(input, p, training, inplace, feature_dims=1 if input.ndim == 2 else 2)
+
+
+@composite(name="nn.functional.dropout2d", method=False)
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Matches `torch.nn.functional.dropout2d`."""
+    check_p(p)
+    _warn_dims("dropout2d", input.ndim, (3, 4), 2, 3, 4)
+    if input.ndim == 3:
+        # PyTorch's historical behaviour: a 3-D input is read as (N, C, L).
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
+            "dropout behavior is desired - input is interpreted as shape (N, C, L), where C is "
+            "the channel dim. This behavior will change in a future release to interpret the "
+            "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
+            "channel-wise dropout behavior, please switch to using dropout1d instead.",
+            stacklevel=3)
+    return dropout_apply(input, p, training, inplace, feature_dims=2)
+
+
+@composite(name="nn.functional.dropout3d", method=False)
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Matches `torch.nn.functional.dropout3d`."""
+    check_p(p)
+    _warn_dims("dropout3d", input.ndim, (4, 5), 3, 4, 5)
+    return dropout_apply(input, p, training, inplace, feature_dims=2 if input.ndim == 5 else 1)
+
+
+def _torch_dropout(name, feature_dims, alpha, inplace):
+    def impl(input, p, train):
+        return dropout_apply(input, p, train, inplace, feature_dims=feature_dims, alpha=alpha)
+    impl.__name__ = name
+    impl.__doc__ = f"Matches `torch.{name}`."
+    return composite(impl, method=False)
+
+
+# torch.dropout & co. take (input, p, train) and do not check p.
+_torch_dropout("dropout", 0, False, False)
+_torch_dropout("dropout_", 0, False, True)
+_torch_dropout("alpha_dropout", 0, True, False)
+_torch_dropout("alpha_dropout_", 0, True, True)
+_torch_dropout("feature_dropout", 2, False, False)
+_torch_dropout("feature_dropout_", 2, False, True)
+_torch_dropout("feature_alpha_dropout", 2, True, False)
+_torch_dropout("feature_alpha_dropout_", 2, True, True)
+
+
+def _native_dropout_kernel(input: T, key: TI, p, train):
+    if not train or p == 0:
+        return input, jnp.ones(input.shape, jnp.bool_)
+    keep = jax.random.bernoulli(key, 1 - p, input.shape)
+    scale = 0.0 if p == 1 else 1.0 / (1 - p)
+    return input * keep.astype(input.dtype) * jnp.asarray(scale, input.dtype), keep
+
+
+_native_dropout_call, _ = private_op(_native_dropout_kernel, promote=NONE)
+
+
+@composite(method=False)
+def native_dropout(input, p, train):
+    """Matches `torch.native_dropout`: (output, mask)."""
+    return _native_dropout_call(input, _random.key_for(None) if train else
+                                jnp.zeros((2,), jnp.uint32), float(p), bool(train))
+

@@ -1,0 +1,1027 @@
+"""`torch.linalg` and the legacy torch-level linear algebra (det, svd, qr, lu, ...).
+
+Decompositions run on `jax.lax.linalg` / `jnp.linalg`, which on CPU call the
+same LAPACK routines as PyTorch (getrf, potrf, geqrf, syevd, gesdd, geev), so
+factors usually agree to rounding, signs included. Errors that depend on the
+values (a singular matrix, a matrix that is not positive-definite) cannot be
+raised from inside a compiled kernel: the `_ex` variants report them in
+`info` as PyTorch's do, the plain variants return nan/inf instead of raising.
+"""
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax._src.lax import linalg as _lax_linalg
+
+from .._tensor import wrap_dim
+from ._registry import NONE, T, TI, broadcast_error, composite, op
+from .matmul import HIGHEST, scalar_name, vecdot_check
+
+
+
+def linalg(**kw):
+    """Declares a `torch.linalg` op: no promotion, no Tensor method unless one is named."""
+    kw.setdefault("method", False)
+    return op(promote=NONE, **kw)
+
+
+def legacy(**kw):
+    """Declares a torch-level linear algebra op (a function and a Tensor method)."""
+    return op(promote=NONE, **kw)
+
+
+def _rename(fn, name: str):
+    """Gives an op's return type PyTorch's name (`torch.return_types.linalg_eigh`)."""
+    nt = fn._op.namedtuple
+    nt.__name__ = nt.__qualname__ = name
+    return fn
+
+
+# ---------------------------------------------------------------------------
+# Checks, with PyTorch's messages
+
+
+def _is_float(a) -> bool:
+    return jnp.issubdtype(a.dtype, jnp.floating) or jnp.issubdtype(a.dtype, jnp.complexfloating)
+
+
+def _check_float(a, name: str):
+    if not _is_float(a):
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
+                           f"{scalar_name(a)}")
+
+
+def _check_ndim(a, name: str, what: str = "A"):
+    if a.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor {what} must have at least 2 dimensions.")
+
+
+def _check_square(a, name: str, what: str = "A"):
+    _check_ndim(a, name, what)
+    if a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(f"{name}: {what} must be batches of square matrices, but they are "
+                           f"{a.shape[-2]} by {a.shape[-1]} matrices")
+
+
+def _square_float(a, name: str):
+    _check_square(a, name)
+    _check_float(a, name)
+
+
+def _check_same(a, b, name: str):
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"{name}: Expected A and B to have the same dtype, but found A of type "
+                           f"{scalar_name(a)} and B of type {scalar_name(b)} instead")
+
+
+def _mH(a):
+    return jnp.conj(jnp.swapaxes(a, -1, -2))
+
+
+def _mT(a):
+    return jnp.swapaxes(a, -1, -2)
+
+
+def _matmul(a, b):
+    return jnp.matmul(a, b, precision=HIGHEST)
+
+
+def _real_dtype(a):
+    return jnp.finfo(a.dtype).dtype
+
+
+def _broadcast_batch(a, b, name=None):
+    """Broadcasts the batch dims (all but the last two) of two stacks of matrices."""
+    err = broadcast_error(a.shape[:-2], b.shape[:-2])
+    if err is not None:
+        raise err
+    batch = tuple(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+    return (jnp.broadcast_to(a, batch + a.shape[-2:]), jnp.broadcast_to(b, batch + b.shape[-2:]))
+
+
+# ---------------------------------------------------------------------------
+# Cholesky
+
+
+def _chol(a, upper):
+    # LAPACK reads one triangle only: the lower, or for upper=True the upper (as conj-transposed).
+    src = _mH(a) if upper else a
+    low = jnp.tril(src)
+    low = low + _mH(jnp.tril(low, -1))
+    L = jax.lax.linalg.cholesky(low, symmetrize_input=False)
+    return _mH(L) if upper else L
+
+
+def _chol_info(L):
+    d = jnp.diagonal(L, axis1=-2, axis2=-1)
+    if d.shape[-1] == 0:
+        return jnp.zeros(d.shape[:-1], jnp.int32)
+    bad = jnp.isnan(d) | (jnp.real(d) <= 0)
+    first = jnp.argmax(bad, axis=-1).astype(jnp.int32) + 1
+    return jnp.where(jnp.any(bad, axis=-1), first, 0).astype(jnp.int32)
+
+
+@linalg(name="linalg.cholesky")
+def linalg_cholesky(A: T, *, upper=False):
+    _square_float(A, "linalg.cholesky")
+    return _chol(A, upper)
+
+
+@linalg(name="linalg.cholesky_ex", returns=("L", "info"))
+def cholesky_ex(A: T, *, upper=False, check_errors=False):
+    _square_float(A, "linalg.cholesky")
+    L = _chol(A, upper)
+    info = _chol_info(L)
+    return jnp.where(jnp.isnan(L), jnp.zeros_like(L), L), info
+
+
+_rename(cholesky_ex, "linalg_cholesky_ex")
+
+
+@legacy()
+def cholesky(input: T, upper=False):
+    _square_float(input, "cholesky")
+    return _chol(input, upper)
+
+
+@legacy()
+def cholesky_inverse(input: T, upper=False):
+    _square_float(input, "cholesky_inverse")
+    f = _mH(input) if upper else input
+    eye = jnp.broadcast_to(jnp.eye(f.shape[-1], dtype=f.dtype), f.shape)
+    y = jax.lax.linalg.triangular_solve(f, eye, left_side=True, lower=True)
+    return _matmul(_mH(y), y)
+
+
+@legacy()
+def cholesky_solve(input: T, input2: T, upper=False):
+    _check_ndim(input, "cholesky_solve", "B")
+    _square_float(input2, "cholesky_solve")
+    _check_same(input2, input, "cholesky_solve")
+    b, f = _broadcast_batch(input, input2)
+    L = _mH(f) if upper else f
+    y = jax.lax.linalg.triangular_solve(L, b, left_side=True, lower=True)
+    return jax.lax.linalg.triangular_solve(L, y, left_side=True, lower=True, transpose_a=True,
+                                           conjugate_a=True)
+
+
+# ---------------------------------------------------------------------------
+# LU
+
+
+def _lu(a):
+    """(LU, 1-based int32 pivots, permutation, info) of a stack of matrices."""
+    lu_, piv, perm = jax.lax.linalg.lu(a)
+    k = min(a.shape[-2], a.shape[-1])
+    d = jnp.diagonal(lu_, axis1=-2, axis2=-1)[..., :k]
+    zero = d == 0
+    first = jnp.argmax(zero, axis=-1).astype(jnp.int32) + 1 if k else jnp.zeros(
+        d.shape[:-1], jnp.int32)
+    info = jnp.where(jnp.any(zero, axis=-1), first, 0).astype(jnp.int32)
+    return lu_, (piv + 1).astype(jnp.int32), perm, info
+
+
+def _check_pivot(pivot, name):
+    if not pivot:
+        raise RuntimeError(f"{name}: LU without pivoting is not implemented on the CPU")
+
+
+@linalg(name="linalg.lu_factor", returns=("LU", "pivots"))
+def lu_factor(A: T, *, pivot=True):
+    _check_ndim(A, "linalg.lu_factor")
+    _check_float(A, "linalg.lu_factor")
+    _check_pivot(pivot, "linalg.lu_factor")
+    lu_, piv, _, _ = _lu(A)
+    return lu_, piv
+
+
+@linalg(name="linalg.lu_factor_ex", returns=("LU", "pivots", "info"))
+def lu_factor_ex(A: T, *, pivot=True, check_errors=False):
+    _check_ndim(A, "linalg.lu_factor_ex")
+    _check_float(A, "linalg.lu_factor_ex")
+    _check_pivot(pivot, "linalg.lu_factor")
+    lu_, piv, _, info = _lu(A)
+    return lu_, piv, info
+
+
+_rename(lu_factor, "linalg_lu_factor")
+_rename(lu_factor_ex, "linalg_lu_factor_ex")
+
+
+def _unpack(lu_, perm):
+    m, n = lu_.shape[-2], lu_.shape[-1]
+    k = min(m, n)
+    L = jnp.tril(lu_[..., :, :k], -1) + jnp.eye(m, k, dtype=lu_.dtype)
+    U = jnp.triu(lu_[..., :k, :])
+    P = _mT(jax.nn.one_hot(perm, m, dtype=lu_.dtype))
+    return P, L, U
+
+
+@linalg(name="linalg.lu", returns=("P", "L", "U"))
+def linalg_lu(A: T, *, pivot=True):
+    _check_ndim(A, "linalg.lu")
+    _check_float(A, "linalg.lu")
+    _check_pivot(pivot, "linalg.lu_factor")
+    lu_, _, perm, _ = _lu(A)
+    return _unpack(lu_, perm)
+
+
+_rename(linalg_lu, "linalg_lu")
+
+
+def _perm_from_pivots(piv, m):
+    return jax.lax.linalg.lu_pivots_to_permutation(piv - 1, m)
+
+
+@legacy(method=False, returns=("P", "L", "U"))
+def lu_unpack(LU_data: T, LU_pivots: TI, unpack_data=True, unpack_pivots=True):
+    m = LU_data.shape[-2]
+    perm = _perm_from_pivots(LU_pivots.astype(jnp.int32), m)
+    P, L, U = _unpack(LU_data, perm)
+    empty = jnp.zeros((0,), LU_data.dtype)
+    return (P if unpack_pivots else empty, L if unpack_data else empty,
+            U if unpack_data else empty)
+
+
+
+def _lu_solve(lu_, piv, b, left, adjoint):
+    n = lu_.shape[-1]
+    if not left:
+        # X A = B  <=>  A^H X^H = B^H
+        return _mH(_lu_solve(lu_, piv, _mH(b), True, not adjoint))
+    lu_, b = _broadcast_batch(lu_, b)
+    piv = jnp.broadcast_to(piv, lu_.shape[:-2] + piv.shape[-1:])
+    perm = _perm_from_pivots(piv, n)
+    tri = jax.lax.linalg.triangular_solve
+    if not adjoint:
+        pb = jnp.take_along_axis(b, perm[..., None], axis=-2)
+        y = tri(lu_, pb, left_side=True, lower=True, unit_diagonal=True)
+        return tri(lu_, y, left_side=True, lower=False)
+    y = tri(lu_, b, left_side=True, lower=False, transpose_a=True, conjugate_a=True)
+    x = tri(lu_, y, left_side=True, lower=True, unit_diagonal=True, transpose_a=True,
+            conjugate_a=True)
+    inv = jnp.argsort(perm, axis=-1)
+    return jnp.take_along_axis(x, inv[..., None], axis=-2)
+
+
+@linalg(name="linalg.lu_solve")
+def linalg_lu_solve(LU: T, pivots: TI, B: T, *, left=True, adjoint=False):
+    _check_square(LU, "linalg.lu_solve", "LU")
+    _check_ndim(B, "linalg.lu_solve", "B")
+    _check_same(LU, B, "linalg.lu_solve")
+    n = LU.shape[-1]
+    if (B.shape[-2] if left else B.shape[-1]) != n:
+        eq = "AX = B" if left else "XA = B"
+        raise RuntimeError(f"linalg.lu_solve: Incompatible shapes of A and B for the equation "
+                           f"{eq} ({n}x{n} and {B.shape[-2]}x{B.shape[-1]})")
+    return _lu_solve(LU, pivots.astype(jnp.int32), B, left, adjoint)
+
+
+@legacy()
+def lu_solve(input: T, LU_data: T, LU_pivots: TI):
+    _check_same(LU_data, input, "lu_solve")
+    return _lu_solve(LU_data, LU_pivots.astype(jnp.int32), input, True, False)
+
+
+@legacy()
+def lu(A: T, pivot=True, get_infos=False):
+    _check_float(A, "lu")
+    _check_pivot(pivot, "linalg.lu_factor")
+    lu_, piv, _, info = _lu(A)
+    return (lu_, piv, info) if get_infos else (lu_, piv)
+
+
+# ---------------------------------------------------------------------------
+# Determinants and inverses
+
+
+def _slogdet(a):
+    s, l = jnp.linalg.slogdet(a)
+    return s.astype(a.dtype), l.astype(_real_dtype(a))
+
+
+@linalg(name="linalg.det")
+def linalg_det(A: T):
+    _square_float(A, "linalg.det")
+    return jnp.linalg.det(A)
+
+
+@legacy()
+def det(input: T):
+    _square_float(input, "linalg.det")
+    return jnp.linalg.det(input)
+
+
+@linalg(name="linalg.slogdet", returns=("sign", "logabsdet"))
+def linalg_slogdet(A: T):
+    _square_float(A, "linalg.slogdet")
+    return _slogdet(A)
+
+
+_rename(linalg_slogdet, "linalg_slogdet")
+
+
+@legacy(returns=("sign", "logabsdet"))
+def slogdet(input: T):
+    _square_float(input, "linalg.slogdet")
+    return _slogdet(input)
+
+
+@legacy()
+def logdet(input: T):
+    _square_float(input, "logdet")
+    s, l = _slogdet(input)
+    if jnp.issubdtype(input.dtype, jnp.complexfloating):
+        return jnp.log(s) + l
+    # A negative determinant has no real log: nan, as PyTorch gives.
+    return jnp.where(s < 0, jnp.nan, l).astype(input.dtype)
+
+
+def _inv_ex(a):
+    lu_, piv, perm, info = _lu(a)
+    eye = jnp.broadcast_to(jnp.eye(a.shape[-1], dtype=a.dtype), a.shape)
+    return _lu_solve(lu_, piv, eye, True, False), info
+
+
+@linalg(name="linalg.inv")
+def inv(A: T):
+    _square_float(A, "linalg.inv")
+    return _inv_ex(A)[0]
+
+
+@legacy()
+def inverse(input: T):
+    _square_float(input, "linalg.inv")
+    return _inv_ex(input)[0]
+
+
+@linalg(name="linalg.inv_ex", returns=("inverse", "info"))
+def inv_ex(A: T, *, check_errors=False):
+    _square_float(A, "linalg.inv_ex")
+    return _inv_ex(A)
+
+
+_rename(inv_ex, "linalg_inv_ex")
+
+
+# ---------------------------------------------------------------------------
+# Solves
+
+
+def _solve_shapes(A, B, left, name):
+    """B as a stack of matrices, and whether it was a (batch of) vector(s)."""
+    _check_square(A, name)
+    _check_float(A, name)
+    _check_same(A, B, name)
+    vector = B.ndim == 1 or (left and B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
+    Bm = B[..., None] if vector else B
+    if Bm.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor B must have at least 2 dimensions.")
+    n = A.shape[-1]
+    if (Bm.shape[-2] if left else Bm.shape[-1]) != n:
+        eq = "AX = B" if left else "XA = B"
+        raise RuntimeError(f"{name}: Incompatible shapes of A and B for the equation {eq} "
+                           f"({n}x{n} and {Bm.shape[-2]}x{Bm.shape[-1]})")
+    return Bm, vector
+
+
+def _solve(A, B, left, name):
+    Bm, vector = _solve_shapes(A, B, left, name)
+    lu_, piv, _, info = _lu(A)
+    x = _lu_solve(lu_, piv, Bm, left, False)
+    if vector:
+        x = x[..., 0]
+    info = jnp.broadcast_to(info, x.shape[:-1 if vector else -2])
+    return x, info
+
+
+@linalg(name="linalg.solve")
+def solve(A: T, B: T, *, left=True):
+    return _solve(A, B, left, "linalg.solve")[0]
+
+
+@linalg(name="linalg.solve_ex", returns=("result", "info"))
+def solve_ex(A: T, B: T, *, left=True, check_errors=False):
+    return _solve(A, B, left, "linalg.solve_ex")
+
+
+_rename(solve_ex, "linalg_solve_ex")
+
+
+def _tri_solve(A, B, upper, left, unitriangular):
+    A, B = _broadcast_batch(A, B)
+    return jax.lax.linalg.triangular_solve(A, B, left_side=left, lower=not upper,
+                                           unit_diagonal=unitriangular)
+
+
+@linalg(name="linalg.solve_triangular")
+def solve_triangular(A: T, B: T, *, upper, left=True, unitriangular=False):
+    name = "linalg.solve_triangular"
+    _check_ndim(A, name)
+    _check_ndim(B, name, "B")
+    _check_square(A, name)
+    _check_float(A, name)
+    _check_same(A, B, name)
+    return _tri_solve(A, B, upper, left, unitriangular)
+
+
+@legacy(returns=("solution", "cloned_coefficient"))
+def triangular_solve(input: T, A: T, upper=True, transpose=False, unitriangular=False):
+    name = "linalg.solve_triangular"
+    _check_ndim(input, name, "B")
+    _check_square(A, name)
+    _check_float(A, name)
+    _check_same(A, input, name)
+    A2, B2 = _broadcast_batch(A, input)
+    x = jax.lax.linalg.triangular_solve(A2, B2, left_side=True, lower=not upper,
+                                        transpose_a=transpose, unit_diagonal=unitriangular)
+    return x, A2
+
+
+# ---------------------------------------------------------------------------
+# QR, Householder, eigen and singular values
+
+
+def _qr(a, mode):
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
+                           f"'reduced' (default), 'r', or 'complete'")
+    if mode == "r":
+        return jnp.zeros((0,), a.dtype), jnp.linalg.qr(a, mode="r")
+    return jnp.linalg.qr(a, mode=mode)
+
+
+@linalg(name="linalg.qr", returns=("Q", "R"))
+def linalg_qr(A: T, mode="reduced"):
+    _check_ndim(A, "linalg.qr")
+    _check_float(A, "linalg.qr")
+    return _qr(A, mode)
+
+
+_rename(linalg_qr, "linalg_qr")
+
+
+@legacy(returns=("Q", "R"))
+def qr(input: T, some=True):
+    _check_ndim(input, "linalg.qr")
+    _check_float(input, "linalg.qr")
+    return _qr(input, "reduced" if some else "complete")
+
+
+@legacy(returns=("a", "tau"))
+def geqrf(input: T):
+    _check_ndim(input, "geqrf")
+    _check_float(input, "geqrf")
+    # jax keeps geqrf internal; its public householder_product/ormqr consume its output.
+    return _lax_linalg.geqrf(input)
+
+
+def _householder(A, tau):
+    return jax.lax.linalg.householder_product(A, tau)
+
+
+@linalg(name="linalg.householder_product", aliases=("orgqr",), method="orgqr")
+def householder_product(A: T, tau: T):
+    name = "torch.linalg.householder_product"
+    if A.ndim < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    if tau.ndim < 1:
+        raise RuntimeError(f"{name}: tau must have at least 1 dimension.")
+    if A.shape[-2] < A.shape[-1]:
+        raise RuntimeError(f"{name}: input.shape[-2] must be greater than or equal to "
+                           f"input.shape[-1]")
+    if A.shape[-1] < tau.shape[-1]:
+        raise RuntimeError(f"{name}: input.shape[-1] must be greater than or equal to "
+                           f"tau.shape[-1]")
+    if A.ndim - tau.ndim != 1:
+        raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but "
+                           f"got tau.ndim equal to {tau.ndim} and input.ndim is equal to {A.ndim}")
+    _check_float(A, name)
+    return _householder(A, tau)
+
+
+@legacy()
+def ormqr(input: T, input2: T, input3: T, left=True, transpose=False):
+    _check_float(input, "ormqr")
+    return jax.lax.linalg.ormqr(input, input2, input3, left=left, transpose=transpose)
+
+
+def _check_uplo(UPLO):
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+
+
+def _eigh(A, UPLO):
+    # Only the UPLO triangle is read, as LAPACK's syevd (which also fixes the vectors' signs).
+    w, v = jnp.linalg.eigh(A, UPLO=UPLO, symmetrize_input=False)
+    return w.astype(_real_dtype(A)), v
+
+
+@linalg(name="linalg.eigh", returns=("eigenvalues", "eigenvectors"))
+def eigh(A: T, UPLO="L"):
+    _square_float(A, "linalg.eigh")
+    _check_uplo(UPLO)
+    return _eigh(A, UPLO)
+
+
+_rename(eigh, "linalg_eigh")
+
+
+@linalg(name="linalg.eigvalsh")
+def eigvalsh(A: T, UPLO="L"):
+    _square_float(A, "linalg.eigvalsh")
+    _check_uplo(UPLO)
+    return _eigh(A, UPLO)[0]
+
+
+def _complex_of(a):
+    return jnp.result_type(a.dtype, jnp.complex64)
+
+
+@linalg(name="linalg.eig", returns=("eigenvalues", "eigenvectors"))
+def eig(A: T):
+    _square_float(A, "linalg.eig")
+    w, v = jnp.linalg.eig(A)
+    return w.astype(_complex_of(A)), v.astype(_complex_of(A))
+
+
+_rename(eig, "linalg_eig")
+
+
+@linalg(name="linalg.eigvals")
+def eigvals(A: T):
+    _square_float(A, "linalg.eigvals")
+    return jnp.linalg.eigvals(A).astype(_complex_of(A))
+
+
+def _check_driver(driver):
+    if driver is not None:
+        raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on "
+                           "CUDA inputs with cuSOLVER backend.")
+
+
+@linalg(name="linalg.svd", returns=("U", "S", "Vh"))
+def linalg_svd(A: T, full_matrices=True, *, driver=None):
+    _check_ndim(A, "linalg.svd")
+    _check_float(A, "linalg.svd")
+    _check_driver(driver)
+    u, s, vh = jnp.linalg.svd(A, full_matrices=full_matrices)
+    return u, s.astype(_real_dtype(A)), vh
+
+
+_rename(linalg_svd, "linalg_svd")
+
+
+@linalg(name="linalg.svdvals")
+def svdvals(A: T, *, driver=None):
+    _check_ndim(A, "linalg.svdvals")
+    _check_float(A, "linalg.svdvals")
+    _check_driver(driver)
+    return jnp.linalg.svd(A, compute_uv=False).astype(_real_dtype(A))
+
+
+@legacy(returns=("U", "S", "V"))
+def svd(input: T, some=True, compute_uv=True):
+    _check_ndim(input, "linalg.svd")
+    _check_float(input, "linalg.svd")
+    if not compute_uv:
+        # PyTorch fills U and V with zeros, in their full shapes.
+        m, n = input.shape[-2:]
+        s = jnp.linalg.svd(input, compute_uv=False).astype(_real_dtype(input))
+        batch = input.shape[:-2]
+        return (jnp.zeros(batch + (m, m), input.dtype), s, jnp.zeros(batch + (n, n), input.dtype))
+    u, s, vh = jnp.linalg.svd(input, full_matrices=not some)
+    return u, s.astype(_real_dtype(input)), _mH(vh)
+
+
+# ---------------------------------------------------------------------------
+# Norms
+
+
+def _norm_dtype(x, dtype, name):
+    """The computation dtype: `dtype=` if given (checked as PyTorch does), else x's."""
+    _check_float(x, name)
+    if dtype is None:
+        return x
+    dt = dtype.np
+    if not (jnp.issubdtype(dt, jnp.floating) or jnp.issubdtype(dt, jnp.complexfloating)):
+        raise RuntimeError(f"{name}: dtype should be floating point or complex. Got "
+                           f"{scalar_name(jnp.zeros((), dt))}")
+    if jnp.issubdtype(x.dtype, jnp.complexfloating) and not jnp.issubdtype(
+            dt, jnp.complexfloating):
+        raise RuntimeError(f"{name}: dtype should be complex for complex input. Got "
+                           f"{scalar_name(jnp.zeros((), dt))}")
+    return x.astype(dt)
+
+
+def _vector_norm(x, ord, dims, keepdim):
+    a = jnp.abs(x)
+    if ord == math.inf or ord == -math.inf:
+        if x.size == 0 and (dims is None or any(x.shape[d] == 0 for d in dims)):
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {ord} norm on an empty "
+                               f"tensor because the operation does not have an identity")
+        f = jnp.max if ord > 0 else jnp.min
+        return f(a, axis=dims, keepdims=keepdim)
+    if ord == 0:
+        return jnp.sum(a != 0, axis=dims, keepdims=keepdim).astype(a.dtype)
+    if ord == 1:
+        return jnp.sum(a, axis=dims, keepdims=keepdim)
+    if ord == 2:
+        return jnp.sqrt(jnp.sum(a * a, axis=dims, keepdims=keepdim))
+    if ord < 0 and x.size == 0:
+        raise RuntimeError(f"linalg.vector_norm cannot compute the {ord} norm on an empty "
+                           f"tensor because the operation does not have an identity")
+    return jnp.sum(a ** ord, axis=dims, keepdims=keepdim) ** (1.0 / ord)
+
+
+def _dims(dim, ndim):
+    if dim is None:
+        return None
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    if not dims:
+        return None
+    return tuple(wrap_dim(d, ndim) for d in dims)
+
+
+@linalg(name="linalg.vector_norm")
+def vector_norm(x: T, ord=2, dim=None, keepdim=False, *, dtype=None):
+    if isinstance(ord, str):
+        raise TypeError("linalg_vector_norm(): argument 'ord' must be Number, not str")
+    x = _norm_dtype(x, dtype, "linalg.vector_norm")
+    return _vector_norm(x, float(ord), _dims(dim, max(x.ndim, 1)) if x.ndim else None,
+                        keepdim).astype(_real_dtype(x))
+
+
+def _matrix_norm(A, ord, dim, keepdim):
+    d0, d1 = (wrap_dim(d, A.ndim) for d in dim)
+    if d0 == d1:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, "
+                           f"{dim[1]})")
+    if ord == "fro":
+        return _vector_norm(A, 2.0, (d0, d1), keepdim)
+    if ord == "nuc" or ord in (2, -2):
+        m = jnp.moveaxis(A, (d0, d1), (-2, -1))
+        s = jnp.linalg.svd(m, compute_uv=False)
+        r = (jnp.sum(s, -1) if ord == "nuc" else jnp.max(s, -1, initial=0.0) if ord == 2
+             else jnp.min(s, -1))
+        if keepdim:
+            r = jnp.expand_dims(r, tuple(sorted((d0, d1))))
+        return r
+    # 1/-1: max/min column sum; inf/-inf: max/min row sum.
+    a = jnp.abs(A)
+    sum_dim, red_dim = (d0, d1) if ord in (1, -1) else (d1, d0)
+    sums = jnp.sum(a, axis=sum_dim, keepdims=True)
+    if ord > 0:
+        r = jnp.max(sums, axis=red_dim, keepdims=True, initial=0.0)  # 0 for empty, as PyTorch
+    else:
+        r = jnp.min(sums, axis=red_dim, keepdims=True)
+    return r if keepdim else jnp.squeeze(r, (d0, d1))
+
+
+def _check_matrix_ord(ord):
+    if ord not in ("fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+
+
+@linalg(name="linalg.matrix_norm")
+def matrix_norm(A: T, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+    _check_ndim(A, "linalg.matrix_norm")
+    if isinstance(dim, int) or len(dim) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {dim}")
+    _check_matrix_ord(ord)
+    A = _norm_dtype(A, dtype, "linalg.matrix_norm")
+    return _matrix_norm(A, ord, dim, keepdim).astype(_real_dtype(A))
+
+
+@linalg(name="linalg.norm")
+def norm(A: T, ord=None, dim=None, keepdim=False, *, dtype=None):
+    if dim is not None and not isinstance(dim, int) and len(dim) == 2:
+        matrix = True
+    elif dim is None and ord is not None:
+        if A.ndim not in (1, 2):
+            raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must "
+                               f"be 1D or 2D. Got {A.ndim}D.")
+        matrix = A.ndim == 2
+    else:
+        matrix = False
+    if matrix:
+        _check_matrix_ord("fro" if ord is None else ord)
+        A = _norm_dtype(A, dtype, "linalg.matrix_norm")
+        r = _matrix_norm(A, "fro" if ord is None else ord, dim or (-2, -1), keepdim)
+        return r.astype(_real_dtype(A))
+    if isinstance(ord, str):
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {dim}")
+    A = _norm_dtype(A, dtype, "linalg.vector_norm")
+    o = 2.0 if ord is None else float(ord)
+    return _vector_norm(A, o, _dims(dim, max(A.ndim, 1)) if A.ndim else None,
+                        keepdim).astype(_real_dtype(A))
+
+
+@linalg(name="linalg.cond")
+def cond(A: T, p=None):
+    name = "linalg.cond"
+    _check_ndim(A, name)
+    _check_float(A, name)
+    if p is not None and p not in ("fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf):
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
+    if p in (None, 2, -2):
+        s = jnp.linalg.svd(A, compute_uv=False)
+        big, small = jnp.max(s, -1), jnp.min(s, -1)
+        return (small / big if p == -2 else big / small).astype(_real_dtype(A))
+    _check_square(A, f"linalg.cond(ord={p})")
+    Ainv = _inv_ex(A)[0]
+    r = _matrix_norm(A, p, (-2, -1), False) * _matrix_norm(Ainv, p, (-2, -1), False)
+    # A singular matrix has infinite condition number (PyTorch returns inf, not nan).
+    return jnp.where(jnp.isnan(r), jnp.inf, r).astype(_real_dtype(A))
+
+
+# ---------------------------------------------------------------------------
+# Ranks and pseudo-inverses
+
+
+def _tolerances(s_max, atol, rtol, m, n, dtype):
+    """PyTorch's cut-off max(atol, rtol * s_max); rtol defaults to eps * max(m, n) if no atol."""
+    rdt = jnp.finfo(dtype).dtype
+    if rtol is None:
+        rtol = 0.0 if atol is not None else float(jnp.finfo(dtype).eps) * max(m, n)
+    atol = 0.0 if atol is None else atol
+    atol = jnp.asarray(atol, rdt)
+    rtol = jnp.asarray(rtol, rdt)
+    return jnp.maximum(atol, rtol * s_max)
+
+
+def _values(A, hermitian):
+    if hermitian:
+        return jnp.abs(jnp.linalg.eigvalsh(A, symmetrize_input=False))
+    return jnp.linalg.svd(A, compute_uv=False)
+
+
+@linalg(name="linalg.matrix_rank")
+def matrix_rank(A: T, tol=None, hermitian=False, *, atol=None, rtol=None):
+    _check_ndim(A, "torch.linalg.matrix_rank")
+    _check_float(A, "torch.linalg.matrix_rank")
+    if tol is not None:
+        atol, rtol = tol, 0.0
+    s = _values(A, hermitian)
+    m, n = A.shape[-2:]
+    cut = _tolerances(jnp.max(s, -1, initial=0.0), atol, rtol, m, n, A.dtype)
+    return jnp.sum(s > cut[..., None], axis=-1).astype(jnp.int64)
+
+
+def _pinv(A, atol, rtol, hermitian):
+    m, n = A.shape[-2:]
+    if hermitian:
+        w, v = jnp.linalg.eigh(A, symmetrize_input=False)
+        cut = _tolerances(jnp.max(jnp.abs(w), -1, initial=0.0), atol, rtol, m, n, A.dtype)
+        winv = jnp.where(jnp.abs(w) > cut[..., None], 1 / jnp.where(w == 0, 1, w), 0)
+        return _matmul(v * winv[..., None, :].astype(v.dtype), _mH(v))
+    u, s, vh = jnp.linalg.svd(A, full_matrices=False)
+    cut = _tolerances(jnp.max(s, -1, initial=0.0), atol, rtol, m, n, A.dtype)
+    sinv = jnp.where(s > cut[..., None], 1 / jnp.where(s == 0, 1, s), 0)
+    return _matmul(_mH(vh) * sinv[..., None, :].astype(A.dtype), _mH(u))
+
+
+def _check_pinv(A):
+    if A.ndim < 2 or not _is_float(A):
+        shape = list(A.shape)
+        raise RuntimeError(f"linalg.pinv({scalar_name(A)}{{{shape}}}): expected a tensor with 2 "
+                           f"or more dimensions of float, double, cfloat or cdouble types")
+
+
+@linalg(name="linalg.pinv")
+def pinv(A: T, rcond=None, hermitian=False, *, atol=None, rtol=None):
+    _check_pinv(A)
+    if rcond is not None:
+        rtol = rcond
+    return _pinv(A, atol, rtol, hermitian)
+
+
+@legacy()
+def pinverse(input: T, rcond=1e-15):
+    _check_pinv(input)
+    return _pinv(input, None, rcond, False)
+
+
+# ---------------------------------------------------------------------------
+# Powers and exponentials
+
+
+@linalg(name="linalg.matrix_power", aliases=("matrix_power",), method="matrix_power")
+def matrix_power(A: T, n):
+    _check_square(A, "linalg.matrix_power")
+    if n < 0:
+        _check_float(A, "linalg.inv")
+        A = _inv_ex(A)[0]
+        n = -n
+    if n == 0:
+        return jnp.broadcast_to(jnp.eye(A.shape[-1], dtype=A.dtype), A.shape)
+    # Binary powering, as PyTorch does (so float results round the same way).
+    result, z = None, A
+    while n:
+        if n & 1:
+            result = z if result is None else _mm_any(result, z)
+        n >>= 1
+        if n:
+            z = _mm_any(z, z)
+    return result
+
+
+def _mm_any(a, b):
+    if a.dtype == jnp.bool_:
+        return jnp.matmul(a.astype(jnp.int64), b.astype(jnp.int64)) != 0
+    return _matmul(a, b)
+
+
+@linalg(name="linalg.matrix_exp", aliases=("matrix_exp",), method="matrix_exp")
+def matrix_exp(A: T):
+    _square_float(A, "linalg.matrix_exp")
+    return jax.scipy.linalg.expm(A)
+
+
+# ---------------------------------------------------------------------------
+# Least squares, tensors, Vandermonde, vecdot, diagonal
+
+
+@linalg(name="linalg.lstsq", returns=("solution", "residuals", "rank", "singular_values"))
+def lstsq(A: T, B: T, rcond=None, *, driver=None):
+    name = "torch.linalg.lstsq"
+    if driver not in (None, "gels", "gelsy", "gelsd", "gelss"):
+        raise RuntimeError(f"{name}: parameter `driver` should be one of (gels, gelsy, gelsd, "
+                           f"gelss)")
+    _check_ndim(A, "linalg.lstsq")
+    _check_float(A, "linalg.lstsq")
+    if A.dtype != B.dtype:
+        raise RuntimeError(f"{name}: Expected input and other to have the same dtype, but got "
+                           f"input's dtype {scalar_name(A)} and other's dtype {scalar_name(B)}")
+    vector = B.ndim == A.ndim - 1
+    Bm = B[..., None] if vector else B
+    if Bm.shape[-2] != A.shape[-2]:
+        raise RuntimeError(f"{name}: input.size(-2) should match other.size(-2)")
+    A2, B2 = _broadcast_batch(A, Bm)
+    m, n = A.shape[-2:]
+    driver = driver or "gelsy"
+    rdt = _real_dtype(A)
+    u, s, vh = jnp.linalg.svd(A2, full_matrices=False)
+    if rcond is None or rcond < 0:
+        rcond = float(jnp.finfo(A.dtype).eps) * max(m, n)
+    keep = s > rcond * jnp.max(s, -1, keepdims=True, initial=0.0)
+    sinv = jnp.where(keep, 1 / jnp.where(s == 0, 1, s), 0).astype(A.dtype)
+    x = _matmul(_mH(vh), sinv[..., :, None] * _matmul(_mH(u), B2))
+    batch = A2.shape[:-2]
+    if driver != "gelsy" and m > n:
+        # Residuals exist for full-rank tall problems (assumed here: they are not data-checked).
+        r = B2 - _matmul(A2, x)
+        res = jnp.sum(jnp.abs(r) ** 2, axis=-2).astype(rdt)
+    else:
+        res = jnp.zeros((0,), rdt)
+    if driver == "gels":
+        rank = jnp.zeros((0,), jnp.int64)
+    else:
+        rank = jnp.sum(keep, axis=-1).astype(jnp.int64).reshape(batch)
+    sv = s.astype(rdt) if driver in ("gelsd", "gelss") else jnp.zeros((0,), rdt)
+    if vector:
+        x = x[..., 0]
+        if res.size and res.ndim:
+            res = res[..., 0] if res.shape[-1] == 1 else res
+    return x, res, rank, sv
+
+
+_rename(lstsq, "linalg_lstsq")
+
+
+@linalg(name="linalg.tensorinv")
+def tensorinv(A: T, ind=2):
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    out_shape = A.shape[ind:] + A.shape[:ind]
+    rows, cols = math.prod(A.shape[:ind]), math.prod(A.shape[ind:])
+    if rows != cols:
+        raise RuntimeError(f"Expected self to satisfy the requirement "
+                           f"prod(self.shape[ind:]) == prod(self.shape[:ind]), but got "
+                           f"{cols} != {rows}")
+    _check_float(A, "linalg.inv")
+    return _inv_ex(A.reshape(rows, cols))[0].reshape(out_shape)
+
+
+@linalg(name="linalg.tensorsolve")
+def tensorsolve(A: T, B: T, dims=None):
+    if dims is not None:
+        dims = tuple(wrap_dim(d, A.ndim) for d in dims)
+        rest = [d for d in range(A.ndim) if d not in dims]
+        A = jnp.transpose(A, rest + list(dims))
+    res_shape = A.shape[B.ndim:]
+    rows, cols = B.size, math.prod(res_shape)
+    if rows != cols:
+        raise RuntimeError(f"Expected self to satisfy the requirement "
+                           f"prod(self.shape[other.ndim:]) == prod(self.shape[:other.ndim]), but "
+                           f"got {cols} != {rows}")
+    x, _ = _solve(A.reshape(rows, cols), B.reshape(rows), True, "linalg.solve")
+    return x.reshape(res_shape)
+
+
+@linalg(name="linalg.vander")
+def vander(x: T, *, N=None):
+    if x.dtype == jnp.bool_:
+        raise RuntimeError("linalg.vander supports floating point, complex, and integer tensors, "
+                           "but got Bool")
+    if x.ndim == 0:
+        x = x[None]
+    N = x.shape[-1] if N is None else N
+    if N <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    # Cumulative products (not pow): PyTorch builds the columns as x^0, x^1 = x^0 * x, ...
+    cols = jnp.concatenate([jnp.ones(x.shape + (1,), x.dtype),
+                            jnp.broadcast_to(x[..., None], x.shape + (N - 1,))], axis=-1)
+    return jnp.cumprod(cols, axis=-1).astype(x.dtype)
+
+
+@linalg(name="linalg.vecdot")
+def vecdot(x: T, y: T, *, dim=-1):
+    vecdot_check(x, y)
+    err = broadcast_error(x.shape, y.shape)
+    if err is not None:
+        raise err
+    return jnp.sum(jnp.conj(x) * y, axis=dim)
+
+
+@composite(name="linalg.diagonal", method=False)
+def linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """Matches `torch.linalg.diagonal` (a view, as `torch.diagonal`)."""
+    import jtorch
+    return jtorch.diagonal(A, offset=offset, dim1=dim1, dim2=dim2)
+
+
+# ---------------------------------------------------------------------------
+# LDL (Bunch-Kaufman): jax has no sytrf, so the factorisation runs in LAPACK through scipy on
+# the host. Its compact (LD, pivots) format is LAPACK's, which is what PyTorch returns.
+
+
+def _lapack(prefix_fn, a, hermitian):
+    from scipy.linalg import lapack
+    kind = {np.float32: "s", np.float64: "d", np.complex64: "c", np.complex128: "z"}[a.dtype.type]
+    base = "he" if hermitian and kind in "cz" else "sy"
+    return getattr(lapack, kind + base + prefix_fn)
+
+
+def _host_ldl(a, hermitian):
+    a = np.asarray(a)
+    f = _lapack("trf", a, hermitian)
+    flat = a.reshape((math.prod(a.shape[:-2]),) + a.shape[-2:])
+    ld, piv, info = np.empty_like(flat), np.empty(flat.shape[:2], np.int32), []
+    for i, m in enumerate(flat):
+        out, p, inf = f(m, lower=1)
+        ld[i], piv[i] = np.tril(out), p
+        info.append(inf)
+    return (ld.reshape(a.shape), piv.reshape(a.shape[:-1]),
+            np.asarray(info, np.int32).reshape(a.shape[:-2]))
+
+
+def _ldl(A, hermitian):
+    shapes = (jax.ShapeDtypeStruct(A.shape, A.dtype),
+              jax.ShapeDtypeStruct(A.shape[:-1], jnp.int32),
+              jax.ShapeDtypeStruct(A.shape[:-2], jnp.int32))
+    return jax.pure_callback(lambda a: _host_ldl(a, hermitian), shapes, A,
+                             vmap_method="sequential")
+
+
+@linalg(name="linalg.ldl_factor", returns=("LD", "pivots"), differentiable=False)
+def ldl_factor(A: T, *, hermitian=False):
+    _square_float(A, "torch.linalg.ldl_factor")
+    return _ldl(A, hermitian)[:2]
+
+
+@linalg(name="linalg.ldl_factor_ex", returns=("LD", "pivots", "info"), differentiable=False)
+def ldl_factor_ex(A: T, *, hermitian=False, check_errors=False):
+    _square_float(A, "torch.linalg.ldl_factor_ex")
+    return _ldl(A, hermitian)
+
+
+_rename(ldl_factor, "linalg_ldl_factor")
+_rename(ldl_factor_ex, "linalg_ldl_factor_ex")
+
+
+def _host_ldl_solve(ld, piv, b, hermitian):
+    ld, piv, b = np.asarray(ld), np.asarray(piv), np.asarray(b)
+    f = _lapack("trs", ld, hermitian)
+    batch = np.broadcast_shapes(ld.shape[:-2], b.shape[:-2])
+    n = math.prod(batch)
+    ld = np.broadcast_to(ld, batch + ld.shape[-2:]).reshape((n,) + ld.shape[-2:])
+    piv = np.broadcast_to(piv, batch + piv.shape[-1:]).reshape((n,) + piv.shape[-1:])
+    bb = np.broadcast_to(b, batch + b.shape[-2:]).reshape((math.prod(batch),) + b.shape[-2:])
+    out = np.empty_like(bb)
+    for i in range(bb.shape[0]):
+        out[i] = f(ld[i], piv[i], bb[i], lower=1)[0]
+    return out.reshape(batch + b.shape[-2:])
+
+
+@linalg(name="linalg.ldl_solve", differentiable=False)
+def ldl_solve(LD: T, pivots: TI, B: T, *, hermitian=False):
+    _check_square(LD, "torch.linalg.ldl_solve", "LD")
+    _check_ndim(B, "torch.linalg.ldl_solve", "B")
+    _check_same(LD, B, "torch.linalg.ldl_solve")
+    batch = tuple(np.broadcast_shapes(LD.shape[:-2], B.shape[:-2]))
+    out = jax.ShapeDtypeStruct(batch + B.shape[-2:], B.dtype)
+    return jax.pure_callback(lambda a, p, b: _host_ldl_solve(a, p, b, hermitian), out, LD,
+                             pivots.astype(jnp.int32), B, vmap_method="sequential")

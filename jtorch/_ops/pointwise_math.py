@@ -1,0 +1,367 @@
+"""Pointwise math: unary functions, rounding, signs, classification and binary math."""
+
+import functools
+import math
+
+import jax
+import jax.numpy as jnp
+
+from ._registry import ALWAYS_BOOL, DEFAULT, INT_TO_FLOAT, NAMESPACES, NONE, T, op
+from .pointwise import (alias_methods, c10, default_float, is_bool, is_complex, is_int, mul,
+                        not_implemented, opmath, reflected)
+
+pointwise = functools.partial(op, inplace=True)
+
+
+# ---------------------------------------------------------------------------
+# Unary float math: one declaration per row (integers and bools compute in the default float).
+
+
+def _unary(name, fn, aliases=(), real_only=None):
+    def impl(input: T):
+        if real_only and is_complex(input):
+            raise not_implemented(real_only, input)
+        return fn(input)
+    impl.__name__ = name
+    impl.__doc__ = f"Matches `torch.{name}`."
+    f = pointwise(opmath(impl), promote=INT_TO_FLOAT, aliases=aliases)
+    alias_methods(name, *(a for a in aliases if "." not in a))
+    return f
+
+
+def _sigmoid(x):
+    if is_complex(x):
+        return 1 / (1 + jnp.exp(-x))
+    return jax.nn.sigmoid(x)
+
+
+_UNARY_FLOAT = [
+    ("exp", jnp.exp, ()),
+    ("exp2", jnp.exp2, ("special.exp2",)),
+    ("expm1", jnp.expm1, ("special.expm1",)),
+    ("log", jnp.log, ()),
+    ("log2", jnp.log2, ()),
+    ("log10", jnp.log10, ()),
+    ("log1p", jnp.log1p, ("special.log1p",)),
+    ("sqrt", jnp.sqrt, ()),
+    ("rsqrt", jax.lax.rsqrt, ()),
+    ("sin", jnp.sin, ()),
+    ("cos", jnp.cos, ()),
+    ("tan", jnp.tan, ()),
+    ("asin", jnp.arcsin, ("arcsin",)),
+    ("acos", jnp.arccos, ("arccos",)),
+    ("atan", jnp.arctan, ("arctan",)),
+    ("sinh", jnp.sinh, ()),
+    ("cosh", jnp.cosh, ()),
+    ("tanh", jnp.tanh, ("nn.functional.tanh",)),
+    ("asinh", jnp.arcsinh, ("arcsinh",)),
+    ("acosh", jnp.arccosh, ("arccosh",)),
+    ("atanh", jnp.arctanh, ("arctanh",)),
+    ("sigmoid", _sigmoid, ("special.expit", "nn.functional.sigmoid")),
+    ("reciprocal", jnp.reciprocal, ()),
+]
+
+for _name, _fn, _aliases in _UNARY_FLOAT:
+    globals()[_name] = _unary(_name, _fn, _aliases)
+
+# PyTorch has no complex kernels for these.
+erf = _unary("erf", jax.scipy.special.erf, ("special.erf",), real_only="erf_vml_cpu")
+erfc = _unary("erfc", jax.scipy.special.erfc, ("special.erfc",), real_only="erfc_vml_cpu")
+erfinv = _unary("erfinv", jax.scipy.special.erfinv, ("special.erfinv",),
+                real_only="erfinv_vml_cpu")
+
+
+@pointwise(promote=INT_TO_FLOAT, aliases=("special.sinc",))
+@opmath
+def sinc(input: T):
+    """Matches `torch.sinc`: sin(pi x) / (pi x), and 1 at 0."""
+    px = input * jnp.asarray(math.pi, input.dtype)
+    safe = jnp.where(input == 0, jnp.ones((), input.dtype), px)
+    return jnp.where(input == 0, jnp.ones((), input.dtype), jnp.sin(safe) / safe)
+
+
+# No opmath: PyTorch rounds each step of logit to a half type.
+@pointwise(promote=INT_TO_FLOAT, aliases=("special.logit",))
+def logit(input: T, eps=None):
+    x = input if eps is None else jnp.clip(input, eps, 1 - eps)
+    return jnp.log(x / (1 - x))
+
+
+def _degrees(name, factor):
+    def impl(input: T):
+        if is_complex(input):
+            raise RuntimeError(f"{name} is not supported for complex tensors.")
+        return input * jnp.asarray(factor, input.dtype)
+    impl.__name__ = name
+    impl.__doc__ = f"Matches `torch.{name}`."
+    return pointwise(opmath(impl), promote=INT_TO_FLOAT)
+
+
+deg2rad = _degrees("deg2rad", math.pi / 180)
+rad2deg = _degrees("rad2deg", 180 / math.pi)
+
+
+# Python's `2 / t` is `t.reciprocal() * 2` in PyTorch (and so rounds like it).
+reflected("truediv", lambda self, other: mul(reciprocal(self), other))  # noqa: F821
+reflected("div", lambda self, other: mul(reciprocal(self), other))  # noqa: F821
+
+
+# ---------------------------------------------------------------------------
+# Rounding
+
+
+def _rounding(name, fn):
+    def impl(input: T):
+        if is_bool(input):
+            raise not_implemented(f"{name}_vml_cpu", input)
+        if is_complex(input):
+            raise NotImplementedError(f"{name} is not supported for complex inputs")
+        return input if is_int(input) else fn(input)
+    impl.__name__ = name
+    impl.__doc__ = f"Matches `torch.{name}`; integers pass through unchanged."
+    return pointwise(impl)
+
+
+ceil = _rounding("ceil", jnp.ceil)
+floor = _rounding("floor", jnp.floor)
+trunc = _rounding("trunc", jnp.trunc)
+fix = trunc
+alias_methods("trunc", "fix")
+NAMESPACES[""]["fix"] = trunc
+NAMESPACES[""]["fix_"] = NAMESPACES[""]["trunc_"]
+
+
+@pointwise(aliases=("special.round",))
+def round(input: T, *, decimals=0):
+    """Matches `torch.round`: halves round to even; `decimals` scales by a power of ten."""
+    if is_bool(input) or is_complex(input):
+        raise not_implemented("round_vml_cpu", input)
+    if is_int(input):
+        if decimals != 0:
+            raise not_implemented("round_cpu", input)
+        return input
+    if decimals == 0:
+        return jnp.round(input)
+    return opmath(_round_decimals)(input, decimals)
+
+
+def _round_decimals(x, decimals):
+    scale = jnp.asarray(10.0 ** abs(decimals), x.dtype)
+    if decimals > 0:
+        return jnp.round(x * scale) / scale
+    return jnp.round(x / scale) * scale
+
+
+@pointwise()
+def frac(input: T):
+    if is_int(input) or is_complex(input):
+        raise not_implemented("frac_cpu", input)
+    return input - jnp.trunc(input)
+
+
+# ---------------------------------------------------------------------------
+# Signs and complex parts
+
+
+def _sign(x):
+    if is_bool(x):
+        return x
+    # (0 < x) - (x < 0): NaN gives 0, unlike numpy's sign.
+    return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)
+
+
+@pointwise()
+def sign(input: T):
+    if is_complex(input):
+        raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex "
+                                  "numbers. Please use torch.sgn instead.")
+    return _sign(input)
+
+
+@pointwise()
+def sgn(input: T):
+    """Matches `torch.sgn`: x / |x| for complex (0 at 0), `sign` otherwise."""
+    if not is_complex(input):
+        return _sign(input)
+    mag = jnp.abs(input)
+    return jnp.where(mag == 0, jnp.zeros((), input.dtype), input / mag.astype(input.dtype))
+
+
+@op(promote=ALWAYS_BOOL)
+def signbit(input: T):
+    if is_complex(input):
+        raise NotImplementedError("signbit is not implemented for complex tensors.")
+    if is_bool(input):
+        return jnp.zeros(input.shape, bool)
+    return jnp.signbit(input)
+
+
+@op(promote=NONE)
+def angle(input: T):
+    """Matches `torch.angle`: for real inputs, pi below zero, 0 otherwise, NaN kept."""
+    if is_complex(input):
+        return jnp.angle(input)
+    x = input.astype(default_float()) if is_int(input) else input
+    pi = jnp.asarray(math.pi, x.dtype)
+    return jnp.where(jnp.isnan(x), x, jnp.where(x < 0, pi, jnp.zeros((), x.dtype)))
+
+
+@op(promote=NONE)
+def conj(input: T):
+    """Matches `torch.conj` in value (a copy here, not PyTorch's lazily conjugated view)."""
+    return jnp.conj(input) if is_complex(input) else input
+
+
+@pointwise(promote=NONE)
+def conj_physical(input: T):
+    return jnp.conj(input) if is_complex(input) else input
+
+
+def _check_complex_parts(a, b):
+    ok = (jnp.float16, jnp.float32, jnp.float64)
+    if a.dtype not in ok or b.dtype not in ok:
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
+                           f"{c10(a)} and {c10(b)}")
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"Expected object of scalar type {c10(a)} but got scalar type "
+                           f"{c10(b)} for second argument")
+    # complex32 has no jax dtype: float16 parts are widened and give complex64.
+    return jnp.float64 if a.dtype == jnp.float64 else jnp.float32
+
+
+@op(promote=NONE, method=False)
+def complex(real: T, imag: T):
+    part = _check_complex_parts(real, imag)
+    return jax.lax.complex(*jnp.broadcast_arrays(real.astype(part), imag.astype(part)))
+
+
+@op(promote=NONE, method=False)
+def polar(abs: T, angle: T):
+    part = _check_complex_parts(abs, angle)
+    abs, angle = jnp.broadcast_arrays(abs.astype(part), angle.astype(part))
+    return jax.lax.complex(abs * jnp.cos(angle), abs * jnp.sin(angle))
+
+
+# ---------------------------------------------------------------------------
+# Classification
+
+
+def _classify(name, fn, real_only=False, out=False):
+    def impl(input: T):
+        if real_only and is_complex(input):
+            raise RuntimeError(f"{name} does not support complex inputs.")
+        return fn(input)
+    impl.__name__ = name
+    impl.__doc__ = f"Matches `torch.{name}`."
+    return op(impl, promote=NONE, out=out)
+
+
+def _float_only(fn, default):
+    return lambda x: fn(x) if not is_int(x) else jnp.full(x.shape, default, bool)
+
+
+isfinite = _classify("isfinite", _float_only(jnp.isfinite, True))
+isinf = _classify("isinf", _float_only(jnp.isinf, False))
+isnan = _classify("isnan", _float_only(jnp.isnan, False))
+isposinf = _classify("isposinf", _float_only(jnp.isposinf, False), real_only=True, out=True)
+isneginf = _classify("isneginf", _float_only(jnp.isneginf, False), real_only=True, out=True)
+isreal = _classify("isreal", lambda x: (jnp.imag(x) == 0) if is_complex(x)
+                   else jnp.ones(x.shape, bool))
+
+
+@pointwise()
+def nan_to_num(input: T, nan=0.0, posinf=None, neginf=None):
+    if is_int(input):
+        return input
+    return jnp.nan_to_num(input, nan=nan, posinf=posinf, neginf=neginf)
+
+
+# ---------------------------------------------------------------------------
+# Binary math
+
+
+def _real_binary(name, fn, promote=INT_TO_FLOAT, kernel=None, aliases=(), inplace=True):
+    def impl(input: T, other: T):
+        if kernel and (is_int(input) or is_complex(input)):
+            raise not_implemented(kernel, input)
+        return fn(input, other)
+    impl.__name__ = name
+    impl.__doc__ = f"Matches `torch.{name}`."
+    f = op(opmath(impl), promote=promote, aliases=aliases, inplace=inplace)
+    alias_methods(name, *aliases)
+    return f
+
+
+atan2 = _real_binary("atan2", jnp.arctan2, aliases=("arctan2",))
+copysign = _real_binary("copysign", jnp.copysign)
+hypot = _real_binary("hypot", jnp.hypot, DEFAULT, kernel="hypot_cpu")
+logaddexp2 = _real_binary("logaddexp2", jnp.logaddexp2, DEFAULT, kernel="logaddexp2_cpu",
+                          inplace=False)
+
+
+@op(promote=DEFAULT)
+@opmath
+def logaddexp(input: T, other: T):
+    if is_int(input):
+        raise not_implemented("logaddexp_cpu", input)
+    if not is_complex(input):
+        return jnp.logaddexp(input, other)
+    # log(e^a + e^b) around the operand of larger real part; equal infinities pass through.
+    big = jnp.where(input.real >= other.real, input, other)
+    small = jnp.where(input.real >= other.real, other, input)
+    same_inf = jnp.isinf(input.real) & (input == other)
+    return jnp.where(same_inf, input, big + jnp.log1p(jnp.exp(small - big)))
+
+
+@pointwise(promote=INT_TO_FLOAT, aliases=("special.xlogy",))
+@opmath
+def xlogy(input: T, other: T):
+    """Matches `torch.xlogy`: 0 where x == 0 (unless y is NaN)."""
+    zero = (input == 0) & ~jnp.isnan(other)
+    return jnp.where(zero, jnp.zeros((), input.dtype), input * jnp.log(other))
+
+
+@pointwise(promote=INT_TO_FLOAT)
+def ldexp(input: T, other: T):
+    """Matches `torch.ldexp`: input * 2 ** other."""
+    return input * jnp.power(jnp.asarray(2, input.dtype), other)
+
+
+@pointwise()
+def nextafter(input: T, other: T):
+    if is_int(input) or is_complex(input):
+        raise not_implemented("nextafter_cpu", input)
+    return jnp.nextafter(input, other)
+
+
+@pointwise(promote=NONE)
+def heaviside(input: T, values: T):
+    """Matches `torch.heaviside`: `values` where input is 0, else (input > 0)."""
+    if is_complex(input) or is_complex(values):
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
+    if input.dtype != values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    return jnp.where(input == 0, values, (input > 0).astype(input.dtype))
+
+
+def _integer_binary(name, fn):
+    def impl(input: T, other: T):
+        if not is_int(input) or is_bool(input):
+            raise not_implemented(f"{name}_cpu", input)
+        return fn(input, other)
+    impl.__name__ = name
+    impl.__doc__ = f"Matches `torch.{name}`."
+    return pointwise(impl)
+
+
+gcd = _integer_binary("gcd", jnp.gcd)
+lcm = _integer_binary("lcm", jnp.lcm)
+
+
+@op(promote=NONE, returns=("mantissa", "exponent"))
+def frexp(input: T):
+    if is_int(input) or is_complex(input):
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    mantissa, exponent = jnp.frexp(input)
+    return mantissa.astype(input.dtype), exponent.astype(jnp.int32)
+

@@ -1,0 +1,172 @@
+"""Special functions: gamma family, zeta, Bessel and Airy functions, orthogonal polynomials.
+
+Where `jax.scipy.special` has the function with PyTorch's values it is used
+directly; the rest is written here. The Bessel and Airy functions are
+evaluated in float64 (power series near zero, where float32 would lose digits
+to cancellation; asymptotic expansions or a trapezoid-rule integral further
+out) and cast back to the input's dtype.
+"""
+
+import jax
+import jax.numpy as jnp
+import jax.scipy.special as jss
+
+from . import _special_impl as _k
+from ._registry import DEFAULT, INT_TO_FLOAT, T, composite, op
+
+def _require_float(name, *arrays):
+    for a in arrays:
+        dt = jnp.result_type(a)
+        if not jnp.issubdtype(dt, jnp.floating):
+            kind = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+                    "uint8": "Byte", "bool": "Bool"}.get(str(dt), str(dt))
+            raise RuntimeError(f'"{name}_cpu" not implemented for \'{kind}\'')
+
+
+# ---------------------------------------------------------------------------
+# Gamma family
+
+
+@op(promote=INT_TO_FLOAT, inplace=True, aliases=("special.digamma", "special.psi"))
+def digamma(input: T):
+    """Matches `torch.digamma`."""
+    return _k.digamma(input)
+
+
+@op(promote=INT_TO_FLOAT, method=False, aliases=("special.polygamma",))
+def polygamma(n, input: T):
+    """Matches `torch.polygamma`."""
+    if not isinstance(n, int) or n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return _k.polygamma(n, input)
+
+
+@composite(name="Tensor.polygamma", method="polygamma", function=False)
+def _polygamma_method(self, n):
+    """Matches `torch.Tensor.polygamma`: the order comes second in the method form."""
+    return polygamma(n, self)
+
+
+@composite(name="Tensor.polygamma_", method="polygamma_", function=False)
+def _polygamma_inplace(self, n):
+    return self.copy_(polygamma(n, self))
+
+
+@op(promote=INT_TO_FLOAT, inplace=True, aliases=("special.gammaln",))
+def lgamma(input: T):
+    """Matches `torch.lgamma`."""
+    return jss.gammaln(input)
+
+
+_mvlgamma_kernel = jax.jit(_k.mvlgamma, static_argnums=1)
+
+
+# Not jitted as a whole: PyTorch checks the domain on the values, which needs concrete arrays.
+@op(promote=INT_TO_FLOAT, inplace=True, aliases=("special.multigammaln",), jit=False)
+def mvlgamma(input: T, p):
+    """Matches `torch.mvlgamma`."""
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    if not isinstance(input, jax.core.Tracer) and input.size and not bool(
+            jnp.all(input > (p - 1) / 2)):
+        raise RuntimeError("All elements must be greater than (p-1)/2")
+    return _mvlgamma_kernel(input, p)
+
+
+def _igamma_impl(name, fn):
+    def impl(input: T, other: T):
+        _require_float(name, input)
+        return fn(input, other)
+    impl.__name__ = name
+    impl.__doc__ = f"Matches `torch.{name}`."
+    return impl
+
+
+igamma = op(_igamma_impl("igamma", jss.gammainc), promote=DEFAULT, inplace=True,
+            aliases=("special.gammainc",))
+igammac = op(_igamma_impl("igammac", jss.gammaincc), promote=DEFAULT, inplace=True,
+             aliases=("special.gammaincc",))
+
+
+@op(name="special.zeta", promote=INT_TO_FLOAT, method=False)
+def zeta(input: T, other: T):
+    """Matches `torch.special.zeta` (the Hurwitz zeta function)."""
+    return _k.zeta(input, other)
+
+
+# ---------------------------------------------------------------------------
+# Unary special functions
+
+
+def _unary(name, fn, method=False, inplace=False, aliases=()):
+    def impl(input: T):
+        return fn(input)
+    impl.__name__ = name.rsplit(".", 1)[-1]
+    impl.__doc__ = f"Matches `torch.{name}`."
+    return op(impl, name=name, promote=INT_TO_FLOAT, method=method, inplace=inplace,
+              aliases=aliases)
+
+
+i0 = _unary("i0", jss.i0, method=True, inplace=True, aliases=("special.i0",))
+_UNARY = [
+    ("special.i0e", jss.i0e),
+    ("special.i1", jss.i1),
+    ("special.i1e", jss.i1e),
+    ("special.entr", _k.entr),
+    ("special.erfcx", jss.erfcx),
+    ("special.ndtr", jss.ndtr),
+    ("special.ndtri", jss.ndtri),
+    ("special.log_ndtr", jss.log_ndtr),
+    ("special.airy_ai", _k.airy_ai),
+    ("special.bessel_j0", _k.bessel_j0),
+    ("special.bessel_j1", _k.bessel_j1),
+    ("special.bessel_y0", _k.bessel_y0),
+    ("special.bessel_y1", _k.bessel_y1),
+    ("special.modified_bessel_i0", jss.i0),
+    ("special.modified_bessel_i1", jss.i1),
+    ("special.modified_bessel_k0", _k.modified_bessel_k0),
+    ("special.modified_bessel_k1", _k.modified_bessel_k1),
+    ("special.scaled_modified_bessel_k0", _k.scaled_modified_bessel_k0),
+    ("special.scaled_modified_bessel_k1", _k.scaled_modified_bessel_k1),
+    ("special.spherical_bessel_j0", _k.spherical_bessel_j0),
+]
+for _name, _fn in _UNARY:
+    globals()[_name.rsplit(".", 1)[-1]] = _unary(_name, _fn)
+
+
+@op(name="special.xlog1py", promote=INT_TO_FLOAT, method=False)
+def xlog1py(input: T, other: T):
+    """Matches `torch.special.xlog1py`: `input * log1p(other)`, 0 where `input` is 0."""
+    res = jnp.where(input == 0, jnp.zeros((), input.dtype), input * jnp.log1p(other))
+    return jnp.where(jnp.isnan(other), other, res)
+
+
+# ---------------------------------------------------------------------------
+# Orthogonal polynomials: `n` is a tensor, truncated to an integer as PyTorch does.
+
+
+def _polynomial(name, kind):
+    def impl(input: T, n: T):
+        return _k.polynomial(kind, input, n)
+    impl.__name__ = name
+    impl.__doc__ = f"Matches `torch.special.{name}`."
+    return op(impl, name=f"special.{name}", promote=INT_TO_FLOAT, method=False)
+
+
+for _kind in ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+              "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+              "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+              "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+              "laguerre_polynomial_l", "legendre_polynomial_p"):
+    globals()[_kind] = _polynomial(_kind, _kind)
+
+
+# `torch.special.xlogy` is `torch.xlogy`, declared with the pointwise ops.
+def _publish_xlogy():
+    from . import _registry, pointwise
+    fn = _registry.NAMESPACES[""].get("xlogy") or getattr(pointwise, "xlogy", None)
+    if fn is not None and "xlogy" not in _registry.NAMESPACES["special"]:
+        _registry.NAMESPACES["special"]["xlogy"] = fn
+
+
+_publish_xlogy()

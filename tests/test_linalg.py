@@ -1,0 +1,142 @@
+"""`torch.linalg` and legacy linear algebra (`jtorch/_ops/linalg.py`), checked with numpy.
+
+Factors that are unique only up to sign (eigenvectors, singular vectors, Q) are
+checked through what is invariant: reconstructions and orthogonality.
+"""
+
+import numpy as np
+import pytest
+
+import jtorch as torch
+
+RNG = np.random.default_rng(0)
+M = RNG.standard_normal((3, 3))
+SPD = M @ M.T + 3 * np.eye(3)
+B = RNG.standard_normal((3, 2))
+W = RNG.standard_normal((4, 3))
+
+
+def t(a):
+    return torch.from_numpy(np.array(a))
+
+
+def close(x, expected, tol=1e-8):
+    np.testing.assert_allclose(np.asarray(x.numpy() if hasattr(x, "numpy") else x), expected,
+                               rtol=tol, atol=tol)
+
+
+def test_cholesky_and_solves():
+    L = torch.linalg.cholesky(t(SPD))
+    close(L, np.linalg.cholesky(SPD))
+    U = torch.linalg.cholesky(t(SPD), upper=True)
+    close(U, np.linalg.cholesky(SPD).T)
+    L2, info = torch.linalg.cholesky_ex(t(SPD))
+    assert info.item() == 0 and info.dtype == torch.int32
+    _, info = torch.linalg.cholesky_ex(t(-SPD))
+    assert info.item() == 1
+    close(torch.cholesky_solve(t(B), L), np.linalg.solve(SPD, B))
+    close(torch.cholesky_inverse(L), np.linalg.inv(SPD))
+    close(torch.linalg.solve(t(M), t(B)), np.linalg.solve(M, B))
+    close(torch.linalg.solve(t(M), t(B[:, 0])), np.linalg.solve(M, B[:, 0]))
+    close(torch.linalg.solve(t(M), t(B.T.copy()), left=False), B.T @ np.linalg.inv(M))
+    close(torch.linalg.solve_triangular(t(np.triu(M)), t(B), upper=True),
+          np.linalg.solve(np.triu(M), B))
+
+
+def test_lu_family():
+    LU, piv = torch.linalg.lu_factor(t(M))
+    assert piv.dtype == torch.int32 and piv.min().item() >= 1
+    P, L, U = torch.linalg.lu(t(M))
+    close(P.numpy() @ L.numpy() @ U.numpy(), M)
+    close(torch.linalg.lu_solve(LU, piv, t(B)), np.linalg.solve(M, B))
+    close(torch.linalg.lu_solve(LU, piv, t(B), adjoint=True), np.linalg.solve(M.T, B))
+    P2, L2, U2 = torch.lu_unpack(LU, piv)
+    close(P2, P.numpy())
+    close(torch.lu_solve(t(B), LU, piv), np.linalg.solve(M, B))
+
+
+def test_det_inv_and_norms():
+    close(torch.linalg.det(t(M)), np.linalg.det(M))
+    sign, logabs = torch.linalg.slogdet(t(M))
+    s2, l2 = np.linalg.slogdet(M)
+    close(sign, s2)
+    close(logabs, l2)
+    close(torch.linalg.inv(t(M)), np.linalg.inv(M))
+    close(torch.inverse(t(M)), np.linalg.inv(M))
+    close(torch.linalg.matrix_power(t(M), -2), np.linalg.matrix_power(M, -2))
+    close(torch.linalg.vector_norm(t(W), ord=3), (np.abs(W) ** 3).sum() ** (1 / 3))
+    for o in ("fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf):
+        close(torch.linalg.matrix_norm(t(W), ord=o), np.linalg.norm(W, ord=o))
+    close(torch.linalg.norm(t(W)), np.linalg.norm(W))
+    close(torch.linalg.cond(t(M)), np.linalg.cond(M))
+    assert torch.linalg.matrix_rank(t(W @ W.T)).item() == 3
+
+
+def test_decompositions_up_to_sign():
+    Q, R = torch.linalg.qr(t(W))
+    close(Q.numpy() @ R.numpy(), W)
+    close(Q.numpy().T @ Q.numpy(), np.eye(3))
+    w, v = torch.linalg.eigh(t(SPD))
+    close(w, np.linalg.eigvalsh(SPD))
+    close(v.numpy() @ np.diag(w.numpy()) @ v.numpy().T, SPD)
+    U, S, Vh = torch.linalg.svd(t(W), full_matrices=False)
+    close(S, np.linalg.svd(W, compute_uv=False))
+    close(U.numpy() @ np.diag(S.numpy()) @ Vh.numpy(), W)
+    U, S, V = torch.svd(t(W))  # the legacy form returns V, not Vh
+    close(U.numpy() @ np.diag(S.numpy()) @ V.numpy().T, W)
+    ev = torch.linalg.eigvals(t(M))
+    assert ev.dtype == torch.complex128
+    close(np.sort_complex(ev.numpy()), np.sort_complex(np.linalg.eigvals(M)))
+    close(torch.linalg.pinv(t(W)), np.linalg.pinv(W))
+    a, tau = torch.geqrf(t(W))
+    close(np.abs(torch.linalg.householder_product(a, tau).numpy()), np.abs(Q.numpy()))
+
+
+def test_return_type_names():
+    assert type(torch.linalg.eigh(t(SPD))).__name__ == "linalg_eigh"
+    assert type(torch.linalg.slogdet(t(M))).__name__ == "linalg_slogdet"
+    assert type(torch.slogdet(t(M))).__name__ == "slogdet"
+    assert torch.linalg.qr(t(M))._fields == ("Q", "R")
+
+
+def test_misc():
+    close(torch.linalg.vander(t(np.array([1.0, 2.0, 3.0]))), np.vander([1, 2, 3], increasing=True))
+    close(torch.linalg.vecdot(t(W), t(W)), (W * W).sum(-1))
+    close(torch.matrix_exp(t(np.diag([0.0, 1.0]))), np.diag([1, np.e]))
+    x, res, rank, sv = torch.linalg.lstsq(t(W), t(W[:, :2]))
+    close(x, np.linalg.lstsq(W, W[:, :2], rcond=None)[0])
+    A4 = RNG.standard_normal((2, 3, 6))
+    close(torch.linalg.tensorinv(t(A4), ind=2), np.linalg.tensorinv(A4, ind=2))
+
+
+@pytest.mark.parametrize("call, msg", [
+    (lambda: torch.linalg.inv(t(W)), "linalg.inv: A must be batches of square matrices, but "
+                                     "they are 4 by 3 matrices"),
+    (lambda: torch.linalg.inv(t(np.eye(2, dtype=np.int64))),
+     "linalg.inv: Expected a floating point or complex tensor as input. Got Long"),
+    (lambda: torch.linalg.det(t(B[:, 0])), "must have at least 2 dimensions"),
+    (lambda: torch.linalg.eigh(t(SPD), UPLO="X"), "Expected UPLO argument to be 'L' or 'U'"),
+    (lambda: torch.linalg.solve(t(M), t(np.ones(4))), "Incompatible shapes of A and B"),
+    (lambda: torch.linalg.matrix_norm(t(W), ord=3), "Order 3 not supported"),
+    (lambda: torch.linalg.qr(t(M), mode="x"), "qr received unrecognized mode 'x'"),
+])
+def test_errors(call, msg):
+    with pytest.raises(RuntimeError, match=msg):
+        call()
+
+
+def test_out_and_failed_out():
+    out = torch.empty(3, 3, dtype=torch.float64)
+    torch.linalg.inv(t(M), out=out)
+    close(out, np.linalg.inv(M))
+    with pytest.raises(RuntimeError):
+        torch.linalg.inv(t(W), out=out)
+    close(out, np.linalg.inv(M))
+
+
+def test_ldl():
+    S = M + M.T
+    LD, piv = torch.linalg.ldl_factor(t(S))
+    assert piv.dtype == torch.int32
+    assert np.allclose(np.triu(LD.numpy(), 1), 0)
+    close(torch.linalg.ldl_solve(LD, piv, t(B)), np.linalg.solve(S, B))

@@ -1,0 +1,80 @@
+"""Pooling kernels, checked against values worked out by hand or with numpy."""
+
+import numpy as np
+import pytest
+
+import jtorch
+import jtorch.nn.functional as F
+
+X = jtorch.from_numpy(np.arange(25, dtype=np.float32).reshape(1, 1, 5, 5))
+
+
+def test_max_pool2d_indices_and_ceil_mode():
+    out, idx = F.max_pool2d(X, 2, return_indices=True)
+    np.testing.assert_array_equal(out.numpy()[0, 0], [[6, 8], [16, 18]])
+    np.testing.assert_array_equal(idx.numpy()[0, 0], [[6, 8], [16, 18]])
+    assert idx.dtype == jtorch.int64
+    out, idx = F.max_pool2d(X, 2, ceil_mode=True, return_indices=True)
+    np.testing.assert_array_equal(idx.numpy()[0, 0], [[6, 8, 9], [16, 18, 19], [21, 23, 24]])
+    plain = F.max_pool2d(X, 2, ceil_mode=True)
+    np.testing.assert_array_equal(plain.numpy(), out.numpy())
+
+
+def test_max_pool_padding_dilation_and_ints():
+    out = F.max_pool1d(jtorch.tensor([[1.0, 5.0, 2.0, 4.0, 3.0]]), 2, stride=1, dilation=2)
+    np.testing.assert_array_equal(out.numpy(), [[2.0, 5.0, 3.0]])
+    out = F.max_pool2d(X.long(), 3, stride=2, padding=1)
+    assert out.dtype == jtorch.int64
+    np.testing.assert_array_equal(out.numpy()[0, 0], [[6, 8, 9], [16, 18, 19], [21, 23, 24]])
+
+
+def test_avg_pool_count_include_pad_and_divisor():
+    x = jtorch.ones(1, 1, 3, 3)
+    a = F.avg_pool2d(x, 2, stride=2, padding=1).numpy()[0, 0]
+    np.testing.assert_allclose(a, [[0.25, 0.5], [0.5, 1.0]])
+    b = F.avg_pool2d(x, 2, stride=2, padding=1, count_include_pad=False).numpy()
+    np.testing.assert_allclose(b, np.ones((1, 1, 2, 2)))
+    c = F.avg_pool2d(X, 5, divisor_override=1).numpy()
+    assert c.item() == sum(range(25))
+    # Integer averages truncate.
+    d = F.avg_pool1d(jtorch.tensor([[[1, 2, 4, 4]]]), 2).numpy()
+    np.testing.assert_array_equal(d, [[[1, 4]]])
+
+
+def test_adaptive_pools():
+    avg = F.adaptive_avg_pool2d(X, (2, 3)).numpy()[0, 0]
+    a = np.arange(25.0).reshape(5, 5)
+    rows, cols = [(0, 3), (2, 5)], [(0, 2), (1, 4), (3, 5)]
+    expect = [[a[r0:r1, c0:c1].mean() for c0, c1 in cols] for r0, r1 in rows]
+    np.testing.assert_allclose(avg, expect, rtol=1e-6)
+    mx, idx = F.adaptive_max_pool2d(X, 2, return_indices=True)
+    np.testing.assert_array_equal(idx.numpy()[0, 0], [[12, 14], [22, 24]])
+    with pytest.raises(NotImplementedError):
+        F.adaptive_avg_pool2d(X.long(), 2)
+
+
+def test_max_unpool_inverts_max_pool():
+    out, idx = F.max_pool2d(X, 2, return_indices=True)
+    up = F.max_unpool2d(out, idx, 2, output_size=(5, 5)).numpy()[0, 0]
+    expect = np.zeros((5, 5), np.float32)
+    for v in (6, 8, 16, 18):
+        expect.flat[v] = v
+    np.testing.assert_array_equal(up, expect)
+
+
+def test_lp_pool_and_fractional():
+    out = F.lp_pool1d(jtorch.tensor([[3.0, 4.0, 1.0, 0.0]]), 2, 2).numpy()
+    np.testing.assert_allclose(out, [[5.0, 1.0]], rtol=1e-6)
+    fm = F.fractional_max_pool2d(X, 2, output_size=3)
+    assert tuple(fm.shape) == (1, 1, 3, 3)
+    # The last window always ends at the input's edge.
+    assert fm.numpy()[0, 0, -1, -1] == 24
+
+
+def test_pool_errors():
+    with pytest.raises(RuntimeError, match="pad should be at most half"):
+        F.max_pool2d(X, 2, padding=2)
+    with pytest.raises(RuntimeError, match="stride should not be zero"):
+        F.avg_pool2d(X, 2, stride=0)
+    with pytest.raises(RuntimeError, match="Output size is too small"):
+        F.max_pool2d(X, 6)
