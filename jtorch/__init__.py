@@ -9,7 +9,7 @@ import jax as _jax
 # Torch's dtypes need int64/float64 (DESIGN 4). This is process-wide in jax.
 _jax.config.update("jax_enable_x64", True)
 
-from . import _dtype, _device, _tensor  # noqa: E402
+from . import _dtype, _device, _tensor  # noqa: E402,F401
 from ._dtype import (  # noqa: E402,F401
     bfloat16, bool, can_cast, complex32, complex64, complex128, dtype, finfo, float16, float32,
     float64, get_default_dtype, iinfo, int8, int16, int32, int64, promote_types,
@@ -19,7 +19,7 @@ from ._device import device  # noqa: E402,F401
 
 _device.use_cpu_by_default()
 from ._tensor import Size, Tensor  # noqa: E402,F401
-from . import _ops  # noqa: E402
+from . import _ops  # noqa: E402,F401
 from ._ops._registry import NAMESPACES as _NAMESPACES  # noqa: E402
 
 globals().update(_NAMESPACES[""])

@@ -35,7 +35,8 @@ class device:
         if isinstance(type, int):
             type, index = "cuda", type
         if not isinstance(type, str):
-            raise TypeError(f"device() received an invalid combination of arguments - got ({type!r})")
+            raise TypeError(f"device() received an invalid combination of arguments - got "
+                            f"({type!r})")
         if ":" in type:
             if index is not None:
                 raise RuntimeError(f"type (string) must not include an index because index was "
@@ -49,7 +50,7 @@ class device:
                 "Expected one of cpu, cuda, xla, tpu, meta, mps device type at start of device "
                 f"string: {type}")
         if index is not None and index < 0:
-            raise RuntimeError(f"Device index must not be negative")
+            raise RuntimeError("Device index must not be negative")
         self.type, self.index = type, index
 
     def __repr__(self) -> str:

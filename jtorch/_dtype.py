@@ -193,7 +193,7 @@ def scalar_dtype(value) -> dtype:
 
 
 def combine_categories(higher: dtype | None, lower: dtype | None) -> dtype | None:
-    """c10's combine_categories: the higher-priority result wins unless `lower` is of a higher category."""
+    """c10's combine_categories: the higher-priority result wins unless `lower` outranks it."""
     if higher is None:
         return lower
     if lower is None:

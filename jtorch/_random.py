@@ -38,7 +38,7 @@ class Generator:
     def manual_seed(self, seed: int) -> Generator:
         seed = int(seed)
         if not -(2 ** 63) <= seed < 2 ** 64:
-            raise RuntimeError(f"Overflow when unpacking long long")
+            raise RuntimeError("Overflow when unpacking long long")
         self._seed = seed % (2 ** 64)
         self._offset = 0
         return self

@@ -119,7 +119,8 @@ class Tensor:
         if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
             arr = jnp.asarray(np.asarray(_to_nested_numbers(args[0]), dtype=default))
         else:
-            shape = tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+            one_seq = len(args) == 1 and isinstance(args[0], (tuple, list))
+            shape = tuple(args[0]) if one_seq else args
             shape = shape if args else (0,)  # torch.Tensor() is empty, not a scalar
             arr = jnp.zeros(tuple(int(n) for n in shape), dtype=default)
         if device is not None:
@@ -389,7 +390,7 @@ class Tensor:
         return arr.tolist()
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
-        """Matches `torch.Tensor.numpy`; the array is a read-only copy (jax arrays are immutable)."""
+        """Matches `torch.Tensor.numpy`; the result is a read-only copy of the jax array."""
         if self.requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
@@ -405,7 +406,7 @@ class Tensor:
     def __bool__(self) -> bool:
         arr = self._array
         if arr.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return builtins.bool(np.asarray(arr).reshape(()))
 
     def __int__(self) -> int:

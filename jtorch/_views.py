@@ -191,7 +191,7 @@ class Diagonal(Step):
 
 
 class Strided(Step):
-    """`as_strided(size, stride, offset)` (and `unfold`): elements picked from the root's flat storage.
+    """`as_strided(size, stride, offset)` and `unfold`: elements picked from the flat storage.
 
     Always the first step of a chain: PyTorch's as_strided ignores how the
     tensor it is called on was derived and indexes the storage.

@@ -6,7 +6,6 @@ import os
 import re
 
 import jtorch
-from jtorch._ops import _registry
 from jtorch._ops._registry import METHODS, NAMESPACES, OPS, OpDef
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

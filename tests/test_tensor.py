@@ -203,7 +203,7 @@ def test_contains_and_numpy_scalars():
     x = torch.tensor([[1, 2], [3, 4]])
     assert 3 in x and 5 not in x and torch.tensor(4) in x
     with pytest.raises(RuntimeError, match="only supports Tensor or scalar"):
-        "a" in x
+        _ = "a" in x
     r = np.float64(2.0) * torch.tensor([1.0, 2.0])
     assert isinstance(r, torch.Tensor) and r.dtype is torch.float32 and r.tolist() == [2, 4]
 

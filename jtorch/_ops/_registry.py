@@ -31,7 +31,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _device, _dtype, _tensor
+from .. import _device, _dtype
 from .._dtype import category, result_type_of
 from .._tensor import Tensor, wrap
 

@@ -174,8 +174,8 @@ def _expand(input: T, size):
                                f"{list(shape)}")
         out.append(n_new)
     if any(n < 0 for n in out[:lead]):
-        raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a leading, "
-                           f"non-existing dimension 0")
+        raise RuntimeError("The expanded size of the tensor (-1) isn't allowed in a leading, "
+                           "non-existing dimension 0")
     return _views.Expand(out)
 
 
@@ -343,7 +343,7 @@ def as_strided(input: T, size, stride, storage_offset=None):
     offset = input.storage_offset() if storage_offset is None else int(storage_offset)
     size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
     if len(size) != len(stride):
-        raise RuntimeError(f"mismatch in length of strides and shape")
+        raise RuntimeError("mismatch in length of strides and shape")
     needed = offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1 if all(size) else 0
     storage_numel = int(input._storage.value.size)
     if needed > storage_numel:
