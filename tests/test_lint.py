@@ -13,6 +13,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def test_ruff_clean():
     if importlib.util.find_spec("ruff") is None:
         pytest.skip("ruff is not installed (it comes with the 'test' extra)")
-    r = subprocess.run([sys.executable, "-m", "ruff", "check", "--output-format", "concise", "jtorch", "tests", "compat",
-                        "bench", "examples"], cwd=ROOT, capture_output=True, text=True)
+    paths = ["jtorch", "tests", "compat", "bench", "examples"]
+    r = subprocess.run([sys.executable, "-m", "ruff", "check", "--output-format", "concise", *paths],
+                       cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
