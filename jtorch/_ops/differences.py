@@ -5,6 +5,7 @@ import jax.numpy as jnp
 from .. import _dtype
 from .._tensor import Tensor, wrap_dim
 from ._registry import DEFAULT, INT_TO_FLOAT, NONE, T, TL, composite, op
+from .reduction import sum_dtype
 
 
 def _sl(a, dim, start, stop=None):
@@ -22,6 +23,8 @@ def diff(input: T, n=1, dim=-1, prepend: T = None, append: T = None):
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
     d = wrap_dim(dim, input.ndim)
+    if n == 0:  # PyTorch returns the input itself, ignoring prepend/append
+        return input
     parts = []
     for extra in (prepend, input, append):
         if extra is None:
@@ -104,6 +107,8 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
         if input.shape[d] < edge_order + 1:
             raise RuntimeError("torch.gradient expected each dimension size to be at least "
                                "edge_order+1")
+    if spacing is None:
+        spacing = 1
     if not isinstance(spacing, (list, tuple)):
         spacing = (spacing,) * len(dims)
     elif len(spacing) == 1 and len(dims) > 1 and not isinstance(spacing[0], Tensor):
@@ -151,27 +156,33 @@ def _x_along(x, y_ndim, d, n):
 
 
 def _trapezoid(y, x, dx, dim, cumulative):
+    # PyTorch's arithmetic order is kept on purpose: `left + right` and `x[1:] - x[:-1]` run
+    # in the input dtypes (uint8 wraps around), sums of integers in int64, then floats.
     if y.dtype == jnp.bool_ or (x is not None and x.dtype == jnp.bool_):
         raise RuntimeError("trapezoid: received a bool input for `y`, but bool is not supported")
     d = wrap_dim(dim, y.ndim)
     out_dt = _float_result(y) if x is None else _float_result(y, x)
     if y.shape[d] == 0 and not cumulative:
         return jnp.zeros(y.shape[:d] + y.shape[d + 1:], y.dtype)
-    yf = y.astype(out_dt)
-    pair = _sl(yf, d, 0, -1) + _sl(yf, d, 1)
+    pair = _sl(y, d, 0, -1) + _sl(y, d, 1)
     if x is None:
         h = 1.0 if dx is None else dx
-        if isinstance(h, complex) or isinstance(h, bool):
+        if isinstance(h, (complex, bool)):
             raise RuntimeError("trapezoid: Currently, we only support dx as a real number.")
         if cumulative:
-            return jnp.cumsum(h / 2.0 * pair, axis=d).astype(out_dt)
-        return ((jnp.sum(yf, axis=d) - (jnp.take(yf, 0, d) + jnp.take(yf, -1, d)) * 0.5)
-                * h).astype(out_dt)
-    xv = _x_along(x, y.ndim, d, y.shape[d]).astype(out_dt)
+            return jnp.cumsum(pair.astype(out_dt) * (h / 2.0), axis=d).astype(out_dt)
+        total = jnp.sum(y, axis=d, dtype=sum_dtype(y, None)).astype(out_dt)
+        ends = (jnp.take(y, 0, d) + jnp.take(y, -1, d)).astype(out_dt)
+        return ((total - ends * 0.5) * h).astype(out_dt)
+    xv = _x_along(x, y.ndim, d, y.shape[d])
     step = _sl(xv, d, 1) - _sl(xv, d, 0, -1)
+    both = _dtype.promote_types(_dtype.from_np(y.dtype), _dtype.from_np(x.dtype)).np
+    prod = pair.astype(both) * step.astype(both)
     if cumulative:
-        return (jnp.cumsum(pair * step, axis=d) / 2.0).astype(out_dt)
-    return (jnp.sum(pair * step, axis=d) / 2.0).astype(out_dt)
+        acc = jnp.cumsum(prod, axis=d, dtype=sum_dtype(prod, None))
+    else:
+        acc = jnp.sum(prod, axis=d, dtype=sum_dtype(prod, None))
+    return (acc.astype(out_dt) / 2.0).astype(out_dt)
 
 
 @op(promote=NONE, out=False, method=False)

@@ -160,6 +160,8 @@ def _search(boundaries, values, right, out_int32, sorter=None):
     out_dt = jnp.int32 if out_int32 else jnp.int64
     if b.ndim == 1:
         return jnp.searchsorted(b, v, side=side).astype(out_dt)
+    if b.size == 0 or v.size == 0:
+        return jnp.zeros(v.shape, out_dt)
     lead = b.shape[:-1]
     b2 = b.reshape(-1, b.shape[-1])
     v2 = v.reshape(b2.shape[0], -1)

@@ -263,10 +263,11 @@ def _cov_array(x, correction, fweights, aweights):
     if x.ndim > 2:
         raise ValueError(f"cov(): expected input to have two or fewer dimensions but got an "
                          f"input with {x.ndim} dimensions")
-    if is_integral(x):
-        x = x.astype(_default_float())
-    out_dt = x.dtype
-    m = accumulate(x)
+    out = _dtype.from_np(x.dtype)
+    if aweights is not None:  # `input * aweights` promotes
+        out = _dtype.promote_types(out, _dtype.from_np(aweights.dtype))
+    out_dt = _default_float() if _dtype.category(out) < 2 else out.np
+    m = accumulate(x.astype(out_dt))
     m = m.reshape(1, -1) if m.ndim < 2 else m
     n_obs = m.shape[1]
     w = None
@@ -351,17 +352,18 @@ def histc(input: T, bins=100, min=0, max=0):
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
     if min > max:
         raise RuntimeError("torch.histc: max must be larger than min")
-    x = accumulate(input.reshape(-1))
+    # Binning runs in the input dtype, rounding after each step as PyTorch's Half math does.
+    x = input.reshape(-1)
     lo = jnp.asarray(min, x.dtype)
     hi = jnp.asarray(max, x.dtype)
     if min == max and x.size:
         lo, hi = jnp.min(x), jnp.max(x)
     same = lo == hi
     lo, hi = jnp.where(same, lo - 1, lo), jnp.where(same, hi + 1, hi)
-    edges = linspace_like_torch(lo, hi, bins + 1, input.dtype).astype(x.dtype)
+    edges = linspace_like_torch(lo, hi, bins + 1, input.dtype)
     lo, hi = edges[0], edges[-1]
     inside = (x >= lo) & (x <= hi)
-    pos = jnp.floor((x - lo) * bins / (hi - lo)).astype(jnp.int64)
+    pos = jnp.floor(((x - lo) * jnp.asarray(bins, x.dtype)) / (hi - lo)).astype(jnp.int64)
     pos = jnp.clip(jnp.where(pos == bins, bins - 1, pos), 0, bins - 1)
     hist = jnp.zeros((bins,), x.dtype).at[pos].add(inside.astype(x.dtype))
     return hist.astype(input.dtype)
