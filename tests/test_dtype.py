@@ -92,3 +92,16 @@ def test_kernels_follow_default_dtype_changes():
     finally:
         torch.set_default_dtype(torch.float32)
     assert (x / 2).dtype is torch.float32
+
+
+def test_equal_statics_of_different_types_do_not_share_kernels():
+    from jtorch._ops._registry import NONE, T, op
+
+    @op(name="_test_static_kind", promote=NONE, method=False, out=False)
+    def kind_of(input: T, flag):
+        return input * (2 if flag is True else 3)
+
+    x = torch.ones(2)
+    # True == 1 in Python; the kernel cache must still keep their compiled kernels apart
+    assert kind_of(x, True).tolist() == [2, 2]
+    assert kind_of(x, 1).tolist() == [3, 3]

@@ -240,7 +240,9 @@ def _flat(values):
 def _kernel(op: OpDef, statics: tuple, ct, rt):
     """The compiled kernel for one (statics, dtype) combination."""
     # Implementations may read the default dtype while tracing: it is part of the key.
-    key = (statics, ct, rt, _dtype._default["float"])
+    # True == 1 == 1.0 in Python, but they are different statics (keepdim=True vs dim=1).
+    kinds = tuple(type(v) for v in statics)
+    key = (statics, kinds, ct, rt, _dtype._default["float"])
     fn = op.cache.get(key)
     if fn is not None:
         return fn

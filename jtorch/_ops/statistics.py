@@ -292,21 +292,25 @@ def _cov_array(x, correction, fweights, aweights):
         if aweights.size != n_obs:
             raise RuntimeError(f"cov(): expected aweights to have the same numel as there are "
                                f"observations in the input but got {aweights.size} != {n_obs}")
-        w = aweights if w is None else w * aweights
+        if w is not None:
+            both = _dtype.promote_types(_dtype.from_np(w.dtype), _dtype.from_np(aweights.dtype))
+            w = w.astype(both.np) * aweights.astype(both.np)
+        else:
+            w = aweights
     if w is None:
         w_sum = jnp.asarray(n_obs, m.dtype)
         avg = jnp.sum(m, axis=1) / w_sum
     else:
-        w = w.astype(jnp.real(m).dtype)
-        w_sum = jnp.sum(w)
-        avg = jnp.sum(m * w, axis=1) / w_sum
+        # The weight sums stay in the weights' dtype (float32 aweights sum in float32).
+        w_sum = jnp.sum(w, dtype=jnp.int64 if is_integral(w) else w.dtype)
+        avg = (jnp.sum(m * w.astype(m.dtype), axis=1) / w_sum).astype(m.dtype)
     if w is not None and aweights is not None and correction != 0:
         norm = w_sum - correction * jnp.sum(w * aweights) / w_sum
     else:
         norm = w_sum - correction
     norm = jnp.where(norm <= 0, jnp.zeros((), jnp.real(norm).dtype), norm)
     dev = m - avg[:, None]
-    c = dev @ jnp.conj(dev * w if w is not None else dev).T
+    c = dev @ jnp.conj(dev * w.astype(m.dtype) if w is not None else dev).T
     return jnp.squeeze(c / norm).astype(out_dt)
 
 
