@@ -6,6 +6,7 @@ Knobs (environment variables):
                                otherwise float32 and at most 16 samples per op, which keeps a
                                cold-cache CI run within minutes (each sample shape compiles)
   JTORCH_OPINFO_DTYPES=a,b     override the dtypes sampled
+  JTORCH_OPINFO_MAX_SAMPLES=n  at most n samples per op and dtype
   JTORCH_OPINFO_UPDATE=1       write this run's results into compat/ops_status.json
 
 The committed record `compat/ops_status.json` makes regressions fail: an op
@@ -28,7 +29,7 @@ _recorded = json.load(open(RECORD)) if os.path.exists(RECORD) else {}
 _FULL = os.environ.get("JTORCH_OPINFO_FULL") == "1"
 _dtypes = tuple(getattr(torch, d) for d in os.environ.get(
     "JTORCH_OPINFO_DTYPES", "float32,int64,bool" if _FULL else "float32").split(","))
-_max_samples = None if _FULL else 16
+_max_samples = int(os.environ.get("JTORCH_OPINFO_MAX_SAMPLES", 0)) or (None if _FULL else 16)
 
 RESULTS: dict = {}  # op id -> status record, read by the summary hook in conftest
 
