@@ -484,15 +484,5 @@ def _to_nested_numbers(data):
 def wrap(arr) -> Tensor:
     """A new root tensor over a jax array (the dispatcher's fast path)."""
     t = object.__new__(Tensor)
-    t._storage = Storage(arr)
-    t._chain = ()
-    t._value = None
-    t._seen = 0
-    t._vc = [0]
-    t._meta = None
-    t._base = None
-    t.requires_grad = False
-    t.grad = None
-    t.grad_fn = None
-    t._grad_state = None
+    t._init_root(arr)
     return t

@@ -9,19 +9,10 @@ import pytest
 import jtorch as torch
 import jtorch.nn.functional as F
 
+from .helpers import close
+from .helpers import f32 as t
+
 X = np.array([-3.0, -1.5, -0.5, 0.0, 0.25, 1.0, 2.5, 30.0], dtype=np.float32)
-
-
-def t(values, dtype=None):
-    arr = np.asarray(values, dtype=dtype)
-    if dtype is None and arr.dtype == np.float64:
-        arr = arr.astype(np.float32)
-    return torch.from_numpy(arr)
-
-
-def close(actual, expected, rtol=1e-5, atol=1e-6):
-    np.testing.assert_allclose(np.asarray(actual.numpy(), dtype=np.float64),
-                               np.asarray(expected, dtype=np.float64), rtol=rtol, atol=atol)
 
 
 def erf(v):

@@ -6,20 +6,15 @@ import pytest
 import jtorch as torch
 import jtorch.nn.functional as F
 
+from .helpers import close as _close
+from .helpers import f32 as t
+
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((4, 3, 5)).astype(np.float32) * 2 + 1
 
 
-def t(values, dtype=None):
-    arr = np.asarray(values, dtype=dtype)
-    if dtype is None and arr.dtype == np.float64:
-        arr = arr.astype(np.float32)
-    return torch.from_numpy(arr)
-
-
 def close(actual, expected, rtol=1e-5, atol=1e-5):
-    np.testing.assert_allclose(np.asarray(actual.numpy(), dtype=np.float64),
-                               np.asarray(expected, dtype=np.float64), rtol=rtol, atol=atol)
+    _close(actual, expected, rtol, atol)
 
 
 def ref_norm(x, axes, eps):

@@ -5,20 +5,10 @@ import pytest
 
 import jtorch as torch
 
+from .helpers import same, t
+
 A = np.arange(6.0, dtype=np.float32).reshape(2, 3)
 IDX = np.array([[0, 1, 1], [1, 0, 0]])
-
-
-def t(a, dtype=None):
-    return torch.tensor(np.asarray(a).tolist(), dtype=dtype)
-
-
-def same(x, expected, dtype=None):
-    expected = np.asarray(expected)
-    assert tuple(x.shape) == expected.shape
-    np.testing.assert_array_equal(np.asarray(x), expected)
-    if dtype is not None:
-        assert x.dtype == dtype
 
 
 def np_scatter(base, dim, index, src, op=None):

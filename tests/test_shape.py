@@ -5,19 +5,9 @@ import pytest
 
 import jtorch as torch
 
+from .helpers import same, t
+
 A = np.arange(6.0, dtype=np.float32).reshape(2, 3)
-
-
-def t(a, dtype=None):
-    return torch.tensor(np.asarray(a).tolist(), dtype=dtype)
-
-
-def same(x, expected, dtype=None):
-    expected = np.asarray(expected)
-    assert tuple(x.shape) == expected.shape
-    np.testing.assert_array_equal(np.asarray(x), expected)
-    if dtype is not None:
-        assert x.dtype == dtype
 
 
 # ---------------------------------------------------------------------------
