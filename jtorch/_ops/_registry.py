@@ -496,6 +496,17 @@ def op(impl=None, *, name=None, promote=DEFAULT, method=True, inplace=False, out
     return fn
 
 
+def name_return_type(fn, name: str):
+    """Names `fn`'s `torch.return_types` class when PyTorch's name is not the op's short name.
+
+    E.g. `linalg.eigh` returns `torch.return_types.linalg_eigh`, and the private kernel
+    behind `max(dim)` returns `torch.return_types.max`.
+    """
+    nt = fn._op.namedtuple
+    nt.__name__ = nt.__qualname__ = name
+    return fn
+
+
 def _publish(dotted: str, fn) -> None:
     ns, _, short = dotted.rpartition(".")
     NAMESPACES[ns][short] = fn

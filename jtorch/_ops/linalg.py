@@ -16,7 +16,7 @@ import numpy as np
 from jax._src.lax import linalg as _lax_linalg
 
 from .._tensor import wrap_dim
-from ._registry import NONE, T, TI, broadcast_error, composite, op
+from ._registry import NONE, T, TI, broadcast_error, composite, name_return_type, op
 from .matmul import HIGHEST, scalar_name, vecdot_check
 
 
@@ -30,13 +30,6 @@ def linalg(**kw):
 def legacy(**kw):
     """Declares a torch-level linear algebra op (a function and a Tensor method)."""
     return op(promote=NONE, **kw)
-
-
-def _rename(fn, name: str):
-    """Gives an op's return type PyTorch's name (`torch.return_types.linalg_eigh`)."""
-    nt = fn._op.namedtuple
-    nt.__name__ = nt.__qualname__ = name
-    return fn
 
 
 # ---------------------------------------------------------------------------
@@ -137,7 +130,7 @@ def cholesky_ex(A: T, *, upper=False, check_errors=False):
     return jnp.where(jnp.isnan(L), jnp.zeros_like(L), L), info
 
 
-_rename(cholesky_ex, "linalg_cholesky_ex")
+name_return_type(cholesky_ex, "linalg_cholesky_ex")
 
 
 @legacy()
@@ -206,8 +199,8 @@ def lu_factor_ex(A: T, *, pivot=True, check_errors=False):
     return lu_, piv, info
 
 
-_rename(lu_factor, "linalg_lu_factor")
-_rename(lu_factor_ex, "linalg_lu_factor_ex")
+name_return_type(lu_factor, "linalg_lu_factor")
+name_return_type(lu_factor_ex, "linalg_lu_factor_ex")
 
 
 def _unpack(lu_, perm):
@@ -228,7 +221,7 @@ def linalg_lu(A: T, *, pivot=True):
     return _unpack(lu_, perm)
 
 
-_rename(linalg_lu, "linalg_lu")
+name_return_type(linalg_lu, "linalg_lu")
 
 
 def _perm_from_pivots(piv, m):
@@ -320,7 +313,7 @@ def linalg_slogdet(A: T):
     return _slogdet(A)
 
 
-_rename(linalg_slogdet, "linalg_slogdet")
+name_return_type(linalg_slogdet, "linalg_slogdet")
 
 
 @legacy(returns=("sign", "logabsdet"))
@@ -363,7 +356,7 @@ def inv_ex(A: T, *, check_errors=False):
     return _inv_ex(A)
 
 
-_rename(inv_ex, "linalg_inv_ex")
+name_return_type(inv_ex, "linalg_inv_ex")
 
 
 # ---------------------------------------------------------------------------
@@ -407,7 +400,7 @@ def solve_ex(A: T, B: T, *, left=True, check_errors=False):
     return _solve(A, B, left, "linalg.solve_ex")
 
 
-_rename(solve_ex, "linalg_solve_ex")
+name_return_type(solve_ex, "linalg_solve_ex")
 
 
 def _tri_solve(A, B, upper, left, unitriangular):
@@ -460,7 +453,7 @@ def linalg_qr(A: T, mode="reduced"):
     return _qr(A, mode)
 
 
-_rename(linalg_qr, "linalg_qr")
+name_return_type(linalg_qr, "linalg_qr")
 
 
 @legacy(returns=("Q", "R"))
@@ -526,7 +519,7 @@ def eigh(A: T, UPLO="L"):
     return _eigh(A, UPLO)
 
 
-_rename(eigh, "linalg_eigh")
+name_return_type(eigh, "linalg_eigh")
 
 
 @linalg(name="linalg.eigvalsh")
@@ -547,7 +540,7 @@ def eig(A: T):
     return w.astype(_complex_of(A)), v.astype(_complex_of(A))
 
 
-_rename(eig, "linalg_eig")
+name_return_type(eig, "linalg_eig")
 
 
 @linalg(name="linalg.eigvals")
@@ -571,7 +564,7 @@ def linalg_svd(A: T, full_matrices=True, *, driver=None):
     return u, s.astype(_real_dtype(A)), vh
 
 
-_rename(linalg_svd, "linalg_svd")
+name_return_type(linalg_svd, "linalg_svd")
 
 
 @linalg(name="linalg.svdvals")
@@ -888,7 +881,7 @@ def lstsq(A: T, B: T, rcond=None, *, driver=None):
     return x, res, rank, sv
 
 
-_rename(lstsq, "linalg_lstsq")
+name_return_type(lstsq, "linalg_lstsq")
 
 
 @linalg(name="linalg.tensorinv")
@@ -998,8 +991,8 @@ def ldl_factor_ex(A: T, *, hermitian=False, check_errors=False):
     return _ldl(A, hermitian)
 
 
-_rename(ldl_factor, "linalg_ldl_factor")
-_rename(ldl_factor_ex, "linalg_ldl_factor_ex")
+name_return_type(ldl_factor, "linalg_ldl_factor")
+name_return_type(ldl_factor_ex, "linalg_ldl_factor_ex")
 
 
 def _host_ldl_solve(ld, piv, b, hermitian):

@@ -15,7 +15,8 @@ import jax.numpy as jnp
 
 from .. import _dtype
 from .._tensor import Tensor, wrap_dim
-from ._registry import COMPLEX_TO_FLOAT, DEFAULT, NAMESPACES, NONE, T, composite, op
+from ._registry import (COMPLEX_TO_FLOAT, DEFAULT, NAMESPACES, NONE, T, composite,
+                        name_return_type, op)
 
 reduction = functools.partial(op, promote=NONE)
 
@@ -269,13 +270,6 @@ def values_and_indices(x, dim, keepdim, largest):
             jnp.expand_dims(idx, dim) if keepdim else idx)
 
 
-def rename_return_type(fn, name):
-    """Names a private kernel's `torch.return_types` class after the public op."""
-    nt = fn._op.namedtuple
-    nt.__name__ = nt.__qualname__ = name
-    return fn
-
-
 def _max_kernels(name, largest):
     def all_impl(input: T):
         _check_not_complex(name, input)
@@ -291,7 +285,7 @@ def _max_kernels(name, largest):
     all_impl.__name__, dim_impl.__name__ = f"_{name}_all", f"_{name}_dim"
     k_all = reduction(all_impl, method=False, name=f"_{name}_all")
     k_dim = reduction(dim_impl, method=False, name=f"_{name}_dim", returns=("values", "indices"))
-    return k_all, rename_return_type(k_dim, name)
+    return k_all, name_return_type(k_dim, name)
 
 
 _max_all, _max_dim = _max_kernels("max", True)

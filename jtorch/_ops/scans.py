@@ -4,8 +4,8 @@ import jax
 import jax.numpy as jnp
 
 from .._tensor import wrap_dim
-from ._registry import NONE, T, op
-from .reduction import accumulate, dtype_name, is_complex, is_float, rename_return_type, sum_dtype
+from ._registry import NONE, T, name_return_type, op
+from .reduction import accumulate, dtype_name, is_complex, is_float, sum_dtype
 
 
 def _scan_1d_safe(fn, x, dim):
@@ -62,7 +62,7 @@ def _cum_extreme_op(name, largest):
         return _scan_1d_safe(lambda a, ax: _cum_extreme(a, ax, largest), input, dim)
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.{name}`: running values and their (last) indices."
-    return rename_return_type(op(impl, promote=NONE, returns=("values", "indices")), name)
+    return name_return_type(op(impl, promote=NONE, returns=("values", "indices")), name)
 
 
 cummax = _cum_extreme_op("cummax", True)

@@ -8,9 +8,9 @@ import jax.numpy as jnp
 
 from .. import _dtype
 from .._tensor import Tensor, wrap, wrap_dim
-from ._registry import NONE, T, TI, composite, op
+from ._registry import NONE, T, TI, composite, name_return_type, op
 from .reduction import (accumulate, dims_arg, dtype_name, is_complex, is_float,
-                        is_integral, rename_return_type)
+                        is_integral)
 
 
 def _default_float():
@@ -124,7 +124,7 @@ def _median_op(name, ignore_nan):
     impl.__name__ = name
     impl.__doc__ = (f"Matches `torch.{name}`: the lower of the two middle values; with `dim`, "
                     "(values, indices).")
-    return rename_return_type(op(impl, promote=NONE, returns=("values", "indices")), name)
+    return name_return_type(op(impl, promote=NONE, returns=("values", "indices")), name)
 
 
 median = _median_op("median", False)
@@ -398,7 +398,7 @@ def _histogram(input: T, edges: TI = None, *, bins=None, range=None, weight: TI 
     return hist, edges
 
 
-rename_return_type(_histogram, "histogram")
+name_return_type(_histogram, "histogram")
 
 
 @composite
