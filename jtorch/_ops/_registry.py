@@ -485,6 +485,13 @@ def op(impl=None, *, name=None, promote=DEFAULT, method=True, inplace=False, out
             NAMESPACES[""][short + "_"] = ifn
         if dunder:
             METHODS[f"__i{dunder}__"] = ifn
+    # torch-level aliases are methods too where the op is (Tensor.arcsin, Tensor.clip_)
+    for a in aliases:
+        if "." not in a:
+            if method:
+                METHODS[a] = mfn
+            if inplace:
+                METHODS[a + "_"] = NAMESPACES[""][a + "_"] = d.inplace_fn
     if dunder:
         METHODS[f"__{dunder}__"] = mfn
     if rdunder:

@@ -97,14 +97,6 @@ def default_float():
     return _dtype.get_default_dtype().np
 
 
-def alias_methods(name: str, *aliases: str) -> None:
-    """Installs `Tensor.<alias>` (and `<alias>_`) for function aliases of op `name`."""
-    for a in aliases:
-        METHODS[a] = METHODS[name]
-        if name + "_" in METHODS:
-            METHODS[a + "_"] = METHODS[name + "_"]
-
-
 def _binary_dunder(fn):
     """A Python operator method: unknown operand types give NotImplemented, as in PyTorch."""
     @functools.wraps(fn)
@@ -411,7 +403,6 @@ def _compare(name, fn, dunder=None, aliases=(), complex_ok=False):
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.{name}`."
     f = pointwise(impl, promote=ALWAYS_BOOL, dunder=dunder, aliases=aliases)
-    alias_methods(name, *aliases)
     if dunder:
         METHODS[f"__{dunder}__"] = _binary_dunder(METHODS[name])
     return f
@@ -588,7 +579,6 @@ def clamp(input: T, min: T = None, max: T = None):
     return out
 
 
-alias_methods("clamp", "clip")
 
 
 @pointwise()
@@ -603,10 +593,5 @@ def clamp_max(input: T, max: T):
     return jnp.minimum(input, max)
 
 
-alias_methods("sub", "subtract")
-alias_methods("mul", "multiply")
-alias_methods("div", "divide")
-alias_methods("neg", "negative")
-alias_methods("abs", "absolute")
 
 from . import pointwise_math  # noqa: E402,F401

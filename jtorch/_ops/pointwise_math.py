@@ -6,8 +6,8 @@ import math
 import jax
 import jax.numpy as jnp
 
-from ._registry import ALWAYS_BOOL, DEFAULT, INT_TO_FLOAT, NAMESPACES, NONE, T, op
-from .pointwise import (alias_methods, c10, default_float, is_bool, is_complex, is_int, mul,
+from ._registry import ALWAYS_BOOL, DEFAULT, INT_TO_FLOAT, NONE, T, op
+from .pointwise import (c10, default_float, is_bool, is_complex, is_int, mul,
                         not_implemented, opmath, reflected)
 
 pointwise = functools.partial(op, inplace=True)
@@ -25,7 +25,6 @@ def _unary(name, fn, aliases=(), real_only=None):
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.{name}`."
     f = pointwise(opmath(impl), promote=INT_TO_FLOAT, aliases=aliases)
-    alias_methods(name, *(a for a in aliases if "." not in a))
     return f
 
 
@@ -110,7 +109,7 @@ reflected("div", lambda self, other: mul(reciprocal(self), other))  # noqa: F821
 # Rounding
 
 
-def _rounding(name, fn):
+def _rounding(name, fn, aliases=()):
     def impl(input: T):
         if is_bool(input):
             raise not_implemented(f"{name}_vml_cpu", input)
@@ -119,16 +118,12 @@ def _rounding(name, fn):
         return input if is_int(input) else fn(input)
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.{name}`; integers pass through unchanged."
-    return pointwise(impl)
+    return pointwise(impl, aliases=aliases)
 
 
 ceil = _rounding("ceil", jnp.ceil)
 floor = _rounding("floor", jnp.floor)
-trunc = _rounding("trunc", jnp.trunc)
-fix = trunc
-alias_methods("trunc", "fix")
-NAMESPACES[""]["fix"] = trunc
-NAMESPACES[""]["fix_"] = NAMESPACES[""]["trunc_"]
+trunc = _rounding("trunc", jnp.trunc, aliases=("fix",))
 
 
 @pointwise(aliases=("special.round",))
@@ -288,7 +283,6 @@ def _real_binary(name, fn, promote=INT_TO_FLOAT, kernel=None, aliases=(), inplac
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.{name}`."
     f = op(opmath(impl), promote=promote, aliases=aliases, inplace=inplace)
-    alias_methods(name, *aliases)
     return f
 
 
