@@ -1,0 +1,3 @@
+"""`torch.signal`."""
+
+from . import windows  # noqa: F401
