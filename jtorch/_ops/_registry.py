@@ -90,8 +90,7 @@ def _freeze(v):
 class OpDef:
     """One declared op: its implementation, slots, promotion rule and compiled-kernel cache."""
 
-    def __init__(self, impl, name, promote, jit, returns, differentiable, view, vjp,
-                 out_dtype_arg):
+    def __init__(self, impl, name, promote, jit, returns, differentiable, view, vjp):
         self.impl = impl
         self.name = name
         self.promote = promote
@@ -100,7 +99,6 @@ class OpDef:
         self.differentiable = differentiable
         self.view = view
         self.vjp = vjp
-        self.out_dtype_arg = out_dtype_arg
         sig = inspect.signature(impl)
         self.params = list(sig.parameters.values())
         self.slots = []
@@ -426,7 +424,7 @@ def _arg_tuple(params) -> str:
 
 def op(impl=None, *, name=None, promote=DEFAULT, method=True, inplace=False, out=True,
        dunder=None, rdunder=None, aliases=(), jit=True, returns=None, differentiable=True,
-       view=False, vjp=None, out_dtype_arg=None):
+       view=False, vjp=None):
     """Declares an op. See the module docstring.
 
     Args:
@@ -434,7 +432,10 @@ def op(impl=None, *, name=None, promote=DEFAULT, method=True, inplace=False, out
         function's name in torch's namespace.
       promote: the promotion kind, or NONE when the implementation handles dtypes.
       method: install as a Tensor method (True, or the method's name).
-      inplace: also generate `Tensor.<name>_` (and `torch.<name>_`).
+      inplace: also generate `<name>_`: True means `Tensor.<name>_` (and `torch.<name>_` for
+        torch-level ops); a tuple picks the places among "method", "torch", "nn.functional".
+        An implementation parameter called `inplace` (as in `F.relu(x, inplace=True)`) makes
+        the function itself switch to the in-place form; it is never part of the compile key.
       out: give the function an `out=` keyword.
       dunder / rdunder: Python operator names to install (`"add"` -> `__add__`, `__iadd__`).
       aliases: further dotted names the same function is published under.
@@ -447,18 +448,24 @@ def op(impl=None, *, name=None, promote=DEFAULT, method=True, inplace=False, out
         return functools.partial(op, name=name, promote=promote, method=method, inplace=inplace,
                                  out=out, dunder=dunder, rdunder=rdunder, aliases=aliases,
                                  jit=jit, returns=returns, differentiable=differentiable,
-                                 view=view, vjp=vjp, out_dtype_arg=out_dtype_arg)
+                                 view=view, vjp=vjp)
     full = name or impl.__name__
     short = full.rsplit(".", 1)[-1]
-    d = OpDef(impl, short, promote, jit, returns, differentiable, view, vjp, out_dtype_arg)
+    d = OpDef(impl, short, promote, jit, returns, differentiable, view, vjp)
     if full in OPS:
         raise RuntimeError(f"op {full} declared twice")
     OPS[full] = d
     params = d.params
+    names = [p.name for p in params]
+    has_inplace_arg = "inplace" in names
     args = _arg_tuple(params)
+    call_args = "(" + "".join(("False" if n == "inplace" else n) + ", " for n in names) + ")"
     env = {"_op": d, "_call": call_view if view else call, "_write_out": write_out,
            "_inplace": call_inplace}
-    if out and not view:
+    if has_inplace_arg:
+        fn = _gen(short, params,
+                  f"return (_inplace if inplace else _call)(_op, {call_args})", env)
+    elif out and not view:
         fparams = params + [inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY,
                                               default=None)]
         body = (f"r = _call(_op, {args})\n    return r if out is None else _write_out(r, out)")
@@ -470,19 +477,28 @@ def op(impl=None, *, name=None, promote=DEFAULT, method=True, inplace=False, out
     fn.__module__ = "jtorch"
     fn._op = d
     d.fn = fn
+    d.inplace_fn = None
     _publish(full, fn)
     for a in aliases:
         _publish(a, fn)
-    mfn = _gen(short, params, f"return _call(_op, {args})", env) if out else fn
+    plain = out and not view and not has_inplace_arg
+    mfn = _gen(short, params, f"return _call(_op, {args})", env) if plain else fn
     if method:
         METHODS[method if isinstance(method, str) else short] = mfn
+    targets = ()
     if inplace:
-        ifn = _gen(short + "_", params, f"return _inplace(_op, {args})", env)
+        targets = inplace if isinstance(inplace, tuple) else (
+            ("method",) + (("torch",) if "." not in full else ()))
+        iparams = [p for p in params if p.name != "inplace"]
+        ifn = _gen(short + "_", iparams, f"return _inplace(_op, {call_args})", env)
         ifn.__doc__ = f"In-place `{short}`."
         d.inplace_fn = ifn
-        METHODS[short + "_"] = ifn
-        if "." not in full:
+        if "method" in targets:
+            METHODS[short + "_"] = ifn
+        if "torch" in targets:
             NAMESPACES[""][short + "_"] = ifn
+        if "nn.functional" in targets:
+            NAMESPACES["nn.functional"][short + "_"] = ifn
         if dunder:
             METHODS[f"__i{dunder}__"] = ifn
     # torch-level aliases are methods too where the op is (Tensor.arcsin, Tensor.clip_)
@@ -490,17 +506,38 @@ def op(impl=None, *, name=None, promote=DEFAULT, method=True, inplace=False, out
         if "." not in a:
             if method:
                 METHODS[a] = mfn
-            if inplace:
-                METHODS[a + "_"] = NAMESPACES[""][a + "_"] = d.inplace_fn
+            if d.inplace_fn is not None and "method" in targets:
+                METHODS[a + "_"] = d.inplace_fn
+            if d.inplace_fn is not None and "torch" in targets:
+                NAMESPACES[""][a + "_"] = d.inplace_fn
     if dunder:
         METHODS[f"__{dunder}__"] = mfn
     if rdunder:
         rname = f"__r{rdunder}__"
-        names = [p.name for p in params]
         names[0], names[1] = names[1], names[0]
         swapped = "(" + "".join(n + ", " for n in names) + ")"
         METHODS[rname] = _gen(rname, params, f"return _call(_op, {swapped})", env)
     return fn
+
+
+def kernel(impl=None, *, name=None, promote=DEFAULT, jit=True, returns=None,
+           differentiable=True):
+    """A compiled kernel that composites call: dispatched and recorded like an op, unpublished.
+
+    Returns `run(*args)` taking the implementation's arguments positionally, with
+    `run.inplace(*args)` writing the result into the first argument.
+    """
+    if impl is None:
+        return functools.partial(kernel, name=name, promote=promote, jit=jit, returns=returns,
+                                 differentiable=differentiable)
+    d = OpDef(impl, name or impl.__name__, promote, jit, returns, differentiable, False, None)
+
+    def run(*args):
+        return call(d, args)
+
+    run.inplace = lambda *args: call_inplace(d, args)
+    run._op = d
+    return run
 
 
 def name_return_type(fn, name: str):

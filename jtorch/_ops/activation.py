@@ -15,8 +15,7 @@ import jax.numpy as jnp
 
 from .. import _dtype, _random
 from .._tensor import wrap_dim
-from . import _registry
-from ._registry import DEFAULT, INT_TO_FLOAT, NONE, OpDef, T, TI, composite, op
+from ._registry import DEFAULT, INT_TO_FLOAT, NONE, T, TI, _c10_name, composite, kernel, op
 
 
 # ---------------------------------------------------------------------------
@@ -25,7 +24,7 @@ from ._registry import DEFAULT, INT_TO_FLOAT, NONE, OpDef, T, TI, composite, op
 
 def c10_name(dt) -> str:
     """PyTorch's scalar-type name of a numpy/jax dtype ("Float", "Long")."""
-    return _registry._c10_name(_dtype.from_np(jnp.dtype(dt)))
+    return _c10_name(_dtype.from_np(jnp.dtype(dt)))
 
 
 def need_float(kernel: str, a, complex_ok: bool = False) -> None:
@@ -44,12 +43,9 @@ def opmath(a):
 
 
 def private_op(impl, promote=DEFAULT, jit=True):
-    """A kernel that is not published under any torch name (a building block of composites).
-
-    Returns `(call, call_inplace)`: functions of the kernel's full argument tuple.
-    """
-    d = OpDef(impl, impl.__name__, promote, jit, None, True, False, None, None)
-    return (lambda *args: _registry.call(d, args)), (lambda *args: _registry.call_inplace(d, args))
+    """A kernel not published under any torch name: `(call, call_inplace)` of its arguments."""
+    k = kernel(impl, promote=promote, jit=jit)
+    return k, k.inplace
 
 
 def _act(*, promote=DEFAULT, torch_fn=False, method=False, out=False, torch_inplace=False,
@@ -66,39 +62,11 @@ def _act(*, promote=DEFAULT, torch_fn=False, method=False, out=False, torch_inpl
     """
     def deco(impl):
         short = impl.__name__
-        fn = op(impl, name=f"nn.functional.{short}", promote=promote, method=method, out=out,
-                aliases=(short,) if torch_fn else ())
-        d = fn._op
-        names = [p.name for p in d.params]
-        env = {"_op": d, "_call": _registry.call, "_inplace": _registry.call_inplace}
-        if "inplace" in names:
-            # One kernel for both: `inplace` is never part of the compile key.
-            args = "(" + "".join(("False" if n == "inplace" else n) + ", " for n in names) + ")"
-            fn = _registry._gen(short, d.params,
-                                f"return (_inplace if inplace else _call)(_op, {args})", env)
-            fn.__doc__ = f"Matches `torch.nn.functional.{short}`."
-            fn._op = d
-            d.fn = fn
-            _registry.NAMESPACES["nn.functional"][short] = fn
-            if torch_fn:
-                _registry.NAMESPACES[""][short] = fn
-            if method:
-                _registry.METHODS[short] = fn
-            params = [p for p in d.params if p.name != "inplace"]
-        else:
-            args = "(" + "".join(n + ", " for n in names) + ")"
-            params = d.params
-        if torch_inplace or method_inplace or f_inplace:
-            ifn = _registry._gen(short + "_", params, f"return _inplace(_op, {args})", env)
-            ifn.__doc__ = f"In-place `{short}`."
-            d.inplace_fn = ifn
-            if torch_inplace:
-                _registry.NAMESPACES[""][short + "_"] = ifn
-            if f_inplace:
-                _registry.NAMESPACES["nn.functional"][short + "_"] = ifn
-            if method_inplace:
-                _registry.METHODS[short + "_"] = ifn
-        return fn
+        places = (("torch", torch_inplace), ("method", method_inplace),
+                  ("nn.functional", f_inplace))
+        targets = tuple(place for place, wanted in places if wanted)
+        return op(impl, name=f"nn.functional.{short}", promote=promote, method=method, out=out,
+                  aliases=(short,) if torch_fn else (), inplace=targets or False)
     return deco
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import wrap_dim
-from ._registry import DEFAULT, NONE, T, TL, OpDef, broadcast_error, call, composite, op
+from ._registry import DEFAULT, NONE, T, TL, broadcast_error, composite, kernel, op
 
 HIGHEST = jax.lax.Precision.HIGHEST
 
@@ -362,15 +362,6 @@ def baddbmm(input: T, batch1: T, batch2: T, *, beta=1, alpha=1):
 # einsum and tensordot
 
 
-def _private(impl, name, promote=NONE):
-    """A kernel op that composites call; compiled and recorded like any op, but not published."""
-    d = OpDef(impl, name, promote, True, None, True, False, None, None)
-
-    def run(*args):
-        return call(d, args)
-    return run
-
-
 _LETTERS = string.ascii_uppercase + string.ascii_lowercase
 
 
@@ -454,7 +445,7 @@ def _einsum_impl(equation, operands: TL):
                       preferred_element_type=pref).astype(dt)
 
 
-_einsum_kernel = _private(_einsum_impl, "einsum")
+_einsum_kernel = kernel(_einsum_impl, name="einsum", promote=NONE)
 
 
 @composite(method=False)
