@@ -212,3 +212,40 @@ def test_legacy_constructor():
     assert torch.Tensor(2, 3).shape == (2, 3) and torch.Tensor(2, 3).dtype is torch.float32
     assert torch.Tensor([1, 2]).dtype is torch.float32 and torch.Tensor([1, 2]).tolist() == [1, 2]
     assert torch.Tensor().shape == (0,)
+
+
+def test_more_factories_and_like_methods():
+    base = torch.ones(2, 3, dtype=torch.float64)
+    assert torch.as_tensor(base) is base
+    assert torch.as_tensor([1, 2], dtype=torch.float32).tolist() == [1.0, 2.0]
+    assert torch.empty_like(base).shape == (2, 3) and torch.empty_like(base).dtype is torch.float64
+    assert torch.ones_like(base, dtype=torch.int32).tolist() == [[1, 1, 1], [1, 1, 1]]
+    assert base.new_zeros(2).dtype is torch.float64 and base.new_ones((1, 2)).shape == (1, 2)
+    assert base.new_full((2,), 7).tolist() == [7.0, 7.0] and base.new_empty(3).shape == (3,)
+    assert base.new_tensor([1, 2]).dtype is torch.float64
+    assert torch.scalar_tensor(3).dtype is torch.float32 and torch.scalar_tensor(3).ndim == 0
+    assert torch.logspace(0, 2, 3).tolist() == [1.0, 10.0, 100.0]
+    assert torch.tril_indices(3, 3).tolist() == [[0, 1, 1, 2, 2, 2], [0, 0, 1, 0, 1, 2]]
+    assert torch.triu_indices(2, 3, 1).tolist() == [[0, 0, 1], [1, 2, 2]]
+    s = torch.empty_strided((2, 2), (1, 2))
+    assert s.stride() == (1, 2) and s.shape == (2, 2)
+
+
+def test_shape_like_methods_are_views():
+    x = torch.arange(6.0)
+    y = torch.zeros(2, 3)
+    v = x.view_as(y)
+    v[0, 0] = 100
+    assert x[0].item() == 100 and x.reshape_as(y).shape == (2, 3)
+    e = torch.tensor([[1.0], [2.0]]).expand_as(y)
+    assert e.tolist() == [[1, 1, 1], [2, 2, 2]] and e.stride() == (1, 0)
+    a, b = x.split_with_sizes([2, 4])
+    assert a.tolist() == [100, 1] and b.shape == (4,)
+
+
+def test_index_put():
+    x = torch.zeros(3)
+    r = torch.index_put(x, (torch.tensor([0, 2]),), torch.tensor([5.0, 6.0]))
+    assert r.tolist() == [5, 0, 6] and x.tolist() == [0, 0, 0]
+    x.index_put_((torch.tensor([1, 1]),), torch.tensor(1.0), accumulate=True)
+    assert x.tolist() == [0, 2, 0]

@@ -189,7 +189,7 @@ def _adv_call(view, arrays):
     return spec, tensors
 
 
-@composite(method="__getitem__", function=False)
+@composite(name="__getitem__", method="__getitem__", function=False)
 def getitem(self, index):
     """Matches `torch.Tensor.__getitem__`."""
     if isinstance(index, int) and self.ndim:  # the common x[i]
@@ -242,7 +242,7 @@ def _check_broadcast(src_shape, dst_shape):
                                f"shape {list(full)}")
 
 
-@composite(method="__setitem__", function=False)
+@composite(name="__setitem__", method="__setitem__", function=False)
 def setitem(self, index, value):
     """Matches `torch.Tensor.__setitem__`: writes into this tensor's storage."""
     entries = _normalize(index, self.ndim)
