@@ -260,6 +260,11 @@ def _var_std(name, take_sqrt):
              mask: TI = None):
         if unbiased is not None and correction is not None:
             raise AssertionError("Only one of unbiased and correction may be given")
+        if input.dtype == jnp.bool_:
+            # PyTorch subtracts the mean from the input itself, which bool refuses.
+            raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
+                               "supported. If you are trying to invert a mask, use the `~` or "
+                               "`logical_not()` operator instead.")
         corr = 1.0
         if unbiased is not None:
             corr = 1.0 if unbiased else 0.0
