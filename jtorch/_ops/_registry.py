@@ -90,7 +90,8 @@ def _freeze(v):
 class OpDef:
     """One declared op: its implementation, slots, promotion rule and compiled-kernel cache."""
 
-    def __init__(self, impl, name, promote, jit, returns, differentiable, view, vjp):
+    def __init__(self, impl, name, promote, jit, returns, differentiable, view, vjp,
+                 check=None):
         self.impl = impl
         self.name = name
         self.promote = promote
@@ -99,6 +100,7 @@ class OpDef:
         self.differentiable = differentiable
         self.view = view
         self.vjp = vjp
+        self.check = check
         sig = inspect.signature(impl)
         self.params = list(sig.parameters.values())
         self.slots = []
@@ -314,6 +316,20 @@ def _wrap_out(op: OpDef, out):
 
 def call(op: OpDef, args: tuple):
     """Runs `op` on the arguments of a generated wrapper (all parameters, in order)."""
+    if op.check is not None:
+        op.check(*args)
+    return _dispatch(op, args)
+
+
+def call_out(op: OpDef, args: tuple, out):
+    """`torch.op(..., out=out)`: runs `op` and writes the result into `out` when given."""
+    if op.check is not None:
+        op.check(*args, out=out)
+    result = _dispatch(op, args)
+    return result if out is None else write_out(result, out)
+
+
+def _dispatch(op: OpDef, args: tuple):
     slot_values = tuple(args[p] for p in op.slot_pos)
     statics = tuple(_freeze(args[i]) for i in op.static_pos)
     kind = op.promote
@@ -362,7 +378,9 @@ def call_inplace(op: OpDef, args: tuple):
     self = args[0]
     if not isinstance(self, Tensor):
         raise TypeError(f"{op.name}_(): self must be a Tensor")
-    result = call(op, args)
+    if op.check is not None:
+        op.check(*args, inplace=True)
+    result = _dispatch(op, args)
     _check_result_fits(result, self, "inplace")
     if inplace_hook is not None:
         inplace_hook(self, result)
@@ -424,7 +442,7 @@ def _arg_tuple(params) -> str:
 
 def op(impl=None, *, name=None, promote=DEFAULT, method=True, inplace=False, out=True,
        dunder=None, rdunder=None, aliases=(), jit=True, returns=None, differentiable=True,
-       view=False, vjp=None):
+       view=False, vjp=None, check=None):
     """Declares an op. See the module docstring.
 
     Args:
@@ -443,15 +461,18 @@ def op(impl=None, *, name=None, promote=DEFAULT, method=True, inplace=False, out
       returns: field names of a `torch.return_types` named tuple result.
       view: the implementation returns view `Step`s.
       vjp: an optional custom VJP rule for autograd.
+      check: `check(*args, inplace=False, out=None)`, run on the raw arguments before
+        dispatch, for errors that depend on a Python scalar's value (which the compiled kernel
+        only sees as a tracer), e.g. `int_tensor ** -1`.
     """
     if impl is None:
         return functools.partial(op, name=name, promote=promote, method=method, inplace=inplace,
                                  out=out, dunder=dunder, rdunder=rdunder, aliases=aliases,
                                  jit=jit, returns=returns, differentiable=differentiable,
-                                 view=view, vjp=vjp)
+                                 view=view, vjp=vjp, check=check)
     full = name or impl.__name__
     short = full.rsplit(".", 1)[-1]
-    d = OpDef(impl, short, promote, jit, returns, differentiable, view, vjp)
+    d = OpDef(impl, short, promote, jit, returns, differentiable, view, vjp, check)
     if full in OPS:
         raise RuntimeError(f"op {full} declared twice")
     OPS[full] = d
@@ -460,7 +481,7 @@ def op(impl=None, *, name=None, promote=DEFAULT, method=True, inplace=False, out
     has_inplace_arg = "inplace" in names
     args = _arg_tuple(params)
     call_args = "(" + "".join(("False" if n == "inplace" else n) + ", " for n in names) + ")"
-    env = {"_op": d, "_call": call_view if view else call, "_write_out": write_out,
+    env = {"_op": d, "_call": call_view if view else call, "_call_out": call_out,
            "_inplace": call_inplace}
     if has_inplace_arg:
         fn = _gen(short, params,
@@ -468,7 +489,7 @@ def op(impl=None, *, name=None, promote=DEFAULT, method=True, inplace=False, out
     elif out and not view:
         fparams = params + [inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY,
                                               default=None)]
-        body = (f"r = _call(_op, {args})\n    return r if out is None else _write_out(r, out)")
+        body = f"return _call_out(_op, {args}, out)"
         fn = _gen(short, fparams, body, env)
     else:
         fn = _gen(short, params, f"return _call(_op, {args})", env)

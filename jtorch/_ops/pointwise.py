@@ -18,7 +18,7 @@ from jax import lax
 
 from .. import _dtype
 from .._tensor import Tensor
-from ._registry import (OPS, ALWAYS_BOOL, BOOL_TO_LONG, COMPLEX_TO_FLOAT, DEFAULT, INT_TO_FLOAT,
+from ._registry import (ALWAYS_BOOL, BOOL_TO_LONG, COMPLEX_TO_FLOAT, DEFAULT, INT_TO_FLOAT,
                         METHODS, NAMESPACES, NONE, T, TI, _c10_name, op)
 
 pointwise = functools.partial(op, inplace=True)
@@ -110,29 +110,6 @@ def _binary_dunder(fn):
 def reflected(rname: str, fn) -> None:
     """Installs `Tensor.__r<rname>__` as `fn(self, other)`."""
     METHODS[f"__r{rname}__"] = _binary_dunder(fn)
-
-
-def _guard(name: str, check, variants=("", "_")) -> None:
-    """Runs `check(*args, **kwargs)` before op `name`'s function and methods.
-
-    For the few checks that need a Python scalar's value, which the jitted kernel only
-    sees as a tracer (e.g. `int_tensor ** -1` raises in PyTorch).
-    """
-    def wrap(fn):
-        @functools.wraps(fn)
-        def guarded(*args, **kwargs):
-            check(*args, **kwargs)
-            return fn(*args, **kwargs)
-        return guarded
-    for v in variants:
-        for table in (NAMESPACES[""], METHODS):
-            if name + v in table:
-                fn = table[name + v]
-                table[name + v] = guarded = wrap(fn)
-                d = getattr(fn, "_op", None) or OPS.get(name.rstrip("_"))
-                # keep the registry's record of this op's variants pointing at what is published
-                if d is not None and getattr(d, "inplace_fn", None) is fn:
-                    d.inplace_fn = guarded
 
 
 # ---------------------------------------------------------------------------
@@ -254,7 +231,15 @@ def _int_pow(base, exp):
     return jnp.where(exp < 0, neg, pos)
 
 
-@pointwise(dunder="pow")
+def _check_int_pow(input, exponent, *, inplace=False, out=None):
+    """PyTorch refuses a negative Python int power of an integer tensor (a value check)."""
+    if (isinstance(input, Tensor) and not (input.dtype.is_floating_point or input.dtype.is_complex)
+            and isinstance(exponent, numbers.Integral) and not isinstance(exponent, bool)
+            and exponent < 0):
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+
+
+@pointwise(dunder="pow", check=_check_int_pow)
 @opmath
 def pow(input: T, exponent: T):
     if is_bool(input):
@@ -264,41 +249,28 @@ def pow(input: T, exponent: T):
     return jnp.power(input, exponent)
 
 
-def _check_int_pow(input, exponent=None, *args, **kwargs):
-    exponent = kwargs.get("exponent", exponent)
-    if (isinstance(input, Tensor) and not (input.dtype.is_floating_point or input.dtype.is_complex)
-            and isinstance(exponent, numbers.Integral) and not isinstance(exponent, bool)
-            and exponent < 0):
-        raise RuntimeError("Integers to negative integer powers are not allowed.")
-
-
-_guard("pow", _check_int_pow)
 METHODS["__ipow__"] = METHODS["pow_"]
 METHODS["__pow__"] = _binary_dunder(METHODS["pow"])
 reflected("pow", lambda self, other: pow(other, self))
 
 
-@pointwise(promote=NONE)
-def float_power(input: T, exponent: T):
-    """Matches `torch.float_power`: always computed in float64 (complex128 for complex)."""
-    dt = jnp.complex128 if is_complex(input) or is_complex(exponent) else jnp.float64
-    return jnp.power(jnp.asarray(input, dt), jnp.asarray(exponent, dt))
-
-
-def _check_float_power(input, exponent=None, *args, out=None, _inplace=False, **kwargs):
-    exponent = kwargs.get("exponent", exponent)
+def _check_float_power(input, exponent, *, inplace=False, out=None):
+    """float_power's result is always float64/complex128: a narrower destination is refused."""
     cplx = any(isinstance(x, complex) or (isinstance(x, Tensor) and x.dtype.is_complex)
                for x in (input, exponent))
     want = _dtype.complex128 if cplx else _dtype.float64
-    for what, t in (("base given to float_power_", input if _inplace else None),
+    for what, t in (("base given to float_power_", input if inplace else None),
                     ("output given to float_power", out)):
         if isinstance(t, Tensor) and t.dtype is not want:
             raise RuntimeError(f"the {what} has dtype {_c10_name(t.dtype)} but the operation's "
                                f"result requires dtype {_c10_name(want)}")
 
 
-_guard("float_power", _check_float_power, variants=("",))
-_guard("float_power_", functools.partial(_check_float_power, _inplace=True), variants=("",))
+@pointwise(promote=NONE, check=_check_float_power)
+def float_power(input: T, exponent: T):
+    """Matches `torch.float_power`: always computed in float64 (complex128 for complex)."""
+    dt = jnp.complex128 if is_complex(input) or is_complex(exponent) else jnp.float64
+    return jnp.power(jnp.asarray(input, dt), jnp.asarray(exponent, dt))
 
 
 @pointwise(dunder="neg", aliases=("negative",))
