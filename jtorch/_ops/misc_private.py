@@ -282,6 +282,24 @@ def _segment_reduce_kernel(data: TI, bounds: TI, reduce, axis, initial, from_len
     count = jnp.sum(mask, axis=red)
     has_init = initial is not None
     init = jnp.asarray(initial if has_init else 0, dt)
+    if reduce in ("sum", "mean", "prod") and dt in (jnp.float16, jnp.bfloat16):
+        # PyTorch's CPU kernel accumulates one element at a time in the data's dtype, from the
+        # initial value; in 16-bit floats that rounding shows, so it is reproduced by a scan.
+        combine = jnp.multiply if reduce == "prod" else jnp.add
+        start = init if has_init else jnp.asarray(1 if reduce == "prod" else 0, dt)
+        out_shape = jnp.broadcast_shapes(mask.shape, x.shape)
+        out_shape = out_shape[:red] + out_shape[red + 1:]
+
+        def step(acc, xm):
+            xj, mj = xm
+            return jnp.where(mj, combine(acc, xj), acc), None
+
+        acc, _ = jax.lax.scan(step, jnp.full(out_shape, start, dt),
+                              (jnp.moveaxis(x, red, 0), jnp.moveaxis(mask, red, 0)))
+        if reduce != "mean":
+            return acc
+        empty_value = init if has_init else jnp.asarray(jnp.nan, dt)
+        return jnp.where(count == 0, empty_value, acc / jnp.maximum(count, 1).astype(dt))
     if reduce in ("sum", "mean"):
         total = jnp.sum(jnp.where(mask, x, jnp.zeros((), dt)), axis=red) + init
         if reduce == "sum":
@@ -364,10 +382,13 @@ def _softmax_backward_data(grad_output: TI, output: TI, dim, input_dtype):
             and input_dtype in (_dtype.float16, _dtype.bfloat16)):
         raise RuntimeError(f"expected scalar type Float but found {_c10_name(input_dtype)}")
     d = wrap_dim(dim, grad_output.ndim)
-    if grad_output.ndim == 0:
-        return output * (grad_output - grad_output * output)
-    dot = jnp.sum(grad_output * output, axis=d, keepdims=True)
-    return output * (grad_output - dot)
+    dt = grad_output.dtype
+    # 16-bit floats are computed in float32 and rounded once, as PyTorch's CPU kernel does.
+    g, y = (a.astype(jnp.float32) if dt in (jnp.float16, jnp.bfloat16) else a
+            for a in (grad_output, output))
+    if g.ndim == 0:
+        return (y * (g - g * y)).astype(dt)
+    return (y * (g - jnp.sum(g * y, axis=d, keepdims=True))).astype(dt)
 
 
 @op(promote=DEFAULT, method=False, out=False)
