@@ -45,6 +45,9 @@ SKIPS = {
     "to_sparse": "sparse tensors are out of jtorch's scope",
     "hash_tensor": "private debugging hash of storage bytes",
     "chalf": "complex32 has no jax/XLA dtype",
+    "slice": "exists only as torch.ops.aten.slice (an ATen operator, not a torch API)",
+    "max_pool2d_with_indices_backward": "exists only as an ATen backward operator "
+                                        "(torch.ops.aten), not a torch API",
 }
 
 # Skips of one OpInfo variant (by op id), with the reason.
@@ -213,9 +216,17 @@ def compare(expected, actual, random: bool, path: str = "out") -> None:
 # Running one op
 
 
+_FALLBACK_DTYPES = (torch.int64, torch.bool, torch.float64, torch.int32, torch.uint8,
+                   torch.complex64)
+
+
 def dtypes_for(op, wanted):
+    """The wanted dtypes the op supports; else the first it supports (integer-only ops)."""
     supported = op.supported_dtypes("cpu")
-    return [d for d in wanted if d in supported]
+    chosen = [d for d in wanted if d in supported]
+    if not chosen:
+        chosen = [d for d in _FALLBACK_DTYPES if d in supported][:1]
+    return chosen
 
 
 def run_op(op, dtypes=(torch.float32,), max_samples: int | None = None) -> dict:

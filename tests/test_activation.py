@@ -234,3 +234,20 @@ def test_rrelu_training_slopes_in_range():
     x = -torch.ones(1000)
     y = F.rrelu(x, 0.1, 0.3, training=True).numpy()
     assert (y <= -0.1).all() and (y >= -0.3).all() and y.std() > 0.01
+
+
+def test_dropout_function_variants():
+    x = torch.ones(4, 50)
+    # train=False leaves every variant the identity
+    for fn in (torch.alpha_dropout_, torch.dropout_, torch.feature_alpha_dropout,
+               torch.feature_dropout, torch.feature_dropout_, torch.feature_alpha_dropout_):
+        assert fn(x.clone(), 0.5, False).tolist() == x.tolist()
+    torch.manual_seed(0)
+    y = x.clone()
+    r = torch.dropout_(y, 0.5, True)
+    vals = set(np.unique(np.asarray(y)).tolist())
+    assert r is y and vals <= {0.0, 2.0} and vals == {0.0, 2.0}  # kept values scaled by 1/(1-p)
+    f = torch.feature_dropout(torch.ones(4, 50, 3), 0.5, True)
+    per_channel = np.asarray(f).reshape(4, 50, 3)
+    # feature dropout zeroes whole channels: each (n, c) slice is all 0 or all 2
+    assert all(len(set(per_channel[n, c].tolist())) == 1 for n in range(4) for c in range(50))

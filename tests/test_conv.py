@@ -87,3 +87,13 @@ def test_unfold_fold_roundtrip():
     np.testing.assert_array_equal(ones[0, 0], [[1, 2, 1], [2, 4, 2], [1, 2, 1]])
     with pytest.raises(RuntimeError, match="divisible by the product of kernel_size"):
         F.fold(t(np.zeros((1, 7, 4), np.float32)), (4, 4), 2, stride=2)
+
+
+def test_conv_transpose3d_spreads_each_input_over_the_kernel():
+    x = jtorch.zeros(1, 1, 2, 2, 2)
+    x[0, 0, 1, 0, 1] = 2.0
+    w = jtorch.arange(8.0).reshape(1, 1, 2, 2, 2)
+    out = F.conv_transpose3d(x, w)
+    expected = np.zeros((1, 1, 3, 3, 3), np.float32)
+    expected[0, 0, 1:3, 0:2, 1:3] = 2.0 * np.arange(8.0).reshape(2, 2, 2)
+    np.testing.assert_allclose(np.asarray(out), expected)

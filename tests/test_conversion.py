@@ -115,3 +115,9 @@ def test_conj_neg_bits():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         x.float()
+
+
+def test_chalf_gives_complex_values():
+    # complex32 has no jax dtype: chalf() keeps the values in jax's smallest complex type
+    z = torch.tensor([1.5, -2.0]).chalf()
+    assert z.is_complex() and z.tolist() == [1.5 + 0j, -2 + 0j]

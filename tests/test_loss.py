@@ -119,3 +119,24 @@ def test_gaussian_nll_and_ctc():
     lp = log_softmax(A[:1, None, :], axis=2)
     out = F.ctc_loss(t(lp), t(np.zeros((1, 0), np.int64)), [1], [0], reduction="sum")
     close(out, -lp[0, 0, 0])
+
+
+def _np_log_softmax(z):
+    z = z - z.max(-1, keepdims=True)
+    return z - np.log(np.exp(z).sum(-1, keepdims=True))
+
+
+def test_linear_cross_entropy_and_triplet_with_distance():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4, 3)).astype(np.float32)
+    w = rng.standard_normal((5, 3)).astype(np.float32)
+    tgt = np.array([0, 4, 2, 1])
+    xs, ws, ts = (jtorch.from_numpy(v) for v in (x, w, tgt))
+    loss = F.linear_cross_entropy(xs, ws, ts)
+    expected = -_np_log_softmax(x @ w.T)[np.arange(4), tgt].mean()
+    np.testing.assert_allclose(loss.item(), expected, rtol=1e-5)
+    a, p, n = (rng.standard_normal((3, 2)).astype(np.float32) for _ in range(3))
+    d = lambda u, v: np.sqrt(((u - v + 1e-6) ** 2).sum(-1))  # pairwise_distance, eps=1e-6
+    got = F.triplet_margin_with_distance_loss(*(jtorch.from_numpy(v) for v in (a, p, n)))
+    np.testing.assert_allclose(got.item(), np.maximum(d(a, p) - d(a, n) + 1.0, 0).mean(),
+                               rtol=1e-5)

@@ -219,3 +219,12 @@ def test_multi_head_attention_forward():
     with pytest.raises(RuntimeError, match="Need attn_mask if specifying the is_causal hint"):
         F.multi_head_attention_forward(t(q), t(k), t(k), e, h, t(w_in), t(b_in), None, None,
                                        False, 0.0, t(w_out), t(b_out), is_causal=True)
+
+
+def test_embedding_renorm_rescales_only_long_indexed_rows():
+    w = torch.tensor([[3.0, 4.0], [0.3, 0.4], [6.0, 8.0]])
+    torch.embedding_renorm_(w, torch.tensor([0, 1]), 1.0, 2.0)
+    got = np.asarray(w)
+    np.testing.assert_allclose(got[0], [0.6, 0.8], rtol=1e-5)   # norm 5 -> 1
+    np.testing.assert_allclose(got[1], [0.3, 0.4], rtol=1e-6)   # norm 0.5 <= 1: unchanged
+    np.testing.assert_allclose(got[2], [6.0, 8.0], rtol=1e-6)   # not indexed: unchanged

@@ -67,3 +67,14 @@ def test_shuffles():
     np.testing.assert_array_equal(cs[0, :, 0, 0], [0, 8, 4, 12])
     with pytest.raises(RuntimeError, match="divisible by the square of upscale_factor"):
         F.pixel_shuffle(x, 3)
+
+
+def test_grid_sampler_identity_and_upsample():
+    x = jtorch.arange(12.0).reshape(1, 1, 3, 4)
+    ys, xs = np.meshgrid(np.linspace(-1, 1, 3), np.linspace(-1, 1, 4), indexing="ij")
+    grid = jtorch.from_numpy(np.stack([xs, ys], -1)[None].astype(np.float32))
+    # bilinear (mode 0), zeros padding (0), align_corners: the identity grid samples x itself
+    out = jtorch.grid_sampler(x, grid, 0, 0, True)
+    np.testing.assert_allclose(np.asarray(out), np.asarray(x), atol=1e-5)
+    up = F.upsample(jtorch.tensor([[[1.0, 2.0]]]), scale_factor=2, mode="nearest")
+    assert up.tolist() == [[[1.0, 1.0, 2.0, 2.0]]]

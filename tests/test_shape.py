@@ -325,3 +325,17 @@ def test_copy_variants_are_copies():
     outs = [torch.empty(0), torch.empty(0)]
     torch.split_copy(x, 2, 1, out=outs)
     same(outs[1], A[:, 2:])
+
+
+def test_copy_variants_do_not_share_storage():
+    x = torch.arange(6.0).reshape(3, 2)
+    d = torch.detach_copy(x)
+    d.zero_()
+    assert x.sum().item() == 15
+    c = torch.view_as_complex_copy(x)
+    assert c.tolist() == [1j, 2 + 3j, 4 + 5j]
+    r = torch.view_as_real_copy(c)
+    r.zero_()
+    assert c.tolist() == [1j, 2 + 3j, 4 + 5j] and r.shape == (3, 2)
+    a, b = torch.unsafe_split_with_sizes(torch.arange(5), [2, 3])
+    assert a.tolist() == [0, 1] and b.tolist() == [2, 3, 4]

@@ -237,6 +237,15 @@ def _new_factory(name, fill):
     return composite(method, function=False)
 
 
+@composite(function=False)
+def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False,
+                      layout=None, pin_memory=False):
+    """Matches `Tensor.new_empty_strided`: dtype and device default to this tensor's."""
+    return empty_strided(size, stride, dtype=dtype or self.dtype,
+                         device=device if device is not None else self.device,
+                         requires_grad=requires_grad)
+
+
 new_zeros = _new_factory("new_zeros", 0)
 new_ones = _new_factory("new_ones", 1)
 new_empty = _new_factory("new_empty", 0)
@@ -324,7 +333,14 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
     dt = _resolve(dtype)
-    values = np.power(base, _linspace_values(_num(start), _num(end), steps))
+    start, end = _num(start), _num(end)
+    integral = not (dt.is_floating_point or dt.is_complex)
+    if integral:
+        # as for linspace, PyTorch truncates the exponents' endpoints for integral dtypes
+        start, end = int(start), int(end)
+    values = np.power(base, _linspace_values(start, end, steps))
+    if integral:
+        values = np.trunc(values)
     return finish(jnp.asarray(values, dt.np), None, device, requires_grad, out)
 
 

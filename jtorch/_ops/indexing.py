@@ -219,7 +219,10 @@ def _index_put_impl(input: T, indices: TI, values: T, *, slices=(), accumulate=F
     except ValueError:
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be "
                            f"broadcast to indexing result of shape {list(target_shape)}") from None
-    return input.at[key].add(values) if accumulate else input.at[key].set(values)
+    if not accumulate:
+        return input.at[key].set(values)
+    # accumulating into bools is a logical or, which jax spells as max
+    return input.at[key].max(values) if input.dtype == jnp.bool_ else input.at[key].add(values)
 
 
 def _value_tensor(value, like: Tensor) -> Tensor:
@@ -276,13 +279,23 @@ def copy_(self, src, non_blocking=False):
 
 
 def _tensor_indices(indices):
+    """index_put's indices as (spec, index tensors); bool masks become their nonzero indices."""
     spec, tensors = [], []
     for i in indices:
         if i is None:
             spec.append("all")
-        else:
-            spec.append("adv")
-            tensors.append(_as_index_tensor(i))
+            continue
+        i = _as_index_tensor(i)
+        if i.dtype.np == np.bool_:
+            if _is_tracer(i._array):
+                raise RuntimeError("index_put with a boolean mask has a data-dependent shape "
+                                   "and cannot be traced")
+            for idx in np.nonzero(np.asarray(i._array)):
+                spec.append("adv")
+                tensors.append(wrap(jnp.asarray(idx)))
+            continue
+        spec.append("adv")
+        tensors.append(i)
     return tuple(spec), tuple(tensors)
 
 

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._tensor import Tensor, wrap
-from ._registry import DEFAULT, NONE, T, TI, composite, op
+from ._registry import INT_TO_FLOAT, DEFAULT, NONE, T, TI, composite, op
 
 loss_op = lambda name, **kw: op(name=f"nn.functional.{name}", method=False,  # noqa: E731
                                 out=False, **kw)
@@ -129,7 +129,7 @@ def soft_margin_loss(input: T, target: T, size_average=None, reduce=None, reduct
     return reduce_loss(jnp.log1p(jnp.exp(-target * input)), reduction)
 
 
-@loss_op("poisson_nll_loss", promote=DEFAULT)
+@loss_op("poisson_nll_loss", promote=INT_TO_FLOAT)
 def poisson_nll_loss(input: T, target: T, log_input=True, full=False, size_average=None,
                      eps=1e-8, reduce=None, reduction="mean"):
     """Matches `torch.nn.functional.poisson_nll_loss`."""
@@ -244,7 +244,7 @@ def kl_div(input: T, target: T, size_average=None, reduce=None, reduction="mean"
 # Margin and embedding losses
 
 
-@loss_op("margin_ranking_loss", promote=DEFAULT)
+@loss_op("margin_ranking_loss", promote=INT_TO_FLOAT)
 def margin_ranking_loss(input1: T, input2: T, target: T, margin=0, size_average=None,
                         reduce=None, reduction="mean"):
     """Matches `torch.nn.functional.margin_ranking_loss`."""
@@ -267,7 +267,7 @@ def hinge_embedding_loss(input: T, target: T, margin=1.0, size_average=None, red
     return reduce_loss(loss, reduction)
 
 
-@loss_op("cosine_embedding_loss", promote=DEFAULT)
+@loss_op("cosine_embedding_loss", promote=INT_TO_FLOAT)
 def cosine_embedding_loss(input1: T, input2: T, target: T, margin=0, size_average=None,
                           reduce=None, reduction="mean"):
     """Matches `torch.nn.functional.cosine_embedding_loss`."""
@@ -298,7 +298,7 @@ def _pairwise(x1, x2, p, eps):
     return jnp.sum(jnp.abs(d) ** p, axis=-1) ** (1.0 / p)
 
 
-@loss_op("triplet_margin_loss", promote=DEFAULT)
+@loss_op("triplet_margin_loss", promote=INT_TO_FLOAT)
 def triplet_margin_loss(anchor: T, positive: T, negative: T, margin=1.0, p=2, eps=1e-6,
                         swap=False, size_average=None, reduce=None, reduction="mean"):
     """Matches `torch.nn.functional.triplet_margin_loss`."""
