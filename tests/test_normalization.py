@@ -153,3 +153,14 @@ def test_normalize():
     close(out, x64 / np.linalg.norm(x64, axis=1, keepdims=True))
     with pytest.raises(RuntimeError, match="Expected a floating point or complex tensor"):
         F.normalize(t([[1, 2]], np.int64))
+
+
+def test_native_batch_norm_legit_without_running_stats():
+    x = np.arange(24.0, dtype=np.float32).reshape(2, 3, 4)
+    out, mean, rstd = torch._native_batch_norm_legit(torch.from_numpy(x), None, None, True, 0.1,
+                                                     1e-5)
+    m = x.mean(axis=(0, 2))
+    v = x.var(axis=(0, 2))
+    close(mean, m)
+    close(rstd, 1 / np.sqrt(v + 1e-5))
+    close(out, (x - m[None, :, None]) / np.sqrt(v[None, :, None] + 1e-5), atol=1e-5)

@@ -247,7 +247,8 @@ def unfold(input: T, kernel_size, dilation=1, padding=0, stride=1):
     if input.ndim not in (3, 4):
         raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size "
                            f"for input, but got: [{', '.join(map(str, input.shape))}]")
-    _check_float(input, "im2col_out_cpu")
+    if input.dtype != jnp.bool_:  # PyTorch's im2col takes bool, but not integers
+        _check_float(input, "im2col_out_cpu")
     k, d, p, s = _pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride)
     unbatched = input.ndim == 3
     x = input[None] if unbatched else input

@@ -267,10 +267,18 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
 
 
 @composite(method=False)
-def _native_batch_norm_legit(input, weight, bias, running_mean, running_var, training, momentum,
-                             eps):
-    """Matches `torch._native_batch_norm_legit`."""
-    return _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
+def _native_batch_norm_legit(input, weight, bias, *args):
+    """Matches `torch._native_batch_norm_legit`.
+
+    Its two overloads: (..., running_mean, running_var, training, momentum, eps) and, without
+    running statistics, (..., training, momentum, eps).
+    """
+    if len(args) == 3:
+        return _batch_norm(input, weight, bias, None, None, *args)
+    if len(args) != 5:
+        raise TypeError(f"_native_batch_norm_legit() takes 6 or 8 arguments ({3 + len(args)} "
+                        f"given)")
+    return _batch_norm(input, weight, bias, *args)
 
 
 @composite(method=False)
