@@ -30,7 +30,7 @@ from ._random import (  # noqa: E402,F401
 )
 from ._misc import (  # noqa: E402,F401
     is_complex, is_floating_point, is_nonzero, is_tensor, numel, result_type, set_printoptions,
-    get_printoptions, typename, is_storage, broadcast_shapes, Size as _Size, no_grad,
+    get_printoptions, typename, is_storage, broadcast_shapes, no_grad,
     enable_grad, set_grad_enabled, is_grad_enabled, inference_mode, is_inference_mode_enabled,
     strided, contiguous_format, channels_last, preserve_format, layout, memory_format,
     use_deterministic_algorithms, are_deterministic_algorithms_enabled, set_num_threads,

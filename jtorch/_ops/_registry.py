@@ -442,7 +442,7 @@ def _arg_tuple(params) -> str:
 
 def op(impl=None, *, name=None, promote=DEFAULT, method=True, inplace=False, out=True,
        dunder=None, rdunder=None, aliases=(), jit=True, returns=None, differentiable=True,
-       view=False, vjp=None, check=None):
+       view=False, vjp=None, check=None, publish=None):
     """Declares an op. See the module docstring.
 
     Args:
@@ -461,6 +461,9 @@ def op(impl=None, *, name=None, promote=DEFAULT, method=True, inplace=False, out
       returns: field names of a `torch.return_types` named tuple result.
       view: the implementation returns view `Step`s.
       vjp: an optional custom VJP rule for autograd.
+      publish: publish the function under its torch name. By default a name starting with
+        `_` is an internal kernel and is not published; PyTorch's own private APIs that
+        jtorch provides (`torch._chunk_cat`) pass `publish=True`.
       check: `check(*args, inplace=False, out=None)`, run on the raw arguments before
         dispatch, for errors that depend on a Python scalar's value (which the compiled kernel
         only sees as a tracer), e.g. `int_tensor ** -1`.
@@ -469,7 +472,7 @@ def op(impl=None, *, name=None, promote=DEFAULT, method=True, inplace=False, out
         return functools.partial(op, name=name, promote=promote, method=method, inplace=inplace,
                                  out=out, dunder=dunder, rdunder=rdunder, aliases=aliases,
                                  jit=jit, returns=returns, differentiable=differentiable,
-                                 view=view, vjp=vjp, check=check)
+                                 view=view, vjp=vjp, check=check, publish=publish)
     full = name or impl.__name__
     short = full.rsplit(".", 1)[-1]
     d = OpDef(impl, short, promote, jit, returns, differentiable, view, vjp, check)
@@ -499,7 +502,9 @@ def op(impl=None, *, name=None, promote=DEFAULT, method=True, inplace=False, out
     fn._op = d
     d.fn = fn
     d.inplace_fn = None
-    _publish(full, fn)
+    d.published = _is_public(short) if publish is None else publish
+    if d.published:
+        _publish(full, fn)
     for a in aliases:
         _publish(a, fn)
     plain = out and not view and not has_inplace_arg
@@ -572,6 +577,11 @@ def name_return_type(fn, name: str):
     return fn
 
 
+def _is_public(short: str) -> bool:
+    """Names starting with one underscore are internal kernels unless declared otherwise."""
+    return not short.startswith("_") or short.startswith("__")
+
+
 def _publish(dotted: str, fn) -> None:
     ns, _, short = dotted.rpartition(".")
     NAMESPACES[ns][short] = fn
@@ -584,14 +594,14 @@ def install_methods() -> None:
 
 
 
-def composite(impl=None, *, name=None, method=True, aliases=(), function=True):
+def composite(impl=None, *, name=None, method=True, aliases=(), function=True, publish=None):
     """Declares an op written in terms of other ops, on Tensors (no kernel of its own).
 
     Like PyTorch's CompositeImplicitAutograd ops: autograd sees the ops it calls.
     """
     if impl is None:
         return functools.partial(composite, name=name, method=method, aliases=aliases,
-                                 function=function)
+                                 function=function, publish=publish)
     full = name or impl.__name__
     short = full.rsplit(".", 1)[-1]
     if full in OPS:
@@ -599,7 +609,8 @@ def composite(impl=None, *, name=None, method=True, aliases=(), function=True):
     OPS[full] = impl
     impl.__qualname__ = short
     impl.__module__ = "jtorch"
-    impl._published = function
+    impl._published = function = function and (_is_public(short) if publish is None
+                                                else publish)
     if function:
         _publish(full, impl)
     for a in aliases:

@@ -84,7 +84,7 @@ def _check_weight(input, weight):
                            f"{list(weight.shape)}")
 
 
-@op(name="_histogramdd_bin_edges", promote=NONE, method=False, out=False,
+@op(name="_histogramdd_bin_edges", publish=True, promote=NONE, method=False, out=False,
     differentiable=False)
 def _histogramdd_bin_edges(input: TI, bins, *, range=None, weight: TI = None, density=False):
     """Matches `torch._histogramdd_bin_edges`: `bins[d] + 1` equal-width edges per dim."""
@@ -119,7 +119,7 @@ def _histogramdd_bin_edges(input: TI, bins, *, range=None, weight: TI = None, de
     return tuple(edges)
 
 
-@op(name="_histogramdd_from_bin_tensors", promote=NONE, method=False, out=False,
+@op(name="_histogramdd_from_bin_tensors", publish=True, promote=NONE, method=False, out=False,
     differentiable=False)
 def _histogramdd_from_bin_tensors(input: TI, bins: TL, *, weight: TI = None, density=False):
     """Matches `torch._histogramdd_from_bin_tensors`: counts per cell of the given edges."""
@@ -170,7 +170,7 @@ def _torch_scalar_name(np_dtype):
             "bfloat16": "c10::BFloat16"}.get(jnp.dtype(np_dtype).name, jnp.dtype(np_dtype).name)
 
 
-@composite(name="_histogramdd_from_bin_cts", method=False)
+@composite(name="_histogramdd_from_bin_cts", method=False, publish=True)
 def _histogramdd_from_bin_cts(input, bins, *, range=None, weight=None, density=False):
     """Matches `torch._histogramdd_from_bin_cts`."""
     edges = _histogramdd_bin_edges(input, bins, range=range, weight=weight, density=density)
@@ -220,7 +220,7 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False, out=None
 # _chunk_cat
 
 
-@op(name="_chunk_cat", promote=NONE, method=False, differentiable=False)
+@op(name="_chunk_cat", publish=True, promote=NONE, method=False, differentiable=False)
 def _chunk_cat(tensors: TL, dim, num_chunks):
     """Matches `torch._chunk_cat`: each tensor, zero-padded along `dim` to a multiple of
     `num_chunks`, is split into `num_chunks` chunks (flattened past `dim`), and chunk i of
@@ -316,7 +316,7 @@ def _segment_reduce_kernel(data: TI, bounds: TI, reduce, axis, initial, from_len
     return pair(out, init) if has_init else out
 
 
-@composite(name="_segment_reduce", method=False, aliases=("segment_reduce",))
+@composite(name="_segment_reduce", method=False, aliases=("segment_reduce",), publish=True)
 def _segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0,
                     unsafe=False, initial=None):
     """Matches `torch._segment_reduce` / `torch.segment_reduce` (lengths or offsets form).
@@ -368,7 +368,7 @@ def _segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, a
 # Backward kernels and unsafe masked indexing
 
 
-@op(name="_softmax_backward_data", promote=NONE, method=False, out=False)
+@op(name="_softmax_backward_data", publish=True, promote=NONE, method=False, out=False)
 def _softmax_backward_data(grad_output: TI, output: TI, dim, input_dtype):
     """Matches `torch._softmax_backward_data`: output * (grad - sum(grad * output, dim))."""
     if grad_output.dtype != output.dtype:
@@ -418,7 +418,7 @@ def _check_mask(mask):
                            f"expected Bool")
 
 
-@op(name="_unsafe_masked_index", promote=NONE, method=False, out=False)
+@op(name="_unsafe_masked_index", publish=True, promote=NONE, method=False, out=False)
 def _unsafe_masked_index(input: TI, mask: TI, indices: TL, fill):
     """Matches `torch._unsafe_masked_index`: input[indices] where mask is true, else fill.
 
@@ -433,7 +433,7 @@ def _unsafe_masked_index(input: TI, mask: TI, indices: TL, fill):
     return jnp.where(mask, input[idx], fill_value)
 
 
-@op(name="_unsafe_masked_index_put_accumulate", promote=NONE, method=False, out=False)
+@op(name="_unsafe_masked_index_put_accumulate", publish=True, promote=NONE, method=False, out=False)
 def _unsafe_masked_index_put_accumulate(input: TI, mask: TI, indices: TL, values: TI):
     """Matches `torch._unsafe_masked_index_put_accumulate`: input.index_put(indices,
     values * mask, accumulate=True) with indices clamped into range."""

@@ -266,7 +266,7 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     return res if out is None else _registry.write_out(res, tuple(out))
 
 
-@composite(method=False)
+@composite(method=False, publish=True)
 def _native_batch_norm_legit(input, weight, bias, *args):
     """Matches `torch._native_batch_norm_legit`.
 
@@ -281,7 +281,7 @@ def _native_batch_norm_legit(input, weight, bias, *args):
     return _batch_norm(input, weight, bias, *args)
 
 
-@composite(method=False)
+@composite(method=False, publish=True)
 def _native_batch_norm_legit_no_training(input, weight, bias, running_mean, running_var,
                                          momentum, eps):
     """Matches `torch._native_batch_norm_legit_no_training`."""
