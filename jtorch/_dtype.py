@@ -232,6 +232,27 @@ def result_type_of(dims: list, zero_dims: list, scalars: list) -> dtype:
 
 
 # ---------------------------------------------------------------------------
+# Names in PyTorch's messages
+
+_C10_NAMES = {
+    "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+    "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+    "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64", "bool": "Bool",
+    "complex32": "ComplexHalf", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+}
+
+
+def c10_name(x) -> str:
+    """c10's ScalarType name ("Float", "Long", ...) as PyTorch's error messages spell it.
+
+    Accepts a torch dtype, or anything jax can take a dtype of (an array, a numpy/jax
+    dtype, a Python scalar).
+    """
+    d = x if isinstance(x, dtype) else from_np(jnp.result_type(x))
+    return _C10_NAMES.get(d._name, d._name)
+
+
+# ---------------------------------------------------------------------------
 # finfo / iinfo
 
 

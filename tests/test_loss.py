@@ -140,3 +140,9 @@ def test_linear_cross_entropy_and_triplet_with_distance():
     got = F.triplet_margin_with_distance_loss(*(jtorch.from_numpy(v) for v in (a, p, n)))
     np.testing.assert_allclose(got.item(), np.maximum(d(a, p) - d(a, n) + 1.0, 0).mean(),
                                rtol=1e-5)
+
+
+def test_bce_dtype_mismatch_names_dtypes_as_pytorch_does():
+    # PyTorch: "Found dtype Long but expected Float" (c10 names, not numpy's "int64")
+    with pytest.raises(RuntimeError, match="Found dtype Long but expected Float"):
+        F.binary_cross_entropy(jtorch.rand(3), jtorch.tensor([1, 0, 1]))

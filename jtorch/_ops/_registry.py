@@ -32,7 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _device, _dtype
-from .._dtype import category, result_type_of
+from .._dtype import c10_name, category, result_type_of
 from .._tensor import Tensor, wrap
 
 
@@ -65,13 +65,6 @@ _NO_JIT = os.environ.get("JTORCH_EAGER_JIT", "1") == "0"
 
 # Set by autograd: called as record(op, fn, tensors_in, outputs) after a differentiable call.
 record = None
-
-
-def _c10_name(d: _dtype.dtype) -> str:
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}.get(
-        d._name, d._name)
 
 
 def _freeze(v):
@@ -366,8 +359,8 @@ def call_view(op: OpDef, args: tuple):
 def _check_result_fits(result: Tensor, target: Tensor, what: str) -> None:
     rdt, tdt = result.dtype, target.dtype
     if not _dtype.can_cast(rdt, tdt):
-        raise RuntimeError(f"result type {_c10_name(rdt)} can't be cast to the desired output "
-                           f"type {_c10_name(tdt)}")
+        raise RuntimeError(f"result type {c10_name(rdt)} can't be cast to the desired output "
+                           f"type {c10_name(tdt)}")
     if what == "inplace" and tuple(result.shape) != tuple(target.shape):
         raise RuntimeError(f"output with shape {list(target.shape)} doesn't match the broadcast "
                            f"shape {list(result.shape)}")

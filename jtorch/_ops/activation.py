@@ -13,18 +13,14 @@ import warnings
 import jax
 import jax.numpy as jnp
 
-from .. import _dtype, _random
+from .. import _random
 from .._tensor import wrap_dim
-from ._registry import DEFAULT, INT_TO_FLOAT, NONE, T, TI, _c10_name, composite, kernel, op
+from .._dtype import c10_name
+from ._registry import DEFAULT, INT_TO_FLOAT, NONE, T, TI, composite, kernel, op
 
 
 # ---------------------------------------------------------------------------
 # Helpers shared by the nn kernel families
-
-
-def c10_name(dt) -> str:
-    """PyTorch's scalar-type name of a numpy/jax dtype ("Float", "Long")."""
-    return _c10_name(_dtype.from_np(jnp.dtype(dt)))
 
 
 def need_float(kernel: str, a, complex_ok: bool = False) -> None:

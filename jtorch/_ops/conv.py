@@ -8,6 +8,7 @@ import math
 
 import jax
 import jax.numpy as jnp
+from .._dtype import c10_name
 
 from ._registry import NONE, T, op
 
@@ -15,11 +16,6 @@ _C10 = {"float32": "float", "float64": "double", "float16": "c10::Half",
         "bfloat16": "c10::BFloat16", "int64": "long", "int32": "int", "int16": "short",
         "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
         "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
-_LEGACY = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-           "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-           "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
-
-
 def expand_param(value, n: int, name: str) -> tuple:
     """`stride=2` or `stride=(2, 2)` as an n-tuple, with torch's error for a wrong length."""
     if isinstance(value, (tuple, list)):
@@ -51,8 +47,8 @@ def _check_common(input, weight, bias, nd, name, stride, dilation, groups):
                            f"{list(weight.shape)}, but got {input.ndim}-dimensional input of "
                            f"size {list(input.shape)} instead")
     if input.dtype != weight.dtype:
-        raise RuntimeError(f"Input type (torch.{_LEGACY[input.dtype.name]}Tensor) and weight type "
-                           f"(torch.{_LEGACY[weight.dtype.name]}Tensor) should be the same or "
+        raise RuntimeError(f"Input type (torch.{c10_name(input.dtype)}Tensor) and weight type "
+                           f"(torch.{c10_name(weight.dtype)}Tensor) should be the same or "
                            f"input should be a MKLDNN tensor and weight is a dense tensor")
     if bias is not None and bias.dtype != input.dtype:
         raise RuntimeError(f"Input type ({_C10[input.dtype.name]}) and bias type "
@@ -238,7 +234,7 @@ def _check_float(input, kernel_name):
     if not (jnp.issubdtype(input.dtype, jnp.floating)
             or jnp.issubdtype(input.dtype, jnp.complexfloating)):
         raise NotImplementedError(f'"{kernel_name}" not implemented for '
-                                  f"'{_LEGACY.get(input.dtype.name, input.dtype.name)}'")
+                                  f"'{c10_name(input.dtype)}'")
 
 
 @op(name="nn.functional.unfold", promote=NONE, method=False, out=False)

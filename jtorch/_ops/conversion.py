@@ -12,6 +12,7 @@ import jax.numpy as jnp
 
 from .. import _device, _dtype
 from .._tensor import Tensor
+from .._dtype import c10_name
 from ._registry import NONE, TI, T, composite, op
 
 # ---------------------------------------------------------------------------
@@ -134,12 +135,8 @@ def cuda(self, device=None, non_blocking=False, memory_format=None):
 # ---------------------------------------------------------------------------
 # type(), type_as() and the named casts
 
-_TYPE_NAMES = {
-    "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-    "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-    "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
-    "complex32": "ComplexHalf",
-}
+# "torch.FloatTensor"-style type names are c10's ScalarType names.
+_TYPE_NAMES = {d._name: c10_name(d) for d in _dtype.ALL + (_dtype.complex32,)}
 _BY_TYPE_NAME = {v: k for k, v in _TYPE_NAMES.items()}
 
 

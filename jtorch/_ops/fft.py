@@ -13,9 +13,10 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import wrap_dim
+from .._dtype import c10_name
 from ._registry import NONE, T, composite, op
 from .creation import finish
-from .matmul import scalar_name
+
 
 fft_op = lambda name: op(name="fft." + name, promote=NONE, method=False)  # noqa: E731
 
@@ -31,7 +32,7 @@ def _check_norm(norm):
 def _as_float(x):
     """Integer/bool inputs in the default float dtype; half types are not supported (CPU)."""
     if x.dtype in (jnp.float16, jnp.bfloat16):
-        raise RuntimeError(f"Unsupported dtype {scalar_name(x)}")
+        raise RuntimeError(f"Unsupported dtype {c10_name(x)}")
     if x.dtype == jnp.bool_ or jnp.issubdtype(x.dtype, jnp.integer):
         return x.astype(_dtype.get_default_dtype().np)
     return x
@@ -49,9 +50,9 @@ def _require_real(x, name):
         return
     # PyTorch's three code paths word this check differently.
     if name == "ihfftn":
-        raise RuntimeError(f"Only supports floating-point dtypes, but found: {scalar_name(x)}")
+        raise RuntimeError(f"Only supports floating-point dtypes, but found: {c10_name(x)}")
     what = "real-valued" if name == "rfftn" else "real"
-    raise RuntimeError(f"{name} expects a {what} input tensor, but got {scalar_name(x)}")
+    raise RuntimeError(f"{name} expects a {what} input tensor, but got {c10_name(x)}")
 
 
 def _plan(x, s, dim, c2r=False):

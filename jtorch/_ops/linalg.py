@@ -12,10 +12,11 @@ raised from inside a compiled kernel: the `_ex` variants report them in
 import jax
 import jax.numpy as jnp
 import numpy as np
+from .._dtype import c10_name
 from jax._src.lax import linalg as _lax_linalg
 
 from ._registry import NONE, T, TI, broadcast_error, name_return_type, op
-from .matmul import HIGHEST, scalar_name
+from .matmul import HIGHEST
 
 
 
@@ -41,7 +42,7 @@ def _is_float(a) -> bool:
 def _check_float(a, name: str):
     if not _is_float(a):
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
-                           f"{scalar_name(a)}")
+                           f"{c10_name(a)}")
 
 
 def _check_ndim(a, name: str, what: str = "A"):
@@ -64,7 +65,7 @@ def _square_float(a, name: str):
 def _check_same(a, b, name: str):
     if a.dtype != b.dtype:
         raise RuntimeError(f"{name}: Expected A and B to have the same dtype, but found A of type "
-                           f"{scalar_name(a)} and B of type {scalar_name(b)} instead")
+                           f"{c10_name(a)} and B of type {c10_name(b)} instead")
 
 
 def _mH(a):

@@ -10,11 +10,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._tensor import wrap_dim
+from .._dtype import c10_name
 from ._registry import T, TI, broadcast_error, composite, name_return_type
 from .linalg import (_broadcast_batch, _check_float, _check_ndim, _check_same, _check_square,
                      _inv_ex, _is_float, _matmul, _mH, _real_dtype, _solve, _square_float, legacy,
                      linalg)
-from .matmul import scalar_name, vecdot_check
+from .matmul import vecdot_check
 
 
 # ---------------------------------------------------------------------------
@@ -29,11 +30,11 @@ def _norm_dtype(x, dtype, name):
     dt = dtype.np
     if not (jnp.issubdtype(dt, jnp.floating) or jnp.issubdtype(dt, jnp.complexfloating)):
         raise RuntimeError(f"{name}: dtype should be floating point or complex. Got "
-                           f"{scalar_name(jnp.zeros((), dt))}")
+                           f"{c10_name(jnp.zeros((), dt))}")
     if jnp.issubdtype(x.dtype, jnp.complexfloating) and not jnp.issubdtype(
             dt, jnp.complexfloating):
         raise RuntimeError(f"{name}: dtype should be complex for complex input. Got "
-                           f"{scalar_name(jnp.zeros((), dt))}")
+                           f"{c10_name(jnp.zeros((), dt))}")
     return x.astype(dt)
 
 
@@ -207,7 +208,7 @@ def _pinv(A, atol, rtol, hermitian):
 def _check_pinv(A):
     if A.ndim < 2 or not _is_float(A):
         shape = list(A.shape)
-        raise RuntimeError(f"linalg.pinv({scalar_name(A)}{{{shape}}}): expected a tensor with 2 "
+        raise RuntimeError(f"linalg.pinv({c10_name(A)}{{{shape}}}): expected a tensor with 2 "
                            f"or more dimensions of float, double, cfloat or cdouble types")
 
 
@@ -275,7 +276,7 @@ def lstsq(A: T, B: T, rcond=None, *, driver=None):
     _check_float(A, "linalg.lstsq")
     if A.dtype != B.dtype:
         raise RuntimeError(f"{name}: Expected input and other to have the same dtype, but got "
-                           f"input's dtype {scalar_name(A)} and other's dtype {scalar_name(B)}")
+                           f"input's dtype {c10_name(A)} and other's dtype {c10_name(B)}")
     vector = B.ndim == A.ndim - 1
     Bm = B[..., None] if vector else B
     if Bm.shape[-2] != A.shape[-2]:

@@ -12,6 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._tensor import Tensor, wrap
+from .._dtype import c10_name
 from ._registry import INT_TO_FLOAT, DEFAULT, NONE, T, TI, composite, op
 
 loss_op = lambda name, **kw: op(name=f"nn.functional.{name}", method=False,  # noqa: E731
@@ -187,7 +188,7 @@ def binary_cross_entropy(input: T, target: T, weight: T = None, size_average=Non
                          f"different to the input size (torch.Size({list(input.shape)})) is "
                          f"deprecated. Please ensure they have the same size.")
     if target.dtype != input.dtype:
-        raise RuntimeError(f"Found dtype {_dname(target)} but expected {_dname(input)}")
+        raise RuntimeError(f"Found dtype {c10_name(target)} but expected {c10_name(input)}")
     # PyTorch clamps each log at -100 so that 0 * log(0) stays finite.
     log_x = jnp.maximum(jnp.log(input), -100)
     log_1mx = jnp.maximum(jnp.log1p(-input), -100)
@@ -195,11 +196,6 @@ def binary_cross_entropy(input: T, target: T, weight: T = None, size_average=Non
     if weight is not None:
         loss = loss * weight.astype(loss.dtype)
     return reduce_loss(loss, reduction)
-
-
-def _dname(x):
-    return {"float32": "Float", "float64": "Double", "float16": "Half",
-            "bfloat16": "BFloat16"}.get(x.dtype.name, x.dtype.name)
 
 
 @loss_op("binary_cross_entropy_with_logits", aliases=("binary_cross_entropy_with_logits",),
@@ -443,7 +439,7 @@ def _class_dim_checks(input, target, weight):
                            f"classes but got weight tensor of shape: {list(weight.shape)}")
     if not jnp.issubdtype(target.dtype, jnp.integer):
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
-                           f"{_dname(target)}")
+                           f"{c10_name(target)}")
     return c
 
 

@@ -4,8 +4,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype
+from .._dtype import c10_name
 from ._registry import ALWAYS_BOOL, NONE, T, TI, composite, op
-from .scatter import _c10, _inplace, _values, kernel
+from .scatter import _inplace, _values, kernel
 
 
 # ---------------------------------------------------------------------------
@@ -36,10 +37,10 @@ def masked_fill(input: T, mask: TI, value: T):
 def _masked_scatter_checks(input, mask, source):
     if mask.dtype is not _dtype.bool:
         raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with "
-                           f"dtype {_c10(mask.dtype)}")
+                           f"dtype {c10_name(mask.dtype)}")
     if source.dtype != input.dtype:
         raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
-                           f"got{_c10(input.dtype)} and {_c10(source.dtype)}")
+                           f"got{c10_name(input.dtype)} and {c10_name(source.dtype)}")
     m = _values(mask)
     if m is not None and int(m.sum()) > source.numel():
         raise RuntimeError("Number of elements of source < number of ones in mask")
@@ -122,7 +123,7 @@ def isin(elements: T, test_elements: T, *, assume_unique=False, invert=False):
     elements, test = jnp.asarray(elements), jnp.asarray(test_elements).reshape(-1)
     if elements.dtype == jnp.bool_ or jnp.iscomplexobj(elements):
         raise RuntimeError(f"Unsupported input type encountered for isin(): "
-                           f"{_c10(_dtype.from_np(elements.dtype))}")
+                           f"{c10_name(_dtype.from_np(elements.dtype))}")
     if test.size <= 64:
         found = jnp.any(elements[..., None] == test, axis=-1)
     else:  # sort once, then one binary search per element

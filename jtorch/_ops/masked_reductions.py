@@ -19,8 +19,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype
+from .._dtype import c10_name
 from ._registry import OPS, NONE, T, TI, op
-from .reduction import dtype_name, is_complex, is_float, sum_dtype
+from .reduction import is_complex, is_float, sum_dtype
 
 
 def _masked(name, **kw):
@@ -236,7 +237,7 @@ def logaddexp(input: T, other: T, *, dtype=None, input_mask: TI = None, other_ma
     """Matches `torch.masked.logaddexp`: masked-out elements count as -inf."""
     ct = jnp.promote_types(input.dtype, other.dtype)
     if not (jnp.issubdtype(ct, jnp.floating) or jnp.issubdtype(ct, jnp.complexfloating)):
-        raise NotImplementedError(f"\"logaddexp_cpu\" not implemented for '{dtype_name(ct)}'")
+        raise NotImplementedError(f"\"logaddexp_cpu\" not implemented for '{c10_name(ct)}'")
     a = _fill("logaddexp", input, input_mask).astype(ct)
     b = _fill("logaddexp", other, other_mask).astype(ct)
     return _cast(_impl("logaddexp")(a, b), dtype, input)

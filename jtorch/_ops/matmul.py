@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import wrap_dim
+from .._dtype import c10_name
 from ._registry import DEFAULT, NONE, T, TL, broadcast_error, composite, kernel, op
 
 HIGHEST = jax.lax.Precision.HIGHEST
@@ -28,15 +29,6 @@ _CPP_NAMES = {
     "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
     "complex128": "c10::complex<double>",
 }
-
-
-def scalar_name(a) -> str:
-    """c10's ScalarType name of an array's dtype ("Float", "Double", "Long", ...)."""
-    d = _dtype.from_np(a.dtype)
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}.get(
-        d._name, d._name)
 
 
 def _cpp_name(a) -> str:
@@ -84,7 +76,7 @@ def _check_dot(a, b):
         raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
     if a.dtype != b.dtype:
         raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
-                           f"{scalar_name(a)} and {scalar_name(b)}")
+                           f"{c10_name(a)} and {c10_name(b)}")
     if a.shape[0] != b.shape[0]:
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src "
                            f"[{b.shape[0]}] to have the same number of elements, but got "
@@ -180,8 +172,8 @@ def mm(input: T, mat2: T):
 def bmm(input: T, mat2: T):
     _check_bmm(input, mat2)
     if input.dtype != mat2.dtype:
-        raise RuntimeError(f"expected scalar type {scalar_name(input)} but found "
-                           f"{scalar_name(mat2)}")
+        raise RuntimeError(f"expected scalar type {c10_name(input)} but found "
+                           f"{c10_name(mat2)}")
     _no_bool(input, "bmm")
     return _bmm(input, mat2)
 
@@ -193,7 +185,7 @@ def mv(input: T, vec: T):
     _check_mv(input, vec)
     if input.dtype != vec.dtype:
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
-                           f"{scalar_name(vec)}, {scalar_name(input)}, and {scalar_name(vec)}")
+                           f"{c10_name(vec)}, {c10_name(input)}, and {c10_name(vec)}")
     _no_bool(input, "addmv_impl_cpu")
     return _dot_general(input, vec, (((1,), (0,)), ((), ())))
 
@@ -281,7 +273,7 @@ def addmm(input: T, mat1: T, mat2: T, *, beta=1, alpha=1):
     if not (input.dtype == mat1.dtype == mat2.dtype):
         other = mat2 if input.dtype != mat2.dtype else mat1
         raise RuntimeError(f"self and mat2 must have the same dtype, but got "
-                           f"{scalar_name(input)} and {scalar_name(other)}")
+                           f"{c10_name(input)} and {c10_name(other)}")
     _check_mm(mat1, mat2)
     _no_bool(input, "addmm_impl_cpu_")
     shape = (mat1.shape[0], mat2.shape[1])
@@ -298,7 +290,7 @@ def addmv(input: T, mat: T, vec: T, *, beta=1, alpha=1):
     _check_mv(mat, vec, n_in)
     if not (input.dtype == mat.dtype == vec.dtype):
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
-                           f"{scalar_name(input)}, {scalar_name(mat)}, and {scalar_name(vec)}")
+                           f"{c10_name(input)}, {c10_name(mat)}, and {c10_name(vec)}")
     _no_bool(input, "addmv_impl_cpu")
     prod = _dot_general(mat, vec, (((1,), (0,)), ((), ())))
     return _scaled_add(input, prod, beta, alpha)
@@ -337,8 +329,8 @@ def _check_batches(b1, b2):
 def addbmm(input: T, batch1: T, batch2: T, *, beta=1, alpha=1):
     _check_batches(batch1, batch2)
     if not (input.dtype == batch1.dtype == batch2.dtype):
-        raise RuntimeError(f"expected scalar type {scalar_name(input)} but found "
-                           f"{scalar_name(batch2 if batch2.dtype != input.dtype else batch1)}")
+        raise RuntimeError(f"expected scalar type {c10_name(input)} but found "
+                           f"{c10_name(batch2 if batch2.dtype != input.dtype else batch1)}")
     _no_bool(input, "addbmm")
     shape = (batch1.shape[1], batch2.shape[2])
     _expand_check(input, shape)
@@ -390,8 +382,8 @@ def _einsum_impl(equation, operands: TL):
     dt = operands[0].dtype
     for x in operands[1:]:
         if x.dtype != dt:
-            raise RuntimeError(f"expected scalar type {scalar_name(operands[0])} but found "
-                               f"{scalar_name(x)}")
+            raise RuntimeError(f"expected scalar type {c10_name(operands[0])} but found "
+                               f"{c10_name(x)}")
     sizes: dict = {}
     ops = list(operands)
     for k, (term, x) in enumerate(zip(terms, operands)):
@@ -528,7 +520,7 @@ def trace(input: T):
 
 def _cross(a, b, dim):
     if a.dtype != b.dtype:
-        raise RuntimeError(f"expected scalar type {scalar_name(a)} but found {scalar_name(b)}")
+        raise RuntimeError(f"expected scalar type {c10_name(a)} but found {c10_name(b)}")
     _no_bool(a, "cross")
     if a.ndim != b.ndim:
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
@@ -574,9 +566,9 @@ def cdist(x1: T, x2: T, p=2.0, compute_mode=None):
             raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.ndim}D")
     if not jnp.issubdtype(x1.dtype, jnp.floating):
         raise RuntimeError(f"cdist only supports floating-point dtypes, X1 got: "
-                           f"{scalar_name(x1)}")
+                           f"{c10_name(x1)}")
     if x1.dtype != x2.dtype:
-        raise RuntimeError(f"expected scalar type {scalar_name(x1)} but found {scalar_name(x2)}")
+        raise RuntimeError(f"expected scalar type {c10_name(x1)} but found {c10_name(x2)}")
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
                            f"{x1.shape[-1]} X2: {x2.shape[-1]}")
@@ -684,7 +676,7 @@ def vecdot_check(x, y):
     """linalg.vecdot's dtype rules (shared with `linalg.py`)."""
     if x.dtype != y.dtype:
         raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x "
-                           f"of type {scalar_name(x)} and y of type {scalar_name(y)} instead")
+                           f"of type {c10_name(x)} and y of type {c10_name(y)} instead")
     if not (jnp.issubdtype(x.dtype, jnp.floating) or jnp.issubdtype(x.dtype, jnp.complexfloating)):
         raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as input. "
-                           f"Got {scalar_name(x)}")
+                           f"Got {c10_name(x)}")

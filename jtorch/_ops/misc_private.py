@@ -18,9 +18,10 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, wrap_dim
-from ._registry import DEFAULT, NONE, TI, TL, T, _c10_name, _return_types_repr, composite, op
+from .._dtype import c10_name
+from ._registry import DEFAULT, NONE, TI, TL, T, _return_types_repr, composite, op
 from .creation import empty
-from .reduction import dtype_name
+
 from .statistics import linspace_like_torch
 from .views import permute, shape_arg
 
@@ -73,7 +74,7 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
 
 def _check_float_input(input, name="histogramdd"):
     if input.dtype not in (jnp.float32, jnp.float64):
-        raise NotImplementedError(f'"{name}" not implemented for \'{dtype_name(input.dtype)}\'')
+        raise NotImplementedError(f'"{name}" not implemented for \'{c10_name(input.dtype)}\'')
 
 
 def _check_weight(input, weight):
@@ -333,14 +334,14 @@ def _segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, a
         raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined.")
     if not data.dtype.is_floating_point:
         raise NotImplementedError(f"\"_segment_reduce_cpu\" not implemented for "
-                                  f"'{_c10_name(data.dtype)}'")
+                                  f"'{c10_name(data.dtype)}'")
     axis = wrap_dim(axis, data.ndim)
     from_lengths = offsets is None
     bounds = lengths if from_lengths else offsets
     kind = "lengths" if from_lengths else "offsets"
     if bounds.dtype not in (_dtype.int64, _dtype.int32):
         raise NotImplementedError(f"\"_segment_reduce_{kind}_cpu_kernel1\" not implemented for "
-                                  f"'{_c10_name(bounds.dtype)}'")
+                                  f"'{c10_name(bounds.dtype)}'")
     if bounds.ndim - 1 != axis:
         raise RuntimeError(f"segment_reduce(): Expected axis to be the last dimension of "
                            f"{kind} but got {axis}.")
@@ -372,15 +373,15 @@ def _segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, a
 def _softmax_backward_data(grad_output: TI, output: TI, dim, input_dtype):
     """Matches `torch._softmax_backward_data`: output * (grad - sum(grad * output, dim))."""
     if grad_output.dtype != output.dtype:
-        raise RuntimeError(f"expected scalar type {dtype_name(grad_output.dtype)} but found "
-                           f"{dtype_name(output.dtype)}")
+        raise RuntimeError(f"expected scalar type {c10_name(grad_output.dtype)} but found "
+                           f"{c10_name(output.dtype)}")
     if not jnp.issubdtype(grad_output.dtype, jnp.floating):
         raise NotImplementedError(f"\"softmax_backward_lastdim_kernel_impl\" not implemented "
-                                  f"for '{dtype_name(grad_output.dtype)}'")
+                                  f"for '{c10_name(grad_output.dtype)}'")
     # On CPU a float32 gradient cannot produce a lower-precision input's gradient.
     if (grad_output.dtype == jnp.float32
             and input_dtype in (_dtype.float16, _dtype.bfloat16)):
-        raise RuntimeError(f"expected scalar type Float but found {_c10_name(input_dtype)}")
+        raise RuntimeError(f"expected scalar type Float but found {c10_name(input_dtype)}")
     d = wrap_dim(dim, grad_output.ndim)
     dt = grad_output.dtype
     # 16-bit floats are computed in float32 and rounded once, as PyTorch's CPU kernel does.
@@ -407,14 +408,14 @@ def _clamped_indices(x, indices):
     for i, idx in enumerate(indices):
         if idx.dtype not in (jnp.int64, jnp.int32):
             raise RuntimeError("_unsafe_masked_index found unexpected index type "
-                               f"{dtype_name(idx.dtype)}")
+                               f"{c10_name(idx.dtype)}")
         out.append(jnp.clip(idx, 0, builtins.max(x.shape[i] - 1, 0)))
     return tuple(out)
 
 
 def _check_mask(mask):
     if mask.dtype != jnp.bool_:
-        raise RuntimeError(f"_unsafe_masked_index found mask dtype {dtype_name(mask.dtype)}; "
+        raise RuntimeError(f"_unsafe_masked_index found mask dtype {c10_name(mask.dtype)}; "
                            f"expected Bool")
 
 
@@ -440,8 +441,8 @@ def _unsafe_masked_index_put_accumulate(input: TI, mask: TI, indices: TL, values
     _check_mask(mask)
     if values.dtype != input.dtype:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                           f"{dtype_name(input.dtype)} for the destination and "
-                           f"{dtype_name(values.dtype)} for the source.")
+                           f"{c10_name(input.dtype)} for the destination and "
+                           f"{c10_name(values.dtype)} for the source.")
     idx = _clamped_indices(input, indices)
     target = jnp.broadcast_shapes(*(i.shape for i in idx)) + input.shape[len(idx):]
     values = jnp.where(mask, values, jnp.zeros((), values.dtype))

@@ -9,8 +9,9 @@ import numpy as np
 
 from .. import _random
 from .._tensor import wrap, wrap_dim
+from .._dtype import c10_name
 from ._registry import INT_TO_FLOAT, NONE, T, TI, composite, op
-from .activation import c10_name, need_float, opmath, private_op
+from .activation import need_float, opmath, private_op
 from .normalization import vector_norm
 
 _HIGHEST = jax.lax.Precision.HIGHEST  # PyTorch does not use TF32 for matmuls by default

@@ -13,9 +13,10 @@ import jax
 import jax.numpy as jnp
 
 from .._tensor import wrap_dim
+from .._dtype import c10_name
 from . import _registry
 from ._registry import INT_TO_FLOAT, NONE, T, composite, op
-from .activation import c10_name, need_float, opmath, private_op
+from .activation import need_float, opmath, private_op
 
 norm_op = lambda promote=NONE, **kw: op(promote=promote, method=False, out=False, **kw)  # noqa: E731
 

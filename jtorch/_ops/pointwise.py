@@ -18,8 +18,9 @@ from jax import lax
 
 from .. import _dtype
 from .._tensor import Tensor
-from ._registry import (ALWAYS_BOOL, BOOL_TO_LONG, COMPLEX_TO_FLOAT, DEFAULT, INT_TO_FLOAT,
-                        METHODS, NAMESPACES, NONE, T, TI, _c10_name, op)
+from .._dtype import c10_name
+from ._registry import (ALWAYS_BOOL, BOOL_TO_LONG, COMPLEX_TO_FLOAT, DEFAULT, INT_TO_FLOAT, METHODS,
+                        NAMESPACES, NONE, T, TI, op)
 
 pointwise = functools.partial(op, inplace=True)
 
@@ -40,14 +41,9 @@ def is_complex(a) -> bool:
     return jnp.issubdtype(jnp.result_type(a), jnp.complexfloating)
 
 
-def c10(a) -> str:
-    """c10's name of an array's dtype ("Float", "Long", ...), as PyTorch's messages spell it."""
-    return _c10_name(_dtype.from_np(jnp.result_type(a)))
-
-
 def not_implemented(kernel: str, a) -> NotImplementedError:
     """PyTorch's dispatch error for a dtype a CPU kernel does not support."""
-    return NotImplementedError(f'"{kernel}" not implemented for \'{c10(a)}\'')
+    return NotImplementedError(f'"{kernel}" not implemented for \'{c10_name(a)}\'')
 
 
 _HALF = (jnp.dtype(jnp.float16), jnp.dtype(jnp.bfloat16))
@@ -262,8 +258,8 @@ def _check_float_power(input, exponent, *, inplace=False, out=None):
     for what, t in (("base given to float_power_", input if inplace else None),
                     ("output given to float_power", out)):
         if isinstance(t, Tensor) and t.dtype is not want:
-            raise RuntimeError(f"the {what} has dtype {_c10_name(t.dtype)} but the operation's "
-                               f"result requires dtype {_c10_name(want)}")
+            raise RuntimeError(f"the {what} has dtype {c10_name(t.dtype)} but the operation's "
+                               f"result requires dtype {c10_name(want)}")
 
 
 @pointwise(promote=NONE, check=_check_float_power)
@@ -407,7 +403,7 @@ fmin = _extremum("fmin", jnp.fmin)
 @op(promote=NONE)
 def isclose(input: T, other: T, rtol=1e-05, atol=1e-08, equal_nan=False):
     if input.dtype != other.dtype:
-        raise RuntimeError(f"{c10(input)} did not match {c10(other)}")
+        raise RuntimeError(f"{c10_name(input)} did not match {c10_name(other)}")
     if rtol < 0:
         raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
     if atol < 0:
@@ -513,7 +509,7 @@ def where(condition: TI, input: T, other: T):
     cond = jnp.asarray(condition)
     if cond.dtype != jnp.bool_:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
-                           f"with dtype {c10(cond)}")
+                           f"with dtype {c10_name(cond)}")
     return jnp.where(cond, input, other)
 
 

@@ -5,10 +5,11 @@ import math
 
 import jax
 import jax.numpy as jnp
+from .._dtype import c10_name
 
 from ._registry import ALWAYS_BOOL, DEFAULT, INT_TO_FLOAT, NONE, T, op
-from .pointwise import (c10, default_float, is_bool, is_complex, is_int, mul,
-                        not_implemented, opmath, reflected)
+from .pointwise import (default_float, is_bool, is_complex, is_int, mul, not_implemented, opmath,
+                        reflected)
 
 pointwise = functools.partial(op, inplace=True)
 
@@ -216,10 +217,10 @@ def _check_complex_parts(a, b):
     ok = (jnp.float16, jnp.float32, jnp.float64)
     if a.dtype not in ok or b.dtype not in ok:
         raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
-                           f"{c10(a)} and {c10(b)}")
+                           f"{c10_name(a)} and {c10_name(b)}")
     if a.dtype != b.dtype:
-        raise RuntimeError(f"Expected object of scalar type {c10(a)} but got scalar type "
-                           f"{c10(b)} for second argument")
+        raise RuntimeError(f"Expected object of scalar type {c10_name(a)} but got scalar type "
+                           f"{c10_name(b)} for second argument")
     # complex32 has no jax dtype: float16 parts are widened and give complex64.
     return jnp.float64 if a.dtype == jnp.float64 else jnp.float32
 

@@ -13,12 +13,8 @@ import numpy as np
 
 from .. import _random
 from .._tensor import wrap
+from .._dtype import c10_name
 from ._registry import NONE, T, TI, composite, op
-
-_DTYPE = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-          "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-          "bool": "Bool"}
-
 
 def _tuple(value, nd: int, what: str, name: str) -> tuple:
     if value is None:
@@ -292,7 +288,7 @@ def _adaptive_setup(input, nd, output_size, name):
     if not jnp.issubdtype(input.dtype, jnp.floating):
         kernel = name.replace("1d", "2d")
         raise NotImplementedError(f'"{kernel}" not implemented for '
-                                  f"'{_DTYPE.get(input.dtype.name, input.dtype.name)}'")
+                                  f"'{c10_name(input.dtype)}'")
     sizes = output_size if isinstance(output_size, (tuple, list)) else (output_size,) * nd
     if len(sizes) != nd:
         raise RuntimeError(f"{name}: output_size must be {nd}")

@@ -16,17 +16,13 @@ import numpy as np
 from .. import _dtype
 from .._random import key_for
 from .._tensor import Tensor, wrap
+from .._dtype import c10_name
 from ._registry import NONE, TI, broadcast_error, composite, op
 from .creation import finish
 from .views import shape_arg
 
-_C10 = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-        "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-        "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
-
-
 def _not_implemented(kernel: str, dt: _dtype.dtype):
-    return NotImplementedError(f'"{kernel}" not implemented for \'{_C10.get(dt._name, dt)}\'')
+    return NotImplementedError(f'"{kernel}" not implemented for \'{c10_name(dt)}\'')
 
 
 # ---------------------------------------------------------------------------
@@ -313,7 +309,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     """Matches `torch.multinomial`: indices drawn by the (unnormalised) row weights."""
     if not (input.dtype.is_floating_point):
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
-                           f"{_C10.get(input.dtype._name)}")
+                           f"{c10_name(input.dtype)}")
     if input.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     if num_samples <= 0:
@@ -386,7 +382,7 @@ def exponential_(self, lambd=1.0, *, generator=None):
     if not self.dtype.is_floating_point:
         raise RuntimeError("Exponential distribution is a continuous probability distribution. "
                            f"dtype must be a floating point but you specified "
-                           f"{_C10.get(self.dtype._name)}")
+                           f"{c10_name(self.dtype)}")
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
     return _fill_with(self, "exponential", float(lambd), 0.0, generator)

@@ -15,6 +15,7 @@ import jax.numpy as jnp
 
 from .. import _dtype
 from .._tensor import Tensor, wrap_dim
+from .._dtype import c10_name
 from ._registry import (COMPLEX_TO_FLOAT, DEFAULT, NAMESPACES, NONE, T, composite,
                         name_return_type, op)
 
@@ -41,12 +42,6 @@ def dims_arg(dim, ndim):
     else:
         dims = (wrap_dim(int(dim), ndim),)
     return () if ndim == 0 else dims
-
-
-def dtype_name(dt) -> str:
-    """PyTorch's C++ name of a numpy/jax dtype ("Float", "Long", ...) for error messages."""
-    from ._registry import _c10_name
-    return _c10_name(_dtype.from_np(jnp.dtype(dt)))
 
 
 def is_float(a) -> bool:
@@ -124,7 +119,7 @@ def _mean_dtype(input, dtype, name="mean"):
     if not (jnp.issubdtype(dt, jnp.floating) or jnp.issubdtype(dt, jnp.complexfloating)):
         which = "Optional dtype" if dtype is not None else "Input dtype"
         raise RuntimeError(f"{name}(): could not infer output dtype. {which} must be either a "
-                           f"floating point or complex dtype. Got: {dtype_name(dt)}")
+                           f"floating point or complex dtype. Got: {c10_name(dt)}")
     return dt
 
 
@@ -141,7 +136,7 @@ def nanmean(input: T, dim=None, keepdim=False, *, dtype=None):
     """Matches `torch.nanmean`: the mean of the non-NaN elements."""
     if not (is_float(input) or is_complex(input)):
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
-                           f"but got {dtype_name(input.dtype)}")
+                           f"but got {c10_name(input.dtype)}")
     dt = _mean_dtype(input, dtype, "nanmean")
     x = accumulate(input.astype(dt))
     axes = dims_arg(dim, input.ndim)
@@ -404,7 +399,7 @@ def norm(input: T, p="fro", dim=None, keepdim=False, dtype=None):
     x = input if dtype is None else input.astype(dtype.np)
     if not (is_float(x) or is_complex(x)):
         raise RuntimeError("norm(): input dtype should be either floating point or complex. "
-                           f"Got {dtype_name(x.dtype)} instead.")
+                           f"Got {c10_name(x.dtype)} instead.")
     if isinstance(dim, int):
         dim = (dim,)
     axes = dims_arg(dim, x.ndim)
@@ -423,7 +418,7 @@ def dist(input: T, other: T, p=2):
     """Matches `torch.dist`: the p-norm of `input - other`."""
     if not (is_float(input) or is_complex(input)):
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
-                           f"input. Got {dtype_name(input.dtype)}")
+                           f"input. Got {c10_name(input.dtype)}")
     return vector_norm_array(input - other, p, None, False)
 
 
@@ -431,7 +426,7 @@ def dist(input: T, other: T, p=2):
 def renorm(input: T, p, dim, maxnorm):
     """Matches `torch.renorm`: rescales each slice along `dim` whose p-norm exceeds `maxnorm`."""
     if is_integral(input):
-        raise RuntimeError(f'"renorm_out" not implemented for \'{dtype_name(input.dtype)}\'')
+        raise RuntimeError(f'"renorm_out" not implemented for \'{c10_name(input.dtype)}\'')
     if p <= 0:
         raise RuntimeError("renorm: non-positive-norm not supported")
     if maxnorm < 0:

@@ -4,8 +4,9 @@ import jax
 import jax.numpy as jnp
 
 from .._tensor import wrap_dim
+from .._dtype import c10_name
 from ._registry import NONE, T, name_return_type, op
-from .reduction import accumulate, dtype_name, is_complex, is_float, sum_dtype
+from .reduction import accumulate, is_complex, is_float, sum_dtype
 
 
 def _scan_1d_safe(fn, x, dim):
@@ -58,7 +59,7 @@ def _cum_extreme_op(name, largest):
     def impl(input: T, dim):
         if is_complex(input):
             raise RuntimeError(f'"{name}_cpu" not implemented for '
-                               f"'{dtype_name(input.dtype)}'")
+                               f"'{c10_name(input.dtype)}'")
         return _scan_1d_safe(lambda a, ax: _cum_extreme(a, ax, largest), input, dim)
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.{name}`: running values and their (last) indices."
@@ -91,7 +92,7 @@ def logcumsumexp(input: T, dim):
     """Matches `torch.logcumsumexp`."""
     if not (is_float(input) or is_complex(input)):
         raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for '
-                                  f"'{dtype_name(input.dtype)}'")
+                                  f"'{c10_name(input.dtype)}'")
     x = accumulate(input)
 
     def scan(a, ax):

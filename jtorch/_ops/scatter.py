@@ -16,14 +16,11 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, wrap, wrap_dim
+from .._dtype import c10_name
 from . import _registry
 from ._registry import NONE, T, TI, composite, op
 
 kernel = op(promote=NONE, method=False, out=False)
-
-
-def _c10(dt) -> str:
-    return _registry._c10_name(dt)
 
 
 def _values(t):
@@ -343,10 +340,10 @@ def _index_reduce(input: T, dim, index: TI, source: T, *, reduce=None, include_s
 def _index_vector(name, index, dtypes=(_dtype.int64, _dtype.int32)):
     if index.dtype not in dtypes:
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index but got: "
-                           f"{_c10(index.dtype)}")
+                           f"{c10_name(index.dtype)}")
     if index.ndim > 1:
         raise IndexError(f"{name}(): Index is supposed to be a vector, but got dim: "
-                         f"{index.ndim} with type: {_c10(index.dtype)} and size: "
+                         f"{index.ndim} with type: {c10_name(index.dtype)} and size: "
                          f"{list(index.shape)}")
 
 
@@ -367,8 +364,8 @@ def _index_add_checks(input, dim, index, source, name="index_add_"):
     d = wrap_dim(dim, input.ndim)
     _index_vector(name, index)
     if source.dtype != input.dtype:
-        raise RuntimeError(f"{name}(): self ({_c10(input.dtype)}) and source "
-                           f"({_c10(source.dtype)}) must have the same scalar type")
+        raise RuntimeError(f"{name}(): self ({c10_name(input.dtype)}) and source "
+                           f"({c10_name(source.dtype)}) must have the same scalar type")
     _source_shape(name, input, d, index, source)
     return d
 
@@ -394,11 +391,11 @@ def _index_copy_checks(input, dim, index, source):
         raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.ndim})")
     if index.dtype is not _dtype.int64:
         raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got "
-                           f"{_c10(index.dtype)}")
+                           f"{c10_name(index.dtype)}")
     if source.dtype != input.dtype:
         raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, "
-                           f"but got (self) {_c10(input.dtype)} and (source) "
-                           f"{_c10(source.dtype)}")
+                           f"but got (self) {c10_name(input.dtype)} and (source) "
+                           f"{c10_name(source.dtype)}")
     if source.ndim and input.ndim and source.ndim != input.ndim:
         raise IndexError(f"index_copy_(): When source and destination are not scalars, their "
                          f"dimensionality must match. Source dimensionality ({source.ndim}), "
@@ -486,8 +483,8 @@ def _index_reduce_checks(input, dim, index, source, reduce):
                            f"amin but got {reduce}.")
     _index_vector("index_reduce_", index)
     if source.dtype != input.dtype:
-        raise RuntimeError(f"index_reduce_(): self ({_c10(input.dtype)}) and source "
-                           f"({_c10(source.dtype)}) must have the same scalar type")
+        raise RuntimeError(f"index_reduce_(): self ({c10_name(input.dtype)}) and source "
+                           f"({c10_name(source.dtype)}) must have the same scalar type")
     _source_shape("index_reduce_", input, d, index, source)
     values = _values(index)
     if values is not None and _first_bad(values, 0, input.shape[d] if input.ndim else 1) \
@@ -534,7 +531,7 @@ def take(input, index, *, out=None):
     """Matches `torch.take`."""
     if index.dtype is not _dtype.int64:
         raise RuntimeError(f"take(): Expected a long tensor for index, but got "
-                           f"{_c10(index.dtype)}")
+                           f"{c10_name(index.dtype)}")
     if input.numel() == 0 and index.numel():
         raise IndexError("take(): tried to take from an empty tensor")
     _flat_check(_values(index), input.numel())
@@ -554,11 +551,11 @@ def _put(input: T, index: TI, source: T, accumulate=False):
 def _put_checks(input, index, source):
     if index.dtype is not _dtype.int64:
         raise RuntimeError(f"put_(): Expected a long tensor for index, but got "
-                           f"{_c10(index.dtype)}")
+                           f"{c10_name(index.dtype)}")
     if source.dtype != input.dtype:
         raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got "
-                           f"self.dtype = {_c10(input.dtype)} and source.dtype = "
-                           f"{_c10(source.dtype)}")
+                           f"self.dtype = {c10_name(input.dtype)} and source.dtype = "
+                           f"{c10_name(source.dtype)}")
     if source.numel() != index.numel():
         raise IndexError(f"put_(): Expected source and index to have the same number of "
                          f"elements, but got source.numel() = {source.numel()}, index.numel() "
@@ -599,7 +596,7 @@ def take_along_dim(input, indices, dim=None, *, out=None):
     """Matches `torch.take_along_dim`."""
     if indices.dtype is not _dtype.int64:
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
-                           f"{_c10(indices.dtype)}")
+                           f"{c10_name(indices.dtype)}")
     values = _values(indices)
     if dim is None:
         _check_range(values, 0, input.numel())

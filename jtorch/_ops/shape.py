@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, wrap, wrap_dim
+from .._dtype import c10_name
 from . import views
 from ._registry import NONE, T, TI, TL, broadcast_error, composite, op
 from .reduction import sum as _sum
@@ -176,7 +177,7 @@ def tensor_split(input, indices_or_sections, dim=0):
         t = indices_or_sections
         if t.dtype is not _dtype.int64:
             raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to have dtype "
-                               f"of long, but got {_c10(t.dtype)}")
+                               f"of long, but got {c10_name(t.dtype)}")
         if t.ndim > 1:
             raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to be a "
                                f"zero-dimensional or one-dimensional tensor, but got a tensor "
@@ -199,13 +200,6 @@ def tensor_split(input, indices_or_sections, dim=0):
     starts = [0] + idx
     ends = idx + [input.shape[d]]
     return _narrow_pieces(input, d, list(zip(starts, ends)))
-
-
-def _c10(dt):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int32": "Int",
-            "int64": "Long", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-            "bfloat16": "BFloat16", "complex64": "ComplexFloat",
-            "complex128": "ComplexDouble"}.get(dt._name, dt._name)
 
 
 def _directional_split(name, min_dims, dim_of):
@@ -314,7 +308,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     if isinstance(repeats, Tensor):
         if repeats.dtype not in (_dtype.int64, _dtype.int32):
             raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for "
-                                      f"'{_c10(repeats.dtype)}'")
+                                      f"'{c10_name(repeats.dtype)}'")
         if repeats.ndim > 1:
             raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
         if repeats.ndim == 1 and repeats.shape[0] not in (1, n):

@@ -10,8 +10,9 @@ import jax.numpy as jnp
 
 from .. import _dtype
 from .._tensor import wrap_dim
+from .._dtype import c10_name
 from ._registry import NONE, T, TI, op
-from .reduction import dtype_name, is_complex
+from .reduction import is_complex
 
 
 def _check_sortable(a):
@@ -195,7 +196,7 @@ def searchsorted(sorted_sequence: T, input: T, *, out_int32=False, right=False, 
                                f"tensor {list(sorter.shape)}")
         if sorter.dtype != jnp.int64:
             raise RuntimeError(f"torch.searchsorted(): sorter must be a tensor of long dtype but "
-                               f"got dtype {dtype_name(sorter.dtype)}")
+                               f"got dtype {c10_name(sorter.dtype)}")
     return _search(b, input, right, out_int32, sorter)
 
 

@@ -8,9 +8,9 @@ import jax.numpy as jnp
 
 from .. import _dtype
 from .._tensor import Tensor, wrap, wrap_dim
+from .._dtype import c10_name
 from ._registry import NONE, T, TI, composite, name_return_type, op
-from .reduction import (accumulate, dims_arg, dtype_name, is_complex, is_float,
-                        is_integral)
+from .reduction import accumulate, dims_arg, is_complex, is_float, is_integral
 
 
 def _default_float():
@@ -81,7 +81,7 @@ std_mean = composite(_var_front("std_mean"), method=False)
 
 def _check_real(name, a):
     if is_complex(a):
-        raise RuntimeError(f'"{name}_cpu" not implemented for \'{dtype_name(a.dtype)}\'')
+        raise RuntimeError(f'"{name}_cpu" not implemented for \'{c10_name(a.dtype)}\'')
 
 
 def _median_last(x, ignore_nan):
@@ -277,7 +277,7 @@ def _cov_array(x, correction, fweights, aweights):
                                f"got fweights with {fweights.ndim} dimensions")
         if not is_integral(fweights):
             raise RuntimeError(f"cov(): expected fweights to have integral dtype but got "
-                               f"fweights with {dtype_name(fweights.dtype)} dtype")
+                               f"fweights with {c10_name(fweights.dtype)} dtype")
         if fweights.size != n_obs:
             raise RuntimeError(f"cov(): expected fweights to have the same numel as there are "
                                f"observations in the input but got {fweights.size} != {n_obs}")
@@ -288,7 +288,7 @@ def _cov_array(x, correction, fweights, aweights):
                                f"got aweights with {aweights.ndim} dimensions")
         if not is_float(aweights):
             raise RuntimeError(f"cov(): expected aweights to have floating point dtype but got "
-                               f"aweights with {dtype_name(aweights.dtype)} dtype")
+                               f"aweights with {c10_name(aweights.dtype)} dtype")
         if aweights.size != n_obs:
             raise RuntimeError(f"cov(): expected aweights to have the same numel as there are "
                                f"observations in the input but got {aweights.size} != {n_obs}")
@@ -351,7 +351,7 @@ def histc(input: T, bins=100, min=0, max=0):
     """Matches `torch.histc`: equal-width bins over [min, max] (the data's range if equal)."""
     if not is_float(input):
         raise NotImplementedError(f'"histogram_cpu" not implemented for '
-                                  f"'{dtype_name(input.dtype)}'")
+                                  f"'{c10_name(input.dtype)}'")
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
     if min > max:
@@ -406,7 +406,7 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     """Matches `torch.histogram`: returns (hist, bin_edges)."""
     if input.dtype.np not in (jnp.float32, jnp.float64):
         raise NotImplementedError(f'"histogramdd" not implemented for '
-                                  f"'{dtype_name(input.dtype.np)}'")
+                                  f"'{c10_name(input.dtype.np)}'")
     if weight is not None and tuple(weight.shape) != tuple(input.shape):
         raise RuntimeError("torch.histogramdd: if weight tensor is provided it should have the "
                            "same shape as the input tensor excluding its innermost dimension")
@@ -438,7 +438,7 @@ def bincount(input: TI, weights: TI = None, minlength=0):
     if input.ndim != 1 or not jnp.issubdtype(input.dtype, jnp.integer):
         if input.ndim == 1 and not is_integral(input):
             raise NotImplementedError(f'"bincount_cpu" not implemented for '
-                                      f"'{dtype_name(input.dtype)}'")
+                                      f"'{c10_name(input.dtype)}'")
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if input.size and int(jnp.min(input)) < 0:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
