@@ -142,6 +142,10 @@ class Tensor:
         self._vc = [0]
         self._meta = None
         self._base = None
+        self._init_autograd(requires_grad)
+
+    def _init_autograd(self, requires_grad: bool) -> None:
+        """A fresh tensor's autograd state: no grad, no history."""
         self.requires_grad = requires_grad
         self.grad = None
         self.grad_fn = None
@@ -151,17 +155,9 @@ class Tensor:
     def _make_subclass(cls, data: Tensor, require_grad: bool = False):
         """A tensor of class `cls` sharing `data`'s storage (how `nn.Parameter` is built)."""
         t = object.__new__(cls)
-        t._storage = data._storage
-        t._chain = data._chain
-        t._value = data._value
-        t._seen = data._seen
+        t._rebind(data)
         t._vc = data._vc
-        t._meta = data._meta
-        t._base = data._base
-        t.requires_grad = require_grad
-        t.grad = None
-        t.grad_fn = None
-        t._grad_state = None
+        t._init_autograd(require_grad)
         return t
 
     def _make_view(self, step: _views.Step) -> Tensor:
@@ -181,10 +177,7 @@ class Tensor:
         t._vc = self._vc
         t._meta = (tuple(stride), offset)
         t._base = self._base if self._base is not None else self
-        t.requires_grad = False
-        t.grad = None
-        t.grad_fn = None
-        t._grad_state = None
+        t._init_autograd(False)
         return t
 
     # -- the array ---------------------------------------------------------
