@@ -186,12 +186,18 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
                   requires_grad, out)
 
 
+@composite(method=False)
+def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None):
+    dt = dtype or input.dtype
+    return finish(_full_array(tuple(input.shape), dt, fill_value), None,
+                  device if device is not None else input.device, requires_grad)
+
+
 def _like_factory(name, value):
     def factory(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                 memory_format=None, pin_memory=False):
-        dt = dtype or input.dtype
-        return finish(_full_array(tuple(input.shape), dt, value), None,
-                      device if device is not None else input.device, requires_grad)
+        return full_like(input, value, dtype=dtype, device=device, requires_grad=requires_grad)
     factory.__name__ = name
     factory.__doc__ = f"Matches `torch.{name}`."
     return composite(factory, method=False)
@@ -200,14 +206,6 @@ def _like_factory(name, value):
 zeros_like = _like_factory("zeros_like", 0)
 ones_like = _like_factory("ones_like", 1)
 empty_like = _like_factory("empty_like", 0)
-
-
-@composite(method=False)
-def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
-              memory_format=None):
-    dt = dtype or input.dtype
-    return finish(_full_array(tuple(input.shape), dt, fill_value), None,
-                  device if device is not None else input.device, requires_grad)
 
 
 @composite(method=False)
