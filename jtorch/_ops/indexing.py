@@ -174,14 +174,18 @@ def _adv_arrays(advanced, view_shape):
 
 @op(promote=NONE, out=False, method=False, name="_index")
 def _index(input: T, indices: TI, *, slices=()):
-    """Advanced indexing: `indices` fill the positions of `slices` that are None."""
+    """Advanced indexing: `indices` fill the "adv" positions of `slices`."""
+    return input[_index_key(indices, slices)]
+
+
+def _index_key(indices, spec):
+    """A jax index from a spec ("adv": the next index array, "new": None, "all": `:`)."""
     it = iter(indices)
-    key = tuple(next(it) if s == "adv" else (None if s == "new" else slice(None))
-                for s in slices)
-    return input[key]
+    return tuple(next(it) if s == "adv" else (None if s == "new" else slice(None)) for s in spec)
 
 
-def _adv_call(view, arrays):
+def _adv_call(arrays):
+    """The advanced index arrays as (spec, index tensors) for `_index`/`_index_put`."""
     spec = tuple("adv" if not isinstance(a, slice) and a is not None else
                  ("new" if a is None else "all") for a in arrays)
     tensors = tuple(wrap(jnp.asarray(a)) for a in arrays if not isinstance(a, slice)
@@ -203,15 +207,13 @@ def getitem(self, index):
     if not has_adv:
         return view
     arrays = _adv_arrays(advanced, tuple(view.shape))
-    spec, tensors = _adv_call(view, arrays)
+    spec, tensors = _adv_call(arrays)
     return _index(view, tensors, slices=spec)
 
 
 @op(promote=NONE, out=False, method=False, name="_index_put")
 def _index_put_impl(input: T, indices: TI, values: T, *, slices=(), accumulate=False):
-    it = iter(indices)
-    key = tuple(next(it) if s == "adv" else (None if s == "new" else slice(None))
-                for s in slices)
+    key = _index_key(indices, slices)
     values = values.astype(input.dtype)
     target_shape = input[key].shape
     try:
@@ -256,7 +258,7 @@ def setitem(self, index, value):
         view.copy_(value)
         return
     arrays = _adv_arrays(advanced, tuple(view.shape))
-    spec, tensors = _adv_call(view, arrays)
+    spec, tensors = _adv_call(arrays)
     result = _index_put_impl(view, tensors, value, slices=spec)
     view._write(result._array)
 
