@@ -602,7 +602,7 @@ def composite(impl=None, *, name=None, method=True, aliases=(), function=True, p
     OPS[full] = impl
     impl.__qualname__ = short
     impl.__module__ = "jtorch"
-    impl._published = function = function and (_is_public(short) if publish is None
+    impl.published = function = function and (_is_public(short) if publish is None
                                                 else publish)
     if function:
         _publish(full, impl)
