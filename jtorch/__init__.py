@@ -37,6 +37,7 @@ from ._misc import (  # noqa: E402,F401
     get_num_threads, set_float32_matmul_precision, get_float32_matmul_precision,
     install_as_torch,
 )
+from . import autograd  # noqa: E402,F401
 from . import cuda, linalg, special, fft, random, backends, nn, masked, signal  # noqa: E402,F401
 
 half, float, double = float16, float32, float64

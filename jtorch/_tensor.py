@@ -23,7 +23,7 @@ import numpy as np
 
 from . import _device, _dtype, _views
 
-__all__ = ["Tensor", "Size", "Storage"]
+__all__ = ["Tensor", "Size", "Storage", "AutogradMeta"]
 
 
 class Size(tuple):
@@ -93,6 +93,38 @@ class UntypedStorage:
         return hash(self._storage.id)
 
 
+class AutogradMeta:
+    """A tensor's rarely-used autograd state (`Tensor._grad_state`).
+
+    `output_nr`: which output of `grad_fn` the tensor is. `accumulator`: a leaf's
+    AccumulateGrad (which also holds the leaf's tensor hooks). `post_hooks`: a leaf's
+    post-accumulate-grad hooks. `detached`: shares storage with `_base` without being a
+    differentiable view of it (`detach()`, `.data`).
+    `retains_grad`: `retain_grad()` was called. `token`: for a view, the root's `grad_fn`
+    when this view's `grad_fn` was made (a different root `grad_fn` means the root was
+    written in place since, and the view's history is regenerated from it).
+    """
+
+    __slots__ = ("output_nr", "accumulator", "post_hooks", "retains_grad", "token",
+                 "detached", "name")
+
+    def __init__(self, output_nr: int = 0):
+        self.output_nr = output_nr
+        self.accumulator = None
+        self.post_hooks = None
+        self.retains_grad = False
+        self.token = None
+        self.detached = False
+        self.name = None
+
+
+def meta(t: Tensor) -> AutogradMeta:
+    m = t._grad_state
+    if m is None:
+        m = t._grad_state = AutogradMeta()
+    return m
+
+
 def wrap_dim(dim: int, ndim: int) -> int:
     """Normalises a possibly negative dim, raising PyTorch's IndexError when out of range."""
     lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
@@ -106,7 +138,7 @@ class Tensor:
     """Matches `torch.Tensor`: a mutable, possibly viewing, tensor over jax arrays."""
 
     __slots__ = ("_storage", "_chain", "_value", "_seen", "_vc", "_meta", "_base",
-                 "requires_grad", "grad", "grad_fn", "_grad_state", "__dict__", "__weakref__")
+                 "_rg", "grad", "grad_fn", "_grad_state", "__dict__", "__weakref__")
 
     # Legacy constructor: torch.Tensor(2, 3), torch.Tensor([1, 2]), torch.Tensor(t).
     def __new__(cls, *args, **kwargs):
@@ -146,7 +178,7 @@ class Tensor:
 
     def _init_autograd(self, requires_grad: bool) -> None:
         """A fresh tensor's autograd state: no grad, no history."""
-        self.requires_grad = requires_grad
+        self._rg = requires_grad
         self.grad = None
         self.grad_fn = None
         self._grad_state = None
@@ -338,6 +370,24 @@ class Tensor:
     def is_leaf(self) -> bool:
         return self.grad_fn is None
 
+    @property
+    def requires_grad(self) -> bool:
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        value = builtins.bool(value)
+        if self.grad_fn is not None:
+            msg = "you can only change requires_grad flags of leaf variables."
+            if not value:
+                msg += (" If you want to use a computed variable in a subgraph that doesn't "
+                        "require differentiation use var_no_grad = var.detach().")
+            raise RuntimeError(msg)
+        if value and not (self.dtype.is_floating_point or self.dtype.is_complex):
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               "gradients")
+        self._rg = value
+
     def _is_view(self) -> bool:
         return self._base is not None
 
@@ -447,7 +497,13 @@ class Tensor:
     def data(self) -> Tensor:
         t = Tensor._make_subclass(Tensor, self)
         t._vc = [self._vc[0]]
+        t._mark_detached()
         return t
+
+    def _mark_detached(self) -> None:
+        """Marks a tensor that shares storage with `_base` but not its autograd history."""
+        if self._base is not None:
+            meta(self).detached = True
 
     @data.setter
     def data(self, other: Tensor) -> None:

@@ -312,8 +312,8 @@ def _chain_key(chain):
     return tuple(s.key for s in chain)
 
 
-def replay(chain, root_value):
-    """The view's value derived from its root's current value."""
+def replay_fn(chain):
+    """The compiled `root -> view` function of a chain (autograd differentiates it too)."""
     key = _chain_key(chain)
     fn = _replay_cache.get(key)
     if fn is None:
@@ -322,11 +322,20 @@ def replay(chain, root_value):
                 a = s.fwd(a)
             return a
         fn = _replay_cache[key] = jax.jit(run)
-    return fn(root_value)
+    return fn
 
 
-def writeback(chain, root_value, child_value):
-    """The root's new value after `child_value` is written through the view."""
+def replay(chain, root_value):
+    """The view's value derived from its root's current value."""
+    return replay_fn(chain)(root_value)
+
+
+def writeback_fn(chain):
+    """The compiled `(root, child) -> new root` function writing `child` through a chain.
+
+    `child` is cast to the view's dtype first, so autograd can differentiate a write of a
+    wider result (an in-place op computed in float64 into a float32 view).
+    """
     key = _chain_key(chain)
     fn = _writeback_cache.get(key)
     if fn is None:
@@ -334,11 +343,17 @@ def writeback(chain, root_value, child_value):
             parents = [root]
             for s in chain[:-1]:
                 parents.append(s.fwd(parents[-1]))
+            child = child.astype(chain[-1].fwd(parents[-1]).dtype)
             for s, parent in zip(reversed(chain), reversed(parents)):
                 child = s.bwd(parent, child)
             return child
         fn = _writeback_cache[key] = jax.jit(run)
-    return fn(root_value, child_value)
+    return fn
+
+
+def writeback(chain, root_value, child_value):
+    """The root's new value after `child_value` is written through the view."""
+    return writeback_fn(chain)(root_value, child_value)
 
 
 # ---------------------------------------------------------------------------

@@ -63,8 +63,13 @@ METHODS: dict[str, object] = {}
 
 _NO_JIT = os.environ.get("JTORCH_EAGER_JIT", "1") == "0"
 
-# Set by autograd: called as record(op, fn, tensors_in, outputs) after a differentiable call.
+# Set by autograd (jtorch/autograd/_engine.py):
+#   record(op, fn, slot_values, arrays, result) after a differentiable kernel call,
+#   record_view(op, steps, base, views) after a view op,
+#   inplace_hook(target, result) before `result` is written into `target`.
 record = None
+record_view = None
+inplace_hook = None
 
 
 def _freeze(v):
@@ -319,7 +324,13 @@ def call_out(op: OpDef, args: tuple, out):
     if op.check is not None:
         op.check(*args, out=out)
     result = _dispatch(op, args)
-    return result if out is None else write_out(result, out)
+    if out is None:
+        return result
+    if any(r._rg for r in (result if isinstance(result, tuple) else (result,))
+           if isinstance(r, Tensor)):
+        raise RuntimeError(f"{op.name}(): functions with out=... arguments don't support "
+                           "automatic differentiation, but one of the arguments requires grad.")
+    return write_out(result, out)
 
 
 def _dispatch(op: OpDef, args: tuple):
@@ -339,7 +350,7 @@ def _dispatch(op: OpDef, args: tuple):
         raise _translate(e, arrays) from None
     result = _wrap_out(op, out)
     if record is not None and op.differentiable:
-        record(op, fn, slot_values, result)
+        record(op, fn, slot_values, arrays, result)
     return result
 
 
@@ -351,8 +362,8 @@ def call_view(op: OpDef, args: tuple):
         result = tuple(base._make_view(s) for s in steps)
     else:
         result = base._make_view(steps)
-    if record is not None and op.differentiable:
-        record(op, steps, (base,), result)
+    if record_view is not None:
+        record_view(op, steps, base, result)
     return result
 
 
@@ -375,14 +386,15 @@ def call_inplace(op: OpDef, args: tuple):
         op.check(*args, inplace=True)
     result = _dispatch(op, args)
     _check_result_fits(result, self, "inplace")
-    if inplace_hook is not None:
-        inplace_hook(self, result)
-    self._write(result._array)
+    write_inplace(self, result)
     return self
 
 
-# Set by autograd: rebases `target`'s history onto `result`'s before the write.
-inplace_hook = None
+def write_inplace(target: Tensor, result: Tensor) -> None:
+    """Writes `result` into `target` in place, moving `result`'s history onto `target`."""
+    if inplace_hook is not None:
+        inplace_hook(target, result)
+    target._write(result._array)
 
 
 def write_out(result, out):

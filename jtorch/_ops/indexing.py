@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import _views
 from .._tensor import Tensor, wrap
-from ._registry import NONE, T, TI, broadcast_error, composite, op
+from ._registry import NONE, T, TI, broadcast_error, composite, op, write_inplace
 
 
 def _is_tracer(a) -> bool:
@@ -136,7 +136,13 @@ def _split(entries, shape):
 def _basic_view(self, basic):
     trivial = all(isinstance(b, slice) and b.start == 0 and b.step == 1 and b.stop == n
                   for b, n in zip(basic, self.shape)) and len(basic) == self.ndim
-    return self if trivial else self._make_view(_views.Index(tuple(basic)))
+    return self if trivial else _basic_index(self, tuple(basic))
+
+
+@op(promote=NONE, view=True, method=False, out=False)
+def _basic_index(input: T, basic):
+    """The view of ints and slices (`x[0]`, `x[1:, ::2]`); a recorded view op."""
+    return _views.Index(basic)
 
 
 def _adv_arrays(advanced, view_shape):
@@ -260,7 +266,7 @@ def setitem(self, index, value):
     arrays = _adv_arrays(advanced, tuple(view.shape))
     spec, tensors = _adv_call(arrays)
     result = _index_put_impl(view, tensors, value, slices=spec)
-    view._write(result._array)
+    write_inplace(view, result)
 
 
 @op(promote=NONE, out=False, method=False, name="_copy_from")
@@ -276,7 +282,7 @@ def copy_(self, src, non_blocking=False):
     _check_broadcast(tuple(src.shape), tuple(self.shape))
     if src.device != self.device:
         src = wrap(jax.device_put(src._array, next(iter(self._array.devices()))))
-    self._write(_copy_from(self, src)._array)
+    write_inplace(self, _copy_from(self, src))
     return self
 
 
@@ -310,5 +316,5 @@ def index_put(input, indices, values, accumulate=False):
 
 @composite(function=False)
 def index_put_(self, indices, values, accumulate=False):
-    self._write(index_put(self, indices, values, accumulate)._array)
+    write_inplace(self, index_put(self, indices, values, accumulate))
     return self

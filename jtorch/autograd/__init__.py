@@ -1,6 +1,20 @@
-"""`jtorch.autograd`: grad modes (the eager tape arrives with the autograd work)."""
+"""`jtorch.autograd`: the eager tape, `backward`, `grad`, custom Functions, grad modes."""
 
+from . import _engine, _methods, anomaly_mode, function, graph  # noqa: F401
+from ._engine import backward, grad  # noqa: F401
+from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401
+from .function import Function, once_differentiable  # noqa: F401
 from .grad_mode import (  # noqa: F401
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
     set_grad_enabled,
 )
+
+_engine.install()
+_methods.install()
+
+
+def Variable(data, requires_grad: bool = False):  # noqa: N802 - PyTorch's name
+    """Matches the legacy `torch.autograd.Variable`: returns the tensor itself."""
+    if requires_grad:
+        data.requires_grad_(True)
+    return data

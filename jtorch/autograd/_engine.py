@@ -1,0 +1,529 @@
+"""The eager tape: recording calls, and running the graph backward.
+
+The registry calls `record` after every differentiable kernel call,
+`record_view` after every view op and `inplace_hook` before every in-place
+write; nothing else in jtorch knows about autograd. Recording is cheap: one
+`FnNode` holding the kernel, the arrays it ran on and the input edges. The
+backward engine is a topological walk (by dependency count, newest node first,
+as PyTorch's engine orders it) calling each node's cached compiled VJP.
+
+Everything here is plain Python over jax calls, so it runs unchanged while jax
+traces (DESIGN 5): forward, `backward()` and an update under `jax.jit` make one
+program.
+"""
+
+from __future__ import annotations
+
+import heapq
+import traceback
+
+import jax.numpy as jnp
+
+from .. import _views
+from .._ops import _registry
+from .._tensor import AutogradMeta, Tensor, meta, wrap
+from . import anomaly_mode, grad_mode
+from ._names import index_name, node_name, pow_name
+from .graph import (
+    DIFF_DTYPES, AccumulateGrad, FnNode, Node, accumulate, edge_of, regenerate_view,
+)
+
+_state = grad_mode._state
+
+
+def _grad_enabled() -> bool:
+    return getattr(_state, "enabled", True)
+
+
+# PyTorch's formulas for these save the result rather than the input: modifying the result
+# in place is what invalidates the graph.
+_SAVES_RESULT = frozenset({
+    "exp", "exp2", "expm1", "tanh", "sigmoid", "sqrt", "rsqrt", "relu", "softmax",
+    "log_softmax", "reciprocal", "_softmax", "_log_softmax", "logsigmoid_result",
+})
+
+
+# ---------------------------------------------------------------------------
+# Recording (the registry's hooks)
+
+
+def record(op, fn, slot_values, arrays, result):
+    """Adds a node for a differentiable call when an input requires grad."""
+    if not getattr(_state, "enabled", True):
+        return
+    mask = None
+    edges = []
+    saved = []
+    for i, v in enumerate(slot_values):
+        if isinstance(v, Tensor):
+            saved.append((i, v._vc, v._vc[0], v.grad_fn))
+            if v._rg:
+                if mask is None:
+                    mask = [False] * len(slot_values)
+                mask[i] = True
+                edges.append(edge_of(v))
+            else:
+                edges.append(None)
+        elif type(v) is tuple or type(v) is list:
+            m = []
+            for x in v:
+                if isinstance(x, Tensor):
+                    saved.append((i, x._vc, x._vc[0], x.grad_fn))
+                    if x._rg:
+                        edges.append(edge_of(x))
+                        m.append(True)
+                        continue
+                edges.append(None)
+                m.append(False)
+            if any(m):
+                if mask is None:
+                    mask = [False] * len(slot_values)
+                mask[i] = tuple(m)
+        elif v is not None:
+            edges.append(None)
+    if mask is None:
+        return
+    outs = _flat_outputs(result)
+    diff = [k for k, o in enumerate(outs) if isinstance(o, Tensor) and
+            o._array.dtype in DIFF_DTYPES]
+    if not diff:
+        return
+    name = pow_name(slot_values) if op.name in ("pow", "float_power") else node_name(op)
+    outs_saved = None
+    if op.name in _SAVES_RESULT:
+        outs_saved = [(outs[k]._vc, outs[k]._vc[0], outs[k]._array) for k in diff]
+        saved = ()
+    node = FnNode(name, fn, arrays, tuple(mask), tuple(edges), tuple(saved), len(outs),
+                  outs_saved)
+    if anomaly_mode._enabled:
+        node._trace = traceback.format_stack()[:-3]
+    for k in diff:
+        o = outs[k]
+        o._rg = True
+        o.grad_fn = node
+        if k:
+            o._grad_state = AutogradMeta(k)
+
+
+def _flat_outputs(result) -> list:
+    if isinstance(result, Tensor):
+        return [result]
+    out = []
+    for r in result if isinstance(result, (tuple, list)) else ():
+        if isinstance(r, (tuple, list)):
+            out.extend(_flat_outputs(r))
+        else:
+            out.append(r)
+    return out
+
+
+def record_view(op, steps, base, views):
+    """Gives views made by a differentiable view op their history (a replay of the step)."""
+    many = isinstance(views, tuple)
+    if not op.differentiable:       # detach(): shares storage, not history
+        for v in views if many else (views,):
+            meta(v).detached = True
+        return
+    if not base._rg or not getattr(_state, "enabled", True):
+        return
+    edge = edge_of(base)
+    root = base._base if base._base is not None else base
+    token = root.grad_fn if root._rg else None
+    name = index_name(steps.idx, base.shape) if op.name == "_basic_index" else node_name(op)
+    arr = base._array
+    for step, v in zip(steps if many else (steps,), views if many else (views,)):
+        if v._array.dtype not in DIFF_DTYPES:
+            continue
+        node = FnNode(name, _views.replay_fn((step,)), (arr,), (True,), (edge,), (), 1)
+        v._rg = True
+        v.grad_fn = node
+        if token is not None:
+            meta(v).token = token
+
+
+def call_recorded(name: str, fn, inputs: tuple):
+    """Runs `fn` on the arrays of `inputs` and records it like a kernel call.
+
+    Used where jtorch calls a jax function outside the registry: the backward itself
+    under `create_graph=True`.
+    """
+    arrays = tuple(tuple(_unwrap(x) for x in v) if isinstance(v, tuple) else _unwrap(v)
+                   for v in inputs)
+    out = fn(*arrays)
+    result = tuple(wrap(o) if o is not None else None for o in out) if isinstance(
+        out, (tuple, list)) else wrap(out)
+    record(_NamedOp(name), fn, inputs, arrays, result)
+    return result
+
+
+def _unwrap(v):
+    return v._array if isinstance(v, Tensor) else v
+
+
+class _NamedOp:
+    def __init__(self, name):
+        self.name = name
+        self.autograd_name = name
+
+
+def inplace_hook(target: Tensor, result: Tensor) -> None:
+    """Moves the history of an in-place op's result onto the tensor it is written into."""
+    if not getattr(_state, "enabled", True):
+        return
+    if target._rg and target.grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    m = target._grad_state
+    root = target._base
+    if root is not None and not (m is not None and m.detached):
+        _inplace_through_view(target, root, result)
+        return
+    if result._rg:
+        node = result.grad_fn
+        _bump_saved(node, target, result)
+        target._rg = True
+        target.grad_fn = node
+        if m is not None:
+            m.output_nr = result._grad_state.output_nr if result._grad_state else 0
+            m.token = None
+    elif target._rg:
+        target.grad_fn = Node("NotImplemented", ())
+
+
+def _bump_saved(node, target, result):
+    """An in-place op's node holds `self`'s value from before the write (jax arrays do not
+    change), so the coming write does not invalidate it; later writes do. A node that saves
+    its result saves what `target` becomes."""
+    if not isinstance(node, FnNode):
+        return
+    after = target._vc[0] + 1
+    if node._outs is not None:
+        node._outs = [(target._vc, after, a) if vc is result._vc else (vc, v, a)
+                      for vc, v, a in node._outs]
+    elif node._saved:
+        node._saved = tuple((p, vc, after, f) if p == 0 and vc is target._vc else (p, vc, v, f)
+                            for p, vc, v, f in node._saved)
+
+
+def _inplace_through_view(view: Tensor, root: Tensor, result: Tensor) -> None:
+    """A write through a view: the root gets a CopySlices node; the view replays from it."""
+    if not (view._rg or result._rg or root._rg):
+        return
+    if root._rg and root.grad_fn is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+    _bump_saved(result.grad_fn, view, result)
+    old = root._storage.value
+    mask = (root._rg, result._rg)
+    edges = (edge_of(root) if root._rg else None, edge_of(result) if result._rg else None)
+    copy = FnNode("torch::autograd::CopySlices", _views.writeback_fn(view._chain),
+                  (old, result._array), mask, edges, (), 1)
+    root._rg = True
+    root.grad_fn = copy
+    if root._grad_state is not None:
+        root._grad_state.output_nr = 0
+    regenerate_view(view)
+
+
+# ---------------------------------------------------------------------------
+# The engine
+
+
+def _graph(roots, targets):
+    """Nodes that matter for this backward, with their dependency counts.
+
+    With `targets`, only nodes from which a target is reachable matter (`autograd.grad`
+    runs no more of the graph than it needs).
+    """
+    visited, post, stack = set(), [], [(r, False) for r in roots]
+    while stack:
+        n, done = stack.pop()
+        if done:
+            post.append(n)      # children first: a post-order of the DAG
+            continue
+        if n in visited:
+            continue
+        visited.add(n)
+        stack.append((n, True))
+        for e in n._edges:
+            if e is not None and e[0] not in visited:
+                stack.append((e[0], False))
+    if targets is None:
+        needed = visited
+    else:
+        needed = set()
+        for n in post:
+            if n in targets or any(e is not None and e[0] in needed for e in n._edges):
+                needed.add(n)
+    deps = dict.fromkeys(needed, 0)
+    for n in needed:
+        for e in n._edges:
+            if e is not None and e[0] in needed:
+                deps[e[0]] += 1
+    return needed, deps
+
+
+def execute(root_edges, root_grads, *, retain_graph: bool, create_graph: bool,
+            capture=None, accumulate_into=None):
+    """Runs the graph backward from `root_edges` seeded with `root_grads`.
+
+    Args:
+      capture: `{edge: index}`: return the gradient arriving at these edges (autograd.grad),
+        without running AccumulateGrad for them.
+      accumulate_into: when given, only these AccumulateGrad nodes run (backward(inputs=)).
+    Returns the captured gradients by index.
+    """
+    targets = None
+    if capture is not None:
+        targets = {e[0] for e in capture}
+    if accumulate_into is not None:
+        targets = (targets or set()) | set(accumulate_into)
+    roots = list(dict.fromkeys(e[0] for e in root_edges))
+    needed, deps = _graph(roots, targets)
+    buffers = {}
+    for (node, nr), g in zip(root_edges, root_grads):
+        if node not in needed:
+            continue
+        buf = buffers.setdefault(node, [None] * _n_out(node))
+        buf[nr] = g if buf[nr] is None else buf[nr] + g
+    captured = {}
+    ready = [(-n._seq, id(n), n) for n in roots if n in needed and deps[n] == 0]
+    heapq.heapify(ready)
+    grads_mode = grad_mode.set_grad_enabled(create_graph)
+    with grads_mode:
+        while ready:
+            node = heapq.heappop(ready)[2]
+            grads = buffers.pop(node, None) or [None] * _n_out(node)
+            try:
+                out = _run_node(node, grads, create_graph, capture, captured, accumulate_into)
+            finally:
+                if not retain_graph:
+                    node.release()
+            for e, g in zip(node._edges, out):
+                if e is None:
+                    continue
+                child, nr = e
+                if child not in needed:
+                    continue
+                if g is not None:
+                    buf = buffers.get(child)
+                    if buf is None:
+                        buf = buffers[child] = [None] * _n_out(child)
+                    buf[nr] = g if buf[nr] is None else buf[nr] + g
+                deps[child] -= 1
+                if deps[child] == 0:
+                    heapq.heappush(ready, (-child._seq, id(child), child))
+    return captured
+
+
+def _n_out(node) -> int:
+    return node.n_outputs
+
+
+def _as_tensor(g):
+    return g if isinstance(g, Tensor) or g is None else wrap(g)
+
+
+def _as_value(g, create_graph):
+    if g is None:
+        return None
+    if create_graph:
+        return g if isinstance(g, Tensor) else wrap(g)
+    return g._array if isinstance(g, Tensor) else g
+
+
+def _run_node(node, grads, create_graph, capture, captured, accumulate_into):
+    if node._tensor_pre_hooks:
+        for nr, hooks in node._tensor_pre_hooks.items():
+            for hook in list(hooks.values()):
+                if grads[nr] is None:
+                    continue
+                new = hook(_as_tensor(grads[nr]))
+                if new is not None:
+                    grads[nr] = _as_value(new, create_graph)
+    if node._retains:
+        for nr, ref in node._retains.items():
+            t = ref()
+            if t is not None and grads[nr] is not None:
+                g = _as_tensor(grads[nr])
+                t.grad = g if create_graph else wrap(g._array) if t.grad is None else \
+                    t.grad + g
+    if capture is not None:
+        for nr in range(len(grads)):
+            idx = capture.get((node, nr))
+            if idx is not None:
+                for i in idx:
+                    captured[i] = grads[nr]
+    if isinstance(node, AccumulateGrad):
+        if capture is not None and accumulate_into is None:
+            return ()
+        if accumulate_into is not None and node not in accumulate_into:
+            return ()
+    if node._pre_hooks:
+        for hook in list(node._pre_hooks.values()):
+            new = hook(tuple(_as_tensor(g) for g in grads))
+            if new is not None:
+                grads = [_as_value(g, create_graph) for g in new]
+    if all(g is None for g in grads):
+        return (None,) * len(node._edges)
+    try:
+        out = node.apply(tuple(grads), create_graph)
+    except Exception as e:
+        if anomaly_mode._enabled and getattr(node, "_trace", None):
+            print("Traceback of forward call that caused the error:\n"
+                  + "".join(node._trace))
+        raise e
+    if anomaly_mode._enabled and anomaly_mode._check_nan:
+        for i, g in enumerate(out):
+            a = g._array if isinstance(g, Tensor) else g
+            if a is not None and bool(jnp.any(jnp.isnan(a))):
+                raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
+                                   "output.")
+    if node._hooks:
+        for hook in list(node._hooks.values()):
+            new = hook(tuple(_as_tensor(g) for g in out), tuple(_as_tensor(g) for g in grads))
+            if new is not None:
+                new = (new,) if isinstance(new, Tensor) else tuple(new)
+                if len(new) != len(out):
+                    raise RuntimeError(f"hook '{getattr(hook, '__name__', hook)}' has returned "
+                                       f"an incorrect number of values (got {len(new)}, but "
+                                       f"expected {len(out)})")
+                out = tuple(_as_value(g, create_graph) for g in new)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# backward() and grad()
+
+
+def _as_tuple(x):
+    if x is None:
+        return ()
+    if isinstance(x, Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def _root_grads(outputs, grad_outputs, create_graph, is_grads_batched=False):
+    grads = []
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if g is None:
+            if out._rg:
+                if out.numel() != 1:
+                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
+                if not out.dtype.is_floating_point:
+                    raise RuntimeError("grad can be implicitly created only for real scalar "
+                                       "outputs but got " + str(out.dtype))
+            arr = jnp.ones(out._array.shape, out._array.dtype)
+            grads.append(wrap(arr) if create_graph else arr)
+            continue
+        if not isinstance(g, Tensor):
+            g = wrap(jnp.asarray(g, out._array.dtype))
+        if tuple(g.shape) != tuple(out.shape):
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} "
+                               f"and output[{i}] has a shape of {out.shape}.")
+        grads.append(g if create_graph else g._array)
+    return grads
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+             grad_variables=None, inputs=None) -> None:
+    """Matches `torch.autograd.backward`."""
+    tensors = _as_tuple(tensors)
+    if grad_tensors is None:
+        grad_tensors = grad_variables
+    grad_tensors = _as_tuple(grad_tensors) or (None,) * len(tensors)
+    if len(grad_tensors) != len(tensors):
+        raise RuntimeError(f"got {len(grad_tensors)} tensors and {len(tensors)} gradients")
+    if retain_graph is None:
+        retain_graph = create_graph
+    inputs = _as_tuple(inputs)
+    if inputs is not None and len(inputs) == 0 and inputs != ():
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    for i, t in enumerate(tensors):
+        if not t._rg:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
+                               "have a grad_fn")
+    grads = _root_grads(tensors, grad_tensors, create_graph)
+    edges = [edge_of(t) for t in tensors]
+    if not inputs:
+        execute(edges, grads, retain_graph=retain_graph, create_graph=create_graph)
+        return
+    capture, leaves, nonleaves = {}, set(), []
+    for i, t in enumerate(inputs):
+        if not t._rg:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        e = edge_of(t)
+        if isinstance(e[0], AccumulateGrad):
+            leaves.add(e[0])
+        else:
+            capture.setdefault(e, []).append(i)
+            nonleaves.append((i, t))
+    captured = execute(edges, grads, retain_graph=retain_graph, create_graph=create_graph,
+                       capture=capture or None, accumulate_into=leaves)
+    for i, t in nonleaves:
+        if i in captured and captured[i] is not None:
+            accumulate(t, captured[i], create_graph)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False,
+         materialize_grads=False):
+    """Matches `torch.autograd.grad`."""
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when "
+                         "materialize_grads=True, but got: allow_unused=False.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    single_input = isinstance(inputs, Tensor)
+    outputs = _as_tuple(outputs)
+    inputs = _as_tuple(inputs)
+    del single_input
+    grad_outputs = _as_tuple(grad_outputs) or (None,) * len(outputs)
+    if len(grad_outputs) != len(outputs):
+        raise RuntimeError(f"grad requires one grad_output per output: got {len(grad_outputs)} "
+                           f"grad_outputs and {len(outputs)} outputs")
+    if retain_graph is None:
+        retain_graph = create_graph
+    for i, t in enumerate(outputs):
+        if not t._rg:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
+                               "have a grad_fn")
+    capture = {}
+    for i, t in enumerate(inputs):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"grad(): inputs must be Tensors, got {type(t).__name__}")
+        if not t._rg:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        capture.setdefault(edge_of(t), []).append(i)
+    grads = _root_grads(outputs, grad_outputs, create_graph)
+    edges = [edge_of(t) for t in outputs]
+    captured = execute(edges, grads, retain_graph=retain_graph, create_graph=create_graph,
+                       capture=capture)
+    result = []
+    for i, t in enumerate(inputs):
+        g = captured.get(i)
+        if g is None:
+            if materialize_grads:
+                result.append(wrap(jnp.zeros(t._array.shape, t._array.dtype)))
+                continue
+            if not allow_unused:
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have "
+                                   "been used in the graph. Set allow_unused=True if this is "
+                                   "the desired behavior.")
+            result.append(None)
+            continue
+        if not isinstance(g, Tensor):
+            g = wrap(g)
+        if g._array.dtype != t._array.dtype:
+            g = wrap(g._array.astype(t._array.dtype)) if not create_graph else g.to(t.dtype)
+        result.append(g)
+    return tuple(result)
+
+
+def install() -> None:
+    """Connects the tape to the op registry."""
+    _registry.record = record
+    _registry.record_view = record_view
+    _registry.inplace_hook = inplace_hook
+

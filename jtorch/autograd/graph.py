@@ -1,0 +1,479 @@
+"""The autograd graph: nodes, edges, hooks (`torch.autograd.graph`).
+
+A node is one recorded call. Its backward is the VJP of the jax function that
+computed the forward, taken by `jax.vjp` inside a `jax.jit` cached per
+(function, which inputs are differentiated) (DESIGN 5, 6). The forward is not
+re-run for its own sake: XLA drops whatever the VJP does not need, so a
+matmul's backward is two matmuls and an `exp`'s backward recomputes one `exp`.
+
+An edge is `(node, output_nr)`: which output of which node a tensor is.
+Leaves that require grad end in an `AccumulateGrad` node owned by the leaf.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import weakref
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _views
+from .._tensor import AutogradMeta as Meta
+from .._tensor import meta
+from .._tensor import Tensor, wrap
+
+__all__ = ["Node", "RemovableHandle", "AccumulateGrad"]
+
+_seq = itertools.count()
+
+# The dtypes that can carry gradients (numpy's view of jax's dtypes; bfloat16 has kind 'V').
+DIFF_DTYPES = frozenset(np.dtype(d) for d in (
+    jnp.float16, jnp.bfloat16, jnp.float32, jnp.float64, jnp.complex64, jnp.complex128))
+
+
+class RemovableHandle:
+    """Matches `torch.utils.hooks.RemovableHandle`: `remove()` unregisters the hook."""
+
+    _ids = itertools.count()
+
+    def __init__(self, hooks: dict):
+        self._hooks = hooks
+        self.id = next(RemovableHandle._ids)
+
+    def remove(self) -> None:
+        if self._hooks is not None:
+            self._hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def _add_hook(hooks: dict, fn) -> RemovableHandle:
+    h = RemovableHandle(hooks)
+    hooks[h.id] = fn
+    return h
+
+
+class Node:
+    """Matches `torch.autograd.graph.Node`: one step of the backward graph."""
+
+    __slots__ = ("_edges", "_seq", "_name", "_pre_hooks", "_hooks", "_tensor_pre_hooks",
+                 "_retains", "_freed", "metadata_", "_trace", "__weakref__")
+
+    def __init__(self, name: str, edges: tuple):
+        self._name = name
+        self._edges = edges
+        self._seq = next(_seq)
+        self._pre_hooks = None
+        self._hooks = None
+        self._tensor_pre_hooks = None   # {output_nr: {id: hook}} from Tensor.register_hook
+        self._retains = None            # {output_nr: weakref to tensor} from retain_grad()
+        self._freed = False
+        self.metadata_ = None
+        self._trace = None
+
+    def name(self) -> str:
+        return self._name
+
+    def __repr__(self) -> str:
+        return f"<{self.name().rpartition('::')[2]} object at {hex(id(self))}>"
+
+    @property
+    def next_functions(self) -> tuple:
+        return tuple((e[0], e[1]) if e is not None else (None, 0) for e in self._edges)
+
+    @property
+    def metadata(self) -> dict:
+        if self.metadata_ is None:
+            self.metadata_ = {}
+        return self.metadata_
+
+    def register_hook(self, fn) -> RemovableHandle:
+        """`fn(grad_inputs, grad_outputs)` runs after this node; it may return new grad_inputs."""
+        if self._hooks is None:
+            self._hooks = {}
+        return _add_hook(self._hooks, fn)
+
+    def register_prehook(self, fn) -> RemovableHandle:
+        """`fn(grad_outputs)` runs before this node; it may return new grad_outputs."""
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        return _add_hook(self._pre_hooks, fn)
+
+    def _register_tensor_hook(self, output_nr: int, fn) -> RemovableHandle:
+        if self._tensor_pre_hooks is None:
+            self._tensor_pre_hooks = {}
+        return _add_hook(self._tensor_pre_hooks.setdefault(output_nr, {}), fn)
+
+    def _register_retain(self, output_nr: int, t: Tensor) -> None:
+        if self._retains is None:
+            self._retains = {}
+        self._retains[output_nr] = weakref.ref(t)
+
+    # The engine's interface: how many outputs, and grads of inputs from grads of outputs.
+    n_outputs = 1
+
+    def apply(self, grads: tuple, create_graph: bool) -> tuple:
+        raise NotImplementedError
+
+    def release(self) -> None:
+        self._freed = True
+
+    def __call__(self, *grads):
+        """Applies this node's backward to Tensor grads (`node(grad)` as in PyTorch)."""
+        out = self.apply(tuple(g._array if isinstance(g, Tensor) else g for g in grads),
+                         False)
+        res = tuple(wrap(g) if g is not None and not isinstance(g, Tensor) else g
+                    for g in out)
+        return res[0] if len(res) == 1 else res
+
+
+# ---------------------------------------------------------------------------
+# Nodes whose backward is a jax VJP
+
+
+def _fill_ct(c, o):
+    """The cotangent for output `o`: zeros when none flowed; torch's complex convention."""
+    if c is None:
+        if np.issubdtype(o.dtype, np.inexact):
+            return jnp.zeros(o.shape, o.dtype)
+        return np.zeros(o.shape, jax.dtypes.float0)
+    if c.dtype != o.dtype:
+        c = c.astype(o.dtype)
+    # PyTorch's gradients are conjugate Wirtinger derivatives; jax's cotangents are the
+    # conjugates of those, both flowing in and out of a VJP.
+    return jnp.conj(c) if jnp.iscomplexobj(c) else c
+
+
+def _merge(args, mask, diff):
+    it = iter(diff)
+    full = []
+    for a, m in zip(args, mask):
+        if m is True:
+            full.append(next(it))
+        elif type(m) is tuple:
+            full.append(tuple(next(it) if mm else x for x, mm in zip(a, m)))
+        else:
+            full.append(a)
+    return full
+
+
+def _pick(args, mask):
+    diff = []
+    for a, m in zip(args, mask):
+        if m is True:
+            diff.append(a)
+        elif type(m) is tuple:
+            diff.extend(x for x, mm in zip(a, m) if mm)
+    return diff
+
+
+_BWD: dict = {}
+
+
+def backward_of(fn, mask):
+    """The cached backward `bwd(args, cts) -> grads of the masked args` of `fn(*args)`."""
+    key = (fn, mask)
+    b = _BWD.get(key)
+    if b is not None:
+        return b
+
+    def bwd(args, cts):
+        out, vjp = jax.vjp(lambda *d: fn(*_merge(args, mask, d)), *_pick(args, mask))
+        leaves, tree = jax.tree_util.tree_flatten(out)
+        grads = vjp(tree.unflatten([_fill_ct(c, o) for c, o in zip(cts, leaves)]))
+        return tuple(jnp.conj(g) if jnp.iscomplexobj(g) else g for g in grads)
+
+    # A kernel that is not compiled (data-dependent shapes) cannot be traced by jit either.
+    b = jax.jit(bwd) if hasattr(fn, "lower") else bwd
+    _BWD[key] = b
+    return b
+
+
+def _flat_backward(b, n_args):
+    """`b(args, cts)` as a function of `*args, *cts`, to record it as a node itself."""
+    key = ("flat", b, n_args)
+    f = _BWD.get(key)
+    if f is None:
+        f = jax.jit(lambda *v: b(v[:n_args], v[n_args:])) if hasattr(b, "lower") else (
+            lambda *v: b(v[:n_args], v[n_args:]))
+        _BWD[key] = f
+    return f
+
+
+_USED: dict = {}
+
+
+def used_args(fn, mask, args, n_out):
+    """Which args the backward reads (by position; a tuple arg counts as used if any part is).
+
+    The VJP's jaxpr, with dead code removed, says what PyTorch's formula would have saved:
+    `add` saves nothing, `mul` saves both factors. Computed once per (fn, mask), lazily.
+    """
+    key = (fn, mask)
+    used = _USED.get(key)
+    if used is not None:
+        return used
+    b = backward_of(fn, mask)
+    try:
+        from jax._src.interpreters import partial_eval as pe
+        avals = jax.tree_util.tree_map(_aval, args)
+        out = jax.eval_shape(lambda *a: fn(*a), *avals)
+        leaves = jax.tree_util.tree_leaves(out)
+        cts = tuple(jax.ShapeDtypeStruct(o.shape, o.dtype) if np.issubdtype(o.dtype, np.inexact)
+                    else None for o in leaves)
+        closed = jax.make_jaxpr(getattr(b, "__wrapped__", b))(avals, cts)
+        _, used_flat = pe.dce_jaxpr(closed.jaxpr, [True] * len(closed.jaxpr.outvars))
+        counts = [len(jax.tree_util.tree_leaves(a)) for a in avals]
+        used, i = [], 0
+        for c in counts:
+            used.append(any(used_flat[i:i + c]))
+            i += c
+        used = tuple(used)
+    except Exception:  # noqa: BLE001 - an unanalysable backward conservatively uses everything
+        used = (True,) * len(args)
+    _USED[key] = used
+    return used
+
+
+def _aval(a):
+    if hasattr(a, "shape") and hasattr(a, "dtype"):
+        return jax.ShapeDtypeStruct(a.shape, a.dtype)
+    return a
+
+
+def _zeros_like_aval(a):
+    if isinstance(a, jax.ShapeDtypeStruct):
+        return jnp.zeros(a.shape, a.dtype)
+    if isinstance(a, tuple):
+        return tuple(_zeros_like_aval(x) for x in a)
+    return a
+
+
+class FnNode(Node):
+    """A node whose forward was `fn(*args)` on jax values; its backward is `fn`'s VJP.
+
+    `args` are the slot values as the kernel saw them (arrays, Python scalars, None,
+    tuples of arrays); `mask` marks the differentiated ones. `_edges` has one entry per
+    argument (per element of a tuple argument; None arguments have none), None where the
+    argument is not differentiated, as PyTorch's `next_functions` lists every input.
+    `saved` lists `(arg position, version list, version, grad_fn)` of every tensor argument;
+    `outs` the same for outputs when PyTorch's formula saves the result instead.
+    """
+
+    __slots__ = ("_fn", "_args", "_mask", "_saved", "_outs", "n_outputs", "_tensor_infos")
+
+    def __init__(self, name, fn, args, mask, edges, saved, n_outputs, outs=None):
+        Node.__init__(self, name, edges)
+        self._fn = fn
+        self._args = args
+        self._mask = mask
+        self._saved = saved
+        self._outs = outs
+        self.n_outputs = n_outputs
+
+    def apply(self, grads, create_graph):
+        if self._saved or self._outs is not None or self._freed:
+            self._check_saved()
+        args = self._args
+        if self._freed:
+            args = _zeros_like_aval(args)   # the backward reads no values (checked above)
+        b = backward_of(self._fn, self._mask)
+        if not create_graph:
+            res = b(args, grads)
+        else:
+            res = _record_backward(self, b, args, grads)
+        edges = self._edges
+        if len(res) == len(edges):
+            return res
+        it = iter(res)      # one edge per argument; grads exist for the differentiated ones
+        return tuple(None if e is None else next(it) for e in edges)
+
+    def _check_saved(self):
+        used = None
+        if self._freed:
+            used = used_args(self._fn, self._mask, self._args, self.n_outputs)
+            if self._outs is not None or any(used):
+                raise RuntimeError(FREED_MESSAGE)
+            return
+        if self._outs is not None:
+            for vc, version, arr in self._outs:
+                if vc[0] != version:
+                    raise RuntimeError(_modified_message(arr, self, vc[0], version))
+            return
+        for pos, vc, version, creator in self._saved:
+            if vc[0] != version:
+                used = used or used_args(self._fn, self._mask, self._args, self.n_outputs)
+                if used[pos]:
+                    arr = self._args[pos]
+                    if isinstance(arr, tuple):
+                        arr = arr[0]
+                    raise RuntimeError(_modified_message(arr, creator, vc[0], version))
+
+    def release(self):
+        if not self._freed:
+            self._freed = True
+            self._args = tuple(jax.tree_util.tree_map(_aval, a) if isinstance(a, tuple)
+                               else _aval(a) for a in self._args)
+
+
+FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward.")
+
+
+def _modified_message(arr, node, now, expected):
+    desc = f"[torch.{_legacy_type(arr.dtype)} {list(arr.shape)}]"
+    if node is not None:
+        name = re.sub(r'Backward[0-9]*$', '', node.name().rpartition("::")[2])
+        desc += f", which is output 0 of {name},"
+    return ("one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: {desc} is at version {now}; expected version {expected} "
+            "instead. Hint: enable anomaly detection to find the operation that failed to "
+            "compute its gradient, with torch.autograd.set_detect_anomaly(True).")
+
+
+_LEGACY = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+           "bfloat16": "BFloat16Tensor", "complex64": "ComplexFloatTensor",
+           "complex128": "ComplexDoubleTensor"}
+
+
+def _legacy_type(np_dtype) -> str:
+    return _LEGACY.get(str(np.dtype(np_dtype)), "Tensor")
+
+
+def _record_backward(node, b, args, grads):
+    """`create_graph=True`: runs `node`'s backward as a recorded call, so it has a graph too."""
+    from . import _engine
+    n = len(args)
+    flat = _flat_backward(b, n)
+    inputs = tuple(_saved_input(node, i, a) for i, a in enumerate(args)) + tuple(grads)
+    return _engine.call_recorded(node.name() + "Backward", flat, inputs)
+
+
+def _saved_input(node, i, value):
+    """A saved argument as a Tensor carrying its forward-time history (SavedVariable.unpack)."""
+    m = node._mask[i]
+    if m is True:
+        edge = node._edges[_edge_index(node, i)]
+        return _tensor_at(value, edge)
+    if type(m) is tuple:
+        k = _edge_index(node, i)
+        out = []
+        for x, mm in zip(value, m):
+            out.append(_tensor_at(x, node._edges[k]) if mm else x)
+            k += 1
+        return tuple(out)
+    return value
+
+
+def _edge_index(node, i):
+    """Where argument `i`'s first edge sits in `node._edges`."""
+    k = 0
+    for a in node._args[:i]:
+        if isinstance(a, tuple):
+            k += len(a)
+        elif a is not None:
+            k += 1
+    return k
+
+
+def _tensor_at(value, edge):
+    t = wrap(value)
+    if edge is not None:
+        t._rg = True
+        t.grad_fn = edge[0]
+        if edge[1]:
+            t._grad_state = Meta(edge[1])
+    return t
+
+
+class AccumulateGrad(Node):
+    """Matches PyTorch's AccumulateGrad: adds the incoming gradient into a leaf's `.grad`."""
+
+    __slots__ = ("_leaf",)
+
+    def __init__(self, leaf: Tensor):
+        Node.__init__(self, "torch::autograd::AccumulateGrad", ())
+        self._leaf = weakref.ref(leaf)
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
+
+    @property
+    def variable(self):
+        return self._leaf()
+
+    def apply(self, grads, create_graph):
+        leaf = self._leaf()
+        g = grads[0]
+        if leaf is None or g is None:
+            return ()
+        accumulate(leaf, g, create_graph)
+        m = leaf._grad_state
+        if m is not None and m.post_hooks:
+            for hook in list(m.post_hooks.values()):
+                hook(leaf)
+        return ()
+
+
+def accumulate(t: Tensor, g, create_graph: bool) -> None:
+    """Adds gradient `g` (array or Tensor) into `t.grad`, in place unless building a graph."""
+    if isinstance(g, Tensor):
+        if not create_graph:
+            g = g._array
+    if not isinstance(g, Tensor) and g.dtype != t._array.dtype:
+        g = g.astype(t._array.dtype)
+    old = t.grad
+    if old is None:
+        t.grad = g if isinstance(g, Tensor) else wrap(g)
+    elif create_graph or isinstance(g, Tensor) or old.requires_grad:
+        t.grad = old + g
+    else:
+        old._write(old._array + g)
+
+
+def accumulator(t: Tensor) -> AccumulateGrad:
+    m = meta(t)
+    acc = m.accumulator
+    if acc is None:
+        acc = m.accumulator = AccumulateGrad(t)
+    return acc
+
+
+def edge_of(t: Tensor):
+    """The edge a tensor that requires grad contributes: its grad_fn, or its accumulator."""
+    fn = t.grad_fn
+    m = t._grad_state
+    if fn is None:
+        return (accumulator(t), 0)
+    if m is None:
+        return (fn, 0)
+    if m.token is not None:
+        root = t._base
+        if root is not None and root.grad_fn is not m.token:
+            regenerate_view(t)
+            return (t.grad_fn, 0)
+    return (fn, m.output_nr)
+
+
+def regenerate_view(view: Tensor) -> None:
+    """Gives a view whose root was written in place a history derived from the root's."""
+    root = view._base
+    fn = _views.replay_fn(view._chain)
+    node = FnNode("AsStridedBackward0", fn, (root._storage.value,), (True,),
+                  (edge_of(root),), None, 1)
+    view._rg = True
+    view.grad_fn = node
+    m = meta(view)
+    m.output_nr = 0
+    m.token = root.grad_fn
