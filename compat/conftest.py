@@ -41,5 +41,26 @@ def _opinfo_summary(terminalreporter):
         terminalreporter.write_line(f"compat ops: record written to {path}")
 
 
+def _grads_summary(terminalreporter):
+    mod = sys.modules.get("compat.test_grads")
+    if mod is None or not mod.RESULTS:
+        return
+    results = mod.RESULTS
+    implemented = [r for r in results.values() if r["status"] in ("pass", "fail")]
+    passed = sum(1 for r in implemented if r["status"] == "pass")
+    named = sum(1 for r in implemented if "name_mismatch" not in r)
+    n = len(implemented)
+    terminalreporter.write_line(f"compat grads: {passed}/{n} pass (names {named}/{n})")
+    if os.environ.get("JTORCH_GRADS_UPDATE") == "1":
+        path = os.path.join(_HERE, "grads_status.json")
+        old = json.load(open(path)) if os.path.exists(path) else {}
+        old.update(results)
+        with open(path, "w") as f:
+            json.dump(dict(sorted(old.items())), f, indent=1, sort_keys=True)
+            f.write("\n")
+        terminalreporter.write_line(f"compat grads: record written to {path}")
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     _opinfo_summary(terminalreporter)
+    _grads_summary(terminalreporter)

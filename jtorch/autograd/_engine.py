@@ -17,15 +17,16 @@ from __future__ import annotations
 import heapq
 import traceback
 
+import jax
 import jax.numpy as jnp
 
 from .. import _views
 from .._ops import _registry
 from .._tensor import AutogradMeta, Tensor, meta, wrap
-from . import anomaly_mode, grad_mode
+from . import _fused, anomaly_mode, grad_mode
 from ._names import index_name, node_name, pow_name
 from .graph import (
-    DIFF_DTYPES, AccumulateGrad, FnNode, Node, accumulate, edge_of, regenerate_view,
+    DIFF_DTYPES, AccumulateGrad, FnNode, Node, accumulate, edge_of, post_order, regenerate_view,
 )
 
 _state = grad_mode._state
@@ -235,19 +236,8 @@ def _graph(roots, targets):
     With `targets`, only nodes from which a target is reachable matter (`autograd.grad`
     runs no more of the graph than it needs).
     """
-    visited, post, stack = set(), [], [(r, False) for r in roots]
-    while stack:
-        n, done = stack.pop()
-        if done:
-            post.append(n)      # children first: a post-order of the DAG
-            continue
-        if n in visited:
-            continue
-        visited.add(n)
-        stack.append((n, True))
-        for e in n._edges:
-            if e is not None and e[0] not in visited:
-                stack.append((e[0], False))
+    post = post_order(roots)
+    visited = set(post)
     if targets is None:
         needed = visited
     else:
@@ -404,6 +394,21 @@ def _as_tuple(x):
     return tuple(x)
 
 
+_ONES: dict = {}
+
+
+def _ones(like):
+    """The implicit `gradient=ones` seed; arrays are immutable, so one per (shape, dtype,
+    placement) is reused across steps (not while tracing: a tracer must not be kept)."""
+    if isinstance(like, jax.core.Tracer):
+        return jnp.ones(like.shape, like.dtype)
+    key = (like.shape, like.dtype, like.sharding)
+    arr = _ONES.get(key)
+    if arr is None:
+        arr = _ONES[key] = jax.device_put(jnp.ones(like.shape, like.dtype), like.sharding)
+    return arr
+
+
 def _root_grads(outputs, grad_outputs, create_graph, is_grads_batched=False):
     grads = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
@@ -414,7 +419,7 @@ def _root_grads(outputs, grad_outputs, create_graph, is_grads_batched=False):
                 if not out.dtype.is_floating_point:
                     raise RuntimeError("grad can be implicitly created only for real scalar "
                                        "outputs but got " + str(out.dtype))
-            arr = jnp.ones(out._array.shape, out._array.dtype)
+            arr = _ones(out._array)
             grads.append(wrap(arr) if create_graph else arr)
             continue
         if not isinstance(g, Tensor):
@@ -447,7 +452,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     grads = _root_grads(tensors, grad_tensors, create_graph)
     edges = [edge_of(t) for t in tensors]
     if not inputs:
-        execute(edges, grads, retain_graph=retain_graph, create_graph=create_graph)
+        if create_graph or not _fused.run(edges, grads, retain_graph):
+            execute(edges, grads, retain_graph=retain_graph, create_graph=create_graph)
         return
     capture, leaves, nonleaves = {}, set(), []
     for i, t in enumerate(inputs):

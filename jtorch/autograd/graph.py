@@ -223,7 +223,7 @@ def used_args(fn, mask, args, n_out):
     b = backward_of(fn, mask)
     try:
         from jax._src.interpreters import partial_eval as pe
-        avals = jax.tree_util.tree_map(_aval, args)
+        avals = jax.tree_util.tree_map(_aval, args, is_leaf=lambda a: isinstance(a, Freed))
         out = jax.eval_shape(lambda *a: fn(*a), *avals)
         leaves = jax.tree_util.tree_leaves(out)
         cts = tuple(jax.ShapeDtypeStruct(o.shape, o.dtype) if np.issubdtype(o.dtype, np.inexact)
@@ -242,6 +242,24 @@ def used_args(fn, mask, args, n_out):
     return used
 
 
+class Freed:
+    """What a released node keeps of an array argument: its shape and dtype."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape, dtype):
+        self.shape = shape
+        self.dtype = dtype
+
+
+def _release_arg(a):
+    if isinstance(a, tuple):
+        return tuple(_release_arg(x) for x in a)
+    if hasattr(a, "shape") and hasattr(a, "dtype"):
+        return Freed(a.shape, a.dtype)
+    return a
+
+
 def _aval(a):
     if hasattr(a, "shape") and hasattr(a, "dtype"):
         return jax.ShapeDtypeStruct(a.shape, a.dtype)
@@ -249,7 +267,7 @@ def _aval(a):
 
 
 def _zeros_like_aval(a):
-    if isinstance(a, jax.ShapeDtypeStruct):
+    if isinstance(a, Freed):
         return jnp.zeros(a.shape, a.dtype)
     if isinstance(a, tuple):
         return tuple(_zeros_like_aval(x) for x in a)
@@ -319,8 +337,7 @@ class FnNode(Node):
     def release(self):
         if not self._freed:
             self._freed = True
-            self._args = tuple(jax.tree_util.tree_map(_aval, a) if isinstance(a, tuple)
-                               else _aval(a) for a in self._args)
+            self._args = tuple(_release_arg(a) for a in self._args)
 
 
 FREED_MESSAGE = (
@@ -356,7 +373,11 @@ def _record_backward(node, b, args, grads):
     from . import _engine
     n = len(args)
     flat = _flat_backward(b, n)
-    inputs = tuple(_saved_input(node, i, a) for i, a in enumerate(args)) + tuple(grads)
+    # An argument the backward does not read (`sum`'s input, a bias) carries no history into
+    # it: PyTorch's grad of a linear function does not require grad.
+    used = used_args(node._fn, node._mask, args, node.n_outputs)
+    inputs = tuple(_saved_input(node, i, a) if used[i] else a
+                   for i, a in enumerate(args)) + tuple(grads)
     return _engine.call_recorded(node.name() + "Backward", flat, inputs)
 
 
@@ -413,6 +434,9 @@ class AccumulateGrad(Node):
     def variable(self):
         return self._leaf()
 
+    def release(self) -> None:
+        pass        # a leaf's accumulator saves nothing and outlives every graph
+
     def apply(self, grads, create_graph):
         leaf = self._leaf()
         g = grads[0]
@@ -439,7 +463,10 @@ def accumulate(t: Tensor, g, create_graph: bool) -> None:
     elif create_graph or isinstance(g, Tensor) or old.requires_grad:
         t.grad = old + g
     else:
-        old._write(old._array + g)
+        old._write(_add(old._array, g))
+
+
+_add = jax.jit(lambda a, b: a + b)
 
 
 def accumulator(t: Tensor) -> AccumulateGrad:
@@ -448,6 +475,24 @@ def accumulator(t: Tensor) -> AccumulateGrad:
     if acc is None:
         acc = m.accumulator = AccumulateGrad(t)
     return acc
+
+
+def post_order(roots) -> list:
+    """The nodes reachable from `roots`, children before parents."""
+    visited, post, stack = set(), [], [(r, False) for r in roots]
+    while stack:
+        n, done = stack.pop()
+        if done:
+            post.append(n)
+            continue
+        if n in visited:
+            continue
+        visited.add(n)
+        stack.append((n, True))
+        for e in n._edges:
+            if e is not None and e[0] not in visited:
+                stack.append((e[0], False))
+    return post
 
 
 def edge_of(t: Tensor):

@@ -1,0 +1,375 @@
+"""OpInfo gradient parity: jtorch's backward against PyTorch's, on PyTorch's own samples.
+
+For every OpInfo with `supports_autograd`, each float32 sample (built with
+`requires_grad=True`) runs in PyTorch and in jtorch on the same values. The
+differentiable outputs are reduced to one scalar, `sum_i sum(out_i * w_i)` with
+fixed random weights `w_i` (the same in both), and the gradients of that scalar
+with respect to every input that requires grad are compared: dtype and shape
+exactly, values within `GRAD_TOL`. A `None` gradient on one side and zeros on the
+other count as equal (which inputs an engine reports as unused is not a numeric
+difference). As PyTorch's own gradient tests do, the op is called through the
+OpInfo's `gradcheck_wrapper` and the outputs go through the sample's
+`output_process_fn_grad` (which, e.g., removes the sign ambiguity of
+eigenvectors).
+
+The backward node name of the first differentiable output (`grad_fn.name()`)
+is compared too and counted apart: a name mismatch does not fail an op.
+
+An op's status: `pass` (every sample's gradients match), `fail` (first failure
+recorded; a sample whose forward raises in jtorch fails too, since its gradient
+cannot match), `skip` (written reason: not in float32, random, or skipped by the
+forward sweep), `missing` (no jtorch callable).
+
+Knobs (environment variables):
+  JTORCH_GRADS=<regex>         only OpInfos whose id (name[.variant]) matches
+  JTORCH_GRADS_FULL=1          every sample (the recorded run); otherwise the
+                               `_CI_SAMPLES` smallest samples per op, which keeps a
+                               cold-cache run within minutes (each shape compiles)
+  JTORCH_GRADS_MAX_SAMPLES=n   at most n samples per op (the smallest ones)
+  JTORCH_GRADS_UPDATE=1        write this run's results into compat/grads_status.json
+
+The committed record `compat/grads_status.json` makes regressions fail: an op
+recorded as passing must still pass. Ops not yet passing xfail with their first
+failure. The summary line (`compat grads: K/N pass (names M/N)`) is printed by
+conftest.
+"""
+
+import json
+import os
+import re
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("expecttest")
+
+import jtorch  # noqa: E402
+from compat import opinfo  # noqa: E402
+
+RECORD = os.path.join(os.path.dirname(__file__), "grads_status.json")
+_recorded = json.load(open(RECORD)) if os.path.exists(RECORD) else {}
+_FULL = os.environ.get("JTORCH_GRADS_FULL") == "1"
+_CI_SAMPLES = 4
+_max_samples = int(os.environ.get("JTORCH_GRADS_MAX_SAMPLES", 0)) or (
+    None if _FULL else _CI_SAMPLES)
+
+# Gradients are compared more loosely than forward values (opinfo.TOLERANCES: rtol 1.3e-5,
+# atol 1e-5 in float32): a gradient chains a few formulas (each a few ulp apart between ATen
+# and XLA, whose transcendental approximations and fused multiply-adds differ) and sums over
+# the weighted output, in a different order in each library. rtol 1e-4 absorbs those ~10 ulp;
+# the absolute part scales with the largest expected entry, because accumulation error is
+# relative to the terms summed, not to the (possibly cancelled) entry itself.
+GRAD_RTOL, GRAD_ATOL = 1e-4, 1e-5
+
+RESULTS: dict = {}  # op id -> status record, read by the summary hook in conftest
+
+
+class Mismatch(Exception):
+    pass
+
+
+# ---------------------------------------------------------------------------
+# Inputs
+
+
+def _grad_leaves(x, found):
+    """Torch tensors in a sample (nested in tuples/lists/dicts) that require grad, in order."""
+    if isinstance(x, torch.Tensor):
+        if x.requires_grad and (x.is_floating_point() or x.is_complex()) and \
+                all(x is not f for f in found):
+            found.append(x)
+    elif isinstance(x, (list, tuple)):
+        for v in x:
+            _grad_leaves(v, found)
+    elif isinstance(x, dict):
+        for v in x.values():
+            _grad_leaves(v, found)
+    return found
+
+
+def _converter(leaves):
+    """`to_jtorch` that turns each grad leaf into one jtorch leaf requiring grad."""
+    twins = {}
+
+    def convert(v):
+        if isinstance(v, torch.Tensor):
+            for i, leaf in enumerate(leaves):
+                if v is leaf:
+                    if i not in twins:
+                        twins[i] = opinfo.to_jtorch(v).requires_grad_(True)
+                    return twins[i]
+            return opinfo.to_jtorch(v)
+        if isinstance(v, list):
+            return [convert(x) for x in v]
+        if isinstance(v, tuple):
+            return tuple(convert(x) for x in v)
+        if isinstance(v, dict):
+            return {k: convert(x) for k, x in v.items()}
+        return opinfo.to_jtorch(v)
+
+    return convert, twins
+
+
+def _sample_size(s) -> int:
+    leaves = []
+    for x in (s.input, s.args, s.kwargs):
+        _all_tensors(x, leaves)
+    return sum(t.numel() for t in leaves)
+
+
+def _all_tensors(x, out):
+    if isinstance(x, torch.Tensor):
+        out.append(x)
+    elif isinstance(x, (list, tuple)):
+        for v in x:
+            _all_tensors(v, out)
+    elif isinstance(x, dict):
+        for v in x.values():
+            _all_tensors(v, out)
+
+
+# ---------------------------------------------------------------------------
+# Outputs
+
+
+def _flatten(out, acc):
+    if isinstance(out, (list, tuple)):
+        for o in out:
+            _flatten(o, acc)
+    else:
+        acc.append(out)
+    return acc
+
+
+def _diff_positions(flat):
+    return [i for i, o in enumerate(flat) if isinstance(o, torch.Tensor) and o.requires_grad
+            and (o.is_floating_point() or o.is_complex())]
+
+
+def _weights(flat, positions, seed):
+    rng = np.random.RandomState(seed)
+    ws = {}
+    for i in positions:
+        shape = tuple(flat[i].shape)
+        w = rng.uniform(-1.0, 1.0, size=shape).astype(np.float32)
+        wi = rng.uniform(-1.0, 1.0, size=shape).astype(np.float32) if flat[i].is_complex() \
+            else None
+        ws[i] = (w, wi)
+    return ws
+
+
+def _loss(lib, flat, ws):
+    """sum_i sum(out_i * w_i); complex outputs weigh real and imaginary parts apart."""
+    total = None
+    for i, (w, wi) in ws.items():
+        o = flat[i]
+        if not isinstance(o, lib.Tensor):
+            raise Mismatch(f"out[{i}]: expected a Tensor, got {type(o).__name__}")
+        if wi is not None:
+            term = (o.real * lib.tensor(w)).sum() + (o.imag * lib.tensor(wi)).sum()
+        else:
+            term = (o * lib.tensor(w, dtype=o.dtype)).sum()
+        total = term if total is None else total + term
+    return total
+
+
+def _first_name(flat, positions):
+    for i in positions:
+        fn = getattr(flat[i], "grad_fn", None)
+        if fn is not None:
+            return fn.name()
+    return None
+
+
+# ---------------------------------------------------------------------------
+# Comparison
+
+
+def compare_grad(expected, actual, path) -> None:
+    """Raises Mismatch when jtorch's gradient differs from PyTorch's."""
+    if expected is None and actual is None:
+        return
+    if expected is None or actual is None:
+        other = actual if expected is None else expected
+        arr = np.asarray(other._array) if isinstance(other, jtorch.Tensor) else \
+            other.detach().numpy()
+        if np.all(arr == 0):
+            return
+        side = "torch" if expected is None else "jtorch"
+        raise Mismatch(f"{path}: {side} gives no gradient, the other a nonzero one")
+    if not isinstance(actual, jtorch.Tensor):
+        raise Mismatch(f"{path}: expected a Tensor, got {type(actual).__name__}")
+    if tuple(expected.shape) != tuple(actual.shape):
+        raise Mismatch(f"{path}: shape {tuple(actual.shape)} != torch {tuple(expected.shape)}")
+    edt = str(expected.dtype).split(".")[1]
+    if edt != actual.dtype._name:
+        raise Mismatch(f"{path}: dtype {actual.dtype} != torch {expected.dtype}")
+    if expected.numel() == 0:
+        return
+    e = expected.detach().resolve_conj().resolve_neg().numpy()
+    a = np.asarray(actual._array)
+    finite = np.isfinite(e)
+    scale = float(np.max(np.abs(e[finite]))) if finite.any() else 1.0
+    atol = GRAD_ATOL * max(1.0, scale)
+    if not np.allclose(a, e, rtol=GRAD_RTOL, atol=atol, equal_nan=True):
+        with np.errstate(all="ignore"):
+            diff = np.nanmax(np.abs(a - e))
+        nan_note = ""
+        if np.isnan(a).any() != np.isnan(e).any():
+            nan_note = " (nan in " + ("jtorch" if np.isnan(a).any() else "torch") + ")"
+        raise Mismatch(f"{path}: values differ (max abs diff {diff:.3g}, scale {scale:.3g})"
+                       f"{nan_note}")
+
+
+# ---------------------------------------------------------------------------
+# Running one op
+
+
+def _rebound_or(fn, default):
+    r = opinfo._rebound(fn) if fn is not None else None
+    return r if r is not None else default
+
+
+def _skip_reason(op):
+    oid = opinfo.op_id(op)
+    if op.name in opinfo.SKIPS or oid in opinfo.SKIP_IDS:
+        return opinfo.SKIPS.get(op.name) or opinfo.SKIP_IDS[oid]
+    if not op.supports_autograd:
+        return "not differentiable in PyTorch (supports_autograd=False)"
+    if opinfo.RANDOM.search(op.name):
+        return "random op: PyTorch's bit streams are not reproduced, so gradients differ"
+    if torch.float32 not in op.supported_backward_dtypes("cpu"):
+        return "PyTorch has no float32 backward for this op"
+    return None
+
+
+def run_grads(op, max_samples=None) -> dict:
+    """Runs the gradient check over an op's float32 samples; returns a status record."""
+    reason = _skip_reason(op)
+    if reason:
+        return {"name": op.name, "status": "skip", "reason": reason}
+    fn = opinfo.resolve(op)
+    if fn is None:
+        return {"name": op.name, "status": "missing"}
+    try:
+        torch.manual_seed(0)
+        samples = list(op.sample_inputs("cpu", torch.float32, requires_grad=True))
+    except Exception as e:  # noqa: BLE001 — torch's own sample generation failing
+        return {"name": op.name, "status": "skip",
+                "reason": f"torch sample generation failed: {e!r}"[:200]}
+    indexed = list(enumerate(samples))
+    if max_samples is not None:
+        indexed = sorted(indexed, key=lambda p: (_sample_size(p[1]), p[0]))[:max_samples]
+        indexed.sort()
+    wrapper = op.gradcheck_wrapper
+    j_wrapper = _rebound_or(wrapper, wrapper)
+    n_total = n_ok = 0
+    first_failure = name_mismatch = None
+    for i, s in indexed:
+        outcome = _run_sample(op, fn, wrapper, j_wrapper, s, seed=i)
+        if outcome is None:
+            continue
+        n_total += 1
+        err, names = outcome
+        if err is None:
+            n_ok += 1
+        elif first_failure is None:
+            first_failure = f"sample {i}: {err}"[:400]
+        if names is not None and names[0] != names[1] and name_mismatch is None:
+            name_mismatch = f"torch {names[0]}, jtorch {names[1]}"
+    if n_total == 0:
+        return {"name": op.name, "status": "skip",
+                "reason": "PyTorch produced no differentiable sample"}
+    rec = {"name": op.name, "status": "pass" if n_ok == n_total else "fail",
+           "samples": n_total, "samples_ok": n_ok}
+    if first_failure:
+        rec["first_failure"] = first_failure
+    if name_mismatch:
+        rec["name_mismatch"] = name_mismatch
+    return rec
+
+
+def _run_sample(op, fn, wrapper, j_wrapper, s, seed):
+    """(error or None, (torch name, jtorch name) or None); None when PyTorch rejects it."""
+    leaves = _grad_leaves([s.input, list(s.args), s.kwargs], [])
+    if not leaves:
+        return None
+    process = s.output_process_fn_grad
+    j_process = _rebound_or(process, process)
+    try:
+        torch.manual_seed(0)
+        raw = wrapper(op, s.input, *s.args, **s.kwargs)
+        flat = _flatten(process(raw), [])
+        positions = _diff_positions(flat)
+        if not positions:
+            return None
+        ws = _weights(flat, positions, seed)
+        expected = torch.autograd.grad(_loss(torch, flat, ws), leaves, allow_unused=True)
+        t_name = _first_name(_flatten(raw, []), _diff_positions(_flatten(raw, [])))
+    except Exception:  # noqa: BLE001 — a sample PyTorch itself rejects is not counted
+        return None
+    convert, twins = _converter(leaves)
+    names = None
+    try:
+        args = convert((s.input,) + tuple(s.args))
+        kwargs = convert(dict(s.kwargs))
+        inputs = [twins[k] for k in range(len(leaves)) if k in twins]
+        if len(inputs) != len(leaves):
+            raise Mismatch("a grad input did not reach the call")
+        try:
+            j_raw = j_wrapper(fn, *args, **kwargs)
+        except Exception as e:  # noqa: BLE001
+            raise Mismatch(f"forward: {type(e).__name__}: {str(e)[:200]}") from None
+        j_flat_raw = _flatten(j_raw, [])
+        if t_name is not None:
+            pos = _diff_positions(_flatten(raw, []))
+            j_name = None
+            if pos and pos[0] < len(j_flat_raw):
+                gfn = getattr(j_flat_raw[pos[0]], "grad_fn", None)
+                j_name = gfn.name() if gfn is not None else None
+            names = (t_name, j_name)
+        j_flat = _flatten(j_process(j_raw), [])
+        if len(j_flat) != len(flat):
+            raise Mismatch(f"{len(j_flat)} outputs, torch {len(flat)}")
+        loss = _loss(jtorch, j_flat, ws)
+        if not loss.requires_grad:
+            raise Mismatch("no output requires grad")
+        actual = jtorch.autograd.grad(loss, inputs, allow_unused=True)
+        for k, (e, a) in enumerate(zip(expected, actual)):
+            compare_grad(e, a, f"grad[{k}]")
+    except Exception as e:  # noqa: BLE001 — any jtorch error is a failed sample
+        msg = str(e) if isinstance(e, Mismatch) else f"{type(e).__name__}: {e}"
+        return msg[:300], names
+    return None, names
+
+
+# ---------------------------------------------------------------------------
+# The test
+
+
+def selected_ops():
+    pattern = os.environ.get("JTORCH_GRADS")
+    ops = [o for o in opinfo.op_db if o.supports_autograd]
+    if pattern:
+        ops = [o for o in ops if re.search(pattern, opinfo.op_id(o))]
+    return ops
+
+
+_ops = selected_ops()
+
+
+@pytest.mark.parametrize("op", _ops, ids=[opinfo.op_id(o) for o in _ops])
+def test_opinfo_grads(op):
+    oid = opinfo.op_id(op)
+    rec = run_grads(op, _max_samples)
+    RESULTS[oid] = rec
+    status = rec["status"]
+    before = _recorded.get(oid, {}).get("status")
+    if status == "pass":
+        return
+    if before == "pass":
+        pytest.fail(f"regression: {oid} passed before, now {status}: {rec.get('first_failure')}")
+    if status == "skip":
+        pytest.skip(rec["reason"])
+    pytest.xfail(f"{status}: {rec.get('first_failure', '')}")

@@ -1,0 +1,123 @@
+"""Whole-graph backward: a repeated `loss.backward()` as one compiled call (DESIGN 6).
+
+A training loop builds the same graph every step: the same kernels, wired the
+same way, on arrays of the same shapes. The second time a graph's structure is
+seen, its whole backward (every node's VJP, the sums where paths meet, the
+accumulation into `.grad`) is traced into one `jax.jit` program keyed by that
+structure; jit's own cache covers shapes and dtypes. The node-by-node engine
+remains the reference and handles everything this path declines: hooks,
+retained grads, custom Functions, `create_graph`, `inputs=`, saved tensors
+modified in place, freed graphs.
+"""
+
+from __future__ import annotations
+
+import jax
+
+from .._tensor import wrap
+from .graph import AccumulateGrad, FnNode, backward_of, post_order
+
+_seen: dict = {}     # structure -> times seen
+_compiled: dict = {}  # structure -> jitted whole backward
+
+
+def _plain(node) -> bool:
+    return not (node._pre_hooks or node._hooks or node._tensor_pre_hooks or node._retains
+                or node._freed)
+
+
+def run(root_edges, root_grads, retain_graph: bool) -> bool:
+    """Runs the backward fused if the graph qualifies; False means "use the engine"."""
+    roots = [e[0] for e in root_edges]
+    order = post_order(roots)
+    order.reverse()                      # parents before children: a topological order
+    index = {n: i for i, n in enumerate(order)}
+    spec, args, leaves, old_grads = [], [], [], []
+    for n in order:
+        if type(n) is FnNode:
+            if not _plain(n):
+                return False
+            for _, vc, version, _ in n._saved or ():
+                if vc[0] != version:
+                    return False
+            for vc, version, _ in n._outs or ():
+                if vc[0] != version:
+                    return False
+            spec.append((n._fn, n._mask, n.n_outputs, tuple(
+                None if e is None else (index[e[0]], e[1]) for e in n._edges)))
+            args.append(n._args)
+        elif type(n) is AccumulateGrad:
+            leaf = n._leaf()
+            m = leaf._grad_state if leaf is not None else None
+            if leaf is None or not _plain(n) or (m is not None and m.post_hooks):
+                return False
+            g = leaf.grad
+            if g is not None and g._rg:
+                return False
+            spec.append(("acc", leaf._array.dtype, g is None))
+            leaves.append(leaf)
+            old_grads.append(None if g is None else g._array)
+        else:
+            return False
+    key = (tuple(spec), tuple((index[n], nr) for n, nr in root_edges))
+    fn = _compiled.get(key)
+    if fn is None:
+        count = _seen.get(key, 0) + 1
+        _seen[key] = count
+        if count < 2:       # one-off graphs (tests, notebooks) are not worth a compile
+            if len(_seen) > 4096:
+                _seen.clear()
+            return False
+        fn = _compiled[key] = jax.jit(_whole_backward(*key))
+    new = fn(tuple(args), tuple(old_grads), tuple(root_grads))
+    for leaf, g in zip(leaves, new):
+        if g is None:
+            continue
+        if leaf.grad is None:
+            leaf.grad = wrap(g)
+        else:
+            leaf.grad._write(g)
+    if not retain_graph:
+        for n in order:
+            n.release()
+    return True
+
+
+def _whole_backward(spec, roots):
+    """The traced body: the engine's walk with every node's VJP inlined."""
+    def body(args, old_grads, root_grads):
+        buffers = [None] * len(spec)
+        for i, s in enumerate(spec):
+            buffers[i] = [None] * (s[2] if s[0] != "acc" else 1)
+        for (i, nr), g in zip(roots, root_grads):
+            buffers[i][nr] = g if buffers[i][nr] is None else buffers[i][nr] + g
+        out, k, a = [], 0, 0
+        for i, s in enumerate(spec):
+            grads = buffers[i]
+            if s[0] == "acc":
+                g = grads[0]
+                old = old_grads[k]
+                k += 1
+                if g is not None:
+                    g = g.astype(s[1])
+                    g = g if old is None else old + g
+                out.append(g)
+                continue
+            fn, mask, _, edges = s
+            node_args = args[a]
+            a += 1
+            if all(g is None for g in grads):
+                continue
+            res = backward_of(fn, mask)(node_args, tuple(grads))
+            it = iter(res)
+            for e in edges:
+                if e is None and len(res) != len(edges):
+                    continue
+                g = next(it)
+                if e is None or g is None:
+                    continue
+                j, nr = e
+                buf = buffers[j]
+                buf[nr] = g if buf[nr] is None else buf[nr] + g
+        return tuple(out)
+    return body
