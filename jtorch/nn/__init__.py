@@ -1,3 +1,8 @@
-"""`torch.nn` (modules arrive with the nn work; `functional` holds the registry's kernels)."""
+"""`torch.nn`: modules, parameters, `functional`, `init`."""
 
-from . import functional  # noqa: F401
+from . import functional, init, parameter  # noqa: F401
+from .modules import *  # noqa: F401,F403
+from .modules import Module  # noqa: F401
+from .parameter import (  # noqa: F401
+    Buffer, Parameter, UninitializedBuffer, UninitializedParameter,
+)

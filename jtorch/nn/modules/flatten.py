@@ -1,0 +1,45 @@
+"""`Flatten` and `Unflatten`."""
+
+from __future__ import annotations
+
+from .module import Module
+
+__all__ = ["Flatten", "Unflatten"]
+
+
+class Flatten(Module):
+    """Matches `torch.nn.Flatten` (default `start_dim=1`, `end_dim=-1`)."""
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
+        super().__init__()
+        self.start_dim = start_dim
+        self.end_dim = end_dim
+
+    def forward(self, input):
+        return input.flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self) -> str:
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    """Matches `torch.nn.Unflatten`."""
+
+    def __init__(self, dim, unflattened_size) -> None:
+        super().__init__()
+        if isinstance(dim, int):
+            if not isinstance(unflattened_size, (tuple, list)):
+                raise TypeError("unflattened_size must be tuple of ints, but found type "
+                                f"{type(unflattened_size).__name__}")
+        elif isinstance(dim, str):
+            raise TypeError("named tensors are not supported by jtorch")
+        else:
+            raise TypeError("invalid argument type for dim parameter")
+        self.dim = dim
+        self.unflattened_size = unflattened_size
+
+    def forward(self, input):
+        return input.unflatten(self.dim, self.unflattened_size)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

@@ -1,0 +1,112 @@
+"""`Identity`, `Linear`, `Bilinear`, `LazyLinear`."""
+
+from __future__ import annotations
+
+import math
+
+from ... import empty
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
+from .module import Module
+
+__all__ = ["Identity", "Linear", "Bilinear", "LazyLinear"]
+
+
+class Identity(Module):
+    """Matches `torch.nn.Identity`: returns its input; constructor arguments are ignored."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__()
+
+    def forward(self, input):
+        return input
+
+
+class Linear(Module):
+    """Matches `torch.nn.Linear`: `y = x W^T + b`, PyTorch's default initialisation."""
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None,
+                 dtype=None) -> None:
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(empty((out_features, in_features), device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(empty(out_features, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        # kaiming_uniform_ with a=sqrt(5) is uniform(-1/sqrt(fan_in), 1/sqrt(fan_in)).
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input):
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")
+
+
+class Bilinear(Module):
+    """Matches `torch.nn.Bilinear`: `y = x1^T A x2 + b`."""
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int,
+                 bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__()
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        self.weight = Parameter(empty((out_features, in1_features, in2_features), device=device,
+                                      dtype=dtype))
+        if bias:
+            self.bias = Parameter(empty(out_features, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        bound = 1 / math.sqrt(self.weight.size(1))
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1, input2):
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+class LazyLinear(LazyModuleMixin, Linear):
+    """Matches `torch.nn.LazyLinear`: `in_features` is inferred at the first call."""
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__(0, 0, False)
+        self.weight = UninitializedParameter()
+        self.out_features = out_features
+        if bias:
+            self.bias = UninitializedParameter()
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input) -> None:
+        if self.has_uninitialized_params():
+            with __import__("jtorch").no_grad():
+                self.in_features = input.shape[-1]
+                self.weight.materialize((self.out_features, self.in_features))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_features,))
+                self.reset_parameters()
