@@ -7,6 +7,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from itertools import chain, islice
 
+from ..._misc import typename
 from ..._tensor import Tensor
 from ..parameter import Parameter
 from .module import Module, _addindent
@@ -488,7 +489,7 @@ class ParameterDict(Module):
                 size_str = "x".join(str(size) for size in p.size())
                 device = "" if p.device.type == "cpu" else f" ({p.device})"
                 kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
-                lines.append(f"  ({k}): {kind} containing: [{_legacy(p)} of size "
+                lines.append(f"  ({k}): {kind} containing: [{typename(p)} of size "
                              f"{size_str}{device}]")
             else:
                 lines.append(f"  ({k}): Object of type: {type(p).__name__}")
