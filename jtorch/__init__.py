@@ -38,7 +38,9 @@ from ._misc import (  # noqa: E402,F401
     install_as_torch,
 )
 from . import autograd  # noqa: E402,F401
+from . import func  # noqa: E402,F401
 from . import cuda, linalg, special, fft, random, backends, nn, masked, signal  # noqa: E402,F401
+from . import optim  # noqa: E402,F401
 
 half, float, double = float16, float32, float64
 cfloat, cdouble, chalf = complex64, complex128, complex32

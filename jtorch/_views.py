@@ -63,6 +63,16 @@ class Alias(Step):
         return child
 
 
+class Detach(Alias):
+    """`detach()`: the same elements, with jax's gradient stopped (under jax transforms
+    such as `jtorch.func.grad`, a detached tensor is a constant, as in PyTorch)."""
+
+    key = ("detach",)
+
+    def fwd(self, a):
+        return jax.lax.stop_gradient(a)
+
+
 class Reshape(Step):
     """`view(shape)` when the layout allows it; element order is unchanged."""
 

@@ -374,7 +374,7 @@ def unfold(input: T, dimension, size, step):
 
 @view_op(differentiable=False)
 def detach(input: T):
-    return _views.Alias()
+    return _views.Detach()
 
 
 @view_op

@@ -121,7 +121,9 @@ def _flat_outputs(result) -> list:
 def record_view(op, steps, base, views):
     """Gives views made by a differentiable view op their history (a replay of the step)."""
     many = isinstance(views, tuple)
-    if not op.differentiable:       # detach(): shares storage, not history
+    detached = base._grad_state is not None and base._grad_state.detached
+    if not op.differentiable or (detached and not base._rg):
+        # detach() (and views of it): storage, not history
         for v in views if many else (views,):
             meta(v).detached = True
         return
@@ -129,7 +131,9 @@ def record_view(op, steps, base, views):
         return
     edge = edge_of(base)
     root = base._base if base._base is not None else base
-    token = root.grad_fn if root._rg else None
+    # A detached tensor that was made to require grad is its views' autograd root, though
+    # not their storage root: their history cannot be regenerated from the storage root.
+    token = root.grad_fn if root._rg and not detached else None
     name = index_name(steps.idx, base.shape) if op.name == "_basic_index" else node_name(op)
     arr = base._array
     for step, v in zip(steps if many else (steps,), views if many else (views,)):
@@ -193,8 +197,8 @@ def inplace_hook(target: Tensor, result: Tensor) -> None:
 
 def _bump_saved(node, target, result):
     """An in-place op's node holds `self`'s value from before the write (jax arrays do not
-    change), so the coming write does not invalidate it; later writes do. A node that saves
-    its result saves what `target` becomes."""
+    change): like PyTorch's clone of the original self, no write invalidates it. A node that
+    saves its result saves what `target` becomes."""
     if not isinstance(node, FnNode):
         return
     after = target._vc[0] + 1
@@ -202,8 +206,7 @@ def _bump_saved(node, target, result):
         node._outs = [(target._vc, after, a) if vc is result._vc else (vc, v, a)
                       for vc, v, a in node._outs]
     elif node._saved:
-        node._saved = tuple((p, vc, after, f) if p == 0 and vc is target._vc else (p, vc, v, f)
-                            for p, vc, v, f in node._saved)
+        node._saved = tuple(e for e in node._saved if not (e[0] == 0 and e[1] is target._vc))
 
 
 def _inplace_through_view(view: Tensor, root: Tensor, result: Tensor) -> None:
@@ -439,12 +442,12 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         grad_tensors = grad_variables
     grad_tensors = _as_tuple(grad_tensors) or (None,) * len(tensors)
     if len(grad_tensors) != len(tensors):
-        raise RuntimeError(f"got {len(grad_tensors)} tensors and {len(tensors)} gradients")
+        raise RuntimeError(f"got {len(tensors)} tensors and {len(grad_tensors)} gradients")
     if retain_graph is None:
         retain_graph = create_graph
+    if inputs is not None and len(_as_tuple(inputs)) == 0:
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     inputs = _as_tuple(inputs)
-    if inputs is not None and len(inputs) == 0 and inputs != ():
-        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     for i, t in enumerate(tensors):
         if not t._rg:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not "
@@ -452,13 +455,14 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     grads = _root_grads(tensors, grad_tensors, create_graph)
     edges = [edge_of(t) for t in tensors]
     if not inputs:
-        if create_graph or not _fused.run(edges, grads, retain_graph):
+        if create_graph or anomaly_mode._enabled or not _fused.run(edges, grads, retain_graph):
             execute(edges, grads, retain_graph=retain_graph, create_graph=create_graph)
         return
     capture, leaves, nonleaves = {}, set(), []
     for i, t in enumerate(inputs):
         if not t._rg:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
+            # PyTorch calls retain_grad() on each input first, hence its message.
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         e = edge_of(t)
         if isinstance(e[0], AccumulateGrad):
             leaves.add(e[0])
