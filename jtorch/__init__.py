@@ -41,6 +41,8 @@ from . import autograd  # noqa: E402,F401
 from . import func  # noqa: E402,F401
 from . import cuda, linalg, special, fft, random, backends, nn, masked, signal  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
+from . import serialization  # noqa: E402,F401
+from .serialization import load, save  # noqa: E402,F401
 
 half, float, double = float16, float32, float64
 cfloat, cdouble, chalf = complex64, complex128, complex32
