@@ -61,6 +61,15 @@ def _grads_summary(terminalreporter):
         terminalreporter.write_line(f"compat grads: record written to {path}")
 
 
+def _modules_summary(terminalreporter):
+    mod = sys.modules.get("compat.module_parity")
+    if mod is None or not mod.RESULTS:
+        return
+    passed = sum(1 for r in mod.RESULTS.values() if r == "pass")
+    terminalreporter.write_line(f"compat modules: {passed}/{len(mod.RESULTS)} pass")
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     _opinfo_summary(terminalreporter)
     _grads_summary(terminalreporter)
+    _modules_summary(terminalreporter)
