@@ -43,6 +43,8 @@ from . import cuda, linalg, special, fft, random, backends, nn, masked, signal  
 from . import optim  # noqa: E402,F401
 from . import serialization  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
+from . import interop  # noqa: E402,F401
+from .interop import from_jax  # noqa: E402,F401
 
 half, float, double = float16, float32, float64
 cfloat, cdouble, chalf = complex64, complex128, complex32
