@@ -14,6 +14,9 @@ def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=
 
 def requires_grad_(self, requires_grad: bool = True):
     """Matches `torch.Tensor.requires_grad_`."""
+    if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
+        # PyTorch's message here differs from the `requires_grad` setter's.
+        raise RuntimeError("only Tensors of floating point dtype can require gradients")
     self.requires_grad = requires_grad
     return self
 

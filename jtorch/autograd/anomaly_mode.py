@@ -37,15 +37,6 @@ class detect_anomaly:
     def __exit__(self, *exc):
         _set(*self.prev)
 
-    def __call__(self, fn):
-        import functools
-
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with self.__class__(self.check_nan):
-                return fn(*args, **kwargs)
-        return wrapper
-
 
 class set_detect_anomaly:
     """Matches `torch.autograd.set_detect_anomaly`: a switch, also usable as a context."""

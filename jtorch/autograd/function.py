@@ -21,10 +21,10 @@ class FunctionCtx:
     """Matches `torch.autograd.function.FunctionCtx`: what `forward` tells `backward`."""
 
     def save_for_backward(self, *tensors) -> None:
-        for t in tensors:
+        for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError("save_for_backward can only save variables, but argument "
-                                f"{tensors.index(t)} is of type {type(t).__name__}")
+                                f"{i} is of type {type(t).__name__}")
         self._to_save = tensors
         self._saved = tuple(None if t is None else (t, t._vc[0]) for t in tensors)
 
@@ -79,8 +79,15 @@ class BackwardCFunction(FunctionCtx, Node):
                 shape, dtype = self._outputs[i]
                 grads[i] = jnp.zeros(shape, dtype)
         tensors = tuple(g if isinstance(g, Tensor) or g is None else wrap(g) for g in grads)
+        cls = self._cls
+        user_fn = cls.backward
+        if cls.vjp is not Function.vjp:         # `vjp` is `backward`'s other name
+            if user_fn is not Function.backward:
+                raise RuntimeError("Implementing both 'backward' and 'vjp' for a custom Function "
+                                   "is not allowed. You should only implement one of them.")
+            user_fn = cls.vjp
         with grad_mode.set_grad_enabled(create_graph):
-            res = self._cls.backward(self, *tensors)
+            res = user_fn(self, *tensors)
         if not isinstance(res, tuple):
             res = (res,)
         n = len(self.needs_input_grad)
@@ -98,8 +105,7 @@ class BackwardCFunction(FunctionCtx, Node):
                 out.append(None)
                 continue
             if not isinstance(g, Tensor):
-                raise TypeError(f"function {self.name()} returned a gradient of type "
-                                f"{type(g).__name__} at index {i}; expected a Tensor or None")
+                raise RuntimeError(f"expected Variable or None (got {type(g).__name__})")
             if tuple(g.shape) != shape:
                 try:
                     g = g.sum_to_size(shape)
@@ -190,6 +196,11 @@ def _connect(ctx, args, output):
     ctx._input_slots = tuple(slots)
     non_diff = {id(t) for t in getattr(ctx, "_non_differentiable", ())}
     dirty_ids = {id(t) for t in dirty}
+    for t in dirty:
+        t._vc[0] += 1       # PyTorch bumps a dirty tensor's version once more on output
+    if dirty and getattr(ctx, "_saved", None):     # a saved dirty tensor is saved as output
+        ctx._saved = tuple((e[0], e[0]._vc[0]) if e is not None and id(e[0]) in dirty_ids
+                           else e for e in ctx._saved)
     single = not isinstance(output, tuple)
     outs = (output,) if single else output
     result, metas = [], []

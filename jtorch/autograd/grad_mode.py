@@ -36,18 +36,26 @@ class _Mode:
         if inspect.isgeneratorfunction(fn):
             @functools.wraps(fn)
             def gen_wrapper(*args, **kwargs):
+                # The mode holds while the generator runs, not while its caller does.
                 gen = fn(*args, **kwargs)
-                with self.clone():
-                    value = next(gen)
-                while True:
-                    try:
-                        sent = yield value
-                    except BaseException as e:
-                        with self.clone():
-                            value = gen.throw(e)
-                    else:
-                        with self.clone():
-                            value = gen.send(sent)
+                try:
+                    with self.clone():
+                        value = gen.send(None)
+                    while True:
+                        try:
+                            sent = yield value
+                        except GeneratorExit:
+                            with self.clone():
+                                gen.close()
+                            raise
+                        except BaseException as e:  # noqa: B036 - forwarded to the generator
+                            with self.clone():
+                                value = gen.throw(e)
+                        else:
+                            with self.clone():
+                                value = gen.send(sent)
+                except StopIteration as stop:
+                    return stop.value
             return gen_wrapper
 
         @functools.wraps(fn)
@@ -100,6 +108,11 @@ class set_grad_enabled(_Mode):
         self.prev = is_grad_enabled()
         self.enabled = bool(mode)
         _set(mode)
+
+    def __call__(self, fn=None):
+        # As a decorator it must not switch the mode where it is applied (PyTorch restores).
+        _set(self.prev)
+        return super().__call__(fn)
 
     def clone(self):
         return set_grad_enabled(self.enabled)

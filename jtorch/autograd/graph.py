@@ -356,7 +356,8 @@ def _modified_message(arr, node, now, expected):
     return ("one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: {desc} is at version {now}; expected version {expected} "
             "instead. Hint: enable anomaly detection to find the operation that failed to "
-            "compute its gradient, with torch.autograd.set_detect_anomaly(True).")
+            "compute its gradient, with torch.autograd.set_detect_anomaly(True, "
+            "check_nan=False).")
 
 
 _LEGACY = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
@@ -446,7 +447,8 @@ class AccumulateGrad(Node):
         m = leaf._grad_state
         if m is not None and m.post_hooks:
             for hook in list(m.post_hooks.values()):
-                hook(leaf)
+                if hook(leaf) is not None:
+                    raise RuntimeError("Tensor post accumulate grad hooks should return None.")
         return ()
 
 
