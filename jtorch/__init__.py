@@ -44,6 +44,8 @@ from . import optim  # noqa: E402,F401
 from . import serialization  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
 from . import interop  # noqa: E402,F401
+from ._compile import compile  # noqa: E402,F401
+from . import compiler, _dynamo  # noqa: E402,F401
 from .interop import from_jax  # noqa: E402,F401
 
 half, float, double = float16, float32, float64

@@ -66,6 +66,8 @@ class Generator:
 
     def next_key(self):
         """A fresh jax PRNG key; advances the generator."""
+        if _trace_source is not None:
+            return _trace_source.next()
         k = _key(np.uint64(self._seed).astype(np.int64) if self._seed >= 2 ** 63 else self._seed,
                  self._offset)
         self._offset += 1
@@ -97,6 +99,34 @@ def get_rng_state():
 
 def set_rng_state(new_state) -> None:
     default_generator.set_state(new_state)
+
+
+class _TraceKeys:
+    """Keys inside a compiled function: folds of one key the call receives as an input, so
+    each call of the compiled program draws fresh numbers (a key baked in as a constant
+    would repeat them)."""
+
+    def __init__(self, base):
+        self.base = base
+        self.count = 0
+
+    def next(self):
+        self.count += 1
+        return jax.random.fold_in(self.base, self.count)
+
+    def close(self):
+        global _trace_source
+        _trace_source = None
+
+
+_trace_source = None
+
+
+def trace_keys(base) -> _TraceKeys:
+    """While a compiled function traces, every generator draws from `base` (see _compile)."""
+    global _trace_source
+    _trace_source = _TraceKeys(base)
+    return _trace_source
 
 
 def key_for(generator: Generator | None):

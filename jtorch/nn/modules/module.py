@@ -773,8 +773,8 @@ class Module:
 
     def compile(self, *args, **kwargs) -> None:
         """Matches `torch.nn.Module.compile`: later calls run the compiled forward."""
-        from ... import compile as _compile
-        self._compiled_call_impl = _compile(self._call_impl, *args, **kwargs)
+        from ..._compile import CompiledFunction
+        self._compiled_call_impl = CompiledFunction(self._call_impl, *args, **kwargs)
 
 
 class _ExtraHandle(RemovableHandle):

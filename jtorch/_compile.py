@@ -1,0 +1,547 @@
+"""`jtorch.compile`: a whole function, training step included, as one `jax.jit` program.
+
+DESIGN 7. A call runs in four steps:
+
+1. **Discover state.** From the function's roots (its arguments, the objects its
+   closure and globals name: modules, optimizers, tensors; and, for a bound
+   method, its `self`) collect every reachable tensor: parameters and their
+   `.grad`, buffers, tensor attributes, optimizer state. Each has a path and a
+   way to get and set it on the live objects.
+2. **Guard.** The cache key is the state's structure (paths, shapes, dtypes,
+   which paths share storage), the Python state that shapes the program
+   (`training` flags, optimizer options other than `lr`), and the arguments'
+   structure. A new key traces again; otherwise the cached program runs.
+3. **Trace** (on a miss). A pure function of the state's storage values, the
+   optimizers' learning rates and a PRNG key binds tracers into the live
+   storages, runs the function (forward, `backward()`, `optimizer.step()` all
+   record and update as in eager mode), collects the state again and returns
+   its values with the outputs. What a call mutates or creates (`.grad`,
+   optimizer state, running stats) is thereby an output.
+4. **Write back.** The new values are bound into the live storages (creating
+   `.grad`/optimizer-state tensors that did not exist), and storages the call
+   dropped get their values back.
+
+Data-dependent Python (`.item()`, `bool(tensor)`, `.numpy()`) cannot be traced:
+that call falls back to eager with one warning, or raises under `fullgraph=True`.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import traceback
+import types
+import warnings
+
+import jax
+
+from . import _random
+from ._tensor import Tensor, wrap
+
+__all__ = ["compile", "disable", "reset", "is_compiling"]
+
+_GRAPH_BREAKS = (jax.errors.ConcretizationTypeError, jax.errors.TracerBoolConversionError,
+                 jax.errors.TracerIntegerConversionError, jax.errors.TracerArrayConversionError)
+
+_compiling = [False]
+
+
+def is_compiling() -> bool:
+    """Matches `torch.compiler.is_compiling`: True while a compiled function is traced."""
+    return _compiling[0]
+
+
+class GraphBreak(RuntimeError):
+    """Raised inside a trace by code that must run eagerly (`jtorch.compiler.disable`)."""
+
+
+def disable(fn=None, recursive: bool = True):
+    """Matches `torch.compiler.disable`: `fn` always runs eagerly; inside a compiled
+    function, calling it makes that call fall back to eager mode."""
+    if fn is None:
+        return functools.partial(disable, recursive=recursive)
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if _compiling[0]:
+            raise GraphBreak(f"jtorch.compiler.disable'd function {fn.__qualname__} called")
+        return fn(*args, **kwargs)
+    wrapper._jtorch_disabled = True
+    return wrapper
+
+
+# ---------------------------------------------------------------------------
+# State discovery
+
+
+class _Entry:
+    """One reachable tensor: its path, and how to read and write it on the live objects."""
+
+    __slots__ = ("path", "get", "set")
+
+    def __init__(self, path, get, set_):
+        self.path = path
+        self.get = get
+        self.set = set_
+
+
+def _is_module(obj) -> bool:
+    from .nn import Module
+    return isinstance(obj, Module)
+
+
+def _is_optimizer(obj) -> bool:
+    from .optim import Optimizer
+    return isinstance(obj, Optimizer)
+
+
+def _tensor_entries(path, t, get, set_, out):
+    out.append(_Entry(path, get, set_))
+    out.append(_Entry(path + ".grad", lambda: get().grad if get() is not None else None,
+                      lambda v: setattr(get(), "grad", v)))
+
+
+class _Collector:
+    """Walks roots, collecting tensor entries and the Python state that shapes a program."""
+
+    def __init__(self):
+        self.entries: list = []
+        self.python: list = []
+        self.optimizers: list = []
+        self._seen: set = set()
+
+    def visit(self, path, obj, depth=0):
+        if depth > 6 or id(obj) in self._seen:
+            return
+        if isinstance(obj, Tensor):
+            self._seen.add(id(obj))
+            _tensor_entries(path, obj, lambda: obj, None, self.entries)
+            return
+        if _is_module(obj):
+            self._seen.add(id(obj))
+            self._module(path, obj)
+            return
+        if _is_optimizer(obj):
+            self._seen.add(id(obj))
+            self._optimizer(path, obj)
+            return
+        if isinstance(obj, (list, tuple)):
+            self._seen.add(id(obj))
+            for i, v in enumerate(obj):
+                self.visit(f"{path}[{i}]", v, depth + 1)
+        elif isinstance(obj, dict):
+            self._seen.add(id(obj))
+            for k, v in list(obj.items()):
+                if isinstance(k, (str, int)):
+                    self.visit(f"{path}[{k!r}]", v, depth + 1)
+
+    def _module(self, prefix, m):
+        self.python.append((prefix, "training", m.training))
+        for name, sub in m.named_modules(prefix=prefix, remove_duplicate=True):
+            self._seen.add(id(sub))
+            self.python.append((name, "training", sub.training))
+            for key, p in sub._parameters.items():
+                if p is not None:
+                    self._attr(f"{name}.{key}", sub._parameters, key)
+            for key, b in sub._buffers.items():
+                if b is not None:
+                    self._attr(f"{name}.{key}", sub._buffers, key)
+            for key, v in list(sub.__dict__.items()):
+                if isinstance(v, Tensor):
+                    self._obj_attr(f"{name}.{key}", sub, key)
+
+    def _attr(self, path, table, key):
+        def get():
+            return table.get(key)
+
+        def set_(v):
+            table[key] = v
+        if id(table[key]) in self._seen:
+            return
+        self._seen.add(id(table[key]))
+        _tensor_entries(path, table[key], get, set_, self.entries)
+
+    def _obj_attr(self, path, obj, key):
+        if id(obj.__dict__[key]) in self._seen:
+            return
+        self._seen.add(id(obj.__dict__[key]))
+        _tensor_entries(path, obj.__dict__[key], lambda: obj.__dict__.get(key),
+                        lambda v: obj.__dict__.__setitem__(key, v), self.entries)
+
+    def _optimizer(self, prefix, opt):
+        self.optimizers.append(opt)
+        for gi, group in enumerate(opt.param_groups):
+            self.python.append((f"{prefix}.group{gi}", "options", tuple(
+                (k, _hashable(v)) for k, v in group.items() if k not in ("params", "lr"))))
+            for pi, p in enumerate(group["params"]):
+                if id(p) not in self._seen:
+                    self._seen.add(id(p))
+                    _tensor_entries(f"{prefix}.p{gi}.{pi}", p, lambda p=p: p, None,
+                                    self.entries)
+                self._opt_state(f"{prefix}.state{gi}.{pi}", opt, p)
+
+    def _opt_state(self, path, opt, p):
+        state = opt.state.get(p)
+        keys = sorted(state) if state else []
+        self.python.append((path, "keys", tuple(keys)))
+
+        def getter(k):
+            def get():
+                st = opt.state.get(p)
+                return None if st is None else st.get(k)
+            return get
+
+        def setter(k):
+            def set_(v):
+                opt.state[p][k] = v
+            return set_
+        for k in keys:
+            v = state[k]
+            if isinstance(v, Tensor):
+                self.entries.append(_Entry(f"{path}.{k}", getter(k), setter(k)))
+            else:
+                self.python.append((f"{path}.{k}", "value", _hashable(v)))
+
+
+def _hashable(v):
+    if isinstance(v, (list, tuple)):
+        return tuple(_hashable(x) for x in v)
+    if isinstance(v, dict):
+        return tuple(sorted((str(k), _hashable(x)) for k, x in v.items()))
+    try:
+        hash(v)
+        return v
+    except TypeError:
+        return ("id", id(v))
+
+
+def _roots(fn, args, kwargs) -> list:
+    """(path, object) pairs the function can reach: arguments, `self`, closure, globals."""
+    roots = [("args", args), ("kwargs", kwargs)]
+    seen = set()
+
+    def from_function(f, prefix, depth):
+        if depth > 3 or id(f) in seen:
+            return
+        seen.add(id(f))
+        if isinstance(f, types.MethodType):
+            roots.append((f"{prefix}.self", f.__self__))
+            f = f.__func__
+        if isinstance(f, functools.partial):
+            roots.append((f"{prefix}.partial", (f.args, f.keywords)))
+            from_function(f.func, prefix, depth + 1)
+            return
+        code = getattr(f, "__code__", None)
+        if code is None or (getattr(f, "__module__", "") or "").startswith("jtorch"):
+            return
+        for name, cell in zip(code.co_freevars, f.__closure__ or ()):
+            try:
+                value = cell.cell_contents
+            except ValueError:
+                continue
+            _consider(f"{prefix}.{name}", value, depth)
+        g = f.__globals__
+        for name in code.co_names:
+            if name in g:
+                _consider(f"{prefix}.{name}", g[name], depth)
+
+    def _consider(path, value, depth):
+        if inspect.isfunction(value) or isinstance(value, (types.MethodType,
+                                                           functools.partial)):
+            from_function(value, path, depth + 1)
+        elif isinstance(value, (Tensor, list, tuple, dict)) or _is_module(value) or \
+                _is_optimizer(value):
+            roots.append((path, value))
+        elif hasattr(value, "__dict__") and _is_module_like(value):
+            roots.append((path, value))
+
+    from_function(fn, "fn", 0)
+    return roots
+
+
+def _is_module_like(value) -> bool:
+    # An LR scheduler holds its optimizer; reaching the optimizer through it is enough.
+    return hasattr(value, "optimizer") and _is_optimizer(getattr(value, "optimizer", None))
+
+
+def _discover(fn, args, kwargs):
+    c = _Collector()
+    for path, obj in _roots(fn, args, kwargs):
+        if _is_module_like(obj) and not _is_module(obj) and not _is_optimizer(obj):
+            obj = obj.optimizer
+        c.visit(path, obj)
+    return c
+
+
+# ---------------------------------------------------------------------------
+# The compiled function
+
+
+def _arg_signature(x):
+    if isinstance(x, Tensor):
+        return ("T",)
+    if isinstance(x, (list, tuple)):
+        return (type(x).__name__,) + tuple(_arg_signature(v) for v in x)
+    if isinstance(x, dict):
+        return ("dict",) + tuple((k, _arg_signature(v)) for k, v in sorted(x.items()))
+    return ("v", _hashable(x))
+
+
+_ARRAY = object()    # marks an output leaf that is a tensor
+
+
+class _Program:
+    def __init__(self):
+        self.jitted = None
+        self.post = None        # post-call entries (resolved on the live objects)
+        self.post_shared = None  # for each post storage index, the entry index
+        self.out_tree = None
+        self.eager = False
+
+
+class CompiledFunction:
+    """What `jtorch.compile(fn)` returns: call it like `fn`."""
+
+    def __init__(self, fn, fullgraph=False, dynamic=None, mode=None, backend=None,
+                 options=None, disable=False):
+        functools.update_wrapper(self, fn)
+        self._fn = fn
+        self._fullgraph = fullgraph
+        self._disabled = disable
+        self._programs: dict = {}
+        self.trace_count = 0
+        self.call_count = 0
+        self._warned = False
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self.__call__, obj)
+
+    def __call__(self, *args, **kwargs):
+        if self._disabled or _compiling[0]:
+            return self._fn(*args, **kwargs)
+        self.call_count += 1
+        coll = _discover(self._fn, args, kwargs)
+        tensors = [e.get() for e in coll.entries]
+        storages, index = [], {}
+        layout = []
+        for e, t in zip(coll.entries, tensors):
+            if t is None:
+                layout.append((e.path, None))
+                continue
+            st = t._storage
+            k = index.get(id(st))
+            if k is None:
+                k = index[id(st)] = len(storages)
+                storages.append(st)
+            layout.append((e.path, k, t._rg, t._chain and tuple(s.key for s in t._chain)))
+        lrs_slots = [(g, "lr") for opt in coll.optimizers for g in opt.param_groups]
+        key = (tuple(layout), tuple(coll.python),
+               tuple((s.value.shape, s.value.dtype) for s in storages),
+               _arg_signature(args), _arg_signature(kwargs))
+        prog = self._programs.get(key)
+        if prog is not None and prog.eager:
+            return self._fn(*args, **kwargs)
+        if prog is None:
+            prog = self._programs[key] = _Program()
+        values = tuple(s.value for s in storages)
+        lrs = tuple(float(g[k]) for g, k in lrs_slots)
+        rng = _random.default_generator.next_key()
+        try:
+            outs, new_values = self._run(prog, coll, storages, lrs_slots, values, lrs, rng,
+                                         args, kwargs)
+        except (GraphBreak, *_GRAPH_BREAKS) as e:
+            self._restore(coll, tensors, storages, values, lrs_slots, lrs)
+            where = _user_frame(e)
+            if self._fullgraph:
+                raise RuntimeError(f"jtorch.compile(fullgraph=True): data-dependent Python "
+                                   f"cannot be compiled ({type(e).__name__}) at {where}") from e
+            prog.eager = True
+            self._programs[key] = prog
+            if not self._warned:
+                self._warned = True
+                warnings.warn(f"jtorch.compile: falling back to eager mode for "
+                              f"{getattr(self._fn, '__qualname__', self._fn)}: data-dependent "
+                              f"Python at {where} ({type(e).__name__})", stacklevel=2)
+            return self._fn(*args, **kwargs)
+        self._write_back(prog, storages, values, new_values)
+        results = [wrap(o) for o in outs]
+        self._record(prog, coll, storages, values, lrs, rng, results)
+        it = iter(results)
+        leaves = [next(it) if s is _ARRAY else s for s in prog.out_leaves]
+        return jax.tree_util.tree_unflatten(prog.out_tree, leaves)
+
+    def _record(self, prog, coll, storages, values, lrs, rng, results):
+        """With grad mode on and a lifted tensor requiring grad, the whole call is one node
+        of the eager tape (so `compiled_model(x)` then `loss.backward()` works)."""
+        from .autograd import _engine
+        from .autograd.graph import DIFF_DTYPES, FnNode, edge_of
+        if not _engine._grad_enabled() or not results:
+            return
+        owner = {}
+        for e in coll.entries:
+            t = e.get()
+            if t is not None and t._rg:
+                k = next(i for i, st in enumerate(storages) if st is t._storage)
+                if k not in owner or not t._chain:
+                    owner[k] = t
+        if not owner:
+            return
+        mask = tuple(k in owner and not owner[k]._chain for k in range(len(storages)))
+        if not any(mask):
+            return
+        edges = tuple(edge_of(owner[k]) if m else None for k, m in enumerate(mask))
+        edges += (None,) * (len(lrs) + 1)
+        node = FnNode("CompiledFunctionBackward", prog.jitted,
+                      (tuple(values), tuple(lrs), rng), (mask, False, False), edges, (),
+                      len(results) + len(prog.post_storages))
+        for i, r in enumerate(results):
+            if r._array.dtype in DIFF_DTYPES:
+                r._rg = True
+                r.grad_fn = node
+                if i:
+                    from ._tensor import AutogradMeta
+                    r._grad_state = AutogradMeta(i)
+
+    # -- running -----------------------------------------------------------
+
+    def _run(self, prog, coll, storages, lrs_slots, values, lrs, rng, args, kwargs):
+        if prog.jitted is None:
+            prog.jitted = self._trace(prog, coll, storages, lrs_slots, args, kwargs)
+        return prog.jitted(values, lrs, rng)
+
+    def _trace(self, prog, coll, storages, lrs_slots, args, kwargs):
+        fn = self._fn
+
+        def pure(values, lrs, rng):
+            self.trace_count += 1
+            for st, v in zip(storages, values):
+                st.value = v
+                st.gen += 1
+            for (g, k), v in zip(lrs_slots, lrs):
+                g[k] = v
+            _compiling[0] = True
+            source = _random.trace_keys(rng)
+            try:
+                out = fn(*args, **kwargs)
+            finally:
+                _compiling[0] = False
+                source.close()
+                for (g, k), v in zip(lrs_slots, lrs_concrete):
+                    g[k] = v
+            leaves, tree = jax.tree_util.tree_flatten(out, is_leaf=lambda x: isinstance(
+                x, Tensor))
+            prog.out_tree = tree
+            prog.out_leaves = [_ARRAY if isinstance(x, Tensor) else x for x in leaves]
+            outs = [x._array for x in leaves if isinstance(x, Tensor)]
+            post = _discover(fn, args, kwargs)
+            post_entries, post_storages, seen = [], [], {}
+            for e in post.entries:
+                t = e.get()
+                if t is None:
+                    continue
+                sid = id(t._storage)
+                if sid not in seen:
+                    seen[sid] = len(post_storages)
+                    post_storages.append(t._storage)
+                post_entries.append((e, seen[sid]))
+            prog.post = post_entries
+            prog.post_storages = post_storages
+            return outs, [s.value for s in post_storages]
+
+        lrs_concrete = [g[k] for g, k in lrs_slots]
+        return jax.jit(pure)
+
+    def _write_back(self, prog, storages, old_values, new_values):
+        live = {}
+        for (entry, k) in prog.post:
+            if k in live:
+                continue
+            t = entry.get()
+            if t is None:
+                t = wrap(new_values[k])
+                entry.set(t)
+            live[k] = t._storage
+        written = set()
+        for k, st in live.items():
+            st.value = new_values[k]
+            st.gen += 1
+            written.add(id(st))
+        for st, v in zip(storages, old_values):
+            if id(st) not in written and isinstance(st.value, jax.core.Tracer):
+                st.value = v        # dropped by the call: keep what it had
+                st.gen += 1
+
+    def _restore(self, coll, tensors, storages, values, lrs_slots, lrs):
+        """After a failed trace: every path back to the tensor it had, with its value."""
+        for st, v in zip(storages, values):
+            st.value = v
+            st.gen += 1
+        for e, t in zip(coll.entries, tensors):
+            if e.set is not None and e.get() is not t:
+                try:
+                    e.set(t)
+                except (AttributeError, KeyError, TypeError):
+                    pass
+        for (g, k), v in zip(lrs_slots, lrs):
+            g[k] = v
+
+    # -- inspection --------------------------------------------------------
+
+    def jaxpr(self, *args, **kwargs):
+        """The jaxpr of the program a call with these arguments runs."""
+        return self._lowered(args, kwargs, lambda j, *a: j.trace(*a).jaxpr)
+
+    def hlo(self, *args, **kwargs) -> str:
+        """The StableHLO text of the program a call with these arguments runs."""
+        return self._lowered(args, kwargs, lambda j, *a: j.lower(*a).as_text())
+
+    def _lowered(self, args, kwargs, how):
+        self(*args, **kwargs)   # make sure the program for this state exists
+        coll = _discover(self._fn, args, kwargs)
+        prog = next(reversed(self._programs.values()))
+        storages, seen = [], set()
+        for e in coll.entries:
+            t = e.get()
+            if t is not None and id(t._storage) not in seen:
+                seen.add(id(t._storage))
+                storages.append(t._storage)
+        lrs = tuple(float(g["lr"]) for opt in coll.optimizers for g in opt.param_groups)
+        # The same argument structure as a call: jax reuses that trace, so the function's
+        # Python (and its side effects) does not run again.
+        return how(prog.jitted, tuple(s.value for s in storages), lrs,
+                   _random.default_generator.next_key())
+
+
+def _user_frame(e) -> str:
+    frames = traceback.extract_tb(e.__traceback__)
+    for fr in reversed(frames):
+        if "/jtorch/" not in fr.filename and "/jax/" not in fr.filename:
+            return f"{fr.filename}:{fr.lineno} ({fr.line})"
+    return "<unknown>"
+
+
+def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="inductor",
+            mode=None, options=None, disable: bool = False):
+    """Matches `torch.compile`: the function (or module) runs as one jax.jit program.
+
+    Usable as `compile(fn)`, `@compile`, `@compile(fullgraph=True)`. `dynamic`, `backend`,
+    `mode` and `options` are accepted; programs are specialised to shapes (a new shape
+    traces again).
+    """
+    if model is None:
+        return functools.partial(compile, fullgraph=fullgraph, dynamic=dynamic,
+                                 backend=backend, mode=mode, options=options, disable=disable)
+    if _is_module(model):
+        model.compile(fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
+                      options=options, disable=disable)
+        return model
+    return CompiledFunction(model, fullgraph=fullgraph, dynamic=dynamic, mode=mode,
+                            backend=backend, options=options, disable=disable)
+
+
+def reset() -> None:
+    """Matches `torch._dynamo.reset`: forget compiled programs (jax's caches are kept)."""
+    jax.clear_caches()
+

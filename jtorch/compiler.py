@@ -1,0 +1,7 @@
+"""`torch.compiler`: `disable`, `is_compiling`, `reset`."""
+
+from ._compile import compile, disable, is_compiling, reset  # noqa: F401
+
+
+def is_dynamo_compiling() -> bool:
+    return is_compiling()

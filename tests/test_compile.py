@@ -1,0 +1,180 @@
+"""jtorch.compile: whole training steps as one program, state lifting, guards, graph breaks."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import jtorch
+import jtorch.nn as nn
+import jtorch.nn.functional as F
+
+
+def _data(n=12, d=4, k=3):
+    rng = np.random.default_rng(0)
+    x = jtorch.tensor(rng.standard_normal((n, d)).astype(np.float32))
+    y = jtorch.tensor(rng.integers(0, k, n))
+    return x, y
+
+
+def _mlp():
+    jtorch.manual_seed(0)
+    return nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
+
+
+def _train(compiled, steps=20, opt_cls=None):
+    model = _mlp()
+    opt = (opt_cls or (lambda p: jtorch.optim.Adam(p, lr=0.01)))(model.parameters())
+    x, y = _data()
+
+    def step(x, y):
+        loss = F.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    f = jtorch.compile(step) if compiled else step
+    losses = [f(x, y).item() for _ in range(steps)]
+    return losses, [p.detach().numpy().copy() for p in model.parameters()], f
+
+
+@pytest.mark.parametrize("opt", ["adam", "sgd"])
+def test_training_step_trajectory_equals_eager(opt):
+    make = None if opt == "adam" else (lambda p: jtorch.optim.SGD(p, lr=0.1, momentum=0.9))
+    eager_losses, eager_params, _ = _train(False, opt_cls=make)
+    losses, params, f = _train(True, opt_cls=make)
+    np.testing.assert_allclose(losses, eager_losses, rtol=1e-6, atol=1e-7)
+    for a, b in zip(params, eager_params):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+    # first call: no .grad and no optimizer state yet; from the second on, one program
+    assert f.trace_count == 2 and f.call_count == 20
+
+
+def test_retraces_only_when_a_guard_changes():
+    model = _mlp()
+    f = jtorch.compile(lambda x: model(x).sum())
+    x, _ = _data()
+    f(x)
+    f(x)
+    assert f.trace_count == 1
+    f(x[:5])                      # new input shape
+    assert f.trace_count == 2
+    model.eval()                  # Python state the program depends on
+    f(x)
+    assert f.trace_count == 3
+    model.train()
+    f(x)
+    assert f.trace_count == 3     # back to a program already traced
+
+
+def test_learning_rate_changes_do_not_retrace():
+    model = _mlp()
+    opt = jtorch.optim.SGD(model.parameters(), lr=0.1)
+    x, y = _data()
+
+    @jtorch.compile
+    def step():
+        opt.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+
+    step()
+    step()
+    before = [p.detach().numpy().copy() for p in model.parameters()]
+    opt.param_groups[0]["lr"] = 0.0
+    step()
+    after = [p.detach().numpy().copy() for p in model.parameters()]
+    assert step.trace_count == 2
+    for a, b in zip(before, after):
+        np.testing.assert_array_equal(a, b)     # lr 0 really reached the program
+
+
+def test_compiled_forward_with_eager_backward():
+    a, b = _mlp(), _mlp()
+    b.compile()
+    x, _ = _data()
+    a(x).pow(2).sum().backward()
+    out = b(x)
+    assert out.grad_fn is not None
+    out.pow(2).sum().backward()
+    for p, q in zip(a.parameters(), b.parameters()):
+        np.testing.assert_allclose(q.grad.numpy(), p.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_graph_break_falls_back_to_eager_with_one_warning():
+    x = jtorch.arange(4.0)
+
+    def f(x):
+        if x.sum() > 0:          # data-dependent branch
+            return x * 2
+        return x
+
+    g = jtorch.compile(f)
+    with pytest.warns(UserWarning, match="falling back to eager"):
+        assert g(x).tolist() == [0.0, 2.0, 4.0, 6.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert g(x).tolist() == [0.0, 2.0, 4.0, 6.0]
+    with pytest.raises(RuntimeError, match="fullgraph=True"):
+        jtorch.compile(f, fullgraph=True)(x)
+
+
+def test_state_is_restored_after_a_graph_break():
+    model = _mlp()
+    x, y = _data()
+    before = [p.detach().numpy().copy() for p in model.parameters()]
+    opt = jtorch.optim.SGD(model.parameters(), lr=0.1)
+
+    @jtorch.compile
+    def step():
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss.item()      # graph break after the update
+
+    with pytest.warns(UserWarning):
+        step()
+    # the eager rerun made exactly one update from the original parameters
+    eager = _mlp()
+    eopt = jtorch.optim.SGD(eager.parameters(), lr=0.1)
+    F.cross_entropy(eager(x), y).backward()
+    eopt.step()
+    for p, q, b in zip(model.parameters(), eager.parameters(), before):
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-6)
+        assert not np.allclose(p.detach().numpy(), b)
+
+
+def test_disable_and_decorator_forms():
+    calls = []
+
+    @jtorch.compiler.disable
+    def log(v):
+        calls.append(v)
+
+    @jtorch.compile(fullgraph=False)
+    def f(x):
+        log(1)
+        return x + 1
+
+    with pytest.warns(UserWarning):
+        assert f(jtorch.ones(2)).tolist() == [2.0, 2.0]
+    assert calls == [1]       # the eager rerun called it; the trace did not
+
+
+def test_random_ops_draw_fresh_numbers_each_call():
+    f = jtorch.compile(lambda x: F.dropout(x, 0.5, training=True))
+    x = jtorch.ones(64)
+    a, b = f(x), f(x)
+    assert f.trace_count == 1
+    assert not np.array_equal(a.numpy(), b.numpy())
+    kept = a.numpy()[a.numpy() != 0]
+    np.testing.assert_allclose(kept, 2.0)     # inverted-dropout scaling 1/(1-p)
+
+
+def test_jaxpr_and_hlo_are_visible():
+    f = jtorch.compile(lambda x: (x * 2).sum())
+    x = jtorch.ones(3)
+    assert "mul" in str(f.jaxpr(x))
+    assert "stablehlo" in f.hlo(x) or "mhlo" in f.hlo(x)
