@@ -28,6 +28,7 @@ that call falls back to eager with one warning, or raises under `fullgraph=True`
 from __future__ import annotations
 
 import functools
+import os
 import inspect
 import traceback
 import types
@@ -44,6 +45,7 @@ _GRAPH_BREAKS = (jax.errors.ConcretizationTypeError, jax.errors.TracerBoolConver
                  jax.errors.TracerIntegerConversionError, jax.errors.TracerArrayConversionError)
 
 _compiling = [False]
+_DONATE = os.environ.get("JTORCH_COMPILE_DONATE", "1") != "0"
 
 
 def is_compiling() -> bool:
@@ -297,6 +299,8 @@ class _Program:
         self.post_shared = None  # for each post storage index, the entry index
         self.out_tree = None
         self.eager = False
+        self.trains = False       # the traced call ran backward(): a training step
+        self.donating = False
 
 
 class CompiledFunction:
@@ -377,8 +381,8 @@ class CompiledFunction:
         of the eager tape (so `compiled_model(x)` then `loss.backward()` works)."""
         from .autograd import _engine
         from .autograd.graph import DIFF_DTYPES, FnNode, edge_of
-        if not _engine._grad_enabled() or not results:
-            return
+        if not _engine._grad_enabled() or not results or prog.trains:
+            return      # a training step ran its own backward: its outputs end the graph
         owner = {}
         for e in coll.entries:
             t = e.get()
@@ -408,14 +412,21 @@ class CompiledFunction:
 
     def _run(self, prog, coll, storages, lrs_slots, values, lrs, rng, args, kwargs):
         if prog.jitted is None:
-            prog.jitted = self._trace(prog, coll, storages, lrs_slots, args, kwargs)
+            prog.jitted = self._trace(prog, coll, storages, lrs_slots, args, kwargs, False)
+        elif prog.trains and not prog.donating and _DONATE and jax.default_backend() != "cpu":
+            # A training step replaces every buffer it reads: donate them, so a step does not
+            # hold two copies of the model and optimizer state (XLA's CPU backend cannot).
+            prog.donating = True
+            prog.jitted = self._trace(prog, coll, storages, lrs_slots, args, kwargs, True)
         return prog.jitted(values, lrs, rng)
 
-    def _trace(self, prog, coll, storages, lrs_slots, args, kwargs):
+    def _trace(self, prog, coll, storages, lrs_slots, args, kwargs, donate):
+        from .autograd import _engine
         fn = self._fn
 
         def pure(values, lrs, rng):
             self.trace_count += 1
+            calls = _engine.backward_calls[0]
             for st, v in zip(storages, values):
                 st.value = v
                 st.gen += 1
@@ -430,6 +441,7 @@ class CompiledFunction:
                 source.close()
                 for (g, k), v in zip(lrs_slots, lrs_concrete):
                     g[k] = v
+            prog.trains = _engine.backward_calls[0] != calls
             leaves, tree = jax.tree_util.tree_flatten(out, is_leaf=lambda x: isinstance(
                 x, Tensor))
             prog.out_tree = tree
@@ -451,7 +463,7 @@ class CompiledFunction:
             return outs, [s.value for s in post_storages]
 
         lrs_concrete = [g[k] for g, k in lrs_slots]
-        return jax.jit(pure)
+        return jax.jit(pure, donate_argnums=(0,) if donate else ())
 
     def _write_back(self, prog, storages, old_values, new_values):
         live = {}

@@ -24,7 +24,7 @@ from .. import _views
 from .._ops import _registry
 from .._tensor import AutogradMeta, Tensor, meta, wrap
 from . import _fused, anomaly_mode, grad_mode
-from ._names import index_name, node_name, pow_name
+from ._names import call_name, index_name, node_name
 from .graph import (
     DIFF_DTYPES, AccumulateGrad, FnNode, Node, accumulate, edge_of, post_order, regenerate_view,
 )
@@ -89,7 +89,7 @@ def record(op, fn, slot_values, arrays, result):
             o._array.dtype in DIFF_DTYPES]
     if not diff:
         return
-    name = pow_name(slot_values) if op.name in ("pow", "float_power") else node_name(op)
+    name = call_name(op, slot_values)
     outs_saved = None
     if op.name in _SAVES_RESULT:
         outs_saved = [(outs[k]._vc, outs[k]._vc[0], outs[k]._array) for k in diff]
@@ -434,9 +434,14 @@ def _root_grads(outputs, grad_outputs, create_graph, is_grads_batched=False):
     return grads
 
 
+# How many backward()/grad() calls have run (jtorch.compile tells training steps by it).
+backward_calls = [0]
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              grad_variables=None, inputs=None) -> None:
     """Matches `torch.autograd.backward`."""
+    backward_calls[0] += 1
     tensors = _as_tuple(tensors)
     if grad_tensors is None:
         grad_tensors = grad_variables
@@ -480,6 +485,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
          only_inputs=True, allow_unused=None, is_grads_batched=False,
          materialize_grads=False):
     """Matches `torch.autograd.grad`."""
+    backward_calls[0] += 1
     if materialize_grads and allow_unused is False:
         raise ValueError("Expected allow_unused to be True or not passed when "
                          "materialize_grads=True, but got: allow_unused=False.")
