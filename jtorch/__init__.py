@@ -47,6 +47,8 @@ from . import interop  # noqa: E402,F401
 from ._compile import compile  # noqa: E402,F401
 from . import compiler, _dynamo  # noqa: E402,F401
 from .interop import from_jax  # noqa: E402,F401
+from . import utils  # noqa: E402,F401
+from .utils.dlpack import from_dlpack  # noqa: E402,F401
 
 half, float, double = float16, float32, float64
 cfloat, cdouble, chalf = complex64, complex128, complex32

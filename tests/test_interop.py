@@ -47,3 +47,12 @@ def test_safetensors_round_trip(tmp_path):
     assert back["a"].tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
     assert back["b"].dtype == jtorch.int64 and back["c"].dtype == jtorch.bfloat16
     assert jst.metadata(tmp_path / "x.safetensors") == {"k": "v"}
+
+
+def test_dlpack_exchange_with_numpy():
+    from jtorch.utils import dlpack
+    t = jtorch.arange(4.0)
+    np.testing.assert_array_equal(np.from_dlpack(t), [0.0, 1.0, 2.0, 3.0])
+    back = dlpack.from_dlpack(np.arange(3, dtype=np.int32))
+    assert back.dtype == jtorch.int32 and back.tolist() == [0, 1, 2]
+    assert dlpack.from_dlpack(dlpack.to_dlpack(t)).tolist() == [0.0, 1.0, 2.0, 3.0]
