@@ -178,3 +178,31 @@ def test_jaxpr_and_hlo_are_visible():
     x = jtorch.ones(3)
     assert "mul" in str(f.jaxpr(x))
     assert "stablehlo" in f.hlo(x) or "mhlo" in f.hlo(x)
+
+
+def test_a_cached_training_step_is_one_program_call(monkeypatch):
+    from jtorch._ops import _registry
+    model = _mlp()
+    opt = jtorch.optim.Adam(model.parameters(), lr=0.01)
+    x, y = _data()
+
+    @jtorch.compile
+    def step(x, y):
+        loss = F.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    step(x, y)
+    step(x, y)
+    dispatched = []
+    real = _registry._dispatch
+    monkeypatch.setattr(_registry, "_dispatch", lambda *a: dispatched.append(a) or real(*a))
+    programs = []
+    prog = list(step._programs.values())[-1]     # the steady-state program
+    real_jitted = prog.jitted
+    prog.jitted = lambda *a: programs.append(1) or real_jitted(*a)
+    for _ in range(3):
+        step(x, y)
+    assert dispatched == [] and len(programs) == 3    # no eager op: one program per step
