@@ -41,6 +41,14 @@ from . import autograd  # noqa: E402,F401
 from . import func  # noqa: E402,F401
 from . import cuda, linalg, special, fft, random, backends, nn, masked, signal  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
+from . import amp, cpu  # noqa: E402,F401
+from .amp.autocast_mode import (  # noqa: E402,F401
+    autocast, autocast_decrement_nesting, autocast_increment_nesting, clear_autocast_cache,
+    get_autocast_cpu_dtype, get_autocast_dtype, get_autocast_gpu_dtype, is_autocast_cache_enabled,
+    is_autocast_cpu_enabled, is_autocast_enabled, set_autocast_cache_enabled,
+    set_autocast_cpu_dtype, set_autocast_cpu_enabled, set_autocast_dtype, set_autocast_enabled,
+    set_autocast_gpu_dtype,
+)
 from . import serialization  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
 from . import interop  # noqa: E402,F401
@@ -54,4 +62,5 @@ half, float, double = float16, float32, float64
 cfloat, cdouble, chalf = complex64, complex128, complex32
 short, int, long = int16, int32, int64
 
-__version__ = "2.13.0"
+from . import version  # noqa: E402,F401
+from .version import __version__  # noqa: E402,F401

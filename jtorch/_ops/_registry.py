@@ -70,6 +70,9 @@ _NO_JIT = os.environ.get("JTORCH_EAGER_JIT", "1") == "0"
 record = None
 record_view = None
 inplace_hook = None
+# Set by jtorch.amp while autocast is on in some thread: `autocast_hook(op, args) -> args`
+# casts the floating inputs of the ops on autocast's lists. None costs nothing.
+autocast_hook = None
 
 
 def _freeze(v):
@@ -334,6 +337,8 @@ def call_out(op: OpDef, args: tuple, out):
 
 
 def _dispatch(op: OpDef, args: tuple):
+    if autocast_hook is not None:
+        args = autocast_hook(op, args)
     slot_values = tuple(args[p] for p in op.slot_pos)
     statics = tuple(_freeze(args[i]) for i in op.static_pos)
     kind = op.promote

@@ -340,30 +340,33 @@ def log_softmax(input: T, dim, dtype=None):
     return _along(jax.nn.log_softmax, x, d).astype(_out_dtype(input, dtype))
 
 
-def _implicit_dim(name, ndim, dim):
+def _implicit_dim(name, ndim, dim, stacklevel=3):
     if dim is not None:
         return dim
+    # `_stacklevel` counts from here as PyTorch's counts from `_get_softmax_dim`: 3 is the
+    # caller of F.softmax, 5 (what nn.Softmax passes) the caller of the module.
     warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
-                  "to include dim=X as an argument.", stacklevel=3)
+                  "to include dim=X as an argument.", stacklevel=stacklevel)
     return 0 if ndim in (0, 1, 3) else 1
 
 
 @composite(name="nn.functional.softmax", method=False)
 def _f_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """Matches `torch.nn.functional.softmax`."""
-    return softmax(input, _implicit_dim("softmax", input.ndim, dim), dtype=dtype)
+    return softmax(input, _implicit_dim("softmax", input.ndim, dim, _stacklevel), dtype=dtype)
 
 
 @composite(name="nn.functional.log_softmax", method=False)
 def _f_log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """Matches `torch.nn.functional.log_softmax`."""
-    return log_softmax(input, _implicit_dim("log_softmax", input.ndim, dim), dtype=dtype)
+    return log_softmax(input, _implicit_dim("log_softmax", input.ndim, dim, _stacklevel),
+                       dtype=dtype)
 
 
 @composite(name="nn.functional.softmin", method=False)
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
     """Matches `torch.nn.functional.softmin`."""
-    return softmax(-input, _implicit_dim("softmin", input.ndim, dim), dtype=dtype)
+    return softmax(-input, _implicit_dim("softmin", input.ndim, dim, _stacklevel), dtype=dtype)
 
 
 # ---------------------------------------------------------------------------

@@ -5,6 +5,7 @@ targets are class indices check the indices eagerly in a thin composite (the che
 concrete values, so it is skipped while tracing) and then run one compiled kernel.
 """
 
+import functools
 import math
 
 import jax
@@ -140,9 +141,9 @@ def poisson_nll_loss(input: T, target: T, log_input=True, full=False, size_avera
     else:
         loss = input - target * jnp.log(input + eps)
     if full:
-        # Stirling's approximation of log(target!), only where target > 1.
-        safe = jnp.where(target > 1, target, 1)
-        stirling = safe * jnp.log(safe) - safe + 0.5 * jnp.log(2 * math.pi * safe)
+        # Stirling's approximation of log(target!), only where target > 1. Computed on the raw
+        # target and masked afterwards, as PyTorch does (its target gradient is nan at 0).
+        stirling = target * jnp.log(target) - target + 0.5 * jnp.log(2 * math.pi * target)
         loss = loss + jnp.where(target > 1, stirling, 0)
     return reduce_loss(loss, reduction)
 
@@ -632,6 +633,46 @@ def _ctc(log_probs, targets, input_lengths, target_lengths, blank):
     return -jnp.logaddexp(last, before)
 
 
+@functools.partial(jax.custom_vjp, nondiff_argnums=(4, 5))
+def _ctc_with_torch_grad(log_probs, targets, input_lengths, target_lengths, blank,
+                         zero_infinity):
+    """Per-sample CTC loss whose gradient is PyTorch's: `exp(log_probs) - posterior`.
+
+    PyTorch's CTC backward assumes `log_probs` came from `log_softmax` and returns the
+    gradient with respect to the logits (the true gradient plus `exp(log_probs)` for
+    t < input_length); after `log_softmax`'s backward both agree, but a leaf `log_probs`
+    sees PyTorch's value, so jtorch reproduces it. With `zero_infinity`, infeasible samples
+    get loss 0 and gradient 0.
+    """
+    return _ctc_with_torch_grad_fwd(log_probs, targets, input_lengths, target_lengths, blank,
+                                    zero_infinity)[0]
+
+
+def _ctc_with_torch_grad_fwd(log_probs, targets, input_lengths, target_lengths, blank,
+                             zero_infinity):
+    nll, pullback = jax.vjp(lambda lp: _ctc(lp, targets, input_lengths, target_lengths, blank),
+                            log_probs)
+    loss = nll
+    if zero_infinity:
+        loss = jnp.where(jnp.isinf(nll), jnp.zeros((), nll.dtype), nll)
+    return loss, (log_probs, input_lengths, nll, pullback)
+
+
+def _ctc_with_torch_grad_bwd(blank, zero_infinity, res, g):
+    log_probs, input_lengths, nll, pullback = res
+    if zero_infinity:
+        g = jnp.where(jnp.isinf(nll), jnp.zeros((), g.dtype), g)
+    (grad,) = pullback(g)
+    active = jnp.arange(log_probs.shape[0])[:, None] < input_lengths[None, :]
+    grad = grad + jnp.where(active[..., None], jnp.exp(log_probs) * g[None, :, None], 0)
+    if zero_infinity:
+        grad = jnp.where(jnp.isinf(nll)[None, :, None], jnp.zeros((), grad.dtype), grad)
+    return grad, None, None, None
+
+
+_ctc_with_torch_grad.defvjp(_ctc_with_torch_grad_fwd, _ctc_with_torch_grad_bwd)
+
+
 @op(name="_ctc_loss", promote=NONE, method=False, out=False)
 def _ctc_loss(log_probs: T, targets: TI, input_lengths: TI, target_lengths: TI, *, blank=0,
               reduction="mean", zero_infinity=False):
@@ -639,9 +680,8 @@ def _ctc_loss(log_probs: T, targets: TI, input_lengths: TI, target_lengths: TI, 
     if unbatched:
         log_probs, targets = log_probs[:, None], targets[None]
         input_lengths, target_lengths = input_lengths.reshape(1), target_lengths.reshape(1)
-    loss = _ctc(log_probs, targets, input_lengths, target_lengths, blank)
-    if zero_infinity:
-        loss = jnp.where(jnp.isinf(loss), jnp.zeros((), loss.dtype), loss)
+    loss = _ctc_with_torch_grad(log_probs, targets, input_lengths, target_lengths, blank,
+                                zero_infinity)
     if reduction == "mean":
         return jnp.mean(loss / jnp.maximum(target_lengths, 1).astype(loss.dtype))
     if reduction == "sum":

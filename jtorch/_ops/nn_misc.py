@@ -10,7 +10,7 @@ import numpy as np
 from .. import _random
 from .._tensor import wrap, wrap_dim
 from .._dtype import c10_name
-from ._registry import INT_TO_FLOAT, NONE, T, TI, composite, op
+from ._registry import INT_TO_FLOAT, NONE, T, TI, broadcast_error, composite, op
 from .activation import need_float, opmath, private_op
 from .normalization import vector_norm
 
@@ -91,7 +91,21 @@ def _check_indices(indices, what="embedding"):
                            f"instead (while checking arguments for {what})")
 
 
-@op(method=False, out=False, promote=NONE)
+def _index_values(t):
+    """Concrete index values as numpy, or None when traced (value checks are then skipped)."""
+    a = getattr(t, "_array", None)
+    return None if a is None or isinstance(a, jax.core.Tracer) or a.size == 0 else np.asarray(a)
+
+
+def _check_embedding_range(weight, indices, *args, inplace=False, out=None):
+    # A jax gather would clip an out-of-range index; PyTorch raises.
+    v = _index_values(indices)
+    if v is not None and v.dtype.kind in "iu" and weight.ndim == 2 and \
+            ((v < 0) | (v >= weight.shape[0])).any():
+        raise IndexError("index out of range in self")
+
+
+@op(method=False, out=False, promote=NONE, check=_check_embedding_range)
 def embedding(weight: T, indices: TI, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     _check_indices(indices)
     if weight.ndim != 2:
@@ -155,7 +169,7 @@ def _f_embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
 
 
 def _embedding_bag_kernel(weight: T, indices: TI, offsets: TI, per_sample_weights: T, mode,
-                          include_last_offset, padding_idx):
+                          include_last_offset, padding_idx, scale_grad_by_freq=False):
     _check_indices(indices, "embedding_bag")
     n = indices.shape[0]
     n_bags = offsets.shape[0] - (1 if include_last_offset else 0)
@@ -165,6 +179,15 @@ def _embedding_bag_kernel(weight: T, indices: TI, offsets: TI, per_sample_weight
     keep = jnp.ones((n,), jnp.bool_) if padding_idx is None else indices != padding_idx
     bag = jnp.where(keep, bag, n_bags)  # out of range: dropped by the segment ops
     rows = jnp.take(weight, indices, axis=0, mode="clip")
+    if scale_grad_by_freq:
+        # PyTorch's CPU kernel means to divide each row's gradient by the row's count in
+        # `indices`, but it looks the count up as counts[sorted_indices[k]] for the k-th
+        # distinct row (its index into the sorted indices is off). jtorch reproduces that.
+        frozen = jax.lax.stop_gradient(rows)
+        counts = jnp.zeros((weight.shape[0],), weight.dtype).at[indices].add(1)
+        rank = jnp.cumsum(counts > 0) - 1
+        divisor = counts[jnp.sort(indices)[jnp.clip(rank, 0, n - 1)]]
+        rows = frozen + (rows - frozen) * (1 / divisor[indices])[:, None].astype(rows.dtype)
     if per_sample_weights is not None:
         rows = rows * per_sample_weights[:, None]
     if mode == "max":
@@ -227,8 +250,14 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
                                   f"mode='{mode}'). Please open a feature request on GitHub.")
     if padding_idx is not None:
         padding_idx = _padding_idx(padding_idx, weight.shape[0])
+    v = _index_values(input)
+    if v is not None and v.dtype.kind in "iu":
+        bad = np.flatnonzero((v < 0) | (v >= weight.shape[0]))
+        if bad.size:
+            raise RuntimeError(f"Index {bad[0]} of input takes value {v[bad[0]]} which is not in "
+                               f"the valid range [0, {weight.shape[0]})")
     return _embedding_bag_call(weight, input, offsets, per_sample_weights, mode,
-                               bool(include_last_offset), padding_idx)
+                               bool(include_last_offset), padding_idx, bool(scale_grad_by_freq))
 
 
 @op(name="nn.functional.one_hot", method=False, out=False, promote=NONE, jit=False,
@@ -431,6 +460,10 @@ _sdpa_call, _ = private_op(_sdpa_kernel, promote=NONE)
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
     """Matches `torch.nn.functional.scaled_dot_product_attention`."""
+    if not enable_gqa and query.ndim >= 3 and key.ndim >= 3:
+        err = broadcast_error(tuple(query.shape[:-2]), tuple(key.shape[:-2]))
+        if err is not None:
+            raise err
     rng = _random.key_for(None) if dropout_p > 0 else None
     return _sdpa_call(query, key, value, attn_mask, rng, float(dropout_p), bool(is_causal),
                       None if scale is None else float(scale), bool(enable_gqa))
@@ -609,6 +642,19 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     if bias_k is not None and (static_k is not None or static_v is not None):
         raise AssertionError("bias cannot be added to static key." if static_k is not None else
                              "bias cannot be added to static value.")
+    if key_padding_mask is not None:
+        # PyTorch checks the mask after padding it for bias_k and add_zero_attn.
+        grow = (bias_k is not None) + bool(add_zero_attn)
+        kpm_shape = tuple(key_padding_mask.shape) if batched else \
+            (1,) + tuple(key_padding_mask.shape)
+        bsz = query.shape[1] if batched else 1
+        src = (static_k.shape[1] if static_k is not None else key.shape[0]) + grow
+        if kpm_shape[0] != bsz:
+            raise AssertionError(f"Expected key_padded_mask.shape[0] to be {bsz}, but got "
+                                 f"{kpm_shape[0]}")
+        if kpm_shape[1] + grow != src:
+            raise AssertionError(f"Expected key_padded_mask.shape[1] to be {src}, but got "
+                                 f"{kpm_shape[1] + grow}")
     p = float(dropout_p) if training else 0.0
     rng = _random.key_for(None) if p > 0 else None
     return _mha_call(query, key, value, in_proj_weight, in_proj_bias, bias_k, bias_v,

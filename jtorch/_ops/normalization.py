@@ -11,6 +11,7 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .._tensor import wrap_dim
 from .._dtype import c10_name
@@ -200,8 +201,9 @@ def _batch_norm_kernel(input: T, weight: T, bias: T, running_mean: T, running_va
     if input.ndim < 2:
         raise RuntimeError(f"Expected 2D or higher input to batch_norm, got {input.ndim}D")
     c = input.shape[1]
-    for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
-                    ("running_var", running_var)):
+    # PyTorch's order: running stats first, then the affine parameters.
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
         if t is not None and t.size != c:
             raise RuntimeError(f"{name} should contain {c} elements not {t.size}")
     need_float("batch_norm_cpu", input)
@@ -366,7 +368,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     """Matches `torch.nn.functional.instance_norm`."""
     if use_input_stats and math.prod(input.shape[2:]) == 1:
         raise ValueError(f"Expected more than 1 spatial element when training, got input size "
-                         f"{list(input.shape)}")
+                         f"{input.shape}")
     return _torch_instance_norm(input, weight, bias, running_mean, running_var, use_input_stats,
                                 momentum, eps)
 
@@ -382,7 +384,7 @@ def _lrn_window_mean(input: T, size):
     pad[1] = (size // 2, (size - 1) // 2)
     sq = jnp.pad(sq, pad)
     window = (1, size) + (1,) * (input.ndim - 2)
-    s = jax.lax.reduce_window(sq, jnp.zeros((), sq.dtype), jax.lax.add, window,
+    s = jax.lax.reduce_window(sq, np.zeros((), sq.dtype), jax.lax.add, window,
                               (1,) * input.ndim, "VALID")
     # PyTorch averages with avg_pool, which divides integer tensors with truncation.
     return s // size if jnp.issubdtype(s.dtype, jnp.integer) else s / size
@@ -434,3 +436,87 @@ def normalize(input: T, p=2.0, dim=1, eps=1e-12):
     x = opmath(input)
     denom = jnp.maximum(vector_norm(x, float(p), d if input.ndim else None, True), eps)
     return (x / denom).astype(input.dtype)
+
+
+def _norm_except_dim(v, pow, dim):
+    if dim == -1:      # PyTorch: -1 means the norm of the whole tensor, not the last dim
+        return vector_norm(v, float(pow), None, False)
+    d = wrap_dim(dim, v.ndim)
+    return vector_norm(v, float(pow), tuple(i for i in range(v.ndim) if i != d), True)
+
+
+@op(method=False, out=False, promote=NONE)
+def norm_except_dim(v: T, pow=2, dim=0):
+    """Matches `torch.norm_except_dim`: the p-norm over every dim but `dim` (kept, size 1)."""
+    return _norm_except_dim(v, pow, dim)
+
+
+@op(name="_weight_norm", method=False, out=False, promote=NONE, publish=True)
+def _weight_norm(v: T, g: T, dim=0):
+    """Matches `torch._weight_norm`: `v * (g / norm_except_dim(v, 2, dim))`."""
+    return v * (g / _norm_except_dim(v, 2, dim))
+
+
+# ---------------------------------------------------------------------------
+# Legacy cross-map LRN (`torch.nn.CrossMapLRN2d`)
+
+
+def _cross_map_windows(c, size):
+    """The channel windows of PyTorch's CrossMapLRN2d as 0/1 matrices (forward, backward).
+
+    The forward window comes from PyTorch's running-sum loop, which (for c == pre_pad) keeps
+    one channel too many; the backward is its own hand-written formula, not the exact
+    gradient of that forward. Both are reproduced on purpose.
+    """
+    pre_pad = int((size - 1) / 2 + 1)
+    fwd = np.zeros((c, c))
+    fwd[0, :min(pre_pad, c)] = 1
+    for i in range(1, c):
+        fwd[i] = fwd[i - 1]
+        if i < c - pre_pad + 1:
+            fwd[i, i + pre_pad - 1] += 1
+        if i > pre_pad:
+            fwd[i, i - pre_pad] -= 1
+    inv = int(size - (size - 1) / 2)
+    bwd = np.zeros((c, c))
+    for i in range(c):
+        lo, hi = max(i - inv, 0), min(i + size - 1 - inv, c - 1)
+        bwd[i, lo:hi + 1] = 1
+    return fwd, bwd
+
+
+def _cross_map_lrn2d_kernel(input: T, size, alpha, beta, k):
+    need_float("CrossMapLRN2d", input)
+    fwd, bwd = _cross_map_windows(input.shape[1], size)
+    # numpy constants: a custom_vjp rule must not close over traced values.
+    fwd, bwd = fwd.astype(input.dtype), bwd.astype(input.dtype)
+
+    def scale_of(x):
+        return jnp.einsum("cj,njhw->nchw", fwd, x * x) * (alpha / size) + k
+
+    @jax.custom_vjp
+    def lrn(x):
+        return x * scale_of(x) ** -beta
+
+    def lrn_fwd(x):
+        scale = scale_of(x)
+        out = x * scale ** -beta
+        return out, (x, out, scale)
+
+    def lrn_bwd(res, g):
+        x, out, scale = res
+        acc = jnp.einsum("cj,njhw->nchw", bwd, g * out / scale)
+        return (scale ** -beta * g - (2 * alpha * beta / size) * x * acc,)
+
+    lrn.defvjp(lrn_fwd, lrn_bwd)
+    return lrn(input)
+
+
+_cross_map_lrn2d_call, _ = private_op(_cross_map_lrn2d_kernel, promote=NONE)
+
+
+def cross_map_lrn2d(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """The kernel behind `torch.nn.CrossMapLRN2d` (PyTorch has no functional form)."""
+    if input.dim() != 4:
+        raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D instead.")
+    return _cross_map_lrn2d_call(input, int(size), float(alpha), float(beta), float(k))

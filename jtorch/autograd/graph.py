@@ -141,7 +141,7 @@ class Node:
 def _fill_ct(c, o):
     """The cotangent for output `o`: zeros when none flowed; torch's complex convention."""
     if c is None:
-        if np.issubdtype(o.dtype, np.inexact):
+        if jnp.issubdtype(o.dtype, jnp.inexact):
             return jnp.zeros(o.shape, o.dtype)
         return np.zeros(o.shape, jax.dtypes.float0)
     if c.dtype != o.dtype:
@@ -226,7 +226,7 @@ def used_args(fn, mask, args, n_out):
         avals = jax.tree_util.tree_map(_aval, args, is_leaf=lambda a: isinstance(a, Freed))
         out = jax.eval_shape(lambda *a: fn(*a), *avals)
         leaves = jax.tree_util.tree_leaves(out)
-        cts = tuple(jax.ShapeDtypeStruct(o.shape, o.dtype) if np.issubdtype(o.dtype, np.inexact)
+        cts = tuple(jax.ShapeDtypeStruct(o.shape, o.dtype) if jnp.issubdtype(o.dtype, jnp.inexact)
                     else None for o in leaves)
         closed = jax.make_jaxpr(getattr(b, "__wrapped__", b))(avals, cts)
         _, used_flat = pe.dce_jaxpr(closed.jaxpr, [True] * len(closed.jaxpr.outvars))

@@ -1,9 +1,9 @@
-"""`torch.backends`: knobs PyTorch scripts set, accepted and recorded."""
+"""`torch.backends`: the knobs PyTorch scripts set, accepted and recorded.
 
-import types as _types
+XLA picks its own kernels, so the cuDNN and SDPA switches change nothing; the TF32
+switches are tied to `torch.set_float32_matmul_precision` as in PyTorch.
+"""
 
-cudnn = _types.SimpleNamespace(benchmark=False, deterministic=False, enabled=True,
-                               allow_tf32=True, is_available=lambda: False)
-cuda = _types.SimpleNamespace(matmul=_types.SimpleNamespace(allow_tf32=False),
-                              is_built=lambda: False)
-mps = _types.SimpleNamespace(is_available=lambda: False, is_built=lambda: False)
+from . import cpu, cuda, cudnn, mkldnn, mps, openmp  # noqa: F401
+
+__all__ = ["cpu", "cuda", "cudnn", "mkldnn", "mps", "openmp"]

@@ -1,4 +1,6 @@
-"""`torch.nn`: modules, parameters, `functional`, `init`."""
+"""`torch.nn`: modules, parameters, `functional`, `init`, `utils`."""
+
+import importlib as _importlib
 
 from . import functional, init, parameter  # noqa: F401
 from .modules import *  # noqa: F401,F403
@@ -6,3 +8,6 @@ from .modules import Module  # noqa: F401
 from .parameter import (  # noqa: F401
     Buffer, Parameter, UninitializedBuffer, UninitializedParameter,
 )
+# `from .modules import *` also brings in the helper submodule `modules.utils` under the name
+# `utils` (and `from . import utils` would keep it): bind the package explicitly.
+utils = _importlib.import_module(".utils", __name__)

@@ -63,7 +63,8 @@ class UninitializedTensorMixin:
         from .. import _dtype
         if isinstance(shape, int):
             shape = (shape,)
-        dt = (dtype or _dtype.get_default_dtype()).np
+        # Like PyTorch, the placeholder remembers the dtype it was created with.
+        dt = (dtype or getattr(self, "_factory_dtype", None) or _dtype.get_default_dtype()).np
         self._rebind(wrap(jnp.zeros(tuple(shape), dt)))
         self._vc[0] += 1
         self.__class__ = self.cls_to_become
@@ -86,7 +87,9 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
     cls_to_become = Parameter
 
     def __new__(cls, requires_grad: bool = True, device=None, dtype=None):
-        return Parameter.__new__(cls, _empty(), requires_grad)
+        t = Parameter.__new__(cls, _empty(), requires_grad)
+        t._factory_dtype = dtype
+        return t
 
 
 class UninitializedBuffer(UninitializedTensorMixin, Tensor):

@@ -24,6 +24,17 @@ class LazyModuleMixin:
         buffers = self._buffers.values()
         return any(is_lazy(p) for p in list(params) + list(buffers))
 
+    def _save_to_state_dict(self, destination, prefix, keep_vars) -> None:
+        # Uninitialized placeholders go into the state dict as they are (no detach), as in
+        # PyTorch, since they have no data to detach.
+        for name, param in self._parameters.items():
+            if param is not None:
+                destination[prefix + name] = param if is_lazy(param) or keep_vars \
+                    else param.detach()
+        for name, buf in self._buffers.items():
+            if buf is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = buf if is_lazy(buf) or keep_vars else buf.detach()
+
     def initialize_parameters(self, *args, **kwargs):
         raise NotImplementedError(f"initialize_parameters is not implemented for "
                                   f"{self.__class__.__name__}")

@@ -1,0 +1,5 @@
+"""`torch.backends.openmp`."""
+
+
+def is_available() -> bool:
+    return False

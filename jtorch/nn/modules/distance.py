@@ -1,0 +1,37 @@
+"""`PairwiseDistance` and `CosineSimilarity`."""
+
+from __future__ import annotations
+
+from .. import functional as F
+from .module import Module
+
+__all__ = ["PairwiseDistance", "CosineSimilarity"]
+
+
+class PairwiseDistance(Module):
+    """Matches `torch.nn.PairwiseDistance`: the p-norm of `x1 - x2 + eps` over the last dim."""
+
+    __constants__ = ["norm", "eps", "keepdim"]
+
+    def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> None:
+        super().__init__()
+        self.norm = p
+        self.eps = eps
+        self.keepdim = keepdim
+
+    def forward(self, x1, x2):
+        return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+
+
+class CosineSimilarity(Module):
+    """Matches `torch.nn.CosineSimilarity` along `dim`."""
+
+    __constants__ = ["dim", "eps"]
+
+    def __init__(self, dim: int = 1, eps: float = 1e-8) -> None:
+        super().__init__()
+        self.dim = dim
+        self.eps = eps
+
+    def forward(self, x1, x2):
+        return F.cosine_similarity(x1, x2, self.dim, self.eps)
