@@ -69,7 +69,36 @@ def _modules_summary(terminalreporter):
     terminalreporter.write_line(f"compat modules: {passed}/{len(mod.RESULTS)} pass")
 
 
+def _optim_summary(terminalreporter):
+    mod = sys.modules.get("compat.test_optim")
+    if mod is None or not mod.RESULTS:
+        return
+    passed = sum(1 for r in mod.RESULTS.values() if r == "pass")
+    terminalreporter.write_line(f"compat optim: {passed}/{len(mod.RESULTS)} pass")
+
+
+def _scripts_summary(terminalreporter):
+    mod = sys.modules.get("compat.test_scripts")
+    if mod is None or not mod.RESULTS:
+        return
+    results = mod.RESULTS
+    n = len(results)
+    ran = sum(1 for r in results.values() if r["status"] in ("match", "mismatch"))
+    matched = sum(1 for r in results.values() if r["status"] == "match")
+    terminalreporter.write_line(f"compat scripts: {ran}/{n} run, {matched}/{n} match")
+    if os.environ.get("JTORCH_SCRIPTS_UPDATE") == "1":
+        path = os.path.join(_HERE, "scripts_status.json")
+        old = json.load(open(path)) if os.path.exists(path) else {}
+        old.update(results)
+        with open(path, "w") as f:
+            json.dump(dict(sorted(old.items())), f, indent=1, sort_keys=True)
+            f.write("\n")
+        terminalreporter.write_line(f"compat scripts: record written to {path}")
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     _opinfo_summary(terminalreporter)
     _grads_summary(terminalreporter)
     _modules_summary(terminalreporter)
+    _optim_summary(terminalreporter)
+    _scripts_summary(terminalreporter)

@@ -206,3 +206,72 @@ def test_a_cached_training_step_is_one_program_call(monkeypatch):
     for _ in range(3):
         step(x, y)
     assert dispatched == [] and len(programs) == 3    # no eager op: one program per step
+
+
+class _CNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 4, 3, padding=1)
+        self.bn = nn.BatchNorm2d(4)
+        self.drop = nn.Dropout(0.0)          # dropout runs; p=0 keeps eager == compiled
+        self.fc = nn.Linear(4 * 4 * 4, 3)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.bn(self.conv(x))), 2)
+        return self.fc(self.drop(x.flatten(1)))
+
+
+class _TinyLM(nn.Module):
+    def __init__(self, vocab=11, d=16, ctx=6):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Parameter(jtorch.zeros(ctx, d))
+        layer = nn.TransformerEncoderLayer(d, 2, 32, dropout=0.0, batch_first=True)
+        self.body = nn.TransformerEncoder(layer, 1)
+        self.head = nn.Linear(d, vocab)
+        self.register_buffer("mask", nn.Transformer.generate_square_subsequent_mask(ctx))
+
+    def forward(self, idx):
+        h = self.tok(idx) + self.pos[: idx.shape[1]]
+        return self.head(self.body(h, mask=self.mask, is_causal=True))
+
+
+def _trajectory(make, batch, compiled, steps=20):
+    jtorch.manual_seed(0)
+    model = make()
+    # SGD, not Adam: conv.bias before BatchNorm and the attention key bias have gradients
+    # that are zero up to rounding, which Adam's normalisation would amplify into noise.
+    opt = jtorch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    x, y = batch
+
+    def step(x, y):
+        out = model(x)
+        loss = F.cross_entropy(out.reshape(-1, out.shape[-1]), y.reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    f = jtorch.compile(step) if compiled else step
+    losses = [f(x, y).item() for _ in range(steps)]
+    state = {k: v.detach().numpy().copy() for k, v in model.state_dict().items()}
+    return losses, state, f
+
+
+@pytest.mark.parametrize("name", ["cnn_batchnorm_dropout", "transformer_lm"])
+def test_model_trajectories_equal_eager(name):
+    rng = np.random.default_rng(0)
+    if name == "cnn_batchnorm_dropout":
+        make = _CNN
+        batch = (jtorch.tensor(rng.standard_normal((6, 1, 8, 8)).astype(np.float32)),
+                 jtorch.tensor(rng.integers(0, 3, 6)))
+    else:
+        make = _TinyLM
+        seq = jtorch.tensor(rng.integers(0, 11, (4, 7)))
+        batch = (seq[:, :-1], seq[:, 1:])
+    eager_losses, eager_state, _ = _trajectory(make, batch, False)
+    losses, state, f = _trajectory(make, batch, True)
+    np.testing.assert_allclose(losses, eager_losses, rtol=2e-5, atol=1e-6)
+    for k in eager_state:      # parameters and BatchNorm running statistics
+        np.testing.assert_allclose(state[k], eager_state[k], rtol=2e-5, atol=2e-6, err_msg=k)
+    assert f.trace_count == 2

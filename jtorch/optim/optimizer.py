@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import operator
 from collections import OrderedDict, defaultdict
 from collections.abc import Iterable
 
@@ -214,7 +215,8 @@ class Optimizer:
         if isinstance(value, Tensor):
             if key == "step":
                 return value
-            if param.is_floating_point() or param.is_complex():
+            # Only floating params cast their state (PyTorch leaves complex params' alone).
+            if param.is_floating_point():
                 return value.to(dtype=param.dtype, device=param.device)
             return value.to(device=param.device)
         if isinstance(value, dict):
@@ -314,11 +316,43 @@ class Optimizer:
 
     # Numeric group options passed to `_update` as traced values (in `hp`).
     _hyper: tuple = ()
+    # Complex parameters are updated as `view_as_real` pairs (PyTorch's rule for most
+    # optimizers); `_update` then only ever sees real arrays.
+    _complex_as_real: bool = False
 
     def _step_group(self, group: dict) -> None:
         params = [p for p in group["params"] if p.grad is not None]
         if not params:
             return
+        flags = self._flags(group)
+        plans = self.__dict__.setdefault("_plans", {})
+        plan = plans.get(id(group))
+        if plan is None or not plan.valid(group, params, flags, self.state):
+            plan = plans[id(group)] = self._make_plan(group, params, flags)
+        hp = {k: _hyper_value(group[k]) for k in self._hyper}
+        outs = plan.fn(hp, *[p._array for p in params], *[p.grad._array for p in params],
+                       *[t._array for t in plan.tensors])
+        n = len(params)
+        with grad_mode.no_grad():
+            for p, arr in zip(params, outs[:n]):
+                p._write(arr)
+            if plan.out_keys[0] == plan.keys:
+                for t, arr in zip(plan.tensors, outs[n:]):
+                    t._write(arr)
+                return
+            # The update created state entries (e.g. SGD's first momentum buffer).
+            arrays = iter(outs[n:])
+            for p, ks in zip(params, plan.out_keys[0]):
+                st = self.state[p] if ks else self.state.get(p, {})
+                for k in ks:
+                    old, arr = st.get(k), next(arrays)
+                    if isinstance(old, Tensor):
+                        old._write(arr)
+                    else:
+                        st[k] = wrap(arr)
+
+    def _make_plan(self, group: dict, params: list, flags: tuple) -> _Plan:
+        """Initializes missing state and fixes the flat layout of one group's compiled step."""
         for p in params:
             if p.grad.is_sparse:
                 raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
@@ -331,45 +365,96 @@ class Optimizer:
                 if st:
                     self.state[p] = st
             states.append(st)
-        flags = self._flags(group)
         keys = tuple(tuple(k for k, v in st.items() if isinstance(v, Tensor)) for st in states)
-        fn = _compiled_update(type(self), flags, keys)
-        hp = {k: group[k] for k in self._hyper}
-        new_params, new_states = fn(hp, [p._array for p in params],
-                                    [p.grad._array for p in params],
-                                    [{k: st[k]._array for k in ks} for st, ks in zip(states, keys)])
-        with grad_mode.no_grad():
-            for p, arr in zip(params, new_params):
-                p._write(arr)
-            for p, st, new in zip(params, states, new_states):
-                if new and not st:
-                    st = self.state[p]
-                for k, arr in new.items():
-                    old = st.get(k)
-                    if isinstance(old, Tensor):
-                        old._write(arr)
-                    else:
-                        st[k] = wrap(arr)
+        fn, out_keys = _compiled_update(type(self), flags, keys)
+        return _Plan(group, params, flags, [self.state.get(p) for p in params], keys, fn,
+                     out_keys)
+
+
+class _Plan:
+    """One group's step layout, reused while its params, state entries and flags are the same.
+
+    Re-deriving it costs a pass over the state dicts; checking it costs identity
+    comparisons only, which keeps the per-parameter Python work of a step small.
+    """
+
+    __slots__ = ("group", "params", "flags", "states", "sizes", "keys", "tensors", "fn",
+                 "out_keys")
+
+    def __init__(self, group, params, flags, states, keys, fn, out_keys):
+        self.group, self.params, self.flags, self.states = group, params, flags, states
+        self.sizes = [len(st) if st is not None else -1 for st in states]
+        self.keys, self.fn, self.out_keys = keys, fn, out_keys
+        self.tensors = [st[k] for st, ks in zip(states, keys) for k in ks]
+
+    def valid(self, group, params, flags, state) -> bool:
+        if self.group is not group or self.flags != flags or len(params) != len(self.params):
+            return False
+        if not all(map(operator.is_, params, self.params)):
+            return False
+        for p, st, size in zip(params, self.states, self.sizes):
+            now = state.get(p)
+            if now is not st or (len(now) if now is not None else -1) != size:
+                return False
+        it = iter(self.tensors)
+        return all(st[k] is next(it) for st, ks in zip(self.states, self.keys) for k in ks)
 
 
 _COMPILED: dict = {}
 
 
 def _compiled_update(cls, flags, keys):
-    key = (cls, flags, keys)
-    fn = _COMPILED.get(key)
-    if fn is None:
-        update = cls._update
+    """The jitted multi-tensor step of `cls` over flat arrays: params, grads, then state.
 
-        def run(hp, params, grads, states):
-            out_p, out_s = [], []
-            for p, g, st in zip(params, grads, states):
-                new_p, new_st = update(p, g, st, hp, flags)
+    Returns `(fn, out_keys)`; `out_keys[0]` (set when `fn` is first traced) gives
+    the state keys of the result, per parameter, in the order of `fn`'s outputs.
+    """
+    key = (cls, flags, keys)
+    entry = _COMPILED.get(key)
+    if entry is None:
+        update = cls._update
+        as_real = cls._complex_as_real
+        n = len(keys)
+        out_keys = [keys]
+
+        def run(hp, *flat):
+            params, grads, rest = flat[:n], flat[n:2 * n], iter(flat[2 * n:])
+            out_p, out_s, new_keys = [], [], []
+            for p, g, ks in zip(params, grads, keys):
+                st = {k: next(rest) for k in ks}
+                if as_real and jnp.iscomplexobj(p):
+                    new_p, new_st = update(_as_real(p), _as_real(g),
+                                           {k: _as_real(v) for k, v in st.items()}, hp, flags)
+                    new_p = _as_complex(new_p)
+                    new_st = {k: _as_complex(v) if k in st and jnp.iscomplexobj(st[k]) else v
+                              for k, v in new_st.items()}
+                else:
+                    new_p, new_st = update(p, g, st, hp, flags)
                 out_p.append(new_p.astype(p.dtype))
-                out_s.append(new_st)
-            return out_p, out_s
-        fn = _COMPILED[key] = jax.jit(run)
-    return fn
+                new_keys.append(tuple(new_st))
+                out_s.extend(new_st[k] for k in new_st)
+            out_keys[0] = tuple(new_keys)
+            return (*out_p, *out_s)
+        entry = _COMPILED[key] = (jax.jit(run), out_keys)
+    return entry
+
+
+def _as_real(x):
+    """`torch.view_as_real` on a jax array (non-complex arrays pass through)."""
+    return jnp.stack([x.real, x.imag], -1) if jnp.iscomplexobj(x) else x
+
+
+def _as_complex(x):
+    return jax.lax.complex(x[..., 0], x[..., 1])
+
+
+def _hyper_value(v):
+    """A group option as `_update` sees it: Tensors (a Tensor `lr`) as float64 arrays."""
+    if isinstance(v, Tensor):
+        return v._array.astype(jnp.float64)
+    if isinstance(v, (tuple, list)):
+        return type(v)(_hyper_value(x) for x in v)
+    return v
 
 
 def _clone_state(v):
