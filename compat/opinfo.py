@@ -56,8 +56,8 @@ SKIP_IDS = {
                                 "conversion of inputs cannot reproduce another tensor's storage",
 }
 
-RANDOM = re.compile(r"(rand|bernoulli|normal|multinomial|uniform|exponential|geometric|cauchy|"
-                    r"dropout|rrelu|fractional_max_pool|^empty|new_empty|empty_like|"
+RANDOM = re.compile(r"(rand|bernoulli|normal(?!ize)|multinomial|uniform|exponential|geometric|"
+                    r"cauchy|dropout|rrelu|fractional_max_pool|^empty|new_empty|empty_like|"
                     r"empty_strided|empty_permuted)")
 
 TOLERANCES = {  # (rtol, atol) per torch dtype name
@@ -100,7 +100,9 @@ def _rebound(fn):
     g["torch"] = jtorch
     if "F" in g:
         g["F"] = jtorch.nn.functional
-    return types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, fn.__closure__)
+    new = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, fn.__closure__)
+    new.__kwdefaults__ = fn.__kwdefaults__
+    return new
 
 
 def resolve(op):

@@ -62,11 +62,22 @@ _max_samples = int(os.environ.get("JTORCH_GRADS_MAX_SAMPLES", 0)) or (
 # relative to the terms summed, not to the (possibly cancelled) entry itself.
 GRAD_RTOL, GRAD_ATOL = 1e-4, 1e-5
 
+# Ops whose PyTorch gradient is not the reference to match, with the reason.
+GRAD_SKIPS = {
+    "as_strided_scatter": "PyTorch's own backward is wrong here (an expected failure of its "
+                          "TestBwdGradients.test_fn_grad): it passes the gradient to the input "
+                          "elements that src overwrites",
+}
+
 RESULTS: dict = {}  # op id -> status record, read by the summary hook in conftest
 
 
 class Mismatch(Exception):
     pass
+
+
+class ValueMismatch(Mismatch):
+    """Same dtype and shape, different values: worth a float64 second opinion."""
 
 
 # ---------------------------------------------------------------------------
@@ -192,8 +203,10 @@ def compare_grad(expected, actual, path) -> None:
         return
     if expected is None or actual is None:
         other = actual if expected is None else expected
-        arr = np.asarray(other._array) if isinstance(other, jtorch.Tensor) else \
-            other.detach().numpy()
+        if isinstance(other, jtorch.Tensor):
+            arr = np.asarray(other._array)
+        else:
+            arr = np.zeros(1) if other._is_zerotensor() else other.detach().numpy()
         if np.all(arr == 0):
             return
         side = "torch" if expected is None else "jtorch"
@@ -207,6 +220,8 @@ def compare_grad(expected, actual, path) -> None:
         raise Mismatch(f"{path}: dtype {actual.dtype} != torch {expected.dtype}")
     if expected.numel() == 0:
         return
+    if expected._is_zerotensor():       # e.g. sgn's gradient on real input
+        expected = torch.zeros(expected.shape, dtype=expected.dtype)
     e = expected.detach().resolve_conj().resolve_neg().numpy()
     a = np.asarray(actual._array)
     finite = np.isfinite(e)
@@ -218,7 +233,7 @@ def compare_grad(expected, actual, path) -> None:
         nan_note = ""
         if np.isnan(a).any() != np.isnan(e).any():
             nan_note = " (nan in " + ("jtorch" if np.isnan(a).any() else "torch") + ")"
-        raise Mismatch(f"{path}: values differ (max abs diff {diff:.3g}, scale {scale:.3g})"
+        raise ValueMismatch(f"{path}: values differ (max abs diff {diff:.3g}, scale {scale:.3g})"
                        f"{nan_note}")
 
 
@@ -231,10 +246,46 @@ def _rebound_or(fn, default):
     return r if r is not None else default
 
 
+def _torch_output_mask(op, s):
+    """The mask PyTorch's masked gradcheck wrappers apply to the output, or None."""
+    name = getattr(op.gradcheck_wrapper, "__name__", "")
+    if name == "gradcheck_wrapper_masked_operation" and s.kwargs.get("mask") is not None:
+        return torch.masked._output_mask(op.op, s.input, *s.args, **s.kwargs)
+    if name == "gradcheck_wrapper_masked_pointwise_operation":
+        input_mask, other_mask = s.kwargs.get("input_mask"), s.kwargs.get("other_mask")
+        if input_mask is not None and other_mask is not None:
+            kwargs = dict(mask=torch.logical_and(input_mask, other_mask), **s.kwargs)
+            return torch.masked._input_mask(s.input, *s.args, **kwargs)
+    return None
+
+
+def _jtorch_wrapper(op, s):
+    """The OpInfo's gradcheck wrapper for the jtorch call.
+
+    PyTorch's masked wrappers zero the outputs their mask leaves undefined, with masks
+    computed by private `torch.masked` helpers; jtorch gets the mask PyTorch computes
+    (it depends only on the sample's masks and shapes) and applies it the same way.
+    """
+    name = getattr(op.gradcheck_wrapper, "__name__", "")
+    if name.startswith("gradcheck_wrapper_masked"):
+        mask = _torch_output_mask(op, s)
+
+        def masked(fn, *args, **kwargs):
+            out = fn(*args, **kwargs)
+            if mask is None:
+                return out
+            return jtorch.where(opinfo.to_jtorch(mask), out, out.new_zeros([]))
+
+        return masked
+    return _rebound_or(op.gradcheck_wrapper, op.gradcheck_wrapper)
+
+
 def _skip_reason(op):
     oid = opinfo.op_id(op)
     if op.name in opinfo.SKIPS or oid in opinfo.SKIP_IDS:
         return opinfo.SKIPS.get(op.name) or opinfo.SKIP_IDS[oid]
+    if oid in GRAD_SKIPS:
+        return GRAD_SKIPS[oid]
     if not op.supports_autograd:
         return "not differentiable in PyTorch (supports_autograd=False)"
     if opinfo.RANDOM.search(op.name):
@@ -262,14 +313,15 @@ def run_grads(op, max_samples=None) -> dict:
     if max_samples is not None:
         indexed = sorted(indexed, key=lambda p: (_sample_size(p[1]), p[0]))[:max_samples]
         indexed.sort()
-    wrapper = op.gradcheck_wrapper
-    j_wrapper = _rebound_or(wrapper, wrapper)
     n_total = n_ok = 0
     first_failure = name_mismatch = None
     for i, s in indexed:
-        outcome = _run_sample(op, fn, wrapper, j_wrapper, s, seed=i)
+        outcome = _run_sample(op, fn, s, seed=i)
         if outcome is None:
             continue
+        if outcome[0] is not None and _NO_ATTR.search(outcome[0]):
+            # the OpInfo's wrapper calls a function jtorch lacks
+            return {"name": op.name, "status": "missing", "reason": outcome[0]}
         n_total += 1
         err, names = outcome
         if err is None:
@@ -280,7 +332,7 @@ def run_grads(op, max_samples=None) -> dict:
             name_mismatch = f"torch {names[0]}, jtorch {names[1]}"
     if n_total == 0:
         return {"name": op.name, "status": "skip",
-                "reason": "PyTorch produced no differentiable sample"}
+                "reason": "PyTorch produced no differentiable, deterministic sample"}
     rec = {"name": op.name, "status": "pass" if n_ok == n_total else "fail",
            "samples": n_total, "samples_ok": n_ok}
     if first_failure:
@@ -290,16 +342,77 @@ def run_grads(op, max_samples=None) -> dict:
     return rec
 
 
-def _run_sample(op, fn, wrapper, j_wrapper, s, seed):
+_NO_ATTR = re.compile(r"^forward: AttributeError: module 'jtorch[.\w]*' has no attribute")
+
+
+def _as_close(actual, expected32, expected64) -> bool:
+    """jtorch's gradient is within tolerance of float64's, or no further than PyTorch's."""
+    e64 = expected64.detach().numpy()
+    a = np.asarray(actual._array).astype(np.float64)
+    with np.errstate(all="ignore"):
+        err_torch = np.nanmax(np.abs(expected32.detach().numpy().astype(np.float64) - e64))
+        finite = np.isfinite(e64)
+        scale = float(np.max(np.abs(e64[finite]))) if finite.any() else 1.0
+        if np.allclose(a, e64, rtol=GRAD_RTOL, atol=GRAD_ATOL * max(1.0, scale),
+                       equal_nan=True):
+            return True
+        if not np.array_equal(np.isnan(a), np.isnan(e64)):
+            return False
+        return bool(np.nanmax(np.abs(a - e64)) <= err_torch)
+
+
+def _float64_grads(op, s, ws):
+    """PyTorch's gradients of the same sample and weights computed in float64, or None."""
+    leaves = _grad_leaves([s.input, list(s.args), s.kwargs], [])
+    twins = {}
+
+    def up(v):
+        if isinstance(v, torch.Tensor):
+            if v.dtype != torch.float32:
+                return v
+            for i, leaf in enumerate(leaves):
+                if v is leaf:
+                    if i not in twins:
+                        twins[i] = v.detach().double().requires_grad_(True)
+                    return twins[i]
+            return v.detach().double()
+        if isinstance(v, (list, tuple)):
+            return type(v)(up(x) for x in v) if not hasattr(v, "_fields") else v
+        if isinstance(v, dict):
+            return {k: up(x) for k, x in v.items()}
+        return v
+
+    try:
+        args, kwargs = up((s.input,) + tuple(s.args)), up(dict(s.kwargs))
+        torch.manual_seed(0)
+        raw = op.gradcheck_wrapper(op.op, *args, **kwargs)
+        flat = _flatten(s.output_process_fn_grad(raw), [])
+        loss = _loss(torch, flat, ws)
+        return torch.autograd.grad(loss, [twins[i] for i in range(len(leaves))],
+                                   allow_unused=True)
+    except Exception:  # noqa: BLE001 — no float64 opinion to be had
+        return None
+
+
+def _random_sample(op, s) -> bool:
+    """Attention with dropout is random, whatever the op's name."""
+    if s.kwargs.get("dropout_p", 0) > 0:
+        return True
+    if op.name == "nn.functional.multi_head_attention_forward":   # dropout_p is args[9]
+        return bool(s.kwargs.get("training", True)) and len(s.args) > 9 and s.args[9] > 0
+    return False
+
+
+def _run_sample(op, fn, s, seed):
     """(error or None, (torch name, jtorch name) or None); None when PyTorch rejects it."""
     leaves = _grad_leaves([s.input, list(s.args), s.kwargs], [])
-    if not leaves:
+    if not leaves or _random_sample(op, s):
         return None
     process = s.output_process_fn_grad
     j_process = _rebound_or(process, process)
     try:
         torch.manual_seed(0)
-        raw = wrapper(op, s.input, *s.args, **s.kwargs)
+        raw = op.gradcheck_wrapper(op.op, s.input, *s.args, **s.kwargs)
         flat = _flatten(process(raw), [])
         positions = _diff_positions(flat)
         if not positions:
@@ -318,7 +431,7 @@ def _run_sample(op, fn, wrapper, j_wrapper, s, seed):
         if len(inputs) != len(leaves):
             raise Mismatch("a grad input did not reach the call")
         try:
-            j_raw = j_wrapper(fn, *args, **kwargs)
+            j_raw = _jtorch_wrapper(op, s)(fn, *args, **kwargs)
         except Exception as e:  # noqa: BLE001
             raise Mismatch(f"forward: {type(e).__name__}: {str(e)[:200]}") from None
         j_flat_raw = _flatten(j_raw, [])
@@ -337,7 +450,15 @@ def _run_sample(op, fn, wrapper, j_wrapper, s, seed):
             raise Mismatch("no output requires grad")
         actual = jtorch.autograd.grad(loss, inputs, allow_unused=True)
         for k, (e, a) in enumerate(zip(expected, actual)):
-            compare_grad(e, a, f"grad[{k}]")
+            try:
+                compare_grad(e, a, f"grad[{k}]")
+            except ValueMismatch:
+                # Some samples cost float32 digits whatever the library (logcumsumexp at
+                # 1e4, ill-conditioned solves): PyTorch's float64 gradient arbitrates, and
+                # jtorch passes when it is as close to it as PyTorch's float32 one is.
+                e64 = _float64_grads(op, s, ws)
+                if e64 is None or e64[k] is None or not _as_close(a, e, e64[k]):
+                    raise
     except Exception as e:  # noqa: BLE001 — any jtorch error is a failed sample
         msg = str(e) if isinstance(e, Mismatch) else f"{type(e).__name__}: {e}"
         return msg[:300], names

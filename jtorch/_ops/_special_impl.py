@@ -5,6 +5,7 @@ compute in float64 whatever the input dtype, and cast back: their power series
 cancel badly in float32.
 """
 
+import functools
 import math
 
 import jax
@@ -27,10 +28,19 @@ def _f64(fn):
 # Gamma family and zeta
 
 
+@jax.custom_jvp
 def digamma(x):
     # PyTorch: digamma(+-0) is -+inf (jax gives nan).
     inf = jnp.asarray(jnp.inf, x.dtype)
     return jnp.where(x == 0, jnp.where(jnp.signbit(x), inf, -inf), jss.digamma(x))
+
+
+@digamma.defjvp
+def _digamma_jvp(primals, tangents):
+    # PyTorch's derivative is its own trigamma (with the reflection for x < 1/2); jax's
+    # polygamma(1, x) has no reflection and is wrong for negative x.
+    (x,), (t,) = primals, tangents
+    return digamma(x), _trigamma(x) * t
 
 
 def zeta(s, q):
@@ -67,6 +77,7 @@ def _trigamma(x):
     return jnp.where(small, refl - base, base)
 
 
+@functools.partial(jax.custom_jvp, nondiff_argnums=(0,))
 def polygamma(n, x):
     if n == 0:
         return digamma(x)
@@ -74,6 +85,26 @@ def polygamma(n, x):
         return _trigamma(x)
     sign = -1.0 if n % 2 == 0 else 1.0
     return (sign * math.factorial(n)) * zeta(jnp.asarray(n + 1, x.dtype), x)
+
+
+@polygamma.defjvp
+def _polygamma_jvp(n, primals, tangents):
+    # d/dx polygamma(n, x) = polygamma(n + 1, x), PyTorch's formula; differentiating the zeta
+    # series instead would go through a loop jax cannot reverse.
+    (x,), (t,) = primals, tangents
+    return polygamma(n, x), polygamma(n + 1, x) * t
+
+
+@jax.custom_jvp
+def i0(x):
+    return jss.i0(x)
+
+
+@i0.defjvp
+def _i0_jvp(primals, tangents):
+    # i0' = i1 (PyTorch's formula); jax's rule is off at x = 0, where it gives 1.
+    (x,), (t,) = primals, tangents
+    return jss.i0(x), jss.i1(x) * t
 
 
 def mvlgamma(x, p):

@@ -297,13 +297,19 @@ def _slogdet(a):
 @linalg(name="linalg.det")
 def linalg_det(A: T):
     _square_float(A, "linalg.det")
-    return jnp.linalg.det(A)
+    return _det(A)
 
 
 @legacy()
 def det(input: T):
     _square_float(input, "linalg.det")
-    return jnp.linalg.det(input)
+    return _det(input)
+
+
+def _det(A):
+    if A.shape[-1] == 0:    # jax's det rule cannot differentiate an empty matrix
+        return jnp.ones(A.shape[:-2], A.dtype)
+    return jnp.linalg.det(A)
 
 
 @linalg(name="linalg.slogdet", returns=("sign", "logabsdet"))
@@ -471,7 +477,23 @@ def geqrf(input: T):
 
 
 def _householder(A, tau):
-    return jax.lax.linalg.householder_product(A, tau)
+    return _reflect(A, tau, jnp.eye(A.shape[-2], A.shape[-1], dtype=A.dtype))
+
+
+def _reflect(A, tau, X):
+    """(H_1 H_2 ... H_k) X for the reflectors H_i = I - tau_i v_i v_i^H stored in `A`.
+
+    Written out in jnp (k rank-one updates) rather than LAPACK's orgqr/ormqr, which jax
+    cannot differentiate; the derivative is then PyTorch's formula's by construction.
+    """
+    m = A.shape[-2]
+    X = jnp.broadcast_to(X, A.shape[:-2] + X.shape[-2:])
+    for i in reversed(range(tau.shape[-1])):
+        head = jnp.zeros(A.shape[:-2] + (i,), A.dtype)
+        one = jnp.ones(A.shape[:-2] + (1,), A.dtype)
+        v = jnp.concatenate([head, one, A[..., i + 1:m, i]], axis=-1)
+        X = X - tau[..., i, None, None] * v[..., :, None] * (jnp.conj(v)[..., None, :] @ X)
+    return X
 
 
 @linalg(name="linalg.householder_product", aliases=("orgqr",), method="orgqr")
@@ -497,7 +519,11 @@ def householder_product(A: T, tau: T):
 @legacy()
 def ormqr(input: T, input2: T, input3: T, left=True, transpose=False):
     _check_float(input, "ormqr")
-    return jax.lax.linalg.ormqr(input, input2, input3, left=left, transpose=transpose)
+    m = input.shape[-2]
+    q = _reflect(input, input2, jnp.eye(m, dtype=input.dtype))
+    if transpose:
+        q = jnp.conj(jnp.swapaxes(q, -1, -2))
+    return q @ input3 if left else input3 @ q
 
 
 def _check_uplo(UPLO):
@@ -535,7 +561,11 @@ def _complex_of(a):
 @linalg(name="linalg.eig", returns=("eigenvalues", "eigenvectors"))
 def eig(A: T):
     _square_float(A, "linalg.eig")
-    w, v = jnp.linalg.eig(A)
+    if A.shape[-1] == 0:
+        c = _complex_of(A)
+        return jnp.zeros(A.shape[:-1], c), jnp.zeros(A.shape, c)
+    # Eigenvector derivatives assume distinct eigenvalues, as PyTorch's backward does.
+    w, v = jax.lax.linalg.eig(A, compute_left_eigenvectors=False, enable_eigvec_derivs=True)
     return w.astype(_complex_of(A)), v.astype(_complex_of(A))
 
 

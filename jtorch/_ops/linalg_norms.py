@@ -289,8 +289,10 @@ def lstsq(A: T, B: T, rcond=None, *, driver=None):
     if rcond is None or rcond < 0:
         rcond = float(jnp.finfo(A.dtype).eps) * max(m, n)
     keep = s > rcond * jnp.max(s, -1, keepdims=True, initial=0.0)
-    sinv = jnp.where(keep, 1 / jnp.where(s == 0, 1, s), 0).astype(A.dtype)
-    x = _matmul(_mH(vh), sinv[..., :, None] * _matmul(_mH(u), B2))
+    # The solution through pinv, whose derivative rule (Golub and Pereyra) is PyTorch's
+    # lstsq backward; differentiating the SVD instead amplifies float32 rounding by
+    # 1 / (s_i^2 - s_j^2) when singular values are close.
+    x = _matmul(jnp.linalg.pinv(A2, rtol=rcond), B2)
     batch = A2.shape[:-2]
     if driver != "gelsy" and m > n:
         # Residuals exist for full-rank tall problems (assumed here: they are not data-checked).

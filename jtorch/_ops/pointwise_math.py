@@ -326,7 +326,19 @@ def ldexp(input: T, other: T):
 def nextafter(input: T, other: T):
     if is_int(input) or is_complex(input):
         raise not_implemented("nextafter_cpu", input)
-    return jnp.nextafter(input, other)
+    return _nextafter(input, other)
+
+
+@jax.custom_jvp
+def _nextafter(x, y):
+    return jnp.nextafter(x, y)
+
+
+@_nextafter.defjvp
+def _nextafter_jvp(primals, tangents):
+    # PyTorch's derivative: 1 for input (one ulp away), 0 for other; jax defines none.
+    out = _nextafter(*primals)
+    return out, jnp.broadcast_to(tangents[0], out.shape).astype(out.dtype)
 
 
 @pointwise(promote=NONE)

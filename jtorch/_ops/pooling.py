@@ -5,6 +5,7 @@ each window with static index arrays, so the argmax can be mapped back to the in
 flattened spatial input, as PyTorch reports it.
 """
 
+import functools
 import math
 
 import jax
@@ -95,7 +96,7 @@ def _window_pads(spatial, k, s, p, d, out):
 def _reduce(x, init, fn, nd, k, s, pads, d=None):
     lead = x.ndim - nd
     return jax.lax.reduce_window(
-        x, jnp.asarray(init, x.dtype), fn, (1,) * lead + k, (1,) * lead + s,
+        x, np.asarray(init, x.dtype), fn, (1,) * lead + k, (1,) * lead + s,
         [(0, 0)] * lead + list(pads), window_dilation=None if d is None else (1,) * lead + d)
 
 
@@ -139,13 +140,14 @@ def _max_with_indices(vals, flat, valid):
 def _max_pool(input, nd, name, kernel_size, stride, padding, dilation, ceil_mode,
               return_indices):
     k, s, p, d, out = _params(input, nd, name, kernel_size, stride, padding, dilation, ceil_mode)
-    if not return_indices:
+    # jax has no VJP for a dilated max reduce_window: dilated pools gather their windows.
+    if not return_indices and all(dd == 1 for dd in d):
         pads = _window_pads(input.shape[-nd:], k, s, p, d, out)
         return _reduce(input, _lowest(input.dtype), jax.lax.max, nd, k, s, pads, d)
     positions = [np.arange(o)[:, None] * ss - pp + np.arange(kk)[None, :] * dd
                  for o, kk, ss, pp, dd in zip(out, k, s, p, d)]
     best, index = _max_with_indices(*_gather_windows(input, positions))
-    return best, index
+    return (best, index) if return_indices else best
 
 
 def _max_pool_op(nd):
@@ -292,6 +294,9 @@ def _adaptive_setup(input, nd, output_size, name):
     sizes = output_size if isinstance(output_size, (tuple, list)) else (output_size,) * nd
     if len(sizes) != nd:
         raise RuntimeError(f"{name}: output_size must be {nd}")
+    if nd == 1 and sizes[0] is None:
+        # Only the 2d and 3d pools take None ("keep this size"), as in PyTorch.
+        raise TypeError(f"{name}(): argument 'output_size' must be tuple of ints, not tuple")
     spatial = input.shape[-nd:]
     return tuple(n if o is None else o for n, o in zip(spatial, sizes))
 
@@ -373,9 +378,26 @@ def _max_unpool(input, indices, nd, kernel_size, stride, padding, output_size):
     n_lead = math.prod(lead)
     vals = input.reshape(n_lead, -1)
     idx = indices.reshape(n_lead, -1).astype(jnp.int64)
-    rows = jnp.arange(n_lead, dtype=jnp.int64)[:, None]
-    res = jnp.zeros((n_lead, math.prod(out)), input.dtype).at[rows, idx].set(vals, mode="drop")
-    return res.reshape(lead + out)
+    return _unpool_scatter(vals, idx, math.prod(out)).reshape(lead + out)
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(2,))
+def _unpool_scatter(vals, idx, size):
+    rows = jnp.arange(vals.shape[0], dtype=jnp.int64)[:, None]
+    return jnp.zeros((vals.shape[0], size), vals.dtype).at[rows, idx].set(vals, mode="drop")
+
+
+def _unpool_fwd(vals, idx, size):
+    return _unpool_scatter(vals, idx, size), idx
+
+
+def _unpool_bwd(size, idx, g):
+    # PyTorch's backward gathers the output gradient at every index, so inputs sent to the
+    # same place all receive its gradient (jax's scatter would give it to the last one only).
+    return jnp.take_along_axis(g, idx, axis=1, mode="fill", fill_value=0), None
+
+
+_unpool_scatter.defvjp(_unpool_fwd, _unpool_bwd)
 
 
 def _unpool_op(nd):

@@ -84,6 +84,43 @@ def _taps(mode, in_size, out_size, align_corners, scale, dt):
     return [(index, (dt(1) - lam).astype(dt)), (nxt, lam)]
 
 
+def _aa_filter(x, cubic):
+    """PyTorch's antialias filters: the triangle, or Keys' cubic with a = -0.5 (PIL's)."""
+    x = np.abs(x)
+    if not cubic:
+        return np.where(x < 1, 1 - x, 0).astype(x.dtype)
+    a = -0.5
+    near = ((a + 2) * x - (a + 3)) * x * x + 1
+    far = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return np.where(x < 1, near, np.where(x < 2, far, 0)).astype(x.dtype)
+
+
+def _aa_taps(mode, in_size, out_size, align_corners, scale, dt):
+    """Antialiased taps (PyTorch's CPU kernel, after PIL): when downsampling, the filter's
+    support widens by the scale; the weights are normalised to sum to one.
+
+    The float/double mix follows the C++ expressions (double literals promote).
+    """
+    s = _scale(in_size, out_size, align_corners, scale, dt)
+    half = (4 if mode == "bicubic" else 2) * 0.5
+    support = dt(half * np.float64(s)) if s >= 1 else dt(half)
+    invscale = dt(1.0 / np.float64(s)) if s >= 1 else dt(1)
+    width = int(np.ceil(support)) * 2 + 1
+    center = (np.float64(s) * (np.arange(out_size) + 0.5)).astype(dt)
+    c64, sup64 = center.astype(np.float64), np.float64(support)
+    xmin = np.maximum((c64 - sup64 + 0.5).astype(np.int64), 0)
+    xsize = np.minimum((c64 + sup64 + 0.5).astype(np.int64), in_size) - xmin
+    xsize = np.clip(xsize, 0, width)
+    pos = xmin[:, None] + np.arange(width)[None, :]
+    arg = ((pos.astype(dt) - center[:, None]).astype(np.float64) + 0.5) * np.float64(invscale)
+    w = _aa_filter(arg.astype(dt), mode == "bicubic")
+    w = np.where(np.arange(width)[None, :] < xsize[:, None], w, dt(0)).astype(dt)
+    total = w.sum(axis=1, keepdims=True, dtype=dt)
+    w = np.where(total != 0, w / np.where(total != 0, total, dt(1)), w).astype(dt)
+    index = np.minimum(pos, in_size - 1)
+    return [(index[:, k], w[:, k]) for k in range(width)]
+
+
 def _resample(x, axis, taps):
     out = None
     for index, weight in taps:
@@ -144,8 +181,9 @@ def interpolate(input: T, size=None, scale_factor=None, mode="nearest", align_co
     if recompute_scale_factor or mode == "area":
         # The kernel then derives the scale from the integer sizes.
         scales = None
-    if antialias:
-        raise NotImplementedError("jtorch: interpolate(antialias=True) is not supported")
+    if antialias and not (mode in ("bilinear", "bicubic") and input.ndim == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear and bicubic modes and "
+                         "requires a 4-D tensor as input")
     if mode == "area":
         if not 1 <= dim <= 3:
             raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported "
@@ -171,6 +209,14 @@ def interpolate(input: T, size=None, scale_factor=None, mode="nearest", align_co
                            f"({', '.join(map(str, out))})")
     dt = _opmath(input.dtype)
     x = input
+    if antialias:
+        # Separable passes, the last (contiguous) dim first; unchanged dims are skipped.
+        for i in reversed(range(dim)):
+            if out[i] != input.shape[2 + i]:
+                scale = None if scales is None else scales[i]
+                x = _resample(x, 2 + i, _aa_taps(mode, input.shape[2 + i], out[i],
+                                                 align_corners, scale, dt))
+        return x.astype(input.dtype)
     for i in range(dim):
         scale = None if scales is None else scales[i]
         x = _resample(x, 2 + i, _taps(mode, input.shape[2 + i], out[i], align_corners, scale,

@@ -141,7 +141,7 @@ def _scatter_into(input, idx, src, reduce, include_self=True):
     if reduce in ("sum", "mean"):
         out = base.at[idx].add(src)
     elif reduce == "prod":
-        out = base.at[idx].multiply(src)
+        out = _scatter_prod(base, idx, src)
     elif reduce == "amax":
         out = base.at[idx].max(src)
         if jnp.issubdtype(dt, jnp.floating):  # PyTorch propagates NaN from src
@@ -160,6 +160,35 @@ def _scatter_into(input, idx, src, reduce, include_self=True):
         mean = out // safe if jnp.issubdtype(dt, jnp.integer) else out / safe
         out = jnp.where(count > 0, mean, input)
     return out != 0 if boolean else out
+
+
+@jax.custom_vjp
+def _scatter_prod(base, idx, src):
+    return base.at[idx].multiply(src)
+
+
+def _scatter_prod_fwd(base, idx, src):
+    return _scatter_prod(base, idx, src), (base, idx, src)
+
+
+def _scatter_prod_bwd(res, g):
+    # PyTorch's scatter_reduce(prod) backward (jax has none for repeated indices): an input's
+    # gradient is the product of the others at its position, that is result / input where
+    # no factor is zero; with exactly one zero factor only that factor gets a gradient (the
+    # product of the nonzero ones); with more zeros none does.
+    base, idx, src = res
+    one = jnp.ones((), base.dtype)
+    zeros = (base == 0).astype(jnp.int32).at[idx].add((src == 0).astype(jnp.int32))
+    nonzero = jnp.where(base == 0, one, base).at[idx].multiply(jnp.where(src == 0, one, src))
+    g_base = g * jnp.where(zeros == 0, nonzero / jnp.where(base == 0, one, base),
+                           jnp.where((zeros == 1) & (base == 0), nonzero, 0))
+    zeros_at, nonzero_at, g_at = zeros[idx], nonzero[idx], g[idx]
+    g_src = g_at * jnp.where(zeros_at == 0, nonzero_at / jnp.where(src == 0, one, src),
+                             jnp.where((zeros_at == 1) & (src == 0), nonzero_at, 0))
+    return g_base, None, g_src
+
+
+_scatter_prod.defvjp(_scatter_prod_fwd, _scatter_prod_bwd)
 
 
 def _scatter_checks(name, input, dim, index, src):

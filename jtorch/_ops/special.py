@@ -107,7 +107,7 @@ def _unary(name, fn, method=False, inplace=False, aliases=()):
               aliases=aliases)
 
 
-i0 = _unary("i0", jss.i0, method=True, inplace=True, aliases=("special.i0",))
+i0 = _unary("i0", _k.i0, method=True, inplace=True, aliases=("special.i0",))
 _UNARY = [
     ("special.i0e", jss.i0e),
     ("special.i1", jss.i1),
@@ -122,7 +122,7 @@ _UNARY = [
     ("special.bessel_j1", _k.bessel_j1),
     ("special.bessel_y0", _k.bessel_y0),
     ("special.bessel_y1", _k.bessel_y1),
-    ("special.modified_bessel_i0", jss.i0),
+    ("special.modified_bessel_i0", _k.i0),
     ("special.modified_bessel_i1", jss.i1),
     ("special.modified_bessel_k0", _k.modified_bessel_k0),
     ("special.modified_bessel_k1", _k.modified_bessel_k1),

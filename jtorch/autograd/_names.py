@@ -6,13 +6,76 @@ from .._tensor import Tensor
 
 # Where PyTorch's name is not the op's name in CamelCase + "Backward0".
 _NAMES = {
-    "__getitem__": "IndexBackward0", "rsub": "RsubBackward1", "linear": "MmBackward0",
+    "__getitem__": "IndexBackward0", "linear": "MmBackward0",
     "matmul": "MmBackward0", "_copy_from": "CopyBackwards", "to": "ToCopyBackward0",
     "_to_copy": "ToCopyBackward0", "contiguous": "CloneBackward0",
     "cross_entropy": "NllLossBackward0", "dropout": "MulBackward0",
     "reshape": "ViewBackward0", "flatten": "ViewBackward0", "view_as": "ViewBackward0",
     "narrow": "SliceBackward0", "_index": "IndexBackward0", "_select": "SelectBackward0",
     "_slice": "SliceBackward0",
+    # PyTorch names the node after the ATen op that does the work.
+    "_max_all": "MaxBackward1", "_min_all": "MinBackward1", "_max_dim": "MaxBackward0",
+    "_min_dim": "MinBackward0", "true_divide": "DivBackward0", "square": "PowBackward0",
+    "deg2rad": "Deg2RadBackward0", "rad2deg": "Rad2DegBackward0", "log1p": "Log1PBackward0",
+    "logsigmoid": "LogSigmoidBackward0", "relu6": "HardtanhBackward0", "selu": "EluBackward0",
+    "softsign": "DivBackward0", "tanhshrink": "SubBackward0", "prelu": "PreluKernelBackward0",
+    "layer_norm": "NativeLayerNormBackward0", "group_norm": "NativeGroupNormBackward0",
+    "fliplr": "FlipBackward0", "flipud": "FlipBackward0", "movedim": "PermuteBackward0",
+    "msort": "SortBackward0", "tile": "RepeatBackward0", "take_along_dim": "GatherBackward0",
+    "column_stack": "CatBackward0", "dstack": "CatBackward0", "hstack": "CatBackward0",
+    "vstack": "CatBackward0", "cartesian_prod": "StackBackward0",
+    "combinations": "StackBackward0", "cumulative_trapezoid": "CumsumBackward0",
+    "diagflat": "DiagEmbedBackward0", "outer": "MulBackward0",
+    "_segment_reduce_kernel": "SegmentReduceBackward0",
+    "grid_sampler_2d": "GridSampler2DBackward0", "grid_sampler_3d": "GridSampler3DBackward0",
+    # special.*
+    "xlog1py": "SpecialXlog1PyBackward0", "entr": "SpecialEntrBackward0",
+    "erfcx": "SpecialErfcxBackward0", "i0e": "SpecialI0EBackward0", "i1": "SpecialI1Backward0",
+    "i1e": "SpecialI1EBackward0", "log_ndtr": "SpecialLogNdtrBackward0",
+    "ndtri": "SpecialNdtriBackward0",
+    # linalg: torch.det, torch.cross, torch.norm... are the linalg kernels too
+    "det": "LinalgDetBackward0", "cross": "LinalgCrossBackward0",
+    "cholesky_ex": "LinalgCholeskyExBackward0", "eig": "LinalgEigBackward0",
+    "eigvals": "LinalgEigBackward0", "eigh": "LinalgEighBackward0",
+    "eigvalsh": "LinalgEighBackward0", "inv": "LinalgInvExBackward0",
+    "inv_ex": "LinalgInvExBackward0", "householder_product": "LinalgHouseholderProductBackward0",
+    "lstsq": "LinalgLstsqBackward0", "lu_factor": "LinalgLuFactorExBackward0",
+    "lu_factor_ex": "LinalgLuFactorExBackward0", "lu_solve": "LinalgLuSolveBackward0",
+    "matrix_exp": "LinalgMatrixExpBackward0", "pinv": "LinalgPinvBackward0",
+    "pinverse": "LinalgPinvBackward0", "qr": "LinalgQrBackward0",
+    "slogdet": "LinalgSlogdetBackward0", "solve": "LinalgSolveExBackward0",
+    "solve_ex": "LinalgSolveExBackward0", "solve_triangular": "LinalgSolveTriangularBackward0",
+    "svd": "LinalgSvdBackward0", "svdvals": "LinalgSvdBackward0",
+    "vector_norm": "LinalgVectorNormBackward0", "norm": "LinalgVectorNormBackward0",
+    "matrix_norm": "LinalgVectorNormBackward0",
+    # fft: PyTorch names the transform kind (real-to-complex, complex-to-real, ...)
+    "rfft": "FftR2CBackward0", "rfft2": "FftR2CBackward0", "rfftn": "FftR2CBackward0",
+    "irfft": "FftC2RBackward0", "irfft2": "FftC2RBackward0", "irfftn": "FftC2RBackward0",
+    "hfft": "FftC2RBackward0", "hfft2": "FftC2RBackward0", "hfftn": "FftC2RBackward0",
+    "fft2": "FftC2CBackward0", "fftn": "FftC2CBackward0", "ifft2": "FftC2CBackward0",
+    "ifftn": "FftC2CBackward0", "fftshift": "RollBackward0", "ifftshift": "RollBackward0",
+    # pooling and convolution: PyTorch's 1-d pools run the 2-d kernel and squeeze
+    "adaptive_avg_pool2d": "AdaptiveAvgPool2DBackward0",
+    "adaptive_avg_pool3d": "AdaptiveAvgPool3DBackward0",
+    "adaptive_max_pool2d": "AdaptiveMaxPool2DBackward0",
+    "adaptive_max_pool3d": "AdaptiveMaxPool3DBackward0",
+    "avg_pool2d": "AvgPool2DBackward0", "avg_pool3d": "AvgPool3DBackward0",
+    "max_pool2d": "MaxPool2DWithIndicesBackward0", "max_pool3d": "MaxPool3DWithIndicesBackward0",
+    "max_unpool2d": "MaxUnpool2DBackward0", "max_unpool3d": "MaxUnpool3DBackward0",
+    "adaptive_avg_pool1d": "SqueezeBackward1", "adaptive_max_pool1d": "SqueezeBackward1",
+    "avg_pool1d": "SqueezeBackward1", "max_pool1d": "SqueezeBackward1",
+    "max_unpool1d": "SqueezeBackward1",
+    "conv1d": "ConvolutionBackward0", "conv2d": "ConvolutionBackward0",
+    "conv3d": "ConvolutionBackward0", "conv_transpose1d": "ConvolutionBackward0",
+    "conv_transpose2d": "ConvolutionBackward0", "conv_transpose3d": "ConvolutionBackward0",
+}
+
+# Ops with a Scalar and a Tensor overload in ATen, which PyTorch numbers apart: the slot
+# that decides, and the suffix when it holds a Tensor / a Python number.
+_OVERLOADS = {
+    "fmod": (1, "1", "0"), "remainder": (1, "1", "0"), "clamp_min": (1, "1", "0"),
+    "clamp_max": (1, "1", "0"), "masked_fill": (2, "1", "0"), "lerp": (2, "1", "0"),
+    "rsub": (1, "0", "1"), "copysign": (1, "0", "1"),
 }
 
 
@@ -32,7 +95,21 @@ def pow_name(slot_values) -> str:
     base, exp = slot_values[0], slot_values[1]
     if not isinstance(base, Tensor):
         return "PowBackward2"
-    return "PowBackward1" if isinstance(exp, Tensor) and exp.ndim else "PowBackward0"
+    return "PowBackward1" if isinstance(exp, Tensor) else "PowBackward0"
+
+
+def call_name(op, slot_values) -> str:
+    """The node name of one call: `node_name`, or the overload's where PyTorch has two."""
+    if op.name in ("pow", "float_power"):
+        return pow_name(slot_values)
+    over = _OVERLOADS.get(op.name)
+    if over is not None and len(slot_values) > over[0]:
+        suffix = over[1] if isinstance(slot_values[over[0]], Tensor) else over[2]
+        return _camel(op.name) + "Backward" + suffix
+    if op.name == "clamp" and len(slot_values) > 1:
+        tensors = any(isinstance(v, Tensor) for v in slot_values[1:])
+        return "ClampBackward0" if tensors else "ClampBackward1"
+    return node_name(op)
 
 
 def index_name(idx, shape) -> str:
