@@ -18,6 +18,9 @@ from .._tensor import wrap
 from .graph import AccumulateGrad, FnNode, backward_of, post_order
 
 _seen: dict = {}     # structure -> times seen
+# XLA's compile time grows with the program; past this many nodes (a long unrolled loop of
+# small ops) one compile costs more than many steps of node-by-node backward save.
+_MAX_NODES = 160
 _compiled: dict = {}  # structure -> jitted whole backward
 
 
@@ -30,6 +33,8 @@ def run(root_edges, root_grads, retain_graph: bool) -> bool:
     """Runs the backward fused if the graph qualifies; False means "use the engine"."""
     roots = [e[0] for e in root_edges]
     order = post_order(roots)
+    if len(order) > _MAX_NODES:
+        return False
     order.reverse()                      # parents before children: a topological order
     index = {n: i for i, n in enumerate(order)}
     spec, args, leaves, old_grads = [], [], [], []

@@ -110,3 +110,12 @@ class LazyLinear(LazyModuleMixin, Linear):
                 if self.bias is not None:
                     self.bias.materialize((self.out_features,))
                 self.reset_parameters()
+
+
+# PyTorch defines NonDynamicallyQuantizableLinear here; jtorch keeps it beside
+# MultiheadAttention, which imports this module.
+def __getattr__(name):
+    if name == "NonDynamicallyQuantizableLinear":
+        from .multihead import NonDynamicallyQuantizableLinear
+        return NonDynamicallyQuantizableLinear
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
