@@ -96,7 +96,45 @@ def _scripts_summary(terminalreporter):
         terminalreporter.write_line(f"compat scripts: record written to {path}")
 
 
+# Modules whose RESULTS feed the summary lines. Under pytest-xdist (`-n 2`) tests run in
+# worker processes: each worker leaves its RESULTS in a file, and the controller merges them
+# before printing.
+_RESULT_MODULES = ("compat.test_opinfo", "compat.test_grads", "compat.module_parity",
+                   "compat.test_optim", "compat.test_scripts")
+
+
+def _results_dir():
+    return os.environ.get("JTORCH_COMPAT_RESULTS")
+
+
+def pytest_configure(config):
+    if not hasattr(config, "workerinput") and "JTORCH_COMPAT_RESULTS" not in os.environ:
+        import tempfile
+        os.environ["JTORCH_COMPAT_RESULTS"] = tempfile.mkdtemp(prefix="jtorch-compat-")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    worker = getattr(session.config, "workerinput", None)
+    if worker is None or not _results_dir():
+        return
+    out = {name: sys.modules[name].RESULTS for name in _RESULT_MODULES
+           if name in sys.modules and getattr(sys.modules[name], "RESULTS", None)}
+    path = os.path.join(_results_dir(), f"{worker['workerid']}.json")
+    with open(path, "w") as f:
+        json.dump(out, f)
+
+
+def _merge_worker_results():
+    import glob
+    import importlib
+    for path in glob.glob(os.path.join(_results_dir() or "/nonexistent", "*.json")):
+        for name, results in json.load(open(path)).items():
+            importlib.import_module(name).RESULTS.update(results)
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if not hasattr(config, "workerinput"):
+        _merge_worker_results()
     _opinfo_summary(terminalreporter)
     _grads_summary(terminalreporter)
     _modules_summary(terminalreporter)
