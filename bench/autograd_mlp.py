@@ -107,7 +107,11 @@ def main():
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--width", type=int, default=64)
     ap.add_argument("--repeat", type=int, default=200)
+    ap.add_argument("--torch-threads", type=int, default=None,
+                    help="PyTorch intra-op threads (default: PyTorch's own choice)")
     a = ap.parse_args()
+    if torch is not None and a.torch_threads:
+        torch.set_num_threads(a.torch_threads)
     params, x, y = _init(a.batch, a.width)
     t_jt = _best(jtorch_step(params, x, y), a.repeat)
     t_pt = _best(torch_step(params, x, y), a.repeat) if torch else None
