@@ -23,9 +23,34 @@ def is_tensor(x) -> bool:
     return isinstance(x, Tensor)
 
 
+class _Dict(dict):
+    """A plain dict as a pytree node in insertion order.
+
+    jax flattens a dict in sorted-key order and unflattens it that way; PyTorch's pytrees
+    keep insertion order, so `grad(f)(params)` returns its dict in `params`' order.
+    """
+
+
+jax.tree_util.register_pytree_node(
+    _Dict, lambda d: (list(d.values()), tuple(d.keys())),
+    lambda keys, values: dict(zip(keys, values)))
+
+
+def _ordered(tree):
+    """`tree` with every plain dict (in lists, tuples, namedtuples, dicts) made a `_Dict`."""
+    if type(tree) is dict:
+        return _Dict((k, _ordered(v)) for k, v in tree.items())
+    if type(tree) is list:
+        return [_ordered(v) for v in tree]
+    if isinstance(tree, tuple):
+        values = [_ordered(v) for v in tree]
+        return type(tree)(*values) if hasattr(tree, "_fields") else type(tree)(values)
+    return tree
+
+
 def flatten(tree):
-    """Leaves (Tensors are leaves) and the tree structure, in jax's order."""
-    return jax.tree_util.tree_flatten(tree, is_leaf=is_tensor)
+    """Leaves (Tensors are leaves) and the tree structure; dicts in insertion order."""
+    return jax.tree_util.tree_flatten(_ordered(tree), is_leaf=is_tensor)
 
 
 def wrap_tree(treedef, arrays):
