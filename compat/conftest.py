@@ -143,3 +143,24 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     _modules_summary(terminalreporter)
     _optim_summary(terminalreporter)
     _scripts_summary(terminalreporter)
+
+
+# Every compiled XLA program holds memory mappings; a process that compiles thousands of them
+# (this suite) would reach the kernel's limit (vm.max_map_count, 65530) and crash. Dropping
+# jax's in-memory executables now and then keeps it far below; the persistent cache on disk
+# still answers recompiles.
+_tests_run = [0]
+
+
+def _map_count() -> int:
+    try:
+        with open("/proc/self/maps", "rb") as f:
+            return sum(1 for _ in f)
+    except OSError:
+        return 0
+
+
+def pytest_runtest_teardown(item, nextitem):
+    _tests_run[0] += 1
+    if _tests_run[0] % 20 == 0 and _map_count() > 20000:
+        jax.clear_caches()
