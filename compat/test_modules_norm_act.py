@@ -175,9 +175,11 @@ EMBEDDING = [
     Case("EmbeddingBag.include_last_offset",
          lambda nn: nn.EmbeddingBag(10, 3, include_last_offset=True),
          (_BAG, np.array([0, 2, 5, 8], dtype=np.int64))),
+    # No empty bag and no trailing ignored index: PyTorch's CPU backward with include_last_offset
+    # sometimes returns uninitialised memory (weight grads of 1e30 in one CI run).
     Case("EmbeddingBag.include_last_offset_sum",
          lambda nn: nn.EmbeddingBag(10, 3, mode="sum", include_last_offset=True),
-         (_BAG, np.array([0, 3, 3, 7], dtype=np.int64))),
+         (_BAG, np.array([0, 3, 4, 8], dtype=np.int64))),
     Case("EmbeddingBag.padding_idx", lambda nn: nn.EmbeddingBag(10, 3, padding_idx=4),
          (_BAG, _OFFS)),
     Case("EmbeddingBag.padding_idx_max",
