@@ -18,6 +18,17 @@ jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
 jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
 
 
+def _write_record(terminalreporter, results, filename, label):
+    """Merges this run's results into the committed record `compat/<filename>`."""
+    path = os.path.join(_HERE, filename)
+    old = json.load(open(path)) if os.path.exists(path) else {}
+    old.update(results)
+    with open(path, "w") as f:
+        json.dump(dict(sorted(old.items())), f, indent=1, sort_keys=True)
+        f.write("\n")
+    terminalreporter.write_line(f"compat {label}: record written to {path}")
+
+
 def _opinfo_summary(terminalreporter):
     mod = sys.modules.get("compat.test_opinfo")
     if mod is None or not mod.RESULTS:
@@ -35,13 +46,7 @@ def _opinfo_summary(terminalreporter):
             f"({', '.join(f'{k} {v}' for k, v in sorted(counts.items()))})")
     terminalreporter.write_line(line)
     if os.environ.get("JTORCH_OPINFO_UPDATE") == "1":
-        path = os.path.join(_HERE, "ops_status.json")
-        old = json.load(open(path)) if os.path.exists(path) else {}
-        old.update(results)
-        with open(path, "w") as f:
-            json.dump(dict(sorted(old.items())), f, indent=1, sort_keys=True)
-            f.write("\n")
-        terminalreporter.write_line(f"compat ops: record written to {path}")
+        _write_record(terminalreporter, results, "ops_status.json", "ops")
 
 
 def _grads_summary(terminalreporter):
@@ -55,29 +60,16 @@ def _grads_summary(terminalreporter):
     n = len(implemented)
     terminalreporter.write_line(f"compat grads: {passed}/{n} pass (names {named}/{n})")
     if os.environ.get("JTORCH_GRADS_UPDATE") == "1":
-        path = os.path.join(_HERE, "grads_status.json")
-        old = json.load(open(path)) if os.path.exists(path) else {}
-        old.update(results)
-        with open(path, "w") as f:
-            json.dump(dict(sorted(old.items())), f, indent=1, sort_keys=True)
-            f.write("\n")
-        terminalreporter.write_line(f"compat grads: record written to {path}")
+        _write_record(terminalreporter, results, "grads_status.json", "grads")
 
 
-def _modules_summary(terminalreporter):
-    mod = sys.modules.get("compat.module_parity")
+def _pass_summary(terminalreporter, module, label):
+    """`compat <label>: passed/total pass` for RESULTS mapping case -> "pass" or an error."""
+    mod = sys.modules.get(module)
     if mod is None or not mod.RESULTS:
         return
     passed = sum(1 for r in mod.RESULTS.values() if r == "pass")
-    terminalreporter.write_line(f"compat modules: {passed}/{len(mod.RESULTS)} pass")
-
-
-def _optim_summary(terminalreporter):
-    mod = sys.modules.get("compat.test_optim")
-    if mod is None or not mod.RESULTS:
-        return
-    passed = sum(1 for r in mod.RESULTS.values() if r == "pass")
-    terminalreporter.write_line(f"compat optim: {passed}/{len(mod.RESULTS)} pass")
+    terminalreporter.write_line(f"compat {label}: {passed}/{len(mod.RESULTS)} pass")
 
 
 def _scripts_summary(terminalreporter):
@@ -90,13 +82,7 @@ def _scripts_summary(terminalreporter):
     matched = sum(1 for r in results.values() if r["status"] == "match")
     terminalreporter.write_line(f"compat scripts: {ran}/{n} run, {matched}/{n} match")
     if os.environ.get("JTORCH_SCRIPTS_UPDATE") == "1":
-        path = os.path.join(_HERE, "scripts_status.json")
-        old = json.load(open(path)) if os.path.exists(path) else {}
-        old.update(results)
-        with open(path, "w") as f:
-            json.dump(dict(sorted(old.items())), f, indent=1, sort_keys=True)
-            f.write("\n")
-        terminalreporter.write_line(f"compat scripts: record written to {path}")
+        _write_record(terminalreporter, results, "scripts_status.json", "scripts")
 
 
 # Modules whose RESULTS feed the summary lines. Under pytest-xdist (`-n 2`) tests run in
@@ -140,8 +126,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         _merge_worker_results()
     _opinfo_summary(terminalreporter)
     _grads_summary(terminalreporter)
-    _modules_summary(terminalreporter)
-    _optim_summary(terminalreporter)
+    _pass_summary(terminalreporter, "compat.module_parity", "modules")
+    _pass_summary(terminalreporter, "compat.test_optim", "optim")
     _scripts_summary(terminalreporter)
 
 

@@ -16,11 +16,22 @@ __all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "Parameter
            "Container"]
 
 
-def _index(idx: int, size: int, what: str) -> int:
+def _abs_string_index(idx, size: int) -> str:
+    """A list index as the (non-negative) string key its module or parameter is stored under."""
     idx = operator.index(idx)
-    if not -size <= idx < size:
+    if not (-size <= idx < size):
         raise IndexError(f"index {idx} is out of range")
-    return idx % size if size else idx
+    return str(idx + size if idx < 0 else idx)
+
+
+def _describe(key, p, type_name) -> str:
+    """One line of ParameterList/ParameterDict's extra_repr."""
+    if not isinstance(p, Tensor):
+        return f"  ({key}): Object of type: {type(p).__name__}"
+    size_str = "x".join(str(size) for size in p.size())
+    device = "" if p.device.type == "cpu" else f" ({p.device})"
+    kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
+    return f"  ({key}): {kind} containing: [{type_name(p)} of size {size_str}{device}]"
 
 
 class Container(Module):
@@ -155,12 +166,7 @@ class ModuleList(Module):
             self += modules
 
     def _get_abs_string_index(self, idx) -> str:
-        idx = operator.index(idx)
-        if not (-len(self) <= idx < len(self)):
-            raise IndexError(f"index {idx} is out of range")
-        if idx < 0:
-            idx += len(self)
-        return str(idx)
+        return _abs_string_index(idx, len(self))
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):
@@ -313,12 +319,7 @@ class ParameterList(Module):
             self += values
 
     def _get_abs_string_index(self, idx) -> str:
-        idx = operator.index(idx)
-        if not (-len(self) <= idx < len(self)):
-            raise IndexError(f"index {idx} is out of range")
-        if idx < 0:
-            idx += len(self)
-        return str(idx)
+        return _abs_string_index(idx, len(self))
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):
@@ -361,17 +362,8 @@ class ParameterList(Module):
         return self
 
     def extra_repr(self) -> str:
-        lines = []
-        for k, p in enumerate(self):
-            if isinstance(p, Tensor):
-                size_str = "x".join(str(size) for size in p.size())
-                device = "" if p.device.type == "cpu" else f" ({p.device})"
-                kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
-                lines.append(f"  ({k}): {kind} containing: [{_legacy(p)} of size "
-                             f"{size_str}{device}]")
-            else:
-                lines.append(f"  ({k}): Object of type: {type(p).__name__}")
-        return "\n".join(lines)
+        # PyTorch names dtypes here (torch.float32), but legacy types in ParameterDict.
+        return "\n".join(_describe(k, p, _legacy) for k, p in enumerate(self))
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError("ParameterList should not be called.")
@@ -483,17 +475,8 @@ class ParameterDict(Module):
                 self[p[0]] = p[1]
 
     def extra_repr(self) -> str:
-        lines = []
-        for k, p in self.items():
-            if isinstance(p, Tensor):
-                size_str = "x".join(str(size) for size in p.size())
-                device = "" if p.device.type == "cpu" else f" ({p.device})"
-                kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
-                lines.append(f"  ({k}): {kind} containing: [{typename(p)} of size "
-                             f"{size_str}{device}]")
-            else:
-                lines.append(f"  ({k}): Object of type: {type(p).__name__}")
-        return "\n".join(lines)
+        # PyTorch names dtypes here (torch.float32), but legacy types in ParameterDict.
+        return "\n".join(_describe(k, p, typename) for k, p in self.items())
 
     def __call__(self, input):
         raise RuntimeError("ParameterDict should not be called.")
