@@ -322,16 +322,9 @@ NAME_XFAIL: dict = {
     "linear_3d": _DECOMPOSED, "l1_loss": _DECOMPOSED, "einsum": _DECOMPOSED,
     "t_": _MISSING, "unsqueeze_": _MISSING,
 }
-_EDGES = ("next_functions has an entry for every argument (Python scalars, integer and bool "
-          "tensors); PyTorch lists only its differentiable tensor inputs (_engine.record)")
 _COPY_SLICES = ("a write through a view: PyTorch's CopySlices lists the in-place op's other "
                 "inputs; jtorch lists the op's node")
 EDGES_XFAIL: dict = {
-    **{k: _EDGES for k in (
-        "rsub_scalar", "index_list", "index_mask", "index_select", "gather", "pow_scalar",
-        "pow_float", "pow_scalar_base", "clamp", "clamp_min", "where", "masked_fill", "nll_loss",
-        "embedding", "lerp", "zero_", "fill_", "clamp_", "masked_fill_", "index_put_",
-        "scatter_")},
     "conv2d": "PyTorch's ConvolutionBackward0 has an edge for the (absent) bias",
     "linear": _DECOMPOSED + " (AddmmBackward0: bias, input, weight.t())",
     **{k: _DECOMPOSED for k in ("cross_entropy", "linear_3d", "l1_loss", "einsum", "outer")},

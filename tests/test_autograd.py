@@ -119,6 +119,25 @@ def test_leaf_and_nonleaf_flags():
     assert isinstance(y.grad_fn, torch.autograd.graph.Node)
 
 
+def test_next_functions_list_tensor_inputs():
+    # PyTorch's layout: an entry per tensor input (None when it needs no grad); Python
+    # numbers have one only where the binding wraps them into a tensor (`x + 2`); Scalar
+    # arguments (exponents, clamp bounds, alpha) and index/mask tensors have none.
+    x = leaf()
+    c = torch.ones(3)
+
+    def edges(t):
+        return [None if f is None else f.name() for f, _ in t.grad_fn.next_functions]
+
+    acc = "torch::autograd::AccumulateGrad"
+    assert edges(x + 2) == edges(x * c) == edges(torch.add(x, c, alpha=3)) == [acc, None]
+    assert edges(x ** 2) == edges(1 - x) == edges(x.clamp(0, 1)) == [acc]
+    assert edges(x.index_select(0, torch.tensor([1]))) == edges(x[x > 0]) == [acc]
+    assert edges(torch.where(x > 0, x, c)) == edges(torch.where(x > 0, x, 0.0)) == [acc, None]
+    assert edges(torch.addcmul(x, c, c, value=0.5)) == [acc, None, None]
+    assert edges(x.masked_fill(x > 0, 1.0)) == [acc]
+
+
 def test_requires_grad_errors():
     with pytest.raises(RuntimeError, match="Only Tensors of floating point and complex dtype"):
         torch.tensor([1, 2], requires_grad=True)

@@ -47,6 +47,27 @@ def test_alpha_errors():
         torch.add(t(X), t(Y), alpha=1j)
 
 
+def test_alpha_and_value_are_traced_not_compiled_in():
+    # A learning-rate schedule written as `p.add_(g, alpha=-lr)` must not compile a kernel
+    # per value: `alpha`/`value` reach the kernel as traced scalars.
+    x, y = t(X), t(Y)
+    torch.add(x, y, alpha=0.5)
+    torch.addcmul(x, y, y, value=0.5)
+    kernels = len(torch.add._op.cache), len(torch.addcmul._op.cache)
+    for k in range(1, 6):
+        check(torch.add(x, y, alpha=k / 7), X + (k / 7) * Y, torch.float32)
+        check(x.clone().sub_(y, alpha=k / 3), X - (k / 3) * Y, torch.float32, rtol=1e-5)
+        check(torch.addcmul(x, y, y, value=-k / 5), X + (-k / 5) * Y * Y, torch.float32,
+              rtol=1e-5, atol=1e-5)
+        check(torch.addcdiv(x, y, y + 4, value=k), X + k * Y / (Y + 4), torch.float32,
+              rtol=1e-5, atol=1e-5)
+    assert (len(torch.add._op.cache), len(torch.addcmul._op.cache)) == kernels
+    # an int alpha keeps integer arithmetic exact; a float alpha on ints is PyTorch's error
+    check(torch.add(t(I), t(J), alpha=2 ** 40), I + 2 ** 40 * J, torch.int64)
+    with pytest.raises(RuntimeError, match="value must not be a floating point"):
+        torch.addcmul(t(I), t(J), t(J), value=0.5)
+
+
 def test_division_family():
     check(torch.div(t(I), t(J)), I / J, torch.float32)
     check(torch.div(t(I), t(J), rounding_mode="trunc"), np.trunc(I / J), torch.int64)

@@ -8,8 +8,10 @@ An op is declared once, as a jax implementation whose signature is torch's::
 
 Annotations mark the tensor slots: `T` (a tensor or Python scalar that takes
 part in type promotion), `TI` (a tensor passed through as it is: indices,
-masks, conditions), `TL` (a sequence of tensors that is promoted). Every
-other parameter is static: part of the compile key, seen by the
+masks, conditions), `TL` (a sequence of tensors that is promoted), `S` (a
+Python number the kernel sees traced, weakly typed as jax types Python
+scalars: `alpha=`, `value=`; a new value does not compile a new kernel).
+Every other parameter is static: part of the compile key, seen by the
 implementation as a plain Python value.
 
 From the declaration the registry generates, with the same signature:
@@ -47,7 +49,8 @@ class _Slot:
 T = _Slot("T")    # tensor or scalar, promoted
 TI = _Slot("TI")  # tensor passed as is (indices, masks, conditions); numbers are wrapped
 TL = _Slot("TL")  # sequence of tensors, promoted together
-_SLOTS = {"T": T, "TI": TI, "TL": TL}
+S = _Slot("S")    # Python number passed traced (weakly typed), not promoted
+_SLOTS = {"T": T, "TI": TI, "TL": TL, "S": S}
 
 # Promotion kinds, named as PyTorch's ELEMENTWISE_TYPE_PROMOTION_KIND.
 DEFAULT = "DEFAULT"
@@ -111,6 +114,7 @@ class OpDef:
             if isinstance(ann, _Slot):
                 self.slots.append((i, ann))
         self.slot_pos = tuple(i for i, _ in self.slots)
+        self.slot_kinds = tuple(k for _, k in self.slots)
         self.static_pos = tuple(i for i in range(len(self.params)) if i not in self.slot_pos)
         self.static_names = tuple(self.params[i].name for i in self.static_pos)
         self.n_positional = sum(1 for p in self.params if p.kind in (
@@ -158,7 +162,7 @@ def _fast_common_dtype(slots, values):
     np_dt = None
     scalar_cat = -1
     for (_, kind), v in zip(slots, values):
-        if kind is TI or v is None:
+        if kind is TI or kind is S or v is None:
             continue
         if kind is TL:
             return None
@@ -205,7 +209,7 @@ def _full_result_type(slots, values):
     """torch.result_type over the promoted slots (dimensioned > zero-dim > scalars)."""
     dims, zeros, scalars = [], [], []
     for (_, kind), v in zip(slots, values):
-        if kind is TI or v is None:
+        if kind is TI or kind is S or v is None:
             continue
         items = v if kind is TL else (v,)
         for x in items:
@@ -248,12 +252,12 @@ def _kernel(op: OpDef, statics: tuple, ct, rt):
     if fn is not None:
         return fn
     pos = op.slot_pos
-    slot_kinds = tuple(k for _, k in op.slots)
+    slot_kinds = op.slot_kinds
     ct_np = None if ct is None else ct.np
     rt_np = None if rt is None else rt.np
 
     def cast(v, kind):
-        if ct_np is None or kind is TI or v is None:
+        if ct_np is None or kind is TI or kind is S or v is None:
             return v
         if kind is TL:
             return tuple(jnp.asarray(x, ct_np) for x in v)

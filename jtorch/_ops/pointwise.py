@@ -20,7 +20,7 @@ from .. import _dtype
 from .._tensor import Tensor
 from .._dtype import c10_name
 from ._registry import (ALWAYS_BOOL, BOOL_TO_LONG, COMPLEX_TO_FLOAT, DEFAULT, INT_TO_FLOAT, METHODS,
-                        NAMESPACES, NONE, T, TI, op)
+                        NAMESPACES, NONE, S, T, TI, op)
 
 pointwise = functools.partial(op, inplace=True)
 
@@ -113,20 +113,23 @@ def reflected(rname: str, fn) -> None:
 
 
 def _check_alpha(a, alpha, what="alpha"):
-    if isinstance(alpha, complex) and not is_complex(a):
+    """PyTorch's checks of a scalar multiplier, on its (traced, weakly typed) dtype."""
+    kind = jnp.result_type(alpha)
+    if jnp.issubdtype(kind, jnp.complexfloating) and not is_complex(a):
         raise RuntimeError(f"For non-complex input tensors, argument {what} must not be a "
                            "complex number.")
-    if isinstance(alpha, float) and is_int(a):
+    if jnp.issubdtype(kind, jnp.floating) and is_int(a):
         raise RuntimeError(f"For integral input tensors, argument {what} must not be a "
                            "floating point number.")
 
 
 # add/sub keep jax's per-op rounding in half types: PyTorch rounds `other * alpha` to the
-# half type before adding, too.
+# half type before adding, too. `alpha` is traced: `other * 1` is exact, and a new value
+# reuses the kernel.
 @pointwise(dunder="add")
-def add(input: T, other: T, *, alpha=1):
+def add(input: T, other: T, *, alpha: S = 1):
     _check_alpha(input, alpha)
-    return input + other if alpha == 1 else input + other * alpha
+    return input + other * alpha
 
 
 def _check_sub(a, b):
@@ -136,18 +139,18 @@ def _check_sub(a, b):
 
 
 @pointwise(dunder="sub", aliases=("subtract",))
-def sub(input: T, other: T, *, alpha=1):
+def sub(input: T, other: T, *, alpha: S = 1):
     _check_sub(input, other)
     _check_alpha(input, alpha)
-    return input - other if alpha == 1 else input - other * alpha
+    return input - other * alpha
 
 
 @op(method=False)
-def rsub(input: T, other: T, *, alpha=1):
+def rsub(input: T, other: T, *, alpha: S = 1):
     """Matches `torch.rsub`: `other - alpha * input`."""
     _check_sub(input, other)
     _check_alpha(input, alpha)
-    return other - input if alpha == 1 else other - input * alpha
+    return other - input * alpha
 
 
 @pointwise(dunder="mul", aliases=("multiply",))
@@ -299,15 +302,13 @@ def square(input: T):
 
 @pointwise()
 @opmath
-def addcmul(input: T, tensor1: T, tensor2: T, *, value=1):
+def addcmul(input: T, tensor1: T, tensor2: T, *, value: S = 1):
     _check_alpha(input, value, "value")
-    if value == 1:
-        return input + tensor1 * tensor2
     return input + jnp.asarray(value, input.dtype) * tensor1 * tensor2
 
 
 @pointwise(promote=NONE)
-def addcdiv(input: T, tensor1: T, tensor2: T, *, value=1):
+def addcdiv(input: T, tensor1: T, tensor2: T, *, value: S = 1):
     if is_int(tensor1) and is_int(tensor2):
         raise RuntimeError(
             "Integer division with addcdiv is no longer supported, and in a future  release "

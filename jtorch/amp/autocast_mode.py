@@ -186,6 +186,8 @@ def _hook(op, args: tuple) -> tuple:
     new = list(args)
     for p, slot in op.slots:
         v = args[p]
+        if slot is _registry.S:
+            continue
         if isinstance(v, Tensor):
             new[p] = _cast(v, dt, lower, st)
         elif slot is _registry.TL and v:

@@ -30,6 +30,10 @@ from .graph import (
 )
 
 _state = grad_mode._state
+_S, _TI = _registry.S, _registry.TI
+# Ops whose Python bindings turn a Python number into a (wrapped) tensor input, which then
+# has its own `next_functions` entry; other ops take numbers as Scalar arguments.
+_WRAPS_NUMBERS = frozenset({"add", "sub", "mul", "div", "true_divide", "where"})
 
 
 def _grad_enabled() -> bool:
@@ -49,21 +53,34 @@ _SAVES_RESULT = frozenset({
 
 
 def record(op, fn, slot_values, arrays, result):
-    """Adds a node for a differentiable call when an input requires grad."""
+    """Adds a node for a differentiable call when an input requires grad.
+
+    The node's edges follow PyTorch's `next_functions`: one per tensor input (None where it
+    does not require grad), none for scalar multipliers (`S` slots) or integer/bool index and
+    mask tensors (`TI` slots), and none for Python numbers except where PyTorch wraps them
+    into tensors (`x + 2`).
+    """
     if not getattr(_state, "enabled", True):
         return
+    kinds = getattr(op, "slot_kinds", None)
+    wraps = op.name in _WRAPS_NUMBERS
     mask = None
     edges = []
+    epos = []
     saved = []
     for i, v in enumerate(slot_values):
+        epos.append(len(edges))
+        kind = kinds[i] if kinds is not None else None
         if isinstance(v, Tensor):
             saved.append((i, v._vc, v._vc[0], v.grad_fn))
+            if kind is _S:
+                continue
             if v._rg:
                 if mask is None:
                     mask = [False] * len(slot_values)
                 mask[i] = True
                 edges.append(edge_of(v))
-            else:
+            elif kind is not _TI or v._array.dtype in DIFF_DTYPES:
                 edges.append(None)
         elif type(v) is tuple or type(v) is list:
             m = []
@@ -74,13 +91,15 @@ def record(op, fn, slot_values, arrays, result):
                         edges.append(edge_of(x))
                         m.append(True)
                         continue
-                edges.append(None)
+                if kind is not _TI or (isinstance(x, Tensor) and
+                                       x._array.dtype in DIFF_DTYPES):
+                    edges.append(None)
                 m.append(False)
             if any(m):
                 if mask is None:
                     mask = [False] * len(slot_values)
                 mask[i] = tuple(m)
-        elif v is not None:
+        elif wraps and v is not None and kind is not _S:
             edges.append(None)
     if mask is None:
         return
@@ -95,7 +114,7 @@ def record(op, fn, slot_values, arrays, result):
         outs_saved = [(outs[k]._vc, outs[k]._vc[0], outs[k]._array) for k in diff]
         saved = ()
     node = FnNode(name, fn, arrays, tuple(mask), tuple(edges), tuple(saved), len(outs),
-                  outs_saved)
+                  outs_saved, tuple(epos))
     if anomaly_mode._enabled:
         node._trace = traceback.format_stack()[:-3]
     for k in diff:

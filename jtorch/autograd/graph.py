@@ -278,17 +278,20 @@ class FnNode(Node):
     """A node whose forward was `fn(*args)` on jax values; its backward is `fn`'s VJP.
 
     `args` are the slot values as the kernel saw them (arrays, Python scalars, None,
-    tuples of arrays); `mask` marks the differentiated ones. `_edges` has one entry per
-    argument (per element of a tuple argument; None arguments have none), None where the
-    argument is not differentiated, as PyTorch's `next_functions` lists every input.
+    tuples of arrays); `mask` marks the differentiated ones. `_edges` lists PyTorch's
+    `next_functions`: an entry per tensor input (per element of a tuple argument), None where
+    the input is not differentiated; `epos[i]` is where argument i's first edge sits (by
+    default every argument but None has one).
     `saved` lists `(arg position, version list, version, grad_fn)` of every tensor argument;
     `outs` the same for outputs when PyTorch's formula saves the result instead.
     """
 
-    __slots__ = ("_fn", "_args", "_mask", "_saved", "_outs", "n_outputs", "_tensor_infos")
+    __slots__ = ("_fn", "_args", "_mask", "_saved", "_outs", "n_outputs", "_tensor_infos",
+                 "_epos")
 
-    def __init__(self, name, fn, args, mask, edges, saved, n_outputs, outs=None):
+    def __init__(self, name, fn, args, mask, edges, saved, n_outputs, outs=None, epos=None):
         Node.__init__(self, name, edges)
+        self._epos = epos
         self._fn = fn
         self._args = args
         self._mask = mask
@@ -400,6 +403,8 @@ def _saved_input(node, i, value):
 
 def _edge_index(node, i):
     """Where argument `i`'s first edge sits in `node._edges`."""
+    if node._epos is not None:
+        return node._epos[i]
     k = 0
     for a in node._args[:i]:
         if isinstance(a, tuple):
