@@ -17,6 +17,8 @@ import functools
 import os
 
 import jax
+import jax.numpy as jnp
+import numpy as np
 
 __all__ = ["device"]
 
@@ -129,6 +131,18 @@ def from_jax(jdev) -> device:
 
 
 CPU = device("cpu")
+
+
+def from_host(data, dtype=None):
+    """A jax array holding a private copy of host data (numpy arrays, nested sequences).
+
+    jax may alias an aligned numpy buffer instead of copying it (on CPU, `jnp.asarray` with a
+    dtype does), and a caller that goes on writing into its buffer (a reused numpy array, a
+    PyTorch tensor's `.numpy()`) would then change an immutable jax array under jtorch. A
+    copy made here is never seen by anyone else, so aliasing it is safe.
+    """
+    copy = np.array(data, dtype=dtype, copy=True)
+    return jnp.asarray(copy, dtype=copy.dtype)
 
 
 @functools.lru_cache(maxsize=None)

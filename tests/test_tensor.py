@@ -114,6 +114,30 @@ def test_factories():
         torch.tensor([[1, 2], [3]])
 
 
+def _aligned(n, align=64):
+    """A float32 numpy array whose buffer starts on an `align`-byte boundary (as PyTorch's
+    and many allocators' buffers do): the case where jax may alias instead of copying."""
+    raw = np.zeros(n + align, np.float32)
+    k = (-raw.ctypes.data % align) // 4
+    a = raw[k:k + n]
+    assert a.ctypes.data % align == 0
+    a[:] = np.arange(n)
+    return a
+
+
+def test_tensors_from_numpy_own_their_values():
+    # torch.tensor copies its data; jtorch's from_numpy/as_tensor copy too (jax arrays are
+    # immutable). Writing into the numpy buffer afterwards must change none of them.
+    from jtorch.utils.data import default_convert
+    a = _aligned(64)
+    made = [torch.tensor(a), torch.tensor(a, dtype=torch.float32), torch.from_numpy(a),
+            torch.as_tensor(a), torch.as_tensor(a, dtype=torch.float32), default_convert(a),
+            torch.tensor(a, dtype=torch.bfloat16)]
+    a[:] = -1.0
+    for t in made:
+        np.testing.assert_array_equal(t.float().numpy(), np.arange(64, dtype=np.float32))
+
+
 def test_out_argument():
     out = torch.empty(3)
     r = torch.add(torch.ones(3), 1, out=out)

@@ -125,7 +125,7 @@ def _from_data(data, dtype):
         arr = np.asarray(plain, dtype=np.float64 if dt is _dtype.bfloat16 else dt.np)
     except TypeError:
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'") from None
-    return jnp.asarray(arr, dtype=dt.np)
+    return _device.from_host(arr, dt.np)
 
 
 @composite(method=False)
@@ -149,7 +149,7 @@ def from_numpy(ndarray):
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     _dtype.from_np(ndarray.dtype)
-    return wrap(jnp.asarray(ndarray))
+    return wrap(_device.from_host(ndarray))
 
 
 @composite(method=False)

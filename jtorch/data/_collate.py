@@ -23,7 +23,7 @@ from collections.abc import Callable
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype
+from .. import _device, _dtype
 from .._tensor import Tensor, wrap
 
 __all__ = ["default_collate", "default_convert", "collate", "default_collate_fn_map",
@@ -40,6 +40,7 @@ default_collate_err_msg_format = (
 # -- transport -------------------------------------------------------------------------------
 
 def _tensor_from_numpy(arr: np.ndarray) -> Tensor:
+    """A batch built by collation (a fresh array nobody else holds) as a tensor."""
     return wrap(jnp.asarray(arr))
 
 
@@ -253,7 +254,7 @@ def _convert(data, leaf):
 
 
 def _convert_leaf(x, tensor):
-    return x if tensor else _tensor_from_numpy(np.asarray(x))
+    return x if tensor else wrap(_device.from_host(x))   # the sample's own buffer: copied
 
 
 def _host_convert_leaf(x, tensor):
