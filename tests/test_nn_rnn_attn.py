@@ -338,3 +338,21 @@ def test_encoder_layer_causal_equals_mask():
     x2 = x.clone()
     x2[3:] = 0
     np.testing.assert_allclose(_np(layer(x2, src_mask=mask))[:3], _np(a)[:3], atol=1e-5)
+
+
+def test_sdpa_kernel_records_the_choice_and_restores_it():
+    from jtorch.nn.attention import SDPBackend, sdpa_kernel
+    cuda = jtorch.backends.cuda
+    assert (int(SDPBackend.MATH), int(SDPBackend.FLASH_ATTENTION)) == (0, 1)
+    state = lambda: (cuda.flash_sdp_enabled(), cuda.mem_efficient_sdp_enabled(),  # noqa: E731
+                     cuda.math_sdp_enabled(), cuda.cudnn_sdp_enabled())
+    before = state()
+    with sdpa_kernel([SDPBackend.MATH, SDPBackend.EFFICIENT_ATTENTION]):
+        assert state() == (False, True, True, False)
+        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+            assert state() == (True, False, False, False)
+        assert state() == (False, True, True, False)
+    assert state() == before
+    with pytest.raises(AssertionError, match="Backend must be an instance of SDPBackend"):
+        with sdpa_kernel("math"):
+            pass

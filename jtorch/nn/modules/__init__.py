@@ -28,3 +28,8 @@ from .transformer import (  # noqa: F401
     Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
     TransformerEncoderLayer,
 )
+
+# The layer classes only: without this, `from .modules import *` in `jtorch.nn` would also
+# export the submodule names (`conv`, `loss`, ...), which `torch.nn` does not have.
+__all__ = sorted(_n for _n, _v in list(globals().items())
+                 if isinstance(_v, type) and not _n.startswith("_") and _n != "LazyModuleMixin")
