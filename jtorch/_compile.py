@@ -243,7 +243,7 @@ def _roots(fn, args, kwargs) -> list:
                 continue
             _consider(f"{prefix}.{name}", value, depth)
         g = f.__globals__
-        for name in code.co_names:
+        for name in _global_names(code):
             if name in g:
                 _consider(f"{prefix}.{name}", g[name], depth)
 
@@ -259,6 +259,15 @@ def _roots(fn, args, kwargs) -> list:
 
     from_function(fn, "fn", 0)
     return roots
+
+
+def _global_names(code) -> list:
+    """The global names a function's code reads, its nested functions' and lambdas' included."""
+    names = list(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names.extend(n for n in _global_names(c) if n not in names)
+    return names
 
 
 def _is_module_like(value) -> bool:
@@ -369,7 +378,7 @@ class CompiledFunction:
                               f"{getattr(self._fn, '__qualname__', self._fn)}: data-dependent "
                               f"Python at {where} ({type(e).__name__})", stacklevel=2)
             return self._fn(*args, **kwargs)
-        self._write_back(prog, storages, values, new_values)
+        self._write_back(prog, coll, storages, values, new_values)
         results = [wrap(o) for o in outs]
         self._record(prog, coll, storages, values, lrs, rng, results)
         it = iter(results)
@@ -465,11 +474,15 @@ class CompiledFunction:
         lrs_concrete = [g[k] for g, k in lrs_slots]
         return jax.jit(pure, donate_argnums=(0,) if donate else ())
 
-    def _write_back(self, prog, storages, old_values, new_values):
+    def _write_back(self, prog, coll, storages, old_values, new_values):
+        # `prog.post` was found while tracing, on the objects of the traced call: a path this
+        # call reaches too (its arguments, above all) is written through this call's entry.
+        current = {e.path: e for e in coll.entries}
         live = {}
         for (entry, k) in prog.post:
             if k in live:
                 continue
+            entry = current.get(entry.path, entry)
             t = entry.get()
             if t is None:
                 t = wrap(new_values[k])

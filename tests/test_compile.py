@@ -102,6 +102,40 @@ def test_compiled_forward_with_eager_backward():
         np.testing.assert_allclose(q.grad.numpy(), p.grad.numpy(), rtol=1e-5, atol=1e-6)
 
 
+def test_new_argument_tensors_leave_earlier_ones_alone():
+    # The program is reused for new argument tensors; what it writes back goes to this call's
+    # tensors, never to the tensors of the call it was traced on.
+    lin = nn.Linear(2, 1, bias=False)
+    cm = jtorch.compile(lin)
+    x = jtorch.ones(1, 2)
+    cm(x)
+    cm(-x)
+    assert x.tolist() == [[1.0, 1.0]]
+    y = cm(-x)
+    y.sum().backward()
+    assert lin.weight.grad.tolist() == [[-1.0, -1.0]]      # d(w . x)/dw = x
+
+    def step(a, b):
+        a.add_(b)
+        return a.sum()
+    cs = jtorch.compile(step)
+    first, second = jtorch.zeros(2), jtorch.zeros(2)
+    cs(first, jtorch.ones(2))
+    cs(second, jtorch.full((2,), 5.0))
+    assert first.tolist() == [1.0, 1.0] and second.tolist() == [5.0, 5.0]
+
+
+def test_tensors_reached_only_through_nested_functions_are_lifted():
+    w = jtorch.tensor([2.0, 3.0], requires_grad=True)
+
+    def f(x):
+        scale = lambda a: a * w     # noqa: E731
+        return scale(x)
+    out = jtorch.compile(f)(jtorch.ones(2))
+    out.sum().backward()
+    assert out.tolist() == [2.0, 3.0] and w.grad.tolist() == [1.0, 1.0]
+
+
 def test_graph_break_falls_back_to_eager_with_one_warning():
     x = jtorch.arange(4.0)
 
