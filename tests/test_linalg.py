@@ -25,6 +25,20 @@ def close(x, expected, tol=1e-8):
                                rtol=tol, atol=tol)
 
 
+def test_cholesky_gradient_is_the_hermitian_part():
+    # PyTorch treats the input as symmetric: the gradient is symmetric, and its inner product
+    # with a symmetric direction E is the directional derivative along E.
+    a = np.array([[2.0, 0.5], [0.5, 1.0]])
+    x = torch.tensor(a, requires_grad=True)
+    torch.linalg.cholesky(x).sum().backward()
+    g = x.grad.numpy()
+    np.testing.assert_allclose(g, g.T, rtol=1e-12)
+    e = np.array([[0.3, -0.2], [-0.2, 0.1]])
+    h = 1e-6
+    fd = (np.linalg.cholesky(a + h * e).sum() - np.linalg.cholesky(a - h * e).sum()) / (2 * h)
+    np.testing.assert_allclose((g * e).sum(), fd, rtol=1e-6)
+
+
 def test_cholesky_and_solves():
     L = torch.linalg.cholesky(t(SPD))
     close(L, np.linalg.cholesky(SPD))

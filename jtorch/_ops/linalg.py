@@ -97,12 +97,30 @@ def _broadcast_batch(a, b, name=None):
 # Cholesky
 
 
+@jax.custom_vjp
+def _hermitian_from_lower(a):
+    """The Hermitian matrix whose lower triangle is `a`'s (LAPACK reads only that triangle)."""
+    low = jnp.tril(a)
+    return low + _mH(jnp.tril(low, -1))
+
+
+def _hermitian_fwd(a):
+    return _hermitian_from_lower(a), None
+
+
+def _hermitian_bwd(_, g):
+    # PyTorch's Cholesky backward treats the input as Hermitian: its gradient is the
+    # Hermitian part of the gradient with respect to the full matrix.
+    return ((g + _mH(g)) / 2,)
+
+
+_hermitian_from_lower.defvjp(_hermitian_fwd, _hermitian_bwd)
+
+
 def _chol(a, upper):
     # LAPACK reads one triangle only: the lower, or for upper=True the upper (as conj-transposed).
     src = _mH(a) if upper else a
-    low = jnp.tril(src)
-    low = low + _mH(jnp.tril(low, -1))
-    L = jax.lax.linalg.cholesky(low, symmetrize_input=False)
+    L = jax.lax.linalg.cholesky(_hermitian_from_lower(src), symmetrize_input=False)
     return _mH(L) if upper else L
 
 
