@@ -89,7 +89,7 @@ def _scripts_summary(terminalreporter):
 # worker processes: each worker leaves its RESULTS in a file, and the controller merges them
 # before printing.
 _RESULT_MODULES = ("compat.test_opinfo", "compat.test_grads", "compat.module_parity",
-                   "compat.test_optim", "compat.test_scripts")
+                   "compat.test_optim", "compat.test_scripts", "compat.test_distributions")
 
 
 def _results_dir():
@@ -128,6 +128,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     _grads_summary(terminalreporter)
     _pass_summary(terminalreporter, "compat.module_parity", "modules")
     _pass_summary(terminalreporter, "compat.test_optim", "optim")
+    _pass_summary(terminalreporter, "compat.test_distributions", "distributions")
     _scripts_summary(terminalreporter)
 
 

@@ -41,6 +41,7 @@ from . import autograd  # noqa: E402,F401
 from . import func  # noqa: E402,F401
 from . import cuda, linalg, special, fft, random, backends, nn, masked, signal  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
+from . import distributions  # noqa: E402,F401
 from . import amp, cpu  # noqa: E402,F401
 from .amp.autocast_mode import (  # noqa: E402,F401
     autocast, autocast_decrement_nesting, autocast_increment_nesting, clear_autocast_cache,
@@ -57,6 +58,26 @@ from . import compiler, _dynamo  # noqa: E402,F401
 from .interop import from_jax  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
 from .utils.dlpack import from_dlpack  # noqa: E402,F401
+from . import jit, multiprocessing, profiler  # noqa: E402,F401
+from . import distributed  # noqa: E402,F401
+from . import accelerator, testing  # noqa: E402,F401
+from ._misc import (  # noqa: E402,F401
+    is_deterministic_algorithms_warn_only_enabled, get_deterministic_debug_mode,
+    set_deterministic_debug_mode, set_num_interop_threads, get_num_interop_threads,
+    set_flush_denormal, set_warn_always, is_warn_always_enabled, is_anomaly_enabled,
+    is_anomaly_check_nan_enabled, set_anomaly_enabled, is_same_size, is_signed, get_device,
+    is_inference, get_device_module, compiled_with_cxx11_abi, has_lapack, has_spectral, has_mkl,
+    has_openmp, sym_not, sym_float, sym_int, sym_max, sym_min, sym_ite, sym_sqrt, sym_sum,
+)
+from ._legacy_types import set_default_tensor_type  # noqa: E402,F401
+from ._legacy_types import CPU_TYPES as _CPU_TYPES  # noqa: E402
+
+globals().update(_CPU_TYPES)  # FloatTensor, DoubleTensor, ..., BoolTensor
+from ._control_flow import cond, while_loop  # noqa: E402,F401
+from .func import vmap  # noqa: E402,F401
+from math import e, inf, nan, pi  # noqa: E402,F401
+
+newaxis = None
 
 half, float, double = float16, float32, float64
 cfloat, cdouble, chalf = complex64, complex128, complex32

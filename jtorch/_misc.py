@@ -108,12 +108,14 @@ contiguous_format = memory_format("contiguous_format")
 channels_last = memory_format("channels_last")
 preserve_format = memory_format("preserve_format")
 
-_knobs = {"deterministic": False, "threads": os.cpu_count() or 1, "matmul": "highest"}
+_knobs = {"deterministic": False, "warn_only": False, "threads": os.cpu_count() or 1,
+          "interop_threads": os.cpu_count() or 1, "matmul": "highest", "warn_always": False}
 
 
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
     """Accepted: XLA's kernels are deterministic on CPU; the flag is recorded."""
     _knobs["deterministic"] = bool(mode)
+    _knobs["warn_only"] = bool(warn_only)
 
 
 def are_deterministic_algorithms_enabled() -> bool:
@@ -140,3 +142,201 @@ def set_float32_matmul_precision(precision: str) -> None:
 
 def get_float32_matmul_precision() -> str:
     return _knobs["matmul"]
+
+
+# ---------------------------------------------------------------------------
+# More knobs, predicates and build flags
+
+
+def is_deterministic_algorithms_warn_only_enabled() -> bool:
+    return _knobs["warn_only"]
+
+
+def get_deterministic_debug_mode() -> int:
+    """Matches `torch.get_deterministic_debug_mode`: 0 off, 1 warn, 2 error."""
+    if not _knobs["deterministic"]:
+        return 0
+    return 1 if _knobs["warn_only"] else 2
+
+
+def set_deterministic_debug_mode(debug_mode: int | str) -> None:
+    """Matches `torch.set_deterministic_debug_mode`."""
+    if isinstance(debug_mode, str):
+        names = {"default": 0, "warn": 1, "error": 2}
+        if debug_mode not in names:
+            raise RuntimeError(f"invalid value of debug_mode, expected one of `default`, `warn`, "
+                               f"`error`, but got {debug_mode}")
+        debug_mode = names[debug_mode]
+    elif not isinstance(debug_mode, int):
+        raise TypeError(f"debug_mode must be str or int, but got {type(debug_mode)}")
+    if debug_mode not in (0, 1, 2):
+        raise RuntimeError(f"invalid value of debug_mode, expected 0, 1, or 2, but got "
+                           f"{debug_mode}")
+    use_deterministic_algorithms(debug_mode != 0, warn_only=debug_mode == 1)
+
+
+def set_num_interop_threads(n: int) -> None:
+    """Recorded only: XLA schedules its own work."""
+    if int(n) <= 0:
+        raise RuntimeError("set_num_interop_threads expects a positive integer")
+    _knobs["interop_threads"] = int(n)
+
+
+def get_num_interop_threads() -> int:
+    return _knobs["interop_threads"]
+
+
+def set_flush_denormal(mode: bool) -> bool:
+    """Matches `torch.set_flush_denormal`'s contract: True when the mode is in effect.
+
+    XLA's CPU kernels always flush denormals to zero, so turning flushing on succeeds and
+    turning it off is not supported (False), as PyTorch reports on CPUs without the flag.
+    """
+    return bool(mode)
+
+
+def set_warn_always(b: bool, /) -> None:
+    """Matches `torch.set_warn_always` (jtorch's once-only warnings are Python's)."""
+    _knobs["warn_always"] = bool(b)
+
+
+def is_warn_always_enabled() -> bool:
+    return _knobs["warn_always"]
+
+
+def is_anomaly_enabled() -> bool:
+    from .autograd import anomaly_mode
+    return anomaly_mode.is_anomaly_enabled()
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    from .autograd import anomaly_mode
+    return anomaly_mode.is_anomaly_check_nan_enabled()
+
+
+def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    """Matches `torch.set_anomaly_enabled`: the switch behind `autograd.set_detect_anomaly`."""
+    from .autograd import anomaly_mode
+    anomaly_mode._set(enabled, check_nan)
+
+
+def _require_tensor(fn: str, arg: str, pos: int, x) -> None:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fn}(): argument '{arg}' (position {pos}) must be Tensor, not "
+                        f"{type(x).__name__}")
+
+
+def is_same_size(input: Tensor, other: Tensor) -> bool:
+    _require_tensor("is_same_size", "input", 1, input)
+    _require_tensor("is_same_size", "other", 2, other)
+    return input.shape == other.shape
+
+
+def is_signed(input: Tensor) -> bool:
+    _require_tensor("is_signed", "input", 1, input)
+    return input.dtype.is_signed
+
+
+def get_device(input: Tensor) -> int:
+    """Matches `torch.get_device`: the device index, -1 on the CPU."""
+    _require_tensor("get_device", "input", 1, input)
+    return input.get_device()
+
+
+def is_inference(input: Tensor) -> bool:
+    """Matches `torch.is_inference`. jtorch's `inference_mode` is `no_grad` and makes no
+    inference tensors, so this is False unless the Tensor says otherwise."""
+    _require_tensor("is_inference", "input", 1, input)
+    method = getattr(input, "is_inference", None)
+    return bool(method()) if callable(method) else False
+
+
+def get_device_module(device=None):
+    """Matches `torch.get_device_module`: `jtorch.cuda` for 'cuda', `jtorch.cpu` for 'cpu'."""
+    import importlib
+    from ._device import device as _device_cls
+    if device is None:
+        from . import accelerator
+        acc = accelerator.current_accelerator()
+        kind = acc.type if acc is not None else "cpu"
+    elif isinstance(device, str):
+        kind = _device_cls(device).type
+    elif isinstance(device, _device_cls):
+        kind = device.type
+    else:
+        raise RuntimeError(f"Invalid value of device '{device}', expect torch.device, str, or "
+                           "None")
+    try:
+        return importlib.import_module(f"jtorch.{kind}")
+    except ImportError:
+        raise RuntimeError(f"Device '{kind}' does not have a corresponding module registered as "
+                           f"'torch.{kind}'.") from None
+
+
+def compiled_with_cxx11_abi() -> bool:
+    """True: jtorch's native code (jaxlib) uses the C++11 ABI, as PyTorch's builds do."""
+    return True
+
+
+# What this build has, in PyTorch's words: linear algebra and FFTs come from XLA;
+# there is no MKL and no OpenMP.
+has_lapack, has_spectral, has_mkl, has_openmp = True, True, False, False
+
+
+# ---------------------------------------------------------------------------
+# Symbolic-shape helpers: jtorch's shapes are concrete, so these are PyTorch's
+# behaviour on plain Python numbers.
+
+_SYM_NUMBERS = (np.integer, np.floating, int, float)
+
+
+def sym_not(a):
+    return not a
+
+
+def sym_float(a):
+    return float(a)
+
+
+def sym_int(a):
+    return int(a)
+
+
+def _check_sym_numbers(a, b) -> bool:
+    for x in (a, b):
+        if not isinstance(x, _SYM_NUMBERS):
+            raise AssertionError(f"expected {_SYM_NUMBERS}, got {type(x)}")
+    return isinstance(a, (float, np.floating)) or isinstance(b, (float, np.floating))
+
+
+def sym_max(a, b):
+    """Matches `torch.sym_max`: a float when either argument is one."""
+    as_float = _check_sym_numbers(a, b)
+    return float(max(a, b)) if as_float else max(a, b)
+
+
+def sym_min(a, b):
+    """Matches `torch.sym_min`: a float when either argument is one."""
+    as_float = _check_sym_numbers(a, b)
+    return float(min(a, b)) if as_float else min(a, b)
+
+
+def sym_ite(b, t, f):
+    """Matches `torch.sym_ite`: `t if b else f`."""
+    if not isinstance(b, bool):
+        raise AssertionError(f"expected SymBool or bool, got {type(b)}")
+    if type(t) is not type(f):
+        raise AssertionError(f"type mismatch: {type(t)} vs {type(f)}")
+    return t if b else f
+
+
+def sym_sqrt(a):
+    import math
+    return math.sqrt(a)
+
+
+def sym_sum(*args):
+    """Matches `torch.sym_sum`: `sum(args)`, also for one list or tuple."""
+    if len(args) == 1 and isinstance(args[0], (list, tuple)):
+        args = args[0]
+    return sum(args)

@@ -6,5 +6,6 @@ from . import reduction, sorting, shape, scatter, matmul, linalg, fft, random  #
 from . import activation, normalization, nn_misc, loss, conv, pooling, sampling  # noqa: F401
 from . import masked_reductions, windows, misc_private  # noqa: F401
 from . import rnn  # noqa: F401
+from . import creation_extra  # noqa: F401
 
 _registry.install_methods()

@@ -369,6 +369,24 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     return softmax(-input, _implicit_dim("softmin", input.ndim, dim, _stacklevel), dtype=dtype)
 
 
+@composite(name="nn.functional.gumbel_softmax", method=False)
+def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
+    """Matches `torch.nn.functional.gumbel_softmax`: softmax((logits + Gumbel noise) / tau).
+
+    `hard=True` returns the one-hot of the argmax with the soft sample's gradient
+    (straight-through: one_hot - soft.detach() + soft).
+    """
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    gumbels = -logits.new_empty(tuple(logits.shape)).exponential_().log()
+    y_soft = softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = logits.new_zeros(tuple(logits.shape)).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
+
+
 # ---------------------------------------------------------------------------
 # Dropout family: one kernel, fed a key from the default generator.
 

@@ -285,8 +285,10 @@ def _adaptive_setup(input, nd, output_size, name):
             raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional "
                                f"tensor for argument #1 'self' (while checking arguments for "
                                f"{name})")
-        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got "
-                           f"{list(input.shape)}")
+        # PyTorch's max kernels write "but got: [..]", its avg kernels "but got [..]".
+        sep = ": " if "max" in name else " "
+        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got"
+                           f"{sep}{list(input.shape)}")
     if not jnp.issubdtype(input.dtype, jnp.floating):
         kernel = name.replace("1d", "2d")
         raise NotImplementedError(f'"{kernel}" not implemented for '
@@ -346,6 +348,21 @@ def _adaptive_ops(nd):
 adaptive_avg_pool1d, adaptive_max_pool1d = _adaptive_ops(1)
 adaptive_avg_pool2d, adaptive_max_pool2d = _adaptive_ops(2)
 adaptive_avg_pool3d, adaptive_max_pool3d = _adaptive_ops(3)
+
+
+def _adaptive_with_indices(nd):
+    def impl(input, output_size, return_indices=False):
+        return tuple(_ADAPTIVE_MAX[nd](input, output_size, True))
+    impl.__name__ = f"adaptive_max_pool{nd}d_with_indices"
+    impl.__doc__ = f"Matches `torch.nn.functional.adaptive_max_pool{nd}d_with_indices`."
+    return composite(impl, name=f"nn.functional.adaptive_max_pool{nd}d_with_indices",
+                     method=False)
+
+
+_ADAPTIVE_MAX = {1: adaptive_max_pool1d, 2: adaptive_max_pool2d, 3: adaptive_max_pool3d}
+adaptive_max_pool1d_with_indices = _adaptive_with_indices(1)
+adaptive_max_pool2d_with_indices = _adaptive_with_indices(2)
+adaptive_max_pool3d_with_indices = _adaptive_with_indices(3)
 
 
 # ---------------------------------------------------------------------------
@@ -495,3 +512,19 @@ def _fractional_composite(nd):
 
 fractional_max_pool2d = _fractional_composite(2)
 fractional_max_pool3d = _fractional_composite(3)
+
+
+def _fractional_with_indices(nd):
+    def impl(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+             _random_samples=None):
+        return tuple(_FRACTIONAL[nd](input, kernel_size, output_size, output_ratio, True,
+                                     _random_samples))
+    impl.__name__ = f"fractional_max_pool{nd}d_with_indices"
+    impl.__doc__ = f"Matches `torch.nn.functional.fractional_max_pool{nd}d_with_indices`."
+    return composite(impl, name=f"nn.functional.fractional_max_pool{nd}d_with_indices",
+                     method=False)
+
+
+_FRACTIONAL = {2: fractional_max_pool2d, 3: fractional_max_pool3d}
+fractional_max_pool2d_with_indices = _fractional_with_indices(2)
+fractional_max_pool3d_with_indices = _fractional_with_indices(3)

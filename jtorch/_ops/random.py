@@ -17,7 +17,7 @@ from .. import _dtype
 from .._random import key_for
 from .._tensor import Tensor, wrap
 from .._dtype import c10_name
-from ._registry import NONE, TI, broadcast_error, composite, op
+from ._registry import NONE, TI, broadcast_error, composite, kernel, op
 from .creation import finish
 from .views import shape_arg
 
@@ -445,3 +445,51 @@ def random_(self, from_=None, to=None, *, generator=None, **kwargs):
 def _np_c_name(dt):
     return {"uint8": "unsigned char", "int8": "signed char", "int16": "short",
             "int32": "int"}.get(dt._name, dt._name)
+
+
+# ---------------------------------------------------------------------------
+# Samplers behind torch.distributions: gamma, Dirichlet, binomial
+
+
+@kernel(name="_standard_gamma", promote=NONE)
+def _standard_gamma_draw(key: TI, concentration: TI):
+    # jax differentiates the draw implicitly w.r.t. the concentration (the reparameterized
+    # gradient PyTorch gets from `_standard_gamma_grad`), so rsample of Gamma, Beta,
+    # Dirichlet, Chi2 and StudentT passes gradients to their parameters.
+    return jax.random.gamma(key, concentration, concentration.shape, concentration.dtype)
+
+
+@composite(method=False, publish=True)
+def _standard_gamma(input, generator=None):
+    """Matches `torch._standard_gamma`: Gamma(input, 1) draws, differentiable in `input`."""
+    _require_float("gamma_cpu", input.dtype)
+    return _standard_gamma_draw(key_for(generator), input)
+
+
+@kernel(name="_sample_dirichlet", promote=NONE)
+def _dirichlet_draw(key: TI, concentration: TI):
+    c = concentration
+    return jax.random.dirichlet(key, c, c.shape[:-1], c.dtype)
+
+
+@composite(method=False, publish=True)
+def _sample_dirichlet(input, generator=None):
+    """Matches `torch._sample_dirichlet`: one Dirichlet draw per row of `input`."""
+    _require_float("dirichlet", input.dtype)
+    return _dirichlet_draw(key_for(generator), input)
+
+
+@op(promote=NONE, method=False, out=False, differentiable=False)
+def _binomial_draw(key: TI, count: TI, prob: TI):
+    shape = jnp.broadcast_shapes(count.shape, prob.shape)
+    return jax.random.binomial(key, count, prob, shape, count.dtype).astype(count.dtype)
+
+
+@composite(method=False)
+def binomial(count, prob, generator=None):
+    """Matches `torch.binomial`: successes in `count` trials of probability `prob`."""
+    _require_float("binomial_cpu", count.dtype)
+    if prob.dtype != count.dtype:
+        raise RuntimeError(f"expected scalar type {c10_name(count.dtype)} but found "
+                           f"{c10_name(prob.dtype)}")
+    return _binomial_draw(key_for(generator), count, prob)

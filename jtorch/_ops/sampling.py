@@ -477,7 +477,8 @@ def pixel_unshuffle(input: T, downscale_factor):
     return x.reshape(tuple(lead) + (c * r * r, h // r, w // r))
 
 
-@op(name="nn.functional.channel_shuffle", aliases=("channel_shuffle", "native_channel_shuffle"),
+@op(name="nn.functional.channel_shuffle", aliases=("channel_shuffle", "native_channel_shuffle",
+                                                    "nn.functional.native_channel_shuffle"),
     promote=NONE, method=False, out=False)
 def channel_shuffle(input: T, groups):
     """Matches `torch.nn.functional.channel_shuffle`."""

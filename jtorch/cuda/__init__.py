@@ -299,3 +299,6 @@ class Event:
         return (end_event._time - self._time) * 1000.0
 
 from . import amp  # noqa: E402,F401
+from .._legacy_types import CUDA_TYPES as _CUDA_TYPES  # noqa: E402
+
+globals().update(_CUDA_TYPES)  # torch.cuda.FloatTensor, ..., torch.cuda.BoolTensor

@@ -166,14 +166,16 @@ class BatchSampler(Sampler[list]):
 class DistributedSampler(Sampler[int]):
     """Matches `torch.utils.data.distributed.DistributedSampler`: this rank's share of the data.
 
-    jtorch has no process group, so `num_replicas` and `rank` must be given.
-    Shuffling seeds a fresh generator with `seed + epoch` (see `set_epoch`).
+    `num_replicas` and `rank` default to the process group's (`jtorch.distributed`: a world
+    of one process). Shuffling seeds a fresh generator with `seed + epoch` (see `set_epoch`).
     """
 
     def __init__(self, dataset, num_replicas: int | None = None, rank: int | None = None,
                  shuffle: bool = True, seed: int = 0, drop_last: bool = False) -> None:
         if num_replicas is None or rank is None:
-            raise RuntimeError("Requires distributed package to be available")
+            from .. import distributed as dist
+            num_replicas = dist.get_world_size() if num_replicas is None else num_replicas
+            rank = dist.get_rank() if rank is None else rank
         if rank >= num_replicas or rank < 0:
             raise ValueError(f"Invalid rank {rank}, rank should be in the interval "
                              f"[0, {num_replicas - 1}]")

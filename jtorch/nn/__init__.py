@@ -5,7 +5,9 @@ import importlib as _importlib
 from . import functional, init, parameter  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from .modules import Module  # noqa: F401
+from . import parallel  # noqa: F401
 from . import attention  # noqa: F401,E402
+from .parallel import DataParallel  # noqa: F401
 from .parameter import (  # noqa: F401
     Buffer, Parameter, UninitializedBuffer, UninitializedParameter,
 )

@@ -1,0 +1,99 @@
+"""`torch.distributed` parity in a world of one process: the same calls under PyTorch (gloo,
+world_size=1) and jtorch give the same values, errors and module layouts."""
+
+import socket
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import jtorch  # noqa: E402
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _errors(lib):
+    out = []
+    for call in (lambda: lib.distributed.get_rank(), lambda: lib.distributed.get_world_size(),
+                 lambda: lib.distributed.all_reduce(lib.ones(2)),
+                 lambda: lib.distributed.barrier(),
+                 lambda: lib.distributed.destroy_process_group(),
+                 lambda: lib.nn.parallel.DistributedDataParallel(lib.nn.Linear(2, 2))):
+        try:
+            call()
+            out.append(None)
+        except Exception as e:  # noqa: BLE001 - the exception itself is compared
+            out.append((type(e).__name__, str(e)))
+    return out
+
+
+def _session(lib):
+    dist = lib.distributed
+    before = (dist.is_available(), dist.is_initialized(), _errors(lib))
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{_free_port()}", rank=0,
+                            world_size=1)
+    try:
+        with pytest.raises(ValueError, match="trying to initialize the default process group "
+                                             "twice!"):
+            dist.init_process_group("gloo", rank=0, world_size=1)
+        t = lib.tensor([1.0, -2.0, 3.5])
+        results = [dist.get_rank(), dist.get_world_size(), str(dist.get_backend()),
+                   dist.is_initialized()]
+        for op in (dist.ReduceOp.SUM, dist.ReduceOp.AVG, dist.ReduceOp.MAX, dist.ReduceOp.MIN,
+                   dist.ReduceOp.PRODUCT):
+            x = t.clone()
+            assert dist.all_reduce(x, op=op) is None
+            results.append(x.tolist())
+        w = dist.all_reduce(t.clone(), async_op=True)
+        results.append((w.wait(), w.is_completed()))
+        gathered = [lib.zeros(3)]
+        dist.all_gather(gathered, t)
+        out = lib.zeros(3)
+        dist.all_gather_into_tensor(out, t)
+        rs = lib.zeros(3)
+        dist.reduce_scatter_tensor(rs, t)
+        b = t.clone()
+        dist.broadcast(b, src=0)
+        objs = [None]
+        dist.all_gather_object(objs, {"step": 3})
+        results += [gathered[0].tolist(), out.tolist(), rs.tolist(), b.tolist(), objs,
+                    dist.get_process_group_ranks(dist.group.WORLD)]
+        dist.barrier()
+        lib.manual_seed(0)
+        inner = lib.nn.Linear(3, 2)
+        ddp = lib.nn.parallel.DistributedDataParallel(inner)
+        results += [repr(ddp), list(ddp.state_dict()), type(ddp.module).__name__]
+        with ddp.no_sync():
+            pass
+        inner.weight.data.copy_(lib.tensor(np.arange(6.0, dtype=np.float32).reshape(2, 3)))
+        inner.bias.data.zero_()
+        y = ddp(lib.ones(1, 3))
+        y.sum().backward()
+        results += [y.tolist(), inner.weight.grad.tolist()]
+        sampler = lib.utils.data.DistributedSampler(list(range(5)), shuffle=False)
+        results.append(list(sampler))
+    finally:
+        dist.destroy_process_group()
+    return before, results, dist.is_initialized()
+
+
+def test_one_process_world_matches_pytorch():
+    t_before, t_res, t_after = _session(torch)
+    j_before, j_res, j_after = _session(jtorch)
+    assert j_before == t_before
+    assert j_res == t_res
+    assert j_after is t_after is False
+
+
+def test_reduce_op_names_and_world_size_limit():
+    assert [str(getattr(jtorch.distributed.ReduceOp, n)) for n in ("SUM", "AVG", "MAX")] == \
+        [str(getattr(torch.distributed.ReduceOp, n)) for n in ("SUM", "AVG", "MAX")]
+    with pytest.raises(RuntimeError, match="single process"):
+        jtorch.distributed.init_process_group("gloo", init_method="tcp://127.0.0.1:1", rank=0,
+                                              world_size=2)
+    assert not jtorch.distributed.is_initialized()

@@ -1,0 +1,179 @@
+"""The legacy tensor types: `torch.FloatTensor`, `torch.cuda.LongTensor`, ... and
+`torch.set_default_tensor_type`.
+
+As in PyTorch, a legacy type is not a subclass of `Tensor`: it is a class whose
+metaclass makes `FloatTensor(2, 3)` build a float32 CPU tensor and makes
+`isinstance(t, torch.FloatTensor)` true exactly for float32 tensors on the CPU.
+Attribute lookups fall through to `Tensor` (`torch.FloatTensor.add` is `Tensor.add`).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from . import _device, _dtype
+from ._tensor import Size, Tensor
+
+__all__ = ["set_default_tensor_type"]
+
+# (class name, dtype), in PyTorch's order.
+_TYPES = (("FloatTensor", _dtype.float32), ("DoubleTensor", _dtype.float64),
+          ("HalfTensor", _dtype.float16), ("BFloat16Tensor", _dtype.bfloat16),
+          ("LongTensor", _dtype.int64), ("IntTensor", _dtype.int32),
+          ("ShortTensor", _dtype.int16), ("CharTensor", _dtype.int8),
+          ("ByteTensor", _dtype.uint8), ("BoolTensor", _dtype.bool))
+
+
+class tensortype(type):
+    """The metaclass of the legacy tensor types (PyTorch's `torch.tensortype`)."""
+
+    dtype: _dtype.dtype
+    is_cuda: bool
+    is_sparse = False
+
+    def __instancecheck__(cls, obj) -> bool:
+        return (isinstance(obj, Tensor) and obj.dtype is cls.dtype
+                and obj.device.type == ("cuda" if cls.is_cuda else "cpu"))
+
+    def __getattr__(cls, name):
+        # PyTorch's type objects carry Tensor's methods: `torch.FloatTensor.add(x, y)`.
+        return getattr(Tensor, name)
+
+    def __call__(cls, *args, **kwargs) -> Tensor:
+        return _new(cls, args, kwargs)
+
+
+def _make(name: str, dt: _dtype.dtype, cuda: bool) -> tensortype:
+    doc = f"Matches `torch.{'cuda.' if cuda else ''}{name}`: the legacy {dt} tensor type."
+    return tensortype(name, (), {"__module__": "torch.cuda" if cuda else "torch",
+                                 "__doc__": doc, "dtype": dt, "is_cuda": cuda})
+
+
+CPU_TYPES = {name: _make(name, dt, False) for name, dt in _TYPES}
+CUDA_TYPES = {name: _make(name, dt, True) for name, dt in _TYPES}
+
+
+def _arg_names(args, kwargs) -> str:
+    parts = [type(a).__name__ for a in args]
+    parts += [f"{k}=torch.{type(v).__name__}" if isinstance(v, (_dtype.dtype, _device.device))
+              else f"{k}={type(v).__name__}" for k, v in kwargs.items()]
+    return ", ".join(parts)
+
+
+def _invalid(args, kwargs) -> TypeError:
+    return TypeError(
+        f"new() received an invalid combination of arguments - got ({_arg_names(args, kwargs)}), "
+        "but expected one of:\n * (*, torch.device device = None)\n * (torch.Storage storage)\n"
+        " * (Tensor other)\n * (tuple of ints size, *, torch.device device = None)\n"
+        " * (object data, *, torch.device device = None)\n")
+
+
+# The C++ type names PyTorch prints in a TensorOptions.
+_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+              "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
+              "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+              "bool": "bool", "complex64": "c10::complex<float>",
+              "complex128": "c10::complex<double>"}
+
+
+def _options(dt: _dtype.dtype, kind: str) -> str:
+    name = _CPP_NAMES.get(dt._name, dt._name)
+    return (f"TensorOptions(dtype={name}, device={kind}, layout=Strided, requires_grad=false "
+            "(default), pinned_memory=false (default), memory_format=(nullopt))")
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def _new(cls: tensortype, args: tuple, kwargs: dict) -> Tensor:
+    """PyTorch's legacy constructor `new()`: a size, data, or a tensor to alias."""
+    # The ops are declared after this module is imported.
+    from ._ops.creation import tensor, zeros
+    from ._ops.views import alias
+    if set(kwargs) - {"device", "size"} or ("size" in kwargs and args):
+        raise _invalid(args, kwargs)
+    if "size" in kwargs:
+        args = (Size(kwargs["size"]),)
+    device = kwargs.get("device")
+    kind = "cuda" if cls.is_cuda else "cpu"
+    if device is not None:
+        device = _device.device(device)
+        if device.type != kind:
+            raise RuntimeError(f"legacy constructor expects device type: {kind} but device "
+                               f"type: {device.type} was passed")
+    if cls.is_cuda:
+        if not _device.accelerators("cuda"):
+            raise TypeError(f"type torch.cuda.{cls.__name__} not available. Torch not compiled "
+                            "with CUDA enabled.")
+        device = device or _device.device("cuda")
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        other = args[0]
+        if other.dtype is not cls.dtype or other.device.type != kind:
+            raise TypeError(f"expected {_options(cls.dtype, kind)} (got "
+                            f"{_options(other.dtype, other.device.type)})")
+        return alias(other)
+    if len(args) == 1 and isinstance(args[0], Size):
+        args = tuple(args[0])
+    if not args or _is_int(args[0]):
+        for pos, n in enumerate(args):
+            if not _is_int(n):
+                raise TypeError(f"new(): argument 'size' failed to unpack the object at pos "
+                                f"{pos + 1} with error \"type must be tuple of ints,but got "
+                                f"{type(n).__name__}\"")
+        shape = tuple(int(n) for n in args) if args else (0,)
+        if any(n < 0 for n in shape):
+            bad = next(n for n in shape if n < 0)
+            raise RuntimeError(f"Trying to create tensor with negative dimension {bad}: "
+                               f"{list(shape)}")
+        # PyTorch leaves this memory uninitialised; jtorch gives zeros.
+        return zeros(shape, dtype=cls.dtype, device=device)
+    if len(args) > 1:
+        raise _invalid(args, kwargs)
+    data = args[0]
+    if isinstance(data, str):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    if isinstance(data, (int, float, complex, bool, np.generic)):
+        raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
+    return tensor(data, dtype=cls.dtype, device=device)
+
+
+_legacy_device = [False]
+
+
+def set_default_tensor_type(t, /) -> None:
+    """Matches `torch.set_default_tensor_type` (deprecated there): sets the default dtype,
+    and for a `torch.cuda` type also the default device."""
+    import importlib
+
+    import jtorch
+    from ._ops.creation import set_default_device
+    if isinstance(t, str):
+        first, *rest = t.split(".")
+        obj = jtorch if first == "torch" else importlib.import_module(first)
+        for part in rest:
+            if not hasattr(obj, part):
+                raise AttributeError(f"module '{'.'.join([first] + rest[:rest.index(part)])}' "
+                                     f"has no attribute '{part}'")
+            obj = getattr(obj, part)
+        t = obj
+    warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+                  "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
+                  UserWarning, stacklevel=2)
+    if not isinstance(t, tensortype):
+        raise TypeError("invalid type object: only floating-point types are supported as the "
+                        "default type")
+    if not t.dtype.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    if t.is_cuda and not _device.accelerators("cuda"):
+        raise TypeError(f"type torch.cuda.{t.__name__} not available. Torch not compiled with "
+                        "CUDA enabled.")
+    _dtype.set_default_dtype(t.dtype)
+    if t.is_cuda:
+        set_default_device("cuda")
+        _legacy_device[0] = True
+    elif _legacy_device[0]:
+        set_default_device("cpu")
+        _legacy_device[0] = False

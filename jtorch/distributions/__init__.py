@@ -1,0 +1,53 @@
+"""Matches `torch.distributions`: probability distributions, transforms and KL divergences.
+
+Distributions are written with jtorch ops on Tensors, so autograd, dtypes, devices and
+`jtorch.compile` work through them. `rsample` is reparameterized (gradients reach the
+parameters). Sampling streams differ from PyTorch's (as for all random ops); under
+`jtorch.compile`, value checks (`validate_args`) are skipped because the values are traced.
+"""
+
+from . import constraints, transforms
+from .bernoulli import Bernoulli
+from .binomial import Binomial
+from .categorical import Categorical
+from .cauchy import Cauchy
+from .constraint_registry import biject_to, transform_to
+from .dirichlet import Beta, Dirichlet
+from .distribution import Distribution
+from .exp_family import ExponentialFamily
+from .exponential import Exponential
+from .gamma import Chi2, Gamma
+from .geometric import Geometric
+from .gumbel import Gumbel
+from .half_cauchy import HalfCauchy
+from .half_normal import HalfNormal
+from .independent import Independent
+from .kl import kl_divergence, register_kl
+from .laplace import Laplace
+from .log_normal import LogNormal
+from .mixture_same_family import MixtureSameFamily
+from .multinomial import Multinomial
+from .multivariate_normal import MultivariateNormal
+from .normal import Normal
+from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
+from .pareto import Pareto
+from .poisson import Poisson
+from .relaxed_bernoulli import LogitRelaxedBernoulli, RelaxedBernoulli
+from .relaxed_categorical import ExpRelaxedCategorical, RelaxedOneHotCategorical
+from .studentT import StudentT
+from .transformed_distribution import TransformedDistribution
+from .transforms import *  # noqa: F403
+from .uniform import Uniform
+from .weibull import Weibull
+
+__all__ = [
+    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet",
+    "Distribution", "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel",
+    "HalfCauchy", "HalfNormal", "Independent", "Laplace", "LogNormal", "LogitRelaxedBernoulli",
+    "ExpRelaxedCategorical", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
+    "Normal", "OneHotCategorical", "Pareto", "OneHotCategoricalStraightThrough", "Poisson",
+    "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution",
+    "Uniform", "Weibull", "biject_to", "constraints", "kl_divergence", "register_kl",
+    "transform_to", "transforms",
+]
+__all__.extend(transforms.__all__)

@@ -1,0 +1,66 @@
+"""jtorch.distributed: a world of one process (PyTorch's behaviour with world_size=1)."""
+
+import pytest
+
+import jtorch
+import jtorch.distributed as dist
+
+NOT_INIT = "Default process group has not been initialized"
+
+
+@pytest.fixture
+def world():
+    dist.init_process_group("gloo", init_method="tcp://127.0.0.1:1", rank=0, world_size=1)
+    yield
+    dist.destroy_process_group()
+
+
+def test_needs_a_process_group():
+    assert dist.is_available() and not dist.is_initialized()
+    for call in (dist.get_rank, dist.barrier, lambda: dist.all_reduce(jtorch.ones(1))):
+        with pytest.raises(ValueError, match=NOT_INIT):
+            call()
+    with pytest.raises(ValueError, match="environment variable RANK expected"):
+        dist.init_process_group("gloo")
+    with pytest.raises(RuntimeError, match="single process"):
+        dist.init_process_group("gloo", init_method="tcp://127.0.0.1:1", rank=0, world_size=4)
+    assert not dist.is_initialized()
+
+
+def test_env_rendezvous(monkeypatch):
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.setenv("WORLD_SIZE", "1")
+    dist.init_process_group(backend="gloo")
+    try:
+        assert (dist.get_rank(), dist.get_world_size(), dist.get_backend()) == (0, 1, "gloo")
+    finally:
+        dist.destroy_process_group()
+
+
+def test_collectives_over_one_rank_are_the_identity(world):
+    t = jtorch.tensor([1.0, -2.0, 3.0])
+    for op in (dist.ReduceOp.SUM, dist.ReduceOp.AVG, dist.ReduceOp.MAX, dist.ReduceOp.PRODUCT):
+        x = t.clone()
+        dist.all_reduce(x, op=op)
+        assert x.tolist() == t.tolist()
+    out, parts = jtorch.zeros(3), [jtorch.zeros(3)]
+    dist.all_gather_into_tensor(out, t)
+    dist.all_gather(parts, t)
+    assert out.tolist() == parts[0].tolist() == t.tolist()
+    assert dist.broadcast(t, src=0, async_op=True).wait()
+    with pytest.raises(ValueError, match="Invalid root rank 1"):
+        dist.broadcast(t, src=1)
+    with pytest.raises(ValueError, match="one element per rank"):
+        dist.all_gather([jtorch.zeros(3)] * 2, t)
+
+
+def test_ddp_is_the_module_behind_a_prefix(world):
+    inner = jtorch.nn.Linear(2, 1)
+    ddp = jtorch.nn.parallel.DistributedDataParallel(inner)
+    assert ddp.module is inner and list(ddp.state_dict()) == ["module.weight", "module.bias"]
+    x = jtorch.ones(3, 2)
+    with ddp.no_sync():
+        ddp(x).sum().backward()
+    assert inner.weight.grad.tolist() == [[3.0, 3.0]]       # d sum(x w^T + b)/dw = sum of rows
+    sampler = jtorch.utils.data.DistributedSampler(range(4), shuffle=False)
+    assert list(sampler) == [0, 1, 2, 3]
