@@ -45,6 +45,8 @@ def test_type_strings():
     assert x.type("torch.FloatTensor") is x
     with pytest.raises(ValueError, match="invalid type: 'torch.Foo'"):
         x.type("torch.Foo")
+    with pytest.raises(ValueError, match="invalid type: 'int'"):     # builtins unprefixed
+        x.type(int)
     assert x.type_as(torch.tensor([1], dtype=torch.int16)).dtype == torch.int16
 
 

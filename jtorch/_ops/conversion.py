@@ -163,7 +163,9 @@ def type_(self, dtype=None, non_blocking=False, **kwargs):
     if isinstance(dtype, _dtype.dtype):
         return to_impl(self, dtype=dtype)
     if not isinstance(dtype, str):
-        dtype = getattr(dtype, "__module__", "") + "." + getattr(dtype, "__name__", str(dtype))
+        module = getattr(dtype, "__module__", "")
+        name = getattr(dtype, "__name__", str(dtype))
+        dtype = name if module in ("", "builtins") else f"{module}.{name}"
     dt, cuda = _parse_type_string(dtype)
     device = _device.device("cuda") if cuda else (_device.CPU if self.is_cuda else None)
     return to_impl(self, device, dt)
