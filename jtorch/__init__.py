@@ -60,6 +60,7 @@ from . import utils  # noqa: E402,F401
 from .utils.dlpack import from_dlpack  # noqa: E402,F401
 from . import jit, multiprocessing, profiler  # noqa: E402,F401
 from . import distributed  # noqa: E402,F401
+from ._errors import AcceleratorError, OutOfMemoryError  # noqa: E402,F401
 from . import accelerator, testing  # noqa: E402,F401
 from ._misc import (  # noqa: E402,F401
     is_deterministic_algorithms_warn_only_enabled, get_deterministic_debug_mode,

@@ -273,3 +273,21 @@ def test_index_put():
     assert r.tolist() == [5, 0, 6] and x.tolist() == [0, 0, 0]
     x.index_put_((torch.tensor([1, 1]),), torch.tensor(1.0), accumulate=True)
     assert x.tolist() == [0, 2, 0]
+
+
+def test_xla_out_of_memory_is_pytorchs_error():
+    import jax
+
+    from jtorch import _errors
+    oom = jax.errors.JaxRuntimeError("RESOURCE_EXHAUSTED: Out of memory allocating 8 bytes.")
+    err = _errors.translate_runtime_error(oom)
+    assert isinstance(err, torch.cuda.OutOfMemoryError) and isinstance(err, RuntimeError)
+    other = jax.errors.JaxRuntimeError("INTERNAL: something else")
+    assert _errors.translate_runtime_error(other) is other
+    # without an accelerator, torch.cuda answers as PyTorch's CPU build
+    if not torch.cuda.is_available():
+        assert torch.cuda.get_arch_list() == [] and torch.cuda.memory_cached() == 0
+        with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
+            torch.cuda.get_device_properties(0)
+        with pytest.raises(RuntimeError, match="NVTX functions not installed"):
+            torch.cuda.nvtx.range_push("x")

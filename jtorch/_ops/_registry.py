@@ -33,7 +33,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _device, _dtype
+from .. import _device, _dtype, _errors
 from .._dtype import c10_name, category, result_type_of
 from .._tensor import Tensor, wrap
 
@@ -350,13 +350,16 @@ def _dispatch(op: OpDef, args: tuple):
         kind = kind(**dict(zip(op.static_names, statics)))
     ct, rt = (None, None) if kind is NONE else _promote(kind, op.slots, slot_values)
     fn = _kernel(op, statics, ct, rt)
-    arrays = tuple(_unwrap(v) for v in slot_values)
-    if _device.multi_device():
-        _device.check_same_device(a for a in _flat(arrays))
     try:
-        out = fn(*arrays)
-    except (TypeError, ValueError) as e:
-        raise _translate(e, arrays) from None
+        arrays = tuple(_unwrap(v) for v in slot_values)     # may materialise views
+        if _device.multi_device():
+            _device.check_same_device(a for a in _flat(arrays))
+        try:
+            out = fn(*arrays)
+        except (TypeError, ValueError) as e:
+            raise _translate(e, arrays) from None
+    except jax.errors.JaxRuntimeError as e:
+        raise _errors.translate_runtime_error(e) from e
     result = _wrap_out(op, out)
     if record is not None and op.differentiable:
         record(op, fn, slot_values, arrays, result)

@@ -87,12 +87,16 @@ def get_device_name(device=None) -> str:
     return getattr(_jax_device(device), "device_kind", "cuda")
 
 
-def get_device_capability(device=None) -> tuple:
-    cc = getattr(_jax_device(device), "compute_capability", None)
+def _capability(jdev) -> tuple:
+    cc = getattr(jdev, "compute_capability", None)
     if cc is None:
         return (0, 0)
     major, _, minor = str(cc).partition(".")
     return (int(major), int(minor or 0))
+
+
+def get_device_capability(device=None) -> tuple:
+    return _capability(_jax_device(device))
 
 
 def is_bf16_supported(including_emulation: bool = True) -> bool:
@@ -186,6 +190,132 @@ def mem_get_info(device=None) -> tuple:
     _require()
     total = int(stats.get("bytes_limit", 0))
     return (total - int(stats.get("bytes_in_use", 0)), total)
+
+
+def memory_cached(device=None) -> int:
+    """Deprecated alias of `memory_reserved`, as in PyTorch."""
+    return memory_reserved(device)
+
+
+def max_memory_cached(device=None) -> int:
+    """Deprecated alias of `max_memory_reserved`, as in PyTorch."""
+    return max_memory_reserved(device)
+
+
+def memory_stats_as_nested_dict(device=None) -> dict:
+    """XLA's allocator statistics (its own names; PyTorch's caching-allocator keys differ)."""
+    return memory_stats(device)
+
+
+def memory_summary(device=None, abbreviated: bool = False) -> str:
+    """A table of the device allocator's statistics as XLA reports them."""
+    stats = _memory_stats(device)
+    width = max([len(k) for k in stats] + [24])
+    lines = ["|" + "=" * (width + 22) + "|",
+             "|" + " jtorch memory summary (XLA allocator)".ljust(width + 22) + "|",
+             "|" + "=" * (width + 22) + "|"]
+    for k, v in sorted(stats.items()):
+        lines.append(f"| {k.ljust(width)} | {str(v).rjust(18)} |")
+    if not stats:
+        lines.append("|" + " no accelerator statistics".ljust(width + 22) + "|")
+    lines.append("|" + "=" * (width + 22) + "|")
+    return "\n".join(lines) + "\n"
+
+
+_memory_fraction: dict = {}
+
+
+def set_per_process_memory_fraction(fraction: float, device=None) -> None:
+    """Recorded and reported back. XLA sizes its device pool when the process starts (set
+    `XLA_PYTHON_CLIENT_MEM_FRACTION` before launching to limit it); it cannot shrink later."""
+    idx = _jax_device(device).id
+    if not isinstance(fraction, float):
+        raise TypeError("Invalid type for fraction argument, must be `float`")
+    if not 0 <= fraction <= 1:
+        raise ValueError(f"Invalid fraction value: {fraction}. Allowed range: 0~1")
+    _memory_fraction[idx] = fraction
+
+
+def get_per_process_memory_fraction(device=None) -> float:
+    return _memory_fraction.get(_jax_device(device).id, 1.0)
+
+
+class _DeviceProperties:
+    """What `get_device_properties` returns: the fields scripts read."""
+
+    def __init__(self, jdev):
+        stats = jdev.memory_stats() or {}
+        self.name = getattr(jdev, "device_kind", "cuda")
+        self.major, self.minor = _capability(jdev)
+        self.total_memory = int(stats.get("bytes_limit", 0))
+        self.multi_processor_count = int(getattr(jdev, "core_count", 0) or 0)
+        self.is_integrated = 0
+        self.is_multi_gpu_board = 0
+
+    def __repr__(self):
+        return (f"_CudaDeviceProperties(name='{self.name}', major={self.major}, "
+                f"minor={self.minor}, total_memory={self.total_memory // (1 << 20)}MB, "
+                f"multi_processor_count={self.multi_processor_count})")
+
+
+def get_device_properties(device=None) -> _DeviceProperties:
+    return _DeviceProperties(_jax_device(device))
+
+
+def get_arch_list() -> list:
+    """The architecture of each visible GPU (`sm_90`...), [] without one (PyTorch's CPU build)."""
+    if not is_available():
+        return []
+    return sorted({f"sm_{a}{b}" for a, b in (_capability(d) for d in _devices())})
+
+
+def get_gencode_flags() -> str:
+    return " ".join(f"-gencode compute=compute_{a[3:]},code={a}" for a in get_arch_list())
+
+
+def is_tf32_supported() -> bool:
+    return is_available() and get_device_capability()[0] >= 8
+
+
+def can_device_access_peer(device, peer_device) -> bool:
+    _jax_device(device)
+    _jax_device(peer_device)
+    return True     # XLA moves data between its devices itself
+
+
+_sync_debug_mode = [0]
+
+
+def get_sync_debug_mode() -> int:
+    _require()
+    return _sync_debug_mode[0]
+
+
+def set_sync_debug_mode(debug_mode) -> None:
+    """Recorded: jtorch does not report synchronising calls."""
+    _require()
+    modes = {"default": 0, "warn": 1, "error": 2}
+    _sync_debug_mode[0] = modes[debug_mode] if isinstance(debug_mode, str) else int(debug_mode)
+
+
+def list_gpu_processes(device=None) -> str:
+    return "pynvml module not found, please install nvidia-ml-py"
+
+
+def set_stream(stream) -> None:
+    """Accepted: XLA orders the work (see `Stream`)."""
+
+
+class device_of(device):
+    """Matches `torch.cuda.device_of`: the current device set to a tensor's for the block."""
+
+    def __init__(self, obj):
+        d = obj.device
+        super().__init__(d.index if d.type == "cuda" else -1)
+
+
+has_half = True
+has_magma = False
 
 
 def empty_cache() -> None:
@@ -298,7 +428,8 @@ class Event:
             raise RuntimeError("Both events must be recorded before calculating elapsed time.")
         return (end_event._time - self._time) * 1000.0
 
-from . import amp  # noqa: E402,F401
+from .._errors import OutOfMemoryError  # noqa: E402,F401
+from . import amp, nvtx  # noqa: E402,F401
 from .._legacy_types import CUDA_TYPES as _CUDA_TYPES  # noqa: E402
 
 globals().update(_CUDA_TYPES)  # torch.cuda.FloatTensor, ..., torch.cuda.BoolTensor
