@@ -234,6 +234,19 @@ CASES = [
     Case("CTCLoss.unbatched", lambda nn: nn.CTCLoss(),
          (np.log(_softmax(_x(5, 4), 1)), np.array([1, 3], np.int64),
           np.array(5, np.int64), np.array(2, np.int64))),
+    # Targets in the shortlist and in both tail clusters; one cluster-free batch; unbatched.
+    Case("AdaptiveLogSoftmaxWithLoss", lambda nn: nn.AdaptiveLogSoftmaxWithLoss(
+        8, 10, [3, 6], div_value=2.0), (_x(6, 8), np.array([0, 4, 9, 2, 7, 5], np.int64))),
+    Case("AdaptiveLogSoftmaxWithLoss.head_bias_shortlist_only",
+         lambda nn: nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3, 6], head_bias=True),
+         (_x(4, 8), np.array([0, 1, 2, 1], np.int64))),
+    Case("AdaptiveLogSoftmaxWithLoss.unbatched", lambda nn: nn.AdaptiveLogSoftmaxWithLoss(
+        8, 10, [3, 6], div_value=2.0), (_x(8), np.array(7, np.int64))),
+    Case("AdaptiveLogSoftmaxWithLoss.log_prob", lambda nn: nn.AdaptiveLogSoftmaxWithLoss(
+        8, 10, [3, 6], div_value=2.0), (_x(5, 8),), forward=lambda m, x: m.log_prob(x)),
+    Case("AdaptiveLogSoftmaxWithLoss.predict", lambda nn: nn.AdaptiveLogSoftmaxWithLoss(
+        8, 10, [3, 6], div_value=2.0), (_x(5, 8),), forward=lambda m, x: m.predict(x),
+         grads=False),
 ]
 
 
@@ -241,6 +254,17 @@ CASES = [
 def test_module_parity(case):
     err = check(case)
     assert err is None, err
+
+
+def test_adaptive_log_softmax_errors():
+    for lib in (importlib.import_module("torch"), importlib.import_module("jtorch")):
+        with pytest.raises(ValueError, match="cutoffs should be a sequence of unique"):
+            lib.nn.AdaptiveLogSoftmaxWithLoss(8, 10, [6, 3])
+        m = lib.nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3])
+        with pytest.raises(RuntimeError, match=r"Target values should be in \[0, 9\]"):
+            m(lib.zeros(2, 8), lib.tensor([1, 12]))
+        with pytest.raises(RuntimeError, match="1D target tensor expects 2D input"):
+            m(lib.zeros(2, 2, 8), lib.tensor([1, 2]))
 
 
 def test_loss_reprs_and_buffers():

@@ -358,3 +358,22 @@ def test_legacy_spectral_norm_hook():
     nn.utils.remove_spectral_norm(m)
     assert list(m.state_dict()) == ["bias", "weight"]
     assert isinstance(m.weight, nn.Parameter)
+
+
+def test_adaptive_log_softmax_is_a_distribution_and_scores_targets():
+    jtorch.manual_seed(0)
+    m = nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3, 6], div_value=2.0)
+    x = t(_x(6, 8))
+    target = jtorch.tensor([0, 4, 9, 2, 7, 5])
+    lp = m.log_prob(x).detach().numpy()
+    np.testing.assert_allclose(np.exp(lp).sum(1), 1.0, rtol=1e-5)    # a distribution per row
+    out, loss = m(x, target)
+    np.testing.assert_allclose(out.detach().numpy(), lp[np.arange(6), target.numpy()],
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(loss.item(), -lp[np.arange(6), target.numpy()].mean(), rtol=1e-5)
+    loss.backward()
+    assert all(p.grad is not None for p in m.parameters())
+    # predict is the argmax of log_prob, whichever head columns win
+    with jtorch.no_grad():
+        m.head.weight[3:].mul_(20.0)        # push some rows' best head column into a cluster
+    assert m.predict(x).tolist() == m.log_prob(x).argmax(1).tolist()
