@@ -90,6 +90,35 @@ def test_one_process_world_matches_pytorch():
     assert j_after is t_after is False
 
 
+def test_errors_inside_the_world():
+    seen = {}
+    for lib in (torch, jtorch):
+        dist = lib.distributed
+        dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{_free_port()}", rank=0,
+                                world_size=1)
+        t = lib.ones(1)
+        calls = (lambda: dist.broadcast(t, src=1), lambda: dist.reduce(t, dst=1),
+                 lambda: dist.gather(t, [lib.ones(1)], dst=1),
+                 lambda: dist.scatter(t, [lib.ones(1)], src=1),
+                 lambda: dist.all_gather([lib.ones(1)] * 2, t),
+                 lambda: dist.new_group([0, 1]), lambda: dist.send(t, 0),
+                 lambda: dist.all_reduce(t, op=dist.ReduceOp.PREMUL_SUM))
+        try:
+            out = []
+            for call in calls:
+                try:
+                    call()
+                    out.append(None)
+                except Exception as e:  # noqa: BLE001 - compared below
+                    out.append((type(e).__name__, str(e)))
+        finally:
+            dist.destroy_process_group()
+        seen[lib.__name__] = out
+    premul_t, premul_j = seen["torch"].pop(), seen["jtorch"].pop()
+    assert premul_t[0] == premul_j[0] == "TypeError"       # pybind's message is not PyTorch's
+    assert seen["jtorch"] == seen["torch"]
+
+
 def test_reduce_op_names_and_world_size_limit():
     assert [str(getattr(jtorch.distributed.ReduceOp, n)) for n in ("SUM", "AVG", "MAX")] == \
         [str(getattr(torch.distributed.ReduceOp, n)) for n in ("SUM", "AVG", "MAX")]

@@ -15,19 +15,20 @@ import copy
 import datetime
 import enum
 import os
+import warnings
 
 from .._tensor import Tensor
 
 __all__ = [
     "Backend", "GroupMember", "ProcessGroup", "ReduceOp", "Work", "all_gather",
-    "all_gather_into_tensor", "all_gather_object", "all_reduce", "all_to_all",
+    "all_gather_into_tensor", "all_gather_object", "all_gather_single", "all_reduce", "all_to_all",
     "all_to_all_single", "barrier", "broadcast", "broadcast_object_list",
     "destroy_process_group", "gather", "gather_object", "get_backend", "get_global_rank",
     "get_group_rank", "get_process_group_ranks", "get_rank", "get_world_size", "group",
     "init_process_group", "irecv", "is_available", "is_gloo_available", "is_initialized",
     "is_mpi_available", "is_nccl_available", "is_torchelastic_launched", "is_ucc_available",
     "isend", "monitored_barrier", "new_group", "recv", "reduce", "reduce_scatter",
-    "reduce_scatter_tensor", "scatter", "scatter_object_list", "send",
+    "reduce_scatter_single", "reduce_scatter_tensor", "scatter", "scatter_object_list", "send",
 ]
 
 default_pg_timeout = datetime.timedelta(minutes=30)
@@ -241,6 +242,9 @@ def get_group_rank(group, global_rank: int) -> int:
 def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
               use_local_synchronization=False, group_desc=None, device_id=None) -> ProcessGroup:
     world = _world()
+    if ranks is not None and len(ranks) > 1:
+        raise ValueError("the new group's world size should be less or equal to the world size "
+                         "set by init_process_group")
     for r in ranks or [0]:
         _check_rank(r, "rank")
     return ProcessGroup(backend or world._backend)
@@ -275,21 +279,34 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
     """Over one rank every reduction (sum, mean, product, min, max, bitwise) is the identity."""
     _tensor(tensor)
     _world()
+    _check_op(op)
     return _done(async_op)
+
+
+def _check_op(op) -> None:
+    if op == ReduceOp.PREMUL_SUM:
+        raise TypeError("ReduceOp.PREMUL_SUM needs a premul-sum op (PyTorch makes one with "
+                        "_make_nccl_premul_sum, for NCCL only)")
+
+
+def _check_root(rank: int, collective: str) -> None:
+    if rank != 0:
+        raise RuntimeError(f"ProcessGroupGloo::{collective}: invalid root rank: {rank}")
 
 
 def reduce(tensor, dst: int = 0, op=ReduceOp.SUM, group=None, async_op: bool = False,
            group_dst=None):
     _tensor(tensor)
     _world()
-    _check_rank(dst if group_dst is None else group_dst, "destination rank")
+    _check_op(op)
+    _check_root(dst if group_dst is None else group_dst, "reduce")
     return _done(async_op)
 
 
 def broadcast(tensor, src: int = 0, group=None, async_op: bool = False, group_src=None):
     _tensor(tensor)
     _world()
-    _check_rank(src if group_src is None else group_src, "root rank")
+    _check_root(src if group_src is None else group_src, "broadcast")
     return _done(async_op)
 
 
@@ -308,15 +325,23 @@ def _one(lst, what: str) -> None:
 
 def all_gather(tensor_list, tensor, group=None, async_op: bool = False):
     _world()
-    _one(tensor_list, "tensor_list")
+    if len(tensor_list) != 1:
+        raise RuntimeError(f"ProcessGroupGloo::allgather: invalid output tensor list at index 0 "
+                           f"(expected length 1, got {len(tensor_list)})")
     _copy_into(tensor_list[0], _tensor(tensor))
     return _done(async_op)
 
 
-def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bool = False):
+def all_gather_single(output_tensor, input_tensor, group=None, async_op: bool = False):
     _world()
     _copy_into(_tensor(output_tensor, "output_tensor"), _tensor(input_tensor, "input_tensor"))
     return _done(async_op)
+
+
+def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bool = False):
+    warnings.warn("`torch.distributed.all_gather_into_tensor` is deprecated. Please use "
+                  "`torch.distributed.all_gather_single` instead.", FutureWarning, stacklevel=2)
+    return all_gather_single(output_tensor, input_tensor, group, async_op)
 
 
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op: bool = False):
@@ -326,16 +351,28 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op: bo
     return _done(async_op)
 
 
-def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op: bool = False):
+def reduce_scatter_single(output, input, op=ReduceOp.SUM, group=None, async_op: bool = False):
     _world()
+    _check_op(op)
     _copy_into(_tensor(output, "output"), _tensor(input, "input"))
     return _done(async_op)
+
+
+def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op: bool = False):
+    warnings.warn("`torch.distributed.reduce_scatter_tensor` is deprecated. Please use "
+                  "`torch.distributed.reduce_scatter_single` instead.", FutureWarning,
+                  stacklevel=2)
+    return reduce_scatter_single(output, input, op, group, async_op)
 
 
 def gather(tensor, gather_list=None, dst: int = 0, group=None, async_op: bool = False,
            group_dst=None):
     _world()
-    _check_rank(dst if group_dst is None else group_dst, "destination rank")
+    if (dst if group_dst is None else group_dst) != 0:
+        if gather_list is not None:
+            raise ValueError("Argument ``gather_list`` must NOT be specified on "
+                             "non-destination ranks.")
+        _check_root(dst if group_dst is None else group_dst, "gather")
     if gather_list is not None:
         _one(gather_list, "gather_list")
         _copy_into(gather_list[0], _tensor(tensor))
@@ -345,7 +382,11 @@ def gather(tensor, gather_list=None, dst: int = 0, group=None, async_op: bool = 
 def scatter(tensor, scatter_list=None, src: int = 0, group=None, async_op: bool = False,
             group_src=None):
     _world()
-    _check_rank(src if group_src is None else group_src, "source rank")
+    if (src if group_src is None else group_src) != 0:
+        if scatter_list is not None:
+            raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source "
+                             "ranks.")
+        _check_root(src if group_src is None else group_src, "scatter")
     if scatter_list is not None:
         _one(scatter_list, "scatter_list")
         _copy_into(_tensor(tensor), scatter_list[0])
@@ -397,10 +438,16 @@ def scatter_object_list(scatter_object_output_list, scatter_object_input_list=No
         scatter_object_output_list[0] = copy.deepcopy(scatter_object_input_list[0])
 
 
-def _no_peer(*args, **kwargs):
-    _world()
-    raise RuntimeError("point-to-point communication needs another process; the world has one "
-                       "process (rank 0)")
+def _no_peer(kind: str, name: str):
+    def call(tensor, peer=None, group=None, tag: int = 0, **kwargs):
+        _world()
+        peer = kwargs.get(name, kwargs.get("group_" + name, peer))
+        if peer in (None, 0):
+            raise ValueError(f"Invalid {kind} rank: {kind} rank should not be the same as the "
+                             "rank of the current process.")
+        _check_rank(peer, f"{kind} rank")
+    return call
 
 
-send = recv = isend = irecv = _no_peer
+send = isend = _no_peer("destination", "dst")
+recv = irecv = _no_peer("source", "src")
