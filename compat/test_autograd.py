@@ -309,10 +309,8 @@ DOUBLE = ["mul", "div", "mm", "matmul", "sum_dim", "mean", "view", "t", "select"
 _NAME = "node name differs (jtorch/autograd/_names.py)"
 _OVERLOAD = "PyTorch names the overload (dim / scalar / all-reduce variants number differently)"
 _DECOMPOSED = "PyTorch decomposes this op into several nodes; jtorch records one"
-_MISSING = "the in-place view op is missing from the registry"
 NAME_XFAIL: dict = {
     "sum_dim": _OVERLOAD, "sum_keepdim": _OVERLOAD, "mean_dim": _OVERLOAD, "prod": _OVERLOAD,
-    "squeeze_dim": _OVERLOAD,
     "fill_": _OVERLOAD, "split_sizes": _OVERLOAD,
     "reshape_noncontiguous": "reshape of a non-contiguous tensor is UnsafeViewBackward0",
     "var": _NAME + ": VarBackward0", "std": _NAME + ": StdBackward0",
@@ -320,7 +318,6 @@ NAME_XFAIL: dict = {
     "copy_": _NAME + ": the full name is torch::autograd::CopyBackwards",
     "cross_entropy": _DECOMPOSED, "linear": _DECOMPOSED + " (AddmmBackward0)",
     "linear_3d": _DECOMPOSED, "l1_loss": _DECOMPOSED, "einsum": _DECOMPOSED,
-    "t_": _MISSING, "unsqueeze_": _MISSING,
 }
 _COPY_SLICES = ("a write through a view: PyTorch's CopySlices lists the in-place op's other "
                 "inputs; jtorch lists the op's node")
@@ -330,9 +327,8 @@ EDGES_XFAIL: dict = {
     **{k: _DECOMPOSED for k in ("cross_entropy", "linear_3d", "l1_loss", "einsum", "outer")},
     **{k: _COPY_SLICES for k in ("setitem_scalar", "setitem_tensor", "view_add_", "slice_mul_",
                                  "t_view_mul_")},
-    "t_": _MISSING, "unsqueeze_": _MISSING,
 }
-GRAD_XFAIL: dict = {"t_": _MISSING, "unsqueeze_": _MISSING}
+GRAD_XFAIL: dict = {}
 DOUBLE_XFAIL: dict = {
     "max_dim": "the backward reads x (for the argmax), so the first grad requires grad; "
                "PyTorch's reads only the saved indices",
@@ -648,7 +644,7 @@ def multi_output_op_values_and_grads(torch):
     return x.grad
 
 
-@scenario(xfail="Tensor.grad does not warn when read on a non-leaf (jtorch/_tensor.py)")
+@scenario
 def non_leaf_grad_is_none_with_warning(torch):
     x = _leaf(torch, [1.0, 2.0])
     y = x * 2
@@ -670,7 +666,7 @@ def grad_setter(torch):
     return first, x.grad
 
 
-@scenario(xfail="the Tensor.grad setter does not check the shape (jtorch/_tensor.py)")
+@scenario
 def grad_setter_wrong_shape(torch):
     x = _leaf(torch, [1.0, 2.0])
     x.grad = torch.tensor([1.0, 2.0, 3.0])
@@ -1246,7 +1242,7 @@ def saved_output_modified_relu(torch):
     y.sum().backward()
 
 
-@scenario(xfail="Tensor.t_ is missing")
+@scenario
 def saved_output_modified_tanh_double(torch):
     x = _leaf(torch, [[1.0, 2.0]])
     y = x.tanh()
@@ -1461,7 +1457,7 @@ def view_of_view_inplace(torch):
     return z, x.grad
 
 
-@scenario(xfail="Tensor.t_ is missing")
+@scenario
 def transpose_inplace_nonleaf(torch):
     x = _leaf(torch, [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     y = x * 1
@@ -1635,7 +1631,7 @@ def inference_mode_forms(torch):
     return [a, inside, b, f(), g(), torch.is_inference_mode_enabled(), torch.is_grad_enabled()]
 
 
-@scenario(xfail="Tensor.is_inference is missing; inference_mode does not mark tensors")
+@scenario
 def inference_tensor_flag(torch):
     with torch.inference_mode():
         t = torch.ones(2)
@@ -2420,7 +2416,7 @@ def set_detect_anomaly_forms(torch):
     return err, err2, x.grad
 
 
-@scenario(xfail="torch.is_anomaly_enabled is not exported at the top level (jtorch/__init__.py)")
+@scenario()
 def is_anomaly_enabled(torch):
     before = torch.is_anomaly_enabled()
     with torch.autograd.set_detect_anomaly(True):

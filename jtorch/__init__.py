@@ -61,6 +61,10 @@ from .utils.dlpack import from_dlpack  # noqa: E402,F401
 from . import jit, multiprocessing, profiler  # noqa: E402,F401
 from . import distributed  # noqa: E402,F401
 from ._errors import AcceleratorError, OutOfMemoryError  # noqa: E402,F401
+from ._storage import LEGACY_STORAGES as _LEGACY_STORAGES  # noqa: E402
+from ._storage import TypedStorage, UntypedStorage  # noqa: E402,F401
+
+globals().update({c.__name__: c for c in _LEGACY_STORAGES.values()})  # FloatStorage, ...
 from . import accelerator, testing  # noqa: E402,F401
 from ._misc import (  # noqa: E402,F401
     is_deterministic_algorithms_warn_only_enabled, get_deterministic_debug_mode,

@@ -99,8 +99,8 @@ def _is_optimizer(obj) -> bool:
 
 def _tensor_entries(path, t, get, set_, out):
     out.append(_Entry(path, get, set_))
-    out.append(_Entry(path + ".grad", lambda: get().grad if get() is not None else None,
-                      lambda v: setattr(get(), "grad", v)))
+    out.append(_Entry(path + ".grad", lambda: get()._grad if get() is not None else None,
+                      lambda v: setattr(get(), "_grad", v)))
 
 
 class _Collector:

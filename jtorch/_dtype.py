@@ -252,6 +252,22 @@ def c10_name(x) -> str:
     return _C10_NAMES.get(d._name, d._name)
 
 
+# c10's C++ type names (TypeMeta), as in "expected m1 and m2 to have the same dtype, but got:
+# float != double" and in a TensorOptions' repr.
+_CPP_NAMES = {
+    "float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+    "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+    "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
+}
+
+
+def cpp_name(x) -> str:
+    """c10's C++ type name of a torch dtype (or anything `c10_name` accepts)."""
+    d = x if isinstance(x, dtype) else from_np(jnp.result_type(x))
+    return _CPP_NAMES.get(d._name, d._name)
+
+
 # ---------------------------------------------------------------------------
 # finfo / iinfo
 

@@ -70,16 +70,8 @@ def _invalid(args, kwargs) -> TypeError:
         " * (object data, *, torch.device device = None)\n")
 
 
-# The C++ type names PyTorch prints in a TensorOptions.
-_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
-              "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
-              "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-              "bool": "bool", "complex64": "c10::complex<float>",
-              "complex128": "c10::complex<double>"}
-
-
 def _options(dt: _dtype.dtype, kind: str) -> str:
-    name = _CPP_NAMES.get(dt._name, dt._name)
+    name = _dtype.cpp_name(dt)
     return (f"TensorOptions(dtype={name}, device={kind}, layout=Strided, requires_grad=false "
             "(default), pinned_memory=false (default), memory_format=(nullopt))")
 
@@ -141,6 +133,13 @@ def _new(cls: tensortype, args: tuple, kwargs: dict) -> Tensor:
 
 
 _legacy_device = [False]
+
+
+def new_default(args: tuple, kwargs: dict) -> Tensor:
+    """`torch.Tensor(...)`: the legacy constructor of the default tensor type."""
+    types = CUDA_TYPES if _legacy_device[0] else CPU_TYPES
+    name = next(n for n, dt in _TYPES if dt is _dtype.get_default_dtype())
+    return _new(types[name], args, kwargs)
 
 
 def set_default_tensor_type(t, /) -> None:

@@ -20,7 +20,9 @@ def is_tensor(obj) -> bool:
 
 
 def is_storage(obj) -> bool:
-    return False
+    """Matches `torch.is_storage`: True for `TypedStorage`/`UntypedStorage` objects."""
+    from ._storage import TypedStorage, UntypedStorage
+    return isinstance(obj, (TypedStorage, UntypedStorage))
 
 
 def is_floating_point(input: Tensor) -> bool:
@@ -32,9 +34,8 @@ def is_complex(input: Tensor) -> bool:
 
 
 def is_nonzero(input: Tensor) -> bool:
-    if input.numel() != 1:
-        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-    return bool(input.item())
+    """Matches `torch.is_nonzero` (`Tensor.is_nonzero`, with its errors)."""
+    return input.is_nonzero()
 
 
 def numel(input: Tensor) -> int:
@@ -244,11 +245,9 @@ def get_device(input: Tensor) -> int:
 
 
 def is_inference(input: Tensor) -> bool:
-    """Matches `torch.is_inference`. jtorch's `inference_mode` is `no_grad` and makes no
-    inference tensors, so this is False unless the Tensor says otherwise."""
+    """Matches `torch.is_inference`: made under `inference_mode()` (see Tensor.is_inference)."""
     _require_tensor("is_inference", "input", 1, input)
-    method = getattr(input, "is_inference", None)
-    return bool(method()) if callable(method) else False
+    return input.is_inference()
 
 
 def get_device_module(device=None):

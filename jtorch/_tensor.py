@@ -16,12 +16,14 @@ from __future__ import annotations
 import builtins
 import itertools
 import math
+import warnings
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from . import _device, _dtype, _views
+from ._storage import UntypedStorage
 
 __all__ = ["Tensor", "Size", "Storage", "AutogradMeta"]
 
@@ -57,40 +59,13 @@ _storage_ids = itertools.count(1)
 class Storage:
     """The shared, rebindable home of a root array. `gen` counts writes, for view freshness."""
 
-    __slots__ = ("value", "gen", "id", "__weakref__")
+    __slots__ = ("value", "gen", "id", "shared", "__weakref__")
 
     def __init__(self, value):
         self.value = value
         self.gen = 0
         self.id = next(_storage_ids)
-
-
-class UntypedStorage:
-    """What `Tensor.untyped_storage()` returns: enough to compare storages and sizes."""
-
-    def __init__(self, storage: Storage):
-        self._storage = storage
-
-    def data_ptr(self) -> int:
-        return self._storage.id << 24
-
-    def nbytes(self) -> int:
-        v = self._storage.value
-        return int(v.size) * v.dtype.itemsize
-
-    def size(self) -> int:
-        return self.nbytes()
-
-    __len__ = size
-
-    def element_size(self) -> int:
-        return 1
-
-    def __eq__(self, other):
-        return isinstance(other, UntypedStorage) and other._storage is self._storage
-
-    def __hash__(self):
-        return hash(self._storage.id)
+        self.shared = False     # share_memory_() was called (is_shared() reports it)
 
 
 class AutogradMeta:
@@ -103,10 +78,11 @@ class AutogradMeta:
     `retains_grad`: `retain_grad()` was called. `token`: for a view, the root's `grad_fn`
     when this view's `grad_fn` was made (a different root `grad_fn` means the root was
     written in place since, and the view's history is regenerated from it).
+    `grad_dtype`: a leaf's `grad_dtype` when set (`...` means the tensor's own dtype).
     """
 
     __slots__ = ("output_nr", "accumulator", "post_hooks", "retains_grad", "token",
-                 "detached", "name")
+                 "detached", "name", "grad_dtype")
 
     def __init__(self, output_nr: int = 0):
         self.output_nr = output_nr
@@ -116,6 +92,7 @@ class AutogradMeta:
         self.token = None
         self.detached = False
         self.name = None
+        self.grad_dtype = ...
 
 
 def meta(t: Tensor) -> AutogradMeta:
@@ -138,28 +115,19 @@ class Tensor:
     """Matches `torch.Tensor`: a mutable, possibly viewing, tensor over jax arrays."""
 
     __slots__ = ("_storage", "_chain", "_value", "_seen", "_vc", "_meta", "_base",
-                 "_rg", "grad", "grad_fn", "_grad_state", "__dict__", "__weakref__")
+                 "_rg", "_grad", "grad_fn", "_grad_state", "__dict__", "__weakref__")
 
-    # Legacy constructor: torch.Tensor(2, 3), torch.Tensor([1, 2]), torch.Tensor(t).
+    _inf = False    # an inference tensor (made under `inference_mode()`)
+    _fw = None      # forward AD: the tangent in an open dual level (autograd/forward_ad.py)
+
+    # Legacy constructor: torch.Tensor(2, 3), torch.Tensor([1, 2]), torch.Tensor(t): the
+    # default legacy type's (`torch.FloatTensor(...)` for float32), see `_legacy_types`.
     def __new__(cls, *args, **kwargs):
-        device = kwargs.pop("device", None)
-        if kwargs:
-            raise TypeError(f"Tensor.__new__ got unexpected keyword arguments {list(kwargs)}")
-        default = _dtype.get_default_dtype().np
-        if len(args) == 1 and isinstance(args[0], Tensor):
-            return Tensor._make_subclass(cls, args[0])
-        if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
-            arr = jnp.asarray(np.asarray(_to_nested_numbers(args[0]), dtype=default))
-        else:
-            one_seq = len(args) == 1 and isinstance(args[0], (tuple, list))
-            shape = tuple(args[0]) if one_seq else args
-            shape = shape if args else (0,)  # torch.Tensor() is empty, not a scalar
-            arr = jnp.zeros(tuple(int(n) for n in shape), dtype=default)
-        if device is not None:
-            arr = jax.device_put(arr, _device.to_jax(device))
-        t = object.__new__(cls)
-        t._init_root(arr)
-        return t
+        if len(args) == 1 and isinstance(args[0], Tensor) and not kwargs:
+            return Tensor._make_subclass(cls, args[0])      # aliases, whatever its dtype
+        from . import _legacy_types
+        t = _legacy_types.new_default(args, kwargs)
+        return t if cls is Tensor else Tensor._make_subclass(cls, t)
 
     def __init__(self, *args, **kwargs):
         pass
@@ -175,11 +143,13 @@ class Tensor:
         self._meta = None
         self._base = None
         self._init_autograd(requires_grad)
+        if inference_check is not None and inference_check():
+            self._inf = True
 
     def _init_autograd(self, requires_grad: bool) -> None:
         """A fresh tensor's autograd state: no grad, no history."""
         self._rg = requires_grad
-        self.grad = None
+        self._grad = None
         self.grad_fn = None
         self._grad_state = None
 
@@ -210,7 +180,35 @@ class Tensor:
         t._meta = (tuple(stride), offset)
         t._base = self._base if self._base is not None else self
         t._init_autograd(False)
+        if self._inf:
+            t._inf = True
         return t
+
+    def _restride(self, step: _views.Step) -> None:
+        """Makes this tensor itself the view `step` derives from it (`t_()`, `squeeze_()`,
+        `as_strided_()`): same storage and base, new shape, strides and offset."""
+        if isinstance(step, _views.Strided):
+            if any(s.changes_dtype for s in self._chain):
+                raise NotImplementedError("as_strided on a dtype-changing view is not supported")
+            chain = (step,)
+        else:
+            chain = self._chain + (step,)
+        shape, stride, offset = step.meta(self.shape, self.stride(), self.storage_offset())
+        self._set_layout(chain, shape, stride, offset)
+
+    def _set_layout(self, chain: tuple, shape, stride, offset: int) -> None:
+        """Sets this tensor's chain from its storage and the layout it gives."""
+        root_shape = self._storage.value.shape
+        if (self._base is None and offset == 0 and tuple(shape) == tuple(root_shape)
+                and tuple(stride) == _views.contiguous_strides(root_shape)
+                and not any(s.changes_dtype for s in chain)):
+            chain, layout = (), None     # back to the storage's own layout: a plain root
+        else:
+            layout = (tuple(stride), offset)
+        self._chain = chain
+        self._meta = layout
+        self._value = None
+        self._seen = -1
 
     # -- the array ---------------------------------------------------------
 
@@ -319,6 +317,9 @@ class Tensor:
     is_meta = False
     is_mkldnn = False
     is_nested = False
+    is_sparse_csr = False
+    # Device kinds jtorch never reports (an accelerator is 'cuda', DESIGN 8).
+    is_xla = is_xpu = is_mps = is_ipu = is_vulkan = is_maia = is_mtia = False
     layout = "torch.strided"
 
     def get_device(self) -> int:
@@ -388,6 +389,51 @@ class Tensor:
                                "gradients")
         self._rg = value
 
+    @property
+    def grad(self):
+        """Matches `torch.Tensor.grad`, warning as PyTorch does when read on a non-leaf."""
+        g = self._grad
+        if g is None and self.grad_fn is not None:
+            m = self._grad_state
+            if m is None or not m.retains_grad:
+                warnings.warn(_NON_LEAF_GRAD, UserWarning, stacklevel=2)
+        return g
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            _check_grad(self, value)
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
+
+    @property
+    def grad_dtype(self):
+        """Matches `torch.Tensor.grad_dtype`: the dtype `.grad` must have (None: any)."""
+        if self.grad_fn is not None:
+            raise RuntimeError("grad_dtype can only be accessed on leaf tensors.")
+        m = self._grad_state
+        return self.dtype if m is None or m.grad_dtype is ... else m.grad_dtype
+
+    @grad_dtype.setter
+    def grad_dtype(self, value) -> None:
+        if self.grad_fn is not None:
+            raise RuntimeError("grad_dtype can only be set on leaf tensors.")
+        if value is not None and not isinstance(value, _dtype.dtype):
+            raise RuntimeError(f"grad_dtype must be a torch.dtype or None, but got "
+                               f"{type(value).__name__}")
+        g = self._grad
+        if g is not None and value is not None and g.dtype != value:
+            raise RuntimeError(f"Cannot set grad_dtype to '{_dtype.c10_name(value)}' because "
+                               f"there is already a gradient with dtype "
+                               f"'{_dtype.cpp_name(g.dtype)}'. "
+                               "Please clear the gradient (.grad = None) before changing "
+                               "grad_dtype, or ensure the new grad_dtype matches the existing "
+                               "gradient's dtype.")
+        meta(self).grad_dtype = value
+
     def _is_view(self) -> bool:
         return self._base is not None
 
@@ -449,7 +495,9 @@ class Tensor:
     def __bool__(self) -> bool:
         arr = self._array
         if arr.size != 1:
-            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with no values is ambiguous" if not
+                               arr.size else
+                               "Boolean value of Tensor with more than one value is ambiguous")
         return builtins.bool(np.asarray(arr).reshape(()))
 
     def __int__(self) -> int:
@@ -483,9 +531,9 @@ class Tensor:
             return memo[id(self)]
         t = object.__new__(type(self))
         t._init_root(self._array, self.requires_grad)
-        if self.grad is not None:
-            t.grad = self.grad.__deepcopy__(memo)
-        t.__dict__.update({k: v for k, v in self.__dict__.items()})
+        if self._grad is not None:
+            t._grad = self._grad.__deepcopy__(memo)
+        t.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_inf"})
         memo[id(self)] = t
         return t
 
@@ -510,6 +558,45 @@ class Tensor:
         self._rebind(other)
 
 
+# Set by `jtorch.autograd.grad_mode` once `inference_mode()` is first entered: tells whether
+# this thread is in inference mode (tensors created there are inference tensors).
+inference_check = None
+
+_NON_LEAF_GRAD = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+    "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
+    "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
+    "instead. See github.com/pytorch/pytorch/pull/30531 for more information.")
+
+def _check_grad(t: Tensor, g) -> None:
+    """PyTorch's checks when `.grad` is assigned (THPVariable_set_grad)."""
+    if not isinstance(g, Tensor):
+        raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                        f"{type(g).__name__}")
+    if g is t:
+        raise RuntimeError("can't assign Variable as its own grad")
+    m = t._grad_state
+    want = t.dtype if m is None or m.grad_dtype is ... else m.grad_dtype
+    if want is not None and g.dtype != want:
+        raise RuntimeError(
+            f"attempting to assign a gradient with dtype '{_dtype.cpp_name(g.dtype)}' to a tensor "
+            f"with grad_dtype '{_dtype.c10_name(want)}'. The gradient must match the tensor's "
+            "grad_dtype (defaults to the tensor's dtype). You can set the tensor's grad_dtype "
+            "attribute with a specific dtype, or None to allow any dtype. Set grad_dtype with "
+            "caution. Diverging the dtypes of a tensor and its gradient may break downstream "
+            "systems that assume they match.")
+    if g.device.type != t.device.type:
+        raise RuntimeError(f"attempting to assign a gradient with device type "
+                           f"'{g.device.type}' to a tensor with device type '{t.device.type}'. "
+                           "Please ensure that the gradient and the tensor are on the same "
+                           "device")
+    if g._array.shape != t._array.shape:
+        raise RuntimeError(f"attempting to assign a gradient of size '{list(g.shape)}' to a "
+                           f"tensor of size '{list(t.shape)}'. Please ensure that the gradient "
+                           "and the tensor are the same size")
+
+
 def _rebuild_from_numpy(arr, requires_grad):
     t = object.__new__(Tensor)
     t._init_root(jnp.asarray(arr), requires_grad)
@@ -520,14 +607,6 @@ def _to_python(scalar: np.ndarray):
     if scalar.dtype == jnp.bfloat16:
         scalar = scalar.astype(np.float32)
     return scalar.item()
-
-
-def _to_nested_numbers(data):
-    if isinstance(data, Tensor):
-        return np.asarray(data._array)
-    if isinstance(data, (list, tuple)):
-        return [_to_nested_numbers(d) for d in data]
-    return data
 
 
 def wrap(arr) -> Tensor:

@@ -337,7 +337,11 @@ def replay_fn(chain):
 
 def replay(chain, root_value):
     """The view's value derived from its root's current value."""
-    return replay_fn(chain)(root_value)
+    try:
+        return replay_fn(chain)(root_value)
+    except jax.errors.JaxRuntimeError as e:     # a huge expand() materialised: PyTorch's OOM
+        from ._errors import translate_runtime_error
+        raise translate_runtime_error(e) from e
 
 
 def writeback_fn(chain):
@@ -364,6 +368,35 @@ def writeback_fn(chain):
 def writeback(chain, root_value, child_value):
     """The root's new value after `child_value` is written through the view."""
     return writeback_fn(chain)(root_value, child_value)
+
+
+# A root tensor whose own layout was changed in place (`t_()`, `squeeze_()`, `set_()`) keeps
+# a chain from its storage. Autograd differentiates a root's views with respect to the
+# root's value, so for such a root the storage is rebuilt from the root's value first.
+
+
+def rooted_replay_fn(root_chain, chain):
+    """The compiled `(storage, root) -> view` function of a view of a restrided root."""
+    key = ("rooted", _chain_key(root_chain), _chain_key(chain))
+    fn = _replay_cache.get(key)
+    if fn is None:
+        put_root, get = writeback_fn(root_chain), replay_fn(chain)
+        fn = _replay_cache[key] = jax.jit(lambda storage, root: get(put_root(storage, root)))
+    return fn
+
+
+def rooted_writeback_fn(root_chain, chain):
+    """The compiled `(storage, root, child) -> new root` function for a restrided root."""
+    key = ("rooted", _chain_key(root_chain), _chain_key(chain))
+    fn = _writeback_cache.get(key)
+    if fn is None:
+        put_root, put, get_root = writeback_fn(root_chain), writeback_fn(chain), replay_fn(
+            root_chain)
+
+        def run(storage, root, child):
+            return get_root(put(put_root(storage, root), child))
+        fn = _writeback_cache[key] = jax.jit(run)
+    return fn
 
 
 # ---------------------------------------------------------------------------

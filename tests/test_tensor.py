@@ -291,3 +291,16 @@ def test_xla_out_of_memory_is_pytorchs_error():
             torch.cuda.get_device_properties(0)
         with pytest.raises(RuntimeError, match="NVTX functions not installed"):
             torch.cuda.nvtx.range_push("x")
+
+
+def test_legacy_tensor_constructor_forms():
+    # PyTorch's torch.Tensor(...) is the default legacy type's constructor
+    assert tuple(torch.Tensor(torch.Size([2, 3])).shape) == (2, 3)
+    assert torch.Tensor((2, 3)).tolist() == [2.0, 3.0]         # a tuple is data
+    assert torch.Tensor().shape == (0,) and torch.Tensor(2, 1).dtype is torch.float32
+    with pytest.raises(TypeError, match=r"new\(\): data must be a sequence \(got float\)"):
+        torch.Tensor(2.5)
+    ints = torch.tensor([1, 2])
+    alias = torch.Tensor(ints)                                  # aliases, keeping its dtype
+    alias.add_(1)
+    assert alias.dtype is torch.int64 and ints.tolist() == [2, 3]

@@ -7,5 +7,6 @@ from . import activation, normalization, nn_misc, loss, conv, pooling, sampling 
 from . import masked_reductions, windows, misc_private  # noqa: F401
 from . import rnn  # noqa: F401
 from . import creation_extra  # noqa: F401
+from . import tensor_methods  # noqa: F401  (set_, storage, new, fill_diagonal_...)
 
 _registry.install_methods()

@@ -22,19 +22,6 @@ from ._registry import DEFAULT, NONE, T, TL, broadcast_error, composite, kernel,
 
 HIGHEST = jax.lax.Precision.HIGHEST
 
-# c10's C++ type names, as in "expected m1 and m2 to have the same dtype, but got: float != double".
-_CPP_NAMES = {
-    "float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-    "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-    "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
-    "complex128": "c10::complex<double>",
-}
-
-
-def _cpp_name(a) -> str:
-    return _CPP_NAMES.get(_dtype.from_np(a.dtype)._name, str(a.dtype))
-
-
 def _no_bool(a, kernel: str):
     if a.dtype == jnp.bool_:
         raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
@@ -67,8 +54,8 @@ def _check_mm(a, b):
 
 def _check_same_mm(a, b):
     if a.dtype != b.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_cpp_name(a)} "
-                           f"!= {_cpp_name(b)}")
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{_dtype.cpp_name(a)} != {_dtype.cpp_name(b)}")
 
 
 def _check_dot(a, b):
@@ -342,8 +329,8 @@ def addbmm(input: T, batch1: T, batch2: T, *, beta=1, alpha=1):
 def baddbmm(input: T, batch1: T, batch2: T, *, beta=1, alpha=1):
     _check_batches(batch1, batch2)
     if not (input.dtype == batch1.dtype == batch2.dtype):
-        raise RuntimeError(f"Input dtypes must be the same, got: input {_cpp_name(input)}, "
-                           f"batch1: {_cpp_name(batch1)}, batch2: {_cpp_name(batch2)}")
+        raise RuntimeError(f"Input dtypes must be the same, got: input {_dtype.cpp_name(input)}, "
+                           f"batch1: {_dtype.cpp_name(batch1)}, batch2: {_dtype.cpp_name(batch2)}")
     _no_bool(input, "baddbmm")
     shape = (batch1.shape[0], batch1.shape[1], batch2.shape[2])
     _expand_check(input, shape)
@@ -655,7 +642,7 @@ def multi_dot(tensors: TL):
     for i, t in enumerate(tensors[1:], 1):
         if t.dtype != first.dtype:
             raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor "
-                               f"0 is {_cpp_name(first)} and tensor {i} {_cpp_name(t)}")
+                               f"0 is {_dtype.cpp_name(first)} and tensor {i} {_dtype.cpp_name(t)}")
     ms = [first[None] if first.ndim == 1 else first] + [t for t in tensors[1:-1]]
     ms.append(last[:, None] if last.ndim == 1 else last)
     for i in range(n - 1):

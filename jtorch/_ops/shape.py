@@ -546,14 +546,19 @@ def _resize(self, shape):
                            f"{builtins.min(shape)}: {list(shape)}")
     if shape == tuple(self.shape):
         return self
-    flat = self._array.reshape(-1)
-    n = math.prod(shape)
-    if n <= flat.size:
-        arr = flat[:n]
+    # PyTorch keeps the storage and the offset and makes the tensor contiguous over them.
+    offset, n = self.storage_offset(), math.prod(shape)
+    storage = self._storage.value
+    if offset + n <= storage.size and not any(s.changes_dtype for s in self._chain):
+        self._restride(views._views.Strided(shape, views._views.contiguous_strides(shape),
+                                            offset))
     else:
+        # A larger storage is a new jax array: views made before no longer share it.
         # PyTorch leaves the new elements uninitialized; zeros are one valid choice.
-        arr = jnp.concatenate([flat, jnp.zeros(n - flat.size, flat.dtype)])
-    self._rebind(wrap(arr.reshape(shape)))
+        dtype_view = any(s.changes_dtype for s in self._chain)
+        flat = self._array.reshape(-1) if dtype_view else storage.reshape(-1)[offset:]
+        arr = jnp.concatenate([flat, jnp.zeros(builtins.max(n - flat.size, 0), flat.dtype)])
+        self._rebind(wrap(arr[:n].reshape(shape)))
     self._vc[0] += 1
     return self
 

@@ -10,7 +10,8 @@ import functools
 import math
 
 from .. import _dtype, _views
-from .._tensor import Tensor, wrap_dim
+from .._tensor import Tensor, meta, wrap_dim
+from . import _registry
 from ._registry import NONE, T, composite, op
 
 view_op = functools.partial(op, view=True, promote=NONE, out=False)
@@ -189,8 +190,38 @@ def broadcast_to(input, size):
     return expand(input, tuple(size))
 
 
-@view_op
-def squeeze(input: T, dim=None):
+@composite
+def squeeze(input, dim=None):
+    """Matches `torch.squeeze`: all size-1 dims, one dim, or a tuple of dims."""
+    if dim is None:
+        return _squeeze(input)
+    if isinstance(dim, (tuple, list)):
+        return _squeeze_dims(input, tuple(dim))
+    return _squeeze_dim(input, dim)
+
+
+# Three ops because PyTorch's three overloads name their backward nodes apart.
+@view_op(name="_squeeze", method=False)
+def _squeeze(input: T):
+    return _squeeze_step(input, None)
+
+
+@view_op(name="_squeeze_dim", method=False)
+def _squeeze_dim(input: T, dim):
+    return _squeeze_step(input, dim)
+
+
+@view_op(name="_squeeze_dims", method=False)
+def _squeeze_dims(input: T, dim):
+    return _squeeze_step(input, dim)
+
+
+_squeeze._op.autograd_name = "SqueezeBackward0"
+_squeeze_dim._op.autograd_name = "SqueezeBackward1"
+_squeeze_dims._op.autograd_name = "SqueezeBackward2"
+
+
+def _squeeze_step(input, dim):
     shape = tuple(input.shape)
     n = len(shape)
     if n == 0:
@@ -447,6 +478,92 @@ def contiguous(input, memory_format=None):
 def clone(input: T, *, memory_format=None):
     """Matches `torch.clone`: a new storage (jax arrays are immutable, so no copy is made)."""
     return input
+
+
+# ---------------------------------------------------------------------------
+# In-place view ops: the tensor itself takes the view's shape and strides (same storage).
+
+
+def _view_inplace(self, view_fn, node_name: str, *args):
+    """Applies `view_fn`'s step to `self` in place; autograd sees the view op's backward."""
+    op = view_fn._op
+    step = op.impl(self, *args)
+    view = self._make_view(step)
+    if _registry.record_view is not None:
+        _registry.record_view(op, step, self, view)
+        if view.grad_fn is not None:        # grad mode is on and self requires grad
+            _check_not_leaf(self)
+            view.grad_fn._name = node_name
+    self._restride(step)
+    self._vc[0] += 1
+    if view.grad_fn is not None:
+        self.grad_fn = view.grad_fn
+        m = meta(self)
+        m.output_nr = 0
+        m.token = view._grad_state.token if self._base is not None else None
+    return self
+
+
+def _check_not_leaf(self) -> None:
+    m = self._grad_state
+    if self.grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    root = self._base
+    if root is not None and not (m is not None and m.detached) and root._rg and \
+            root.grad_fn is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+
+
+@composite(method=True, function=False)
+def t_(self):
+    """Matches `torch.Tensor.t_`."""
+    if self.ndim > 2:
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is "
+                           f"{self.ndim}D")
+    return _view_inplace(self, t, "TBackward1")
+
+
+@composite(method=True, function=False)
+def transpose_(self, dim0, dim1):
+    """Matches `torch.Tensor.transpose_`."""
+    return _view_inplace(self, transpose, "TransposeBackward1", dim0, dim1)
+
+
+@composite(method=True, function=False)
+def swapaxes_(self, axis0, axis1):
+    """Matches `torch.Tensor.swapaxes_`."""
+    return _view_inplace(self, transpose, "TransposeBackward1", axis0, axis1)
+
+
+@composite(method=True, function=False)
+def swapdims_(self, dim0, dim1):
+    """Matches `torch.Tensor.swapdims_`."""
+    return _view_inplace(self, transpose, "TransposeBackward1", dim0, dim1)
+
+
+@composite(method=True, function=False)
+def squeeze_(self, dim=None):
+    """Matches `torch.Tensor.squeeze_` (no dim, one dim, or a tuple of dims)."""
+    # PyTorch numbers the in-place overloads' nodes apart: squeeze_(), (int), (dims).
+    if dim is None:
+        return _view_inplace(self, _squeeze, "SqueezeBackward3")
+    if isinstance(dim, (tuple, list)):
+        return _view_inplace(self, _squeeze_dims, "SqueezeBackward5", tuple(dim))
+    return _view_inplace(self, _squeeze_dim, "SqueezeBackward4", dim)
+
+
+@composite(method=True, function=False)
+def unsqueeze_(self, dim):
+    """Matches `torch.Tensor.unsqueeze_`."""
+    return _view_inplace(self, unsqueeze, "UnsqueezeBackward1", dim)
+
+
+@composite(method=True)
+def as_strided_(input, size, stride, storage_offset=None):
+    """Matches `torch.as_strided_`: the tensor itself takes the given layout of its storage."""
+    return _view_inplace(input, as_strided, "AsStridedBackward1", size, stride, storage_offset)
 
 
 # Tensor properties that are views.

@@ -158,7 +158,13 @@ def record_view(op, steps, base, views):
     for step, v in zip(steps if many else (steps,), views if many else (views,)):
         if v._array.dtype not in DIFF_DTYPES:
             continue
-        node = FnNode(name, _views.replay_fn((step,)), (arr,), (True,), (edge,), (), 1)
+        if isinstance(step, _views.Strided) and base._chain:
+            # as_strided/unfold index the storage, not `base`'s elements: rebuild it first.
+            node = FnNode(name, _views.rooted_replay_fn(base._chain, (step,)),
+                          (base._storage.value, arr), (False, True), (edge,), (), 1,
+                          epos=(0, 0))
+        else:
+            node = FnNode(name, _views.replay_fn((step,)), (arr,), (True,), (edge,), (), 1)
         v._rg = True
         v.grad_fn = node
         if token is not None:
@@ -236,11 +242,16 @@ def _inplace_through_view(view: Tensor, root: Tensor, result: Tensor) -> None:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
     _bump_saved(result.grad_fn, view, result)
-    old = root._storage.value
     mask = (root._rg, result._rg)
     edges = (edge_of(root) if root._rg else None, edge_of(result) if result._rg else None)
-    copy = FnNode("torch::autograd::CopySlices", _views.writeback_fn(view._chain),
-                  (old, result._array), mask, edges, (), 1)
+    if root._chain:     # a root restrided in place (t_(), set_()): see _views.rooted_*
+        copy = FnNode("torch::autograd::CopySlices",
+                      _views.rooted_writeback_fn(root._chain, view._chain),
+                      (root._storage.value, root._array, result._array), (False,) + mask,
+                      edges, (), 1, epos=(0, 0, 1))
+    else:
+        copy = FnNode("torch::autograd::CopySlices", _views.writeback_fn(view._chain),
+                      (root._storage.value, result._array), mask, edges, (), 1)
     root._rg = True
     root.grad_fn = copy
     if root._grad_state is not None:
@@ -358,8 +369,8 @@ def _run_node(node, grads, create_graph, capture, captured, accumulate_into):
             t = ref()
             if t is not None and grads[nr] is not None:
                 g = _as_tensor(grads[nr])
-                t.grad = g if create_graph else wrap(g._array) if t.grad is None else \
-                    t.grad + g
+                t._grad = g if create_graph else wrap(g._array) if t._grad is None else \
+                    t._grad + g
     if capture is not None:
         for nr in range(len(grads)):
             idx = capture.get((node, nr))

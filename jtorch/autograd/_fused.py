@@ -56,7 +56,7 @@ def run(root_edges, root_grads, retain_graph: bool) -> bool:
             m = leaf._grad_state if leaf is not None else None
             if leaf is None or not _plain(n) or (m is not None and m.post_hooks):
                 return False
-            g = leaf.grad
+            g = leaf._grad
             if g is not None and g._rg:
                 return False
             spec.append(("acc", leaf._array.dtype, g is None))
@@ -78,10 +78,10 @@ def run(root_edges, root_grads, retain_graph: bool) -> bool:
     for leaf, g in zip(leaves, new):
         if g is None:
             continue
-        if leaf.grad is None:
-            leaf.grad = wrap(g)
+        if leaf._grad is None:
+            leaf._grad = wrap(g)
         else:
-            leaf.grad._write(g)
+            leaf._grad._write(g)
     if not retain_graph:
         for n in order:
             n.release()

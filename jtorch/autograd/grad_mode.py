@@ -9,6 +9,8 @@ import functools
 import inspect
 import threading
 
+from .. import _tensor
+
 _state = threading.local()
 
 
@@ -126,7 +128,8 @@ class set_grad_enabled(_Mode):
 
 
 class inference_mode(_Mode):
-    """Matches `torch.inference_mode` (gradients off; tensors are not marked as inference)."""
+    """Matches `torch.inference_mode`: gradients off; tensors made inside are inference
+    tensors (`is_inference()`), though PyTorch's limits on using them outside are not enforced."""
 
     def __new__(cls, mode=True):
         self = super().__new__(cls)
@@ -149,6 +152,7 @@ class inference_mode(_Mode):
     def __enter__(self):
         self.prev_inf = is_inference_mode_enabled()
         _state.inference = self.mode
+        _tensor.inference_check = is_inference_mode_enabled   # tensors made now: is_inference()
         return super().__enter__()
 
     def __exit__(self, *exc):

@@ -464,11 +464,11 @@ def accumulate(t: Tensor, g, create_graph: bool) -> None:
             g = g._array
     if not isinstance(g, Tensor) and g.dtype != t._array.dtype:
         g = g.astype(t._array.dtype)
-    old = t.grad
+    old = t._grad
     if old is None:
-        t.grad = g if isinstance(g, Tensor) else wrap(g)
+        t._grad = g if isinstance(g, Tensor) else wrap(g)
     elif create_graph or isinstance(g, Tensor) or old.requires_grad:
-        t.grad = old + g
+        t._grad = old + g
     else:
         old._write(_add(old._array, g))
 
@@ -521,9 +521,13 @@ def edge_of(t: Tensor):
 def regenerate_view(view: Tensor) -> None:
     """Gives a view whose root was written in place a history derived from the root's."""
     root = view._base
-    fn = _views.replay_fn(view._chain)
-    node = FnNode("AsStridedBackward0", fn, (root._storage.value,), (True,),
-                  (edge_of(root),), None, 1)
+    if root._chain:     # a root restrided in place (t_(), set_()): see _views.rooted_*
+        fn = _views.rooted_replay_fn(root._chain, view._chain)
+        node = FnNode("AsStridedBackward0", fn, (root._storage.value, root._array),
+                      (False, True), (edge_of(root),), None, 1, epos=(0, 0))
+    else:
+        node = FnNode("AsStridedBackward0", _views.replay_fn(view._chain),
+                      (root._storage.value,), (True,), (edge_of(root),), None, 1)
     view._rg = True
     view.grad_fn = node
     m = meta(view)
