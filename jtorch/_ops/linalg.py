@@ -5,9 +5,13 @@ same LAPACK routines as PyTorch (getrf, potrf, geqrf, syevd, gesdd, geev), so
 factors usually agree to rounding, signs included. Errors that depend on the
 values (a singular matrix, a matrix that is not positive-definite) cannot be
 raised from inside a compiled kernel: the `_ex` variants report them in
-`info` as PyTorch's do, the plain variants return nan/inf instead of raising.
+`info` as PyTorch's do, and the published functions check it after the call
+(`_install_checks`), raising `LinAlgError` as PyTorch does; under tracing
+(compile, vmap) the plain variants return the kernel's nan/inf instead.
 """
 
+
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -15,7 +19,8 @@ import numpy as np
 from .._dtype import c10_name
 from jax._src.lax import linalg as _lax_linalg
 
-from ._registry import NONE, T, TI, broadcast_error, name_return_type, op
+from ._registry import (METHODS, NAMESPACES, NONE, T, TI, broadcast_error,
+                        name_return_type, op)
 from .matmul import HIGHEST
 
 
@@ -124,13 +129,34 @@ def _chol(a, upper):
     return _mH(L) if upper else L
 
 
-def _chol_info(L):
-    d = jnp.diagonal(L, axis1=-2, axis2=-1)
-    if d.shape[-1] == 0:
-        return jnp.zeros(d.shape[:-1], jnp.int32)
-    bad = jnp.isnan(d) | (jnp.real(d) <= 0)
-    first = jnp.argmax(bad, axis=-1).astype(jnp.int32) + 1
-    return jnp.where(jnp.any(bad, axis=-1), first, 0).astype(jnp.int32)
+def _potrf_info(h):
+    """LAPACK potrf's `info` for Hermitian `h`: the order of the first leading minor that is
+    not positive-definite (0 when none), from an unblocked Cholesky, one column a step."""
+    n = h.shape[-1]
+    idx = jnp.arange(n)
+
+    def column(j, carry):
+        L, info = carry
+        row = L[..., j, :]                     # L[j, :j], zeros from j on
+        d = jnp.real(h[..., j, j]) - jnp.sum(jnp.real(row * jnp.conj(row)), axis=-1)
+        bad = ~(d > 0)                         # NaN fails too, as in LAPACK
+        info = jnp.where((info == 0) & bad, j + 1, info)
+        ljj = jnp.sqrt(jnp.where(bad, 1, d))
+        col = (h[..., :, j] - jnp.einsum("...ik,...k->...i", L, jnp.conj(row))) / ljj[..., None]
+        col = jnp.where(idx > j, col, jnp.where(idx == j, ljj.astype(h.dtype)[..., None], 0))
+        return L.at[..., :, j].set(col.astype(L.dtype)), info
+
+    info = jnp.zeros(h.shape[:-2], jnp.int32)
+    return jax.lax.fori_loop(0, n, column, (jnp.zeros_like(h), info))[1]
+
+
+def _chol_info(h, L):
+    """`info` of the Cholesky factor `L` of `h`. jax replaces a failed factor by NaNs and
+    drops LAPACK's info, so only then is the failing minor found again (a slower path)."""
+    if h.shape[-1] == 0:
+        return jnp.zeros(h.shape[:-2], jnp.int32)
+    return jax.lax.cond(jnp.any(jnp.isnan(L)), _potrf_info,
+                        lambda h: jnp.zeros(h.shape[:-2], jnp.int32), h)
 
 
 @linalg(name="linalg.cholesky")
@@ -143,7 +169,7 @@ def linalg_cholesky(A: T, *, upper=False):
 def cholesky_ex(A: T, *, upper=False, check_errors=False):
     _square_float(A, "linalg.cholesky")
     L = _chol(A, upper)
-    info = _chol_info(L)
+    info = _chol_info(_hermitian_from_lower(_mH(A) if upper else A), L)
     return jnp.where(jnp.isnan(L), jnp.zeros_like(L), L), info
 
 
@@ -636,4 +662,151 @@ def svd(input: T, some=True, compute_uv=True):
     return u, s.astype(_real_dtype(input)), _mH(vh)
 
 
+
+# ---------------------------------------------------------------------------
+# Errors that depend on the values (eager only)
+
+
+class LinAlgError(RuntimeError):
+    """Matches `torch.linalg.LinAlgError` (PyTorch's `torch._C._LinAlgError`): a matrix that
+    is singular or not positive-definite where the function needs one that is not."""
+
+
+LinAlgError.__name__ = LinAlgError.__qualname__ = "_LinAlgError"
+LinAlgError.__module__ = "jtorch.linalg"
+
+_NOT_PD = ("The factorization could not be completed because the input is not "
+           "positive-definite (the leading minor of order {} is not positive-definite).")
+_SINGULAR = ("The diagonal element {} is zero, the inversion could not be completed because "
+             "the input matrix is singular.")
+_SOLVE = "The solver failed because the input matrix is singular."
+_LU_ZERO = ("U[{0},{0}] is zero and using it on lu_solve would result in a division by zero. "
+            "If you still want to perform the factorization, consider calling "
+            "linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
+
+
+@jax.jit
+def _all_finite(a):
+    return jnp.all(jnp.isfinite(a))
+
+
+@jax.jit
+def _lu_info(lu_):
+    d = jnp.diagonal(lu_, axis1=-2, axis2=-1)
+    zero = d == 0
+    return jnp.where(jnp.any(zero, axis=-1), jnp.argmax(zero, axis=-1) + 1, 0)
+
+
+def _raise_info(info, name: str, message: str, error=LinAlgError) -> None:
+    """PyTorch's error for the first matrix whose LAPACK `info` is non-zero, if any."""
+    info = np.asarray(info)
+    bad = np.flatnonzero(info)
+    if bad.size:
+        batch = f"(Batch element {bad[0]}): " if info.ndim else ""
+        raise error(f"{name}: {batch}" + message.format(info.reshape(-1)[bad[0]]))
+
+
+def _eager(t) -> bool:
+    return not isinstance(t._array, jax.core.Tracer)
+
+
+def _checked(fn, name: str, message: str, info_of, error=LinAlgError):
+    """`fn` (a generated op function) raising PyTorch's error on a failed factorization.
+
+    `info_of(result, args, kwargs)` gives LAPACK's `info`, or None when the call cannot
+    have failed. Under tracing (compile, vmap, ...) nothing is checked, as the values are
+    not known; the result then holds the nan/inf the kernel produced.
+    """
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        result = fn(*args, **kwargs)
+        first = result[0] if isinstance(result, tuple) else result
+        if _eager(first):
+            info = info_of(result, args, kwargs)
+            if info is not None:
+                _raise_info(info, name, message, error)
+        return result
+    return wrapper
+
+
+def _info_if_not_finite(ex_fn, **fixed):
+    """Plain variants: a factorization that failed left non-finite values in the result,
+    so only then is `info` computed (again, by the `_ex` kernel)."""
+    def info_of(result, args, kwargs):
+        if bool(_all_finite(result._array)):
+            return None
+        kwargs = {k: v for k, v in kwargs.items() if k != "out"}
+        return ex_fn(*args, **kwargs, **fixed)[-1]._array
+    return info_of
+
+
+def _info_if_checked(result, args, kwargs):
+    """`_ex` variants: their own `info`, when called with `check_errors=True`."""
+    return result[-1]._array if kwargs.get("check_errors") else None
+
+
+def _install(ns: str, short: str, name: str, message: str, info_of, method=None,
+             error=LinAlgError) -> None:
+    """Replaces the published `ns.short` (and its aliases, and `Tensor.<method>`) by the
+    checking wrapper."""
+    fn = NAMESPACES[ns][short]
+    checked = _checked(fn, name, message, info_of, error)
+    for space in NAMESPACES.values():
+        for key, value in list(space.items()):
+            if value is fn:
+                space[key] = checked
+    if method is not None:
+        METHODS[method] = _checked(METHODS[method], name, message, info_of, error)
+
+
+def _install_checks() -> None:
+    chol_ex = NAMESPACES["linalg"]["cholesky_ex"]
+    inv_ex_fn = NAMESPACES["linalg"]["inv_ex"]
+    solve_ex_fn = NAMESPACES["linalg"]["solve_ex"]
+
+    def legacy_chol_ex(input, upper=False):
+        return chol_ex(input, upper=upper)
+
+    def power_info(result, args, kwargs):
+        A, n = (list(args) + [kwargs.get("n")])[:2]
+        if n >= 0 or bool(_all_finite(result._array)):
+            return None
+        return inv_ex_fn(A).info._array
+
+    def tensorinv_info(result, args, kwargs):
+        A, ind = (list(args) + [kwargs.get("ind", 2)])[:2]
+        if bool(_all_finite(result._array)):
+            return None
+        return inv_ex_fn(A.reshape(int(np.prod(A.shape[:ind])), -1)).info._array
+
+    def triangular_info(result, args, kwargs):
+        # cholesky_inverse inverts a triangular factor: singular iff a diagonal entry is 0.
+        if bool(_all_finite(result._array)):
+            return None
+        return _lu_info((args[0] if args else kwargs["input"])._array)
+
+    _install("linalg", "cholesky", "linalg.cholesky", _NOT_PD, _info_if_not_finite(chol_ex))
+    _install("", "cholesky", "cholesky", _NOT_PD, _info_if_not_finite(legacy_chol_ex),
+             method="cholesky")
+    _install("linalg", "cholesky_ex", "linalg.cholesky_ex", _NOT_PD, _info_if_checked)
+    _install("linalg", "inv", "linalg.inv", _SINGULAR, _info_if_not_finite(inv_ex_fn))
+    _install("", "inverse", "linalg.inv", _SINGULAR, _info_if_not_finite(inv_ex_fn),
+             method="inverse")
+    _install("linalg", "inv_ex", "linalg.inv_ex", _SINGULAR, _info_if_checked)
+    _install("linalg", "solve", "torch.linalg.solve", _SOLVE, _info_if_not_finite(solve_ex_fn))
+    _install("linalg", "solve_ex", "torch.linalg.solve_ex", _SOLVE, _info_if_checked)
+    # Inverses taken inside other functions, reported under PyTorch's names for them.
+    _install("linalg", "matrix_power", "linalg.inv", _SINGULAR, power_info,
+             method="matrix_power")
+    _install("linalg", "tensorinv", "inv", _SINGULAR, tensorinv_info)
+    _install("", "cholesky_inverse", "cholesky_inverse", _SINGULAR, triangular_info,
+             method="cholesky_inverse")
+    # LU factorizations raise a plain RuntimeError, for a zero on U's diagonal.
+    _install("linalg", "lu_factor", "torch.linalg.lu_factor", _LU_ZERO,
+             lambda result, args, kwargs: _lu_info(result[0]._array), error=RuntimeError)
+    _install("linalg", "lu_factor_ex", "torch.linalg.lu_factor_ex", _LU_ZERO, _info_if_checked,
+             error=RuntimeError)
+
 from . import linalg_norms  # noqa: E402,F401  (norms, ranks, least squares, LDL)
+
+_install_checks()

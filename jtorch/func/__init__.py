@@ -6,6 +6,7 @@ compose with each other and with `jtorch.compile` as jax transforms do.
 `functional_call` and `stack_module_state` work on any module-shaped object.
 """
 
+from ._batch_norm import replace_all_batch_norm_modules_
 from ._functional_call import functional_call, stack_module_state
 from ._transforms import (
     functionalize, grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, vjp,
@@ -13,4 +14,5 @@ from ._transforms import (
 from ._vmap import vmap
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize",
-           "vmap", "functional_call", "stack_module_state", "functionalize"]
+           "vmap", "functional_call", "stack_module_state", "functionalize",
+           "replace_all_batch_norm_modules_"]
