@@ -107,6 +107,7 @@ class memory_format:
 strided = layout("strided")
 contiguous_format = memory_format("contiguous_format")
 channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
 preserve_format = memory_format("preserve_format")
 
 _knobs = {"deterministic": False, "warn_only": False, "threads": os.cpu_count() or 1,

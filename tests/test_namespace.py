@@ -16,6 +16,9 @@ def test_constants():
     assert (jtorch.pi, jtorch.e, jtorch.inf) == (math.pi, math.e, math.inf)
     assert math.isnan(jtorch.nan) and jtorch.newaxis is None
     assert jtorch.zeros(3)[jtorch.newaxis].shape == (1, 3)
+    assert repr(jtorch.channels_last_3d) == "torch.channels_last_3d"
+    assert jtorch.ones(1, 2, 1, 1, 1).contiguous(memory_format=jtorch.channels_last_3d).shape \
+        == (1, 2, 1, 1, 1)
 
 
 # ---------------------------------------------------------------------------
