@@ -1,11 +1,13 @@
 """The script corpus: unmodified PyTorch programs under `python -m jtorch` vs under PyTorch.
 
-Every `compat/scripts/*.py` runs twice in subprocesses, from its own directory and with the
-same environment: `python script.py` (real PyTorch, the oracle) and `python -m jtorch
-script.py`. A script *runs* when it exits with status 0 under jtorch, and *matches* when
-its stdout equals PyTorch's line by line, where numbers written with a decimal point or an
-exponent may differ within the script's tolerance and everything else (text, integers,
-shapes, dtypes, reprs, booleans) must be equal. The tolerance comes from a header comment:
+Every `compat/scripts/*.py`, and every `examples/*.py` with a `# compat:` header (the
+README's examples are corpus programs too, named `examples/<file>`), runs twice in
+subprocesses, from its own directory and with the same environment: `python script.py`
+(real PyTorch, the oracle) and `python -m jtorch script.py`. A script *runs* when it exits
+with status 0 under jtorch, and *matches* when its stdout equals PyTorch's line by line,
+where numbers written with a decimal point or an exponent may differ within the script's
+tolerance and everything else (text, integers, shapes, dtypes, reprs, booleans) must be
+equal. The tolerance comes from a header comment:
 
     # compat: rtol=0.25 atol=0.05 [timeout=300]
 
@@ -59,14 +61,28 @@ for _i in range(_WORKERS):
     _CACHE_SLOTS.put(os.path.join(CACHE, f"{_XDIST or 'main'}-scripts{_i}"))
 _recorded = json.load(open(RECORD)) if os.path.exists(RECORD) else {}
 _pattern = os.environ.get("JTORCH_SCRIPTS")
-SCRIPTS = sorted(
-    os.path.basename(p) for p in glob.glob(os.path.join(SCRIPT_DIR, "*.py"))
-    if not _pattern or re.search(_pattern, os.path.basename(p)))
+_HEADER = re.compile(r"^#\s*compat:(.*)$", re.M)
+
+
+def _corpus() -> list:
+    names = [os.path.basename(p) for p in glob.glob(os.path.join(SCRIPT_DIR, "*.py"))]
+    names += ["examples/" + os.path.basename(p)
+              for p in glob.glob(os.path.join(ROOT, "examples", "*.py"))
+              if _HEADER.search(open(p).read())]
+    return sorted(n for n in names if not _pattern or re.search(_pattern, n))
+
+
+def path_of(name: str) -> str:
+    """The file of a corpus entry: `examples/<file>` or a file in compat/scripts."""
+    return os.path.join(ROOT, name) if name.startswith("examples/") else \
+        os.path.join(SCRIPT_DIR, name)
+
+
+SCRIPTS = _corpus()
 
 RESULTS: dict = {}  # script -> status record, read by the summary hook in conftest
 N_SCRIPTS = len(SCRIPTS)
 
-_HEADER = re.compile(r"^#\s*compat:(.*)$", re.M)
 # A number not glued to a name (`fc1`, `conv2d`); floats have a '.' or an exponent.
 _NUMBER = re.compile(
     r"(?<![\w.])[-+]?(?:(?:\d+\.\d*|\.\d+)(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+|\d+|nan|inf)(?![\w])")
@@ -93,10 +109,10 @@ def _env(cache_dir: str) -> dict:
     return env
 
 
-def _run(args: list, timeout: float, cache_dir: str = CACHE) -> dict:
+def _run(args: list, timeout: float, cache_dir: str = CACHE, cwd: str = SCRIPT_DIR) -> dict:
     try:
         r = subprocess.run([sys.executable] + args, capture_output=True, text=True,
-                           env=_env(cache_dir), cwd=SCRIPT_DIR, timeout=timeout)
+                           env=_env(cache_dir), cwd=cwd, timeout=timeout)
         return {"rc": r.returncode, "stdout": r.stdout, "stderr": r.stderr}
     except subprocess.TimeoutExpired as e:
         out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
@@ -106,20 +122,23 @@ def _run(args: list, timeout: float, cache_dir: str = CACHE) -> dict:
 def _jtorch_output(name: str, timeout: float) -> dict:
     slot = _CACHE_SLOTS.get()
     try:
-        return _run(["-m", "jtorch", name], timeout, slot)
+        path = path_of(name)
+        return _run(["-m", "jtorch", os.path.basename(path)], timeout, slot,
+                    os.path.dirname(path))
     finally:
         _CACHE_SLOTS.put(slot)
 
 
 def _torch_output(name: str, timeout: float) -> dict:
     """PyTorch's run of a script, reused while the script and the torch version are unchanged."""
-    text = open(os.path.join(SCRIPT_DIR, name), "rb").read()
+    script = path_of(name)
+    text = open(script, "rb").read()
     key = hashlib.sha256(text + torch.__version__.encode()).hexdigest()[:16]
-    path = os.path.join(TORCH_OUT, f"{name[:-3]}-{key}.json")
+    path = os.path.join(TORCH_OUT, f"{name[:-3].replace('/', '_')}-{key}.json")
     use_cache = os.environ.get("JTORCH_SCRIPTS_TORCH_CACHE", "1") != "0"
     if use_cache and os.path.exists(path):
         return json.load(open(path))
-    res = _run([name], timeout)
+    res = _run([os.path.basename(script)], timeout, CACHE, os.path.dirname(script))
     if use_cache and res["rc"] == 0:
         os.makedirs(TORCH_OUT, exist_ok=True)
         with open(path + ".tmp", "w") as f:
@@ -129,7 +148,7 @@ def _torch_output(name: str, timeout: float) -> dict:
 
 
 def _both(name: str) -> tuple:
-    timeout = options(os.path.join(SCRIPT_DIR, name))["timeout"]
+    timeout = options(path_of(name))["timeout"]
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         expected = pool.submit(_torch_output, name, timeout)
         actual = pool.submit(_jtorch_output, name, timeout)
@@ -206,7 +225,7 @@ def _tail(text: str, n: int = 8) -> str:
 
 
 def check_script(name: str) -> dict:
-    opts = options(os.path.join(SCRIPT_DIR, name))
+    opts = options(path_of(name))
     expected, actual = _result(name)
     if expected["rc"] != 0:
         return {"status": "oracle_error", "detail": _tail(expected["stderr"])}
