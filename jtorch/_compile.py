@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 import os
 import inspect
+import threading
 import traceback
 import types
 import warnings
@@ -37,6 +38,7 @@ import warnings
 import jax
 
 from . import _random
+from ._ops import _registry
 from ._tensor import Tensor, wrap
 
 __all__ = ["compile", "disable", "reset", "is_compiling"]
@@ -367,16 +369,17 @@ class CompiledFunction:
         except (GraphBreak, *_GRAPH_BREAKS) as e:
             self._restore(coll, tensors, storages, values, lrs_slots, lrs)
             where = _user_frame(e)
+            why = str(e) if isinstance(e, GraphBreak) else "data-dependent Python"
             if self._fullgraph:
-                raise RuntimeError(f"jtorch.compile(fullgraph=True): data-dependent Python "
-                                   f"cannot be compiled ({type(e).__name__}) at {where}") from e
+                raise RuntimeError(f"jtorch.compile(fullgraph=True): {why} cannot be compiled "
+                                   f"({type(e).__name__}) at {where}") from e
             prog.eager = True
             self._programs[key] = prog
             if not self._warned:
                 self._warned = True
                 warnings.warn(f"jtorch.compile: falling back to eager mode for "
-                              f"{getattr(self._fn, '__qualname__', self._fn)}: data-dependent "
-                              f"Python at {where} ({type(e).__name__})", stacklevel=2)
+                              f"{getattr(self._fn, '__qualname__', self._fn)}: {why} at "
+                              f"{where} ({type(e).__name__})", stacklevel=2)
             return self._fn(*args, **kwargs)
         self._write_back(prog, coll, storages, values, new_values)
         results = [wrap(o) for o in outs]
@@ -443,10 +446,12 @@ class CompiledFunction:
                 g[k] = v
             _compiling[0] = True
             source = _random.trace_keys(rng)
+            unchecked = _guard_unlifted()
             try:
                 out = fn(*args, **kwargs)
             finally:
                 _compiling[0] = False
+                _registry.record = unchecked
                 source.close()
                 for (g, k), v in zip(lrs_slots, lrs_concrete):
                     g[k] = v
@@ -537,6 +542,30 @@ class CompiledFunction:
         # Python (and its side effects) does not run again.
         return how(prog.jitted, tuple(s.value for s in storages), lrs,
                    _random.default_generator.next_key())
+
+
+def _guard_unlifted():
+    """While this thread traces, an op on a tensor that requires grad but is not an input of
+    the program (a concrete array: discovery did not reach it) breaks the graph: compiled,
+    its gradient would be lost silently. Returns the hook to put back."""
+    inner = _registry.record
+    if inner is None:
+        return inner
+    thread = threading.get_ident()
+
+    def record(op, fn, slot_values, arrays, result):
+        if threading.get_ident() == thread:
+            for v in slot_values:
+                for t in (v if isinstance(v, (tuple, list)) else (v,)):
+                    if isinstance(t, Tensor) and t._rg and not isinstance(t._array,
+                                                                          jax.core.Tracer):
+                        raise GraphBreak(
+                            f"{op.name}() uses a tensor that requires grad but is not "
+                            "reachable from the function's arguments, closure, globals or "
+                            "self, so a compiled program would lose its gradient")
+        inner(op, fn, slot_values, arrays, result)
+    _registry.record = record
+    return inner
 
 
 def _user_frame(e) -> str:

@@ -125,6 +125,24 @@ def test_new_argument_tensors_leave_earlier_ones_alone():
     assert first.tolist() == [1.0, 1.0] and second.tolist() == [5.0, 5.0]
 
 
+def test_a_grad_tensor_discovery_cannot_reach_runs_eagerly_not_wrongly():
+    # A parameter held by a plain object is not state jtorch.compile lifts: compiled, its
+    # gradient would be lost. The call falls back to eager (with one warning) instead.
+    class Holder:
+        def __init__(self):
+            self.w = jtorch.tensor([2.0, 3.0], requires_grad=True)
+    h = Holder()
+
+    def f(x):
+        return (x * h.w).sum()
+    with pytest.warns(UserWarning, match="requires grad but is not reachable"):
+        out = jtorch.compile(f)(jtorch.ones(2))
+    out.backward()
+    assert out.item() == 5.0 and h.w.grad.tolist() == [1.0, 1.0]
+    with pytest.raises(RuntimeError, match="not reachable"):
+        jtorch.compile(f, fullgraph=True)(jtorch.ones(2))
+
+
 def test_tensors_reached_only_through_nested_functions_are_lifted():
     w = jtorch.tensor([2.0, 3.0], requires_grad=True)
 
