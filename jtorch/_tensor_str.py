@@ -347,6 +347,11 @@ def tensor_repr(t) -> str:
         suffixes.append(f"grad_fn=<{grad_fn_name}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
+    from ._ops import _registry
+    if _registry.forward_ad is not None:        # a dual level is open
+        tangent = _registry.forward_ad.unpack_dual(t).tangent
+        if tangent is not None:
+            suffixes.append(f"tangent={tangent}")
 
     text = _add_suffixes(prefix + body, suffixes, indent)
     if "Parameter" in _class_names(t):

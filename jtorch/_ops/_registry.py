@@ -76,6 +76,9 @@ inplace_hook = None
 # Set by jtorch.amp while autocast is on in some thread: `autocast_hook(op, args) -> args`
 # casts the floating inputs of the ops on autocast's lists. None costs nothing.
 autocast_hook = None
+# Set by jtorch.autograd.forward_ad while a dual level is open (the module itself: its
+# on_call / on_view / on_write / check_out propagate tangents). None costs nothing.
+forward_ad = None
 
 
 def _freeze(v):
@@ -333,6 +336,8 @@ def call_out(op: OpDef, args: tuple, out):
     result = _dispatch(op, args)
     if out is None:
         return result
+    if forward_ad is not None:
+        forward_ad.check_out(op, result)
     if any(r._rg for r in (result if isinstance(result, tuple) else (result,))
            if isinstance(r, Tensor)):
         raise RuntimeError(f"{op.name}(): functions with out=... arguments don't support "
@@ -363,6 +368,8 @@ def _dispatch(op: OpDef, args: tuple):
     result = _wrap_out(op, out)
     if record is not None and op.differentiable:
         record(op, fn, slot_values, arrays, result)
+    if forward_ad is not None:
+        forward_ad.on_call(op, fn, slot_values, arrays, result)
     return result
 
 
@@ -376,6 +383,8 @@ def call_view(op: OpDef, args: tuple):
         result = base._make_view(steps)
     if record_view is not None:
         record_view(op, steps, base, result)
+    if forward_ad is not None:
+        forward_ad.on_view(op, steps, base, result)
     return result
 
 
@@ -404,6 +413,8 @@ def call_inplace(op: OpDef, args: tuple):
 
 def write_inplace(target: Tensor, result: Tensor) -> None:
     """Writes `result` into `target` in place, moving `result`'s history onto `target`."""
+    if forward_ad is not None:
+        forward_ad.on_write(target, result)
     if inplace_hook is not None:
         inplace_hook(target, result)
     target._write(result._array)

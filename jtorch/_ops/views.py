@@ -495,6 +495,8 @@ def _view_inplace(self, view_fn, node_name: str, *args):
             _check_not_leaf(self)
             view.grad_fn._name = node_name
     self._restride(step)
+    if _registry.forward_ad is not None and isinstance(self.__dict__.get("_fw"), Tensor):
+        self._fw._restride(step)        # its tangent is laid out as it is: restride it alike
     self._vc[0] += 1
     if view.grad_fn is not None:
         self.grad_fn = view.grad_fn

@@ -4,7 +4,7 @@ from . import _engine, _methods, anomaly_mode, function, graph  # noqa: F401
 from ._engine import backward, grad  # noqa: F401
 from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401
 from .function import Function, once_differentiable  # noqa: F401
-from . import functional, profiler  # noqa: F401
+from . import forward_ad, functional, profiler  # noqa: F401
 from .gradcheck import gradcheck, gradgradcheck  # noqa: F401
 from .grad_mode import (  # noqa: F401
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
