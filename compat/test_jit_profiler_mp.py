@@ -160,6 +160,21 @@ def test_profiler_records_the_same_ranges():
 # torch.multiprocessing
 
 
+def test_profiler_records_op_calls():
+    counts = {}
+    for lib in (torch, jtorch):
+        lib.manual_seed(0)
+        m, x = lib.nn.Linear(8, 4), lib.randn(16, 8)
+        with lib.profiler.profile(activities=[lib.profiler.ProfilerActivity.CPU]) as prof:
+            with lib.profiler.record_function("forward"):
+                for _ in range(3):
+                    m(x).relu().sum()
+        avg = {e.key: e.count for e in prof.key_averages()}
+        counts[lib.__name__] = [avg.get(k) for k in ("forward", "aten::linear", "aten::relu",
+                                                     "aten::sum")]
+    assert counts["jtorch"] == counts["torch"] == [1, 3, 3, 3]
+
+
 def test_multiprocessing_api_and_exit_code_error():
     names = ["Process", "Queue", "Pool", "Pipe", "Event", "Lock", "Manager", "SimpleQueue",
              "get_context", "set_start_method", "get_start_method", "get_all_start_methods",

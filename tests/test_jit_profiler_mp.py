@@ -354,3 +354,15 @@ def test_with_indices_pools_and_native_channel_shuffle():
     same(F.native_channel_shuffle(torch.arange(4.0).reshape(1, 4, 1), 2).flatten(),
          [0.0, 2.0, 1.0, 3.0])
 
+
+
+def test_profiler_records_each_op_call_and_unhooks():
+    from jtorch._ops import _registry
+    x = torch.ones(4)
+    with torch.profiler.profile() as prof:
+        for _ in range(2):
+            (x * 2).sin()
+    assert _registry.profile_hook is None           # no cost once no profiler records
+    counts = {e.key: e.count for e in prof.key_averages()}
+    assert counts["aten::mul"] == 2 and counts["aten::sin"] == 2
+    assert all(e.cpu_time_total >= 0 for e in prof.events())

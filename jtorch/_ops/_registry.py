@@ -28,6 +28,7 @@ import collections
 import functools
 import inspect
 import os
+import time
 
 import jax
 import jax.numpy as jnp
@@ -79,6 +80,9 @@ autocast_hook = None
 # Set by jtorch.autograd.forward_ad while a dual level is open (the module itself: its
 # on_call / on_view / on_write / check_out propagate tangents). None costs nothing.
 forward_ad = None
+# Set by jtorch's profilers while one records: `profile_hook(name)` opens a range for an op
+# call, whose `end` the dispatcher sets (perf_counter_ns) when the call returns.
+profile_hook = None
 
 
 def _freeze(v):
@@ -346,6 +350,15 @@ def call_out(op: OpDef, args: tuple, out):
 
 
 def _dispatch(op: OpDef, args: tuple):
+    if profile_hook is not None:
+        span = profile_hook(op.name)
+        result = _dispatch_body(op, args)
+        span.end = time.perf_counter_ns()
+        return result
+    return _dispatch_body(op, args)
+
+
+def _dispatch_body(op: OpDef, args: tuple):
     if autocast_hook is not None:
         args = autocast_hook(op, args)
     slot_values = tuple(args[p] for p in op.slot_pos)

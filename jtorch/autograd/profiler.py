@@ -1,11 +1,11 @@
 """`torch.autograd.profiler`: host wall-clock ranges, their averages, tables and traces.
 
 What is recorded: every `record_function(name)` range (and `torch.profiler`'s
-`ProfilerStep#N` ranges) entered while a profiler records, timed with
-`time.perf_counter_ns`. Individual jtorch ops are not recorded (no per-op hook), and no
-device time is measured: JAX dispatches work asynchronously, so device time shows up in
-the range where the host waits for a result (`.item()`, `.cpu()`, printing). Memory and
-FLOP columns are therefore absent.
+`ProfilerStep#N` ranges) entered while a profiler records, and every registered op call
+(`aten::<op>`, through the registry's `profile_hook`), timed with `time.perf_counter_ns`.
+No device time is measured: JAX dispatches work asynchronously, so an op's time is its host
+dispatch, and device time shows up in the range where the host waits for a result
+(`.item()`, `.cpu()`, printing). Memory and FLOP columns are therefore absent.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import os
 import threading
 import time
 from collections import OrderedDict
+
+from .._ops import _registry
 
 _recording: list = []   # the event lists of the profilers now recording (usually 0 or 1)
 _lock = threading.Lock()
@@ -236,6 +238,15 @@ class _Range:
         self.start, self.end = time.perf_counter_ns(), None
 
 
+def _op_range(name: str) -> _Range:
+    """The registry's `profile_hook`: a range for one op call, closed by the dispatcher."""
+    r = _Range("aten::" + name)
+    with _lock:
+        for ranges in _recording:
+            ranges.append(r)
+    return r
+
+
 def _build_events(ranges) -> EventList:
     """Finished ranges as `FunctionEvent`s, children linked by nesting within each thread."""
     done = sorted((r for r in ranges if r.end is not None), key=lambda r: (r.start, -r.end))
@@ -306,12 +317,15 @@ class profile:
         self._ranges = []
         with _lock:
             _recording.append(self._ranges)
+            _registry.profile_hook = _op_range
 
     def _stop(self) -> None:
         if self._ranges is None:
             return
         with _lock:
             _recording[:] = [r for r in _recording if r is not self._ranges]
+            if not _recording:
+                _registry.profile_hook = None
         events = _build_events(self._ranges)
         if self.acc_events and self.function_events:
             events = EventList(list(self.function_events) + list(events))
