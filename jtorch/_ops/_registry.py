@@ -80,8 +80,9 @@ autocast_hook = None
 # Set by jtorch.autograd.forward_ad while a dual level is open (the module itself: its
 # on_call / on_view / on_write / check_out propagate tangents). None costs nothing.
 forward_ad = None
-# Set by jtorch's profilers while one records: `profile_hook(name)` opens a range for an op
-# call, whose `end` the dispatcher sets (perf_counter_ns) when the call returns.
+# Set by jtorch's profilers (through `set_profile_hook`) while one records:
+# `profile_hook(name)` opens a range for an op call, whose `end` the dispatcher sets
+# (perf_counter_ns) when the call returns.
 profile_hook = None
 
 
@@ -349,16 +350,22 @@ def call_out(op: OpDef, args: tuple, out):
     return write_out(result, out)
 
 
+def _dispatch_profiled(op: OpDef, args: tuple):
+    span = profile_hook(op.name)
+    result = _dispatch_plain(op, args)
+    span.end = time.perf_counter_ns()
+    return result
+
+
+def set_profile_hook(hook) -> None:
+    """Installs (or with None removes) the profilers' per-op hook; without one, `_dispatch`
+    is the plain dispatcher, so an idle profiler costs nothing."""
+    global profile_hook, _dispatch
+    profile_hook = hook
+    _dispatch = _dispatch_plain if hook is None else _dispatch_profiled
+
+
 def _dispatch(op: OpDef, args: tuple):
-    if profile_hook is not None:
-        span = profile_hook(op.name)
-        result = _dispatch_body(op, args)
-        span.end = time.perf_counter_ns()
-        return result
-    return _dispatch_body(op, args)
-
-
-def _dispatch_body(op: OpDef, args: tuple):
     if autocast_hook is not None:
         args = autocast_hook(op, args)
     slot_values = tuple(args[p] for p in op.slot_pos)
@@ -384,6 +391,9 @@ def _dispatch_body(op: OpDef, args: tuple):
     if forward_ad is not None:
         forward_ad.on_call(op, fn, slot_values, arrays, result)
     return result
+
+
+_dispatch_plain = _dispatch
 
 
 def call_view(op: OpDef, args: tuple):

@@ -317,7 +317,7 @@ class profile:
         self._ranges = []
         with _lock:
             _recording.append(self._ranges)
-            _registry.profile_hook = _op_range
+            _registry.set_profile_hook(_op_range)
 
     def _stop(self) -> None:
         if self._ranges is None:
@@ -325,7 +325,7 @@ class profile:
         with _lock:
             _recording[:] = [r for r in _recording if r is not self._ranges]
             if not _recording:
-                _registry.profile_hook = None
+                _registry.set_profile_hook(None)
         events = _build_events(self._ranges)
         if self.acc_events and self.function_events:
             events = EventList(list(self.function_events) + list(events))
