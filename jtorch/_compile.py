@@ -396,12 +396,13 @@ class CompiledFunction:
         if not _engine._grad_enabled() or not results or prog.trains:
             return      # a training step ran its own backward: its outputs end the graph
         owner = {}
+        index = {id(st): i for i, st in enumerate(storages)}
         for e in coll.entries:
             t = e.get()
-            if t is not None and t._rg:
-                k = next(i for i, st in enumerate(storages) if st is t._storage)
-                if k not in owner or not t._chain:
-                    owner[k] = t
+            # (the call may have rebound a path to a tensor that was not one of its inputs)
+            k = index.get(id(t._storage)) if t is not None and t._rg else None
+            if k is not None and (k not in owner or not t._chain):
+                owner[k] = t
         if not owner:
             return
         mask = tuple(k in owner and not owner[k]._chain for k in range(len(storages)))

@@ -143,6 +143,17 @@ def test_a_grad_tensor_discovery_cannot_reach_runs_eagerly_not_wrongly():
         jtorch.compile(f, fullgraph=True)(jtorch.ones(2))
 
 
+def test_a_hook_rebinding_a_tensor_attribute_during_the_call():
+    # (as nn.utils.prune's forward pre-hook does with `weight`)
+    m = nn.Linear(3, 2)
+    m.w2 = m.weight * 1
+    m.register_forward_pre_hook(lambda mod, inp: setattr(mod, "w2", mod.weight * 2))
+    out = jtorch.compile(m)(jtorch.ones(1, 3))
+    out.sum().backward()
+    assert m.weight.grad.tolist() == [[1.0] * 3] * 2
+    np.testing.assert_allclose(m.w2.detach().numpy(), 2 * m.weight.detach().numpy())
+
+
 def test_tensors_reached_only_through_nested_functions_are_lifted():
     w = jtorch.tensor([2.0, 3.0], requires_grad=True)
 

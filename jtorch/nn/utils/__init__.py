@@ -1,7 +1,7 @@
 """`torch.nn.utils`: gradient clipping, parameter/vector conversion, parametrizations,
 conv/linear-BatchNorm fusion, `skip_init`, and the deprecated `stateless`."""
 
-from . import fusion, parametrizations, parametrize, stateless  # noqa: F401
+from . import fusion, parametrizations, parametrize, prune, stateless  # noqa: F401
 from .clip_grad import (  # noqa: F401
     clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm,
 )
