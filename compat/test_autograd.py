@@ -316,8 +316,7 @@ NAME_XFAIL: dict = {
     "var": _NAME + ": VarBackward0", "std": _NAME + ": StdBackward0",
     "zero_": _NAME + ": ZeroBackward0",
     "copy_": _NAME + ": the full name is torch::autograd::CopyBackwards",
-    "cross_entropy": _DECOMPOSED, "linear": _DECOMPOSED + " (AddmmBackward0)",
-    "linear_3d": _DECOMPOSED, "l1_loss": _DECOMPOSED, "einsum": _DECOMPOSED,
+    "cross_entropy": _DECOMPOSED, "l1_loss": _DECOMPOSED, "einsum": _DECOMPOSED,
 }
 _COPY_SLICES = ("a write through a view: PyTorch's CopySlices lists the in-place op's other "
                 "inputs; jtorch lists the op's node")

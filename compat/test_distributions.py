@@ -47,6 +47,16 @@ def _pd(n, *batch):
     return low @ np.swapaxes(low, -1, -2)
 
 
+def _corr_cholesky(n, *batch):
+    low = _lower(n, *batch)
+    return low / np.linalg.norm(low, axis=-1, keepdims=True)
+
+
+# GeneralizedPareto: values inside the support [loc, loc - scale / concentration].
+_GP = {"loc": _real(3), "scale": _pos(3), "concentration": np.array([0.0, 0.3, -0.4])}
+_GP_VALUES = _GP["loc"] + _GP["scale"] * 2 * _unit(2, 3)
+
+
 # name -> (params, build(D, p, lib), log_prob values, edge values)
 # params: numpy arrays (float ones become leaves with requires_grad) or Python numbers.
 CASES = {
@@ -54,20 +64,19 @@ CASES = {
                lambda D, p, lib: D.Normal(p["loc"], p["scale"]), _real(2, 3), None),
     "Normal_scalar_params": ({"loc": 0.5, "scale": 2.0},
                              lambda D, p, lib: D.Normal(p["loc"], p["scale"]), _real(3), None),
-    "Normal_broadcast_f64": ({"loc": _real(3, 1), "scale": _pos(4)},
-                             lambda D, p, lib: D.Normal(p["loc"], p["scale"]), _real(3, 4),
-                             None),
+    "Normal_broadcast": ({"loc": _real(2, 1), "scale": _pos(3)},
+                         lambda D, p, lib: D.Normal(p["loc"], p["scale"]), _real(2, 3), None),
     "Bernoulli_probs": ({"probs": _unit(3)}, lambda D, p, lib: D.Bernoulli(probs=p["probs"]),
                         np.array([0.0, 1.0, 1.0]), None),
     "Bernoulli_logits": ({"logits": _real(2, 3)},
                          lambda D, p, lib: D.Bernoulli(logits=p["logits"]),
                          np.array([0.0, 1.0, 0.0]), None),
-    "Categorical_probs": ({"probs": _simplex(2, 4)},
+    "Categorical_probs": ({"probs": _simplex(2, 3)},
                           lambda D, p, lib: D.Categorical(probs=p["probs"]),
-                          np.array([[0, 3], [1, 2], [3, 3]]), None),
-    "Categorical_logits": ({"logits": _real(4)},
+                          np.array([[0, 2], [1, 2], [2, 2]]), None),
+    "Categorical_logits": ({"logits": _real(3)},
                            lambda D, p, lib: D.Categorical(logits=p["logits"]),
-                           np.array([0, 1, 3]), None),
+                           np.array([0, 1, 2]), None),
     "OneHotCategorical": ({"probs": _simplex(2, 3)},
                           lambda D, p, lib: D.OneHotCategorical(probs=p["probs"]),
                           np.eye(3)[[0, 2]], None),
@@ -91,7 +100,7 @@ CASES = {
     "MultivariateNormal_scale_tril": (
         {"loc": _real(2, 3), "scale_tril": _lower(3)},
         lambda D, p, lib: D.MultivariateNormal(p["loc"], scale_tril=p["scale_tril"]),
-        _real(4, 2, 3), None),
+        _real(2, 3), None),
     "MultivariateNormal_covariance": (
         {"loc": _real(3), "covariance_matrix": _pd(3, 2)},
         lambda D, p, lib: D.MultivariateNormal(p["loc"], covariance_matrix=p["covariance_matrix"]),
@@ -102,7 +111,7 @@ CASES = {
         _real(2, 3), None),
     "Independent": ({"loc": _real(2, 3), "scale": _pos(2, 3)},
                     lambda D, p, lib: D.Independent(D.Normal(p["loc"], p["scale"]), 1),
-                    _real(4, 2, 3), None),
+                    _real(2, 3), None),
     "TransformedDistribution": (
         {"loc": _real(3), "scale": _pos(3)},
         lambda D, p, lib: D.TransformedDistribution(
@@ -115,8 +124,8 @@ CASES = {
                  lambda D, p, lib: D.Binomial(p["total_count"].detach(), probs=p["probs"]),
                  np.array([[0.0, 3.0, 5.0]]), None),
     "Binomial_logits": ({"logits": _real(3)},
-                        lambda D, p, lib: D.Binomial(4, logits=p["logits"]),
-                        np.array([0.0, 2.0, 4.0]), None),
+                        lambda D, p, lib: D.Binomial(5, logits=p["logits"]),
+                        np.array([0.0, 2.0, 5.0]), None),
     "Geometric": ({"probs": _unit(3)}, lambda D, p, lib: D.Geometric(probs=p["probs"]),
                   np.array([[0.0, 2.0, 5.0]]), None),
     "Geometric_logits": ({"logits": _real(3)},
@@ -152,8 +161,57 @@ CASES = {
                lambda D, p, lib: D.Pareto(p["scale"], p["alpha"]), _pos(2, 3) + 2.0, None),
     "Weibull": ({"scale": _pos(3), "concentration": _pos(3)},
                 lambda D, p, lib: D.Weibull(p["scale"], p["concentration"]), _pos(2, 3), None),
+    "LowRankMultivariateNormal": (
+        {"loc": _real(2, 3), "cov_factor": _real(3, 2) * 0.5, "cov_diag": _pos(3)},
+        lambda D, p, lib: D.LowRankMultivariateNormal(p["loc"], p["cov_factor"], p["cov_diag"]),
+        _real(2, 3), None),
+    "Kumaraswamy": ({"concentration1": np.array([0.5, 2.0, 3.0]), "concentration0": _pos(3)},
+                    lambda D, p, lib: D.Kumaraswamy(p["concentration1"], p["concentration0"]),
+                    _unit(2, 3), None),
+    "FisherSnedecor": ({"df1": np.array([1.0, 3.0, 5.0]), "df2": np.array([1.5, 3.0, 6.0])},
+                       lambda D, p, lib: D.FisherSnedecor(p["df1"], p["df2"]), _pos(2, 3),
+                       None),
+    "NegativeBinomial": ({"total_count": np.array([2.0, 3.5, 5.0]), "probs": _unit(3)},
+                         lambda D, p, lib: D.NegativeBinomial(p["total_count"], probs=p["probs"]),
+                         np.array([[0.0, 1.0, 4.0], [2.0, 0.0, 7.0]]), None),
+    "NegativeBinomial_logits": ({"logits": _real(3)},
+                                lambda D, p, lib: D.NegativeBinomial(3.0, logits=p["logits"]),
+                                np.array([[0.0, 1.0, 4.0], [2.0, 0.0, 7.0]]), None),
+    "ContinuousBernoulli": ({"probs": np.array([0.2, 0.5, 0.8])},
+                            lambda D, p, lib: D.ContinuousBernoulli(probs=p["probs"]),
+                            _unit(2, 3), np.array([0.0, 1.0, 0.5])),
+    "ContinuousBernoulli_logits": ({"logits": np.array([-1.5, 0.7, 2.0])},
+                                   lambda D, p, lib: D.ContinuousBernoulli(logits=p["logits"]),
+                                   _unit(2, 3), None),
+    "VonMises": ({"loc": _real(3), "concentration": np.array([0.5, 2.0, 5.0])},
+                 lambda D, p, lib: D.VonMises(p["loc"], p["concentration"]), _real(2, 3), None),
+    "LogisticNormal": ({"loc": _real(2), "scale": _pos(2)},
+                       lambda D, p, lib: D.LogisticNormal(p["loc"], p["scale"]), _simplex(2, 3),
+                       None),
+    "LKJCholesky": ({"concentration": np.array([0.5, 2.0])},
+                    lambda D, p, lib: D.LKJCholesky(3, p["concentration"]), _corr_cholesky(3, 2),
+                    None),
+    "Wishart_covariance": (
+        {"df": np.array([4.0, 5.0]), "covariance_matrix": _pd(3, 2)},
+        lambda D, p, lib: D.Wishart(p["df"], covariance_matrix=p["covariance_matrix"]),
+        _pd(3, 2), None),
+    "Wishart_scale_tril": ({"scale_tril": _lower(3)},
+                           # tril(): PyTorch's cholesky_solve gives the factor's upper
+                           # triangle a gradient too, though it never reads it.
+                           lambda D, p, lib: D.Wishart(3.5, scale_tril=p["scale_tril"].tril()),
+                           _pd(3, 2), None),
+    "Wishart_precision": (
+        {"df": np.array([2.5, 4.0]), "precision_matrix": _pd(3)},
+        lambda D, p, lib: D.Wishart(p["df"], precision_matrix=p["precision_matrix"]),
+        _pd(3, 2), None),
+    "InverseGamma": ({"concentration": np.array([0.8, 1.5, 3.0]), "rate": _pos(3)},
+                     lambda D, p, lib: D.InverseGamma(p["concentration"], p["rate"]), _pos(2, 3),
+                     None),
+    "GeneralizedPareto": (_GP, lambda D, p, lib: D.GeneralizedPareto(
+        p["loc"], p["scale"], p["concentration"]), _GP_VALUES, None),
 }
-F64 = {"Normal_broadcast_f64", "MultivariateNormal_covariance"}
+# One case in float64 checks that dtypes follow the parameters.
+F64 = {"Exponential"}
 
 
 def _params(lib, spec, dtype):
@@ -250,14 +308,16 @@ def _check_case(name, dtype):
                 assert b is None or not np.any(_np(b)), f"grad {k}: None vs {b}"
             else:
                 _same(f"grad {k}", a, b, rtol=1e-4, atol=1e-5)
-    # Samples: shapes and dtypes exact.
-    ts, js = td.sample((2,)), jd.sample((2,))
-    _same("sample shape", ts.shape, js.shape)
-    assert str(ts.dtype) == str(js.dtype), f"sample dtype {ts.dtype} vs {js.dtype}"
-    assert not js.requires_grad
-    if td.has_rsample:
-        js = jd.rsample((2,))
-        _same("rsample shape", td.rsample((2,)).shape, js.shape)
+    # Samples: shapes and dtypes exact (families in _STATS are sampled there, with the same
+    # checks; their samplers are not compiled a second time for these shapes).
+    if type(td).__name__ not in _STATS:
+        ts, js = td.sample((2,)), jd.sample((2,))
+        _same("sample shape", ts.shape, js.shape)
+        assert str(ts.dtype) == str(js.dtype), f"sample dtype {ts.dtype} vs {js.dtype}"
+        assert not js.requires_grad
+        if td.has_rsample:
+            js = jd.rsample((2,))
+            _same("rsample shape", td.rsample((2,)).shape, js.shape)
     # expand: a new leading batch dim.
     shape = (2,) + tuple(td.batch_shape)
     te2, je2 = td.expand(shape), jd.expand(shape)
@@ -363,6 +423,40 @@ _ERRORS = {
     "biject_to_unknown": lambda L, D: D.biject_to(D.constraints.lower_cholesky),
     "reshape_numel": lambda L, D: D.ReshapeTransform((2, 3), (5,)),
     "cache_size": lambda L, D: D.ExpTransform(cache_size=2),
+    "lowrank_loc_0d": lambda L, D: D.LowRankMultivariateNormal(L.tensor(0.0), L.ones(3, 1),
+                                                               L.ones(3)),
+    "lowrank_factor_1d": lambda L, D: D.LowRankMultivariateNormal(L.zeros(3), L.ones(3),
+                                                                  L.ones(3)),
+    "lowrank_factor_rows": lambda L, D: D.LowRankMultivariateNormal(L.zeros(3), L.ones(2, 1),
+                                                                    L.ones(3)),
+    "lowrank_diag_shape": lambda L, D: D.LowRankMultivariateNormal(L.zeros(3), L.ones(3, 1),
+                                                                   L.ones(2)),
+    "lowrank_batch": lambda L, D: D.LowRankMultivariateNormal(L.zeros(2, 3), L.ones(3, 3, 1),
+                                                              L.ones(3)),
+    "lowrank_diag_positive": lambda L, D: D.LowRankMultivariateNormal(
+        L.zeros(2), L.ones(2, 1), L.tensor([1.0, -1.0])),
+    "kl_lowrank_event": lambda L, D: D.kl_divergence(
+        D.LowRankMultivariateNormal(L.zeros(2), L.ones(2, 1), L.ones(2)),
+        D.LowRankMultivariateNormal(L.zeros(3), L.ones(3, 1), L.ones(3))),
+    "lkj_dim": lambda L, D: D.LKJCholesky(1),
+    "lkj_support": lambda L, D: D.LKJCholesky(2).log_prob(L.eye(2) * 2),
+    "wishart_two": lambda L, D: D.Wishart(4.0, L.eye(2), scale_tril=L.eye(2)),
+    "wishart_df": lambda L, D: D.Wishart(0.5, L.eye(2)),
+    "wishart_1d": lambda L, D: D.Wishart(4.0, L.ones(2)),
+    "cb_probs": lambda L, D: D.ContinuousBernoulli(probs=L.tensor([1.5]), validate_args=True),
+    "cb_neither": lambda L, D: D.ContinuousBernoulli(),
+    "nb_neither": lambda L, D: D.NegativeBinomial(2.0),
+    "nb_probs_one": lambda L, D: D.NegativeBinomial(2.0, probs=L.tensor([1.0])),
+    "nb_support": lambda L, D: D.NegativeBinomial(2.0, probs=L.tensor([0.5])).log_prob(
+        L.tensor([1.5])),
+    "gp_scale": lambda L, D: D.GeneralizedPareto(0.0, -1.0, 0.5),
+    "gp_support": lambda L, D: D.GeneralizedPareto(0.0, 1.0, -0.5).log_prob(L.tensor(3.0)),
+    "vonmises_concentration": lambda L, D: D.VonMises(L.zeros(2), L.tensor([1.0, 0.0])),
+    "kumaraswamy_support": lambda L, D: D.Kumaraswamy(1.0, 1.0).log_prob(L.tensor(1.5)),
+    "inverse_gamma": lambda L, D: D.InverseGamma(-1.0, 1.0),
+    "fisher_snedecor": lambda L, D: D.FisherSnedecor(1.0, -1.0),
+    "logistic_normal_support": lambda L, D: D.LogisticNormal(L.zeros(2), 1.0).log_prob(
+        L.tensor([0.5, 0.6, 0.1])),
 }
 
 
@@ -419,12 +513,32 @@ _KL = {
     "HalfNormal": (lambda D, p: D.HalfNormal(p[1] + 0.5), 2),
     "LogNormal": (lambda D, p: D.LogNormal(p[0], p[1] + 0.5), 2),
     "Chi2": (lambda D, p: D.Chi2(p[1] + 0.5), 2),
+    # |logits| >= 0.5: near probs 1/2 the closed forms cancel and float32 rounding differs.
+    "ContinuousBernoulli": (lambda D, p: D.ContinuousBernoulli(
+        logits=p[0].sign() * (p[1] + 0.5)), 2),
+    "Pareto": (lambda D, p: D.Pareto(p[1] * 0.05, p[1] + 1.5), 2),
+    "LowRankMultivariateNormal": (lambda D, p: D.LowRankMultivariateNormal(
+        p[0].reshape(1, 3).expand(2, 3), 0.3 * p[0].unsqueeze(-1) * p[1], p[1] + 0.5), 2),
+    # A Uniform inside (0, 1), for the pairs that are finite only there.
+    "UnitUniform": (lambda D, p: D.Uniform(p[1] * 0.1, p[1] * 0.1 + 0.5), 2),
 }
 _KL_PAIRS = [(k, k) for k in _KL] + [
     ("Bernoulli", "Poisson"), ("Exponential", "Gamma"), ("Exponential", "Normal"),
     ("Normal", "Laplace"), ("Laplace", "Normal"), ("Uniform", "Normal"),
     ("Uniform", "Exponential"), ("Uniform", "Gamma"), ("Uniform", "Gumbel"),
     ("Normal", "Gamma"), ("Poisson", "Binomial"), ("Gamma", "Beta"),
+    ("MultivariateNormal", "LowRankMultivariateNormal"),
+    ("LowRankMultivariateNormal", "MultivariateNormal"),
+    ("Beta", "ContinuousBernoulli"), ("Beta", "Exponential"), ("Beta", "Gamma"),
+    ("Beta", "Normal"), ("Beta", "Uniform"), ("Beta", "UnitUniform"), ("Beta", "Pareto"),
+    ("ContinuousBernoulli", "Exponential"), ("ContinuousBernoulli", "Normal"),
+    ("ContinuousBernoulli", "Uniform"), ("ContinuousBernoulli", "Pareto"),
+    ("Exponential", "Gumbel"), ("Exponential", "ContinuousBernoulli"), ("Exponential", "Pareto"),
+    ("Gamma", "Exponential"), ("Gamma", "Gumbel"), ("Gamma", "Normal"),
+    ("Gumbel", "Normal"), ("Normal", "Gumbel"), ("Normal", "Pareto"), ("Laplace", "Pareto"),
+    ("Pareto", "Exponential"), ("Pareto", "Gamma"), ("Pareto", "Normal"), ("Pareto", "Beta"),
+    ("UnitUniform", "ContinuousBernoulli"), ("Uniform", "ContinuousBernoulli"),
+    ("UnitUniform", "Pareto"), ("Uniform", "Pareto"), ("UnitUniform", "Beta"),
 ]
 _P = [(_real(3), _pos(3)), (_real(3), _pos(3))]
 
@@ -604,6 +718,20 @@ _STATS = {
     "Multinomial": lambda D, L: D.Multinomial(5, L.tensor([0.2, 0.3, 0.5])),
     "MixtureSameFamily": lambda D, L: D.MixtureSameFamily(
         D.Categorical(L.tensor([0.3, 0.7])), D.Normal(L.tensor([-2.0, 2.0]), L.tensor([0.5, 1.0]))),
+    "NegativeBinomial": lambda D, L: D.NegativeBinomial(L.tensor([2.0, 5.0]), L.tensor([0.3, 0.6])),
+    "LowRankMultivariateNormal": lambda D, L: D.LowRankMultivariateNormal(
+        L.tensor([1.0, -1.0]), L.tensor([[1.0], [0.5]]), L.tensor([0.5, 1.0])),
+    "FisherSnedecor": lambda D, L: D.FisherSnedecor(L.tensor([5.0, 10.0]), L.tensor([12.0, 20.0])),
+    "Kumaraswamy": lambda D, L: D.Kumaraswamy(L.tensor([0.5, 2.0]), L.tensor([2.0, 3.0])),
+    "ContinuousBernoulli": lambda D, L: D.ContinuousBernoulli(L.tensor([0.2, 0.5])),
+    "InverseGamma": lambda D, L: D.InverseGamma(L.tensor([5.0, 6.0]), L.tensor([1.0, 2.0])),
+    "GeneralizedPareto": lambda D, L: D.GeneralizedPareto(
+        L.tensor([0.0, 1.0]), L.tensor([1.0, 0.5]), L.tensor([-0.2, 0.1])),
+    "Wishart": lambda D, L: D.Wishart(L.tensor(4.0), L.tensor([[1.0, 0.5], [0.5, 2.0]])),
+    "VonMises": lambda D, L: D.VonMises(L.tensor([0.5, 3.0]), L.tensor([0.5, 4.0])),
+    # No moments in PyTorch: the support is checked.
+    "LKJCholesky": lambda D, L: D.LKJCholesky(3, L.tensor(2.0)),
+    "LogisticNormal": lambda D, L: D.LogisticNormal(L.tensor([0.5, -1.0]), L.tensor([1.0, 2.0])),
 }
 
 
@@ -614,15 +742,25 @@ def _stats_check(name):
     assert tuple(s.shape) == (N,) + tuple(td.batch_shape + td.event_shape)
     assert str(s.dtype) == str(td.sample().dtype)
     x = _np(s).astype(np.float64)
-    assert bool(td.support.check(torch.tensor(x)).all()), "sample outside the support"
+    assert bool(td.support.check(torch.tensor(x, dtype=td.sample().dtype)).all()), \
+        "sample outside the support"
+    if name in ("LKJCholesky", "LogisticNormal"):
+        return
     mean, var = _np(td.mean), _np(td.variance)
     if name == "Categorical":
         x = np.eye(3)[x.astype(int)]
         mean, var = _np(td.probs), _np(td.probs * (1 - td.probs))
+    if name == "VonMises":
+        # The circular variance is 1 - E[cos(x - loc)]; E[sin(x - loc)] = 0.
+        x = np.stack([np.cos(x - mean), np.sin(x - mean)], -1)
+        c = 1 - var
+        mean, var = np.stack([c, 0 * c], -1), np.full(x.shape[1:], 0.5)
     sd_of_mean = np.sqrt(var / N)
     assert np.all(np.abs(x.mean(0) - mean) < 5 * sd_of_mean + 1e-3), \
         f"mean {x.mean(0)} vs {mean}"
-    assert np.allclose(x.var(0), var, rtol=0.2, atol=1e-3), f"variance {x.var(0)} vs {var}"
+    # VonMises: the variances of (cos, sin) are Bessel ratios, at most 1/2 (at concentration 0).
+    if name != "VonMises":
+        assert np.allclose(x.var(0), var, rtol=0.2, atol=1e-3), f"variance {x.var(0)} vs {var}"
 
 
 @pytest.mark.parametrize("name", sorted(_STATS))
@@ -631,7 +769,8 @@ def test_sample_moments(name):
 
 
 # rsample gradients: the gradient of the mean of N reparameterized draws approaches the
-# gradient of the analytic mean (exactly, for location-scale families).
+# gradient of the analytic mean (exactly, for location-scale families). The parameters are
+# expanded to batch (2,), so the draws have the shapes _STATS compiled the samplers for.
 _RSAMPLE = {
     "Normal": (lambda D, a, b: D.Normal(a, b), [0.5, 1.5]),
     "Gamma": (lambda D, a, b: D.Gamma(a, b), [0.7, 2.0]),
@@ -640,6 +779,14 @@ _RSAMPLE = {
     "MultivariateNormal": (lambda D, a, b: D.MultivariateNormal(
         a.expand(2), scale_tril=b * L_eye(a)), [0.5, 1.5]),
     "Chi2": (lambda D, a, b: D.Chi2(a * b), [2.0, 1.5]),
+    "Kumaraswamy": (lambda D, a, b: D.Kumaraswamy(a, b), [2.0, 3.0]),
+    "InverseGamma": (lambda D, a, b: D.InverseGamma(a, b), [3.0, 2.0]),
+    "FisherSnedecor": (lambda D, a, b: D.FisherSnedecor(a, b), [4.0, 6.0]),
+    "GeneralizedPareto": (lambda D, a, b: D.GeneralizedPareto(0.0, a, b), [1.5, 0.2]),
+    "ContinuousBernoulli": (lambda D, a, b: D.ContinuousBernoulli(a * b), [0.3, 2.0]),
+    "LowRankMultivariateNormal": (lambda D, a, b: D.LowRankMultivariateNormal(
+        a.expand(2), (b * L_eye(a))[:, :1], b.expand(2)), [0.5, 1.5]),
+    "Wishart": (lambda D, a, b: D.Wishart(a[0], scale_tril=b[0] * L_eye(a)), [4.0, 1.5]),
 }
 
 
@@ -657,9 +804,9 @@ def _rsample_check(name):
     build, (a0, b0) = _RSAMPLE[name]
     grads = []
     for lib, sampled in ((torch, False), (jtorch, True)):
-        a = lib.tensor(a0, dtype=lib.float64, requires_grad=True)
-        b = lib.tensor(b0, dtype=lib.float64, requires_grad=True)
-        d = build(lib.distributions, a, b)
+        a = lib.tensor(a0, requires_grad=True)
+        b = lib.tensor(b0, requires_grad=True)
+        d = build(lib.distributions, a.expand(2), b.expand(2))
         m = d.rsample((N,)).mean(0) if sampled else d.mean
         gs = lib.autograd.grad(m.sum(), [a, b], allow_unused=True)
         grads.append([np.zeros(()) if g is None else _np(g) for g in gs])

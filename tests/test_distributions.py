@@ -222,3 +222,174 @@ def test_half_cauchy_pareto_weibull():
     # Weibull with concentration 1 is Exponential(1 / scale).
     x = torch.tensor([0.5, 3.0])
     close(D.Weibull(2.0, 1.0).log_prob(x), D.Exponential(0.5).log_prob(x))
+
+
+def test_low_rank_multivariate_normal_is_a_multivariate_normal():
+    W, d = torch.tensor([[1.0], [0.5], [-0.5]]), torch.tensor([0.5, 1.0, 2.0])
+    loc, x = torch.tensor([1.0, 0.0, -1.0]), torch.tensor([[0.5, 0.0, 1.0], [0.0, 0.0, 0.0]])
+    lr = D.LowRankMultivariateNormal(loc, W, d)
+    cov = np.array([[1.0, 0.5, -0.5], [0.5, 0.25, -0.25], [-0.5, -0.25, 0.25]]) + np.diag(
+        [0.5, 1.0, 2.0])
+    mvn = D.MultivariateNormal(loc, covariance_matrix=torch.tensor(cov, dtype=torch.float32))
+    close(lr.log_prob(x), mvn.log_prob(x), rtol=1e-5)
+    close(lr.entropy(), mvn.entropy(), rtol=1e-5)
+    close(lr.covariance_matrix, cov)
+    close(lr.variance, np.diag(cov))
+    close(lr.precision_matrix @ lr.covariance_matrix, np.eye(3), atol=1e-5)
+    close(lr.scale_tril @ lr.scale_tril.mT, cov, atol=1e-5)
+    assert lr.rsample((4,)).shape == (4, 3)
+    close(D.kl_divergence(lr, lr), 0.0, atol=1e-5)
+    close(D.kl_divergence(lr, mvn), 0.0, atol=1e-5)
+    close(D.kl_divergence(mvn, lr), 0.0, atol=1e-5)
+    with pytest.raises(ValueError, match="cov_factor must be a batch of matrices"):
+        D.LowRankMultivariateNormal(loc, torch.ones(2, 1), d)
+
+
+def test_kumaraswamy_closed_forms():
+    k = D.Kumaraswamy(1.0, 1.0)   # Uniform(0, 1)
+    close(k.log_prob(torch.tensor([0.2, 0.7])), [0.0, 0.0], atol=1e-6)
+    close(k.mean, 0.5)
+    close(k.entropy(), 0.0, atol=1e-6)
+    # With concentration0 = 1 the cdf is x^a and the mean a / (a + 1).
+    k = D.Kumaraswamy(3.0, 1.0)
+    close(k.cdf(torch.tensor(0.5)), 0.125)
+    close(k.mean, 0.75)
+    close(k.icdf(torch.tensor(0.125)), 0.5)
+    s = D.Kumaraswamy(torch.tensor([0.5, 2.0]), torch.tensor([2.0, 3.0])).rsample((3,))
+    assert s.shape == (3, 2) and bool(((s > 0) & (s < 1)).all())
+
+
+def test_fisher_snedecor_closed_forms():
+    f = D.FisherSnedecor(2.0, 2.0)   # density (1 + x)^-2
+    x = np.array([0.5, 3.0])
+    close(f.log_prob(torch.tensor(x, dtype=torch.float32)), -2 * np.log1p(x))
+    close(D.FisherSnedecor(3.0, 6.0).mean, 1.5)
+    assert math.isnan(D.FisherSnedecor(3.0, 2.0).mean.item())
+    assert D.FisherSnedecor(torch.ones(2), 5.0).rsample((3,)).shape == (3, 2)
+
+
+def test_negative_binomial_closed_forms():
+    nb = D.NegativeBinomial(2.0, probs=torch.tensor(0.5))
+    # P(k) = C(k + r - 1, k) p^k (1 - p)^r
+    close(nb.log_prob(torch.tensor([0.0, 1.0, 3.0])),
+          np.log([0.25, 2 * 0.5 * 0.25, 4 * 0.125 * 0.25]))
+    close(nb.mean, 2.0)
+    close(nb.variance, 4.0)
+    close(D.NegativeBinomial(0.0, probs=torch.tensor(0.3)).log_prob(torch.tensor(0.0)), 0.0)
+    close(D.NegativeBinomial(2.0, logits=torch.tensor(0.0)).mean, 2.0)
+    s = nb.sample((5,))
+    assert s.shape == (5,) and bool((s >= 0).all()) and bool((s == s.round()).all())
+
+
+def test_continuous_bernoulli_closed_forms():
+    u = D.ContinuousBernoulli(probs=torch.tensor(0.5))   # Uniform(0, 1)
+    close(u.log_prob(torch.tensor([0.1, 0.9])), [0.0, 0.0], atol=1e-6)
+    close(u.mean, 0.5)
+    close(u.variance, 1 / 12)
+    p, x = 0.2, np.array([0.0, 0.3, 1.0])
+    log_c = math.log(2 * math.atanh(1 - 2 * p) / (1 - 2 * p))
+    cb = D.ContinuousBernoulli(probs=torch.tensor(p))
+    close(cb.log_prob(torch.tensor(x, dtype=torch.float32)),
+          log_c + x * math.log(p) + (1 - x) * math.log(1 - p))
+    close(cb.cdf(torch.tensor([0.0, 1.0])), [0.0, 1.0], atol=1e-6)
+    close(cb.icdf(cb.cdf(torch.tensor(0.3))), 0.3)
+    close(D.kl_divergence(cb, cb), 0.0, atol=1e-6)
+    with pytest.raises(ValueError, match="probs has invalid values"):
+        D.ContinuousBernoulli(probs=torch.tensor([1.5]), validate_args=True)
+
+
+def test_von_mises():
+    kappa = np.array([0.5, 5.0])
+    vm = D.VonMises(torch.tensor([0.0, 1.0]), torch.tensor(kappa, dtype=torch.float32))
+    # The density at the mode is exp(kappa) / (2 pi I0(kappa)).
+    close(vm.log_prob(torch.tensor([0.0, 1.0])), kappa - np.log(2 * np.pi * np.i0(kappa)),
+          rtol=1e-5)
+    s = vm.sample((50,))
+    assert s.shape == (50, 2) and s.dtype == torch.float32
+    assert bool(((s >= -math.pi) & (s < math.pi)).all())
+
+
+def test_logistic_normal_two_categories():
+    # K = 2: y = (sigmoid(x), 1 - sigmoid(x)), density N(logit y1) / (y1 (1 - y1)).
+    d = D.LogisticNormal(torch.tensor([0.5]), torch.tensor([2.0]))
+    y1 = 0.3
+    logit = math.log(y1 / (1 - y1))
+    expected = (-((logit - 0.5) ** 2) / 8 - math.log(2) - 0.5 * math.log(2 * math.pi)
+                - math.log(y1 * (1 - y1)))
+    close(d.log_prob(torch.tensor([y1, 1 - y1])), expected, rtol=1e-5)
+    s = d.sample((3,))
+    assert s.shape == (3, 2)
+    close(s.sum(-1), [1.0] * 3)
+
+
+def test_lkj_cholesky():
+    # dim 2, concentration 1: the correlation is uniform on (-1, 1).
+    d = D.LKJCholesky(2, 1.0)
+    r = 0.6
+    close(d.log_prob(torch.tensor([[1.0, 0.0], [r, math.sqrt(1 - r * r)]])), -math.log(2))
+    # dim 3, concentration 2: each correlation has variance 1 / (2 eta + d - 1) = 1 / 6.
+    torch.manual_seed(0)
+    L = D.LKJCholesky(3, 2.0).sample((2000,))
+    assert L.shape == (2000, 3, 3)
+    close((L * L).sum(-1), np.ones((2000, 3)), atol=1e-5)   # unit-norm rows
+    corr = (L @ L.mT)[:, 2, 0].numpy()
+    assert abs(corr.mean()) < 0.05 and abs(corr.var() - 1 / 6) < 0.02
+
+
+def test_wishart_one_dimensional_is_gamma():
+    # W(nu, [[s2]]) in one dimension is Gamma(nu / 2, rate 1 / (2 s2)).
+    nu, s2 = 3.0, 2.0
+    w = D.Wishart(torch.tensor(nu), covariance_matrix=torch.tensor([[s2]]))
+    g = D.Gamma(nu / 2, 1 / (2 * s2))
+    x = torch.tensor([0.5, 4.0])
+    close(w.log_prob(x.view(2, 1, 1)), g.log_prob(x), rtol=1e-5)
+    close(w.entropy(), g.entropy(), rtol=1e-5)
+    close(w.mean, [[nu * s2]])
+    close(w.variance, [[2 * nu * s2 * s2]])
+    s = D.Wishart(torch.tensor(4.0), torch.eye(2)).rsample((3,))
+    assert s.shape == (3, 2, 2)
+    close(s, s.mT)
+    with pytest.raises(ValueError, match="expected to be greater than ndim - 1"):
+        D.Wishart(0.5, torch.eye(2))
+
+
+def test_inverse_gamma_closed_forms():
+    a, b = 3.0, 2.0
+    d = D.InverseGamma(a, b)
+    x = np.array([0.5, 2.0])
+    close(d.log_prob(torch.tensor(x, dtype=torch.float32)),
+          a * math.log(b) - math.lgamma(a) - (a + 1) * np.log(x) - b / x, rtol=1e-5)
+    close(d.mean, b / (a - 1))
+    close(d.mode, b / (a + 1))
+    assert math.isinf(D.InverseGamma(1.0, 1.0).mean.item())
+
+
+def test_generalized_pareto_closed_forms():
+    x = np.array([1.5, 3.0])
+    # concentration 0: an Exponential(1 / scale) shifted by loc.
+    e = D.GeneralizedPareto(1.0, 2.0, 0.0)
+    close(e.log_prob(torch.tensor(x, dtype=torch.float32)), -math.log(2) - (x - 1) / 2)
+    # concentration 1: cdf 1 - 1 / (1 + z).
+    g = D.GeneralizedPareto(1.0, 2.0, 1.0)
+    close(g.cdf(torch.tensor(x, dtype=torch.float32)), 1 - 1 / (1 + (x - 1) / 2))
+    close(g.icdf(g.cdf(torch.tensor(3.0))), 3.0, rtol=1e-5)
+    # A negative concentration bounds the support at loc - scale / concentration.
+    assert D.GeneralizedPareto(0.0, 1.0, -0.5).support.upper_bound.item() == 2.0
+    close(D.GeneralizedPareto(0.0, 1.0, 0.25).mean, 4 / 3)
+
+
+def test_new_kl_pairs():
+    p, q = D.Pareto(1.0, 3.0), D.Pareto(0.5, 2.0)
+    close(D.kl_divergence(p, q), 2 * math.log(2) - math.log(2 / 3) + 2 / 3 - 1, rtol=1e-5)
+    assert math.isinf(D.kl_divergence(q, p).item())
+    # Gamma(1, r) is Exponential(r): KL(Exp(1) || Exp(2)) = log(1 / 2) + 2 - 1.
+    close(D.kl_divergence(D.Gamma(1.0, 1.0), D.Exponential(2.0)), 1 - math.log(2), rtol=1e-5)
+    assert math.isinf(D.kl_divergence(D.Normal(0.0, 1.0), D.Pareto(1.0, 1.0)).item())
+
+
+def test_torch_module_paths():
+    # PyTorch has one module per distribution; scripts import from them.
+    from jtorch.distributions.beta import Beta
+    from jtorch.distributions.chi2 import Chi2
+    from jtorch.distributions.von_mises import VonMises
+    assert Beta is D.Beta and Chi2 is D.Chi2 and VonMises is D.VonMises

@@ -109,7 +109,20 @@ def call_name(op, slot_values) -> str:
     if op.name == "clamp" and len(slot_values) > 1:
         tensors = any(isinstance(v, Tensor) for v in slot_values[1:])
         return "ClampBackward0" if tensors else "ClampBackward1"
+    if op.name == "linear":
+        return _linear_name(slot_values)
     return node_name(op)
+
+
+def _linear_name(slot_values) -> str:
+    """PyTorch's F.linear is addmm/mm on 2-D input, and views around it otherwise."""
+    ndim = slot_values[0].ndim
+    bias = len(slot_values) > 2 and slot_values[2] is not None
+    if ndim == 2:
+        return "AddmmBackward0" if bias else "MmBackward0"
+    if ndim == 1:
+        return "ViewBackward0" if bias else "SqueezeBackward4"
+    return "ViewBackward0" if bias else "UnsafeViewBackward0"
 
 
 def index_name(idx, shape) -> str:

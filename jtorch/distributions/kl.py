@@ -2,10 +2,11 @@
 
 Implementations are looked up by the pair of types; when no pair is registered exactly,
 the most specific registered pair of base classes is used (ties warn, as in PyTorch).
+This module holds the registry and the pairs within one family; `_kl_cross.py` holds the
+pairs across families.
 """
 
 import functools
-import math
 import warnings
 
 import jtorch as torch
@@ -15,6 +16,7 @@ from .bernoulli import Bernoulli
 from .binomial import Binomial
 from .categorical import Categorical
 from .cauchy import Cauchy
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Beta, Dirichlet
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
@@ -24,9 +26,12 @@ from .gumbel import Gumbel
 from .half_normal import HalfNormal
 from .independent import Independent
 from .laplace import Laplace
+from .lowrank_multivariate_normal import (LowRankMultivariateNormal, _batch_lowrank_logdet,
+                                          _batch_lowrank_mahalanobis)
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
+from .pareto import Pareto
 from .poisson import Poisson
 from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
@@ -277,126 +282,87 @@ def _kl_cauchy_cauchy(p, q):
     return t1 - (4 * p.scale * q.scale).log()
 
 
-# Cross-family pairs.
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
+    t1 = p.mean * (p.logits - q.logits)
+    t2 = p._cont_bern_log_norm() + torch.log1p(-p.probs)
+    t3 = -q._cont_bern_log_norm() - torch.log1p(-q.probs)
+    return t1 + t2 + t3
 
 
-@register_kl(Bernoulli, Poisson)
-def _kl_bernoulli_poisson(p, q):
-    return -p.entropy() - (p.probs * q.rate.log() - q.rate)
-
-
-@register_kl(Poisson, Bernoulli)
-@register_kl(Poisson, Binomial)
-def _kl_poisson_infinity(p, q):
-    return _infinite_like(p.rate)
-
-
-def _register_infinite(pairs, param):
-    def fun(p, q):
-        return _infinite_like(getattr(p, param))
-    for type_p, type_q in pairs:
-        register_kl(type_p, type_q)(fun)
-
-
-# Supports that are not contained in the other's: KL is infinite.
-_register_infinite([(Exponential, Beta), (Exponential, Uniform)], "rate")
-_register_infinite([(Gamma, Beta), (Gamma, Uniform)], "concentration")
-_register_infinite([(Gumbel, Beta), (Gumbel, Exponential), (Gumbel, Gamma), (Gumbel, Uniform),
-                    (Laplace, Beta), (Laplace, Exponential), (Laplace, Gamma),
-                    (Laplace, Uniform), (Normal, Beta), (Normal, Exponential),
-                    (Normal, Gamma), (Normal, Uniform)], "loc")
-
-
-@register_kl(Exponential, Gamma)
-def _kl_exponential_gamma(p, q):
-    ratio = q.rate / p.rate
-    t1 = -q.concentration * torch.log(ratio)
-    return (t1 + ratio + q.concentration.lgamma() + q.concentration * euler_constant
-            - (1 + euler_constant))
-
-
-@register_kl(Exponential, Normal)
-def _kl_exponential_normal(p, q):
-    var_normal = q.scale.pow(2)
-    rate_sqr = p.rate.pow(2)
-    t1 = 0.5 * torch.log(rate_sqr * var_normal * 2 * math.pi)
-    t2 = rate_sqr.reciprocal()
-    t3 = q.loc / p.rate
-    t4 = q.loc.pow(2) * 0.5
-    return t1 - 1 + (t2 - t3 + t4) / var_normal
-
-
-@register_kl(Normal, Laplace)
-def _kl_normal_laplace(p, q):
-    loc_diff = p.loc - q.loc
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p, q):
     scale_ratio = p.scale / q.scale
-    loc_diff_scale_ratio = loc_diff / p.scale
-    t1 = torch.log(scale_ratio)
-    t2 = math.sqrt(2 / math.pi) * p.scale * torch.exp(-0.5 * loc_diff_scale_ratio.pow(2))
-    t3 = loc_diff * torch.erf(math.sqrt(0.5) * loc_diff_scale_ratio)
-    return -t1 + (t2 + t3) / q.scale - (0.5 * (1 + math.log(0.5 * math.pi)))
+    alpha_ratio = q.alpha / p.alpha
+    result = q.alpha * scale_ratio.log() - alpha_ratio.log() + alpha_ratio - 1
+    return _set(result, p.support.lower_bound < q.support.lower_bound, _INF)
 
 
-@register_kl(Laplace, Normal)
-def _kl_laplace_normal(p, q):
-    var_normal = q.scale.pow(2)
-    scale_sqr_var_ratio = p.scale.pow(2) / var_normal
-    t1 = 0.5 * torch.log(2 * scale_sqr_var_ratio / math.pi)
-    t2 = 0.5 * p.loc.pow(2)
-    t3 = p.loc * q.loc
-    t4 = 0.5 * q.loc.pow(2)
-    return -t1 + scale_sqr_var_ratio + (t2 - t3 + t4) / var_normal - 1
+# Gaussians with low-rank-plus-diagonal covariances. With C the capacitance matrix of q and
+# A = C^-1/2 W_q^T D_q^-1, the Woodbury identity gives inv(cov_q) = D_q^-1 - A^T A, and
+# tr(inv(cov_q) cov_p) splits into traces of products that never form an n x n inverse.
 
 
-@register_kl(Uniform, Normal)
-def _kl_uniform_normal(p, q):
-    common_term = p.high - p.low
-    t1 = (math.sqrt(math.pi * 2) * q.scale / common_term).log()
-    t2 = (common_term).pow(2) / 12
-    t3 = ((p.high + p.low - 2 * q.loc) / 2).pow(2)
-    return t1 + 0.5 * (t2 + t3) / q.scale.pow(2)
+def _check_event_shapes(p, q, what):
+    if p.event_shape != q.event_shape:
+        raise ValueError(f"KL-divergence between two {what} with "
+                         "different event shapes cannot be computed")
 
 
-@register_kl(Uniform, Exponential)
-def _kl_uniform_exponential(p, q):
-    result = q.rate * (p.high + p.low) / 2 - ((p.high - p.low) * q.rate).log()
-    return _set(result, p.low < 0, _INF)
+def _woodbury_factor(q):
+    qWt_qDinv = q._unbroadcasted_cov_factor.mT / q._unbroadcasted_cov_diag.unsqueeze(-2)
+    return torch.linalg.solve_triangular(q._capacitance_tril, qWt_qDinv, upper=False)
 
 
-@register_kl(Uniform, Gamma)
-def _kl_uniform_gamma(p, q):
-    common_term = p.high - p.low
-    t1 = common_term.log()
-    t2 = q.concentration.lgamma() - q.concentration * q.rate.log()
-    t3 = ((1 - q.concentration)
-          * (_x_log_x(p.high) - _x_log_x(p.low) - common_term) / common_term)
-    t4 = q.rate * (p.high + p.low) / 2
-    return _set(-t1 + t2 + t3 + t4, p.low < 0, _INF)
+def _lowrank_logdet(d):
+    return _batch_lowrank_logdet(d._unbroadcasted_cov_factor, d._unbroadcasted_cov_diag,
+                                 d._capacitance_tril)
 
 
-def _x_log_x(t):
-    return torch.special.xlogy(t, t)
+def _lowrank_mahalanobis(q, x):
+    return _batch_lowrank_mahalanobis(q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag,
+                                      x, q._capacitance_tril)
 
 
-@register_kl(Uniform, Beta)
-def _kl_uniform_beta(p, q):
-    common_term = p.high - p.low
-    t1 = torch.log(common_term)
-    t2 = ((q.concentration1 - 1)
-          * (_x_log_x(p.high) - _x_log_x(p.low) - common_term) / common_term)
-    t3 = ((q.concentration0 - 1)
-          * (_x_log_x(1 - p.high) - _x_log_x(1 - p.low) + common_term) / common_term)
-    t4 = (q.concentration1.lgamma() + q.concentration0.lgamma()
-          - (q.concentration1 + q.concentration0).lgamma())
-    result = t3 + t4 - t1 - t2
-    return _set(result, (p.high > 1) | (p.low < 0), _INF)
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrankmultivariatenormal_lowrankmultivariatenormal(p, q):
+    _check_event_shapes(p, q, "Low Rank Multivariate Normals")
+    term1 = _lowrank_logdet(q) - _lowrank_logdet(p)
+    term3 = _lowrank_mahalanobis(q, q.loc - p.loc)
+    A = _woodbury_factor(q)
+    pW, pD, qD = p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag, \
+        q._unbroadcasted_cov_diag
+    term2 = ((pD / qD).sum(-1) + _batch_trace_XXT(pW * qD.rsqrt().unsqueeze(-1))
+             - _batch_trace_XXT(A * pD.sqrt().unsqueeze(-2)) - _batch_trace_XXT(A.matmul(pW)))
+    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
 
 
-@register_kl(Uniform, Gumbel)
-def _kl_uniform_gumbel(p, q):
-    common_term = q.scale / (p.high - p.low)
-    high_loc_diff = (p.high - q.loc) / q.scale
-    low_loc_diff = (p.low - q.loc) / q.scale
-    t1 = common_term.log() + 0.5 * (high_loc_diff + low_loc_diff)
-    t2 = common_term * (torch.exp(-high_loc_diff) - torch.exp(-low_loc_diff))
-    return t1 - t2
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_multivariatenormal_lowrankmultivariatenormal(p, q):
+    _check_event_shapes(p, q, "(Low Rank) Multivariate Normals")
+    pL = p._unbroadcasted_scale_tril
+    term1 = _lowrank_logdet(q) - 2 * pL.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+    term3 = _lowrank_mahalanobis(q, q.loc - p.loc)
+    A = _woodbury_factor(q)
+    term2 = (_batch_trace_XXT(pL * q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1))
+             - _batch_trace_XXT(A.matmul(pL)))
+    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
+
+
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+def _kl_lowrankmultivariatenormal_multivariatenormal(p, q):
+    _check_event_shapes(p, q, "(Low Rank) Multivariate Normals")
+    qL = q._unbroadcasted_scale_tril
+    term1 = 2 * qL.diagonal(dim1=-2, dim2=-1).log().sum(-1) - _lowrank_logdet(p)
+    term3 = _batch_mahalanobis(qL, q.loc - p.loc)
+    n = p.event_shape[0]
+    batch = tuple(torch.broadcast_shapes(qL.shape[:-2], p._unbroadcasted_cov_factor.shape[:-2]))
+    qL = qL.expand(batch + (n, n))
+    pW = p._unbroadcasted_cov_factor.expand(batch + (n, p.cov_factor.size(-1)))
+    pD_sqrt = torch.diag_embed(p._unbroadcasted_cov_diag.sqrt()).expand(batch + (n, n))
+    term2 = (_batch_trace_XXT(torch.linalg.solve_triangular(qL, pW, upper=False))
+             + _batch_trace_XXT(torch.linalg.solve_triangular(qL, pD_sqrt, upper=False)))
+    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
+
+
+from . import _kl_cross  # noqa: E402, F401  (registers the cross-family pairs)
