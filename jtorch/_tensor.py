@@ -177,7 +177,7 @@ class Tensor:
         t._value = None
         t._seen = -1
         t._vc = self._vc
-        t._meta = (tuple(stride), offset)
+        t._meta = (tuple(stride), offset, tuple(shape))
         t._base = self._base if self._base is not None else self
         t._init_autograd(False)
         if self._inf:
@@ -204,7 +204,7 @@ class Tensor:
                 and not any(s.changes_dtype for s in chain)):
             chain, layout = (), None     # back to the storage's own layout: a plain root
         else:
-            layout = (tuple(stride), offset)
+            layout = (tuple(stride), offset, tuple(shape))
         self._chain = chain
         self._meta = layout
         self._value = None
@@ -258,30 +258,38 @@ class Tensor:
 
     @property
     def shape(self) -> Size:
-        return Size(self._array.shape)
+        return Size(self._shape())
+
+    def _shape(self) -> tuple:
+        # A view's shape is in its layout: reading it does not materialise the view.
+        m = self._meta
+        return self._storage.value.shape if m is None else m[2]
 
     def size(self, dim: int | None = None):
         """Matches `torch.Tensor.size`."""
-        shape = self._array.shape
+        shape = self._shape()
         if dim is None:
             return Size(shape)
         return shape[wrap_dim(dim, len(shape))]
 
     @property
     def dtype(self) -> _dtype.dtype:
-        return _dtype.from_np(self._array.dtype)
+        chain = self._chain
+        if chain and any(s.changes_dtype for s in chain):
+            return _dtype.from_np(self._array.dtype)
+        return _dtype.from_np(self._storage.value.dtype)
 
     @property
     def ndim(self) -> int:
-        return self._array.ndim
+        return len(self._shape())
 
     def dim(self) -> int:
-        return self._array.ndim
+        return len(self._shape())
 
     ndimension = dim
 
     def numel(self) -> int:
-        return int(self._array.size)
+        return math.prod(self._shape())
 
     nelement = numel
 
@@ -298,7 +306,7 @@ class Tensor:
 
     @property
     def device(self) -> _device.device:
-        arr = self._array
+        arr = self._storage.value       # a view lives where its storage does
         if isinstance(arr, jax.core.Tracer):
             return _device.CPU if jax.default_backend() == "cpu" else _device.from_jax(
                 jax.devices()[0])
@@ -338,7 +346,7 @@ class Tensor:
     def stride(self, dim: int | None = None):
         """Matches `torch.Tensor.stride`: element strides PyTorch would report."""
         strides = self._meta[0] if self._meta is not None else _views.contiguous_strides(
-            self._array.shape)
+            self._storage.value.shape)
         if dim is None:
             return tuple(strides)
         return strides[wrap_dim(dim, len(strides))]
@@ -347,7 +355,7 @@ class Tensor:
         return self._meta[1] if self._meta is not None else 0
 
     def is_contiguous(self, memory_format=None) -> bool:
-        return self._meta is None or _views.is_contiguous(self._array.shape, self._meta[0])
+        return self._meta is None or _views.is_contiguous(self._meta[2], self._meta[0])
 
     def is_non_overlapping_and_dense(self) -> bool:
         return not _views.has_internal_overlap(self.shape, self.stride())

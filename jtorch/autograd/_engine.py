@@ -156,7 +156,7 @@ def record_view(op, steps, base, views):
     name = index_name(steps.idx, base.shape) if op.name == "_basic_index" else node_name(op)
     arr = base._array
     for step, v in zip(steps if many else (steps,), views if many else (views,)):
-        if v._array.dtype not in DIFF_DTYPES:
+        if v.dtype.np not in DIFF_DTYPES:      # (reads no view value)
             continue
         if isinstance(step, _views.Strided) and base._chain:
             # as_strided/unfold index the storage, not `base`'s elements: rebuild it first.

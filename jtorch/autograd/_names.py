@@ -7,6 +7,8 @@ from .._tensor import Tensor
 # Where PyTorch's name is not the op's name in CamelCase + "Backward0".
 _NAMES = {
     "__getitem__": "IndexBackward0", "linear": "MmBackward0",
+    "_upsample_bilinear2d_aa": "UpsampleBilinear2DAaBackward0",
+    "_batch_norm_with_update": "BatchNormWithUpdateBackward0",
     "matmul": "MmBackward0", "_copy_from": "CopyBackwards", "to": "ToCopyBackward0",
     "_to_copy": "ToCopyBackward0", "contiguous": "CloneBackward0",
     "cross_entropy": "NllLossBackward0", "dropout": "MulBackward0",
