@@ -395,12 +395,11 @@ def _float64_grads(op, s, ws):
 
 
 def _random_sample(op, s) -> bool:
-    """Attention with dropout is random, whatever the op's name."""
+    """Attention with dropout is random, whatever the op's name; so are the samples whose
+    PyTorch result depends on the seed (`opinfo.SEED_DEPENDENT_SAMPLES`)."""
     if s.kwargs.get("dropout_p", 0) > 0:
         return True
-    if op.name == "nn.functional.multi_head_attention_forward":   # dropout_p is args[9]
-        return bool(s.kwargs.get("training", True)) and len(s.args) > 9 and s.args[9] > 0
-    return False
+    return opinfo.SEED_DEPENDENT_SAMPLES.get(op.name, opinfo.never)(s)
 
 
 def _run_sample(op, fn, s, seed):

@@ -3,6 +3,7 @@
 from . import _registry
 from . import pointwise, special, conversion, views, creation, indexing  # noqa: F401
 from . import reduction, sorting, shape, scatter, matmul, linalg, fft, random  # noqa: F401
+from . import linalg_lowrank  # noqa: F401
 from . import activation, normalization, nn_misc, loss, conv, pooling, sampling  # noqa: F401
 from . import masked_reductions, windows, misc_private  # noqa: F401
 from . import rnn  # noqa: F401

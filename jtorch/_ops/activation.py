@@ -340,6 +340,16 @@ def log_softmax(input: T, dim, dtype=None):
     return _along(jax.nn.log_softmax, x, d).astype(_out_dtype(input, dtype))
 
 
+@op(name="_safe_softmax", publish=True, promote=NONE, method=False, out=False)
+def _safe_softmax(input: T, dim, dtype=None):
+    """Matches `torch._safe_softmax`: softmax, but 0 (not nan) where a row is all -inf."""
+    x, d = _softmax_args(input, dim, dtype, "softmax_lastdim_kernel_impl", "softmax_kernel_impl")
+    empty_row = jnp.all(input == -jnp.inf, axis=d if input.ndim else None, keepdims=True)
+    # Masked rows are zeroed before the softmax too, so their gradient is 0, not nan.
+    y = _along(jax.nn.softmax, jnp.where(empty_row, jnp.zeros_like(x), x), d)
+    return jnp.where(empty_row, jnp.zeros_like(y), y).astype(_out_dtype(input, dtype))
+
+
 def _implicit_dim(name, ndim, dim, stacklevel=3):
     if dim is not None:
         return dim

@@ -568,12 +568,15 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 def _linear_cross_entropy(input: T, linear_weight: T, target: TI, linear_bias: T = None,
                           weight: T = None, *, ignore_index=-100, reduction="mean",
                           label_smoothing=0.0):
-    logits = jnp.matmul(input, linear_weight.T, precision=jax.lax.Precision.HIGHEST)
+    # linear_weight is (C, d_1, ..., d_K, in): the logits are (*batch, C, d_1, ..., d_K),
+    # the class dim right after the (at most one) batch dim, as cross_entropy wants it.
+    batch = input.shape[:-1]
+    logits_shape = (*batch, *linear_weight.shape[:-1])
+    flat_w = linear_weight.reshape(-1, linear_weight.shape[-1])
+    logits = jnp.matmul(input, flat_w.T, precision=jax.lax.Precision.HIGHEST)
     if linear_bias is not None:
-        logits = logits + linear_bias
-    if logits.ndim > 2:
-        # Class dim last for linear layers; cross_entropy wants it at dim 1.
-        logits = jnp.moveaxis(logits, -1, 1)
+        logits = logits + linear_bias.reshape(-1)
+    logits = logits.reshape(logits_shape)
     return _cross_entropy(logits, target, weight, ignore_index, reduction, label_smoothing)
 
 
@@ -581,11 +584,43 @@ def _linear_cross_entropy(input: T, linear_weight: T, target: TI, linear_bias: T
 def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None,
                          reduction="mean", ignore_index=None, label_smoothing=0.0,
                          options=None):
-    """Matches `torch.nn.functional.linear_cross_entropy` (one unchunked pass)."""
+    """Matches `torch.nn.functional.linear_cross_entropy`.
+
+    `options` (PyTorch's chunking strategy) only trades memory for speed; the
+    result is the same, so jtorch always computes it in one pass.
+    """
+    if input.ndim < 1 or input.ndim > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.ndim}")
+    if linear_weight.ndim < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got "
+                           f"{linear_weight.ndim}")
+    in_features = input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError(f"expected equal input and linear_weight last dimensions "
+                           f"(in_features), got {in_features} and {linear_weight.shape[-1]}, "
+                           f"respectively")
+    num_classes = linear_weight.shape[0]
+    out_features = tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (num_classes, *out_features):
+        raise RuntimeError(f"expected linear_bias shape {(num_classes, *out_features)}, got "
+                           f"{tuple(linear_bias.shape)}")
+    if out_features and input.ndim == 1:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape "
+                           f"{tuple(linear_weight.shape)} requires batched input, "
+                           f"(N, {in_features}), got unbatched input with shape "
+                           f"{tuple(input.shape)}")
+    logits_shape = (*input.shape[:-1], num_classes, *out_features)
+    probabilities = tuple(target.shape) == logits_shape
+    if probabilities and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains "
+                           "probabilities")
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
+                           f"{label_smoothing}")
     ignore = -100 if ignore_index is None else ignore_index
-    check_targets(target, linear_weight.shape[0], ignore)
+    check_targets(target, num_classes, ignore)
     return _linear_cross_entropy(input, linear_weight, target, linear_bias, weight,
                                  ignore_index=ignore, reduction=reduction,
                                  label_smoothing=label_smoothing)

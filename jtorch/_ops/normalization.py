@@ -291,6 +291,16 @@ def _native_batch_norm_legit_no_training(input, weight, bias, running_mean, runn
     return _batch_norm(input, weight, bias, running_mean, running_var, False, momentum, eps)
 
 
+@composite(method=False, publish=True)
+def _batch_norm_with_update(input, weight, bias, running_mean, running_var, momentum, eps):
+    """Matches `torch.ops.aten._batch_norm_with_update`: training-mode batch norm that updates
+    the running statistics; (output, save_mean, save_invstd, reserve). The reserve is cuDNN's
+    workspace, empty on every other backend."""
+    import jtorch
+    res = _batch_norm(input, weight, bias, running_mean, running_var, True, momentum, eps)
+    return (*res, jtorch.empty(0, dtype=jtorch.uint8, device=input.device))
+
+
 @composite(name="batch_norm", method=False)
 def _torch_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
                       cudnn_enabled=True):

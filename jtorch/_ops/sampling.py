@@ -224,6 +224,37 @@ def interpolate(input: T, size=None, scale_factor=None, mode="nearest", align_co
     return x.astype(input.dtype)
 
 
+@op(name="_upsample_bilinear2d_aa", publish=True, promote=NONE, method=False, out=False)
+def _upsample_bilinear2d_aa(input: T, output_size, align_corners, scales_h=None, scales_w=None,
+                            *, scale_factors=None):
+    """Matches `torch.ops.aten._upsample_bilinear2d_aa` (`interpolate(..., antialias=True)`).
+
+    Both aten overloads: (output_size, align_corners, scales_h, scales_w) and `.vec`'s
+    (output_size or None, align_corners, scale_factors).
+    """
+    if input.ndim != 4:
+        raise RuntimeError(f"It is expected input to be 4D tensor, but got input of size "
+                           f"{list(input.shape)}")
+    if scale_factors is not None:
+        scales = tuple(scale_factors)
+    else:
+        scales = (scales_h, scales_w)
+    if output_size is None:
+        if scale_factors is None:
+            raise RuntimeError("Must specify exactly one of output_size and scale_factors")
+        output_size = tuple(int(n * s) for n, s in zip(input.shape[2:], scales))
+    out = tuple(output_size)
+    if len(out) != 2:
+        raise RuntimeError(f"It is expected output_size equals to 2, but got size {len(out)}")
+    dt = _opmath(input.dtype)
+    x = input
+    for i in (1, 0):  # the last (contiguous) dim first, as interpolate's antialias path
+        if out[i] != input.shape[2 + i]:
+            x = _resample(x, 2 + i, _aa_taps("bilinear", input.shape[2 + i], out[i],
+                                             bool(align_corners), scales[i], dt))
+    return x.astype(input.dtype)
+
+
 @composite(name="nn.functional.upsample", method=False)
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
     """Matches the deprecated `torch.nn.functional.upsample`."""
