@@ -154,3 +154,22 @@ def test_ldl():
     assert piv.dtype == torch.int32
     assert np.allclose(np.triu(LD.numpy(), 1), 0)
     close(torch.linalg.ldl_solve(LD, piv, t(B)), np.linalg.solve(S, B))
+
+
+def test_cholesky_solve_gradient_treats_the_factor_as_full():
+    # PyTorch differentiates X = (L L^H)^-1 B with respect to the whole matrix L (its
+    # gradient has an upper triangle): compare with finite differences of that function.
+    L0 = np.array([[2.0, 0.0], [0.5, 1.0]])
+    B0 = np.array([[1.0, 0.3], [0.2, 2.0]])
+
+    def f(L):
+        return (np.linalg.solve(L @ L.T, B0) ** 2).sum()
+    x = torch.tensor(L0, requires_grad=True)
+    torch.cholesky_solve(torch.tensor(B0), x).pow(2).sum().backward()
+    h, fd = 1e-6, np.zeros((2, 2))
+    for i in range(2):
+        for j in range(2):
+            e = np.zeros((2, 2))
+            e[i, j] = h
+            fd[i, j] = (f(L0 + e) - f(L0 - e)) / (2 * h)
+    np.testing.assert_allclose(x.grad.numpy(), fd, rtol=1e-5, atol=1e-6)

@@ -197,10 +197,38 @@ def cholesky_solve(input: T, input2: T, upper=False):
     _square_float(input2, "cholesky_solve")
     _check_same(input2, input, "cholesky_solve")
     b, f = _broadcast_batch(input, input2)
-    L = _mH(f) if upper else f
+    return _chol_solve(b, _mH(f) if upper else f)
+
+
+def _chol_solve_value(b, L):
     y = jax.lax.linalg.triangular_solve(L, b, left_side=True, lower=True)
     return jax.lax.linalg.triangular_solve(L, y, left_side=True, lower=True, transpose_a=True,
                                            conjugate_a=True)
+
+
+@jax.custom_vjp
+def _chol_solve(b, L):
+    """(L L^H)^-1 b for a lower factor L (only its lower triangle is read)."""
+    return _chol_solve_value(b, L)
+
+
+def _chol_solve_fwd(b, L):
+    x = _chol_solve_value(b, L)
+    return x, (L, x)
+
+
+def _chol_solve_bwd(res, g):
+    # PyTorch's formula (cholesky_solve_backward), which treats the factor as the full matrix
+    # in L L^H: its gradient has an upper triangle too. Written in PyTorch's convention for
+    # complex numbers, so conjugated in and out for jax's.
+    L, x = res
+    grad_b = _chol_solve_value(jnp.conj(g), L)
+    common = grad_b @ _mH(x)
+    common = common + _mH(common)
+    return jnp.conj(grad_b), jnp.conj(-(common @ L))
+
+
+_chol_solve.defvjp(_chol_solve_fwd, _chol_solve_bwd)
 
 
 # ---------------------------------------------------------------------------
