@@ -21,8 +21,10 @@ Knobs (environment variables):
   JTORCH_SCRIPTS_WORKERS=n      scripts run ahead in parallel, two processes each (default 2;
                                 under pytest-xdist each test runs its own script, no look-ahead)
   JTORCH_SCRIPTS_TORCH_CACHE=0  rerun PyTorch instead of reusing its recorded output
-                                (kept in .jax_cache/torch_script_outputs, keyed by the
-                                script's text and the torch version)
+                                (committed in compat/scripts_torch_outputs/, or kept in
+                                .jax_cache/torch_script_outputs, keyed by the script's text
+                                and the torch version: an edited script or another torch
+                                version reruns PyTorch)
 
 The record `compat/scripts_status.json` makes regressions fail: a script recorded as
 matching must still match, one recorded as running must still run. The others xfail with
@@ -52,6 +54,9 @@ SCRIPT_DIR = os.path.join(HERE, "scripts")
 RECORD = os.path.join(HERE, "scripts_status.json")
 CACHE = os.path.abspath(os.environ.get("JTORCH_TEST_CACHE", os.path.join(ROOT, ".jax_cache")))
 TORCH_OUT = os.path.join(CACHE, "torch_script_outputs")
+# PyTorch's own runs of the corpus, committed so CI does not rerun the oracle for unchanged
+# scripts (copy new files here from TORCH_OUT after adding or editing a script).
+TORCH_RECORDED = os.path.join(HERE, "scripts_torch_outputs")
 _XDIST = os.environ.get("PYTEST_XDIST_WORKER")
 _WORKERS = 1 if _XDIST else int(os.environ.get("JTORCH_SCRIPTS_WORKERS", 2))
 # Each jtorch run that may overlap another gets a jax compilation cache directory of its own
@@ -134,10 +139,12 @@ def _torch_output(name: str, timeout: float) -> dict:
     script = path_of(name)
     text = open(script, "rb").read()
     key = hashlib.sha256(text + torch.__version__.encode()).hexdigest()[:16]
-    path = os.path.join(TORCH_OUT, f"{name[:-3].replace('/', '_')}-{key}.json")
+    filename = f"{name[:-3].replace('/', '_')}-{key}.json"
+    path = os.path.join(TORCH_OUT, filename)
     use_cache = os.environ.get("JTORCH_SCRIPTS_TORCH_CACHE", "1") != "0"
-    if use_cache and os.path.exists(path):
-        return json.load(open(path))
+    for known in (os.path.join(TORCH_RECORDED, filename), path):
+        if use_cache and os.path.exists(known):
+            return json.load(open(known))
     res = _run([os.path.basename(script)], timeout, CACHE, os.path.dirname(script))
     if use_cache and res["rc"] == 0:
         os.makedirs(TORCH_OUT, exist_ok=True)
