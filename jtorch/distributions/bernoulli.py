@@ -39,7 +39,6 @@ class Bernoulli(ExponentialFamily):
 
     def expand(self, batch_shape, _instance=None):
         new = self._expand_params(Bernoulli, batch_shape, _instance, ("probs", "logits"))
-        new._param = new.__dict__["probs" if "probs" in self.__dict__ else "logits"]
         return new
 
     def _new(self, *args, **kwargs):

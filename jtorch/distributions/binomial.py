@@ -37,7 +37,6 @@ class Binomial(Distribution):
     def expand(self, batch_shape, _instance=None):
         new = self._expand_params(Binomial, batch_shape, _instance,
                                   ("total_count", "probs", "logits"))
-        new._param = new.__dict__["probs" if "probs" in self.__dict__ else "logits"]
         return new
 
     def _new(self, *args, **kwargs):

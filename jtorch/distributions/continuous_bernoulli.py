@@ -49,7 +49,6 @@ class ContinuousBernoulli(ExponentialFamily):
         new = self._expand_params(ContinuousBernoulli, batch_shape, _instance,
                                   ("probs", "logits"))
         new._lims = self._lims
-        new._param = new.__dict__["probs" if "probs" in self.__dict__ else "logits"]
         return new
 
     def _new(self, *args, **kwargs):

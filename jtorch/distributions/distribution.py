@@ -169,9 +169,12 @@ class Distribution:
         parameters not computed yet (lazy probs/logits) stay lazy."""
         new = self._get_checked_instance(cls, _instance)
         batch_shape = torch.Size(batch_shape)
+        param = self.__dict__.get("_param")
         for name in names:
             if name in self.__dict__:
                 setattr(new, name, getattr(self, name).expand(batch_shape))
+                if param is not None and self.__dict__[name] is param:
+                    new._param = new.__dict__[name]     # the parameter it was built from
         Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new

@@ -36,7 +36,6 @@ class NegativeBinomial(Distribution):
     def expand(self, batch_shape, _instance=None):
         new = self._expand_params(NegativeBinomial, batch_shape, _instance,
                                   ("total_count", "probs", "logits"))
-        new._param = new.__dict__["probs" if "probs" in self.__dict__ else "logits"]
         return new
 
     def _new(self, *args, **kwargs):

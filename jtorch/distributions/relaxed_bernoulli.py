@@ -37,7 +37,6 @@ class LogitRelaxedBernoulli(Distribution):
         new = self._expand_params(LogitRelaxedBernoulli, batch_shape, _instance,
                                   ("probs", "logits"))
         new.temperature = self.temperature
-        new._param = new.__dict__["probs" if "probs" in self.__dict__ else "logits"]
         return new
 
     def _new(self, *args, **kwargs):
