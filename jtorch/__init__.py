@@ -60,7 +60,7 @@ from .interop import from_jax  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
 from .utils.dlpack import from_dlpack  # noqa: E402,F401
 from . import jit, multiprocessing, profiler  # noqa: E402,F401
-from . import distributed  # noqa: E402,F401
+from . import distributed, futures  # noqa: E402,F401
 from ._errors import AcceleratorError, OutOfMemoryError  # noqa: E402,F401
 from ._storage import LEGACY_STORAGES as _LEGACY_STORAGES  # noqa: E402
 from ._storage import TypedStorage, UntypedStorage  # noqa: E402,F401

@@ -183,7 +183,10 @@ def _get_default_group() -> ProcessGroup:
 
 
 class Work:
-    """What an `async_op=True` collective returns: already complete."""
+    """What an `async_op=True` collective returns: already complete, holding its tensors."""
+
+    def __init__(self, result: list | None = None):
+        self._result = list(result or [])
 
     def wait(self, timeout=None) -> bool:
         return True
@@ -198,7 +201,14 @@ class Work:
         return None
 
     def result(self) -> list:
-        return []
+        return self._result
+
+    def get_future(self):
+        """A completed `torch.futures.Future` whose value is the collective's tensors."""
+        from ..futures import Future
+        fut = Future()
+        fut.set_result(self._result)
+        return fut
 
     def synchronize(self) -> None:
         return None
@@ -306,8 +316,8 @@ def _check_rank(r: int, what: str = "rank") -> None:
         raise ValueError(f"Invalid {what} {r}: the world has one process (rank 0)")
 
 
-def _done(async_op: bool):
-    return Work() if async_op else None
+def _done(async_op: bool, *tensors):
+    return Work(list(tensors)) if async_op else None
 
 
 def barrier(group=None, async_op: bool = False, device_ids=None):
@@ -331,7 +341,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
     _tensor(tensor)
     _world()
     _check_op(op)
-    return _done(async_op)
+    return _done(async_op, tensor)
 
 
 def _check_op(op) -> None:
@@ -351,14 +361,14 @@ def reduce(tensor, dst: int = 0, op=ReduceOp.SUM, group=None, async_op: bool = F
     _world()
     _check_op(op)
     _check_root(dst if group_dst is None else group_dst, "reduce")
-    return _done(async_op)
+    return _done(async_op, tensor)
 
 
 def broadcast(tensor, src: int = 0, group=None, async_op: bool = False, group_src=None):
     _tensor(tensor)
     _world()
     _check_root(src if group_src is None else group_src, "broadcast")
-    return _done(async_op)
+    return _done(async_op, tensor)
 
 
 def _copy_into(out: Tensor, src: Tensor) -> None:
@@ -386,7 +396,7 @@ def all_gather(tensor_list, tensor, group=None, async_op: bool = False):
 def all_gather_single(output_tensor, input_tensor, group=None, async_op: bool = False):
     _world()
     _copy_into(_tensor(output_tensor, "output_tensor"), _tensor(input_tensor, "input_tensor"))
-    return _done(async_op)
+    return _done(async_op, output_tensor)
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bool = False):
@@ -406,7 +416,7 @@ def reduce_scatter_single(output, input, op=ReduceOp.SUM, group=None, async_op: 
     _world()
     _check_op(op)
     _copy_into(_tensor(output, "output"), _tensor(input, "input"))
-    return _done(async_op)
+    return _done(async_op, output)
 
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op: bool = False):
@@ -456,7 +466,7 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
                       group=None, async_op: bool = False):
     _world()
     _copy_into(_tensor(output, "output"), _tensor(input, "input"))
-    return _done(async_op)
+    return _done(async_op, output)
 
 
 def all_gather_object(object_list, obj, group=None) -> None:
