@@ -72,24 +72,29 @@ def _pass_summary(terminalreporter, module, label):
     terminalreporter.write_line(f"compat {label}: {passed}/{len(mod.RESULTS)} pass")
 
 
-def _scripts_summary(terminalreporter):
-    mod = sys.modules.get("compat.test_scripts")
+def _corpus_summary(terminalreporter, module, label, knob):
+    """`compat scripts: K/N run, M/N match`; `compat ecosystem: M/N pass (K/N run)`."""
+    mod = sys.modules.get(module)
     if mod is None or not mod.RESULTS:
         return
     results = mod.RESULTS
     n = len(results)
     ran = sum(1 for r in results.values() if r["status"] in ("match", "mismatch"))
     matched = sum(1 for r in results.values() if r["status"] == "match")
-    terminalreporter.write_line(f"compat scripts: {ran}/{n} run, {matched}/{n} match")
-    if os.environ.get("JTORCH_SCRIPTS_UPDATE") == "1":
-        _write_record(terminalreporter, results, "scripts_status.json", "scripts")
+    if label == "scripts":
+        terminalreporter.write_line(f"compat scripts: {ran}/{n} run, {matched}/{n} match")
+    else:
+        terminalreporter.write_line(f"compat {label}: {matched}/{n} pass ({ran}/{n} run)")
+    if os.environ.get(f"{knob}_UPDATE") == "1":
+        _write_record(terminalreporter, results, f"{label}_status.json", label)
 
 
 # Modules whose RESULTS feed the summary lines. Under pytest-xdist (`-n 2`) tests run in
 # worker processes: each worker leaves its RESULTS in a file, and the controller merges them
 # before printing.
 _RESULT_MODULES = ("compat.test_opinfo", "compat.test_grads", "compat.module_parity",
-                   "compat.test_optim", "compat.test_scripts", "compat.test_distributions")
+                   "compat.test_optim", "compat.test_scripts", "compat.test_distributions",
+                   "compat.test_ecosystem")
 
 
 def _results_dir():
@@ -129,7 +134,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     _pass_summary(terminalreporter, "compat.module_parity", "modules")
     _pass_summary(terminalreporter, "compat.test_optim", "optim")
     _pass_summary(terminalreporter, "compat.test_distributions", "distributions")
-    _scripts_summary(terminalreporter)
+    _corpus_summary(terminalreporter, "compat.test_scripts", "scripts", "JTORCH_SCRIPTS")
+    _corpus_summary(terminalreporter, "compat.test_ecosystem", "ecosystem", "JTORCH_ECOSYSTEM")
 
 
 # Every compiled XLA program holds memory mappings; a process that compiles thousands of them
