@@ -90,5 +90,7 @@ half, float, double = float16, float32, float64
 cfloat, cdouble, chalf = complex64, complex128, complex32
 short, int, long = int16, int32, int64
 
+from . import _C, overrides  # noqa: E402,F401
+from ._C import ScriptModule  # noqa: E402,F401
 from . import version  # noqa: E402,F401
 from .version import __version__  # noqa: E402,F401

@@ -11,3 +11,5 @@ from . import creation_extra  # noqa: F401
 from . import tensor_methods  # noqa: F401  (set_, storage, new, fill_diagonal_...)
 
 _registry.install_methods()
+
+from . import _overrides  # noqa: E402,F401  (`__torch_function__` variants, off until needed)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from .._tensor import Tensor, wrap
+from .._torch_function import disabled_torch_function_impl
 
 __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "is_lazy"]
 
@@ -29,6 +30,9 @@ class Parameter(Tensor, metaclass=_ParameterMeta):
     It shares storage with `data`, as PyTorch's does. A tensor subclass (a DTensor, say)
     stays an instance of its class, flagged `_is_param`, as in PyTorch.
     """
+
+    # As in PyTorch: a Parameter takes no part in `__torch_function__` dispatch.
+    __torch_function__ = disabled_torch_function_impl
 
     def __new__(cls, data=None, requires_grad: bool = True):
         if data is None:
@@ -65,6 +69,8 @@ def _rebuild_parameter(cls, arr, requires_grad):
 class Buffer(Tensor):
     """Matches `torch.nn.Buffer`: assigning one to a Module attribute registers a buffer."""
 
+    __torch_function__ = disabled_torch_function_impl
+
     def __new__(cls, data=None, *, persistent: bool = True):
         if data is None:
             data = _empty()
@@ -80,6 +86,10 @@ class UninitializedTensorMixin:
     """A placeholder whose shape is known only at the first forward (the `Lazy*` modules)."""
 
     cls_to_become = None
+    # PyTorch's placeholders override `__torch_function__` to reject ops before
+    # materialisation; jtorch's take no part in dispatch, so that a lazy module does not turn
+    # on `__torch_function__` checks for every op of the program.
+    __torch_function__ = disabled_torch_function_impl
 
     def materialize(self, shape, device=None, dtype=None) -> None:
         """Gives the placeholder real (uninitialised: zero) storage of `shape`."""
