@@ -7,15 +7,21 @@ a rank's local tensor is the whole global tensor whatever the placements: a DTen
 values directly, `to_local()`/`full_tensor()` are differentiable aliases of it, and
 redistributing changes only the placements, as PyTorch's collectives over one rank do.
 
-Differences from PyTorch, said once here: an op on a DTensor returns a plain tensor (PyTorch
-propagates placements and returns a DTensor, and refuses to mix DTensors with tensors), and a
-DTensor's `.grad` is a DTensor view of the accumulated gradient with the DTensor's placements.
+An op on DTensors (`__torch_function__`) computes on their values and returns DTensors on the
+same mesh; like PyTorch it refuses to mix a DTensor with a plain tensor of more than one
+element, and DTensors of different meshes. The placements of a result are the first DTensor
+argument's when the result has its shape, else `Replicate()`: PyTorch propagates placements
+op by op (a sum of a `Shard(0)` tensor is `Partial`), which over one rank changes no value but
+may print other placements. A DTensor's `.grad` is a DTensor view of the accumulated gradient
+with the DTensor's placements.
 """
 
 from __future__ import annotations
 
 import jtorch
+from ... import _tensor
 from ..._tensor import Tensor
+from ..._torch_function import DisableTorchFunctionSubclass
 from ..device_mesh import DeviceMesh, _current_mesh
 from ._dtensor_spec import DTensorSpec, TensorMeta
 from .placement_types import Partial, Placement, Replicate, Shard, _StridedShard
@@ -54,9 +60,47 @@ def _normalize(placements, mesh: DeviceMesh, ndim: int, check_length: bool = Tru
 
 def _retag(t: Tensor, spec: DTensorSpec) -> DTensor:
     """Makes the plain tensor `t` (a fresh result no one else holds) the DTensor of `spec`."""
+    if _tensor.subclass_hook is not None:
+        _tensor.subclass_hook(DTensor)      # the first DTensor turns torch-function checks on
     t.__class__ = DTensor
     t._spec = spec
     return t
+
+
+def _alias(t: Tensor) -> Tensor:
+    """A differentiable alias of `t` as a plain tensor (no DTensor dispatch)."""
+    with DisableTorchFunctionSubclass():
+        return jtorch.alias(t)
+
+
+def _tensors(obj, out: list) -> list:
+    if isinstance(obj, Tensor):
+        out.append(obj)
+    elif isinstance(obj, (list, tuple)):
+        for o in obj:
+            _tensors(o, out)
+    elif isinstance(obj, dict):
+        for o in obj.values():
+            _tensors(o, out)
+    return out
+
+
+def _op_name(func) -> str:
+    return getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func))
+
+
+def _wrap_results(ret, first: DTensor):
+    """Plain tensor results become DTensors on `first`'s mesh (see the module doc)."""
+    if isinstance(ret, DTensor):
+        return ret
+    if isinstance(ret, Tensor):
+        placements = (first.placements if tuple(ret.shape) == tuple(first.shape)
+                      else (Replicate(),) * first.device_mesh.ndim)
+        return _retag(ret, _spec_for(ret, first.device_mesh, placements))
+    if isinstance(ret, (tuple, list)):
+        items = [_wrap_results(r, first) for r in ret]
+        return type(ret)(*items) if hasattr(ret, "_fields") else type(ret)(items)
+    return ret
 
 
 class DTensor(Tensor):
@@ -69,6 +113,28 @@ class DTensor(Tensor):
 
     def __init__(self, *args, **kwargs):
         pass
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        tensors = _tensors(args, _tensors(kwargs, []))
+        dtensors = [t for t in tensors if isinstance(t, DTensor)]
+        if not dtensors:
+            with DisableTorchFunctionSubclass():
+                return func(*args, **kwargs)
+        first = dtensors[0]
+        for t in tensors:
+            if not isinstance(t, DTensor) and t.numel() != 1:
+                raise RuntimeError(
+                    f"{_op_name(func)}: got mixed torch.Tensor and DTensor, need to convert all "
+                    f"torch.Tensor to DTensor before calling distributed operators!")
+            if isinstance(t, DTensor) and t.device_mesh != first.device_mesh:
+                raise NotImplementedError(
+                    f"{_op_name(func)}: DTensor does not support cross-mesh operation on "
+                    f"{first.device_mesh} and {t.device_mesh}")
+        with DisableTorchFunctionSubclass():
+            ret = func(*args, **kwargs)
+        return _wrap_results(ret, first)
 
     # -- what it is -----------------------------------------------------------
 
@@ -104,15 +170,15 @@ class DTensor(Tensor):
         if shape is not None and tuple(shape) != tuple(local_tensor.shape):
             raise ValueError(f"shape {tuple(shape)} is not the global shape of a local tensor of "
                              f"shape {tuple(local_tensor.shape)} on a mesh of one rank")
-        return _retag(jtorch.alias(local_tensor), _spec_for(local_tensor, mesh, placements))
+        return _retag(_alias(local_tensor), _spec_for(local_tensor, mesh, placements))
 
     def to_local(self, *, grad_placements=None) -> Tensor:
         """This rank's local tensor (differentiable; shares this DTensor's storage)."""
-        return jtorch.alias(self)
+        return _alias(self)
 
     def full_tensor(self, *, grad_placements=None) -> Tensor:
         """The whole global tensor (differentiable): over one rank, the local tensor."""
-        return jtorch.alias(self)
+        return _alias(self)
 
     def redistribute(self, device_mesh: DeviceMesh | None = None, placements=None, *,
                      async_op: bool = False, forward_dtype=None, backward_dtype=None) -> DTensor:
@@ -133,8 +199,9 @@ class DTensor(Tensor):
             if isinstance(new, Partial) and cur != new:
                 raise RuntimeError(f"Can not redistribute from {cur} to {new}, redistributing "
                                    f"to Partial is for internal use only!")
-        src = self if forward_dtype is None else self.to(forward_dtype)
-        return _retag(jtorch.alias(src), _spec_for(src, mesh, placements))
+        with DisableTorchFunctionSubclass():
+            src = self if forward_dtype is None else self.to(forward_dtype)
+            return _retag(jtorch.alias(src), _spec_for(src, mesh, placements))
 
     # -- tensor protocol where a DTensor stays a DTensor ------------------------
 

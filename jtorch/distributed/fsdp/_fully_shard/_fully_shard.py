@@ -5,13 +5,14 @@ submodules not managed by an inner `fully_shard`) over a mesh: each becomes an
 `nn.Parameter` holding a DTensor, `Shard(0)` on a 1-d mesh (HSDP: `(Replicate(), Shard(0))` on a
 2-d one). The module's class becomes `FSDP<Class>`, a subclass of `FSDPModule` and of its class.
 
-PyTorch all-gathers parameters before forward and reduce-scatters gradients after backward.
-Over one rank both are the identity, so the forward computes on the sharded parameters
-directly and their gradients accumulate into the DTensors' `.grad`: the module computes what
-it computed before. A `MixedPrecisionPolicy` is applied as PyTorch applies it: parameters cast
-to `param_dtype` for the forward (the cast is differentiable, so gradients reach the sharded
-parameters in their own dtype), floating inputs cast to `param_dtype`, outputs to
-`output_dtype`, and gradients rounded through `reduce_dtype`.
+PyTorch all-gathers parameters before forward (registering the unsharded parameters on
+their modules for the forward) and reduce-scatters gradients after backward. Over one rank
+the all-gather is the local tensor: before forward each managed parameter's module gets a
+plain, differentiable alias of its DTensor (cast to `param_dtype` under a
+`MixedPrecisionPolicy`), and after forward the DTensor goes back; gradients flow through the
+alias into the DTensors' `.grad`, so the module computes what it computed before. The policy's
+other parts apply as in PyTorch: floating inputs cast to `param_dtype`, outputs to
+`output_dtype`, gradients rounded through `reduce_dtype`.
 """
 
 from __future__ import annotations
@@ -248,16 +249,17 @@ def _cast(obj, dtype):
 def _pre_forward(module, args, kwargs):
     state = module.__dict__["_fsdp_state"]
     dtype = state.mp_policy.param_dtype
-    if dtype is None:
-        return None
     for owner, name in state.params:
         p = owner._parameters[name]
-        if p is not None and p.dtype != dtype:
-            # The compute copy is a differentiable cast of the sharded parameter, set in the
-            # owner's parameter table for the forward, as PyTorch sets its unsharded one.
+        if isinstance(p, DTensor):
+            # The unsharded parameter: a differentiable alias of the sharded one (cast to the
+            # policy's dtype), set in the owner's parameter table for the forward.
+            unsharded = p.to_local()
+            if dtype is not None and unsharded.dtype != dtype:
+                unsharded = unsharded.to(dtype)
             state.swapped.append((owner, name, p))
-            owner._parameters[name] = p.to(dtype)
-    if state.mp_policy.cast_forward_inputs:
+            owner._parameters[name] = unsharded
+    if dtype is not None and state.mp_policy.cast_forward_inputs:
         return _cast(args, dtype), _cast(kwargs, dtype)
     return None
 
