@@ -10,14 +10,18 @@ and all-to-all of a tensor is that tensor, so the result is a copy of the input;
 
 from __future__ import annotations
 
+import warnings
+
 from .._tensor import Tensor
 from . import distributed_c10d as c10d
 
-__all__ = ["AsyncCollectiveTensor", "all_gather_into_tensor_coalesced", "all_gather_tensor",
+__all__ = ["AsyncCollectiveTensor", "all_gather_into_tensor_coalesced", "all_gather_single",
+           "all_gather_single_autograd", "all_gather_single_coalesced", "all_gather_tensor",
            "all_gather_tensor_autograd", "all_reduce", "all_reduce_coalesced",
            "all_to_all_single", "all_to_all_single_autograd", "broadcast", "permute_tensor",
-           "reduce_scatter_tensor", "reduce_scatter_tensor_autograd",
-           "reduce_scatter_tensor_coalesced", "wait_tensor"]
+           "reduce_scatter_single", "reduce_scatter_single_autograd",
+           "reduce_scatter_single_coalesced", "reduce_scatter_tensor",
+           "reduce_scatter_tensor_autograd", "reduce_scatter_tensor_coalesced", "wait_tensor"]
 
 _REDUCE_OPS = ("sum", "avg", "product", "min", "max", "band", "bor", "bxor", "premul_sum")
 
@@ -36,6 +40,9 @@ def _group_size(group) -> int:
     if isinstance(group, tuple) and len(group) == 2 and isinstance(group[0], DeviceMesh):
         return group[0].size(group[1])
     if isinstance(group, list):
+        warnings.warn("The combination of ranks + tag as process group identifier has been "
+                      "deprecated. Please switch to using ProcessGroup, DeviceMesh, or group "
+                      "name instead.", FutureWarning, stacklevel=4)
         if group and isinstance(group[0], list):
             raise ValueError("Invalid group: a list of rank lists (several groups) is not "
                              "supported")
@@ -80,38 +87,77 @@ def all_reduce_coalesced(self: list, reduceOp: str, group, tag: str = "") -> lis
     return [all_reduce(t, reduceOp, group, tag) for t in self]
 
 
-def all_gather_tensor(self: Tensor, gather_dim: int, group, tag: str = "") -> Tensor:
+def _deprecated(old: str, new: str) -> None:
+    warnings.warn(f"`torch.distributed._functional_collectives.{old}` is deprecated. Please use "
+                  f"`torch.distributed._functional_collectives.{new}` instead.", FutureWarning,
+                  stacklevel=3)
+
+
+def all_gather_single(self: Tensor, gather_dim: int, group, tag: str = "") -> Tensor:
     _one_rank(group)
     return _copy(self)
 
 
-def all_gather_tensor_autograd(self: Tensor, gather_dim: int, group, tag: str = "") -> Tensor:
+def all_gather_single_autograd(self: Tensor, gather_dim: int, group, tag: str = "") -> Tensor:
     _one_rank(group)
     return self.clone()
 
 
+def all_gather_single_coalesced(self: list, group, tag: str = "") -> list:
+    return [all_gather_single(t, 0, group, tag) for t in self]
+
+
+def all_gather_tensor(self: Tensor, gather_dim: int, group, tag: str = "") -> Tensor:
+    _deprecated("all_gather_tensor", "all_gather_single")
+    return all_gather_single(self, gather_dim, group, tag)
+
+
+def all_gather_tensor_autograd(self: Tensor, gather_dim: int, group, tag: str = "") -> Tensor:
+    _deprecated("all_gather_tensor_autograd", "all_gather_single_autograd")
+    return all_gather_single_autograd(self, gather_dim, group, tag)
+
+
 def all_gather_into_tensor_coalesced(self: list, group, tag: str = "") -> list:
-    return [all_gather_tensor(t, 0, group, tag) for t in self]
+    _deprecated("all_gather_into_tensor_coalesced", "all_gather_single_coalesced")
+    return all_gather_single_coalesced(self, group, tag)
 
 
-def reduce_scatter_tensor(self: Tensor, reduceOp: str, scatter_dim: int, group,
+def reduce_scatter_single(self: Tensor, reduceOp: str, scatter_dim: int, group,
                           tag: str = "") -> Tensor:
     _check_op(reduceOp)
     _one_rank(group)
     return _copy(self)
 
 
-def reduce_scatter_tensor_autograd(self: Tensor, reduceOp: str, scatter_dim: int, group,
+def reduce_scatter_single_autograd(self: Tensor, reduceOp: str, scatter_dim: int, group,
                                    tag: str = "") -> Tensor:
     _check_op(reduceOp)
     _one_rank(group)
     return self.clone()
 
 
+def reduce_scatter_single_coalesced(inputs: list, reduceOp: str, scatter_dim: list, group,
+                                    tag: str = "") -> list:
+    return [reduce_scatter_single(t, reduceOp, d, group, tag)
+            for t, d in zip(inputs, scatter_dim)]
+
+
+def reduce_scatter_tensor(self: Tensor, reduceOp: str, scatter_dim: int, group,
+                          tag: str = "") -> Tensor:
+    _deprecated("reduce_scatter_tensor", "reduce_scatter_single")
+    return reduce_scatter_single(self, reduceOp, scatter_dim, group, tag)
+
+
+def reduce_scatter_tensor_autograd(self: Tensor, reduceOp: str, scatter_dim: int, group,
+                                   tag: str = "") -> Tensor:
+    _deprecated("reduce_scatter_tensor_autograd", "reduce_scatter_single_autograd")
+    return reduce_scatter_single_autograd(self, reduceOp, scatter_dim, group, tag)
+
+
 def reduce_scatter_tensor_coalesced(inputs: list, reduceOp: str, scatter_dim: list, group,
                                     tag: str = "") -> list:
-    return [reduce_scatter_tensor(t, reduceOp, d, group, tag) for t, d in zip(inputs,
-                                                                              scatter_dim)]
+    _deprecated("reduce_scatter_tensor_coalesced", "reduce_scatter_single_coalesced")
+    return reduce_scatter_single_coalesced(inputs, reduceOp, scatter_dim, group, tag)
 
 
 def _check_splits(t: Tensor, splits, what: str) -> None:

@@ -154,6 +154,11 @@ class FileStore(Store):
                 os.fsync(f.fileno())
             return result
 
+    def delete_key(self, key: str) -> bool:
+        """Deletes `key`; like PyTorch's FileStore, answers True whether or not it existed."""
+        super().delete_key(key)
+        return True
+
 
 class PrefixStore(Store):
     """Matches `torch.distributed.PrefixStore`: `prefix/key` in an underlying store."""

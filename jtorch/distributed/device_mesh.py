@@ -11,6 +11,7 @@ uses, for the multi-process world to grow.
 from __future__ import annotations
 
 import math
+import warnings
 
 import jax
 import numpy as np
@@ -183,10 +184,14 @@ class DeviceMesh:
             return self
         root = self._root_mesh()
         if len(names) == 1 and names[0] in root._flattened:
+            warnings.warn("Slicing a flattened dim from root mesh will be deprecated in PT "
+                          "2.11. Users need to bookkeep the flattened mesh directly. ",
+                          UserWarning, stacklevel=2)
             return root._flattened[names[0]]
         if not all(n in self._mesh_dim_names for n in names):
+            valid = list(self._mesh_dim_names) + list(root._flattened)
             raise KeyError(f"Invalid mesh_dim_names {names} specified. Valid mesh_dim_names "
-                           f"are {list(self._mesh_dim_names)}.")
+                           f"are {valid}.")
         dims = [self._mesh_dim_names.index(n) for n in names]
         if dims != sorted(dims):
             raise KeyError(f"Invalid mesh_dim_names {names} specified. Mesh dim indices "

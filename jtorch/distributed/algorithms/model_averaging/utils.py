@@ -9,16 +9,21 @@ __all__ = ["average_parameters", "average_parameters_or_parameter_groups",
 
 
 def average_parameters(params, process_group) -> None:
-    """Averages `params` in place over `process_group` (all-reduce, then divide)."""
+    """Averages `params` in place over `process_group`: PyTorch packs them into one flat
+    buffer (so an empty list fails in `cat`), divides it by the group size, all-reduces it
+    and copies the pieces back."""
+    from .... import cat, no_grad
     group = process_group if process_group is not None else c10d._get_default_group()
-    params = [p for p in params if p is not None]
-    if not params:
-        return
-    from .... import no_grad
+    params = list(params)
     with no_grad():
+        flat = cat([p.data.reshape(-1) for p in params])
+        flat.div_(group.size())
+        c10d.all_reduce(flat, group=group)
+        offset = 0
         for p in params:
-            c10d.all_reduce(p.data, group=group)
-            p.data.div_(group.size())
+            n = p.numel()
+            p.data.copy_(flat[offset:offset + n].view_as(p))
+            offset += n
 
 
 def get_params_to_average(params) -> list:
