@@ -61,7 +61,7 @@ from .interop import from_jax  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
 from .utils.dlpack import from_dlpack  # noqa: E402,F401
 from . import jit, multiprocessing, profiler  # noqa: E402,F401
-from . import distributed  # noqa: E402,F401
+from . import distributed, futures  # noqa: E402,F401
 from ._errors import AcceleratorError, OutOfMemoryError  # noqa: E402,F401
 from ._storage import LEGACY_STORAGES as _LEGACY_STORAGES  # noqa: E402
 from ._storage import TypedStorage, UntypedStorage  # noqa: E402,F401
@@ -90,5 +90,9 @@ half, float, double = float16, float32, float64
 cfloat, cdouble, chalf = complex64, complex128, complex32
 short, int, long = int16, int32, int64
 
+from . import _C, overrides  # noqa: E402,F401
+from ._C import ScriptModule  # noqa: E402,F401
+from . import library  # noqa: E402,F401
+from .library import ops  # noqa: E402,F401
 from . import version  # noqa: E402,F401
 from .version import __version__  # noqa: E402,F401

@@ -158,6 +158,8 @@ class Tensor:
     def _make_subclass(cls, data: Tensor, require_grad: bool = False):
         """A tensor of class `cls` sharing `data`'s storage (how `nn.Parameter` is built)."""
         t = object.__new__(cls)
+        if cls is not Tensor and subclass_hook is not None:
+            subclass_hook(cls)
         t._rebind(data)
         t._vc = data._vc
         t._init_autograd(require_grad)
@@ -579,6 +581,9 @@ class Tensor:
     def data(self, other: Tensor) -> None:
         self._rebind(other)
 
+
+# Set by `jtorch._torch_function`: told the class of each Tensor subclass instance made.
+subclass_hook = None
 
 # Set by `jtorch.autograd.grad_mode` once `inference_mode()` is first entered: tells whether
 # this thread is in inference mode (tensors created there are inference tensors).
