@@ -13,7 +13,8 @@ from . import _dtype, _device, _tensor  # noqa: E402,F401
 from ._dtype import (  # noqa: E402,F401
     bfloat16, bool, can_cast, complex32, complex64, complex128, dtype, finfo, float16, float32,
     float64, get_default_dtype, iinfo, int8, int16, int32, int64, promote_types,
-    set_default_dtype, uint8, uint16, uint32, uint64,
+    set_default_dtype, uint8, uint16, uint32, uint64, float8_e4m3fn, float8_e5m2,
+    float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu,
 )
 from ._device import device  # noqa: E402,F401
 
@@ -60,7 +61,7 @@ from .interop import from_jax  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
 from .utils.dlpack import from_dlpack  # noqa: E402,F401
 from . import jit, multiprocessing, profiler  # noqa: E402,F401
-from . import distributed  # noqa: E402,F401
+from . import distributed, futures  # noqa: E402,F401
 from ._errors import AcceleratorError, OutOfMemoryError  # noqa: E402,F401
 from ._storage import LEGACY_STORAGES as _LEGACY_STORAGES  # noqa: E402
 from ._storage import TypedStorage, UntypedStorage  # noqa: E402,F401

@@ -21,7 +21,7 @@ import weakref
 
 import numpy as np
 
-from . import _device, _dtype
+from . import _device, _dtype, _meta
 
 __all__ = ["UntypedStorage", "TypedStorage", "LEGACY_STORAGES", "address"]
 
@@ -71,8 +71,9 @@ def _pointer(value) -> int:
 
 
 def address(st) -> int:
-    """The address of storage `st`'s buffer: 0 when it holds no bytes (as PyTorch)."""
-    if _nbytes(st) == 0:
+    """The address of storage `st`'s buffer: 0 when it holds no bytes or is on the meta
+    device (as PyTorch)."""
+    if _nbytes(st) == 0 or _meta.is_meta(st.value):
         return 0
     ptr = _pointer(st.value)
     ref = _owners.get(ptr)

@@ -22,7 +22,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _device, _dtype, _storage, _views
+from . import _device, _dtype, _meta, _storage, _views
+from ._meta import MetaArray
 from ._storage import UntypedStorage
 
 __all__ = ["Tensor", "Size", "Storage", "AutogradMeta"]
@@ -231,6 +232,10 @@ class Tensor:
         st = self._storage
         if arr.dtype != self.dtype.np:
             arr = arr.astype(self.dtype.np)
+        if type(st.value) is MetaArray:     # a meta tensor stays one, whatever is written
+            arr = _meta.like(arr)
+        elif type(arr) is MetaArray:
+            raise NotImplementedError(_meta.NO_DATA)
         if self._chain:
             shape, stride = self.shape, self.stride()
             if _views.has_internal_overlap(shape, stride):
@@ -309,6 +314,8 @@ class Tensor:
     @property
     def device(self) -> _device.device:
         arr = self._storage.value       # a view lives where its storage does
+        if type(arr) is MetaArray:
+            return _device.META
         if isinstance(arr, jax.core.Tracer):
             return _device.CPU if jax.default_backend() == "cpu" else _device.from_jax(
                 jax.devices()[0])
@@ -324,7 +331,10 @@ class Tensor:
 
     is_sparse = False
     is_quantized = False
-    is_meta = False
+    @property
+    def is_meta(self) -> bool:
+        return type(self._storage.value) is MetaArray
+
     is_mkldnn = False
     is_nested = False
     is_sparse_csr = False
@@ -481,6 +491,8 @@ class Tensor:
         arr = self._array
         if arr.size != 1:
             raise RuntimeError(f"a Tensor with {arr.size} elements cannot be converted to Scalar")
+        if type(arr) is MetaArray:
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return _to_python(np.asarray(arr).reshape(()))
 
     def tolist(self):
@@ -511,6 +523,8 @@ class Tensor:
             raise RuntimeError("Boolean value of Tensor with no values is ambiguous" if not
                                arr.size else
                                "Boolean value of Tensor with more than one value is ambiguous")
+        if type(arr) is MetaArray:
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return builtins.bool(np.asarray(arr).reshape(()))
 
     def __int__(self) -> int:

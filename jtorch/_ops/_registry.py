@@ -34,7 +34,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _device, _dtype, _errors
+from .. import _device, _dtype, _errors, _meta
 from .._dtype import c10_name, category, result_type_of
 from .._tensor import Tensor, wrap
 
@@ -315,7 +315,7 @@ _ArrayImpl = type(jnp.zeros(()))
 
 
 def _wrap_out(op: OpDef, out):
-    if type(out) is _ArrayImpl:
+    if type(out) is _ArrayImpl or type(out) is _meta.MetaArray:
         return wrap(out)
     if isinstance(out, (tuple, list)):
         res = tuple(_wrap_out(op, o) for o in out)
@@ -379,10 +379,15 @@ def _dispatch(op: OpDef, args: tuple):
         arrays = tuple(_unwrap(v) for v in slot_values)     # may materialise views
         if _device.multi_device():
             _device.check_same_device(a for a in _flat(arrays))
-        try:
-            out = fn(*arrays)
-        except (TypeError, ValueError) as e:
-            raise _translate(e, arrays) from None
+        if _meta.used and _meta.any_meta(arrays):
+            # Meta tensors: the kernel's output shapes and dtypes, without data.
+            _meta.check_devices(arrays)
+            out = _meta.eval_shape(fn, *arrays)
+        else:
+            try:
+                out = fn(*arrays)
+            except (TypeError, ValueError) as e:
+                raise _translate(e, arrays) from None
     except jax.errors.JaxRuntimeError as e:
         raise _errors.translate_runtime_error(e) from e
     result = _wrap_out(op, out)

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _meta
 from .._random import key_for
 from .._tensor import Tensor, wrap
 from .._dtype import c10_name
@@ -93,7 +93,7 @@ def _num(v):
 
 
 def _concrete(t: Tensor) -> bool:
-    return not isinstance(t._array, jax.core.Tracer)
+    return not _meta.no_values(t._array)
 
 
 # ---------------------------------------------------------------------------

@@ -14,10 +14,21 @@ def _empty():
     return wrap(jnp.zeros((0,), jnp.float32))
 
 
-class Parameter(Tensor):
+class _ParameterMeta(type):
+    """PyTorch's: an instance of a tensor subclass made a parameter (it keeps its own class,
+    see `Parameter.__new__`) is an instance of `Parameter` too."""
+
+    def __instancecheck__(cls, instance) -> bool:
+        if cls is Parameter and getattr(instance, "_is_param", False):
+            return isinstance(instance, Tensor)
+        return super().__instancecheck__(instance)
+
+
+class Parameter(Tensor, metaclass=_ParameterMeta):
     """Matches `torch.nn.Parameter`: a leaf tensor a Module registers as a parameter.
 
-    It shares storage with `data`, as PyTorch's does.
+    It shares storage with `data`, as PyTorch's does. A tensor subclass (a DTensor, say)
+    stays an instance of its class, flagged `_is_param`, as in PyTorch.
     """
 
     # As in PyTorch: a Parameter takes no part in `__torch_function__` dispatch.
@@ -26,6 +37,18 @@ class Parameter(Tensor):
     def __new__(cls, data=None, requires_grad: bool = True):
         if data is None:
             data = _empty()
+        if type(data) is not Tensor and not issubclass(type(data), (Parameter, Buffer)):
+            t = data.detach()
+            if type(t) is not type(data):
+                raise RuntimeError(
+                    f"Creating a Parameter from an instance of type {type(data).__name__} "
+                    f"requires that detach() returns an instance of the same type, but return "
+                    f"type {type(t).__name__} was found instead. To use the type as a "
+                    f"Parameter, please correct the detach() semantics defined by its "
+                    f"__torch_dispatch__() implementation.")
+            t.requires_grad_(requires_grad)
+            t._is_param = True
+            return t
         t = Tensor._make_subclass(cls, data, False)
         if requires_grad:
             t.requires_grad = True   # validates the dtype, as PyTorch does
