@@ -92,5 +92,7 @@ short, int, long = int16, int32, int64
 
 from . import _C, overrides  # noqa: E402,F401
 from ._C import ScriptModule  # noqa: E402,F401
+from . import library  # noqa: E402,F401
+from .library import ops  # noqa: E402,F401
 from . import version  # noqa: E402,F401
 from .version import __version__  # noqa: E402,F401

@@ -13,6 +13,7 @@ from ..autograd import grad_mode as _grad_mode
 from . import _functions, _nn  # noqa: F401
 from ._graph import Graph, Node, ScriptModule, Value  # noqa: F401
 from ..jit import ScriptFunction  # noqa: F401
+from ..library._schema import Argument, FunctionSchema, parse_schema  # noqa: F401
 
 # -- tensors and types ------------------------------------------------------
 

@@ -13,3 +13,12 @@ from . import tensor_methods  # noqa: F401  (set_, storage, new, fill_diagonal_.
 _registry.install_methods()
 
 from . import _overrides  # noqa: E402,F401  (`__torch_function__` variants, off until needed)
+
+
+def __getattr__(name: str):
+    # `torch._ops` in PyTorch is where `torch.ops` lives: its names, for programs that
+    # import them from there (this package is jtorch's op registry).
+    if name in ("ops", "OpOverload", "OpOverloadPacket"):
+        from ..library import _dispatch
+        return getattr(_dispatch, name)
+    raise AttributeError(f"module 'torch._ops' has no attribute '{name}'")

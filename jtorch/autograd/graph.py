@@ -12,6 +12,7 @@ Leaves that require grad end in an `AccumulateGrad` node owned by the leaf.
 
 from __future__ import annotations
 
+import collections
 import itertools
 import re
 import weakref
@@ -35,23 +36,54 @@ DIFF_DTYPES = frozenset(np.dtype(d) for d in (
 
 
 class RemovableHandle:
-    """Matches `torch.utils.hooks.RemovableHandle`: `remove()` unregisters the hook."""
+    """Matches `torch.utils.hooks.RemovableHandle`: `remove()` unregisters the hook.
 
-    _ids = itertools.count()
+    As in PyTorch, the handle holds its hooks dict (and `extra_dict`s) weakly; jtorch's own
+    hook tables are plain dicts, which cannot be weakly referenced, and are held directly.
+    """
 
-    def __init__(self, hooks: dict):
-        self._hooks = hooks
-        self.id = next(RemovableHandle._ids)
+    next_id = 0
+
+    def __init__(self, hooks_dict, *, extra_dict=None):
+        self.hooks_dict_ref = _ref(hooks_dict)
+        self.id = RemovableHandle.next_id
+        RemovableHandle.next_id += 1
+        if isinstance(extra_dict, dict):
+            self.extra_dict_ref = (_ref(extra_dict),)
+        elif isinstance(extra_dict, list):
+            self.extra_dict_ref = tuple(_ref(d) for d in extra_dict)
+        else:
+            self.extra_dict_ref = ()
 
     def remove(self) -> None:
-        if self._hooks is not None:
-            self._hooks.pop(self.id, None)
+        for ref in (self.hooks_dict_ref, *self.extra_dict_ref):
+            d = ref()
+            if d is not None and self.id in d:
+                del d[self.id]
+
+    def __getstate__(self):
+        return (self.hooks_dict_ref(), self.id, tuple(r() for r in self.extra_dict_ref))
+
+    def __setstate__(self, state) -> None:
+        self.hooks_dict_ref = _ref(collections.OrderedDict() if state[0] is None else state[0])
+        self.id = state[1]
+        RemovableHandle.next_id = max(RemovableHandle.next_id, self.id + 1)
+        extra = state[2] if len(state) > 2 and state[2] is not None else ()
+        self.extra_dict_ref = tuple(_ref(d) for d in extra)
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         self.remove()
+
+
+def _ref(d):
+    """A weak reference to `d`, or (a plain dict cannot have one) a strong one."""
+    try:
+        return weakref.ref(d)
+    except TypeError:
+        return lambda: d
 
 
 def _add_hook(hooks: dict, fn) -> RemovableHandle:
