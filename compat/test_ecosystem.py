@@ -27,7 +27,9 @@ torch = pytest.importorskip("torch")
 
 from compat.corpus import HERE, Corpus  # noqa: E402
 
-_entries = {os.path.basename(p): p for p in glob.glob(os.path.join(HERE, "ecosystem", "*.py"))}
+# Files whose name starts with "_" are helpers the cases import, not cases.
+_entries = {os.path.basename(p): p for p in glob.glob(os.path.join(HERE, "ecosystem", "*.py"))
+            if not os.path.basename(p).startswith("_")}
 
 CORPUS = Corpus("ecosystem", _entries, os.path.join(HERE, "ecosystem_status.json"),
                 os.path.join(HERE, "ecosystem_torch_outputs"), "JTORCH_ECOSYSTEM")
