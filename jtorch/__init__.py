@@ -53,7 +53,7 @@ from .amp.autocast_mode import (  # noqa: E402,F401
     set_autocast_gpu_dtype,
 )
 from . import serialization  # noqa: E402,F401
-from .serialization import load, save  # noqa: E402,F401
+from .serialization import PyTorchFileReader, load, save  # noqa: E402,F401
 from . import interop  # noqa: E402,F401
 from ._compile import compile  # noqa: E402,F401
 from . import compiler, _dynamo  # noqa: E402,F401
