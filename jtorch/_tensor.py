@@ -641,3 +641,31 @@ def wrap(arr) -> Tensor:
     t = object.__new__(Tensor)
     t._init_root(arr)
     return t
+
+
+def _set_obj_state(obj, state):
+    """Matches `torch._utils._set_obj_state`: a pickled object's `__dict__` (and slots)."""
+    if isinstance(state, tuple):
+        if len(state) != 2:
+            raise RuntimeError(f"Invalid serialized state: {state}")
+        dict_state, slots_state = state
+    else:
+        dict_state, slots_state = state, None
+    for part in (dict_state, slots_state):
+        for k, v in (part or {}).items():
+            setattr(obj, k, v)
+    return obj
+
+
+def _rebuild_from_type_v2(func, new_type, args, state):
+    """Matches `torch._tensor._rebuild_from_type_v2`: how a Tensor subclass instance is
+    unpickled: `func(*args)` made an instance of `new_type`, then its state restored."""
+    ret = func(*args)
+    if type(ret) is not new_type:
+        ret = ret.as_subclass(new_type)
+    setstate = getattr(ret.__class__, "__setstate__", None)
+    if setstate is not None and setstate is not getattr(Tensor, "__setstate__", None):
+        ret.__setstate__(state)
+    else:
+        ret = _set_obj_state(ret, state)
+    return ret

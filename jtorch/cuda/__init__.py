@@ -111,52 +111,6 @@ def synchronize(device=None) -> None:
 
 
 # ---------------------------------------------------------------------------
-# Random state: one generator serves every device (see `jtorch._random`), so with an
-# accelerator these are `torch.manual_seed` & co.; without one they do nothing, as
-# PyTorch's CPU build does (`torch.manual_seed` seeds everything either way).
-
-
-def manual_seed(seed: int) -> None:
-    if is_available():
-        _random.manual_seed(seed)
-
-
-manual_seed_all = manual_seed
-
-
-def seed() -> None:
-    if is_available():
-        _random.seed()
-
-
-seed_all = seed
-
-
-def initial_seed() -> int:
-    _require()
-    return _random.initial_seed()
-
-
-def get_rng_state(device="cuda"):
-    _require()
-    return _random.get_rng_state()
-
-
-def get_rng_state_all() -> list:
-    return [_random.get_rng_state() for _ in range(device_count())]
-
-
-def set_rng_state(new_state, device="cuda") -> None:
-    if is_available():
-        _random.set_rng_state(new_state)
-
-
-def set_rng_state_all(new_states) -> None:
-    for s in new_states:
-        set_rng_state(s)
-
-
-# ---------------------------------------------------------------------------
 # Memory
 
 
@@ -429,7 +383,15 @@ class Event:
         return (end_event._time - self._time) * 1000.0
 
 from .._errors import OutOfMemoryError  # noqa: E402,F401
-from . import amp, nvtx  # noqa: E402,F401
+from . import amp, nvtx, random  # noqa: E402,F401
+from .random import (  # noqa: E402,F401
+    get_rng_state, get_rng_state_all, initial_seed, manual_seed, manual_seed_all, seed,
+    seed_all, set_rng_state, set_rng_state_all,
+)
+
+# One generator per device, as PyTorch's `torch.cuda.default_generators` (none without an
+# accelerator); jtorch's one generator serves every device (see `jtorch._random`).
+default_generators = tuple(_random.default_generator for _ in range(device_count()))
 from .._legacy_types import CUDA_TYPES as _CUDA_TYPES  # noqa: E402
 
 globals().update(_CUDA_TYPES)  # torch.cuda.FloatTensor, ..., torch.cuda.BoolTensor
