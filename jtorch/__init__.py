@@ -34,7 +34,7 @@ from ._misc import (  # noqa: E402,F401
     get_printoptions, typename, is_storage, broadcast_shapes, no_grad,
     enable_grad, set_grad_enabled, is_grad_enabled, inference_mode, is_inference_mode_enabled,
     strided, contiguous_format, channels_last, channels_last_3d, preserve_format, layout,
-    memory_format,
+    memory_format, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc, _mkldnn, jagged,
     use_deterministic_algorithms, are_deterministic_algorithms_enabled, set_num_threads,
     get_num_threads, set_float32_matmul_precision, get_float32_matmul_precision,
     install_as_torch,

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _device, _dtype, _meta, _views
+from . import _device, _dtype, _meta, _storage, _views
 from ._meta import MetaArray
 from ._storage import UntypedStorage
 
@@ -340,7 +340,7 @@ class Tensor:
     is_sparse_csr = False
     # Device kinds jtorch never reports (an accelerator is 'cuda', DESIGN 8).
     is_xla = is_xpu = is_mps = is_ipu = is_vulkan = is_maia = is_mtia = False
-    layout = "torch.strided"
+    # `layout` is `torch.strided`, set by `jtorch._misc` where the layouts are.
 
     def get_device(self) -> int:
         d = self.device
@@ -373,7 +373,10 @@ class Tensor:
         return not _views.has_internal_overlap(self.shape, self.stride())
 
     def data_ptr(self) -> int:
-        return (self._storage.id << 24) + self.storage_offset() * self.dtype.itemsize
+        """Matches `torch.Tensor.data_ptr`: the address of the first element (see
+        `_storage.address`: real memory, which libraries may read)."""
+        base = _storage.address(self._storage)
+        return base + self.storage_offset() * self.dtype.itemsize if base else 0
 
     def untyped_storage(self) -> UntypedStorage:
         return UntypedStorage(self._storage)

@@ -111,6 +111,52 @@ def synchronize(device=None) -> None:
 
 
 # ---------------------------------------------------------------------------
+# Random state: one generator serves every device (see `jtorch._random`), so with an
+# accelerator these are `torch.manual_seed` & co.; without one they do nothing, as
+# PyTorch's CPU build does (`torch.manual_seed` seeds everything either way).
+
+
+def manual_seed(seed: int) -> None:
+    if is_available():
+        _random.manual_seed(seed)
+
+
+manual_seed_all = manual_seed
+
+
+def seed() -> None:
+    if is_available():
+        _random.seed()
+
+
+seed_all = seed
+
+
+def initial_seed() -> int:
+    _require()
+    return _random.initial_seed()
+
+
+def get_rng_state(device="cuda"):
+    _require()
+    return _random.get_rng_state()
+
+
+def get_rng_state_all() -> list:
+    return [_random.get_rng_state() for _ in range(device_count())]
+
+
+def set_rng_state(new_state, device="cuda") -> None:
+    if is_available():
+        _random.set_rng_state(new_state)
+
+
+def set_rng_state_all(new_states) -> None:
+    for s in new_states:
+        set_rng_state(s)
+
+
+# ---------------------------------------------------------------------------
 # Memory
 
 
@@ -383,15 +429,31 @@ class Event:
         return (end_event._time - self._time) * 1000.0
 
 from .._errors import OutOfMemoryError  # noqa: E402,F401
-from . import amp, nvtx, random  # noqa: E402,F401
-from .random import (  # noqa: E402,F401
-    get_rng_state, get_rng_state_all, initial_seed, manual_seed, manual_seed_all, seed,
-    seed_all, set_rng_state, set_rng_state_all,
+from . import amp, nvtx  # noqa: E402,F401
+from . import graphs, memory, random, streams  # noqa: E402,F401
+from .graphs import (  # noqa: E402,F401
+    CUDAGraph, graph, graph_pool_handle, is_current_stream_capturing, make_graphed_callables,
 )
 
-# One generator per device, as PyTorch's `torch.cuda.default_generators` (none without an
-# accelerator); jtorch's one generator serves every device (see `jtorch._random`).
-default_generators = tuple(_random.default_generator for _ in range(device_count()))
+
+def reset_accumulated_memory_stats(device=None) -> None:
+    """Accepted: XLA keeps no accumulated statistics to reset."""
+
+
+reset_max_memory_cached = reset_peak_memory_stats
+
+
+def _default_generators() -> tuple:
+    # One generator per CUDA device; jtorch's streams are jax keys, shared by all devices,
+    # so each entry is torch's default generator. A CPU build has none.
+    from .._random import default_generator
+    return tuple(default_generator for _ in range(device_count()))
 from .._legacy_types import CUDA_TYPES as _CUDA_TYPES  # noqa: E402
 
 globals().update(_CUDA_TYPES)  # torch.cuda.FloatTensor, ..., torch.cuda.BoolTensor
+
+
+def __getattr__(name):
+    if name == "default_generators":
+        return _default_generators()
+    raise AttributeError(f"module 'torch.cuda' has no attribute '{name}'")
