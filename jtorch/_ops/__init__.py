@@ -6,7 +6,7 @@ from . import reduction, sorting, shape, scatter, matmul, linalg, fft, random  #
 from . import linalg_lowrank  # noqa: F401
 from . import activation, normalization, nn_misc, loss, conv, pooling, sampling  # noqa: F401
 from . import masked_reductions, windows, misc_private  # noqa: F401
-from . import rnn  # noqa: F401
+from . import rnn, attention  # noqa: F401
 from . import creation_extra  # noqa: F401
 from . import tensor_methods  # noqa: F401  (set_, storage, new, fill_diagonal_...)
 
