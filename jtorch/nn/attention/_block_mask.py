@@ -47,12 +47,16 @@ def _sliced_mask_mod_error(batch: Tensor, head: Tensor, token_q: Tensor, token_k
 
 def _ordered_to_dense(num_blocks_in_row: Tensor, col_indices: Tensor, num_cols: int) -> Tensor:
     """(num, indices) tables -> a dense int32 0/1 block matrix with `num_cols` columns."""
-    listed = arange(col_indices.shape[-1], dtype=int32, device=col_indices.device) < \
-        num_blocks_in_row.unsqueeze(-1)
+    *lead, entries = col_indices.shape
+    device = col_indices.device
+    listed = arange(entries, dtype=int32, device=device) < num_blocks_in_row.unsqueeze(-1)
     # Entries past a row's count are unspecified: send them to one column beyond the end.
-    target = where(listed, col_indices, num_cols).long()
-    dense = col_indices.new_zeros(*col_indices.shape[:-1], num_cols + 1, dtype=int32)
-    return dense.scatter(-1, target, 1)[..., :num_cols].contiguous()
+    target = where(listed, col_indices, num_cols)
+    grids = tuple(arange(n, device=device).view(*(n if i == j else 1 for j in range(len(lead))), 1)
+                  for i, n in enumerate(lead))
+    dense = col_indices.new_zeros(*lead, num_cols + 1, dtype=int32)
+    dense[(*grids, target)] = 1
+    return dense[..., :num_cols].contiguous()
 
 
 def _dense_to_ordered(dense_mask: Tensor) -> tuple[Tensor, Tensor]:
