@@ -290,3 +290,14 @@ def test_bad_arguments_raise(bad):
             flex_attention(q, k, v, block_mask=bm, enable_gqa=True)
         else:
             flex_attention(q[0], k[0], v[0], enable_gqa=True)
+
+
+def test_compiled_create_block_mask_returns_the_same_block_mask():
+    mod = lambda b, h, i, j: (i >= j) & (i - j < 70)  # noqa: E731
+    eager = create_block_mask(mod, 2, None, 300, 260, BLOCK_SIZE=(64, 32))
+    compiled = torch.compile(create_block_mask, fullgraph=True)(mod, 2, None, 300, 260,
+                                                                BLOCK_SIZE=(64, 32))
+    assert isinstance(compiled, BlockMask) and compiled.mask_mod is mod
+    assert compiled.shape == eager.shape and compiled.BLOCK_SIZE == eager.BLOCK_SIZE
+    for name in BlockMask._TENSOR_ATTRS[:8]:
+        assert getattr(compiled, name).tolist() == getattr(eager, name).tolist(), name
