@@ -12,7 +12,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ._registry import NONE, TI, kernel
+from ._registry import NONE, TI, S, kernel
 
 _HIGHEST = jax.lax.Precision.HIGHEST  # PyTorch does not use TF32 for these matmuls
 
@@ -30,7 +30,7 @@ def _grouped(x, groups: int):
 
 
 @kernel(promote=NONE)
-def flex_scores(query: TI, key: TI, scale, groups):
+def flex_scores(query: TI, key: TI, scale: S, groups):
     """`scale * query @ key^T` in the working precision: (B, Hq, L, S)."""
     wp = working_dtype(query.dtype)
     q, k = query.astype(wp), key.astype(wp)
