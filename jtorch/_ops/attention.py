@@ -12,7 +12,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ._registry import NONE, TI, kernel
+from ._registry import NONE, TI, S, kernel
 
 _HIGHEST = jax.lax.Precision.HIGHEST  # PyTorch does not use TF32 for these matmuls
 
@@ -30,7 +30,7 @@ def _grouped(x, groups: int):
 
 
 @kernel(promote=NONE)
-def flex_scores(query: TI, key: TI, scale, groups):
+def flex_scores(query: TI, key: TI, scale: S, groups):
     """`scale * query @ key^T` in the working precision: (B, Hq, L, S)."""
     wp = working_dtype(query.dtype)
     q, k = query.astype(wp), key.astype(wp)
@@ -54,11 +54,14 @@ def flex_block_mask(kv_num_blocks: TI, kv_indices: TI, full_kv_num_blocks: TI,
     def positions(num, idx):
         idx = idx.reshape((1,) * (4 - idx.ndim) + idx.shape)
         num = num.reshape(idx.shape[:-1])
-        listed = jnp.arange(idx.shape[-1]) < num[..., None]
-        target = jnp.where(listed, idx, -1)
-        cols = jnp.arange(-(-s // block_size[1]))
-        dense = jnp.any(target[..., None] == cols, axis=-2)     # (nb, nh, rows, cols)
-        nb, nh = dense.shape[0], dense.shape[1]
+        nb, nh, rows, entries = idx.shape
+        cols = -(-s // block_size[1])
+        listed = (jnp.arange(entries) < num[..., None]) & (idx >= 0) & (idx < cols)
+        # a scatter of the listed blocks into a (rows, cols) table; the rest go to a spare column
+        dense = jnp.zeros((nb, nh, rows, cols + 1), jnp.bool_).at[
+            jnp.arange(nb)[:, None, None, None], jnp.arange(nh)[None, :, None, None],
+            jnp.arange(rows)[None, None, :, None], jnp.where(listed, idx, cols)].set(True)
+        dense = dense[..., :cols]
         bi = jnp.arange(b) % nb if nb not in (1, b) else slice(None)
         hi = jnp.arange(h) % nh if nh not in (1, h) else slice(None)
         dense = dense[bi][:, hi]

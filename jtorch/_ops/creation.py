@@ -270,7 +270,12 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
 
 def _new_factory(name, fill):
     def method(self, *args, dtype=None, device=None, requires_grad=False, layout=None,
-               pin_memory=False):
+               pin_memory=False, **named):
+        # PyTorch also takes the leading arguments by name: new_ones(size=()), new_full(size=,
+        # fill_value=), new_tensor(data=)
+        args += tuple(named.pop(k) for k in ("size", "fill_value", "data") if k in named)
+        if named:
+            raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(named))}'")
         dt = dtype or self.dtype
         dev = device if device is not None else self.device
         if fill == "full":

@@ -15,6 +15,8 @@ import itertools
 import operator
 import warnings
 
+import jax
+
 from ... import accelerator, arange, argsort, ones, where, zeros
 from ..._dtype import bool as _bool, int8, int32
 from ..._tensor import Tensor
@@ -47,12 +49,16 @@ def _sliced_mask_mod_error(batch: Tensor, head: Tensor, token_q: Tensor, token_k
 
 def _ordered_to_dense(num_blocks_in_row: Tensor, col_indices: Tensor, num_cols: int) -> Tensor:
     """(num, indices) tables -> a dense int32 0/1 block matrix with `num_cols` columns."""
-    listed = arange(col_indices.shape[-1], dtype=int32, device=col_indices.device) < \
-        num_blocks_in_row.unsqueeze(-1)
+    *lead, entries = col_indices.shape
+    device = col_indices.device
+    listed = arange(entries, dtype=int32, device=device) < num_blocks_in_row.unsqueeze(-1)
     # Entries past a row's count are unspecified: send them to one column beyond the end.
-    target = where(listed, col_indices, num_cols).long()
-    dense = col_indices.new_zeros(*col_indices.shape[:-1], num_cols + 1, dtype=int32)
-    return dense.scatter(-1, target, 1)[..., :num_cols].contiguous()
+    target = where(listed, col_indices, num_cols)
+    grids = tuple(arange(n, device=device).view(*(n if i == j else 1 for j in range(len(lead))), 1)
+                  for i, n in enumerate(lead))
+    dense = col_indices.new_zeros(*lead, num_cols + 1, dtype=int32)
+    dense[(*grids, target)] = 1
+    return dense[..., :num_cols].contiguous()
 
 
 def _dense_to_ordered(dense_mask: Tensor) -> tuple[Tensor, Tensor]:
@@ -358,6 +364,24 @@ class BlockMask:
                   for a in self._TENSOR_ATTRS}
         return BlockMask(seq_lengths=self.seq_lengths, **tables, BLOCK_SIZE=self.BLOCK_SIZE,
                          mask_mod=self.mask_mod, dq_kv_order_spt=self.dq_kv_order_spt)
+
+
+def _flatten_block_mask(bm: BlockMask):
+    return (tuple(getattr(bm, a) for a in BlockMask._TENSOR_ATTRS),
+            tuple(getattr(bm, a) for a in BlockMask._CONTEXT_ATTRS))
+
+
+def _unflatten_block_mask(context, tables) -> BlockMask:
+    seq_lengths, block_size, mask_mod, dq_kv_order_spt = context
+    names = BlockMask._TENSOR_ATTRS
+    return BlockMask(seq_lengths, *tables[:8], BLOCK_SIZE=block_size, mask_mod=mask_mod,
+                     **dict(zip(names[8:], tables[8:])), dq_kv_order_spt=dq_kv_order_spt)
+
+
+# A BlockMask crosses jax transforms as its tables, so `jtorch.compile(create_block_mask)`
+# (what PyTorch recommends) returns one. PyTorch's own pytree does not know BlockMask (its
+# `tree_flatten` keeps one as a leaf), so `torch.utils._pytree` is left alone.
+jax.tree_util.register_pytree_node(BlockMask, _flatten_block_mask, _unflatten_block_mask)
 
 
 def _compute_dq_write_order_from_block_mask(block_mask: BlockMask, dq_kv_order: bool | None = False

@@ -18,11 +18,8 @@ from __future__ import annotations
 import math
 import typing
 import warnings
-from typing import Literal, NamedTuple, TypeAlias
+from typing import Literal, NamedTuple, TypeAlias, TypedDict
 
-from typing_extensions import NotRequired, TypedDict
-
-from ... import _ops  # noqa: F401  (declares the kernels below)
 from ... import compiler
 from ..._dtype import bool as _bool, c10_name, int32
 from ..._ops import attention as _kernels
@@ -59,27 +56,27 @@ def _warn_once(warning_id: str, message: str, category: type[Warning] = UserWarn
 
 
 class FlexKernelOptions(TypedDict, total=False):
-    """Matches PyTorch's options for its Triton kernels. jtorch checks `BACKEND` as PyTorch
-    does; the tuning knobs do not change what XLA computes."""
+    """Matches PyTorch's options for its Triton kernels (every key optional). jtorch checks
+    `BACKEND` as PyTorch does; the tuning knobs do not change what XLA computes."""
 
-    num_warps: NotRequired[int]
-    num_stages: NotRequired[int]
-    BLOCK_M: NotRequired[int]
-    BLOCK_N: NotRequired[int]
-    BLOCK_M1: NotRequired[int]
-    BLOCK_N1: NotRequired[int]
-    BLOCK_M2: NotRequired[int]
-    BLOCK_N2: NotRequired[int]
-    PRESCALE_QK: NotRequired[bool]
-    ROWS_GUARANTEED_SAFE: NotRequired[bool]
-    BLOCKS_ARE_CONTIGUOUS: NotRequired[bool]
-    WRITE_DQ: NotRequired[bool]
-    FORCE_USE_FLEX_ATTENTION: NotRequired[bool]
-    USE_TMA: NotRequired[bool]
-    kpack: NotRequired[int]
-    matrix_instr_nonkdim: NotRequired[int]
-    waves_per_eu: NotRequired[int]
-    BACKEND: NotRequired[_Backend]
+    num_warps: int
+    num_stages: int
+    BLOCK_M: int
+    BLOCK_N: int
+    BLOCK_M1: int
+    BLOCK_N1: int
+    BLOCK_M2: int
+    BLOCK_N2: int
+    PRESCALE_QK: bool
+    ROWS_GUARANTEED_SAFE: bool
+    BLOCKS_ARE_CONTIGUOUS: bool
+    WRITE_DQ: bool
+    FORCE_USE_FLEX_ATTENTION: bool
+    USE_TMA: bool
+    kpack: int
+    matrix_instr_nonkdim: int
+    waves_per_eu: int
+    BACKEND: _Backend
 
 
 class AuxRequest(NamedTuple):
