@@ -41,7 +41,7 @@ model = torch.nn.Sequential(Rearrange("b c h w -> b (c h w)"), torch.nn.Linear(7
                             Reduce("b (g k) -> b g", "sum", k=5))
 mix = EinMix("b c h w -> b h w d", weight_shape="c d", bias_shape="d", c=3, d=4)
 with torch.no_grad():
-    for name, p in sorted(list(model.named_parameters()) + list(mix.named_parameters())):
+    for _name, p in sorted(list(model.named_parameters()) + list(mix.named_parameters())):
         p.copy_(torch.from_numpy((rng.standard_normal(p.shape) * 0.1).astype(np.float32)))
 print(repr(model[0]), repr(model[2]), repr(mix))
 opt = torch.optim.SGD(list(model.parameters()) + list(mix.parameters()), lr=0.1)

@@ -75,7 +75,7 @@ with tempfile.TemporaryDirectory() as d:
 
     model = Tied()
     with torch.no_grad():
-        for name, p in sorted(model.named_parameters()):
+        for _name, p in sorted(model.named_parameters()):
             p.copy_(torch.from_numpy(rng.standard_normal(p.shape).astype(np.float32)))
     mpath = os.path.join(d, "m.safetensors")
     save_model(model, mpath)
