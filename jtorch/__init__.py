@@ -85,6 +85,7 @@ from .func import vmap  # noqa: E402,F401
 from math import e, inf, nan, pi  # noqa: E402,F401
 
 newaxis = None
+legacy_contiguous_format = contiguous_format    # PyTorch's alias (the same format)
 
 half, float, double = float16, float32, float64
 cfloat, cdouble, chalf = complex64, complex128, complex32
@@ -94,5 +95,13 @@ from . import _C, overrides  # noqa: E402,F401
 from ._C import ScriptModule  # noqa: E402,F401
 from . import library  # noqa: E402,F401
 from .library import ops  # noqa: E402,F401
+from ._checks import (  # noqa: E402,F401
+    SymBool, SymFloat, SymInt, _assert, _check, _check_index, _check_is_size,
+    _check_not_implemented, _check_tensor_all, _check_tensor_all_with, _check_type,
+    _check_value, _check_with,
+)
+from ._streams import Event, Stream  # noqa: E402,F401
+from . import _utils, classes, export, fx, hub, onnx, return_types, storage, types  # noqa: E402,F401,E501
+from . import mps, mtia, xpu  # noqa: E402,F401
 from . import version  # noqa: E402,F401
 from .version import __version__  # noqa: E402,F401

@@ -50,7 +50,8 @@ def _nbytes(st) -> int:
 
 # -- addresses -----------------------------------------------------------------
 
-_owners: dict = {}      # buffer address -> weakref to the storage that holds that buffer
+# storage -> weak reference to the jax array whose buffer it owns (see `address`)
+_owned: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 _NO_DATA = ("Cannot access data pointer of Tensor (e.g. FakeTensor, FunctionalTensor). If "
             "you're using torch.compile/export/fx, it is likely that we are erroneously "
@@ -72,20 +73,21 @@ def _pointer(value) -> int:
 
 def address(st) -> int:
     """The address of storage `st`'s buffer: 0 when it holds no bytes or is on the meta
-    device (as PyTorch)."""
+    device (as PyTorch).
+
+    jax shares buffers between arrays freely (an op may return its input, `clone()` of an
+    immutable array is the array), so a storage asked for its address first takes a copy of
+    its array that no other storage holds, and keeps it until a write rebinds it.
+    """
     if _nbytes(st) == 0 or _meta.is_meta(st.value):
         return 0
-    ptr = _pointer(st.value)
-    ref = _owners.get(ptr)
-    other = ref() if ref is not None else None
-    if other is not None and other is not st and other.value is not None and (
-            _nbytes(other) and _pointer(other.value) == ptr):
-        # Another live storage holds the same jax buffer (jax shares buffers between
-        # equal immutable arrays, e.g. after clone()): give this one a buffer of its own.
-        st.value = st.value.copy()
-        ptr = _pointer(st.value)
-    _owners[ptr] = weakref.ref(st)
-    return ptr
+    value = st.value
+    _pointer(value)                      # a clean error for tracers and sharded arrays first
+    ref = _owned.get(st)
+    if ref is None or ref() is not value:
+        value = st.value = value.copy()
+        _owned[st] = weakref.ref(value)
+    return _pointer(value)
 
 
 def _new_root(arr):
