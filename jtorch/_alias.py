@@ -41,6 +41,22 @@ class _AliasLoader(importlib.abc.Loader):
     def exec_module(self, module):
         pass
 
+    # What `runpy` asks of a loader, so `python -m jtorch -m torch.x.y` runs jtorch.x.y's code.
+    def _real_loader(self):
+        return importlib.util.find_spec(self.target).loader
+
+    def get_code(self, fullname):
+        return self._real_loader().get_code(self.target)
+
+    def get_source(self, fullname):
+        return self._real_loader().get_source(self.target)
+
+    def is_package(self, fullname) -> bool:
+        return self._real_loader().is_package(self.target)
+
+    def get_filename(self, fullname):
+        return self._real_loader().get_filename(self.target)
+
 
 def _normalize(name: str) -> str:
     """A distribution name as PEP 503 compares them (`Torch`, `torch_` ... are `torch`)."""

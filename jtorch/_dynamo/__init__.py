@@ -16,7 +16,7 @@ from .._compile import GraphBreak, disable, is_compiling, reset
 from .._compile import compile as _compile
 from .._tensor import Tensor
 from . import config, eval_frame, exc  # noqa: F401
-from .eval_frame import OptimizedModule, innermost_fn  # noqa: F401
+from .eval_frame import OptimizedModule, innermost_fn, is_dynamo_supported  # noqa: F401
 
 __all__ = [
     "allow_in_graph", "assume_constant_result", "disable", "disallow_in_graph", "explain",
@@ -129,10 +129,6 @@ def mark_static(t, index=None) -> None:
         for i in index:
             mark_static(t, i)
     return None
-
-
-def is_dynamo_supported() -> bool:
-    return True
 
 
 def list_backends(exclude_tags=("debug", "experimental")) -> list:

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from ..nn.modules.module import Module
 
-__all__ = ["OptimizedModule", "innermost_fn"]
+__all__ = ["OptimizedModule", "innermost_fn", "is_dynamo_supported"]
+
+
+def is_dynamo_supported() -> bool:
+    """Matches `torch._dynamo.eval_frame.is_dynamo_supported`: jtorch compiles everywhere."""
+    return True
 
 
 class OptimizedModule(Module):

@@ -320,6 +320,15 @@ def _done(async_op: bool, *tensors):
     return Work(list(tensors)) if async_op else None
 
 
+def _broadcast_coalesced(process_group, tensors: list, buffer_size: int, src: int = 0) -> None:
+    """Broadcasts `tensors` from `src` in buckets (PyTorch's private helper): one rank holds
+    them already."""
+    _world()
+    _check_root(src, "broadcast")
+    for t in tensors:
+        _tensor(t)
+
+
 def barrier(group=None, async_op: bool = False, device_ids=None):
     _world()
     return _done(async_op)

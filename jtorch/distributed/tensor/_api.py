@@ -58,6 +58,10 @@ def _normalize(placements, mesh: DeviceMesh, ndim: int, check_length: bool = Tru
     return tuple(out)
 
 
+# Set by `experimental.implicit_replication()`: plain tensors then count as replicated.
+_IMPLICIT_REPLICATION = [False]
+
+
 def _retag(t: Tensor, spec: DTensorSpec) -> DTensor:
     """Makes the plain tensor `t` (a fresh result no one else holds) the DTensor of `spec`."""
     if _tensor.subclass_hook is not None:
@@ -124,7 +128,7 @@ class DTensor(Tensor):
                 return func(*args, **kwargs)
         first = dtensors[0]
         for t in tensors:
-            if not isinstance(t, DTensor) and t.numel() != 1:
+            if not isinstance(t, DTensor) and t.numel() != 1 and not _IMPLICIT_REPLICATION[0]:
                 raise RuntimeError(
                     f"{_op_name(func)}: got mixed torch.Tensor and DTensor, need to convert all "
                     f"torch.Tensor to DTensor before calling distributed operators!")
