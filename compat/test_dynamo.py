@@ -85,3 +85,18 @@ def test_compiled_function_and_disable():
         x = L.linspace(0, 1, 5)
         return [round(f(x).item(), 5), eager(x).tolist()]
     assert run(jtorch) == run(torch)
+
+
+def test_transform_getitem_to_index():
+    import importlib
+
+    def run(L):
+        mod = importlib.import_module(L.__name__ + "._dynamo._trace_wrapped_higher_order_op")
+        x = L.arange(12.0).reshape(3, 4)
+        with mod.TransformGetItemToIndex():
+            a = x[1, 2]
+            b = x[L.tensor(2)]
+            c = L.vmap(lambda i: x[i, i])(L.arange(3))
+            d = x[0:2]
+        return a.tolist(), b.tolist(), c.tolist(), d.tolist()
+    assert run(jtorch) == run(torch)

@@ -9,6 +9,12 @@ from __future__ import annotations
 __all__ = ["load_library"]
 
 
+class _Unregistered(RuntimeError, AttributeError):
+    """PyTorch raises RuntimeError for an unregistered class; being an AttributeError too
+    keeps `hasattr` and pickle's search of `sys.modules` (which only skip AttributeError)
+    working while jtorch is imported."""
+
+
 class _ClassNamespace:
     def __init__(self, name: str):
         self.name = name
@@ -16,7 +22,7 @@ class _ClassNamespace:
     def __getattr__(self, attr: str):
         if attr.startswith("__"):
             raise AttributeError(attr)
-        raise RuntimeError(f"Tried to instantiate class '{self.name}.{attr}', but it does not "
+        raise _Unregistered(f"Tried to instantiate class '{self.name}.{attr}', but it does not "
                            "exist! Ensure that it is registered via torch::class_")
 
 

@@ -7,7 +7,7 @@ import warnings
 from collections import OrderedDict, defaultdict, deque
 from typing import Any
 
-from . import _pytree as _p
+from . import _pytree_nodes as _p
 
 __all__ = ["TreeSpec", "LeafSpec", "PyTreeSpec"]
 
