@@ -3,7 +3,6 @@ launcher in a world of one process: the same calls under PyTorch (gloo, world_si
 jtorch give the same values, placements and errors."""
 
 import os
-import socket
 import subprocess
 import sys
 
@@ -13,44 +12,14 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import jtorch  # noqa: E402
+from compat.dist_common import outcome, worlds  # noqa: E402,F401 - a fixture
+from tests.helpers import numpy_mlp  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture
-def worlds():
-    for lib in (torch, jtorch):
-        lib.distributed.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{_free_port()}",
-                                           rank=0, world_size=1)
-    yield
-    for lib in (torch, jtorch):
-        lib.distributed.destroy_process_group()
-
-
-def _outcome(call):
-    try:
-        return ("ok", call())
-    except BaseException as e:  # noqa: BLE001 - the exception itself is compared
-        return (type(e).__name__, str(e))
-
-
 def _vals(t) -> list:
     return np.round(np.asarray(t.detach().tolist(), dtype=np.float64), 5).tolist()
-
-
-def _mlp(lib):
-    net = lib.nn.Sequential(lib.nn.Linear(4, 8), lib.nn.ReLU(), lib.nn.Linear(8, 3))
-    rng = np.random.default_rng(0)
-    with lib.no_grad():
-        for p in net.parameters():
-            p.copy_(lib.tensor(rng.standard_normal(tuple(p.shape)), dtype=lib.float32))
-    return net
 
 
 def _tp_scenario(lib):
@@ -60,10 +29,10 @@ def _tp_scenario(lib):
     ex = import_module(f"{lib.__name__}.distributed.tensor.experimental")
     mesh = lib.distributed.init_device_mesh("cpu", (1,))
     x = lib.tensor(np.random.default_rng(1).standard_normal((5, 4)), dtype=lib.float32)
-    ref = _mlp(lib)
+    ref = numpy_mlp(lib, 4, 8, 3)
     yr = ref(x)
     yr.sum().backward()
-    net = tp.parallelize_module(_mlp(lib), mesh, {"0": tp.ColwiseParallel(),
+    net = tp.parallelize_module(numpy_mlp(lib, 4, 8, 3), mesh, {"0": tp.ColwiseParallel(),
                                                  "2": tp.RowwiseParallel()})
     out = [[(n, type(p).__name__, repr(p.placements)) for n, p in net.named_parameters()]]
     y = net(x)
@@ -81,7 +50,7 @@ def _tp_scenario(lib):
         input_layouts=(dt.Shard(0),), desired_input_layouts=(dt.Replicate(),)))
     o = pm(lib.ones(2, 2))
     out += [type(o).__name__, repr(o.placements)]
-    out.append(_outcome(lambda: tp.parallelize_module(lib.nn.ReLU(), mesh, tp.ColwiseParallel())))
+    out.append(outcome(lambda: tp.parallelize_module(lib.nn.ReLU(), mesh, tp.ColwiseParallel())))
     f = ex.local_map(lambda a: a * 2, out_placements=[dt.Replicate()])
     r = f(dt.distribute_tensor(lib.ones(2), mesh, [dt.Replicate()]))
     out += [type(r).__name__, repr(r.placements), _vals(r.to_local())]
@@ -90,7 +59,7 @@ def _tp_scenario(lib):
                         lib.ones(2)).__name__)
     with ex.context_parallel(mesh, buffers=[lib.ones(2, 4)], buffer_seq_dims=[1]):
         out.append("in context")
-    out.append(_outcome(lambda: ex.context_parallel(mesh, buffers=[lib.ones(2)],
+    out.append(outcome(lambda: ex.context_parallel(mesh, buffers=[lib.ones(2)],
                                                     buffer_seq_dims=[]).__enter__()))
     return out
 
@@ -134,17 +103,17 @@ def _optim_scenario(lib):
     fn = import_module(f"{lib.__name__}.distributed.nn.functional")
     du = import_module(f"{lib.__name__}.distributed.utils")
     out = []
-    net = _mlp(lib)
+    net = numpy_mlp(lib, 4, 8, 3)
     z = dopt.ZeroRedundancyOptimizer(net.parameters(), lib.optim.Adam, lr=0.1)
     for _ in range(2):
         net(lib.ones(2, 4)).sum().backward()
         z.step()
         z.zero_grad()
-    out += [_vals(net[0].weight), _outcome(lambda: z.state_dict())]
+    out += [_vals(net[0].weight), outcome(lambda: z.state_dict())]
     z.consolidate_state_dict(to=0)
     sd = z.state_dict()
     out += [sorted(sd), sorted(sd["state"]), sd["param_groups"][0]["lr"]]
-    net2 = _mlp(lib)
+    net2 = numpy_mlp(lib, 4, 8, 3)
     opt = dopt.PostLocalSGDOptimizer(lib.optim.SGD(net2.parameters(), lr=0.1),
                                      av.PeriodicModelAverager(period=2, warmup_steps=1))
     for _ in range(3):
@@ -153,8 +122,11 @@ def _optim_scenario(lib):
         opt.zero_grad()
     out += [_vals(net2[0].weight), opt.state_dict()["step"]]
     t = lib.arange(3.0, requires_grad=True)
-    g = fn.all_gather(t)
-    r = fn.all_reduce(t * 2)
+    # PyTorch binds these functions' default group when it imports them, so a world made
+    # after another was destroyed must be passed explicitly.
+    world = lib.distributed.group.WORLD
+    g = fn.all_gather(t, group=world)
+    r = fn.all_reduce(t * 2, group=world)
     (g[0].sum() + r.sum()).backward()
     out += [len(g), _vals(g[0]), _vals(r), _vals(t.grad)]
     du._sync_module_states(net, lib.distributed.distributed_c10d._get_default_group(),

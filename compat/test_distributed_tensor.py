@@ -4,7 +4,6 @@ world_size=1) and jtorch give the same values, types, placements and errors."""
 
 import copy
 import os
-import socket
 import tempfile
 
 import numpy as np
@@ -13,29 +12,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import jtorch  # noqa: E402
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture
-def worlds():
-    for lib in (torch, jtorch):
-        lib.distributed.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{_free_port()}",
-                                           rank=0, world_size=1)
-    yield
-    for lib in (torch, jtorch):
-        lib.distributed.destroy_process_group()
-
-
-def _outcome(call):
-    try:
-        return ("ok", call())
-    except BaseException as e:  # noqa: BLE001 - the exception itself is compared
-        return (type(e).__name__, str(e))
+from compat.dist_common import outcome, worlds  # noqa: E402,F401 - a fixture
+from tests.helpers import numpy_mlp  # noqa: E402
 
 
 def _norm(x):
@@ -94,12 +72,12 @@ def _mesh_scenario(lib):
             repr(dm.DeviceMesh("cpu", [[0]], mesh_dim_names=("a", "b"))),
             repr(dm.init_device_mesh("cpu", (1,))),
             repr(lib.distributed.DeviceMesh.from_group(lib.distributed.group.WORLD, "cpu"))]
-    out += [_outcome(lambda: dm.DeviceMesh("cpu", [0, 1])),
-            _outcome(lambda: dm.init_device_mesh("cpu", (2,))),
-            _outcome(lambda: dm.init_device_mesh("cpu", (1,), mesh_dim_names=("a", "b"))),
-            _outcome(lambda: m2.get_local_rank()), _outcome(lambda: m2.get_group()),
-            _outcome(lambda: dm.init_device_mesh("cpu", (1,))["x"]),
-            _outcome(lambda: m2["x"])]
+    out += [outcome(lambda: dm.DeviceMesh("cpu", [0, 1])),
+            outcome(lambda: dm.init_device_mesh("cpu", (2,))),
+            outcome(lambda: dm.init_device_mesh("cpu", (1,), mesh_dim_names=("a", "b"))),
+            outcome(lambda: m2.get_local_rank()), outcome(lambda: m2.get_group()),
+            outcome(lambda: dm.init_device_mesh("cpu", (1,))["x"]),
+            outcome(lambda: m2["x"])]
     return out
 
 
@@ -161,15 +139,15 @@ def _dtensor_scenario(lib):
             type(r @ r).__name__, _vals((r @ r).full_tensor()), r.shape, r.stride(), r.dim(),
             str(r.dtype), r.numel(), _vals(r.redistribute(m, [Shard(1)]).to_local()),
             r.redistribute(m, [Shard(-1)]).placements]
-    out += [_outcome(lambda: dt.distribute_tensor(lib.ones(2), m, [Shard(1)])),
-            _outcome(lambda: dt.distribute_tensor(lib.ones(2), m, [Shard(0), Shard(0)])),
-            _outcome(lambda: dt.distribute_tensor(r, m, [Shard(0)])),
-            _outcome(lambda: dt.distribute_tensor(r, m, [Replicate()]) is r),
-            _outcome(lambda: r.redistribute(m, [Partial()])),
-            _outcome(lambda: DTensor.from_local(lib.ones(2, 3))),
-            _outcome(lambda: dt.distribute_tensor(lib.ones(2, 3), m, [Shard(-1)]).placements),
-            _outcome(lambda: DTensor.from_local(lib.ones(2, 3), m, [Shard(-1)]).placements)]
-    mixed = _outcome(lambda: r + lib.ones(2, 2))
+    out += [outcome(lambda: dt.distribute_tensor(lib.ones(2), m, [Shard(1)])),
+            outcome(lambda: dt.distribute_tensor(lib.ones(2), m, [Shard(0), Shard(0)])),
+            outcome(lambda: dt.distribute_tensor(r, m, [Shard(0)])),
+            outcome(lambda: dt.distribute_tensor(r, m, [Replicate()]) is r),
+            outcome(lambda: r.redistribute(m, [Partial()])),
+            outcome(lambda: DTensor.from_local(lib.ones(2, 3))),
+            outcome(lambda: dt.distribute_tensor(lib.ones(2, 3), m, [Shard(-1)]).placements),
+            outcome(lambda: DTensor.from_local(lib.ones(2, 3), m, [Shard(-1)]).placements)]
+    mixed = outcome(lambda: r + lib.ones(2, 2))
     out += [mixed[0], "got mixed torch.Tensor and DTensor" in mixed[1],
             type(r * lib.tensor(2.0)).__name__]
     p = lib.nn.Parameter(r)
@@ -200,21 +178,12 @@ def test_dtensor(worlds):
     assert j == t
 
 
-def _model(lib):
-    m = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU(), lib.nn.Linear(4, 2))
-    rng = np.random.default_rng(0)
-    with lib.no_grad():
-        for p in m.parameters():
-            p.copy_(lib.tensor(rng.standard_normal(tuple(p.shape)), dtype=lib.float32))
-    return m
-
-
 def _fsdp_scenario(lib):
     from importlib import import_module
     fsdp = import_module(f"{lib.__name__}.distributed.fsdp")
     x = lib.tensor(np.random.default_rng(1).standard_normal((5, 3)), dtype=lib.float32)
-    ref = _model(lib)(x)
-    f = _model(lib)
+    ref = numpy_mlp(lib, 3, 4, 2)(x)
+    f = numpy_mlp(lib, 3, 4, 2)
     fsdp.fully_shard(f[0])
     fsdp.fully_shard(f)
     out = [type(f).__name__, type(f[0]).__name__, type(f[2]).__name__,
@@ -235,20 +204,20 @@ def _fsdp_scenario(lib):
     f.set_requires_gradient_sync(False)
     f.set_is_last_backward(True)
     f.set_reshard_after_backward(True)
-    out += [_outcome(lambda: copy.deepcopy(f)),
-            _outcome(lambda: type(fsdp.fully_shard(lib.nn.ReLU())).__name__),
-            _outcome(lambda: fsdp.fully_shard(lib.nn.ModuleList([lib.nn.ReLU()])))]
-    g = _model(lib)
+    out += [outcome(lambda: copy.deepcopy(f)),
+            outcome(lambda: type(fsdp.fully_shard(lib.nn.ReLU())).__name__),
+            outcome(lambda: fsdp.fully_shard(lib.nn.ModuleList([lib.nn.ReLU()])))]
+    g = numpy_mlp(lib, 3, 4, 2)
     fsdp.fully_shard(g, mp_policy=fsdp.MixedPrecisionPolicy(param_dtype=lib.bfloat16))
     yb = g(x)
     out += [str(yb.dtype), _approx(_vals(yb.float()))]
     yb.float().sum().backward()
     out += [str(g[0].weight.grad.dtype), _approx(_vals(g[0].weight.grad.to_local()))]
-    h = _model(lib)
+    h = numpy_mlp(lib, 3, 4, 2)
     fsdp.fully_shard(h, mp_policy=fsdp.MixedPrecisionPolicy(param_dtype=lib.bfloat16,
                                                             output_dtype=lib.float32))
     out.append(str(h(x).dtype))
-    m2 = _model(lib)
+    m2 = numpy_mlp(lib, 3, 4, 2)
     fsdp.fully_shard(m2)
     m2.load_state_dict(f.state_dict())
     out.append(_vals(m2(x)) == _vals(f(x)))
@@ -266,7 +235,7 @@ def _state_dict_scenario(lib):
     dcp = import_module(f"{lib.__name__}.distributed.checkpoint")
     fu = import_module(f"{lib.__name__}.distributed.checkpoint.format_utils")
     opts = sd_mod.StateDictOptions
-    m = _model(lib)
+    m = numpy_mlp(lib, 3, 4, 2)
     m[2].weight.requires_grad_(False)
     opt = lib.optim.Adam(m.parameters(), lr=0.1)
 
@@ -287,7 +256,7 @@ def _state_dict_scenario(lib):
             str(sd_mod.set_state_dict(m, opt, model_state_dict=msd, optim_state_dict=osd))]
     sd_mod.set_optimizer_state_dict(m, opt, flat)
     out.append(osd_summary(sd_mod.get_optimizer_state_dict(m, opt)))
-    out.append(_outcome(lambda: str(sd_mod.set_model_state_dict(m, {"x": lib.ones(1)}))))
+    out.append(outcome(lambda: str(sd_mod.set_model_state_dict(m, {"x": lib.ones(1)}))))
     out.append(str(sd_mod.set_model_state_dict(m, {"0.weight": lib.ones(4, 3)},
                                                options=opts(strict=False))))
     out.append(_vals(m[0].weight))
@@ -299,11 +268,11 @@ def _state_dict_scenario(lib):
         out += [sorted(meta.state_dict_metadata),
                 type(meta.state_dict_metadata["model.0.weight"]).__name__,
                 type(meta.state_dict_metadata["step"]).__name__]
-        m2 = _model(lib)
+        m2 = numpy_mlp(lib, 3, 4, 2)
         sd2 = {"model": m2.state_dict(), "step": 0, "extra": {"lst": []}}
         dcp.load(sd2, checkpoint_id=d)
         out += [sd2["step"], sd2["extra"], _vals(m2[0].weight) == _vals(m[0].weight)]
-        err = _outcome(lambda: dcp.load({"nope": lib.zeros(1)}, checkpoint_id=d))
+        err = outcome(lambda: dcp.load({"nope": lib.zeros(1)}, checkpoint_id=d))
         out += [err[0], err[1].splitlines()[-1]]
         part = {"nope": lib.zeros(1), "step": 0}
         dcp.load(part, checkpoint_id=d, planner=dcp.DefaultLoadPlanner(allow_partial_load=True))
@@ -312,11 +281,11 @@ def _state_dict_scenario(lib):
         fu.dcp_to_torch_save(d, path)
         full = lib.load(path, weights_only=False)
         out += [sorted(full), sorted(full["model"]), full["step"], full["extra"]]
-        out.append(_outcome(lambda: dcp.save({"a": lib.ones(1)})))
+        out.append(outcome(lambda: dcp.save({"a": lib.ones(1)})))
         opt2 = lib.optim.Adam(m2.parameters(), lr=0.1)
         stateful = {"model": m2, "optim": opt2}
         dcp.save(stateful, checkpoint_id=os.path.join(d, "s"))
-        m3 = _model(lib)
+        m3 = numpy_mlp(lib, 3, 4, 2)
         with lib.no_grad():
             for p in m3.parameters():
                 p.zero_()
@@ -387,18 +356,18 @@ def _algorithms_scenario(lib):
     with join.Join([w]):
         work = join.Join.notify_join_context(w)
         calls.append(type(work).__name__ != "NoneType")
-    out = [calls, _outcome(lambda: join.Join([]))]
-    m = _model(lib)
+    out = [calls, outcome(lambda: join.Join([]))]
+    m = numpy_mlp(lib, 3, 4, 2)
     avg = av.PeriodicModelAverager(period=2, warmup_steps=1)
     before = _vals(m[0].weight)
     m(lib.ones(1, 3)).sum().backward()
     for _ in range(4):
         avg.average_parameters(m.parameters())
     out += [avg.step, _vals(m[0].weight) == before,
-            _outcome(lambda: av.PeriodicModelAverager(period=0)),
-            _outcome(lambda: av.PeriodicModelAverager(period=2).average_parameters([]))]
-    base = _model(lib)
-    wrapped = cw.checkpoint_wrapper(_model(lib))
+            outcome(lambda: av.PeriodicModelAverager(period=0)),
+            outcome(lambda: av.PeriodicModelAverager(period=2).average_parameters([]))]
+    base = numpy_mlp(lib, 3, 4, 2)
+    wrapped = cw.checkpoint_wrapper(numpy_mlp(lib, 3, 4, 2))
     x = lib.tensor(np.random.default_rng(2).standard_normal((4, 3)), dtype=lib.float32)
     ya, yb = base(x), wrapped(x)
     ya.sum().backward()
@@ -440,7 +409,7 @@ def _store_scenario(lib):
                 fs.delete_key("a"), fs.check(["a"])]
         import datetime
         fs.set_timeout(datetime.timedelta(milliseconds=200))
-        out.append(_outcome(lambda: fs.get("missing")))
+        out.append(outcome(lambda: fs.get("missing")))
     h = dist.HashStore()
     h.set("k", b"v")
     p = dist.PrefixStore("pre", h)
@@ -459,10 +428,10 @@ def _futures_scenario(lib):
     out = [f.done()]
     f.set_result(3)
     g = f.then(lambda x: x.value() + 1)
-    out += [f.done(), f.wait(), f.value(), g.wait(), _outcome(lambda: f.set_result(4))]
+    out += [f.done(), f.wait(), f.value(), g.wait(), outcome(lambda: f.set_result(4))]
     h = lib.futures.Future()
     h.set_exception(ValueError("bad"))
-    out.append(_outcome(h.wait))
+    out.append(outcome(h.wait))
     out += [lib.futures.collect_all([f, g]).wait()[1].value(), lib.futures.wait_all([f, g])]
     return out
 

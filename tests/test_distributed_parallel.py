@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import jtorch
+from tests.helpers import numpy_mlp
 import jtorch.distributed as dist
 from jtorch.distributed.elastic.multiprocessing.errors import (
     ChildFailedError, ProcessFailure, record,
@@ -27,23 +28,15 @@ def mesh():
     dist.destroy_process_group()
 
 
-def _mlp():
-    net = jtorch.nn.Sequential(jtorch.nn.Linear(4, 8), jtorch.nn.ReLU(), jtorch.nn.Linear(8, 3))
-    rng = np.random.default_rng(0)
-    with jtorch.no_grad():
-        for p in net.parameters():
-            p.copy_(jtorch.tensor(rng.standard_normal(tuple(p.shape)), dtype=jtorch.float32))
-    return net
-
-
 def test_colwise_rowwise_mlp_matches_the_unsharded_one(mesh):
     from jtorch.distributed.tensor.parallel import (
         ColwiseParallel, RowwiseParallel, parallelize_module,
     )
     x = jtorch.ones(5, 4)
-    ref = _mlp()
+    ref = numpy_mlp(jtorch, 4, 8, 3)
     ref(x).sum().backward()
-    net = parallelize_module(_mlp(), mesh, {"0": ColwiseParallel(), "2": RowwiseParallel()})
+    net = parallelize_module(numpy_mlp(jtorch, 4, 8, 3), mesh,
+                             {"0": ColwiseParallel(), "2": RowwiseParallel()})
     assert net[0].weight.placements == (Shard(0),) and net[2].weight.placements == (Shard(1),)
     assert net[2].bias.placements == (Replicate(),)
     y = net(x)
@@ -92,7 +85,7 @@ def test_zero_and_post_local_sgd(mesh):
     from jtorch.distributed.optim import (
         DistributedOptimizer, PostLocalSGDOptimizer, ZeroRedundancyOptimizer,
     )
-    a, b = _mlp(), _mlp()
+    a, b = numpy_mlp(jtorch, 4, 8, 3), numpy_mlp(jtorch, 4, 8, 3)
     z = ZeroRedundancyOptimizer(a.parameters(), jtorch.optim.Adam, lr=0.1)
     plain = jtorch.optim.Adam(b.parameters(), lr=0.1)
     for net, opt in ((a, z), (b, plain)):

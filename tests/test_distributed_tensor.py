@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import jtorch
+from tests.helpers import numpy_mlp
 import jtorch.distributed as dist
 from jtorch.distributed import checkpoint as dcp
 from jtorch.distributed import fsdp
@@ -35,15 +36,6 @@ def world():
 @pytest.fixture
 def mesh(world):
     return init_device_mesh("cpu", (1,))
-
-
-def _model():
-    m = jtorch.nn.Sequential(jtorch.nn.Linear(3, 4), jtorch.nn.ReLU(), jtorch.nn.Linear(4, 2))
-    rng = np.random.default_rng(0)
-    with jtorch.no_grad():
-        for p in m.parameters():
-            p.copy_(jtorch.tensor(rng.standard_normal(tuple(p.shape)), dtype=jtorch.float32))
-    return m
 
 
 # -- device meshes -----------------------------------------------------------------
@@ -174,10 +166,10 @@ def test_compute_local_shape_and_distribute_module(mesh):
 
 def test_fully_shard_computes_what_the_module_computed(world):
     x = jtorch.tensor(np.random.default_rng(1).standard_normal((5, 3)), dtype=jtorch.float32)
-    ref = _model()
+    ref = numpy_mlp(jtorch, 3, 4, 2)
     y_ref = ref(x)
     y_ref.sum().backward()
-    f = _model()
+    f = numpy_mlp(jtorch, 3, 4, 2)
     fsdp.fully_shard(f[0])
     fsdp.fully_shard(f)
     assert type(f).__name__ == "FSDPSequential" and isinstance(f, fsdp.FSDPModule)
@@ -198,13 +190,13 @@ def test_fully_shard_computes_what_the_module_computed(world):
 
 def test_fully_shard_mixed_precision(world):
     x = jtorch.ones(2, 3)
-    g = _model()
+    g = numpy_mlp(jtorch, 3, 4, 2)
     fsdp.fully_shard(g, mp_policy=fsdp.MixedPrecisionPolicy(param_dtype=jtorch.bfloat16))
     y = g(x)
     assert y.dtype == jtorch.bfloat16
     y.float().sum().backward()
     assert g[0].weight.dtype == g[0].weight.grad.dtype == jtorch.float32
-    h = _model()
+    h = numpy_mlp(jtorch, 3, 4, 2)
     fsdp.fully_shard(h, mp_policy=fsdp.MixedPrecisionPolicy(param_dtype=jtorch.bfloat16,
                                                             output_dtype=jtorch.float32))
     assert h(x).dtype == jtorch.float32
@@ -227,7 +219,7 @@ def test_fsdp1_is_refused_and_policies():
 
 
 def test_dcp_round_trip(tmp_path, world):
-    m = _model()
+    m = numpy_mlp(jtorch, 3, 4, 2)
     meta = dcp.save({"model": m.state_dict(), "step": 3, "extra": {"lst": [1, 2]}},
                     checkpoint_id=str(tmp_path))
     assert sorted(meta.state_dict_metadata)[:2] == ["extra.lst", "model.0.bias"]
@@ -253,7 +245,7 @@ def test_hf_storage_round_trip(tmp_path):
 
 
 def test_state_dict_by_fqn(world):
-    m = _model()
+    m = numpy_mlp(jtorch, 3, 4, 2)
     m[2].weight.requires_grad_(False)
     opt = jtorch.optim.Adam(m.parameters(), lr=0.1)
     osd = dsd.get_optimizer_state_dict(m, opt)
@@ -346,7 +338,7 @@ def test_checkpoint_wrapper_hides_its_prefix():
     from jtorch.distributed.algorithms._checkpoint.checkpoint_wrapper import (
         apply_activation_checkpointing, checkpoint_wrapper,
     )
-    base, wrapped = _model(), checkpoint_wrapper(_model())
+    base, wrapped = numpy_mlp(jtorch, 3, 4, 2), checkpoint_wrapper(numpy_mlp(jtorch, 3, 4, 2))
     assert list(wrapped.state_dict()) == list(base.state_dict())
     assert [n for n, _ in wrapped.named_parameters()] == [n for n, _ in base.named_parameters()]
     x = jtorch.ones(2, 3)
