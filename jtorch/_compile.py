@@ -350,7 +350,8 @@ class CompiledFunction:
             if k is None:
                 k = index[id(st)] = len(storages)
                 storages.append(st)
-            layout.append((e.path, k, t._rg, t._chain and tuple(s.key for s in t._chain)))
+            layout.append((e.path, k, t._rg, t._chain and tuple((s.key, s.params)
+                                                                for s in t._chain)))
         lrs_slots = [(g, "lr") for opt in coll.optimizers for g in opt.param_groups]
         key = (tuple(layout), tuple(coll.python),
                tuple((s.value.shape, s.value.dtype) for s in storages),

@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _views
+from .. import _programs, _views
 from .._tensor import AutogradMeta as Meta
 from .._tensor import meta
 from .._tensor import Tensor, wrap
@@ -174,7 +174,8 @@ def _pick(args, mask):
     return diff
 
 
-_BWD: dict = {}
+# Backwards per (kernel, differentiated inputs); a kernel is per shape, so is its backward.
+_BWD = _programs.ProgramCache("vjps")
 
 
 def backward_of(fn, mask):
@@ -192,8 +193,7 @@ def backward_of(fn, mask):
 
     # A kernel that is not compiled (data-dependent shapes) cannot be traced by jit either.
     b = jax.jit(bwd) if hasattr(fn, "lower") else bwd
-    _BWD[key] = b
-    return b
+    return _BWD.put(key, b)
 
 
 def _flat_backward(b, n_args):
@@ -203,11 +203,12 @@ def _flat_backward(b, n_args):
     if f is None:
         f = jax.jit(lambda *v: b(v[:n_args], v[n_args:])) if hasattr(b, "lower") else (
             lambda *v: b(v[:n_args], v[n_args:]))
-        _BWD[key] = f
+        _BWD.put(key, f)
     return f
 
 
-_USED: dict = {}
+# (It holds the kernels it analysed, so it is bounded like the programs.)
+_USED = _programs.ProgramCache("vjp-analyses", share=0.5)
 
 
 def used_args(fn, mask, args, n_out):
@@ -238,8 +239,7 @@ def used_args(fn, mask, args, n_out):
         used = tuple(used)
     except Exception:  # noqa: BLE001 - an unanalysable backward conservatively uses everything
         used = (True,) * len(args)
-    _USED[key] = used
-    return used
+    return _USED.put(key, used)
 
 
 class Freed:
@@ -258,6 +258,12 @@ def _release_arg(a):
     if hasattr(a, "shape") and hasattr(a, "dtype"):
         return Freed(a.shape, a.dtype)
     return a
+
+
+def _released(a) -> bool:
+    if isinstance(a, tuple):
+        return any(_released(x) for x in a)
+    return isinstance(a, Freed)
 
 
 def _aval(a):
@@ -320,7 +326,9 @@ class FnNode(Node):
         used = None
         if self._freed:
             used = used_args(self._fn, self._mask, self._args, self.n_outputs)
-            if self._outs is not None or any(used):
+            # Only released arrays are missing; Python numbers (a view's positions) remain.
+            if self._outs is not None or any(u and _released(a)
+                                             for u, a in zip(used, self._args)):
                 raise RuntimeError(FREED_MESSAGE)
             return
         if self._outs is not None:
@@ -473,7 +481,7 @@ def accumulate(t: Tensor, g, create_graph: bool) -> None:
         old._write(_add(old._array, g))
 
 
-_add = jax.jit(lambda a, b: a + b)
+_add = _programs.ShapedJit(lambda a, b: a + b, _programs.ProgramCache("helpers", share=0.25))
 
 
 def accumulator(t: Tensor) -> AccumulateGrad:
@@ -521,13 +529,16 @@ def edge_of(t: Tensor):
 def regenerate_view(view: Tensor) -> None:
     """Gives a view whose root was written in place a history derived from the root's."""
     root = view._base
+    storage = root._storage.value
     if root._chain:     # a root restrided in place (t_(), set_()): see _views.rooted_*
-        fn = _views.rooted_replay_fn(root._chain, view._chain)
-        node = FnNode("AsStridedBackward0", fn, (root._storage.value, root._array),
-                      (False, True), (edge_of(root),), None, 1, epos=(0, 0))
+        fn = _views.rooted_replay_fn(root._chain, view._chain, storage)
+        node = FnNode("AsStridedBackward0", fn, (storage, root._array, _views.params(
+            root._chain), _views.params(view._chain)), (False, True, False, False),
+            (edge_of(root),), None, 1, epos=(0, 0, 1, 1))
     else:
-        node = FnNode("AsStridedBackward0", _views.replay_fn(view._chain),
-                      (root._storage.value,), (True,), (edge_of(root),), None, 1)
+        node = FnNode("AsStridedBackward0", _views.replay_fn(view._chain, storage),
+                      (storage, _views.params(view._chain)), (True, False), (edge_of(root),),
+                      None, 1, epos=(0, 1))
     view._rg = True
     view.grad_fn = node
     m = meta(view)
