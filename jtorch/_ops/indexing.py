@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import _views
 from .._tensor import Tensor, wrap
+from . import _registry
 from ._registry import NONE, T, TI, broadcast_error, composite, op, write_inplace
 
 
@@ -282,6 +283,12 @@ def copy_(self, src, non_blocking=False):
     _check_broadcast(tuple(src.shape), tuple(self.shape))
     if src.device != self.device:
         src = wrap(jax.device_put(src._array, next(iter(self._array.devices()))))
+    if (not self._rg and not src._rg and _registry.forward_ad is None
+            and src._array.shape == self._shape() and src._array.dtype == self.dtype.np):
+        # Nothing to broadcast, cast or differentiate: `src`'s array is the new value (no
+        # kernel, so no compile for a new shape: initialising parameters writes many).
+        write_inplace(self, src)
+        return self
     write_inplace(self, _copy_from(self, src))
     return self
 
