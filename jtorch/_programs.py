@@ -9,9 +9,16 @@ and frees them (memory and memory maps) once the last reference goes. A live
 autograd graph may still hold an evicted kernel; it is freed with the graph.
 
 The bound of each cache is its share of `JTORCH_PROGRAM_CACHE_SIZE` (default
-2048 programs). Counters of XLA's work come from jax's monitoring events; after
-`_NOTE_AFTER_S` seconds of compiling, one line on stderr says where the time
-went, once per process (`JTORCH_COMPILE_NOTE=0` keeps it quiet).
+1024 programs). A small XLA CPU program holds about 0.4 MiB and 9 memory maps
+(`vm.max_map_count` is 65530), so the bound is what keeps a long run alive.
+jax also keeps each program's lowered module (about 1.2 MiB for a small one)
+for as long as its wrapper lives; jtorch drops those every few compiles (a
+wrapper's compiled program stays and is called as before), and hands memory
+freed by evictions back to the system now and then (`malloc_trim`).
+
+Counters of XLA's work come from jax's monitoring events; after a few seconds
+of compiling, one line on stderr says where the time went, once per process
+(`JTORCH_COMPILE_NOTE=0` keeps it quiet).
 """
 
 from __future__ import annotations
@@ -27,9 +34,9 @@ from jax import monitoring
 __all__ = ["ProgramCache", "ShapedJit", "Sightings", "CACHES", "stats", "clear", "tracing"]
 
 try:
-    _BASE_SIZE = max(int(os.environ.get("JTORCH_PROGRAM_CACHE_SIZE", "2048")), 1)
+    _BASE_SIZE = max(int(os.environ.get("JTORCH_PROGRAM_CACHE_SIZE", "1024")), 1)
 except ValueError:
-    _BASE_SIZE = 2048
+    _BASE_SIZE = 1024
 
 CACHES: dict[str, "ProgramCache"] = {}
 
@@ -76,6 +83,9 @@ class ProgramCache:
             except KeyError:    # emptied meanwhile by another thread
                 break
             self.evictions += 1
+            _upkeep["evicted"] += 1
+        if _counts.backend >= _upkeep["next_release"]:
+            _release()
         return value
 
     def pop(self, key, default=None):
@@ -153,6 +163,49 @@ def tracing() -> bool:
     """True while jax traces (`jax.jit`, `jtorch.compile`, `torch.func` transforms): what is
     built then is part of the traced program, not a program of its own."""
     return not _trace_state_clean()
+
+
+# Every `_RELEASE_EVERY` programs, jax's lowered modules are dropped; after
+# `_TRIM_EVERY` evictions, freed memory goes back to the system.
+_RELEASE_EVERY = 32
+_TRIM_EVERY = 256
+_upkeep = {"next_release": _RELEASE_EVERY, "evicted": 0}
+
+
+def _lowering_caches() -> list:
+    caches = []
+    try:
+        from jax._src import pjit
+        caches.append(pjit._pjit_lower)
+    except (ImportError, AttributeError):
+        pass
+    try:
+        from jax._src.interpreters import pxla
+        caches.append(pxla._cached_lowering_to_hlo)
+    except (ImportError, AttributeError):
+        pass
+    return caches
+
+
+_LOWERINGS = _lowering_caches()
+
+
+def _release() -> None:
+    """Drops jax's cached lowered modules (see the module docstring), and trims the heap."""
+    _upkeep["next_release"] = _counts.backend + _RELEASE_EVERY
+    for cache in _LOWERINGS:
+        cache.cache_clear()
+    if _upkeep["evicted"] >= _TRIM_EVERY:
+        _upkeep["evicted"] = 0
+        _malloc_trim()
+
+
+def _malloc_trim() -> None:
+    try:
+        import ctypes
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):   # not glibc
+        pass
 
 
 def clear() -> None:

@@ -24,8 +24,8 @@ from .. import _programs
 from .._tensor import wrap
 from .graph import AccumulateGrad, FnNode, backward_of, post_order
 
-# structure -> times seen (a key holds its kernels: bounded tighter than the programs)
-_seen = _programs.Sightings(limit=256)
+# structure (kernels by id: a sighting must not keep an evicted kernel alive) -> times seen
+_seen = _programs.Sightings(limit=1024)
 # JTORCH_BACKGROUND_COMPILE=0: compile on the calling thread, waiting for it.
 _BACKGROUND = os.environ.get("JTORCH_BACKGROUND_COMPILE", "1") != "0"
 _pending: dict = {}     # structure -> (jitted, future of its compiled executable)
@@ -111,7 +111,7 @@ def _program(key, call_args):
             return _compiled.put(key, _Fused(jitted, future.result()))
         except Exception:  # noqa: BLE001 - a failed compile: the traced call will say why
             return _compiled.put(key, jitted)
-    if _seen.note(key) < 2:     # one-off graphs (tests, notebooks) are not worth a compile
+    if _seen.note(_by_id(key)) < 2:     # one-off graphs (tests, notebooks): not worth it
         return None
     jitted = jax.jit(_whole_backward(*key))
     if not _BACKGROUND or _programs.tracing():
@@ -123,6 +123,11 @@ def _program(key, call_args):
     lowered = jitted.lower(*call_args)
     _pending[key] = (jitted, _executor.submit(lowered.compile))
     return None
+
+
+def _by_id(key):
+    spec, roots = key
+    return tuple(s if s[0] == "acc" else (id(s[0]),) + s[1:] for s in spec), roots
 
 
 class _Fused:
