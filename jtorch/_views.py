@@ -105,26 +105,31 @@ class Index(Step):
     """Basic indexing: ints, `slice(start, stop, step)` with step > 0, and None.
 
     `idx` is normalised: one entry per parent dim (plus Nones), ints
-    non-negative, slices with explicit bounds. The key holds each entry's kind and
-    each slice's length and step; the positions (ints, slice starts other than 0) are
-    `params`, so `x[i]` and `x[a:a+n]` compile once for every `i` and `a`.
+    non-negative, slices with explicit bounds; `shape` is the parent's. The key holds
+    each entry's kind and each slice's length and step; the positions (ints, starts of
+    slices that are not a whole dim) are `params`, so `x[i]` and `x[a:a+n]` compile once
+    for every `i` and `a`.
     """
 
-    def __init__(self, idx: tuple):
+    def __init__(self, idx: tuple, shape: tuple | None = None):
         self.idx = idx
-        structure, params = [], []
+        structure, params, d = [], [], 0
         for i in idx:
             if i is None:
                 structure.append(None)
-            elif isinstance(i, slice):
+                continue
+            if isinstance(i, slice):
                 n = len(range(i.start, i.stop, i.step))
-                # A slice from 0 (a whole dim, above all) costs no argument.
-                structure.append((n, i.step, i.start == 0 or n == 0))
-                if i.start != 0 and n:
+                # A whole dim (of the parent `shape`, when given) costs no argument; any
+                # other slice's start is one, from 0 too (`X[0:64]` and `X[64:128]` share).
+                static = n == 0 or (shape is not None and i.start == 0 and n == shape[d])
+                structure.append((n, i.step, static))
+                if not static:
                     params.append(i.start)
             else:
                 structure.append("int")
                 params.append(i)
+            d += 1
         self.structure = tuple(structure)
         self.key = ("index", self.structure)
         self.params = tuple(params)
@@ -158,8 +163,8 @@ class Index(Step):
                 sizes.append(1)
                 steps.append(1)
             else:
-                n, step, from_zero = e
-                starts.append(0 if from_zero else next(it))
+                n, step, static = e
+                starts.append(0 if static else next(it))
                 sizes.append((n - 1) * step + 1 if n else 0)
                 steps.append(step)
                 shape.append(n)

@@ -143,7 +143,7 @@ def _basic_view(self, basic):
 @op(promote=NONE, view=True, method=False, out=False)
 def _basic_index(input: T, basic):
     """The view of ints and slices (`x[0]`, `x[1:, ::2]`); a recorded view op."""
-    return _views.Index(basic)
+    return _views.Index(basic, tuple(input.shape))
 
 
 def _adv_arrays(advanced, view_shape):
