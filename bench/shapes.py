@@ -1,7 +1,8 @@
 """What a new shape costs: a variable-length training step, and indexing/creation at new sizes.
 
     python bench/shapes.py [--n 24] [--columns eager,compile,torch,jax] [--cpu 1]
-    python bench/shapes.py --flat 2000        # jtorch eager over 2000 new lengths: memory
+    python bench/shapes.py --flat 2000 [--tiny]   # jtorch eager over 2000 new lengths: memory
+    python bench/shapes.py --examples         # examples/*.py: PyTorch, jtorch 1st and 2nd run
 
 A training step (Embedding, Linear-GELU-Linear, LayerNorm, head, cross-entropy,
 AdamW) on a batch of shape `(4, L)` for L = 1..N: every step meets a shape it has
@@ -19,8 +20,12 @@ the shape-independent kernels exist), RSS and `/proc/self/maps` entries at the
 end, and their growth per new shape over the second half; then the time of the
 step at L = N again (its second sighting) and of further steps at that shape.
 The micro table times, per call, operations at new integer positions and
-sizes: `bool(c[i])`, `x[i] = v`, `x[i:i+8]`, `full((k,))`, `zeros`, `arange`,
-`randn`.
+sizes (after the first two, which compile what the others may reuse):
+`bool(c[i])`, `x[i] = v`, `x[i:i+8]`, `full((k,))`, `zeros`, `arange`, `randn`.
+
+`--examples` times each script in `examples/` under PyTorch and under
+`python -m jtorch`, twice, with a fresh persistent cache (the second run reads
+what the first compiled).
 
 This machine's cores are shared: compare the columns' ratios within one run.
 """
@@ -193,10 +198,13 @@ def _micro(column: str, n: int) -> dict:
     v = torch.ones(4)
 
     def per_call(fn, count):
+        # The first positions or sizes compile what the rest reuse: timed apart.
+        fn(0)
+        fn(1)
         t0 = time.perf_counter()
-        for i in range(count):
+        for i in range(2, count):
             fn(i)
-        return (time.perf_counter() - t0) / count * 1e3
+        return (time.perf_counter() - t0) / (count - 2) * 1e3
 
     out["bool(c[i]) ms"] = per_call(lambda i: bool(c[i]), n)
     out["x[i] = v ms"] = per_call(lambda i: x.__setitem__(i, v), n)
@@ -248,8 +256,25 @@ def _worker(column: str, n: int, repeat: int, micro: int) -> dict:
     return res
 
 
-def _flat(n: int, every: int) -> None:
-    call = _make("eager")
+def _tiny_step():
+    """A small eager step (linear, tanh, mean, SGD) on a batch of L rows: a few programs per
+    new L, for a long run over many shapes."""
+    import jtorch as torch
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(8, 8)
+    opt = torch.optim.SGD(lin.parameters(), lr=0.01)
+
+    def call(length):
+        opt.zero_grad()
+        loss = torch.tanh(lin(torch.ones(length, 8) * 0.5)).mean()
+        loss.backward()
+        opt.step()
+        return float(loss)
+    return call
+
+
+def _flat(n: int, every: int, tiny: bool = False) -> None:
+    call = _tiny_step() if tiny else _make("eager")
     print(f"{'L':>6} {'s/shape':>8} {'RSS MiB':>8} {'maps':>6}")
     t0 = time.perf_counter()
     for length in range(1, n + 1):
@@ -258,6 +283,31 @@ def _flat(n: int, every: int) -> None:
             dt = (time.perf_counter() - t0) / every
             print(f"{length:6d} {dt:8.3f} {_rss_mib():8.0f} {_maps():6d}", flush=True)
             t0 = time.perf_counter()
+
+
+def _examples(cpu) -> None:
+    import tempfile
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    folder = os.path.join(root, "examples")
+    pin = ["taskset", "-c", str(cpu)] if cpu is not None and shutil.which("taskset") else []
+
+    def wall(cmd, env):
+        t0 = time.perf_counter()
+        p = subprocess.run(pin + cmd, cwd=folder, env=env, capture_output=True, text=True)
+        return time.perf_counter() - t0 if p.returncode == 0 else float("nan")
+    print(f"{'example':22} {'PyTorch s':>10} {'1st run s':>10} {'2nd run s':>10} "
+          f"{'1st/PT':>7} {'2nd/1st':>8}")
+    for name in sorted(f for f in os.listdir(folder) if f.endswith(".py")):
+        with tempfile.TemporaryDirectory() as cache:
+            env = dict(os.environ, JTORCH_CACHE_DIR=cache, JTORCH_COMPILE_NOTE="0",
+                       PYTHONPATH=os.pathsep.join(
+                           [root] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+            env.pop("JAX_COMPILATION_CACHE_DIR", None)
+            pt = wall([sys.executable, name], dict(os.environ))
+            first = wall([sys.executable, "-m", "jtorch", name], env)
+            second = wall([sys.executable, "-m", "jtorch", name], env)
+        print(f"{name:22} {pt:10.1f} {first:10.1f} {second:10.1f} {first / pt:7.2f} "
+              f"{second / first:8.2f}", flush=True)
 
 
 def _run_column(column, args) -> dict | None:
@@ -286,6 +336,9 @@ def main() -> None:
     ap.add_argument("--no-persistent", action="store_true",
                     help="turn jtorch's persistent compilation cache off (JTORCH_CACHE_DIR='')")
     ap.add_argument("--flat", type=int, default=0, help="jtorch eager over this many lengths")
+    ap.add_argument("--tiny", action="store_true", help="--flat with a small step")
+    ap.add_argument("--examples", action="store_true",
+                    help="time examples/*.py: PyTorch, jtorch's first and second run")
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     args.cpu = args.cpu or None
@@ -293,7 +346,10 @@ def main() -> None:
         print(json.dumps(_worker(args.worker, args.n, args.repeat, args.micro)))
         return
     if args.flat:
-        _flat(args.flat, max(args.flat // 20, 1))
+        _flat(args.flat, max(args.flat // 20, 1), args.tiny)
+        return
+    if args.examples:
+        _examples(args.cpu)
         return
     results = [r for r in (_run_column(c, args) for c in args.columns.split(",")) if r]
     names = {"eager": "jtorch eager", "compile": "jtorch.compile", "torch": "PyTorch eager",
@@ -312,7 +368,7 @@ def main() -> None:
               f"{ref['eager']['per_shape_2nd_half_s'] / ref['jax']['per_shape_2nd_half_s']:.2f}x")
     micro = [r for r in results if "micro" in r]
     if micro:
-        print(f"\nper call at {args.micro} new positions / sizes (ms)")
+        print(f"\nper call at {args.micro - 2} new positions / sizes, after two (ms)")
         print(f"{'op':20}" + "".join(f"{names[r['column']]:>16}" for r in micro))
         for k in micro[0]["micro"]:
             print(f"{k:20}" + "".join(f"{r['micro'][k]:16.3f}" for r in micro))

@@ -182,12 +182,13 @@ def test_kernel_cache_is_bounded_and_drops_evicted_programs():
     old = cache.maxsize
     cache.maxsize = 8
     try:
-        with torch.no_grad():
-            x = torch.ones(1) * 2
-            key = next(k for k in reversed(list(cache)) if k[0] is torch.mul._op)
+        with torch.no_grad():      # (a recorded node would hold its kernel for backward)
+            # an op and shapes no other test uses: no other cache holds these kernels
+            x = torch.copysign(torch.ones(1, 13, 1), -2.0)
+            key = next(k for k in reversed(list(cache)) if k[0] is torch.copysign._op)
             first = weakref.ref(cache.get(key))
             for n in range(2, 40):
-                torch.ones(n) * 2
+                torch.copysign(torch.ones(n, 13, 1), -2.0)
         assert len(cache) <= 8 and cache.evictions > 0
         del x
         gc.collect()
