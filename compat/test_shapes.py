@@ -97,6 +97,17 @@ def _full_cases(lib):
     return out
 
 
+def _views_backward_twice(lib):
+    # a view's node keeps its positions, not saved tensors: a second backward is allowed
+    x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    for make in (lambda: x[0], lambda: x[1:].sum(), lambda: x.narrow(0, 1, 2).sum(),
+                 lambda: x.as_strided((2,), (1,), 1).sum()):
+        y = make()
+        y.backward()
+        y.backward()
+    return x.grad
+
+
 def _shape_hints(lib):
     t, u = lib.ones(2, 3, 4), lib.ones(2, 3)
     lib._dynamo.mark_dynamic(t, 0)
@@ -137,6 +148,7 @@ CASES = {
     "select_grads": _select_grads,
     "slice_grads": _slice_grads,
     "copy_slices_grads": _copy_slices_grads,
+    "views_backward_twice": _views_backward_twice,
     "full": _full_cases,
     "full_like_new_full": lambda lib: [lib.full_like(lib.ones(2, 3), 7),
                                        lib.ones(2, dtype=lib.int32).new_full((3,), 4),
@@ -167,6 +179,8 @@ ERRORS = {
     "eye_negative_n": lambda lib: lib.eye(-2),
     "mark_dynamic_bad_index": lambda lib: lib._dynamo.mark_dynamic(lib.ones(2), "x"),
     "mark_static_not_a_tensor": lambda lib: lib._dynamo.mark_static(3),
+    "scalar_mul_backward_twice": lambda lib: [y.backward() for y in [(lib.tensor(
+        [1.0, 2.0], requires_grad=True) * 2).sum()] * 2],
 }
 for _value, _dt in OVERFLOWS:
     ERRORS[f"full_{_dt}_{_value}"] = (lambda v, d: lambda lib: lib.full(

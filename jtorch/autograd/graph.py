@@ -260,10 +260,11 @@ def _release_arg(a):
     return a
 
 
-def _released(a) -> bool:
-    if isinstance(a, tuple):
-        return any(_released(x) for x in a)
-    return isinstance(a, Freed)
+def _positions(a) -> bool:
+    """Whether a node argument is a view chain's positions (`_views.params`): a tuple of
+    tuples of ints, which no kernel argument is."""
+    return type(a) is tuple and all(type(p) is tuple and all(type(i) is int for i in p)
+                                    for p in a)
 
 
 def _aval(a):
@@ -326,8 +327,9 @@ class FnNode(Node):
         used = None
         if self._freed:
             used = used_args(self._fn, self._mask, self._args, self.n_outputs)
-            # Only released arrays are missing; Python numbers (a view's positions) remain.
-            if self._outs is not None or any(u and _released(a)
+            # A view's positions are not saved values (PyTorch's SelectBackward keeps its
+            # index and backs through a freed graph); a scalar multiplier is one.
+            if self._outs is not None or any(u and not _positions(a)
                                              for u, a in zip(used, self._args)):
                 raise RuntimeError(FREED_MESSAGE)
             return
