@@ -616,6 +616,9 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="induc
 
 
 def reset() -> None:
-    """Matches `torch._dynamo.reset`: forget compiled programs (jax's caches are kept)."""
+    """Matches `torch._dynamo.reset`: forget compiled programs, jtorch's caches of them and
+    jax's (the persistent cache on disk is kept)."""
+    from . import _programs
+    _programs.clear()
     jax.clear_caches()
 

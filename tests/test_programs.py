@@ -272,3 +272,11 @@ def test_fused_backward_compiles_in_the_background_for_graphs_that_come_back():
     assert len(_fused._compiled) == compiled + 1
     for g in grads[1:]:
         np.testing.assert_allclose(g, grads[0], rtol=1e-6, atol=1e-6)
+
+
+def test_compiler_reset_empties_the_program_caches():
+    torch.ones(3) + 1
+    assert len(_registry.KERNELS) > 0
+    torch.compiler.reset()
+    assert all(len(c) == 0 for c in _programs.CACHES.values())
+    np.testing.assert_array_equal((torch.ones(3) + 1).numpy(), [2.0, 2.0, 2.0])
