@@ -1,21 +1,12 @@
-"""Compat-suite set-up: compilation cache, and the per-area summary lines."""
+"""Compat-suite set-up: the per-area summary lines (XLA options and the compilation cache are
+set up by the repository's root `conftest.py`)."""
 
 import json
 import os
 import sys
 
-import jax
-
 _HERE = os.path.dirname(__file__)
 sys.path.insert(0, os.path.dirname(_HERE))
-
-_CACHE = os.environ.get("JTORCH_TEST_CACHE", os.path.join(_HERE, "..", ".jax_cache"))
-# One cache directory per pytest-xdist worker: jax's cache files are not safe to read while
-# another process writes them.
-_CACHE = os.path.join(_CACHE, os.environ.get("PYTEST_XDIST_WORKER", "main"))
-jax.config.update("jax_compilation_cache_dir", os.path.abspath(_CACHE))
-jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
-jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
 
 
 def _write_record(terminalreporter, results, filename, label):
@@ -72,24 +63,29 @@ def _pass_summary(terminalreporter, module, label):
     terminalreporter.write_line(f"compat {label}: {passed}/{len(mod.RESULTS)} pass")
 
 
-def _scripts_summary(terminalreporter):
-    mod = sys.modules.get("compat.test_scripts")
+def _corpus_summary(terminalreporter, module, label, knob):
+    """`compat scripts: K/N run, M/N match`; `compat ecosystem: M/N pass (K/N run)`."""
+    mod = sys.modules.get(module)
     if mod is None or not mod.RESULTS:
         return
     results = mod.RESULTS
     n = len(results)
     ran = sum(1 for r in results.values() if r["status"] in ("match", "mismatch"))
     matched = sum(1 for r in results.values() if r["status"] == "match")
-    terminalreporter.write_line(f"compat scripts: {ran}/{n} run, {matched}/{n} match")
-    if os.environ.get("JTORCH_SCRIPTS_UPDATE") == "1":
-        _write_record(terminalreporter, results, "scripts_status.json", "scripts")
+    if label == "scripts":
+        terminalreporter.write_line(f"compat scripts: {ran}/{n} run, {matched}/{n} match")
+    else:
+        terminalreporter.write_line(f"compat {label}: {matched}/{n} pass ({ran}/{n} run)")
+    if os.environ.get(f"{knob}_UPDATE") == "1":
+        _write_record(terminalreporter, results, f"{label}_status.json", label)
 
 
 # Modules whose RESULTS feed the summary lines. Under pytest-xdist (`-n 2`) tests run in
 # worker processes: each worker leaves its RESULTS in a file, and the controller merges them
 # before printing.
 _RESULT_MODULES = ("compat.test_opinfo", "compat.test_grads", "compat.module_parity",
-                   "compat.test_optim", "compat.test_scripts", "compat.test_distributions")
+                   "compat.test_optim", "compat.test_scripts", "compat.test_distributions",
+                   "compat.test_ecosystem")
 
 
 def _results_dir():
@@ -129,25 +125,5 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     _pass_summary(terminalreporter, "compat.module_parity", "modules")
     _pass_summary(terminalreporter, "compat.test_optim", "optim")
     _pass_summary(terminalreporter, "compat.test_distributions", "distributions")
-    _scripts_summary(terminalreporter)
-
-
-# Every compiled XLA program holds memory mappings; a process that compiles thousands of them
-# (this suite) would reach the kernel's limit (vm.max_map_count, 65530) and crash. Dropping
-# jax's in-memory executables now and then keeps it far below; the persistent cache on disk
-# still answers recompiles.
-_tests_run = [0]
-
-
-def _map_count() -> int:
-    try:
-        with open("/proc/self/maps", "rb") as f:
-            return sum(1 for _ in f)
-    except OSError:
-        return 0
-
-
-def pytest_runtest_teardown(item, nextitem):
-    _tests_run[0] += 1
-    if _tests_run[0] % 20 == 0 and _map_count() > 20000:
-        jax.clear_caches()
+    _corpus_summary(terminalreporter, "compat.test_scripts", "scripts", "JTORCH_SCRIPTS")
+    _corpus_summary(terminalreporter, "compat.test_ecosystem", "ecosystem", "JTORCH_ECOSYSTEM")

@@ -108,18 +108,6 @@ def _views_backward_twice(lib):
     return x.grad
 
 
-def _shape_hints(lib):
-    t, u = lib.ones(2, 3, 4), lib.ones(2, 3)
-    lib._dynamo.mark_dynamic(t, 0)
-    lib._dynamo.mark_dynamic(t, [1, 2], min=2, max=8)
-    lib._dynamo.maybe_mark_dynamic(t, (0, 1))
-    lib._dynamo.mark_static(u)
-    return (sorted(t._dynamo_dynamic_indices),
-            sorted((r.dim, r.min, r.max) for r in t._dynamo_dynamic_range),
-            sorted(t._dynamo_weak_dynamic_indices), sorted(u._dynamo_static_indices),
-            t._has_dynamo_dim_marking, u._has_dynamo_dim_marking)
-
-
 OVERFLOWS = [(300, "uint8"), (1e40, "float32"), (2 ** 63, "int64"), (float("nan"), "int64"),
              (-256, "uint8"), (255.9, "uint8"), (-1.5, "uint8"), (2 ** 31, "int32"),
              (128, "int8"), (-129, "int8"), (40000, "int16"), (1 + 2j, "float32"),
@@ -159,7 +147,6 @@ CASES = {
     "eye": lambda lib: [lib.eye(n) for n in range(0, 5)] + [lib.eye(n, m, dtype=lib.int64)
                                                             for n in range(0, 4)
                                                             for m in range(0, 4)],
-    "shape_hints": _shape_hints,
     "random_shapes": lambda lib: [(tuple(t.shape), str(t.dtype)) for n in range(1, 40, 7) for t in
                                   (lib.randn(n, 2), lib.rand(n, dtype=lib.float64),
                                    lib.randint(0, 5, (n,)), lib.empty(n).uniform_())],
@@ -177,8 +164,6 @@ ERRORS = {
     "negative_full": lambda lib: lib.full((-3,), 1.0),
     "eye_negative_m": lambda lib: lib.eye(2, -1),
     "eye_negative_n": lambda lib: lib.eye(-2),
-    "mark_dynamic_bad_index": lambda lib: lib._dynamo.mark_dynamic(lib.ones(2), "x"),
-    "mark_static_not_a_tensor": lambda lib: lib._dynamo.mark_static(3),
     "scalar_mul_backward_twice": lambda lib: [y.backward() for y in [(lib.tensor(
         [1.0, 2.0], requires_grad=True) * 2).sum()] * 2],
 }

@@ -22,7 +22,10 @@ import numpy as np
 
 __all__ = ["device"]
 
-_TYPES = ("cpu", "cuda", "tpu", "xla", "meta", "mps")
+# PyTorch's device types (c10's DeviceType names), and jtorch's `tpu`.
+_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
+          "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone",
+          "tpu")
 
 
 class device:
@@ -49,8 +52,9 @@ class device:
             index = int(idx)
         if type not in _TYPES:
             raise RuntimeError(
-                "Expected one of cpu, cuda, xla, tpu, meta, mps device type at start of device "
-                f"string: {type}")
+                "Expected one of cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, "
+                "fpga, maia, xla, lazy, vulkan, mps, meta, hpu, mtia, privateuseone device type "
+                f"at start of device string: {type}")
         if index is not None and index < 0:
             raise RuntimeError("Device index must not be negative")
         self.type, self.index = type, index
@@ -64,9 +68,16 @@ class device:
         return self.type if self.index is None else f"{self.type}:{self.index}"
 
     def __eq__(self, other) -> bool:
-        if isinstance(other, str):
-            other = device(other)
+        # PyTorch compares devices only with devices: `torch.device('cpu') == 'cpu'` is False.
         return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
+
+    def __enter__(self) -> device:
+        """`with torch.device(d):` makes `d` the default device of factories inside."""
+        push_default(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pop_default()
 
     def __hash__(self) -> int:
         return hash((self.type, self.index))
@@ -131,6 +142,55 @@ def from_jax(jdev) -> device:
 
 
 CPU = device("cpu")
+META = device("meta")
+
+# ---------------------------------------------------------------------------
+# The default device of factories: `torch.set_default_device` sets the bottom of the stack,
+# `with torch.device(d):` pushes and pops.
+
+_default_stack: list = [None]
+_jax_default = []       # jax's default device before jtorch first changed it
+
+
+def default_device() -> device | None:
+    """The default device of factories (None: the CPU)."""
+    return _default_stack[-1]
+
+
+def _sync_jax_default() -> None:
+    # Arrays are made where jax's default device is; the meta device has no jax device.
+    if not _jax_default:
+        _jax_default.append(jax.config.jax_default_device)
+    d = _default_stack[-1]
+    jdev = _jax_default[0] if d is None or d.type in ("cpu", "meta") else to_jax(d)
+    if jax.config.jax_default_device != jdev:
+        jax.config.update("jax_default_device", jdev)
+
+
+def set_default(d) -> None:
+    """Matches `torch.set_default_device`."""
+    _default_stack[0] = None if d is None else device(d)
+    _sync_jax_default()
+
+
+def push_default(d: device) -> None:
+    _default_stack.append(d)
+    _sync_jax_default()
+
+
+def pop_default() -> None:
+    if len(_default_stack) > 1:
+        _default_stack.pop()
+    _sync_jax_default()
+
+
+def is_meta(d) -> bool:
+    """Whether a `device=` argument names the meta device."""
+    if d is None:
+        return False
+    if isinstance(d, device):
+        return d.type == "meta"
+    return isinstance(d, str) and d.split(":")[0] == "meta"
 
 
 def from_host(data, dtype=None):

@@ -67,14 +67,24 @@ complex128 = dtype("complex128", np.complex128, "c")
 ALL = (bool, uint8, uint16, uint32, uint64, int8, int16, int32, int64,
        float16, bfloat16, float32, float64, complex64, complex128)
 
+# The 8-bit floats (ml_dtypes' types, as in jax). PyTorch stores and converts them but does not
+# promote them with anything else, and few kernels accept them.
+float8_e4m3fn = dtype("float8_e4m3fn", jnp.float8_e4m3fn, "f")
+float8_e5m2 = dtype("float8_e5m2", jnp.float8_e5m2, "f")
+float8_e4m3fnuz = dtype("float8_e4m3fnuz", jnp.float8_e4m3fnuz, "f")
+float8_e5m2fnuz = dtype("float8_e5m2fnuz", jnp.float8_e5m2fnuz, "f")
+float8_e8m0fnu = dtype("float8_e8m0fnu", jnp.float8_e8m0fnu, "f")
+float8_e8m0fnu.is_signed = False
+FLOAT8 = (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu)
+
 # Torch's aliases: torch.float is torch.float32, torch.long is torch.int64, ...
 ALIASES = {
     "half": float16, "float": float32, "double": float64, "cfloat": complex64,
     "cdouble": complex128, "chalf": complex32, "short": int16, "int": int32, "long": int64,
 }
 
-_BY_NAME = {d._name: d for d in ALL + (complex32,)}
-_BY_NP = {d.np: d for d in ALL}
+_BY_NAME = {d._name: d for d in ALL + FLOAT8 + (complex32,)}
+_BY_NP = {d.np: d for d in ALL + FLOAT8}
 
 
 def _dtype_by_name(name: str) -> dtype:
@@ -134,6 +144,9 @@ _FLOATS = (float16, bfloat16, float32, float64)
 def _promote(a: dtype, b: dtype) -> dtype:
     if a is b:
         return a
+    if a in FLOAT8 or b in FLOAT8:
+        raise RuntimeError(f"Promotion for Float8 Types is not supported, attempted to promote "
+                           f"{c10_name(a)} and {c10_name(b)}")
     ka, kb = a._kind, b._kind
     if ka == "b":
         return b
@@ -239,6 +252,9 @@ _C10_NAMES = {
     "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
     "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64", "bool": "Bool",
     "complex32": "ComplexHalf", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+    "float8_e4m3fn": "Float8_e4m3fn", "float8_e5m2": "Float8_e5m2",
+    "float8_e4m3fnuz": "Float8_e4m3fnuz", "float8_e5m2fnuz": "Float8_e5m2fnuz",
+    "float8_e8m0fnu": "Float8_e8m0fnu",
 }
 
 
@@ -283,12 +299,14 @@ class finfo:
         type = type.to_real()
         info = jnp.finfo(type.np)
         self.bits = info.bits
-        self.eps = float(info.eps)
+        # c10 gives float8_e5m2fnuz an epsilon of 2^-3 (its 2 mantissa bits make 2^-2).
+        self.eps = 0.125 if type is float8_e5m2fnuz else float(info.eps)
         self.max = float(info.max)
         self.min = float(info.min)
         self.tiny = float(info.tiny)
         self.smallest_normal = self.tiny
-        self.resolution = float(info.resolution)
+        # 10^-(decimal digits of the mantissa), as c10 computes it (1 for the 8-bit floats).
+        self.resolution = 1.0 if type in FLOAT8 else float(info.resolution)
         self.dtype = type._name
 
     def __repr__(self) -> str:

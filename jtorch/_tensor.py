@@ -22,7 +22,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _device, _dtype, _views
+from . import _device, _dtype, _meta, _storage, _views
+from ._meta import MetaArray
 from ._storage import UntypedStorage
 
 __all__ = ["Tensor", "Size", "Storage", "AutogradMeta"]
@@ -157,6 +158,8 @@ class Tensor:
     def _make_subclass(cls, data: Tensor, require_grad: bool = False):
         """A tensor of class `cls` sharing `data`'s storage (how `nn.Parameter` is built)."""
         t = object.__new__(cls)
+        if cls is not Tensor and subclass_hook is not None:
+            subclass_hook(cls)
         t._rebind(data)
         t._vc = data._vc
         t._init_autograd(require_grad)
@@ -229,6 +232,10 @@ class Tensor:
         st = self._storage
         if arr.dtype != self.dtype.np:
             arr = arr.astype(self.dtype.np)
+        if type(st.value) is MetaArray:     # a meta tensor stays one, whatever is written
+            arr = _meta.like(arr)
+        elif type(arr) is MetaArray:
+            raise NotImplementedError(_meta.NO_DATA)
         if self._chain:
             shape, stride = self.shape, self.stride()
             if _views.has_internal_overlap(shape, stride):
@@ -307,6 +314,8 @@ class Tensor:
     @property
     def device(self) -> _device.device:
         arr = self._storage.value       # a view lives where its storage does
+        if type(arr) is MetaArray:
+            return _device.META
         if isinstance(arr, jax.core.Tracer):
             return _device.CPU if jax.default_backend() == "cpu" else _device.from_jax(
                 jax.devices()[0])
@@ -322,13 +331,16 @@ class Tensor:
 
     is_sparse = False
     is_quantized = False
-    is_meta = False
+    @property
+    def is_meta(self) -> bool:
+        return type(self._storage.value) is MetaArray
+
     is_mkldnn = False
     is_nested = False
     is_sparse_csr = False
     # Device kinds jtorch never reports (an accelerator is 'cuda', DESIGN 8).
     is_xla = is_xpu = is_mps = is_ipu = is_vulkan = is_maia = is_mtia = False
-    layout = "torch.strided"
+    # `layout` is `torch.strided`, set by `jtorch._misc` where the layouts are.
 
     def get_device(self) -> int:
         d = self.device
@@ -361,7 +373,10 @@ class Tensor:
         return not _views.has_internal_overlap(self.shape, self.stride())
 
     def data_ptr(self) -> int:
-        return (self._storage.id << 24) + self.storage_offset() * self.dtype.itemsize
+        """Matches `torch.Tensor.data_ptr`: the address of the first element (see
+        `_storage.address`: real memory, which libraries may read)."""
+        base = _storage.address(self._storage)
+        return base + self.storage_offset() * self.dtype.itemsize if base else 0
 
     def untyped_storage(self) -> UntypedStorage:
         return UntypedStorage(self._storage)
@@ -476,6 +491,8 @@ class Tensor:
         arr = self._array
         if arr.size != 1:
             raise RuntimeError(f"a Tensor with {arr.size} elements cannot be converted to Scalar")
+        if type(arr) is MetaArray:
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return _to_python(np.asarray(arr).reshape(()))
 
     def tolist(self):
@@ -506,6 +523,8 @@ class Tensor:
             raise RuntimeError("Boolean value of Tensor with no values is ambiguous" if not
                                arr.size else
                                "Boolean value of Tensor with more than one value is ambiguous")
+        if type(arr) is MetaArray:
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return builtins.bool(np.asarray(arr).reshape(()))
 
     def __int__(self) -> int:
@@ -566,6 +585,9 @@ class Tensor:
         self._rebind(other)
 
 
+# Set by `jtorch._torch_function`: told the class of each Tensor subclass instance made.
+subclass_hook = None
+
 # Set by `jtorch.autograd.grad_mode` once `inference_mode()` is first entered: tells whether
 # this thread is in inference mode (tensors created there are inference tensors).
 inference_check = None
@@ -622,3 +644,31 @@ def wrap(arr) -> Tensor:
     t = object.__new__(Tensor)
     t._init_root(arr)
     return t
+
+
+def _set_obj_state(obj, state):
+    """Matches `torch._utils._set_obj_state`: a pickled object's `__dict__` (and slots)."""
+    if isinstance(state, tuple):
+        if len(state) != 2:
+            raise RuntimeError(f"Invalid serialized state: {state}")
+        dict_state, slots_state = state
+    else:
+        dict_state, slots_state = state, None
+    for part in (dict_state, slots_state):
+        for k, v in (part or {}).items():
+            setattr(obj, k, v)
+    return obj
+
+
+def _rebuild_from_type_v2(func, new_type, args, state):
+    """Matches `torch._tensor._rebuild_from_type_v2`: how a Tensor subclass instance is
+    unpickled: `func(*args)` made an instance of `new_type`, then its state restored."""
+    ret = func(*args)
+    if type(ret) is not new_type:
+        ret = ret.as_subclass(new_type)
+    setstate = getattr(ret.__class__, "__setstate__", None)
+    if setstate is not None and setstate is not getattr(Tensor, "__setstate__", None):
+        ret.__setstate__(state)
+    else:
+        ret = _set_obj_state(ret, state)
+    return ret

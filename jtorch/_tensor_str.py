@@ -323,10 +323,15 @@ def tensor_repr(t) -> str:
     if device.type != "cpu":
         suffixes.append(f"device='{device}'")
 
-    values = _host_values(t)
     dtype = t.dtype
     default = _dtype.get_default_dtype()
-    if values.size == 0:
+    if t.is_meta:     # no values: the size, and the dtype unless it is the default
+        values = None
+        suffixes.append(f"size={tuple(t.shape)}")
+        if dtype is not default:
+            suffixes.append(f"dtype={dtype!r}")
+        body = "..."
+    elif (values := _host_values(t)).size == 0:
         # Matches NumPy: the shape is shown unless it is (0,). With no elements
         # to tell ints from floats, every dtype but the default is shown, int64 too.
         if values.ndim != 1:

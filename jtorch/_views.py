@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _programs
+from . import _meta, _programs
 
 
 def contiguous_strides(shape) -> tuple:
@@ -374,6 +374,59 @@ class Bitcast(Step):
         return jax.lax.bitcast_convert_type(child, parent.dtype)
 
 
+def _as_bytes(a):
+    """The bytes of `a`'s elements along a new last axis folded into the last one:
+    (..., n) of any dtype -> (..., n * itemsize) uint8."""
+    if jnp.issubdtype(a.dtype, jnp.complexfloating):
+        a = jnp.stack([jnp.real(a), jnp.imag(a)], axis=-1).reshape(a.shape[:-1] + (-1,))
+    if a.dtype == np.bool_:
+        a = a.astype(np.uint8)
+    b = jax.lax.bitcast_convert_type(a, np.uint8)
+    return b.reshape(a.shape[:-1] + (-1,))
+
+
+def _from_bytes(b, np_dtype):
+    """The inverse of `_as_bytes`: (..., m) uint8 -> (..., m // itemsize) of `np_dtype`."""
+    np_dtype = np.dtype(np_dtype)
+    if np_dtype.kind == "c":
+        parts = _from_bytes(b, np.finfo(np_dtype).dtype)
+        parts = parts.reshape(parts.shape[:-1] + (-1, 2))
+        return jax.lax.complex(parts[..., 0], parts[..., 1])
+    if np_dtype == np.bool_:
+        return b != 0
+    if np_dtype.itemsize > 1:
+        b = b.reshape(b.shape[:-1] + (-1, np_dtype.itemsize))
+    return jax.lax.bitcast_convert_type(b, np_dtype)
+
+
+class BitcastResize(Step):
+    """`view(dtype)` between element sizes that differ: the last dimension grows or shrinks
+    by their ratio (its stride is 1), the other strides and the offset are rescaled."""
+
+    changes_dtype = True
+
+    def __init__(self, np_dtype, old_size: int):
+        self.np_dtype = np.dtype(np_dtype)
+        self.old_size = old_size
+        self.key = ("bitcast_resize", str(self.np_dtype), old_size)
+
+    def meta(self, shape, stride, offset):
+        new = self.np_dtype.itemsize
+        if new < self.old_size:
+            k = self.old_size // new
+            return (tuple(shape[:-1]) + (shape[-1] * k,),
+                    tuple(s * k for s in stride[:-1]) + (1,), offset * k)
+        k = new // self.old_size
+        return (tuple(shape[:-1]) + (shape[-1] // k,),
+                tuple(s // k for s in stride[:-1]) + (1,), offset // k)
+
+    def fwd(self, a, p=()):
+        return _from_bytes(_as_bytes(a), self.np_dtype)
+
+    def bwd(self, parent, child, p=()):
+        return _from_bytes(_as_bytes(child.astype(self.np_dtype)), parent.dtype)
+
+
 # ---------------------------------------------------------------------------
 # Chains: compiled replay and write-back, one per (chain key, root shape and dtype), from a
 # bounded cache; each takes the chain's params as traced arguments.
@@ -408,6 +461,8 @@ def replay_fn(chain, root):
 
 def replay(chain, root_value):
     """The view's value derived from its root's current value."""
+    if type(root_value) is _meta.MetaArray:
+        return _meta.eval_shape(replay_fn(chain, root_value), root_value, params(chain))
     try:
         return replay_fn(chain, root_value)(root_value, params(chain))
     except jax.errors.JaxRuntimeError as e:     # a huge expand() materialised: PyTorch's OOM
@@ -441,6 +496,10 @@ def writeback_fn(chain, root):
 
 def writeback(chain, root_value, child_value):
     """The root's new value after `child_value` is written through the view."""
+    if type(root_value) is _meta.MetaArray:
+        return root_value
+    if type(child_value) is _meta.MetaArray:
+        raise NotImplementedError(_meta.NO_DATA)
     return writeback_fn(chain, root_value)(root_value, child_value, params(chain))
 
 

@@ -36,7 +36,7 @@ from ._tensor import Size, Tensor, wrap
 from ._views import Strided, contiguous_strides
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals",
-           "safe_globals", "DEFAULT_PROTOCOL"]
+           "safe_globals", "DEFAULT_PROTOCOL", "PyTorchFileReader"]
 
 DEFAULT_PROTOCOL = 2
 _MAGIC = 0x1950A86A20F9469CFC6C
@@ -499,6 +499,50 @@ def _load_zip(f, map_location, weights_only):
             raise RuntimeError("jtorch reads little-endian checkpoints only")
         storages = _Storages(lambda key: z.read(f"{prefix}data/{key}"), map_location)
         return _unpickle(z.read(pkl), weights_only, storages)
+
+
+class PyTorchFileReader:
+    """Matches `torch.PyTorchFileReader`: the records of a `torch.save` zip archive by name
+    (relative to the archive's folder, as `data.pkl` and `data/0`)."""
+
+    def __init__(self, file_or_buffer):
+        self._zip = zipfile.ZipFile(file_or_buffer)
+        names = self._zip.namelist()
+        pkl = next((n for n in names if n.endswith("data.pkl")), None)
+        self._prefix = pkl[:-len("data.pkl")] if pkl is not None else ""
+        self._names = [n[len(self._prefix):] for n in names if n.startswith(self._prefix)]
+
+    def get_all_records(self) -> list:
+        return list(self._names)
+
+    def has_record(self, name: str) -> bool:
+        return name in self._names
+
+    def get_record(self, name: str) -> bytes:
+        if name not in self._names:
+            raise RuntimeError(f"PytorchStreamReader failed locating file {name}: file not "
+                               f"found")
+        return self._zip.read(self._prefix + name)
+
+    def get_record_offset(self, name: str) -> int:
+        info = self._zip.getinfo(self._prefix + name)
+        # The local header is 30 bytes plus the name and the extra field.
+        self._zip.fp.seek(info.header_offset + 26)
+        name_len, extra_len = struct.unpack("<HH", self._zip.fp.read(4))
+        return info.header_offset + 30 + name_len + extra_len
+
+    def get_storage_from_record(self, name: str, numel: int, dtype) -> Tensor:
+        """The record's first `numel` elements of `dtype` as a 1-d tensor (a storage class
+        for `dtype` means bytes). PyTorch returns a tensor over the storage; jtorch's tensor
+        holds the elements directly."""
+        if not isinstance(dtype, _dtype.dtype):
+            dtype = _dtype.uint8
+        data = np.frombuffer(self.get_record(name), dtype=dtype.np, count=numel)
+        return wrap(_device.from_host(data))
+
+    def serialization_id(self) -> str:
+        name = ".data/serialization_id"
+        return self.get_record(name).decode() if name in self._names else ""
 
 
 def _load_legacy(f, map_location, weights_only):

@@ -372,13 +372,3 @@ def test_slices_at_new_offsets_reuse_the_program():
         np.testing.assert_array_equal(f(rows[i]).numpy(), xs[i] * 2)
     assert f.trace_count == 1
 
-
-def test_shape_hints_are_recorded_and_programs_still_follow_shapes():
-    x = jtorch.ones(3, 2)
-    jtorch._dynamo.mark_dynamic(x, 0, min=1, max=64)
-    jtorch._dynamo.maybe_mark_dynamic(x, [1])
-    assert x._dynamo_dynamic_indices == {0} and x._dynamo_weak_dynamic_indices == {1}
-    f = jtorch.compile(lambda t: t.sum(0))
-    np.testing.assert_array_equal(f(x).numpy(), [3.0, 3.0])
-    np.testing.assert_array_equal(f(jtorch.ones(5, 2)).numpy(), [5.0, 5.0])
-    assert f.trace_count == 2       # each shape is its own program

@@ -35,7 +35,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _device, _dtype, _errors, _programs
+from .. import _device, _dtype, _errors, _meta, _programs
 from .._dtype import c10_name, category, result_type_of
 from .._tensor import Tensor, wrap
 
@@ -333,7 +333,7 @@ _ArrayImpl = type(jnp.zeros(()))
 
 
 def _wrap_out(op: OpDef, out):
-    if type(out) is _ArrayImpl:
+    if type(out) is _ArrayImpl or type(out) is _meta.MetaArray:
         return wrap(out)
     if isinstance(out, (tuple, list)):
         res = tuple(_wrap_out(op, o) for o in out)
@@ -397,10 +397,15 @@ def _dispatch(op: OpDef, args: tuple):
         fn = _kernel(op, statics, ct, rt, arrays)
         if _device.multi_device():
             _device.check_same_device(a for a in _flat(arrays))
-        try:
-            out = fn(*arrays)
-        except (TypeError, ValueError) as e:
-            raise _translate(e, arrays) from None
+        if _meta.used and _meta.any_meta(arrays):
+            # Meta tensors: the kernel's output shapes and dtypes, without data.
+            _meta.check_devices(arrays)
+            out = _meta.eval_shape(fn, *arrays)
+        else:
+            try:
+                out = fn(*arrays)
+            except (TypeError, ValueError) as e:
+                raise _translate(e, arrays) from None
     except jax.errors.JaxRuntimeError as e:
         raise _errors.translate_runtime_error(e) from e
     result = _wrap_out(op, out)
@@ -501,7 +506,13 @@ def _gen(name: str, params, body: str, namespace: dict):
     src = f"def {name}({', '.join(parts)}):\n    {body}\n"
     ns = dict(namespace, **defaults)
     exec(src, ns)
+    GENERATED.append(ns[name])
     return ns[name]
+
+
+# Every generated function: `_ops/_overrides.py` swaps their code for a trampoline that
+# honours `__torch_function__` while a mode or Tensor subclass needs it.
+GENERATED: list = []
 
 
 def _arg_tuple(params) -> str:
@@ -676,7 +687,7 @@ def composite(impl=None, *, name=None, method=True, aliases=(), function=True, p
     if full in OPS:
         raise RuntimeError(f"op {full} declared twice")
     OPS[full] = impl
-    impl.__qualname__ = short
+    impl.__name__ = impl.__qualname__ = short
     impl.__module__ = "jtorch"
     impl.published = function = function and (_is_public(short) if publish is None
                                                 else publish)

@@ -10,7 +10,7 @@ import warnings
 import jax
 import jax.numpy as jnp
 
-from .. import _device, _dtype
+from .. import _device, _dtype, _meta
 from .._tensor import Tensor
 from .._dtype import c10_name
 from ._registry import NONE, TI, T, composite, op
@@ -31,6 +31,17 @@ def cast_array(x, dt: _dtype.dtype):
     if (jnp.issubdtype(x.dtype, jnp.floating) and dt._kind in "iu" and dt.itemsize < 8):
         # PyTorch converts through int64, so out-of-range values wrap (300. -> uint8 44).
         x = x.astype(jnp.int64)
+    if dt is _dtype.float8_e4m3fn:
+        # PyTorch saturates out-of-range values (inf too) to +-448; ml_dtypes makes them nan.
+        x = jnp.clip(x.astype(jnp.float32) if x.dtype.itemsize < 4 or not jnp.issubdtype(
+            x.dtype, jnp.floating) else x, -448, 448)
+    elif dt is _dtype.float8_e8m0fnu:
+        # A power of two with no sign and no zero: PyTorch drops the sign and sends what is
+        # below the smallest normal float32 to 2^-127, the code 0 (XLA flushes float32
+        # subnormals to zero, and a zero would become nan).
+        a = jnp.abs(x.astype(jnp.float32))
+        smallest = jax.lax.bitcast_convert_type(jnp.uint8(0), target)
+        return jnp.where(a < 2.0 ** -126, smallest, a.astype(target))
     return x.astype(target)
 
 
@@ -42,6 +53,8 @@ def _to_copy(input: T, *, dtype=None):
 
 @op(promote=NONE, method=False, out=False, jit=False)
 def _to_device(input: T, device):
+    if device.type == "meta":
+        return _meta.like(input)
     return jax.device_put(input, _device.to_jax(device))
 
 
@@ -99,6 +112,8 @@ def to_impl(self: Tensor, device=None, dtype=None, copy=False) -> Tensor:
     if dtype is not None and dtype is not self.dtype:
         out = _cast(out, dtype)
     if device is not None and not _same_device(self, device):
+        if self.is_meta:
+            raise NotImplementedError(_meta.NO_DATA)
         out = _to_device(out, device)
     if out is self and copy:
         out = self.clone()

@@ -16,23 +16,19 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _device, _dtype, _programs
+from .. import _device, _dtype, _meta, _programs
 from .._tensor import Tensor, wrap
 from ._registry import composite, write_out
 from .views import shape_arg
 
-_default_device = {"device": None}
-
-
 def set_default_device(device) -> None:
     """Matches `torch.set_default_device`."""
-    _default_device["device"] = None if device is None else _device.device(device)
-    jax.config.update("jax_default_device",
-                      None if device is None else _device.to_jax(device))
+    _device.set_default(device)
 
 
 def get_default_device() -> _device.device:
-    d = _default_device["device"]
+    """Matches `torch.get_default_device` (the innermost `with torch.device(...)` counts)."""
+    d = _device.default_device()
     return d if d is not None else _device.device("cpu")
 
 
@@ -40,10 +36,15 @@ def finish(arr, dtype=None, device=None, requires_grad=False, out=None) -> Tenso
     """The factory epilogue: cast, place on `device`, set `requires_grad`, honour `out=`."""
     if dtype is not None and arr.dtype != dtype.np:
         arr = arr.astype(dtype.np)
+    if device is None:
+        device = _device.default_device()
     if device is not None:
-        jdev = _device.to_jax(device)
-        if not isinstance(arr, jax.core.Tracer) and jdev not in arr.devices():
-            arr = jax.device_put(arr, jdev)
+        if _device.is_meta(device):
+            arr = _meta.like(arr)
+        else:
+            jdev = _device.to_jax(device)
+            if not isinstance(arr, jax.core.Tracer) and jdev not in arr.devices():
+                arr = jax.device_put(arr, jdev)
     t = wrap(arr)
     if requires_grad:
         if not (t.dtype.is_floating_point or t.dtype.is_complex):
@@ -236,7 +237,54 @@ def as_tensor(data, dtype=None, device=None):
     return finish(_from_data(data, dtype), dtype, device)
 
 
-@composite(method=False, aliases=("asarray",))
+@composite(method=False)
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    """Matches `torch.asarray`: a tensor shares `obj` (a tensor) when no dtype or device change
+    and no `copy=True` asks for a new one; storages are reinterpreted as `dtype`; numpy
+    arrays, buffers, scalars and (nested) sequences are converted as `torch.tensor` does.
+
+    Unlike PyTorch, a tensor made from a numpy array or a buffer never shares its memory
+    (jax arrays are immutable), so `copy=False` with such an object raises.
+    """
+    from .._storage import TypedStorage, UntypedStorage
+    dev = None if device is None else _device.device(device)
+    if isinstance(obj, Tensor):
+        if dtype is None or dtype is obj.dtype:
+            if dev is None or dev == obj.device:
+                if copy:
+                    return obj.clone().requires_grad_(requires_grad) if requires_grad else \
+                        obj.clone()
+                if requires_grad:
+                    obj.requires_grad_(True)
+                return obj
+        elif copy is False:
+            raise ValueError(f"can't alias tensor with dtype '{_dtype.c10_name(obj.dtype)}' "
+                             f"into dtype '{_dtype.c10_name(dtype)}'.")
+        return obj.to(device=dev, dtype=dtype, copy=True).requires_grad_(requires_grad)
+    if copy is False:
+        raise ValueError("jtorch cannot make a tensor that shares the memory of a "
+                         f"{type(obj).__name__}: jax arrays are immutable (use copy=None)")
+    if isinstance(obj, (UntypedStorage, TypedStorage)):
+        if isinstance(obj, TypedStorage):
+            dtype = dtype or obj.dtype
+        dtype = dtype or _dtype.get_default_dtype()
+        raw = (obj._untyped_storage if isinstance(obj, TypedStorage) else obj)._bytes()
+        arr = _device.from_host(raw.view(dtype.np))     # the storage's bytes (or a window)
+        return finish(arr, None, dev if dev is not None else obj.device, requires_grad)
+    if isinstance(obj, (bytes, bytearray, memoryview)):
+        dt = dtype or _dtype.uint8
+        return finish(_device.from_host(np.frombuffer(obj, dtype=dt.np)), None, dev,
+                      requires_grad)
+    if isinstance(obj, np.ndarray) or hasattr(obj, "__array__") and not isinstance(
+            obj, (list, tuple)):
+        arr = np.asarray(obj)
+        if arr.dtype.kind not in "biufc" and arr.dtype != jnp.bfloat16:
+            raise TypeError(f"can't convert np.ndarray of type {arr.dtype}.")
+        return finish(_device.from_host(arr), dtype, dev, requires_grad)
+    return tensor(obj, dtype=dtype, device=dev, requires_grad=requires_grad)
+
+
+@composite(method=False)
 def from_numpy(ndarray):
     """Matches `torch.from_numpy`, except that the tensor does not share the numpy buffer."""
     if not isinstance(ndarray, np.ndarray):
@@ -316,7 +364,12 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
 
 def _new_factory(name, fill):
     def method(self, *args, dtype=None, device=None, requires_grad=False, layout=None,
-               pin_memory=False):
+               pin_memory=False, **named):
+        # PyTorch also takes the leading arguments by name: new_ones(size=()), new_full(size=,
+        # fill_value=), new_tensor(data=)
+        args += tuple(named.pop(k) for k in ("size", "fill_value", "data") if k in named)
+        if named:
+            raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(named))}'")
         dt = dtype or self.dtype
         dev = device if device is not None else self.device
         if fill == "full":

@@ -13,14 +13,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _views
+from .. import _meta, _views
 from .._tensor import Tensor, wrap
 from . import _registry
 from ._registry import NONE, T, TI, broadcast_error, composite, op, write_inplace
 
 
 def _is_tracer(a) -> bool:
-    return isinstance(a, jax.core.Tracer)
+    return _meta.no_values(a)
 
 
 def _as_index_tensor(v):
@@ -282,9 +282,15 @@ def copy_(self, src, non_blocking=False):
         src = wrap(jnp.asarray(src))
     _check_broadcast(tuple(src.shape), tuple(self.shape))
     if src.device != self.device:
-        src = wrap(jax.device_put(src._array, next(iter(self._array.devices()))))
+        if self.is_meta:        # copying into a meta tensor checks shapes and moves nothing
+            src = wrap(_meta.like(src._array))
+        elif src.is_meta:
+            raise NotImplementedError(_meta.NO_DATA)
+        else:
+            src = wrap(jax.device_put(src._array, next(iter(self._array.devices()))))
     if (not self._rg and not src._rg and _registry.forward_ad is None
-            and src._array.shape == self._shape() and src._array.dtype == self.dtype.np):
+            and src._array.shape == self._shape() and src._array.dtype == self.dtype.np
+            and type(src._array) is not _meta.MetaArray):
         # Nothing to broadcast, cast or differentiate: `src`'s array is the new value (no
         # kernel, so no compile for a new shape: initialising parameters writes many).
         write_inplace(self, src)

@@ -19,6 +19,7 @@ import numpy as np
 from .._dtype import c10_name
 from jax._src.lax import linalg as _lax_linalg
 
+from .. import _meta
 from ._registry import (METHODS, NAMESPACES, NONE, T, TI, broadcast_error,
                         name_return_type, op)
 from .matmul import HIGHEST
@@ -735,7 +736,7 @@ def _raise_info(info, name: str, message: str, error=LinAlgError) -> None:
 
 
 def _eager(t) -> bool:
-    return not isinstance(t._array, jax.core.Tracer)
+    return not _meta.no_values(t._array)
 
 
 def _checked(fn, name: str, message: str, info_of, error=LinAlgError):

@@ -14,6 +14,7 @@ import numpy as np
 
 from .._tensor import Tensor, wrap
 from .._dtype import c10_name
+from .. import _meta
 from ._registry import INT_TO_FLOAT, DEFAULT, NONE, T, TI, composite, op
 
 loss_op = lambda name, **kw: op(name=f"nn.functional.{name}", method=False,  # noqa: E731
@@ -170,7 +171,7 @@ def _gaussian_nll_loss(input: T, target: T, var: T, *, full=False, eps=1e-6, red
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
     """Matches `torch.nn.functional.gaussian_nll_loss`."""
     v = var._array if isinstance(var, Tensor) else np.asarray(var)
-    if not isinstance(v, jax.core.Tracer) and bool(np.any(np.asarray(v) < 0)):
+    if not _meta.no_values(v) and bool(np.any(np.asarray(v) < 0)):
         raise ValueError("var has negative entry/entries")
     return _gaussian_nll_loss(input, target, var, full=full, eps=eps, reduction=reduction)
 
@@ -464,7 +465,7 @@ def _nll(logp, target, weight, ignore_index, reduction):
 
 def check_targets(target, n_classes, ignore_index):
     """Eager bounds check of class indices (PyTorch's IndexError); skipped under tracing."""
-    if not isinstance(target, Tensor) or isinstance(target._array, jax.core.Tracer):
+    if not isinstance(target, Tensor) or _meta.no_values(target._array):
         return
     if not np.issubdtype(np.dtype(target.dtype.np), np.integer) or target.numel() == 0:
         return

@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _meta
 from .._tensor import Tensor, wrap_dim
 from .._dtype import c10_name
 from ._registry import DEFAULT, NONE, TI, TL, T, _return_types_repr, composite, op
@@ -28,7 +28,7 @@ from .views import permute, shape_arg
 
 def _concrete(*arrays) -> bool:
     """True when no array is a jax tracer, so value checks can run (eager calls)."""
-    return not any(isinstance(a, jax.core.Tracer) for a in arrays if a is not None)
+    return not any(_meta.no_values(a) for a in arrays if a is not None)
 
 
 # ---------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _random
+from .. import _random, _meta
 from .._tensor import wrap, wrap_dim
 from .._dtype import c10_name
 from ._registry import INT_TO_FLOAT, NONE, T, TI, broadcast_error, composite, op
@@ -94,7 +94,7 @@ def _check_indices(indices, what="embedding"):
 def _index_values(t):
     """Concrete index values as numpy, or None when traced (value checks are then skipped)."""
     a = getattr(t, "_array", None)
-    return None if a is None or isinstance(a, jax.core.Tracer) or a.size == 0 else np.asarray(a)
+    return None if a is None or _meta.no_values(a) or a.size == 0 else np.asarray(a)
 
 
 def _check_embedding_range(weight, indices, *args, inplace=False, out=None):
@@ -265,7 +265,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
 def one_hot(tensor: TI, num_classes=-1):
     if tensor.dtype != jnp.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
-    concrete = not isinstance(tensor, jax.core.Tracer)
+    concrete = not _meta.no_values(tensor)
     if num_classes == -1:
         if tensor.size == 0:
             raise RuntimeError("Can not infer total number of classes from empty tensor.")

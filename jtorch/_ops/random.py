@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype, _programs
+from .. import _dtype, _meta, _programs
 from .._random import key_for
 from .._tensor import Tensor, wrap
 from .._dtype import c10_name
@@ -113,7 +113,7 @@ def _num(v):
 
 
 def _concrete(t: Tensor) -> bool:
-    return not isinstance(t._array, jax.core.Tracer)
+    return not _meta.no_values(t._array)
 
 
 # ---------------------------------------------------------------------------

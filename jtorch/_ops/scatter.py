@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _meta
 from .._tensor import Tensor, wrap, wrap_dim
 from .._dtype import c10_name
 from . import _registry
@@ -26,7 +26,7 @@ kernel = op(promote=NONE, method=False, out=False)
 def _values(t):
     """The index values as numpy, or None when traced (value checks are then skipped)."""
     a = t._array
-    return None if isinstance(a, jax.core.Tracer) or a.size == 0 else np.asarray(a)
+    return None if _meta.no_values(a) or a.size == 0 else np.asarray(a)
 
 
 def _finish(result, out):

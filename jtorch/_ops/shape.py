@@ -10,11 +10,10 @@ import itertools
 import math
 import numbers
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _meta
 from .._tensor import Tensor, wrap, wrap_dim
 from .._dtype import c10_name
 from . import views
@@ -314,7 +313,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         if repeats.ndim == 1 and repeats.shape[0] not in (1, n):
             raise RuntimeError(f"repeats must have the same size as input along dim, but got "
                                f"repeats.size(0) = {repeats.shape[0]} and input.size({d}) = {n}")
-        if isinstance(repeats._array, jax.core.Tracer):
+        if _meta.no_values(repeats._array):
             # Under tracing the output size must be given: it cannot be read off the counts.
             if output_size is None:
                 raise RuntimeError("repeat_interleave with tensor repeats needs output_size= "

@@ -12,6 +12,7 @@ import jax.numpy as jnp
 import jax.scipy.special as jss
 
 from . import _special_impl as _k
+from .. import _meta
 from ._registry import DEFAULT, INT_TO_FLOAT, T, composite, op
 
 def _require_float(name, *arrays):
@@ -67,7 +68,7 @@ def mvlgamma(input: T, p):
     """Matches `torch.mvlgamma`."""
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
-    if not isinstance(input, jax.core.Tracer) and input.size and not bool(
+    if not _meta.no_values(input) and input.size and not bool(
             jnp.all(input > (p - 1) / 2)):
         raise RuntimeError("All elements must be greater than (p-1)/2")
     return _mvlgamma_kernel(input, p)

@@ -6,7 +6,7 @@ import math
 import jax
 import jax.numpy as jnp
 
-from .. import _dtype
+from .. import _dtype, _meta
 from .._tensor import Tensor, wrap, wrap_dim
 from .._dtype import c10_name
 from ._registry import NONE, T, TI, composite, name_return_type, op
@@ -232,7 +232,7 @@ def _quantile_front(name, ignore_nan):
             if q.dtype != input.dtype:
                 raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
             qa = q._array
-            if not isinstance(qa, jax.core.Tracer) and bool(jnp.any((qa < 0) | (qa > 1))):
+            if not _meta.no_values(qa) and bool(jnp.any((qa < 0) | (qa > 1))):
                 raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
         else:
             if not 0 <= q <= 1:

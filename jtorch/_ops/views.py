@@ -10,6 +10,7 @@ import functools
 import math
 
 from .. import _dtype, _views
+from .._dtype import c10_name
 from .._tensor import Tensor, meta, wrap_dim
 from . import _registry
 from ._registry import NONE, T, composite, op
@@ -62,10 +63,32 @@ def _view(input: T, *shape):
 
 
 def _view_dtype(input, dt):
-    if dt.itemsize != input.dtype.itemsize:
-        raise RuntimeError("jtorch supports view(dtype) only between dtypes of the same size, "
-                           f"not {input.dtype} -> {dt}")
-    return _views.Bitcast(dt.np)
+    """`view(dtype)`: same-size dtypes reinterpret each element; otherwise the last dimension
+    (which must have stride 1) is reinterpreted, with PyTorch's checks and messages."""
+    old = input.dtype
+    if dt.itemsize == old.itemsize and not ({old._kind, dt._kind} & {"b", "c"}):
+        return _views.Bitcast(dt.np)
+    what = f"to view {c10_name(old)} as {c10_name(dt)} (different element sizes)"
+    if dt.itemsize == old.itemsize:     # bool or complex: reinterpreted through bytes
+        return _views.BitcastResize(dt.np, old.itemsize)
+    if input.ndim == 0:
+        raise RuntimeError(f"self.dim() cannot be 0 {what}")
+    stride = input.stride()
+    if stride[-1] != 1:
+        raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {stride[-1]}")
+    if dt.itemsize > old.itemsize:
+        k = dt.itemsize // old.itemsize
+        if input.shape[-1] % k:
+            raise RuntimeError(f"self.size(-1) must be divisible by {k} {what}, but got "
+                               f"{input.shape[-1]}")
+        if input.storage_offset() % k:
+            raise RuntimeError(f"self.storage_offset() must be divisible by {k} {what}, but "
+                               f"got {input.storage_offset()}")
+        for i, s in enumerate(stride[:-1]):
+            if s % k:
+                raise RuntimeError(f"self.stride({i}) must be divisible by {k} {what}, but got "
+                                   f"{s}")
+    return _views.BitcastResize(dt.np, old.itemsize)
 
 
 def _shape_kw(shape, kwargs, name):
@@ -79,8 +102,15 @@ def _shape_kw(shape, kwargs, name):
 
 @composite(method="view", function=False)
 def view(self, *shape, **kwargs):
-    """Matches `torch.Tensor.view`."""
-    return _view(self, *_shape_kw(shape, kwargs, "size"))
+    """Matches `torch.Tensor.view`: `view(*shape)`, `view(size=...)`, `view(dtype)`."""
+    if not shape and set(kwargs) == {"dtype"}:
+        shape = (kwargs["dtype"],)
+    elif not (len(shape) == 1 and isinstance(shape[0], _dtype.dtype)):
+        return _view(self, *_shape_kw(shape, kwargs, "size"))
+    # view(dtype) shares storage but is not differentiable: PyTorch gives no grad_fn.
+    out = _view(self.detach(), shape[0])
+    out._mark_detached()
+    return out
 
 
 @composite(method=True, function=False)

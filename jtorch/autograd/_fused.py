@@ -39,7 +39,7 @@ _compiled = _programs.ProgramCache("fused-backwards", share=1 / 16)
 
 def _plain(node) -> bool:
     return not (node._pre_hooks or node._hooks or node._tensor_pre_hooks or node._retains
-                or node._freed)
+                or node._freed or getattr(node, "_packed", False))
 
 
 def run(root_edges, root_grads, retain_graph: bool) -> bool:

@@ -1,0 +1,47 @@
+"""Test set-up shared by `tests/` and `compat/`: how XLA compiles, and a compilation cache.
+
+The suite is dominated by XLA compiles (thousands of small programs, each run a few times),
+so the tests ask XLA's CPU backend for its cheapest code generation: at optimization level 0
+a small program compiles about twice as fast, and the tests never run long enough for the
+slower code to matter. Subprocesses (the script corpus, the ecosystem cases, DataLoader
+workers) inherit the setting through the environment. `JTORCH_TEST_XLA_OPT=1` turns it off.
+"""
+
+import os
+
+if os.environ.get("JTORCH_TEST_XLA_OPT") != "1":
+    _flag = "--xla_backend_optimization_level=0"
+    if _flag not in os.environ.get("XLA_FLAGS", ""):
+        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + _flag).strip()
+
+import jax  # noqa: E402 - XLA reads XLA_FLAGS when its backend starts, after the line above
+
+_CACHE = os.environ.get("JTORCH_TEST_CACHE", os.path.join(os.path.dirname(__file__),
+                                                          ".jax_cache"))
+# One cache directory per pytest-xdist worker: jax's cache files are not safe to read while
+# another process writes them.
+_CACHE = os.path.join(_CACHE, os.environ.get("PYTEST_XDIST_WORKER", "main"))
+jax.config.update("jax_compilation_cache_dir", os.path.abspath(_CACHE))
+jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+
+
+# Every compiled XLA program holds memory mappings; a process that compiles thousands of them
+# (this suite) would reach the kernel's limit (vm.max_map_count, 65530) and crash. Dropping
+# jax's in-memory executables now and then keeps it far below; the persistent cache on disk
+# still answers recompiles.
+_tests_run = [0]
+
+
+def _map_count() -> int:
+    try:
+        with open("/proc/self/maps", "rb") as f:
+            return sum(1 for _ in f)
+    except OSError:
+        return 0
+
+
+def pytest_runtest_teardown(item, nextitem):
+    _tests_run[0] += 1
+    if _tests_run[0] % 20 == 0 and _map_count() > 20000:
+        jax.clear_caches()
