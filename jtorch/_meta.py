@@ -18,6 +18,8 @@ from __future__ import annotations
 import jax
 
 NO_DATA = "Cannot copy out of meta tensor; no data!"
+VALUE_DEPENDENT = ("this operator's output shape depends on the values of its inputs, so it "
+                   "cannot run on meta tensors (PyTorch has no meta kernel for it either)")
 
 
 # Set once the first meta array is made: until then the dispatcher never looks for one.
@@ -86,9 +88,7 @@ def eval_shape(fn, *args):
     except (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError,
             jax.errors.TracerBoolConversionError,
             jax.errors.TracerIntegerConversionError) as e:
-        raise NotImplementedError(
-            "this operator's output shape depends on the values of its inputs, so it cannot "
-            "run on meta tensors (PyTorch has no meta kernel for it either)") from e
+        raise NotImplementedError(VALUE_DEPENDENT) from e
     return _to_meta(out)
 
 

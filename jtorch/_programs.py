@@ -128,6 +128,9 @@ class Sightings:
     def forget(self, key) -> None:
         self._counts.pop(key, None)
 
+    def __contains__(self, key) -> bool:
+        return key in self._counts
+
 
 class ShapedJit:
     """`jax.jit(fn)` for arrays of any shape, one wrapper per (shapes, dtypes) in `cache`.

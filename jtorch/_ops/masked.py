@@ -3,9 +3,11 @@
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _meta
 from .._dtype import c10_name
-from ._registry import ALWAYS_BOOL, NONE, T, TI, composite, op
+from .._tensor import wrap
+from . import _registry
+from ._registry import ALWAYS_BOOL, NONE, T, TI, broadcast_error, call_out, composite, op
 from .scatter import _inplace, _values, kernel
 
 
@@ -70,12 +72,32 @@ def masked_scatter_(self, mask, source):
     return _inplace(_masked_scatter, self, mask, source)
 
 
-@op(promote=NONE, jit=False)
-def masked_select(input: T, mask: TI):
-    if mask.dtype != jnp.bool_:
+# The gather behind masked_select, named as PyTorch names its node (MaskedSelectBackward0).
+@_registry.kernel(name="masked_select", promote=NONE)
+def _gather_selected(input: T, index: TI, shape):
+    return jnp.broadcast_to(input, shape).reshape(-1)[index]
+
+
+@composite(method=True)
+def masked_select(input, mask, *, out=None):
+    """Matches `torch.masked_select`.
+
+    Which elements are selected (their number is the result's length) is read from the mask
+    here, eagerly; a compiled kernel gathers them. Its backward, a scatter to those
+    positions, reads no host values, so a training loop's graph through it can fuse.
+    """
+    if mask.dtype is not _dtype.bool:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
-    shape = jnp.broadcast_shapes(input.shape, mask.shape)
-    return jnp.broadcast_to(input, shape)[np.asarray(jnp.broadcast_to(mask, shape))]
+    err = broadcast_error(tuple(mask.shape), tuple(input.shape))   # (PyTorch's a and b)
+    if err is not None:
+        raise err
+    shape = tuple(jnp.broadcast_shapes(tuple(input.shape), tuple(mask.shape)))
+    if _meta.is_meta(mask._array) or _meta.is_meta(input._array):
+        raise NotImplementedError(_meta.VALUE_DEPENDENT)
+    # (a traced mask raises jax's TracerArrayConversionError here: the shape depends on it)
+    positions = np.flatnonzero(np.broadcast_to(np.asarray(mask._array), shape))
+    index = wrap(jnp.asarray(positions, jnp.int64))
+    return call_out(_gather_selected._op, (input, index, shape), out)
 
 
 # ---------------------------------------------------------------------------

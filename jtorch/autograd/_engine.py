@@ -14,7 +14,6 @@ program.
 
 from __future__ import annotations
 
-import heapq
 import traceback
 
 import jax
@@ -26,7 +25,8 @@ from .._tensor import AutogradMeta, Tensor, meta, wrap
 from . import _fused, anomaly_mode, grad_mode
 from ._names import call_name, index_name, node_name
 from .graph import (
-    DIFF_DTYPES, AccumulateGrad, FnNode, Node, accumulate, edge_of, post_order, regenerate_view,
+    DIFF_DTYPES, AccumulateGrad, FnNode, Node, accumulate, dependencies, edge_of, regenerate_view,
+    schedule,
 )
 
 _state = grad_mode._state
@@ -270,29 +270,6 @@ def _inplace_through_view(view: Tensor, root: Tensor, result: Tensor) -> None:
 # The engine
 
 
-def _graph(roots, targets):
-    """Nodes that matter for this backward, with their dependency counts.
-
-    With `targets`, only nodes from which a target is reachable matter (`autograd.grad`
-    runs no more of the graph than it needs).
-    """
-    post = post_order(roots)
-    visited = set(post)
-    if targets is None:
-        needed = visited
-    else:
-        needed = set()
-        for n in post:
-            if n in targets or any(e is not None and e[0] in needed for e in n._edges):
-                needed.add(n)
-    deps = dict.fromkeys(needed, 0)
-    for n in needed:
-        for e in n._edges:
-            if e is not None and e[0] in needed:
-                deps[e[0]] += 1
-    return needed, deps
-
-
 def execute(root_edges, root_grads, *, retain_graph: bool, create_graph: bool,
             capture=None, accumulate_into=None):
     """Runs the graph backward from `root_edges` seeded with `root_grads`.
@@ -309,7 +286,7 @@ def execute(root_edges, root_grads, *, retain_graph: bool, create_graph: bool,
     if accumulate_into is not None:
         targets = (targets or set()) | set(accumulate_into)
     roots = list(dict.fromkeys(e[0] for e in root_edges))
-    needed, deps = _graph(roots, targets)
+    needed, deps = dependencies(roots, targets)
     buffers = {}
     for (node, nr), g in zip(root_edges, root_grads):
         if node not in needed:
@@ -317,12 +294,9 @@ def execute(root_edges, root_grads, *, retain_graph: bool, create_graph: bool,
         buf = buffers.setdefault(node, [None] * _n_out(node))
         buf[nr] = g if buf[nr] is None else buf[nr] + g
     captured = {}
-    ready = [(-n._seq, id(n), n) for n in roots if n in needed and deps[n] == 0]
-    heapq.heapify(ready)
     grads_mode = grad_mode.set_grad_enabled(create_graph)
     with grads_mode:
-        while ready:
-            node = heapq.heappop(ready)[2]
+        for node in schedule(roots, needed, deps):
             grads = buffers.pop(node, None) or [None] * _n_out(node)
             try:
                 out = _run_node(node, grads, create_graph, capture, captured, accumulate_into)
@@ -330,19 +304,13 @@ def execute(root_edges, root_grads, *, retain_graph: bool, create_graph: bool,
                 if not retain_graph:
                     node.release()
             for e, g in zip(node._edges, out):
-                if e is None:
+                if e is None or g is None or e[0] not in needed:
                     continue
                 child, nr = e
-                if child not in needed:
-                    continue
-                if g is not None:
-                    buf = buffers.get(child)
-                    if buf is None:
-                        buf = buffers[child] = [None] * _n_out(child)
-                    buf[nr] = g if buf[nr] is None else buf[nr] + g
-                deps[child] -= 1
-                if deps[child] == 0:
-                    heapq.heappush(ready, (-child._seq, id(child), child))
+                buf = buffers.get(child)
+                if buf is None:
+                    buf = buffers[child] = [None] * _n_out(child)
+                buf[nr] = g if buf[nr] is None else buf[nr] + g
     return captured
 
 

@@ -11,6 +11,15 @@ in a variable-length loop) costs no such compile. The node-by-node engine
 remains the reference and handles everything this path declines: hooks,
 retained grads, custom Functions, `create_graph`, `inputs=`, saved tensors
 modified in place, freed graphs.
+
+The fused program runs what the engine runs: the same VJPs, in the engine's order
+(`graph.schedule`), gradients meeting at a node summed in the same order. A kernel
+that needs host values in its backward (a value-dependent shape, a Python branch on
+a value) cannot be traced into it: tracing such a graph fails, and the graph is
+declined for good (`_declined`), whether the failure comes while tracing on the
+caller's thread, compiling in the background, or at the first call. Ops keep their
+host-dependent part outside the kernel where they can (`masked_select` finds the
+selected positions eagerly and gathers them in a kernel), so their graphs fuse.
 """
 
 from __future__ import annotations
@@ -22,7 +31,7 @@ import jax
 
 from .. import _programs
 from .._tensor import wrap
-from .graph import AccumulateGrad, FnNode, backward_of, post_order
+from .graph import AccumulateGrad, FnNode, backward_of, dependencies, schedule
 
 # structure (kernels by id: a sighting must not keep an evicted kernel alive) -> times seen
 _seen = _programs.Sightings(limit=1024)
@@ -35,6 +44,10 @@ _executor = None
 _MAX_NODES = 160
 # structure -> jitted whole backward (big programs: a small share of the bound)
 _compiled = _programs.ProgramCache("fused-backwards", share=1 / 16)
+# structures (by id, as `_seen`) whose backward cannot be traced as one program: the engine's
+_declined = _programs.Sightings(limit=1024)
+# why the latest structure was declined (for tests and debugging)
+last_failure: list = [None]
 
 
 def _plain(node) -> bool:
@@ -44,11 +57,11 @@ def _plain(node) -> bool:
 
 def run(root_edges, root_grads, retain_graph: bool) -> bool:
     """Runs the backward fused if the graph qualifies; False means "use the engine"."""
-    roots = [e[0] for e in root_edges]
-    order = post_order(roots)
-    if len(order) > _MAX_NODES:
+    roots = list(dict.fromkeys(e[0] for e in root_edges))
+    needed, deps = dependencies(roots)
+    if len(needed) > _MAX_NODES:
         return False
-    order.reverse()                      # parents before children: a topological order
+    order = schedule(roots, needed, deps)
     index = {n: i for i, n in enumerate(order)}
     spec, args, leaves, old_grads = [], [], [], []
     for n in order:
@@ -84,7 +97,11 @@ def run(root_edges, root_grads, retain_graph: bool) -> bool:
         fn = _program(key, call_args)
         if fn is None:
             return False
-    new = fn(*call_args)
+    try:
+        new = fn(*call_args)
+    except Exception as e:  # noqa: BLE001 - nothing is written yet: the engine runs instead
+        _decline(key, e)
+        return False
     for leaf, g in zip(leaves, new):
         if g is None:
             continue
@@ -109,20 +126,42 @@ def _program(key, call_args):
         del _pending[key]
         try:
             return _compiled.put(key, _Fused(jitted, future.result()))
-        except Exception:  # noqa: BLE001 - a failed compile: the traced call will say why
-            return _compiled.put(key, jitted)
-    if _seen.note(_by_id(key)) < 2:     # one-off graphs (tests, notebooks): not worth it
+        except Exception as e:  # noqa: BLE001 - XLA's compile failed: the engine runs
+            _decline(key, e)
+            return None
+    by_id = _by_id(key)
+    if by_id in _declined:
+        return None
+    if _seen.note(by_id) < 2:     # one-off graphs (tests, notebooks): not worth it
         return None
     jitted = jax.jit(_whole_backward(*key))
-    if not _BACKGROUND or _programs.tracing():
-        return _compiled.put(key, jitted)       # (under a trace nothing compiles now)
+    if _programs.tracing():         # (under a trace nothing compiles now; `run` catches)
+        return _compiled.put(key, jitted)
+    try:
+        # Tracing and lowering here (they read jtorch's caches): a backward that needs host
+        # values fails now, on the caller's thread, and the graph stays with the engine.
+        lowered = jitted.lower(*call_args)
+    except Exception as e:  # noqa: BLE001
+        _decline(key, e)
+        return None
+    if not _BACKGROUND:
+        try:
+            return _compiled.put(key, _Fused(jitted, lowered.compile()))
+        except Exception as e:  # noqa: BLE001
+            _decline(key, e)
+            return None
     global _executor
     if _executor is None:
         _executor = concurrent.futures.ThreadPoolExecutor(1, "jtorch-compile")
-    # Tracing and lowering here (they read jtorch's caches); XLA's compile in the background.
-    lowered = jitted.lower(*call_args)
     _pending[key] = (jitted, _executor.submit(lowered.compile))
     return None
+
+
+def _decline(key, error: Exception) -> None:
+    """Keeps `key`'s graphs on the engine from now on."""
+    _compiled.pop(key)
+    _declined.note(_by_id(key))
+    last_failure[0] = f"{type(error).__name__}: {error}"  # (not the error: its frames)
 
 
 def _by_id(key):
