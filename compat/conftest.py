@@ -49,7 +49,21 @@ def _grads_summary(terminalreporter):
     passed = sum(1 for r in implemented if r["status"] == "pass")
     named = sum(1 for r in implemented if "name_mismatch" not in r)
     n = len(implemented)
-    terminalreporter.write_line(f"compat grads: {passed}/{n} pass (names {named}/{n})")
+    samples = sum(r.get("samples", 0) for r in implemented)
+    ok = sum(r.get("samples_ok", 0) for r in implemented)
+    line = (f"compat grads: {passed}/{n} pass, {100.0 * ok / max(samples, 1):.1f}% of "
+            f"{samples} samples (names {named}/{n})")
+    loops = [r["loop"] for r in implemented if "loop" in r]
+    if loops:
+        l_pass = sum(1 for r in loops if r["status"] == "pass")
+        l_samples = sum(r["samples"] for r in loops)
+        l_ok = sum(r["samples_ok"] for r in loops)
+        fused = sum(r["fused"] for r in loops)
+        bitwise = sum(r["bitwise"] for r in loops)
+        line += (f"; loop form: {l_pass}/{len(loops)} pass, {100.0 * l_ok / max(l_samples, 1):.1f}%"
+                 f" of {l_samples} samples, {fused} fused backwards, {bitwise} bit-equal to "
+                 "node by node")
+    terminalreporter.write_line(line)
     if os.environ.get("JTORCH_GRADS_UPDATE") == "1":
         _write_record(terminalreporter, results, "grads_status.json", "grads")
 

@@ -26,7 +26,19 @@ Knobs (environment variables):
                                `_CI_SAMPLES` smallest samples per op, which keeps a
                                cold-cache run within minutes (each shape compiles)
   JTORCH_GRADS_MAX_SAMPLES=n   at most n samples per op (the smallest ones)
+  JTORCH_GRADS_LOOP=n           how many samples per op also run in loop form (below);
+                               every checked sample with JTORCH_GRADS_FULL=1
   JTORCH_GRADS_UPDATE=1        write this run's results into compat/grads_status.json
+
+Loop form: a training loop calls `backward()` on the same graph again and again, and
+from the second time on jtorch runs it as one fused, compiled program
+(jtorch/autograd/_fused.py), which `autograd.grad` never does. In loop form a sample
+builds its graph and calls `loss.backward()` four times: the first node by node for
+reference, the next three as a loop runs them (the first of those node by node, the
+graph seen once; the others fused, compiled on the calling thread). Each step's `.grad`s are
+compared with PyTorch's as above, and the fused steps' with the node-by-node step's bit
+for bit. The record's "loop" entry per op counts samples, passing samples, fused steps and
+fused steps equal bit for bit; the summary line adds them.
 
 The committed record `compat/grads_status.json` makes regressions fail: an op
 recorded as passing must still pass. Ops not yet passing xfail with their first
@@ -45,6 +57,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("expecttest")
 
 import jtorch  # noqa: E402
+from jtorch.autograd import _fused  # noqa: E402
 from compat import opinfo  # noqa: E402
 
 RECORD = os.path.join(os.path.dirname(__file__), "grads_status.json")
@@ -53,6 +66,11 @@ _FULL = os.environ.get("JTORCH_GRADS_FULL") == "1"
 _CI_SAMPLES = 3
 _max_samples = int(os.environ.get("JTORCH_GRADS_MAX_SAMPLES", 0)) or (
     None if _FULL else _CI_SAMPLES)
+_CI_LOOP_SAMPLES = 1
+_loop_samples = int(os.environ.get("JTORCH_GRADS_LOOP", -1))
+if _loop_samples < 0:
+    _loop_samples = 10 ** 9 if _FULL else _CI_LOOP_SAMPLES
+LOOP_STEPS = 4     # one node by node for reference, then three as a loop runs them
 
 # Gradients are compared more loosely than forward values (opinfo.TOLERANCES: rtol 1.3e-5,
 # atol 1e-5 in float32): a gradient chains a few formulas (each a few ulp apart between ATen
@@ -295,8 +313,11 @@ def _skip_reason(op):
     return None
 
 
-def run_grads(op, max_samples=None) -> dict:
-    """Runs the gradient check over an op's float32 samples; returns a status record."""
+def run_grads(op, max_samples=None, loop_samples=0) -> dict:
+    """Runs the gradient check over an op's float32 samples; returns a status record.
+
+    The first `loop_samples` samples checked also run in loop form; the record's "loop"
+    entry counts them."""
     reason = _skip_reason(op)
     if reason:
         return {"name": op.name, "status": "skip", "reason": reason}
@@ -315,15 +336,18 @@ def run_grads(op, max_samples=None) -> dict:
         indexed.sort()
     n_total = n_ok = 0
     first_failure = name_mismatch = None
+    loop = {"samples": 0, "samples_ok": 0, "fused": 0, "bitwise": 0}
     for i, s in indexed:
-        outcome = _run_sample(op, fn, s, seed=i)
+        outcome = _run_sample(op, fn, s, seed=i, loop=loop["samples"] < loop_samples)
         if outcome is None:
             continue
         if outcome[0] is not None and _NO_ATTR.search(outcome[0]):
             # the OpInfo's wrapper calls a function jtorch lacks
             return {"name": op.name, "status": "missing", "reason": outcome[0]}
         n_total += 1
-        err, names = outcome
+        err, names, lp = outcome
+        if lp is not None or (err is not None and loop["samples"] < loop_samples):
+            _count_loop(loop, lp, i, err)
         if err is None:
             n_ok += 1
         elif first_failure is None:
@@ -339,7 +363,28 @@ def run_grads(op, max_samples=None) -> dict:
         rec["first_failure"] = first_failure
     if name_mismatch:
         rec["name_mismatch"] = name_mismatch
+    if loop["samples"]:
+        loop["status"] = "pass" if loop["samples_ok"] == loop["samples"] else "fail"
+        rec["loop"] = loop
     return rec
+
+
+def _count_loop(loop: dict, lp, i: int, err) -> None:
+    """Adds one sample's loop outcome (None: the single form failed first) to `loop`."""
+    loop["samples"] += 1
+    if lp is None:
+        loop.setdefault("first_failure", f"sample {i}: single form: {err}"[:300])
+        return
+    if lp["error"] is None:
+        loop["samples_ok"] += 1
+    else:
+        loop.setdefault("first_failure", f"sample {i}: {lp['error']}")
+    loop["fused"] += lp["fused"]
+    loop["bitwise"] += lp["bitwise"]
+    if lp["fused"] > lp["bitwise"]:
+        loop.setdefault("fused_differs", f"sample {i}")
+    if lp["declined"]:
+        loop.setdefault("declined", f"sample {i}: {lp['declined']}")
 
 
 _NO_ATTR = re.compile(r"^forward: AttributeError: module 'jtorch[.\w]*' has no attribute")
@@ -402,8 +447,23 @@ def _random_sample(op, s) -> bool:
     return opinfo.SEED_DEPENDENT_SAMPLES.get(op.name, opinfo.never)(s)
 
 
-def _run_sample(op, fn, s, seed):
-    """(error or None, (torch name, jtorch name) or None); None when PyTorch rejects it."""
+def _check_grads(op, s, ws, expected, actual) -> None:
+    """Raises Mismatch unless each of jtorch's gradients matches PyTorch's."""
+    for k, (e, a) in enumerate(zip(expected, actual)):
+        try:
+            compare_grad(e, a, f"grad[{k}]")
+        except ValueMismatch:
+            # Some samples cost float32 digits whatever the library (logcumsumexp at
+            # 1e4, ill-conditioned solves): PyTorch's float64 gradient arbitrates, and
+            # jtorch passes when it is as close to it as PyTorch's float32 one is.
+            e64 = _float64_grads(op, s, ws)
+            if e64 is None or e64[k] is None or not _as_close(a, e, e64[k]):
+                raise
+
+
+def _run_sample(op, fn, s, seed, loop=False):
+    """(error or None, (torch name, jtorch name) or None, loop outcome or None); None when
+    PyTorch rejects the sample. With `loop`, the loop form runs too (see `_loop_form`)."""
     leaves = _grad_leaves([s.input, list(s.args), s.kwargs], [])
     if not leaves or _random_sample(op, s):
         return None
@@ -429,10 +489,19 @@ def _run_sample(op, fn, s, seed):
         inputs = [twins[k] for k in range(len(leaves)) if k in twins]
         if len(inputs) != len(leaves):
             raise Mismatch("a grad input did not reach the call")
-        try:
-            j_raw = _jtorch_wrapper(op, s)(fn, *args, **kwargs)
-        except Exception as e:  # noqa: BLE001
-            raise Mismatch(f"forward: {type(e).__name__}: {str(e)[:200]}") from None
+
+        def forward():
+            """jtorch's call and weighted loss: (raw output, loss)."""
+            try:
+                j_raw = _jtorch_wrapper(op, s)(fn, *args, **kwargs)
+            except Exception as e:  # noqa: BLE001
+                raise Mismatch(f"forward: {type(e).__name__}: {str(e)[:200]}") from None
+            j_flat = _flatten(j_process(j_raw), [])
+            if len(j_flat) != len(flat):
+                raise Mismatch(f"{len(j_flat)} outputs, torch {len(flat)}")
+            return j_raw, _loss(jtorch, j_flat, ws)
+
+        j_raw, loss = forward()
         j_flat_raw = _flatten(j_raw, [])
         if t_name is not None:
             pos = _diff_positions(_flatten(raw, []))
@@ -441,27 +510,86 @@ def _run_sample(op, fn, s, seed):
                 gfn = getattr(j_flat_raw[pos[0]], "grad_fn", None)
                 j_name = gfn.name() if gfn is not None else None
             names = (t_name, j_name)
-        j_flat = _flatten(j_process(j_raw), [])
-        if len(j_flat) != len(flat):
-            raise Mismatch(f"{len(j_flat)} outputs, torch {len(flat)}")
-        loss = _loss(jtorch, j_flat, ws)
         if not loss.requires_grad:
             raise Mismatch("no output requires grad")
         actual = jtorch.autograd.grad(loss, inputs, allow_unused=True)
-        for k, (e, a) in enumerate(zip(expected, actual)):
-            try:
-                compare_grad(e, a, f"grad[{k}]")
-            except ValueMismatch:
-                # Some samples cost float32 digits whatever the library (logcumsumexp at
-                # 1e4, ill-conditioned solves): PyTorch's float64 gradient arbitrates, and
-                # jtorch passes when it is as close to it as PyTorch's float32 one is.
-                e64 = _float64_grads(op, s, ws)
-                if e64 is None or e64[k] is None or not _as_close(a, e, e64[k]):
-                    raise
+        _check_grads(op, s, ws, expected, actual)
     except Exception as e:  # noqa: BLE001 — any jtorch error is a failed sample
         msg = str(e) if isinstance(e, Mismatch) else f"{type(e).__name__}: {e}"
-        return msg[:300], names
-    return None, names
+        return msg[:300], names, None
+    lp = _loop_form(lambda: forward()[1], inputs, lambda a: _check_grads(
+        op, s, ws, expected, a)) if loop else None
+    return None, names, lp
+
+
+# ---------------------------------------------------------------------------
+# Loop form: a training loop's repeated backward() goes through the fused whole-graph
+# backward (jtorch/autograd/_fused.py) from the second identical graph on, a path that
+# `autograd.grad` above never takes.
+
+
+class _FusedCalls:
+    """Replaces `_fused.run` for a while: records whether each backward ran fused, or (with
+    `off`) keeps every backward on the node-by-node engine."""
+
+    def __init__(self, off=False):
+        self.off = off
+        self.ran = []
+
+    def __call__(self, *args):
+        ran = False if self.off else self.run(*args)
+        self.ran.append(ran)
+        return ran
+
+    def __enter__(self):
+        self.run, self.background = _fused.run, _fused._BACKGROUND
+        _fused.run = self
+        # compile on this thread: the second step's backward is fused, not still compiling
+        _fused._BACKGROUND = False
+        return self
+
+    def __exit__(self, *exc):
+        _fused.run, _fused._BACKGROUND = self.run, self.background
+
+
+def _loop_form(build_loss, inputs, check) -> dict:
+    """`build_loss().backward()` `LOOP_STEPS` times, as a training loop runs it.
+
+    The first backward runs node by node (the fused path kept off, whatever it has seen
+    before); the others as they come (fused once the graph has come back).
+    Each step's `.grad`s are checked against PyTorch's by `check`; the fused steps'
+    gradients are also compared bit for bit with the node-by-node step's.
+    Returns {"error": first failure or None, "fused": fused steps, "bitwise": fused steps
+    equal to the node-by-node one bit for bit, "declined": why the fused path declined}.
+    """
+    out = {"error": None, "fused": 0, "bitwise": 0, "declined": None}
+    steps = []
+    try:
+        for k in range(LOOP_STEPS):
+            with _FusedCalls(off=k == 0) as calls:
+                for t in inputs:
+                    t.grad = None
+                _fused.last_failure[0] = None
+                build_loss().backward()
+            grads = [t.grad for t in inputs]
+            check(grads)
+            steps.append((calls.ran == [True], [None if g is None else np.asarray(g._array)
+                                                for g in grads]))
+            if _fused.last_failure[0] is not None:
+                out["declined"] = _fused.last_failure[0][:200]
+    except Exception as e:  # noqa: BLE001 — any jtorch error is a failed sample
+        msg = str(e) if isinstance(e, Mismatch) else f"{type(e).__name__}: {e}"
+        out["error"] = f"step {len(steps)}: {msg}"[:300]
+        return out
+    engine = steps[0][1]
+    for fused, grads in steps[1:]:
+        if fused:
+            out["fused"] += 1
+            out["bitwise"] += all(
+                (a is None and b is None) or (a is not None and b is not None and
+                                              np.array_equal(a, b, equal_nan=True))
+                for a, b in zip(grads, engine))
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -482,14 +610,20 @@ _ops = selected_ops()
 @pytest.mark.parametrize("op", _ops, ids=[opinfo.op_id(o) for o in _ops])
 def test_opinfo_grads(op):
     oid = opinfo.op_id(op)
-    rec = run_grads(op, _max_samples)
+    rec = run_grads(op, _max_samples, _loop_samples)
     RESULTS[oid] = rec
     status = rec["status"]
-    before = _recorded.get(oid, {}).get("status")
-    if status == "pass":
+    before = _recorded.get(oid, {})
+    loop = rec.get("loop", {})
+    if status == "pass" and loop.get("status", "pass") == "pass":
         return
-    if before == "pass":
+    if before.get("status") == "pass" and status != "pass":
         pytest.fail(f"regression: {oid} passed before, now {status}: {rec.get('first_failure')}")
+    if before.get("loop", {}).get("status") == "pass" and loop.get("status") == "fail":
+        pytest.fail(f"regression: {oid} passed in loop form before, now fails: "
+                    f"{loop.get('first_failure')}")
     if status == "skip":
         pytest.skip(rec["reason"])
+    if status == "pass":
+        pytest.xfail(f"loop form: {loop.get('first_failure', '')}")
     pytest.xfail(f"{status}: {rec.get('first_failure', '')}")
