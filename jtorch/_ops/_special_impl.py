@@ -112,11 +112,32 @@ def mvlgamma(x, p):
     return res + p * (p - 1) / 4 * math.log(math.pi)
 
 
+@jax.custom_jvp
 def entr(x):
     zero = jnp.zeros((), x.dtype)
     res = jnp.where(x > 0, -x * jnp.log(jnp.where(x > 0, x, 1)),
                     jnp.where(x == 0, zero, -jnp.inf))
     return jnp.where(jnp.isnan(x), x, res)
+
+
+@entr.defjvp
+def _entr_jvp(primals, tangents):
+    # PyTorch's formula everywhere: -(1 + log x), +inf at 0 and nan below (jax's where-guarded
+    # forward gives 0 there).
+    (x,), (t,) = primals, tangents
+    return entr(x), -(1 + jnp.log(x)) * t
+
+
+@jax.custom_jvp
+def lgamma(x):
+    return jss.gammaln(x)
+
+
+@lgamma.defjvp
+def _lgamma_jvp(primals, tangents):
+    # PyTorch's derivative is its digamma: -inf at 0, where jax's is nan.
+    (x,), (t,) = primals, tangents
+    return lgamma(x), digamma(x) * t
 
 
 # ---------------------------------------------------------------------------

@@ -16,6 +16,7 @@ import jax.numpy as jnp
 from .. import _random
 from .._tensor import wrap_dim
 from .._dtype import c10_name
+from . import _derivatives
 from ._registry import DEFAULT, INT_TO_FLOAT, NONE, T, TI, composite, kernel, op
 
 
@@ -74,12 +75,19 @@ def _act(*, promote=DEFAULT, torch_fn=False, method=False, out=False, torch_inpl
 def relu(input: T, inplace=False):
     if input.dtype == jnp.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
-    return jnp.maximum(input, jnp.zeros((), input.dtype))
+    # PyTorch's threshold_backward: no gradient where x <= 0 (jax's maximum gives half at 0);
+    # NaN passes through, with its gradient.
+    return jnp.where(input <= 0, jnp.zeros((), input.dtype), input)
 
 
 @_act()
 def relu6(input: T, inplace=False):
-    return jnp.clip(input, jnp.asarray(0, input.dtype), jnp.asarray(6, input.dtype))
+    return _hardtanh(input, jnp.asarray(0, input.dtype), jnp.asarray(6, input.dtype))
+
+
+def _hardtanh(x, lo, hi):
+    """clip(x, lo, hi) with PyTorch's hardtanh_backward: no gradient at the bounds either."""
+    return jnp.where(x <= lo, lo, jnp.where(x >= hi, hi, x))
 
 
 @_act(f_inplace=True)
@@ -89,7 +97,7 @@ def hardtanh(input: T, min_val=-1.0, max_val=1.0, inplace=False):
     if jnp.issubdtype(input.dtype, jnp.integer):
         lo, hi = jnp.asarray(int(min_val), input.dtype), jnp.asarray(int(max_val), input.dtype)
         return jnp.clip(input, lo, hi)
-    return jnp.clip(input, min_val, max_val).astype(input.dtype)
+    return _hardtanh(input, min_val, max_val).astype(input.dtype)
 
 
 @_act(f_inplace=True)
@@ -233,7 +241,9 @@ def softplus(input: T, beta=1.0, threshold=20.0):
     x = opmath(input)
     xb = x * beta
     # Reverts to the identity where beta * x > threshold, as PyTorch does.
-    return jnp.where(xb > threshold, x, jnp.log1p(jnp.exp(jnp.minimum(xb, threshold))) / beta)
+    # (`where`, not `minimum`: at beta * x == threshold the gradient is all log1p's)
+    return jnp.where(xb > threshold, x,
+                     jnp.log1p(jnp.exp(jnp.where(xb > threshold, threshold, xb))) / beta)
 
 
 @op(name="nn.functional.logsigmoid", method=False)
@@ -246,15 +256,30 @@ def logsigmoid(input: T):
 @_act()
 def hardsigmoid(input: T, inplace=False):
     need_float("hardsigmoid_cpu", input)
-    x = opmath(input)
-    return jnp.clip(x + 3, 0, 6) / 6
+    return _hardsigmoid(opmath(input))
+
+
+# PyTorch's hardsigmoid_backward: 1/6 strictly inside (-3, 3), 0 at and beyond the kinks.
+_hardsigmoid = _derivatives.masked_unary(lambda x: jnp.clip(x + 3, 0, 6) / 6,
+                                         lambda x: jnp.full(x.shape, 1 / 6, x.dtype),
+                                         lambda x: (x > -3) & (x < 3))
 
 
 @_act()
 def hardswish(input: T, inplace=False):
     need_float("hardswish_cpu", input)
-    x = opmath(input)
-    return x * jnp.clip(x + 3, 0, 6) / 6
+    return _hardswish(opmath(input))
+
+
+def _hardswish_tangent(primals, tangents, out):
+    # PyTorch's hardswish_backward: 0 up to -3, x / 3 + 1/2 inside, 1 from 3 on.
+    (x,), (t,) = primals, tangents
+    d = jnp.where(x <= -3, jnp.zeros((), x.dtype), jnp.where(x < 3, x / 3 + 0.5,
+                                                              jnp.ones((), x.dtype)))
+    return (d * t).astype(out.dtype)
+
+
+_hardswish = _derivatives.with_jvp(lambda x: x * jnp.clip(x + 3, 0, 6) / 6, _hardswish_tangent)
 
 
 @op(name="nn.functional.glu", method=False, out=False)

@@ -11,6 +11,7 @@ import numpy as np
 
 from .._tensor import wrap_dim
 from .._dtype import c10_name
+from . import _derivatives
 from ._registry import T, TI, broadcast_error, composite, name_return_type
 from .linalg import (_broadcast_batch, _check_float, _check_ndim, _check_same, _check_square,
                      _inv_ex, _is_float, _matmul, _mH, _real_dtype, _solve, _square_float, legacy,
@@ -39,23 +40,29 @@ def _norm_dtype(x, dtype, name):
 
 
 def _vector_norm(x, ord, dims, keepdim):
-    a = jnp.abs(x)
     if ord == math.inf or ord == -math.inf:
         if x.size == 0 and (dims is None or any(x.shape[d] == 0 for d in dims)):
             raise RuntimeError(f"linalg.vector_norm cannot compute the {ord} norm on an empty "
                                f"tensor because the operation does not have an identity")
-        f = jnp.max if ord > 0 else jnp.min
-        return f(a, axis=dims, keepdims=keepdim)
-    if ord == 0:
-        return jnp.sum(a != 0, axis=dims, keepdims=keepdim).astype(a.dtype)
-    if ord == 1:
-        return jnp.sum(a, axis=dims, keepdims=keepdim)
-    if ord == 2:
-        return jnp.sqrt(jnp.sum(a * a, axis=dims, keepdims=keepdim))
-    if ord < 0 and x.size == 0:
+    if ord < 0 and ord != -math.inf and x.size == 0:
         raise RuntimeError(f"linalg.vector_norm cannot compute the {ord} norm on an empty "
                            f"tensor because the operation does not have an identity")
-    return jnp.sum(a ** ord, axis=dims, keepdims=keepdim) ** (1.0 / ord)
+
+    def forward(x):
+        a = jnp.abs(x)
+        if ord == math.inf or ord == -math.inf:
+            return (jnp.max if ord > 0 else jnp.min)(a, axis=dims, keepdims=keepdim)
+        if ord == 0:
+            return jnp.sum(a != 0, axis=dims, keepdims=keepdim).astype(a.dtype)
+        if ord == 1:
+            return jnp.sum(a, axis=dims, keepdims=keepdim)
+        if ord == 2:
+            return jnp.sqrt(jnp.sum(a * a, axis=dims, keepdims=keepdim))
+        return jnp.sum(a ** ord, axis=dims, keepdims=keepdim) ** (1.0 / ord)
+
+    # PyTorch's gradient at the singular points (a zero vector, inf-norm ties)
+    axes = None if dims is None or not x.ndim else tuple(sorted(dims))
+    return _derivatives.vector_norm(x, ord, axes, keepdim, forward)
 
 
 def _dims(dim, ndim):

@@ -15,6 +15,7 @@ import numpy as np
 from .._tensor import Tensor, wrap
 from .._dtype import c10_name
 from .. import _meta
+from . import _derivatives
 from ._registry import INT_TO_FLOAT, DEFAULT, NONE, T, TI, composite, op
 
 loss_op = lambda name, **kw: op(name=f"nn.functional.{name}", method=False,  # noqa: E731
@@ -74,7 +75,7 @@ def l1_loss(input: T, target: T, size_average=None, reduce=None, reduction="mean
     """Matches `torch.nn.functional.l1_loss`."""
     reduction = reduction_of(size_average, reduce, reduction)
     x, y = _broadcast(input, target)
-    loss = jnp.abs(x - y)
+    loss = _derivatives.abs(x - y)     # (no gradient where x == y, as PyTorch)
     if weight is not None:
         return _weighted(loss, weight, reduction, True)
     return reduce_loss(loss, reduction)
@@ -191,13 +192,29 @@ def binary_cross_entropy(input: T, target: T, weight: T = None, size_average=Non
                          f"deprecated. Please ensure they have the same size.")
     if target.dtype != input.dtype:
         raise RuntimeError(f"Found dtype {c10_name(target)} but expected {c10_name(input)}")
-    # PyTorch clamps each log at -100 so that 0 * log(0) stays finite.
-    log_x = jnp.maximum(jnp.log(input), -100)
-    log_1mx = jnp.maximum(jnp.log1p(-input), -100)
-    loss = -(target * log_x + (1 - target) * log_1mx)
+    loss = _bce(input, target)
     if weight is not None:
         loss = loss * weight.astype(loss.dtype)
     return reduce_loss(loss, reduction)
+
+
+def _bce_value(x, y):
+    # PyTorch clamps each log at -100 so that 0 * log(0) stays finite.
+    log_x = jnp.maximum(jnp.log(x), -100)
+    log_1mx = jnp.maximum(jnp.log1p(-x), -100)
+    return -(y * log_x + (1 - y) * log_1mx)
+
+
+def _bce_tangent(primals, tangents, out):
+    # PyTorch's binary_cross_entropy_backward: (x - y) / max(x (1 - x), 1e-12), finite at 0
+    # and 1; for the target, -logit(x).
+    (x, y), (tx, ty) = primals, tangents
+    eps = jnp.asarray(1e-12, x.dtype)
+    dx = (x - y) / jnp.maximum((1 - x) * x, eps)
+    return _derivatives.linear(out, (dx, tx), (-jnp.log(x / (1 - x)), ty))
+
+
+_bce = _derivatives.with_jvp(_bce_value, _bce_tangent)
 
 
 @loss_op("binary_cross_entropy_with_logits", aliases=("binary_cross_entropy_with_logits",),

@@ -15,7 +15,7 @@ import numpy as np
 
 from .._tensor import wrap_dim
 from .._dtype import c10_name
-from . import _registry
+from . import _derivatives, _registry
 from ._registry import INT_TO_FLOAT, NONE, T, composite, op
 from .activation import need_float, opmath, private_op
 
@@ -421,19 +421,25 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
 
 
 def vector_norm(x, p, axis, keepdim):
-    """`torch.linalg.vector_norm` along `axis` for a float p (used by several kernels)."""
-    a = jnp.abs(x)
-    if p == math.inf:
-        return jnp.max(a, axis=axis, keepdims=keepdim)
-    if p == -math.inf:
-        return jnp.min(a, axis=axis, keepdims=keepdim)
-    if p == 0:
-        return jnp.sum((a != 0).astype(a.dtype), axis=axis, keepdims=keepdim)
-    if p == 1:
-        return jnp.sum(a, axis=axis, keepdims=keepdim)
-    if p == 2:
-        return jnp.sqrt(jnp.sum(a * a, axis=axis, keepdims=keepdim))
-    return jnp.sum(a ** p, axis=axis, keepdims=keepdim) ** (1.0 / p)
+    """`torch.linalg.vector_norm` along `axis` for a float p (used by several kernels), with
+    PyTorch's gradient at the singular points (`_derivatives.vector_norm`)."""
+    def forward(x):
+        a = jnp.abs(x)
+        if p == math.inf:
+            return jnp.max(a, axis=axis, keepdims=keepdim)
+        if p == -math.inf:
+            return jnp.min(a, axis=axis, keepdims=keepdim)
+        if p == 0:
+            return jnp.sum((a != 0).astype(a.dtype), axis=axis, keepdims=keepdim)
+        if p == 1:
+            return jnp.sum(a, axis=axis, keepdims=keepdim)
+        if p == 2:
+            return jnp.sqrt(jnp.sum(a * a, axis=axis, keepdims=keepdim))
+        return jnp.sum(a ** p, axis=axis, keepdims=keepdim) ** (1.0 / p)
+
+    axes = (None if axis is None or not x.ndim else
+            tuple(sorted(d % x.ndim for d in ((axis,) if isinstance(axis, int) else axis))))
+    return _derivatives.vector_norm(x, float(p), axes, keepdim, forward)
 
 
 @op(name="nn.functional.normalize", method=False, promote=NONE)

@@ -17,6 +17,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from .. import _dtype
+from . import _derivatives
 from .._tensor import Tensor
 from .._dtype import c10_name
 from ._registry import (ALWAYS_BOOL, BOOL_TO_LONG, COMPLEX_TO_FLOAT, DEFAULT, INT_TO_FLOAT, METHODS,
@@ -245,7 +246,24 @@ def pow(input: T, exponent: T):
         raise NotImplementedError("\"pow\" not implemented for 'Bool'")
     if is_int(input):
         return _int_pow(input, exponent)
-    return jnp.power(input, exponent)
+    return _pow(input, exponent)
+
+
+def _pow_tangent(primals, tangents, out):
+    """PyTorch's `pow_backward_self` / `pow_backward_exponent`: nothing flows to the base
+    where the exponent is 0, nor to the exponent where the base is 0 and the exponent a
+    nonnegative real (jax gives 0 * inf = nan at 0 ** 0)."""
+    (x, y), (tx, ty) = primals, tangents
+    dx = _derivatives.masked(y != 0, y * jnp.power(x, y - 1)) if tx is not None else None
+    if jnp.iscomplexobj(y):
+        base_zero = (x == 0) & (jnp.imag(y) == 0) & (jnp.real(y) >= 0)
+    else:
+        base_zero = (x == 0) & (y >= 0)
+    dy = _derivatives.masked(~base_zero, out * jnp.log(x)) if ty is not None else None
+    return _derivatives.linear(out, (dx, tx), (dy, ty))
+
+
+_pow = _derivatives.with_jvp(jnp.power, _pow_tangent)
 
 
 METHODS["__ipow__"] = METHODS["pow_"]
@@ -269,7 +287,7 @@ def _check_float_power(input, exponent, *, inplace=False, out=None):
 def float_power(input: T, exponent: T):
     """Matches `torch.float_power`: always computed in float64 (complex128 for complex)."""
     dt = jnp.complex128 if is_complex(input) or is_complex(exponent) else jnp.float64
-    return jnp.power(jnp.asarray(input, dt), jnp.asarray(exponent, dt))
+    return _pow(jnp.asarray(input, dt), jnp.asarray(exponent, dt))
 
 
 @pointwise(dunder="neg", aliases=("negative",))
@@ -292,7 +310,7 @@ def positive(input: T):
 def abs(input: T):
     if is_bool(input):
         raise not_implemented("abs_cpu", input)
-    return jnp.abs(input)
+    return _derivatives.abs(input)     # (PyTorch's gradient at 0 is 0)
 
 
 @pointwise(promote=BOOL_TO_LONG)
@@ -395,10 +413,23 @@ def _extremum(name, fn):
     return op(impl)
 
 
+def _fminmax(fn, wins):
+    """fmax/fmin with PyTorch's gradient: all of it to `input` where it wins or ties (or
+    `other` is NaN), else all to `other` (jax splits ties)."""
+    def tangent(primals, tangents, out):
+        (x, y), (tx, ty) = primals, tangents
+        first = wins(x, y) | jnp.isnan(y)
+        zero = jnp.zeros((), out.dtype)
+        return _derivatives.linear(out, (None, None if tx is None else jnp.where(first, tx, zero)),
+                                   (None, None if ty is None else jnp.where(first, zero, ty)))
+
+    return _derivatives.with_jvp(fn, tangent)
+
+
 maximum = _extremum("maximum", jnp.maximum)   # NaN-propagating
 minimum = _extremum("minimum", jnp.minimum)
-fmax = _extremum("fmax", jnp.fmax)            # NaN-ignoring
-fmin = _extremum("fmin", jnp.fmin)
+fmax = _extremum("fmax", _fminmax(jnp.fmax, jnp.greater_equal))    # NaN-ignoring
+fmin = _extremum("fmin", _fminmax(jnp.fmin, jnp.less_equal))
 
 
 @op(promote=NONE)
@@ -540,27 +571,59 @@ def clamp(input: T, min: T = None, max: T = None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     _check_clamp(input)
-    out = input
-    if min is not None:
-        out = jnp.maximum(out, min)
-    if max is not None:
-        out = jnp.minimum(out, max)
-    return out
-
-
+    return _clamp(input, min, max)
 
 
 @pointwise()
 def clamp_min(input: T, min: T):
     _check_clamp(input, "clamp_min")
-    return jnp.maximum(input, min)
+    return _clamp(input, min, None)
 
 
 @pointwise()
 def clamp_max(input: T, max: T):
     _check_clamp(input, "clamp_max")
-    return jnp.minimum(input, max)
+    return _clamp(input, None, max)
 
+
+def _clamp(x, lo, hi):
+    """max(x, lo) then min(., hi), with PyTorch's gradient (`clamp_backward_min_max`): `x`'s
+    where lo <= x <= hi (bounds included), `lo`'s where x < lo < hi, `hi`'s where x > hi or
+    hi < lo. jax's maximum/minimum split a tie's gradient in half."""
+    bounds = tuple(b for b in (lo, hi) if b is not None)
+
+    def forward(x, *b):
+        it = iter(b)
+        out = x
+        if lo is not None:
+            out = jnp.maximum(out, next(it))
+        if hi is not None:
+            out = jnp.minimum(out, next(it))
+        return out
+
+    def tangent(primals, tangents, out):
+        x, b = primals[0], list(primals[1:])
+        tx, tb = tangents[0], list(tangents[1:])
+        lo_ = b.pop(0) if lo is not None else None
+        hi_ = b[0] if hi is not None else None
+        t_lo = tb.pop(0) if lo is not None else None
+        t_hi = tb[0] if hi is not None else None
+        zero = jnp.zeros((), out.dtype)
+        keep = jnp.ones(out.shape, bool)
+        if lo_ is not None:
+            keep = keep & (x >= lo_)
+        if hi_ is not None:
+            keep = keep & (x <= hi_)
+        terms = [(None, None if tx is None else jnp.where(keep, tx, zero))]
+        if t_lo is not None:
+            below = (x < lo_) if hi_ is None else (x < lo_) & (lo_ < hi_)
+            terms.append((None, jnp.where(below, t_lo, zero)))
+        if t_hi is not None:
+            above = (x > hi_) if lo_ is None else (x > hi_) | (hi_ < lo_)
+            terms.append((None, jnp.where(above, t_hi, zero)))
+        return _derivatives.linear(out, *terms)
+
+    return _derivatives.with_jvp(forward, tangent)(x, *bounds)
 
 
 from . import pointwise_math  # noqa: E402,F401

@@ -7,6 +7,7 @@ import jax
 import jax.numpy as jnp
 from .._dtype import c10_name
 
+from . import _derivatives
 from ._registry import ALWAYS_BOOL, DEFAULT, INT_TO_FLOAT, NONE, T, op
 from .pointwise import (default_float, is_bool, is_complex, is_int, mul, not_implemented, opmath,
                         reflected)
@@ -83,8 +84,25 @@ def sinc(input: T):
 # No opmath: PyTorch rounds each step of logit to a half type.
 @pointwise(promote=INT_TO_FLOAT, aliases=("special.logit",))
 def logit(input: T, eps=None):
-    x = input if eps is None else jnp.clip(input, eps, 1 - eps)
-    return jnp.log(x / (1 - x))
+    return _logit(input, eps)
+
+
+def _logit(input, eps):
+    """log(x / (1 - x)) with PyTorch's `logit_backward`: 1 / (x (1 - x)), and with `eps`, 0
+    outside [eps, 1 - eps] (the bounds included in the gradient, unlike jax's clip)."""
+    def value(x):
+        if eps is not None:
+            x = jnp.clip(x, eps, 1 - eps)
+        return jnp.log(x / (1 - x))
+
+    def tangent(primals, tangents, out):
+        (x,), (t,) = primals, tangents
+        d = 1 / (x * (1 - x))
+        if eps is not None:
+            d = _derivatives.masked((x >= eps) & (x <= 1 - eps), d)
+        return (d * t).astype(out.dtype)
+
+    return _derivatives.with_jvp(value, tangent)(input)
 
 
 def _degrees(name, factor):
@@ -287,9 +305,32 @@ def _real_binary(name, fn, promote=INT_TO_FLOAT, kernel=None, aliases=(), inplac
     return f
 
 
-atan2 = _real_binary("atan2", jnp.arctan2, aliases=("arctan2",))
-copysign = _real_binary("copysign", jnp.copysign)
-hypot = _real_binary("hypot", jnp.hypot, DEFAULT, kernel="hypot_cpu")
+def _atan2_tangent(primals, tangents, out):
+    # PyTorch's atan2_backward: (x dy - y dx) / (x^2 + y^2), 0 where both are 0.
+    (y, x), (ty, tx) = primals, tangents
+    denom = y * y + x * x
+    recip = _derivatives.masked(denom != 0, 1 / jnp.where(denom == 0, 1, denom))
+    return _derivatives.linear(out, (x * recip, ty), (-y * recip, tx))
+
+
+def _copysign_tangent(primals, tangents, out):
+    # PyTorch: d/dx = copysign(x, y) / x, 0 at x == 0; nothing flows to y.
+    (x, _), (tx, _) = primals, tangents
+    return _derivatives.linear(out, (_derivatives.masked(x != 0, out / jnp.where(x == 0, 1, x)),
+                                     tx))
+
+
+def _hypot_tangent(primals, tangents, out):
+    # PyTorch: (x dx + y dy) / hypot(x, y), nan at the origin (jax's gives 1/2 there).
+    (x, y), (tx, ty) = primals, tangents
+    return _derivatives.linear(out, (x / out, tx), (y / out, ty))
+
+
+atan2 = _real_binary("atan2", _derivatives.with_jvp(jnp.arctan2, _atan2_tangent),
+                     aliases=("arctan2",))
+copysign = _real_binary("copysign", _derivatives.with_jvp(jnp.copysign, _copysign_tangent))
+hypot = _real_binary("hypot", _derivatives.with_jvp(jnp.hypot, _hypot_tangent), DEFAULT,
+                     kernel="hypot_cpu")
 logaddexp2 = _real_binary("logaddexp2", jnp.logaddexp2, DEFAULT, kernel="logaddexp2_cpu",
                           inplace=False)
 
@@ -312,8 +353,22 @@ def logaddexp(input: T, other: T):
 @opmath
 def xlogy(input: T, other: T):
     """Matches `torch.xlogy`: 0 where x == 0 (unless y is NaN)."""
-    zero = (input == 0) & ~jnp.isnan(other)
-    return jnp.where(zero, jnp.zeros((), input.dtype), input * jnp.log(other))
+    return _xlogy(input, other)
+
+
+def _xlogy_value(x, y):
+    zero = (x == 0) & ~jnp.isnan(y)
+    return jnp.where(zero, jnp.zeros((), x.dtype), x * jnp.log(y))
+
+
+def _xlogy_tangent(primals, tangents, out):
+    # PyTorch: d/dx = xlogy(x != 0, y) (0 at x == 0), d/dy = x / y (nan at 0 / 0).
+    (x, y), (tx, ty) = primals, tangents
+    dx = _xlogy_value((x != 0).astype(out.dtype), y)
+    return _derivatives.linear(out, (dx, tx), (x / y, ty))
+
+
+_xlogy = _derivatives.with_jvp(_xlogy_value, _xlogy_tangent)
 
 
 @pointwise(promote=INT_TO_FLOAT)

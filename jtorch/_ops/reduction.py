@@ -14,6 +14,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import _dtype
+from . import _derivatives
 from .._tensor import Tensor, wrap_dim
 from .._dtype import c10_name
 from ._registry import (COMPLEX_TO_FLOAT, DEFAULT, NAMESPACES, NONE, T, composite,
@@ -269,7 +270,9 @@ def _max_kernels(name, largest):
     def all_impl(input: T):
         _check_not_complex(name, input)
         check_nonempty(name, input, None)
-        return (jnp.max if largest else jnp.min)(input)
+        # PyTorch shares the gradient among the elements equal to the result (NaN included)
+        reduce = jnp.max if largest else jnp.min
+        return _derivatives.evenly_distributed(input, lambda x: reduce(x))
 
     def dim_impl(input: T, dim, keepdim=False):
         _check_not_complex(name, input)
@@ -359,22 +362,29 @@ def logsumexp(input: T, dim, keepdim=False):
 
 
 def vector_norm_array(x, p, axes, keepdim, name="linalg.vector_norm"):
-    """`torch.linalg.vector_norm` on a float/complex array; the result is real."""
-    a = jnp.abs(accumulate(x))
+    """`torch.linalg.vector_norm` on a float/complex array; the result is real. Its gradient
+    is PyTorch's (`_derivatives.vector_norm`: 0 at a zero vector, ...)."""
     if p == float("inf") or p == -float("inf"):
         if x.size == 0 and (axes is None or builtins.any(x.shape[d] == 0 for d in axes)):
             raise RuntimeError(f"{name} cannot compute the {'' if p > 0 else '-'}inf norm on an "
                                "empty tensor because the operation does not have an identity")
-        r = (jnp.max if p > 0 else jnp.min)(a, axis=axes, keepdims=keepdim)
-    elif p == 0:
-        r = jnp.sum(a != 0, axis=axes, keepdims=keepdim).astype(a.dtype)
-    elif p == 1:
-        r = jnp.sum(a, axis=axes, keepdims=keepdim)
-    elif p == 2:
-        r = jnp.sqrt(jnp.sum(a * a, axis=axes, keepdims=keepdim))
-    else:
-        r = jnp.sum(a ** p, axis=axes, keepdims=keepdim) ** (1.0 / p)
-    return r.astype(jnp.real(x).dtype)
+
+    def forward(x):
+        a = jnp.abs(accumulate(x))
+        if p == float("inf") or p == -float("inf"):
+            r = (jnp.max if p > 0 else jnp.min)(a, axis=axes, keepdims=keepdim)
+        elif p == 0:
+            r = jnp.sum(a != 0, axis=axes, keepdims=keepdim).astype(a.dtype)
+        elif p == 1:
+            r = jnp.sum(a, axis=axes, keepdims=keepdim)
+        elif p == 2:
+            r = jnp.sqrt(jnp.sum(a * a, axis=axes, keepdims=keepdim))
+        else:
+            r = jnp.sum(a ** p, axis=axes, keepdims=keepdim) ** (1.0 / p)
+        return r.astype(jnp.real(x).dtype)
+
+    axes = None if axes is None or not x.ndim else tuple(sorted(a % x.ndim for a in axes))
+    return _derivatives.vector_norm(x, float(p), axes, keepdim, forward)
 
 
 def _nuclear_or_fro(x, p, axes, keepdim):

@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 import jax.scipy.special as jss
 
+from . import _derivatives
 from . import _special_impl as _k
 from .. import _meta
 from ._registry import DEFAULT, INT_TO_FLOAT, T, composite, op
@@ -56,7 +57,7 @@ def _polygamma_inplace(self, n):
 @op(promote=INT_TO_FLOAT, inplace=True, aliases=("special.gammaln",))
 def lgamma(input: T):
     """Matches `torch.lgamma`."""
-    return jss.gammaln(input)
+    return _k.lgamma(input)
 
 
 _mvlgamma_kernel = jax.jit(_k.mvlgamma, static_argnums=1)
@@ -138,8 +139,22 @@ for _name, _fn in _UNARY:
 @op(name="special.xlog1py", promote=INT_TO_FLOAT, method=False)
 def xlog1py(input: T, other: T):
     """Matches `torch.special.xlog1py`: `input * log1p(other)`, 0 where `input` is 0."""
-    res = jnp.where(input == 0, jnp.zeros((), input.dtype), input * jnp.log1p(other))
-    return jnp.where(jnp.isnan(other), other, res)
+    return _xlog1py(input, other)
+
+
+def _xlog1py_tangent(primals, tangents, out):
+    # PyTorch: d/dx = log1p(y), 0 where x == 0 and y <= -1; d/dy = x / (y + 1).
+    (x, y), (tx, ty) = primals, tangents
+    dx = _derivatives.masked(~((x == 0) & (y <= -1)), jnp.log1p(y))
+    return _derivatives.linear(out, (dx, tx), (x / (y + 1), ty))
+
+
+def _xlog1py_value(x, y):
+    res = jnp.where(x == 0, jnp.zeros((), x.dtype), x * jnp.log1p(y))
+    return jnp.where(jnp.isnan(y), y, res)
+
+
+_xlog1py = _derivatives.with_jvp(_xlog1py_value, _xlog1py_tangent)
 
 
 # ---------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import jax.numpy as jnp
 from .. import _dtype, _meta
 from .._tensor import Tensor, wrap, wrap_dim
 from .._dtype import c10_name
+from . import _derivatives
 from ._registry import NONE, T, TI, composite, name_return_type, op
 from .reduction import accumulate, dims_arg, is_complex, is_float, is_integral
 
@@ -41,8 +42,13 @@ def _var_std(input: T, dim=None, correction=1, keepdim=False, *, kind="var"):
         raise RuntimeError("std and var only support floating point and complex dtypes")
     var, mean = _var_mean_arrays(input, dims_arg(dim, input.ndim), correction, keepdim)
     if kind.startswith("std"):
-        var = jnp.sqrt(var)
+        var = _std_of_var(var)
     return (var, mean) if kind.endswith("_mean") else var
+
+
+# PyTorch's std_backward: grad / (2 std), 0 where std is 0 (a constant slice; jax: nan).
+_std_of_var = _derivatives.masked_unary(jnp.sqrt, lambda v: 0.5 / jnp.sqrt(v),
+                                        lambda v: v != 0)
 
 
 def _var_front(kind):
@@ -111,7 +117,9 @@ def _median_op(name, ignore_nan):
         if dim is None:
             if input.size == 0:
                 return jnp.full((), jnp.nan, input.dtype)
-            return _median_last(input.reshape(-1), ignore_nan)[0]
+            # PyTorch shares the gradient among the elements equal to the median
+            return _derivatives.evenly_distributed(
+                input, lambda x: _median_last(x.reshape(-1), ignore_nan)[0])
         d = wrap_dim(dim, input.ndim)
         if input.ndim == 0:
             return input, jnp.zeros((), jnp.int64)
