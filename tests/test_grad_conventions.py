@@ -121,3 +121,21 @@ def test_conventions_hold_in_forward_mode():
         x = fwAD.make_dual(torch.tensor([0.0, 0.0]), torch.tensor([1.0, 1.0]))
         t = fwAD.unpack_dual(torch.linalg.vector_norm(x)).tangent
     assert float(t) == 0.0
+
+
+def test_pinv_gradient_on_a_rank_deficient_matrix():
+    # pinv is differentiable where the rank stays constant: along A(t) = (a + t da)(b + t db)^T
+    # (3 x 3 of rank 2, as PyTorch's OpInfo builds it), d/dt sum(w * pinv(A(t))) from float32
+    # autograd matches a central difference computed in float64 with numpy's pinv.
+    rng = np.random.default_rng(0)
+    a, b = (np.linalg.qr(rng.random((3, 2)))[0] for _ in range(2))
+    da, db, w = rng.standard_normal((3, 2)), rng.standard_normal((3, 2)), rng.standard_normal((3, 3))
+
+    def f(t):
+        return float(np.sum(w * np.linalg.pinv((a + t * da) @ (b + t * db).T)))
+    h = 1e-6
+    expected = (f(h) - f(-h)) / (2 * h)
+    at, bt = (torch.tensor(v, dtype=torch.float32, requires_grad=True) for v in (a, b))
+    (torch.linalg.pinv(at @ bt.mT) * torch.tensor(w, dtype=torch.float32)).sum().backward()
+    actual = float(np.sum(at.grad.numpy() * da) + np.sum(bt.grad.numpy() * db))
+    np.testing.assert_allclose(actual, expected, rtol=1e-4)

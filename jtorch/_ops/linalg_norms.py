@@ -200,6 +200,26 @@ def matrix_rank(A: T, tol=None, hermitian=False, *, atol=None, rtol=None):
 
 
 def _pinv(A, atol, rtol, hermitian):
+    """The pseudo-inverse, whose derivative is PyTorch's `pinv_backward` (Golub and Pereyra's,
+    exact where the rank is locally constant): jax's, through the SVD with its small singular
+    values cut, is wrong on rank-deficient matrices."""
+    return _derivatives.with_jvp(lambda A: _pinv_value(A, atol, rtol, hermitian),
+                                 _pinv_tangent)(A)
+
+
+def _pinv_tangent(primals, tangents, X):
+    # d(A+) = -X dA X + X X^H dA^H (I - A X) + (I - X A) dA^H X^H X,  X = A+
+    (A,), (dA,) = primals, tangents
+    dAh, Xh = _mH(dA), _mH(X)
+    AX, XA = _matmul(A, X), _matmul(X, A)
+    I_m = jnp.eye(A.shape[-2], dtype=A.dtype)
+    I_n = jnp.eye(A.shape[-1], dtype=A.dtype)
+    return (-_matmul(_matmul(X, dA), X)
+            + _matmul(_matmul(_matmul(X, Xh), dAh), I_m - AX)
+            + _matmul(_matmul(I_n - XA, dAh), _matmul(Xh, X))).astype(X.dtype)
+
+
+def _pinv_value(A, atol, rtol, hermitian):
     m, n = A.shape[-2:]
     if hermitian:
         w, v = jnp.linalg.eigh(A, symmetrize_input=False)
