@@ -104,8 +104,9 @@ class OpDef:
     """One declared op: its implementation, slots, promotion rule and compiled-kernel cache."""
 
     def __init__(self, impl, name, promote, jit, returns, differentiable, view, vjp,
-                 check=None):
+                 check=None, scalar_opmath=False):
         self.impl = impl
+        self.scalar_opmath = scalar_opmath
         self.name = name
         self.promote = promote
         self.jit = jit and not _NO_JIT
@@ -282,18 +283,22 @@ def _kernel(op: OpDef, statics: tuple, ct, rt, arrays):
     slot_kinds = op.slot_kinds
     ct_np = None if ct is None else ct.np
     rt_np = None if rt is None else rt.np
+    # A Python number meeting a float16/bfloat16 tensor in an op declared `scalar_opmath`
+    # enters in float32, unrounded: PyTorch's kernels read it as their float32 opmath type.
+    opmath_np = np.dtype(np.float32) if op.scalar_opmath and ct_np in _HALF else None
+    numbers = tuple(isinstance(a, (bool, int, float)) for a in arrays)
 
-    def cast(v, kind):
+    def cast(v, kind, number):
         if ct_np is None or kind is TI or kind is S or v is None:
             return v
         if kind is TL:
             return tuple(jnp.asarray(x, ct_np) for x in v)
-        return jnp.asarray(v, ct_np)
+        return jnp.asarray(v, opmath_np if number and opmath_np is not None else ct_np)
 
     def run(*slot_values):
         args = list(statics)
-        for p, kind, v in zip(pos, slot_kinds, slot_values):
-            args.insert(p, cast(v, kind))
+        for p, kind, v, number in zip(pos, slot_kinds, slot_values, numbers):
+            args.insert(p, cast(v, kind, number))
         out = invoke(op, args)
         if rt_np is not None:
             if isinstance(out, tuple):
@@ -330,6 +335,7 @@ def _translate(e: Exception, arrays):
 
 
 _ArrayImpl = type(jnp.zeros(()))
+_HALF = (np.dtype(jnp.float16), np.dtype(jnp.bfloat16))
 
 
 def _wrap_out(op: OpDef, out):
@@ -522,7 +528,7 @@ def _arg_tuple(params) -> str:
 
 def op(impl=None, *, name=None, promote=DEFAULT, method=True, inplace=False, out=True,
        dunder=None, rdunder=None, aliases=(), jit=True, returns=None, differentiable=True,
-       view=False, vjp=None, check=None, publish=None):
+       view=False, vjp=None, check=None, publish=None, scalar_opmath=False):
     """Declares an op. See the module docstring.
 
     Args:
@@ -547,15 +553,20 @@ def op(impl=None, *, name=None, promote=DEFAULT, method=True, inplace=False, out
       check: `check(*args, inplace=False, out=None)`, run on the raw arguments before
         dispatch, for errors that depend on a Python scalar's value (which the compiled kernel
         only sees as a tracer), e.g. `int_tensor ** -1`.
+      scalar_opmath: a Python number operand of a float16/bfloat16 call reaches the
+        implementation in float32, not rounded to the half type (the implementation computes
+        in float32: `opmath`), as PyTorch's mul/div kernels read their scalar.
     """
     if impl is None:
         return functools.partial(op, name=name, promote=promote, method=method, inplace=inplace,
                                  out=out, dunder=dunder, rdunder=rdunder, aliases=aliases,
                                  jit=jit, returns=returns, differentiable=differentiable,
-                                 view=view, vjp=vjp, check=check, publish=publish)
+                                 view=view, vjp=vjp, check=check, publish=publish,
+                                 scalar_opmath=scalar_opmath)
     full = name or impl.__name__
     short = full.rsplit(".", 1)[-1]
-    d = OpDef(impl, short, promote, jit, returns, differentiable, view, vjp, check)
+    d = OpDef(impl, short, promote, jit, returns, differentiable, view, vjp, check,
+              scalar_opmath)
     if full in OPS:
         raise RuntimeError(f"op {full} declared twice")
     OPS[full] = d

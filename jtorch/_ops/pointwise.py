@@ -154,7 +154,7 @@ def rsub(input: T, other: T, *, alpha: S = 1):
     return other - input * alpha
 
 
-@pointwise(dunder="mul", aliases=("multiply",))
+@pointwise(dunder="mul", aliases=("multiply",), scalar_opmath=True)
 @opmath
 def mul(input: T, other: T):
     if is_bool(input):
@@ -173,30 +173,45 @@ def _floor_div(a, b, kernel="div_floor_cpu"):
     return jnp.floor_divide(a, b)
 
 
-@pointwise(promote=_div_kind, dunder="truediv", aliases=("divide",))
+def true_quotient(a, b):
+    """a / b rounded once, as PyTorch divides.
+
+    XLA rewrites a division by a broadcast divisor (`x / 7`, `x / y[:, None]`) into a
+    multiplication by its reciprocal: two roundings, one bit off in about half of the
+    elements. Behind an optimization barrier the broadcast divisor is an opaque array and
+    the division stays a division.
+    """
+    a, b = jnp.asarray(a), jnp.asarray(b)
+    shape = jnp.broadcast_shapes(a.shape, b.shape)
+    if b.shape != shape and jnp.issubdtype(jnp.result_type(a, b), jnp.inexact):
+        b = lax.optimization_barrier(jnp.broadcast_to(b, shape))
+    return a / b
+
+
+@pointwise(promote=_div_kind, dunder="truediv", aliases=("divide",), scalar_opmath=True)
 def div(input: T, other: T, *, rounding_mode=None):
     if rounding_mode is None:
-        return opmath(jnp.true_divide)(input, other)
+        return opmath(true_quotient)(input, other)
     if rounding_mode == "trunc":
         if is_bool(input):
             raise not_implemented("div_trunc_cpu", input)
         if is_int(input):
             return lax.div(*jnp.broadcast_arrays(input, other))  # C division: toward zero
         # PyTorch rounds the quotient to a half type before truncating it.
-        return jnp.trunc(opmath(jnp.true_divide)(input, other))
+        return jnp.trunc(opmath(true_quotient)(input, other))
     if rounding_mode == "floor":
         return opmath(_floor_div)(input, other)
     raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
                        f"found '{rounding_mode}'")
 
 
-@pointwise(promote=INT_TO_FLOAT)
+@pointwise(promote=INT_TO_FLOAT, scalar_opmath=True)
 @opmath
 def true_divide(input: T, other: T):
-    return input / other
+    return true_quotient(input, other)
 
 
-@pointwise(dunder="floordiv")
+@pointwise(dunder="floordiv", scalar_opmath=True)
 @opmath
 def floor_divide(input: T, other: T):
     return _floor_div(input, other)
@@ -240,13 +255,31 @@ def _check_int_pow(input, exponent, *, inplace=False, out=None):
 
 
 @pointwise(dunder="pow", check=_check_int_pow)
-@opmath
 def pow(input: T, exponent: T):
     if is_bool(input):
         raise NotImplementedError("\"pow\" not implemented for 'Bool'")
     if is_int(input):
         return _int_pow(input, exponent)
-    return _pow(input, exponent)
+    if jnp.ndim(exponent) == 0 and not is_complex(input) and not is_complex(exponent):
+        return _pow(input, exponent, _scalar_power)
+    return opmath(_pow)(input, exponent)
+
+
+def _scalar_power(x, e):
+    """x ** e for a scalar e, as PyTorch's CPU kernel computes it: x * x, x * x * x,
+    1 / (x * x), 1 / x, sqrt and rsqrt for e = 2, 3, -2, -1, 0.5, -0.5 (one rounding
+    per step: bfloat16 rounds each step, float16 computes in float32), `pow` otherwise."""
+    half = x.dtype if x.dtype in _HALF else None
+    if half == jnp.float16:
+        x = x.astype(jnp.float32)
+    e = jnp.asarray(e, x.dtype)
+    sq = x * x
+    general = jnp.power(x.astype(jnp.float32), e.astype(jnp.float32)).astype(x.dtype) if \
+        half == jnp.bfloat16 else jnp.power(x, e)
+    out = jnp.where(e == 2, sq, jnp.where(e == 3, sq * x, jnp.where(e == -2, 1 / sq, jnp.where(
+        e == -1, 1 / x, jnp.where(e == 0.5, jnp.sqrt(x), jnp.where(e == -0.5, lax.rsqrt(x),
+                                                                    general))))))
+    return out.astype(half) if half is not None else out
 
 
 def _pow_tangent(primals, tangents, out):
@@ -263,7 +296,9 @@ def _pow_tangent(primals, tangents, out):
     return _derivatives.linear(out, (dx, tx), (dy, ty))
 
 
-_pow = _derivatives.with_jvp(jnp.power, _pow_tangent)
+def _pow(x, y, forward=jnp.power):
+    """`forward(x, y)` (x ** y) with PyTorch's derivative (`_pow_tangent`)."""
+    return _derivatives.with_jvp(forward, _pow_tangent)(x, y)
 
 
 METHODS["__ipow__"] = METHODS["pow_"]
@@ -340,7 +375,8 @@ def addcdiv(input: T, tensor1: T, tensor2: T, *, value: S = 1):
 
 def _addcdiv(input, tensor1, tensor2, value):
     _check_alpha(input, value, "value")
-    return input + value * (tensor1 / tensor2)
+    # PyTorch's kernel: self + value * t1 / t2, i.e. (value * t1) / t2
+    return input + true_quotient(value * tensor1, tensor2)
 
 
 @pointwise(promote=NONE)
