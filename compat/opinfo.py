@@ -43,7 +43,6 @@ SKIPS = {
     "sparse.mm": "sparse tensors are out of jtorch's scope (jax arrays are dense)",
     "sparse.sampled_addmm": "sparse tensors are out of jtorch's scope",
     "to_sparse": "sparse tensors are out of jtorch's scope",
-    "hash_tensor": "private debugging hash of storage bytes",
     "chalf": "complex32 has no jax/XLA dtype",
     "slice": "exists only as torch.ops.aten.slice (an ATen operator, not a torch API)",
     "max_pool2d_with_indices_backward": "exists only as an ATen backward operator "

@@ -58,3 +58,32 @@ def test_bitwise_equal_to_pytorch(case, dtype):
     same = (e == a) | (np.isnan(e) & np.isnan(a))
     assert same[keep].all(), f"{np.sum(~same[keep])} of {keep.sum()} differ, e.g. " \
         f"torch {e[keep][~same[keep]][:3]} jtorch {a[keep][~same[keep]][:3]}"
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int64", "int8",
+                                   "uint8", "bool"])
+def test_hash_tensor(dtype):
+    values = np.concatenate([_VALUES[:64], [-0.0]]).astype(np.float32)
+    if dtype == "bool":
+        values = values > 0
+    elif dtype.startswith(("int", "uint")):
+        values = np.nan_to_num(values, posinf=100, neginf=-100).astype(np.int64) % 120
+
+    def run(lib):
+        x = lib.tensor(values).to(getattr(lib, dtype))
+        return [lib.hash_tensor(x), lib.hash_tensor(x[:64].reshape(8, 8), 1),
+                lib.hash_tensor(x[:64].reshape(8, 8), (0,), keepdim=True)]
+    for t, j in zip(run(torch), run(jtorch)):
+        assert str(j.dtype) == str(t.dtype) == "torch.uint64"
+        assert j.tolist() == t.tolist()
+
+
+def test_hash_tensor_errors():
+    for fn in (lambda lib: lib.hash_tensor(lib.ones(3), mode=1),
+               lambda lib: lib.hash_tensor(lib.ones(2, dtype=lib.complex64)),
+               lambda lib: lib.hash_tensor(lib.ones(0)),
+               lambda lib: lib.hash_tensor(lib.ones(0, 3), 0)):
+        with pytest.raises(Exception) as t_err:
+            fn(torch)
+        with pytest.raises(type(t_err.value), match=str(t_err.value)[:30].replace("(", r"\(")):
+            fn(jtorch)

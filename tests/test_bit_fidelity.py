@@ -71,3 +71,15 @@ def test_exact_division_keeps_its_gradient():
     y = torch.tensor([2.0], requires_grad=True)
     (torch.tensor([1.0, 2.0]) / y).sum().backward()
     np.testing.assert_allclose(y.grad.numpy(), [-3 / 4], rtol=1e-7)
+
+
+def test_hash_tensor_xors_64_bit_patterns():
+    assert torch.hash_tensor(torch.tensor([1, 2, 3])).item() == 1 ^ 2 ^ 3
+    assert torch.hash_tensor(torch.tensor([1, 2, 3])).dtype is torch.uint64
+    x = np.array([0.5, -2.0, 3.25], np.float32)
+    bits = x.astype(np.float64).view(np.uint64)
+    assert torch.hash_tensor(torch.tensor(x)).item() == int(bits[0] ^ bits[1] ^ bits[2])
+    rows = torch.hash_tensor(torch.tensor([[1, 3], [4, 4]]), 1)
+    assert rows.tolist() == [1 ^ 3, 0]
+    with pytest.raises(RuntimeError, match="Unknown hash_tensor mode"):
+        torch.hash_tensor(torch.ones(2), mode=2)

@@ -129,7 +129,8 @@ def test_pinv_gradient_on_a_rank_deficient_matrix():
     # autograd matches a central difference computed in float64 with numpy's pinv.
     rng = np.random.default_rng(0)
     a, b = (np.linalg.qr(rng.random((3, 2)))[0] for _ in range(2))
-    da, db, w = rng.standard_normal((3, 2)), rng.standard_normal((3, 2)), rng.standard_normal((3, 3))
+    da, db = rng.standard_normal((3, 2)), rng.standard_normal((3, 2))
+    w = rng.standard_normal((3, 3))
 
     def f(t):
         return float(np.sum(w * np.linalg.pinv((a + t * da) @ (b + t * db).T)))

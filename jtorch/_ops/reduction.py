@@ -12,6 +12,7 @@ import functools
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .. import _dtype
 from . import _derivatives
@@ -113,6 +114,28 @@ def nansum(input: T, dim=None, keepdim=False, *, dtype=None):
     if is_float(x):
         x = jnp.where(jnp.isnan(x), jnp.zeros((), x.dtype), x)
     return jnp.sum(x, axis=dims_arg(dim, input.ndim), keepdims=keepdim).astype(out_dt)
+
+
+@reduction(differentiable=False)
+def hash_tensor(input: T, dim=None, *, keepdim=False, mode=0):
+    """Matches `torch.hash_tensor`: the xor of the elements' 64-bit patterns (floats as
+    float64, integers and bools as int64), as uint64."""
+    if mode != 0:
+        raise RuntimeError(f"Unknown hash_tensor mode: {mode}")
+    if is_complex(input):
+        raise NotImplementedError(f'"xor_sum_cpu" not implemented for \'{c10_name(input.dtype)}\'')
+    axes = dims_arg(dim, input.ndim)
+    check_nonempty("hash_tensor", input, axes, sep=":")
+    wide = jnp.float64 if is_float(input) else jnp.int64
+    if input.dtype == jnp.uint64:
+        bits = input
+    else:
+        bits = jax.lax.bitcast_convert_type(input.astype(wide), jnp.uint64)
+    axes = tuple(range(input.ndim)) if axes is None else axes
+    out = jax.lax.reduce(bits, np.uint64(0), jax.lax.bitwise_xor, axes)
+    if keepdim:
+        out = jnp.expand_dims(out, axes)
+    return out
 
 
 def _mean_dtype(input, dtype, name="mean"):
