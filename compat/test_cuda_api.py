@@ -32,6 +32,12 @@ CALLS = {
     "nvtx.range_push": lambda c: c.nvtx.range_push("step"),
     "has_half": lambda c: c.has_half,
     "has_magma": lambda c: c.has_magma,
+    "default_generators": lambda c: c.default_generators,
+    "random.get_rng_state_all": lambda c: c.random.get_rng_state_all(),
+    "random.get_rng_state": lambda c: c.random.get_rng_state(),
+    "random.initial_seed": lambda c: c.random.initial_seed(),
+    "random.manual_seed_all": lambda c: c.random.manual_seed_all(3),
+    "random.set_rng_state_all": lambda c: c.random.set_rng_state_all([]),
 }
 
 

@@ -126,3 +126,18 @@ def test_reduce_op_names_and_world_size_limit():
         jtorch.distributed.init_process_group("gloo", init_method="tcp://127.0.0.1:1", rank=0,
                                               world_size=2)
     assert not jtorch.distributed.is_initialized()
+
+
+def test_ddp_logging_data_and_reducer():
+    records = []
+    for lib in (torch, jtorch):
+        dist = lib.distributed
+        dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{_free_port()}", rank=0,
+                                world_size=1)
+        try:
+            ddp = lib.nn.parallel.DistributedDataParallel(lib.nn.Linear(3, 2))
+            ddp.reducer.prepare_for_backward([])
+            records.append((ddp._get_ddp_logging_data(), ddp.require_forward_param_sync))
+        finally:
+            dist.destroy_process_group()
+    assert records[1] == records[0]

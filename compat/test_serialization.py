@@ -127,3 +127,13 @@ def test_legacy_format_written_by_pytorch_loads():
     out = jtorch.load(buf)
     assert out["x"].tolist() == x.tolist() and out["col"].tolist() == [2.0, 5.0]
     assert isinstance(out["p"], jtorch.nn.Parameter)
+
+
+def test_pytorch_file_reader_agrees_on_pytorch_files(tmp_path):
+    path = str(tmp_path / "t.pt")
+    torch.save({"w": torch.arange(6.0).reshape(2, 3), "n": 3}, path)
+    rt, rj = torch.PyTorchFileReader(path), jtorch.PyTorchFileReader(path)
+    assert sorted(rj.get_all_records()) == sorted(rt.get_all_records())
+    assert rj.get_record("data.pkl") == rt.get_record("data.pkl")
+    assert rj.get_record_offset("data/0") == rt.get_record_offset("data/0")
+    assert rj.serialization_id() == rt.serialization_id()

@@ -34,7 +34,7 @@ from ._misc import (  # noqa: E402,F401
     get_printoptions, typename, is_storage, broadcast_shapes, no_grad,
     enable_grad, set_grad_enabled, is_grad_enabled, inference_mode, is_inference_mode_enabled,
     strided, contiguous_format, channels_last, channels_last_3d, preserve_format, layout,
-    memory_format,
+    memory_format, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc, _mkldnn, jagged,
     use_deterministic_algorithms, are_deterministic_algorithms_enabled, set_num_threads,
     get_num_threads, set_float32_matmul_precision, get_float32_matmul_precision,
     install_as_torch,
@@ -53,7 +53,7 @@ from .amp.autocast_mode import (  # noqa: E402,F401
     set_autocast_gpu_dtype,
 )
 from . import serialization  # noqa: E402,F401
-from .serialization import load, save  # noqa: E402,F401
+from .serialization import PyTorchFileReader, load, save  # noqa: E402,F401
 from . import interop  # noqa: E402,F401
 from ._compile import compile  # noqa: E402,F401
 from . import compiler, _dynamo  # noqa: E402,F401
@@ -61,7 +61,7 @@ from .interop import from_jax  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
 from .utils.dlpack import from_dlpack  # noqa: E402,F401
 from . import jit, multiprocessing, profiler  # noqa: E402,F401
-from . import distributed  # noqa: E402,F401
+from . import distributed, futures  # noqa: E402,F401
 from ._errors import AcceleratorError, OutOfMemoryError  # noqa: E402,F401
 from ._storage import LEGACY_STORAGES as _LEGACY_STORAGES  # noqa: E402
 from ._storage import TypedStorage, UntypedStorage  # noqa: E402,F401
@@ -85,10 +85,23 @@ from .func import vmap  # noqa: E402,F401
 from math import e, inf, nan, pi  # noqa: E402,F401
 
 newaxis = None
+legacy_contiguous_format = contiguous_format    # PyTorch's alias (the same format)
 
 half, float, double = float16, float32, float64
 cfloat, cdouble, chalf = complex64, complex128, complex32
 short, int, long = int16, int32, int64
 
+from . import _C, overrides  # noqa: E402,F401
+from ._C import ScriptModule  # noqa: E402,F401
+from . import library  # noqa: E402,F401
+from .library import ops  # noqa: E402,F401
+from ._checks import (  # noqa: E402,F401
+    SymBool, SymFloat, SymInt, _assert, _check, _check_index, _check_is_size,
+    _check_not_implemented, _check_tensor_all, _check_tensor_all_with, _check_type,
+    _check_value, _check_with,
+)
+from ._streams import Event, Stream  # noqa: E402,F401
+from . import _utils, classes, export, fx, hub, onnx, return_types, storage, types  # noqa: E402,F401,E501
+from . import mps, mtia, xpu  # noqa: E402,F401
 from . import version  # noqa: E402,F401
 from .version import __version__  # noqa: E402,F401

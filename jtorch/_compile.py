@@ -581,7 +581,8 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="induc
             mode=None, options=None, disable: bool = False):
     """Matches `torch.compile`: the function (or module) runs as one jax.jit program.
 
-    Usable as `compile(fn)`, `@compile`, `@compile(fullgraph=True)`. `dynamic`, `backend`,
+    Usable as `compile(fn)`, `@compile`, `@compile(fullgraph=True)`; a module comes back
+    wrapped in `torch._dynamo.OptimizedModule`, as in PyTorch. `dynamic`, `backend`,
     `mode` and `options` are accepted; programs are specialised to shapes (a new shape
     traces again).
     """
@@ -589,9 +590,11 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="induc
         return functools.partial(compile, fullgraph=fullgraph, dynamic=dynamic,
                                  backend=backend, mode=mode, options=options, disable=disable)
     if _is_module(model):
-        model.compile(fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
-                      options=options, disable=disable)
-        return model
+        # As in PyTorch: a wrapper (state_dict keys `_orig_mod.*`); `model.compile()` is
+        # the in-place form.
+        from ._dynamo.eval_frame import OptimizedModule
+        return OptimizedModule(model, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
+                               mode=mode, options=options, disable=disable)
     return CompiledFunction(model, fullgraph=fullgraph, dynamic=dynamic, mode=mode,
                             backend=backend, options=options, disable=disable)
 

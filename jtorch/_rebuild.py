@@ -20,7 +20,7 @@ import jax
 import numpy as np
 
 from . import _device, _dtype
-from ._tensor import Size, Tensor, wrap
+from ._tensor import Size, Tensor, _rebuild_from_type_v2, _set_obj_state, wrap
 from ._views import Strided, contiguous_strides
 
 __all__ = ["StorageType", "LoadedStorage", "allowed_globals", "unavailable_globals",
@@ -257,21 +257,6 @@ def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, bac
     return t
 
 
-def _set_obj_state(obj, state):
-    """Matches `torch._utils._set_obj_state`: a pickled (dict, slots) state onto `obj`."""
-    if isinstance(state, tuple):
-        if len(state) != 2:
-            raise RuntimeError(f"Invalid serialized state: {state}")
-        dict_state, slots_state = state
-    else:
-        dict_state, slots_state = state, None
-    for k, v in (dict_state or {}).items():
-        setattr(obj, k, v)
-    for k, v in (slots_state or {}).items():
-        setattr(obj, k, v)
-    return obj
-
-
 def _rebuild_parameter(data, requires_grad, backward_hooks):
     from .nn import Parameter
     return Parameter(data, requires_grad)
@@ -279,17 +264,6 @@ def _rebuild_parameter(data, requires_grad, backward_hooks):
 
 def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
     return _set_obj_state(_rebuild_parameter(data, requires_grad, backward_hooks), state)
-
-
-def _rebuild_from_type_v2(func, new_type, args, state):
-    """Matches `torch._tensor._rebuild_from_type_v2`: a tensor subclass, or extra attributes."""
-    ret = func(*args)
-    if type(ret) is not new_type:
-        ret = ret.as_subclass(new_type)
-    if getattr(type(ret), "__setstate__", None) is not None:
-        ret.__setstate__(state)
-        return ret
-    return _set_obj_state(ret, state)
 
 
 def _rebuild_meta_tensor_no_storage(dtype, size, stride, requires_grad):

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _device, _dtype, _meta, _views
+from . import _device, _dtype, _meta, _storage, _views
 from ._meta import MetaArray
 from ._storage import UntypedStorage
 
@@ -158,6 +158,8 @@ class Tensor:
     def _make_subclass(cls, data: Tensor, require_grad: bool = False):
         """A tensor of class `cls` sharing `data`'s storage (how `nn.Parameter` is built)."""
         t = object.__new__(cls)
+        if cls is not Tensor and subclass_hook is not None:
+            subclass_hook(cls)
         t._rebind(data)
         t._vc = data._vc
         t._init_autograd(require_grad)
@@ -338,7 +340,7 @@ class Tensor:
     is_sparse_csr = False
     # Device kinds jtorch never reports (an accelerator is 'cuda', DESIGN 8).
     is_xla = is_xpu = is_mps = is_ipu = is_vulkan = is_maia = is_mtia = False
-    layout = "torch.strided"
+    # `layout` is `torch.strided`, set by `jtorch._misc` where the layouts are.
 
     def get_device(self) -> int:
         d = self.device
@@ -371,7 +373,10 @@ class Tensor:
         return not _views.has_internal_overlap(self.shape, self.stride())
 
     def data_ptr(self) -> int:
-        return (self._storage.id << 24) + self.storage_offset() * self.dtype.itemsize
+        """Matches `torch.Tensor.data_ptr`: the address of the first element (see
+        `_storage.address`: real memory, which libraries may read)."""
+        base = _storage.address(self._storage)
+        return base + self.storage_offset() * self.dtype.itemsize if base else 0
 
     def untyped_storage(self) -> UntypedStorage:
         return UntypedStorage(self._storage)
@@ -580,6 +585,9 @@ class Tensor:
         self._rebind(other)
 
 
+# Set by `jtorch._torch_function`: told the class of each Tensor subclass instance made.
+subclass_hook = None
+
 # Set by `jtorch.autograd.grad_mode` once `inference_mode()` is first entered: tells whether
 # this thread is in inference mode (tensors created there are inference tensors).
 inference_check = None
@@ -636,3 +644,31 @@ def wrap(arr) -> Tensor:
     t = object.__new__(Tensor)
     t._init_root(arr)
     return t
+
+
+def _set_obj_state(obj, state):
+    """Matches `torch._utils._set_obj_state`: a pickled object's `__dict__` (and slots)."""
+    if isinstance(state, tuple):
+        if len(state) != 2:
+            raise RuntimeError(f"Invalid serialized state: {state}")
+        dict_state, slots_state = state
+    else:
+        dict_state, slots_state = state, None
+    for part in (dict_state, slots_state):
+        for k, v in (part or {}).items():
+            setattr(obj, k, v)
+    return obj
+
+
+def _rebuild_from_type_v2(func, new_type, args, state):
+    """Matches `torch._tensor._rebuild_from_type_v2`: how a Tensor subclass instance is
+    unpickled: `func(*args)` made an instance of `new_type`, then its state restored."""
+    ret = func(*args)
+    if type(ret) is not new_type:
+        ret = ret.as_subclass(new_type)
+    setstate = getattr(ret.__class__, "__setstate__", None)
+    if setstate is not None and setstate is not getattr(Tensor, "__setstate__", None):
+        ret.__setstate__(state)
+    else:
+        ret = _set_obj_state(ret, state)
+    return ret

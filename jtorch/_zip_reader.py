@@ -196,6 +196,15 @@ class ZipReader:
 
     # -- records -----------------------------------------------------------
 
+    def all_records(self) -> list[str]:
+        """Every record's name inside the archive folder, in the archive's order."""
+        names = sorted(self._entries.values(), key=lambda e: e.header_offset)
+        return [e.name.decode("utf-8")[len(self.prefix):] for e in names]
+
+    def record_offset(self, name: str) -> int:
+        """Where a stored record's bytes start in the file."""
+        return self._base + self._data_offset(name, self._entry(name))
+
     def has_record(self, name: str) -> bool:
         return (self.prefix + name).encode("utf-8").lower() in self._entries
 

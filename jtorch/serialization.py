@@ -39,7 +39,7 @@ from ._tensor import Size, Tensor
 from ._views import contiguous_strides
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals",
-           "safe_globals", "DEFAULT_PROTOCOL"]
+           "safe_globals", "DEFAULT_PROTOCOL", "PyTorchFileReader"]
 
 DEFAULT_PROTOCOL = 2
 _MAGIC = 0x1950A86A20F9469CFC6C
@@ -616,3 +616,47 @@ class _LegacyStorages(_Storages):
             raise RuntimeError("This legacy checkpoint holds storage views (written before "
                                "PyTorch 1.0), which jtorch does not load")
         return st
+
+
+class PyTorchFileReader:
+    """Matches `torch.PyTorchFileReader`: the records of a `torch.save` zip archive by name
+    (relative to the archive's folder, as `data.pkl` and `data/0`), read as `torch.load`
+    reads them."""
+
+    def __init__(self, file_or_buffer):
+        if isinstance(file_or_buffer, (str, os.PathLike)):
+            with open(file_or_buffer, "rb") as f:
+                file_or_buffer = io.BytesIO(f.read())
+        self._reader = _zip_reader.ZipReader(file_or_buffer)
+
+    def get_all_records(self) -> list:
+        return self._reader.all_records()
+
+    def has_record(self, name: str) -> bool:
+        return self._reader.has_record(name)
+
+    def get_record(self, name: str) -> bytes:
+        return self._reader.get_record(name)
+
+    def get_record_offset(self, name: str) -> int:
+        return self._reader.record_offset(name)
+
+    def get_storage_from_record(self, name: str, numel: int, dtype) -> Tensor:
+        """The record's first `numel` elements of `dtype` as a 1-d tensor (a storage class
+        for `dtype` means bytes). PyTorch returns a tensor over the storage; jtorch's tensor
+        holds the elements directly."""
+        from ._tensor import wrap
+        if not isinstance(dtype, _dtype.dtype):
+            dtype = _dtype.uint8
+        nbytes = numel * dtype.itemsize
+        size = self._reader.record_size(name)
+        if size != nbytes:
+            raise RuntimeError(f"record size ({size} bytes) does not match expected size "
+                               f"({nbytes} bytes = {nbytes} elements * 1 bytes/element) for "
+                               "dtype Byte")
+        data = self._reader.read_storage(name).view(dtype.np)
+        return wrap(_rebuild.placer(None)(data))
+
+    def serialization_id(self) -> str:
+        name = ".data/serialization_id"
+        return self._reader.get_record(name).decode() if self.has_record(name) else ""

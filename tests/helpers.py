@@ -31,3 +31,19 @@ def close(actual, expected, rtol=1e-5, atol=1e-6):
     """`actual` is within tolerance of `expected`, compared in float64."""
     np.testing.assert_allclose(np.asarray(actual.numpy(), dtype=np.float64),
                                np.asarray(expected, dtype=np.float64), rtol=rtol, atol=atol)
+
+
+def numpy_mlp(lib, *sizes, seed=0):
+    """`Linear-ReLU-...-Linear` over `sizes`, built with `lib` (torch or jtorch), weights from
+    numpy with `seed`: the same numbers under both libraries."""
+    layers = []
+    for i, (a, b) in enumerate(zip(sizes, sizes[1:])):
+        if i:
+            layers.append(lib.nn.ReLU())
+        layers.append(lib.nn.Linear(a, b))
+    net = lib.nn.Sequential(*layers)
+    rng = np.random.default_rng(seed)
+    with lib.no_grad():
+        for p in net.parameters():
+            p.copy_(lib.tensor(rng.standard_normal(tuple(p.shape)), dtype=lib.float32))
+    return net

@@ -64,3 +64,13 @@ def test_ddp_is_the_module_behind_a_prefix(world):
     assert inner.weight.grad.tolist() == [[3.0, 3.0]]       # d sum(x w^T + b)/dw = sum of rows
     sampler = jtorch.utils.data.DistributedSampler(range(4), shuffle=False)
     assert list(sampler) == [0, 1, 2, 3]
+
+
+def test_ddp_logging_record(world):
+    ddp = jtorch.nn.parallel.DistributedDataParallel(jtorch.nn.Linear(3, 2))
+    data = ddp._get_ddp_logging_data()
+    assert data["world_size"] == 1 and data["rank"] == 0 and data["backend_name"] == "gloo"
+    assert data["num_parameter_tensors"] == 2
+    assert data["total_parameter_size_bytes"] == (3 * 2 + 2) * 4
+    assert data["bucket_cap_bytes"] == 25 * 1024 * 1024 and data["dtypes"] == "float"
+    assert ddp.reducer.prepare_for_backward([]) is None

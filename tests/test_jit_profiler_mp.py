@@ -269,7 +269,8 @@ def test_spawn_passes_tensors_and_raises_the_child_error():
 
 def test_spawn_under_the_alias_gives_children_the_alias(monkeypatch):
     from jtorch import _alias
-    from jtorch.multiprocessing import _spawn
+    import sys
+    _spawn = sys.modules["jtorch.multiprocessing.spawn"]
     calls = []
     monkeypatch.setattr(_alias, "install_in_children", lambda: calls.append(1))
     monkeypatch.delitem(sys.modules, "torch", raising=False)
@@ -366,3 +367,16 @@ def test_profiler_records_each_op_call_and_unhooks():
     counts = {e.key: e.count for e in prof.key_averages()}
     assert counts["aten::mul"] == 2 and counts["aten::sin"] == 2
     assert all(e.cpu_time_total >= 0 for e in prof.events())
+
+
+def test_autograd_profiler_enabled_and_disable():
+    jtorch = torch
+    assert not jtorch.autograd._profiler_enabled()
+    with jtorch.profiler.profile():
+        jtorch.ones(2) + 1
+        assert jtorch.autograd._profiler_enabled()
+        events = jtorch.autograd._disable_profiler()
+        assert any("add" in e.name for e in events)
+        assert not jtorch.autograd._profiler_enabled()
+    assert jtorch.profiler.profiler._default_schedule_fn(5) == \
+        jtorch.profiler.ProfilerAction.RECORD

@@ -94,3 +94,43 @@ def test_install_in_children_prepends_shim_once(monkeypatch):
     assert os.environ["PYTHONPATH"] == os.pathsep.join([_alias.SHIM_DIR, "/somewhere"])
     assert sys.path.count(_alias.SHIM_DIR) == 1
     assert os.path.isfile(os.path.join(_alias.SHIM_DIR, "torch", "__init__.py"))
+
+
+METADATA_SCRIPT = """
+    import importlib.metadata as md
+    import importlib.util
+    import os
+    import subprocess
+    import sys
+
+    spec = importlib.util.find_spec("torch")
+    print(md.version("torch"), md.distribution("torch").metadata["Name"],
+          md.version("Torch"), os.path.basename(os.path.dirname(spec.origin)),
+          spec.submodule_search_locations is not None)
+    import torch
+    print(torch.__version__ == md.version("torch"),
+          importlib.util.find_spec("torch.nn") is not None)
+    print(set(md.packages_distributions()["torch"]))   # a real torch beside it is listed too
+    # A child interpreter answers the same before it imports torch.
+    code = "import importlib.metadata as md; print(md.version('torch'))"
+    child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    print(child.stdout.strip())
+"""
+
+
+def test_package_metadata_answers_as_pytorch(tmp_path):
+    # Libraries gate features on these (transformers' _is_package_available, accelerate's).
+    # The test environment may hold a real torch too: the alias must win over it.
+    _write(str(tmp_path / "meta.py"), METADATA_SCRIPT)
+    r = _run([str(tmp_path / "meta.py")], cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    version = str(jtorch.__version__)
+    assert r.stdout.splitlines() == [f"{version} torch {version} jtorch True", "True True",
+                                     "{'torch'}", version]
+
+
+def test_shim_metadata_is_jtorch_version():
+    dist = _alias.torch_distribution()
+    assert dist.metadata["Name"] == "torch"
+    assert dist.version == str(jtorch.__version__)
+    assert dist.read_text("top_level.txt").split() == ["torch"]

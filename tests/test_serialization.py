@@ -214,3 +214,26 @@ def test_bare_storage_and_untyped_dtypes_round_trip():
     assert back["x"].dtype == jtorch.uint16 and back["tail"].tolist() == [2, 3]
     assert back["x"].untyped_storage() == back["tail"].untyped_storage()
     assert back["f8"].dtype == jtorch.float8_e5m2 and back["f8"].float().tolist() == [1.0, 1.0]
+def test_pytorch_file_reader_reads_records(tmp_path):
+    path = str(tmp_path / "x.pt")
+    jtorch.save({"a": jtorch.arange(3.0)}, path)
+    r = jtorch.PyTorchFileReader(path)
+    assert r.has_record("data.pkl") and not r.has_record("nope")
+    assert "data/0" in r.get_all_records()
+    t = r.get_storage_from_record("data/0", 3, jtorch.float32)
+    assert t.tolist() == [0.0, 1.0, 2.0]
+    assert r.get_storage_from_record("data/0", 12, jtorch.uint8).numel() == 12
+    with pytest.raises(RuntimeError, match="failed locating file nope"):
+        r.get_record("nope")
+    with open(path, "rb") as f:
+        f.seek(r.get_record_offset("data/0"))
+        assert np.frombuffer(f.read(12), np.float32).tolist() == [0.0, 1.0, 2.0]
+
+
+def test_rebuild_from_type_v2_restores_subclass_state():
+    class Tagged(jtorch.Tensor):
+        pass
+    t = jtorch._tensor._rebuild_from_type_v2(lambda: jtorch.ones(2), Tagged, (), {"tag": "x"})
+    assert type(t) is Tagged and t.tag == "x" and t.tolist() == [1.0, 1.0]
+    t = jtorch._tensor._rebuild_from_type_v2(jtorch.zeros, Tagged, (1,), ({"a": 1}, {"b": 2}))
+    assert (t.a, t.b) == (1, 2)

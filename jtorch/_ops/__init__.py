@@ -6,8 +6,19 @@ from . import reduction, sorting, shape, scatter, matmul, linalg, fft, random  #
 from . import linalg_lowrank  # noqa: F401
 from . import activation, normalization, nn_misc, loss, conv, pooling, sampling  # noqa: F401
 from . import masked_reductions, windows, misc_private  # noqa: F401
-from . import rnn  # noqa: F401
+from . import rnn, attention  # noqa: F401
 from . import creation_extra  # noqa: F401
 from . import tensor_methods  # noqa: F401  (set_, storage, new, fill_diagonal_...)
 
 _registry.install_methods()
+
+from . import _overrides  # noqa: E402,F401  (`__torch_function__` variants, off until needed)
+
+
+def __getattr__(name: str):
+    # `torch._ops` in PyTorch is where `torch.ops` lives: its names, for programs that
+    # import them from there (this package is jtorch's op registry).
+    if name in ("ops", "OpOverload", "OpOverloadPacket"):
+        from ..library import _dispatch
+        return getattr(_dispatch, name)
+    raise AttributeError(f"module 'torch._ops' has no attribute '{name}'")

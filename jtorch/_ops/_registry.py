@@ -488,7 +488,13 @@ def _gen(name: str, params, body: str, namespace: dict):
     src = f"def {name}({', '.join(parts)}):\n    {body}\n"
     ns = dict(namespace, **defaults)
     exec(src, ns)
+    GENERATED.append(ns[name])
     return ns[name]
+
+
+# Every generated function: `_ops/_overrides.py` swaps their code for a trampoline that
+# honours `__torch_function__` while a mode or Tensor subclass needs it.
+GENERATED: list = []
 
 
 def _arg_tuple(params) -> str:
@@ -663,7 +669,7 @@ def composite(impl=None, *, name=None, method=True, aliases=(), function=True, p
     if full in OPS:
         raise RuntimeError(f"op {full} declared twice")
     OPS[full] = impl
-    impl.__qualname__ = short
+    impl.__name__ = impl.__qualname__ = short
     impl.__module__ = "jtorch"
     impl.published = function = function and (_is_public(short) if publish is None
                                                 else publish)

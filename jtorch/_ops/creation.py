@@ -153,7 +153,7 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
     Unlike PyTorch, a tensor made from a numpy array or a buffer never shares its memory
     (jax arrays are immutable), so `copy=False` with such an object raises.
     """
-    from .._storage import TypedStorage, UntypedStorage, _flat_view
+    from .._storage import TypedStorage, UntypedStorage
     dev = None if device is None else _device.device(device)
     if isinstance(obj, Tensor):
         if dtype is None or dtype is obj.dtype:
@@ -175,7 +175,8 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
         if isinstance(obj, TypedStorage):
             dtype = dtype or obj.dtype
         dtype = dtype or _dtype.get_default_dtype()
-        arr = _device.from_host(_flat_view(obj._storage, dtype.np))
+        raw = (obj._untyped_storage if isinstance(obj, TypedStorage) else obj)._bytes()
+        arr = _device.from_host(raw.view(dtype.np))     # the storage's bytes (or a window)
         return finish(arr, None, dev if dev is not None else obj.device, requires_grad)
     if isinstance(obj, (bytes, bytearray, memoryview)):
         dt = dtype or _dtype.uint8
@@ -269,7 +270,12 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
 
 def _new_factory(name, fill):
     def method(self, *args, dtype=None, device=None, requires_grad=False, layout=None,
-               pin_memory=False):
+               pin_memory=False, **named):
+        # PyTorch also takes the leading arguments by name: new_ones(size=()), new_full(size=,
+        # fill_value=), new_tensor(data=)
+        args += tuple(named.pop(k) for k in ("size", "fill_value", "data") if k in named)
+        if named:
+            raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(named))}'")
         dt = dtype or self.dtype
         dev = device if device is not None else self.device
         if fill == "full":

@@ -10,7 +10,7 @@ import numbers
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _device, _dtype, _storage, _views
+from .. import _device, _dtype, _storage, _tensor, _views
 from .._tensor import Size, Tensor, wrap
 from . import _registry
 from ._registry import composite
@@ -113,9 +113,13 @@ def as_subclass(self, cls):
     if not (isinstance(cls, type) and issubclass(cls, Tensor)):
         raise TypeError("Creating a Tensor subclass from a class that does not inherit from "
                         "Tensor is not possible. Make sure your class inherits from Tensor.")
-    out = Tensor._make_subclass(cls, self, self.requires_grad)
-    out.grad_fn = self.grad_fn
-    out._grad_state = self._grad_state
+    if not self.requires_grad:
+        return Tensor._make_subclass(cls, self, False)
+    # As in PyTorch, an alias: gradients flow through it to `self` (AliasBackward0).
+    out = alias(self)
+    if _tensor.subclass_hook is not None:
+        _tensor.subclass_hook(cls)
+    out.__class__ = cls
     return out
 
 

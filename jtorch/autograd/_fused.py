@@ -26,7 +26,7 @@ _compiled: dict = {}  # structure -> jitted whole backward
 
 def _plain(node) -> bool:
     return not (node._pre_hooks or node._hooks or node._tensor_pre_hooks or node._retains
-                or node._freed)
+                or node._freed or getattr(node, "_packed", False))
 
 
 def run(root_edges, root_grads, retain_graph: bool) -> bool:

@@ -12,6 +12,7 @@ Leaves that require grad end in an `AccumulateGrad` node owned by the leaf.
 
 from __future__ import annotations
 
+import collections
 import itertools
 import re
 import weakref
@@ -35,23 +36,54 @@ DIFF_DTYPES = frozenset(np.dtype(d) for d in (
 
 
 class RemovableHandle:
-    """Matches `torch.utils.hooks.RemovableHandle`: `remove()` unregisters the hook."""
+    """Matches `torch.utils.hooks.RemovableHandle`: `remove()` unregisters the hook.
 
-    _ids = itertools.count()
+    As in PyTorch, the handle holds its hooks dict (and `extra_dict`s) weakly; jtorch's own
+    hook tables are plain dicts, which cannot be weakly referenced, and are held directly.
+    """
 
-    def __init__(self, hooks: dict):
-        self._hooks = hooks
-        self.id = next(RemovableHandle._ids)
+    next_id = 0
+
+    def __init__(self, hooks_dict, *, extra_dict=None):
+        self.hooks_dict_ref = _ref(hooks_dict)
+        self.id = RemovableHandle.next_id
+        RemovableHandle.next_id += 1
+        if isinstance(extra_dict, dict):
+            self.extra_dict_ref = (_ref(extra_dict),)
+        elif isinstance(extra_dict, list):
+            self.extra_dict_ref = tuple(_ref(d) for d in extra_dict)
+        else:
+            self.extra_dict_ref = ()
 
     def remove(self) -> None:
-        if self._hooks is not None:
-            self._hooks.pop(self.id, None)
+        for ref in (self.hooks_dict_ref, *self.extra_dict_ref):
+            d = ref()
+            if d is not None and self.id in d:
+                del d[self.id]
+
+    def __getstate__(self):
+        return (self.hooks_dict_ref(), self.id, tuple(r() for r in self.extra_dict_ref))
+
+    def __setstate__(self, state) -> None:
+        self.hooks_dict_ref = _ref(collections.OrderedDict() if state[0] is None else state[0])
+        self.id = state[1]
+        RemovableHandle.next_id = max(RemovableHandle.next_id, self.id + 1)
+        extra = state[2] if len(state) > 2 and state[2] is not None else ()
+        self.extra_dict_ref = tuple(_ref(d) for d in extra)
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         self.remove()
+
+
+def _ref(d):
+    """A weak reference to `d`, or (a plain dict cannot have one) a strong one."""
+    try:
+        return weakref.ref(d)
+    except TypeError:
+        return lambda: d
 
 
 def _add_hook(hooks: dict, fn) -> RemovableHandle:
@@ -274,6 +306,60 @@ def _zeros_like_aval(a):
     return a
 
 
+# ---------------------------------------------------------------------------
+# Saved-tensor hooks (`torch.autograd.graph.saved_tensors_hooks`): while a pair is installed,
+# each node made packs the arrays its backward reads (what PyTorch's formula would save, as
+# `used_args` finds) through `pack_hook`, and unpacks them when the backward runs.
+
+_saved_hooks: list = []         # the installed (pack_hook, unpack_hook) pairs, innermost last
+_hooks_disabled: list = []      # messages of open `disable_saved_tensors_hooks` contexts
+
+
+class _Packed:
+    """A saved array as `pack_hook` returned it, with the `unpack_hook` that restores it."""
+
+    __slots__ = ("obj", "unpack")
+
+    def __init__(self, obj, unpack):
+        self.obj = obj
+        self.unpack = unpack
+
+
+def _pack_one(a, pack, unpack):
+    return _Packed(pack(wrap(a)), unpack)
+
+
+def _pack_args(fn, mask, args, n_outputs):
+    pack, unpack = _saved_hooks[-1]
+    used = used_args(fn, mask, args, n_outputs)
+    out = []
+    for u, a in zip(used, args):
+        if not u:                       # not saved: only its shape is kept
+            out.append(_release_arg(a))
+        elif isinstance(a, tuple):
+            out.append(tuple(_pack_one(x, pack, unpack) if hasattr(x, "shape") else x
+                             for x in a))
+        elif hasattr(a, "shape") and hasattr(a, "dtype"):
+            out.append(_pack_one(a, pack, unpack))
+        else:
+            out.append(a)
+    return tuple(out)
+
+
+def _unpack_arg(a):
+    if isinstance(a, _Packed):
+        t = a.unpack(a.obj)
+        if not isinstance(t, Tensor):
+            raise TypeError(f"Output of saved tensor unpack_hook expected to be a Tensor but "
+                            f"got result of type {type(t).__name__}")
+        return t._array
+    if isinstance(a, Freed):
+        return jnp.zeros(a.shape, a.dtype)
+    if isinstance(a, tuple):
+        return tuple(_unpack_arg(x) for x in a)
+    return a
+
+
 class FnNode(Node):
     """A node whose forward was `fn(*args)` on jax values; its backward is `fn`'s VJP.
 
@@ -287,17 +373,18 @@ class FnNode(Node):
     """
 
     __slots__ = ("_fn", "_args", "_mask", "_saved", "_outs", "n_outputs", "_tensor_infos",
-                 "_epos")
+                 "_epos", "_packed")
 
     def __init__(self, name, fn, args, mask, edges, saved, n_outputs, outs=None, epos=None):
         Node.__init__(self, name, edges)
         self._epos = epos
         self._fn = fn
-        self._args = args
         self._mask = mask
         self._saved = saved
         self._outs = outs
         self.n_outputs = n_outputs
+        self._packed = bool(_saved_hooks)
+        self._args = _pack_args(fn, mask, args, n_outputs) if self._packed else args
 
     def apply(self, grads, create_graph):
         if self._saved or self._outs is not None or self._freed:
@@ -305,6 +392,8 @@ class FnNode(Node):
         args = self._args
         if self._freed:
             args = _zeros_like_aval(args)   # the backward reads no values (checked above)
+        elif self._packed:
+            args = tuple(_unpack_arg(a) for a in args)
         b = backward_of(self._fn, self._mask)
         if not create_graph:
             res = b(args, grads)
@@ -533,3 +622,55 @@ def regenerate_view(view: Tensor) -> None:
     m = meta(view)
     m.output_nr = 0
     m.token = root.grad_fn
+
+
+class saved_tensors_hooks:
+    """Matches `torch.autograd.graph.saved_tensors_hooks(pack_hook, unpack_hook)`.
+
+    Inside the context, every tensor an operation saves for its backward goes through
+    `pack_hook(tensor)`; the backward reads `unpack_hook(packed)` instead.
+    """
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        if _hooks_disabled:
+            raise RuntimeError(_hooks_disabled[-1])
+        _saved_hooks.append((self.pack_hook, self.unpack_hook))
+        return self
+
+    def __exit__(self, *exc):
+        _saved_hooks.pop()
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Matches `torch.autograd.graph.save_on_cpu`: saved tensors wait on the CPU (in pinned
+    memory when asked, which jax has no notion of) and return to their device in backward."""
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda"):
+        def pack(t):
+            return t.device, t.to("cpu", copy=True)
+
+        def unpack(packed):
+            device, t = packed
+            return t.to(device)
+
+        super().__init__(pack, unpack)
+
+
+class disable_saved_tensors_hooks:
+    """Matches `torch.autograd.graph.disable_saved_tensors_hooks(error_message)`."""
+
+    def __init__(self, error_message: str):
+        self.error_message = error_message
+
+    def __enter__(self):
+        if _saved_hooks:
+            raise RuntimeError(self.error_message)
+        _hooks_disabled.append(self.error_message)
+        return self
+
+    def __exit__(self, *exc):
+        _hooks_disabled.pop()

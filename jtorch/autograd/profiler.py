@@ -23,6 +23,21 @@ _recording: list = []   # the event lists of the profilers now recording (usuall
 _lock = threading.Lock()
 
 
+def _profiler_enabled() -> bool:
+    """Matches `torch.autograd._profiler_enabled`: whether a profiler is recording now."""
+    return bool(_recording)
+
+
+def _disable_profiler() -> EventList:
+    """Matches `torch.autograd._disable_profiler`: stops every recording profiler and gives
+    the events recorded so far (their profilers then hold no open recording)."""
+    with _lock:
+        ranges = [r for rs in _recording for r in rs]
+        _recording.clear()
+        _registry.set_profile_hook(None)
+    return _build_events(ranges)
+
+
 def kineto_available() -> bool:
     """Matches `torch.autograd.profiler.kineto_available`: jtorch has no Kineto."""
     return False

@@ -430,6 +430,30 @@ class Event:
 
 from .._errors import OutOfMemoryError  # noqa: E402,F401
 from . import amp, nvtx  # noqa: E402,F401
+from . import graphs, memory, random, streams  # noqa: E402,F401
+from .graphs import (  # noqa: E402,F401
+    CUDAGraph, graph, graph_pool_handle, is_current_stream_capturing, make_graphed_callables,
+)
+
+
+def reset_accumulated_memory_stats(device=None) -> None:
+    """Accepted: XLA keeps no accumulated statistics to reset."""
+
+
+reset_max_memory_cached = reset_peak_memory_stats
+
+
+def _default_generators() -> tuple:
+    # One generator per CUDA device; jtorch's streams are jax keys, shared by all devices,
+    # so each entry is torch's default generator. A CPU build has none.
+    from .._random import default_generator
+    return tuple(default_generator for _ in range(device_count()))
 from .._legacy_types import CUDA_TYPES as _CUDA_TYPES  # noqa: E402
 
 globals().update(_CUDA_TYPES)  # torch.cuda.FloatTensor, ..., torch.cuda.BoolTensor
+
+
+def __getattr__(name):
+    if name == "default_generators":
+        return _default_generators()
+    raise AttributeError(f"module 'torch.cuda' has no attribute '{name}'")

@@ -22,12 +22,15 @@ from ._sampler import (
     BatchSampler, DistributedSampler, RandomSampler, Sampler, SequentialSampler,
     SubsetRandomSampler, WeightedRandomSampler,
 )
+from . import datapipes, graph, graph_settings  # noqa: E402
+from .datapipes.datapipe import DataChunk, IterDataPipe, MapDataPipe, functional_datapipe
 
 __all__ = [
     "BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset",
     "DistributedSampler", "IterableDataset", "RandomSampler", "Sampler", "SequentialSampler",
     "StackDataset", "Subset", "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler",
     "_DatasetKind", "default_collate", "default_convert", "get_worker_info", "random_split",
+    "DataChunk", "IterDataPipe", "MapDataPipe", "functional_datapipe",
 ]
 
 
@@ -45,7 +48,10 @@ def register_aliases(prefix: str) -> None:
     utils = _utils_module(prefix + "._utils")
     modules = {"dataset": _dataset, "sampler": _sampler, "dataloader": _dataloader,
                "distributed": _sampler, "_utils": utils, "_utils.collate": _collate,
-               "_utils.worker": _worker, "_utils.fetch": _fetch}
+               "_utils.worker": _worker, "_utils.fetch": _fetch,
+               "graph": graph, "graph_settings": graph_settings, "datapipes": datapipes,
+               "datapipes.datapipe": datapipes.datapipe, "datapipes.iter": datapipes.iter,
+               "datapipes.iter.combinatorics": datapipes.iter.combinatorics}
     for name, mod in modules.items():
         sys.modules.setdefault(f"{prefix}.{name}", mod)
 

@@ -211,9 +211,9 @@ class DataLoader(Generic[T_co]):
 
     def _get_iterator(self):
         if self.num_workers == 0:
-            return _SingleProcessIter(self)
+            return _SingleProcessDataLoaderIter(self)
         self.check_worker_number_rationality()
-        return _MultiProcessIter(self)
+        return _MultiProcessingDataLoaderIter(self)
 
     def __iter__(self):
         if self.persistent_workers and self.num_workers > 0:
@@ -256,7 +256,7 @@ class DataLoader(Generic[T_co]):
                       "avoid potential slowness/freeze if necessary.", stacklevel=2)
 
 
-class _BaseIter:
+class _BaseDataLoaderIter:
     def __init__(self, loader: DataLoader) -> None:
         self._dataset = loader.dataset
         self._dataset_kind = loader._dataset_kind
@@ -328,7 +328,7 @@ def _draw_seed(generator) -> int:
     return int(jtorch.empty((), dtype=_dtype.int64).random_(generator=generator).item())
 
 
-class _SingleProcessIter(_BaseIter):
+class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
     def __init__(self, loader: DataLoader) -> None:
         super().__init__(loader)
         if self._timeout != 0:
@@ -364,7 +364,7 @@ _ENV_LOCK = threading.Lock()
 _WORKER_ENV = {"JAX_PLATFORMS": "cpu"}
 
 
-class _MultiProcessIter(_BaseIter):
+class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
     """Workers fetch batches by index; results come back in sampler order (or as they come)."""
 
     def __init__(self, loader: DataLoader) -> None:

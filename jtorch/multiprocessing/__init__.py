@@ -11,7 +11,7 @@ import multiprocessing
 import sys
 from multiprocessing import *  # noqa: F401,F403
 
-from ._spawn import (  # noqa: F401
+from .spawn import (  # noqa: F401
     ENV_VAR_PARALLEL_START, ProcessContext, ProcessException, ProcessExitedException,
     ProcessRaisedException, SpawnContext, spawn, start_processes,
 )

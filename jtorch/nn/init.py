@@ -7,9 +7,11 @@ distributions are PyTorch's.
 
 from __future__ import annotations
 
+import inspect
 import math
 import warnings
 
+from .. import _torch_function
 from .._tensor import Tensor
 from ..autograd import grad_mode
 
@@ -69,15 +71,38 @@ def _no_grad(fn):
             return fn(*args, **kwargs)
     wrapper.__name__ = fn.__name__
     wrapper.__doc__ = fn.__doc__
+    wrapper.__wrapped__ = fn     # inspect.signature shows fn's
     return wrapper
 
 
+def _overridable(fn):
+    """As PyTorch's `uniform_`, `normal_`, `constant_` and `kaiming_uniform_` do, the call
+    goes to `__torch_function__` (modes, tensor subclasses) first, every argument passed
+    by keyword."""
+    signature = inspect.signature(fn)
+
+    def wrapper(*args, **kwargs):
+        if _torch_function.active:
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            tensor = bound.arguments["tensor"]
+            if _torch_function.wants((tensor,)):
+                return _torch_function.handle_torch_function(wrapper, (tensor,),
+                                                             **bound.arguments)
+        return fn(*args, **kwargs)
+    wrapper.__name__ = fn.__name__
+    wrapper.__doc__ = fn.__doc__
+    return wrapper
+
+
+@_overridable
 @_no_grad
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
     """Matches `torch.nn.init.uniform_`."""
     return tensor.uniform_(a, b, generator=generator)
 
 
+@_overridable
 @_no_grad
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
     """Matches `torch.nn.init.normal_`."""
@@ -104,6 +129,7 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     return tensor
 
 
+@_overridable
 @_no_grad
 def constant_(tensor: Tensor, val: float) -> Tensor:
     return tensor.fill_(val)
@@ -162,6 +188,7 @@ def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     return tensor.normal_(0.0, std, generator=generator)
 
 
+@_overridable
 @_no_grad
 def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
                      nonlinearity: str = "leaky_relu", generator=None) -> Tensor:

@@ -81,6 +81,7 @@ class Optimizer:
         self._optimizer_state_dict_post_hooks: dict = OrderedDict()
         self._optimizer_load_state_dict_pre_hooks: dict = OrderedDict()
         self._optimizer_load_state_dict_post_hooks: dict = OrderedDict()
+        self._patch_step_function()
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
                             "Tensors or dicts, but got " + typename(params))
@@ -94,11 +95,17 @@ class Optimizer:
         for group in param_groups:
             self.add_param_group(group)
 
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        step = cls.__dict__.get("step")
-        if step is not None and not getattr(step, "_hooked", False):
-            cls.step = _with_hooks(step)
+    def _patch_step_function(self) -> None:
+        """Wraps this class's `step` with the step hooks, once (PyTorch's, run by `__init__`).
+
+        As in PyTorch, the wrapping happens when an instance is initialised: a wrapper class
+        that never calls `Optimizer.__init__` (accelerate's `AcceleratedOptimizer`, which
+        forwards `step` to the optimizer it holds) keeps its own `step` unwrapped, so hooks
+        run once, on the inner optimizer.
+        """
+        cls = self.__class__
+        if not getattr(cls.step, "_hooked", False):
+            cls.step = _with_hooks(cls.step)
 
     def __getstate__(self):
         return {"defaults": self.defaults, "state": self.state,
@@ -111,6 +118,7 @@ class Optimizer:
                      "_optimizer_load_state_dict_pre_hooks",
                      "_optimizer_load_state_dict_post_hooks"):
             self.__dict__.setdefault(name, OrderedDict())
+        self._patch_step_function()
 
     def __repr__(self) -> str:
         out = self.__class__.__name__ + " ("

@@ -106,6 +106,11 @@ def tensorboard_trace_handler(dir_name: str, worker_name: str | None = None,
     return handler_fn
 
 
+def _default_schedule_fn(_: int) -> ProfilerAction:
+    """The schedule of a `profile` made without one: record every step (PyTorch's)."""
+    return ProfilerAction.RECORD
+
+
 class profile:
     """Matches `torch.profiler.profile`: a context manager with `step()` and a schedule.
 

@@ -8,7 +8,9 @@ PyTorch). Like PyTorch it requires an initialised default process group.
 from __future__ import annotations
 
 import contextlib
+import os
 
+from ... import _dtype
 from ... import distributed as dist
 from ..modules.module import Module
 
@@ -37,7 +39,10 @@ class DistributedDataParallel(Module):
         self.find_unused_parameters = find_unused_parameters
         self.gradient_as_bucket_view = gradient_as_bucket_view
         self.static_graph = static_graph
+        self.bucket_bytes_cap = int((25 if bucket_cap_mb is None else bucket_cap_mb) * 1024 * 1024)
         self.require_backward_grad_sync = True
+        self.require_forward_param_sync = True
+        self.reducer = _Reducer()
 
     def forward(self, *inputs, **kwargs):
         return self.module(*inputs, **kwargs)
@@ -61,3 +66,45 @@ class DistributedDataParallel(Module):
 
     def _set_static_graph(self) -> None:
         self.static_graph = True
+
+    def _get_ddp_logging_data(self) -> dict:
+        """PyTorch's DDP logging record: the settings, the module and the world it runs in."""
+        params = [p for p in self.module.parameters() if p.requires_grad]
+        nbytes = sum(p.numel() * p.element_size() for p in params)
+        dtypes = sorted({_dtype.c10_name(p.dtype).lower() for p in params})
+        env = os.environ.get
+        return {
+            "backend_name": dist.get_backend(), "bucket_sizes": str(nbytes),
+            "cuda_visible_devices": env("CUDA_VISIBLE_DEVICES", "N/A"),
+            "device_ids": ", ".join(str(d) for d in self.device_ids or []),
+            "dtypes": ", ".join(dtypes), "gloo_device_transport": env("GLOO_DEVICE_TRANSPORT",
+                                                                      "N/A"),
+            "gloo_socket_ifname": env("GLOO_SOCKET_IFNAME", "N/A"),
+            "master_addr": env("MASTER_ADDR", "N/A"), "master_port": env("MASTER_PORT", "N/A"),
+            "module_name": type(self.module).__name__,
+            "torch_distributed_debug": env("TORCH_DISTRIBUTED_DEBUG", "N/A"),
+            "broadcast_buffers": int(self.broadcast_buffers),
+            "bucket_cap_bytes": self.bucket_bytes_cap,
+            "find_unused_parameters": int(self.find_unused_parameters), "gloo_num_threads": 2,
+            "gradient_as_bucket_view": int(self.gradient_as_bucket_view), "has_sync_bn": int(
+                any(type(m).__name__ == "SyncBatchNorm" for m in self.module.modules())),
+            "is_multi_device_module": 0, "iteration": 0, "num_parameter_tensors": len(params),
+            "output_device": -1 if self.output_device is None else self.output_device,
+            "rank": dist.get_rank(), "total_parameter_size_bytes": nbytes,
+            "world_size": dist.get_world_size(),
+        }
+
+
+class _Reducer:
+    """DDP's reducer, as far as Python calls it: it prepares the bucketed gradient
+    all-reduce of the next backward. Over one rank there is nothing to reduce, so preparing,
+    rebuilding buckets and delaying the reduction have nothing to act on."""
+
+    def prepare_for_backward(self, outputs) -> None:
+        return None
+
+    def _rebuild_buckets(self) -> bool:
+        return False
+
+    def _delay_all_reduce(self) -> None:
+        return None

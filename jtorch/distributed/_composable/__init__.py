@@ -1,0 +1,1 @@
+"""`torch.distributed._composable`: PyTorch's former home of `fully_shard`."""

@@ -1,0 +1,1 @@
+"""Activation checkpointing wrappers (see `checkpoint_wrapper`)."""

@@ -1,0 +1,1 @@
+"""`torch.distributed.elastic`: what torchrun builds on (today: error reporting)."""

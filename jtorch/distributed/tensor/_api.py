@@ -1,0 +1,357 @@
+"""`DTensor`, `distribute_tensor`, `distribute_module` and the DTensor factories.
+
+A `DTensor` is a tensor together with a `DTensorSpec`: the `DeviceMesh` it lives on and one
+placement per mesh dimension (`_dtensor_spec.named_sharding` says that as a
+`jax.sharding.NamedSharding`). Every mesh today has one rank (the world is one process), so
+a rank's local tensor is the whole global tensor whatever the placements: a DTensor holds its
+values directly, `to_local()`/`full_tensor()` are differentiable aliases of it, and
+redistributing changes only the placements, as PyTorch's collectives over one rank do.
+
+An op on DTensors (`__torch_function__`) computes on their values and returns DTensors on the
+same mesh; like PyTorch it refuses to mix a DTensor with a plain tensor of more than one
+element, and DTensors of different meshes. The placements of a result are the first DTensor
+argument's when the result has its shape, else `Replicate()`: PyTorch propagates placements
+op by op (a sum of a `Shard(0)` tensor is `Partial`), which over one rank changes no value but
+may print other placements. A DTensor's `.grad` is a DTensor view of the accumulated gradient
+with the DTensor's placements.
+"""
+
+from __future__ import annotations
+
+import jtorch
+from ... import _tensor
+from ..._tensor import Tensor
+from ..._torch_function import DisableTorchFunctionSubclass
+from ..device_mesh import DeviceMesh, _current_mesh
+from ._dtensor_spec import DTensorSpec, TensorMeta
+from .placement_types import Partial, Placement, Replicate, Shard, _StridedShard
+
+__all__ = ["DTensor", "distribute_module", "distribute_tensor", "empty", "full", "ones", "rand",
+           "randn", "zeros"]
+
+
+def _spec_for(t: Tensor, mesh: DeviceMesh, placements) -> DTensorSpec:
+    return DTensorSpec(mesh, tuple(placements),
+                       TensorMeta(tuple(t.shape), tuple(t.stride()), t.dtype))
+
+
+def _normalize(placements, mesh: DeviceMesh, ndim: int, check_length: bool = True) -> tuple:
+    """Checks placements against the mesh and tensor; `Shard(-1)` becomes `Shard(ndim - 1)`."""
+    placements = tuple(placements)
+    if check_length and len(placements) != mesh.ndim:
+        raise ValueError(f"`placements` must have the same length as `device_mesh.ndim`! Found "
+                         f"placements length: {len(placements)}, and device_mesh.ndim: "
+                         f"{mesh.ndim}.")
+    out = []
+    for p in placements:
+        if not isinstance(p, Placement):
+            raise TypeError(f"placements must be a sequence of Placement, got {p!r}")
+        if isinstance(p, (Shard, _StridedShard)):
+            lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
+            if not lo <= p.dim <= hi:
+                raise IndexError(f"Dimension out of range (expected to be in range of "
+                                 f"[{lo}, {hi}], but got {p.dim})")
+            if p.dim < 0:
+                p = (_StridedShard(p.dim + ndim, split_factor=p.split_factor)
+                     if isinstance(p, _StridedShard) else Shard(p.dim + ndim))
+        out.append(p)
+    return tuple(out)
+
+
+# Set by `experimental.implicit_replication()`: plain tensors then count as replicated.
+_IMPLICIT_REPLICATION = [False]
+
+
+def _retag(t: Tensor, spec: DTensorSpec) -> DTensor:
+    """Makes the plain tensor `t` (a fresh result no one else holds) the DTensor of `spec`."""
+    if _tensor.subclass_hook is not None:
+        _tensor.subclass_hook(DTensor)      # the first DTensor turns torch-function checks on
+    t.__class__ = DTensor
+    t._spec = spec
+    return t
+
+
+def _alias(t: Tensor) -> Tensor:
+    """A differentiable alias of `t` as a plain tensor (no DTensor dispatch)."""
+    with DisableTorchFunctionSubclass():
+        return jtorch.alias(t)
+
+
+def _tensors(obj, out: list) -> list:
+    if isinstance(obj, Tensor):
+        out.append(obj)
+    elif isinstance(obj, (list, tuple)):
+        for o in obj:
+            _tensors(o, out)
+    elif isinstance(obj, dict):
+        for o in obj.values():
+            _tensors(o, out)
+    return out
+
+
+def _op_name(func) -> str:
+    return getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func))
+
+
+def _wrap_results(ret, first: DTensor):
+    """Plain tensor results become DTensors on `first`'s mesh (see the module doc)."""
+    if isinstance(ret, DTensor):
+        return ret
+    if isinstance(ret, Tensor):
+        placements = (first.placements if tuple(ret.shape) == tuple(first.shape)
+                      else (Replicate(),) * first.device_mesh.ndim)
+        return _retag(ret, _spec_for(ret, first.device_mesh, placements))
+    if isinstance(ret, (tuple, list)):
+        items = [_wrap_results(r, first) for r in ret]
+        return type(ret)(*items) if hasattr(ret, "_fields") else type(ret)(items)
+    return ret
+
+
+class DTensor(Tensor):
+    """Matches `torch.distributed.tensor.DTensor` (see the module doc)."""
+
+    def __new__(cls, local_tensor: Tensor, spec: DTensorSpec, *, requires_grad: bool):
+        t = Tensor._make_subclass(cls, local_tensor, requires_grad)
+        t._spec = spec
+        return t
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        tensors = _tensors(args, _tensors(kwargs, []))
+        dtensors = [t for t in tensors if isinstance(t, DTensor)]
+        if not dtensors:
+            with DisableTorchFunctionSubclass():
+                return func(*args, **kwargs)
+        first = dtensors[0]
+        for t in tensors:
+            if not isinstance(t, DTensor) and t.numel() != 1 and not _IMPLICIT_REPLICATION[0]:
+                raise RuntimeError(
+                    f"{_op_name(func)}: got mixed torch.Tensor and DTensor, need to convert all "
+                    f"torch.Tensor to DTensor before calling distributed operators!")
+            if isinstance(t, DTensor) and t.device_mesh != first.device_mesh:
+                raise NotImplementedError(
+                    f"{_op_name(func)}: DTensor does not support cross-mesh operation on "
+                    f"{first.device_mesh} and {t.device_mesh}")
+        with DisableTorchFunctionSubclass():
+            ret = func(*args, **kwargs)
+        return _wrap_results(ret, first)
+
+    # -- what it is -----------------------------------------------------------
+
+    @property
+    def device_mesh(self) -> DeviceMesh:
+        return self._spec.mesh
+
+    @property
+    def placements(self) -> tuple:
+        return self._spec.placements
+
+    @property
+    def _local_tensor(self) -> Tensor:
+        """The rank's local tensor, outside autograd (PyTorch's private field)."""
+        return Tensor._make_subclass(Tensor, self)
+
+    def __repr__(self) -> str:
+        local = Tensor._make_subclass(Tensor, self, self.requires_grad and self.is_leaf)
+        return (f"DTensor(local_tensor={local!r}, device_mesh={self.device_mesh}, "
+                f"placements={self.placements})")
+
+    # -- conversions ------------------------------------------------------------
+
+    @staticmethod
+    def from_local(local_tensor: Tensor, device_mesh: DeviceMesh | None = None,
+                   placements=None, *, run_check: bool = False, shape=None,
+                   stride=None) -> DTensor:
+        """A DTensor whose rank-local value is `local_tensor` (differentiable, sharing it)."""
+        mesh = device_mesh or _current_mesh()
+        placements = ([Replicate()] * mesh.ndim if placements is None else placements)
+        # PyTorch leaves the number of placements unchecked here.
+        placements = _normalize(placements, mesh, local_tensor.dim(), check_length=False)
+        if shape is not None and tuple(shape) != tuple(local_tensor.shape):
+            raise ValueError(f"shape {tuple(shape)} is not the global shape of a local tensor of "
+                             f"shape {tuple(local_tensor.shape)} on a mesh of one rank")
+        return _retag(_alias(local_tensor), _spec_for(local_tensor, mesh, placements))
+
+    def to_local(self, *, grad_placements=None) -> Tensor:
+        """This rank's local tensor (differentiable; shares this DTensor's storage)."""
+        return _alias(self)
+
+    def full_tensor(self, *, grad_placements=None) -> Tensor:
+        """The whole global tensor (differentiable): over one rank, the local tensor."""
+        return _alias(self)
+
+    def redistribute(self, device_mesh: DeviceMesh | None = None, placements=None, *,
+                     async_op: bool = False, forward_dtype=None, backward_dtype=None) -> DTensor:
+        """The same global tensor with new placements (differentiable)."""
+        mesh = device_mesh or self.device_mesh
+        if mesh != self.device_mesh:
+            raise NotImplementedError("Cross device mesh comm not supported yet!")
+        if placements is None:
+            raise RuntimeError("placements is needed for redistribute!")
+        placements = tuple(placements)
+        if len(placements) != mesh.ndim:
+            raise ValueError(f"`placements` must have the same length as `device_mesh.ndim`! "
+                             f"Found placements length: {len(placements)}, and "
+                             f"device_mesh.ndim: {mesh.ndim}.")
+        placements = tuple(Shard(p.dim + self.dim()) if type(p) is Shard and p.dim < 0 else p
+                           for p in placements)
+        for cur, new in zip(self.placements, placements):
+            if isinstance(new, Partial) and cur != new:
+                raise RuntimeError(f"Can not redistribute from {cur} to {new}, redistributing "
+                                   f"to Partial is for internal use only!")
+        with DisableTorchFunctionSubclass():
+            src = self if forward_dtype is None else self.to(forward_dtype)
+            return _retag(jtorch.alias(src), _spec_for(src, mesh, placements))
+
+    # -- tensor protocol where a DTensor stays a DTensor ------------------------
+
+    def detach(self) -> DTensor:
+        return _retag(Tensor._make_subclass(Tensor, self), self._spec)
+
+    @property
+    def data(self) -> DTensor:
+        return self.detach()
+
+    @data.setter
+    def data(self, other: Tensor) -> None:
+        self._rebind(other)
+
+    @property
+    def grad(self):
+        g = Tensor.grad.fget(self)
+        if g is None or isinstance(g, DTensor):
+            return g
+        return _retag(Tensor._make_subclass(Tensor, g), _spec_for(g, self.device_mesh,
+                                                                     self.placements))
+
+    @grad.setter
+    def grad(self, value) -> None:
+        Tensor.grad.fset(self, value)
+
+    @grad.deleter
+    def grad(self) -> None:
+        Tensor.grad.fdel(self)
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild_dtensor, (self.to_local().detach(), self.device_mesh, self.placements,
+                                   self.requires_grad))
+
+
+def _rebuild_dtensor(local: Tensor, mesh: DeviceMesh, placements, requires_grad: bool):
+    return DTensor(local, _spec_for(local, mesh, placements), requires_grad=requires_grad)
+
+
+def distribute_tensor(tensor: Tensor, device_mesh: DeviceMesh | None = None, placements=None,
+                      *, src_data_rank: int | None = 0) -> DTensor:
+    """Matches `torch.distributed.tensor.distribute_tensor`: a leaf DTensor of `tensor`.
+
+    As in PyTorch, an all-`Replicate` result shares `tensor`'s storage and a sharded one is a
+    copy; the result is a new leaf that requires grad when `tensor` does.
+    """
+    mesh = device_mesh or _current_mesh()
+    placements = [Replicate()] * mesh.ndim if placements is None else list(placements)
+    if isinstance(tensor, DTensor):
+        if tensor.device_mesh != mesh:
+            raise ValueError(f"Cannot distribute a DTensor with device mesh "
+                             f"{tensor.device_mesh} to a different device mesh {mesh}.")
+        if tuple(tensor.placements) != tuple(placements):
+            raise ValueError(f"Cannot distribute a DTensor with placements {tensor.placements} "
+                             f"to a different placements {placements}. do you want to call "
+                             f"`redistribute` instead?")
+        return tensor
+    placements = _normalize(placements, mesh, tensor.dim())
+    local = tensor.detach()
+    if any(p.is_shard() for p in placements):
+        local = local.clone()
+    return DTensor(local, _spec_for(local, mesh, placements), requires_grad=tensor.requires_grad)
+
+
+def distribute_module(module, device_mesh: DeviceMesh | None = None, partition_fn=None,
+                      input_fn=None, output_fn=None):
+    """Matches `torch.distributed.tensor.distribute_module`: parameters and buffers become
+    DTensors (replicated unless `partition_fn` places them); `input_fn`/`output_fn` become a
+    forward pre-hook and a forward hook."""
+    from ...nn import Parameter
+    if getattr(module, "_distribute_module_applied", False):
+        raise RuntimeError("distribute_module should only be called once on a module, but it "
+                           "has already been called on this module!")
+    mesh = device_mesh or _current_mesh()
+    replicate = [Replicate()] * mesh.ndim
+
+    def replicate_rest(mod) -> None:
+        for name, p in list(mod._parameters.items()):
+            if p is not None and not isinstance(p, DTensor):
+                mod.register_parameter(name, Parameter(distribute_tensor(p.data, mesh,
+                                                                         replicate),
+                                                       p.requires_grad))
+        for name, b in list(mod._buffers.items()):
+            if b is not None and not isinstance(b, DTensor):
+                mod._buffers[name] = distribute_tensor(b, mesh, replicate)
+
+    for name, submod in module.named_modules():
+        if partition_fn is not None:
+            partition_fn(name, submod, mesh)
+        replicate_rest(submod)
+    if input_fn is not None:
+        module.register_forward_pre_hook(lambda mod, inputs: input_fn(mod, inputs, mesh))
+    if output_fn is not None:
+        module.register_forward_hook(
+            lambda mod, inputs, outputs: output_fn(mod, outputs, mesh))
+    module._distribute_module_applied = True
+    return module
+
+
+def _factory(make, size, requires_grad: bool, device_mesh, placements, dtype) -> DTensor:
+    mesh = device_mesh or _current_mesh()
+    if len(size) == 1 and isinstance(size[0], (list, tuple)):
+        size = tuple(size[0])
+    full = make(tuple(size), mesh.device_type, dtype)
+    placements = [Replicate()] * mesh.ndim if placements is None else placements
+    placements = _normalize(placements, mesh, full.dim())
+    return DTensor(full, _spec_for(full, mesh, placements), requires_grad=requires_grad)
+
+
+def ones(*size, requires_grad: bool = False, dtype=None, layout=None, device_mesh=None,
+         placements=None) -> DTensor:
+    """Matches `torch.distributed.tensor.ones`."""
+    return _factory(lambda s, d, t: jtorch.ones(s, device=d, dtype=t), size, requires_grad,
+                    device_mesh, placements, dtype)
+
+
+def zeros(*size, requires_grad: bool = False, dtype=None, layout=None, device_mesh=None,
+          placements=None) -> DTensor:
+    """Matches `torch.distributed.tensor.zeros`."""
+    return _factory(lambda s, d, t: jtorch.zeros(s, device=d, dtype=t), size, requires_grad,
+                    device_mesh, placements, dtype)
+
+
+def empty(*size, requires_grad: bool = False, dtype=None, layout=None, device_mesh=None,
+          placements=None) -> DTensor:
+    """Matches `torch.distributed.tensor.empty`."""
+    return _factory(lambda s, d, t: jtorch.empty(s, device=d, dtype=t), size, requires_grad,
+                    device_mesh, placements, dtype)
+
+
+def full(size, fill_value, *, requires_grad: bool = False, dtype=None, layout=None,
+         device_mesh=None, placements=None) -> DTensor:
+    """Matches `torch.distributed.tensor.full`."""
+    return _factory(lambda s, d, t: jtorch.full(s, fill_value, device=d, dtype=t), (size,),
+                    requires_grad, device_mesh, placements, dtype)
+
+
+def rand(*size, requires_grad: bool = False, dtype=None, layout=None, device_mesh=None,
+         placements=None) -> DTensor:
+    """Matches `torch.distributed.tensor.rand` (jtorch's random stream)."""
+    return _factory(lambda s, d, t: jtorch.rand(s, device=d, dtype=t), size, requires_grad,
+                    device_mesh, placements, dtype)
+
+
+def randn(*size, requires_grad: bool = False, dtype=None, layout=None, device_mesh=None,
+          placements=None) -> DTensor:
+    """Matches `torch.distributed.tensor.randn` (jtorch's random stream)."""
+    return _factory(lambda s, d, t: jtorch.randn(s, device=d, dtype=t), size, requires_grad,
+                    device_mesh, placements, dtype)

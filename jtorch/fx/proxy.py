@@ -1,0 +1,17 @@
+"""`torch.fx.proxy`: `Proxy` (the stand-in values of an FX trace, which jtorch never runs)."""
+
+from __future__ import annotations
+
+__all__ = ["Proxy", "TracerBase"]
+
+
+class Proxy:
+    """The type `torch.fx.Proxy`; no value is ever one in jtorch."""
+
+    def __init__(self, node, tracer=None):
+        from . import NOT_AVAILABLE
+        raise RuntimeError(NOT_AVAILABLE.format(what="Proxy"))
+
+
+class TracerBase:
+    """The type `torch.fx.proxy.TracerBase`."""

@@ -1,0 +1,5 @@
+"""`torch.mtia`: PyTorch's CPU-build answers (no mtia device; see `_absent_device`)."""
+
+from ._absent_device import populate as _populate
+
+_populate(globals(), "mtia")
