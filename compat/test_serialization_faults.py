@@ -253,3 +253,16 @@ def test_damaged_legacy_checkpoint_fails_alike():
         assert t[0] is j[0], (t, j)
         if "wrong byte size" not in t[1]:     # PyTorch's message there is a broken printf
             assert t[1] == j[1]
+
+
+def test_cuda_storages_on_a_machine_without_cuda_fail_or_map_alike():
+    data = forge.checkpoint({"x": forge.Tensor(forge.Storage("0", 4, location="cuda:0"), 0,
+                                               (4,), (1,))}, {"0": forge.FOUR_FLOATS})
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    t, j = _outcome(torch, data), _outcome(jtorch, data)
+    assert t[0] is j[0] is RuntimeError and j[1] == t[1]
+    for ml in ("cpu", {"cuda:0": "cpu"}, lambda storage, loc: storage):
+        t, j = _outcome(torch, data, map_location=ml), _outcome(jtorch, data, map_location=ml)
+        assert t[0] == j[0] == "loaded" and j[1]["x"].tolist() == t[1]["x"].tolist()
+        assert j[1]["x"].device.type == "cpu"
