@@ -5,9 +5,10 @@ seeding, the fetch loop, and exceptions carried back as text.
 
 JAX is not fork-safe: a jax call in a child forked from a process whose jax
 runtime is running never returns. Workers therefore collate the default way
-with numpy only (`_collate.host_collate`), and in a forked worker jax is
-switched off so that user code calling it fails with an error instead of
-hanging. Spawned workers (the default, see `_dataloader`) run jax normally.
+with numpy only (`_collate.host_collate`), and in a forked worker (the default,
+see `_dataloader`) jax is switched off so that user code calling it fails with an
+error instead of hanging; the loader then starts over with spawned workers,
+which run jax normally.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ STATUS_CHECK_INTERVAL = 0.5  # seconds between liveness checks, on both sides
 FORK_JAX_ERROR = (
     "JAX cannot run in a DataLoader worker started with 'fork' (JAX is multithreaded and not "
     "fork-safe). Keep jtorch ops out of the dataset and collate_fn (numpy is fine), or pass "
-    "multiprocessing_context='spawn' (jtorch's default).")
+    "multiprocessing_context='spawn'.")
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,8 @@ class ExceptionWrapper:
         self.exc_type = exc_info[0]
         self.exc_msg = "".join(traceback.format_exception(*exc_info))
         self.where = where
+        # a forked worker reached jax: the loader may start over with spawned workers
+        self.needs_jax = FORK_JAX_ERROR in self.exc_msg
 
     def reraise(self):
         """Raises the exception again, here, with the worker's traceback in the message."""
