@@ -144,3 +144,19 @@ def test_without_anomaly_mode_nothing_is_recorded_or_checked():
     assert loss.grad_fn._trace is None
     loss.backward()
     assert all(v != v for v in x.grad.tolist())     # nan, not an error
+
+
+def test_op_errors_are_clean_while_a_torch_function_mode_is_active():
+    from jtorch.overrides import TorchFunctionMode
+
+    class Passthrough(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    with Passthrough():
+        with pytest.raises(RuntimeError) as info:
+            jtorch.ones(2, 3) @ jtorch.ones(4, 5)
+    assert _internal_frames(info.value) == []
+    names = [name for _, name in _frames(info.value)]
+    assert names[0] == "test_op_errors_are_clean_while_a_torch_function_mode_is_active"
+    assert "__torch_function__" in names       # the user's mode stays in the traceback

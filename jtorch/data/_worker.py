@@ -129,7 +129,7 @@ def _switch_off_jax_after_fork() -> None:
     """Makes jax calls in this forked child raise instead of waiting forever on dead threads."""
     try:
         import jax
-        from jax._src import xla_bridge
+        from jax._src import compiler, xla_bridge
     except ImportError:
         return
 
@@ -137,9 +137,13 @@ def _switch_off_jax_after_fork() -> None:
         raise RuntimeError(FORK_JAX_ERROR)
 
     jax.clear_caches()  # drop compiled fast paths that would reach the parent's runtime
-    for name in ("backends", "get_backend", "_get_backend_uncached"):
-        if hasattr(xla_bridge, name):
-            setattr(xla_bridge, name, refuse)
+    # Every way in: a backend looked up by name (device_put, new arrays), and compiling,
+    # which a jitted call on arrays the parent made reaches through their own client.
+    for module, names in ((xla_bridge, ("backends", "get_backend", "_get_backend_uncached")),
+                          (compiler, ("compile_or_get_cached", "backend_compile_and_load"))):
+        for name in names:
+            if hasattr(module, name):
+                setattr(module, name, refuse)
 
 
 def _seed_everything(seed: int, base_seed: int, worker_id: int) -> None:
