@@ -266,3 +266,16 @@ def test_cuda_storages_on_a_machine_without_cuda_fail_or_map_alike():
         t, j = _outcome(torch, data, map_location=ml), _outcome(jtorch, data, map_location=ml)
         assert t[0] == j[0] == "loaded" and j[1]["x"].tolist() == t[1]["x"].tolist()
         assert j[1]["x"].device.type == "cpu"
+
+
+def test_map_location_meta_loads_alike():
+    buf = io.BytesIO()
+    x = torch.arange(12.0).reshape(3, 4)
+    torch.save({"x": x, "col": x[:, 1], "p": torch.nn.Parameter(torch.ones(2))}, buf)
+    t = torch.load(io.BytesIO(buf.getvalue()), map_location="meta")
+    j = jtorch.load(io.BytesIO(buf.getvalue()), map_location="meta")
+    for k in t:
+        assert j[k].device.type == t[k].device.type == "meta"
+        assert tuple(j[k].shape) == tuple(t[k].shape) and j[k].stride() == t[k].stride()
+        assert j[k].storage_offset() == t[k].storage_offset()
+        assert type(j[k]).__name__ == type(t[k]).__name__

@@ -19,7 +19,7 @@ import pickle
 import jax
 import numpy as np
 
-from . import _device, _dtype
+from . import _device, _dtype, _meta
 from ._tensor import Size, Tensor, _rebuild_from_type_v2, _set_obj_state, wrap
 from ._views import Strided, contiguous_strides
 
@@ -75,15 +75,18 @@ class LoadedStorage:
         dtype: the dtype the checkpoint declares for it (uint8 for an untyped storage).
         nbytes: its size, as the pickle gives it and the record was checked to have.
         place: numpy array -> jax array where the storage's tensors belong.
+        meta: the storage is loaded onto the meta device (no data is read).
         data: its bytes (an aligned uint8 array nothing else references). The legacy
             format stores them after the pickle: until `fill` gives them, tensors are built
             over a shape-only stand-in, and nothing reads them before the load returns.
     """
 
-    def __init__(self, dtype, nbytes: int, place, data: np.ndarray | None = None):
+    def __init__(self, dtype, nbytes: int, place, data: np.ndarray | None = None,
+                 meta: bool = False):
         self.dtype = dtype
         self.nbytes = nbytes
         self.data = data
+        self.meta = meta        # map_location="meta": shapes only, for good
         self.used = False       # a tensor was built over it
         self._place = place
         self._root: Tensor | None = None
@@ -96,6 +99,8 @@ class LoadedStorage:
             raise RuntimeError(f"Trying to view a storage of {self.nbytes} bytes as "
                                f"{dtype}, whose elements have {itemsize} bytes")
         shape = (self.nbytes // itemsize,) if shape is None else shape
+        if self.meta:
+            return _meta.MetaArray(shape, dtype.np)
         if self.data is None:
             return jax.ShapeDtypeStruct(shape, dtype.np)
         if dtype == _dtype.bool:

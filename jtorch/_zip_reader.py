@@ -251,7 +251,14 @@ class ZipReader:
             return np.frombuffer(self._mmap, np.uint8, count=e.size, offset=self._base + offset)
         buf = aligned_empty(e.size) if aligned else np.empty(e.size, np.uint8)
         self._f.seek(self._base + offset)
-        if e.size and self._f.readinto(memoryview(buf)) != e.size:
+        readinto = getattr(self._f, "readinto", None)
+        if readinto is not None:
+            got = readinto(memoryview(buf)) if e.size else 0
+        else:       # a file-like object with read() only
+            data = self._f.read(e.size)
+            got = len(data)
+            buf[:got] = np.frombuffer(data, np.uint8)
+        if got != e.size:
             raise zip_error(f"reading file {name}: file read failed")
         return buf
 

@@ -369,12 +369,18 @@ class _Storages:
                             f"{type(numel).__name__}")
         dtype = storage_type.dtype
         nbytes = numel * _rebuild.element_size(dtype)
+        device = _target_device(self._map_location, _decode(location))
+        if device is not None and device.type == "meta":
+            # shapes only, as PyTorch's meta storages: the record is checked, never read
+            self._read(key, nbytes, check_only=True)
+            st = self.by_key[key] = _rebuild.LoadedStorage(dtype, nbytes, None, meta=True)
+            return st
         data = self._read(key, nbytes)
         if data is not None and self._byteswap and dtype.itemsize > 1:
             swap = np.float16 if dtype == _dtype.complex32 else dtype.np
             data.view(swap).byteswap(inplace=True)
-        place = _rebuild.placer(_target_device(self._map_location, _decode(location)))
-        st = self.by_key[key] = _rebuild.LoadedStorage(dtype, nbytes, place, data)
+        st = self.by_key[key] = _rebuild.LoadedStorage(dtype, nbytes, _rebuild.placer(device),
+                                                       data)
         return st
 
 
@@ -532,14 +538,14 @@ def _load_zip(reader: _zip_reader.ZipReader, map_location, weights_only, pickle_
     if reader.has_record(".storage_alignment"):
         int(reader.get_record(".storage_alignment"))
 
-    def read(key, nbytes: int):
+    def read(key, nbytes: int, check_only: bool = False):
         name = f"data/{key}"
         size = reader.record_size(name)
         if size != nbytes:
             raise RuntimeError(f"record size ({size} bytes) does not match expected size "
                                f"({nbytes} bytes = {nbytes} elements * 1 bytes/element) for "
                                "dtype Byte")
-        return reader.read_storage(name)
+        return None if check_only else reader.read_storage(name)
 
     storages = _Storages(read, map_location, byteswap=byteorder != sys.byteorder.encode())
     return _unpickle(io.BytesIO(reader.get_record("data.pkl")), storages, weights_only,
@@ -605,7 +611,7 @@ class _LegacyStorages(_Storages):
     """Storages of the legacy format, which come after the pickle, and its storage views."""
 
     def __init__(self, map_location):
-        super().__init__(lambda key, nbytes: None, map_location)
+        super().__init__(lambda key, nbytes, check_only=False: None, map_location)
 
     def persistent_load(self, saved_id):
         if isinstance(saved_id, tuple) and _decode(saved_id[0]) == "module":

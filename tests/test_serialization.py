@@ -237,3 +237,32 @@ def test_rebuild_from_type_v2_restores_subclass_state():
     assert type(t) is Tagged and t.tag == "x" and t.tolist() == [1.0, 1.0]
     t = jtorch._tensor._rebuild_from_type_v2(jtorch.zeros, Tagged, (1,), ({"a": 1}, {"b": 2}))
     assert (t.a, t.b) == (1, 2)
+
+
+def test_map_location_meta_gives_shapes_without_reading_data():
+    x = jtorch.arange(6.0).reshape(2, 3)
+    buf = io.BytesIO()
+    jtorch.save({"x": x, "tail": x.view(-1)[1:], "p": jtorch.nn.Parameter(jtorch.ones(2))}, buf)
+    out = jtorch.load(io.BytesIO(buf.getvalue()), map_location="meta")
+    assert out["x"].device.type == "meta" and out["x"].shape == (2, 3)
+    assert out["tail"].shape == (5,) and out["tail"].storage_offset() == 1
+    assert isinstance(out["p"], jtorch.nn.Parameter) and out["p"].is_meta
+
+
+def test_file_objects_with_read_and_seek_only():
+    class ReadSeek:
+        def __init__(self, data):
+            self._b = io.BytesIO(data)
+
+        def read(self, n=-1):
+            return self._b.read(n)
+
+        def seek(self, *args):
+            return self._b.seek(*args)
+
+        def tell(self):
+            return self._b.tell()
+
+    buf = io.BytesIO()
+    jtorch.save({"a": jtorch.arange(4.0)}, buf)
+    assert jtorch.load(ReadSeek(buf.getvalue()))["a"].tolist() == [0.0, 1.0, 2.0, 3.0]
