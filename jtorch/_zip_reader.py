@@ -303,8 +303,28 @@ def _inflate(data: bytes, size: int, name: str) -> bytes:
     return out
 
 
+try:
+    from numpy._core.multiarray import _set_madvise_hugepage
+except ImportError:     # numpy 1.x
+    try:
+        from numpy.core.multiarray import _set_madvise_hugepage
+    except ImportError:
+        _set_madvise_hugepage = None
+
+
 def aligned_empty(n: int) -> np.ndarray:
-    """An uninitialised uint8 array of `n` bytes starting at a multiple of 64."""
-    raw = np.empty(n + ALIGNMENT, np.uint8)
+    """An uninitialised uint8 array of `n` bytes starting at a multiple of 64.
+
+    numpy asks the kernel for huge pages for a large array; where memory is fragmented the
+    kernel then compacts it before the first read lands (seconds for a checkpoint of a few
+    GiB). Storages are read once, front to back, so they take ordinary pages, as PyTorch's
+    allocator does.
+    """
+    prev = _set_madvise_hugepage(False) if _set_madvise_hugepage is not None else None
+    try:
+        raw = np.empty(n + ALIGNMENT, np.uint8)
+    finally:
+        if prev is not None:
+            _set_madvise_hugepage(prev)
     skip = -raw.ctypes.data % ALIGNMENT
     return raw[skip:skip + n]
