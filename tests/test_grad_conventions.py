@@ -140,3 +140,27 @@ def test_pinv_gradient_on_a_rank_deficient_matrix():
     (torch.linalg.pinv(at @ bt.mT) * torch.tensor(w, dtype=torch.float32)).sum().backward()
     actual = float(np.sum(at.grad.numpy() * da) + np.sum(bt.grad.numpy() * db))
     np.testing.assert_allclose(actual, expected, rtol=1e-4)
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_eigh_of_a_non_symmetric_input_has_pytorchs_hermitian_gradient(uplo):
+    # linalg_eig_backward (hermitian): gA = V (diag(gL) + F * skew(V^T gV)) V^T with
+    # F_ij = 1 / (L_j - L_i) off the diagonal, V and L from the UPLO triangle alone.
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((4, 4)).astype(np.float32)
+    gL = rng.standard_normal(4).astype(np.float32)
+    W = rng.standard_normal((4, 4)).astype(np.float32)
+    L, V = np.linalg.eigh(A.astype(np.float64), UPLO=uplo)
+    gV = 2 * V * W
+    F = 1 / (L[None, :] - L[:, None] + np.eye(4)) - np.eye(4)
+    VtgV = V.T @ gV
+    expected = V @ (np.diag(gL) + F * (VtgV - VtgV.T) / 2) @ V.T
+
+    def loss(a):
+        lam, vec = torch.linalg.eigh(a, UPLO=uplo)
+        return (lam * torch.tensor(gL)).sum() + (vec * vec * torch.tensor(W)).sum()
+
+    (g,) = grads(loss, A)
+    np.testing.assert_allclose(g, expected, rtol=1e-4, atol=1e-4)
+    (g,) = grads(lambda a: (torch.linalg.eigvalsh(a, UPLO=uplo) * torch.tensor(gL)).sum(), A)
+    np.testing.assert_allclose(g, V @ np.diag(gL) @ V.T, rtol=1e-4, atol=1e-5)

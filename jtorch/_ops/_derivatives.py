@@ -33,7 +33,7 @@ def with_jvp(fn, tangent):
         out = f(*primals)
         tangents = tuple(None if type(t) is SymbolicZero else t for t in tangents)
         if all(t is None for t in tangents):
-            return out, jnp.zeros_like(out)
+            return out, jax.tree_util.tree_map(jnp.zeros_like, out)
         return out, tangent(primals, tangents, out)
 
     f.defjvp(jvp, symbolic_zeros=True)

@@ -22,6 +22,7 @@ from jax._src.lax import linalg as _lax_linalg
 from .. import _meta
 from ._registry import (METHODS, NAMESPACES, NONE, T, TI, broadcast_error,
                         name_return_type, op)
+from . import _derivatives
 from .matmul import HIGHEST
 
 
@@ -606,8 +607,29 @@ def _check_uplo(UPLO):
 
 def _eigh(A, UPLO):
     # Only the UPLO triangle is read, as LAPACK's syevd (which also fixes the vectors' signs).
-    w, v = jnp.linalg.eigh(A, UPLO=UPLO, symmetrize_input=False)
-    return w.astype(_real_dtype(A)), v
+    # The derivative is PyTorch's (`linalg_eig_backward`, hermitian case), from this
+    # decomposition: jax's decomposes (A + A^H) / 2 again, another matrix when A is not
+    # Hermitian, and its backward is not Hermitian.
+    def value(A):
+        w, v = jnp.linalg.eigh(A, UPLO=UPLO, symmetrize_input=False)
+        return w.astype(_real_dtype(A)), v
+
+    return _derivatives.with_jvp(value, _eigh_tangent)(A)
+
+
+def _eigh_tangent(primals, tangents, out):
+    # PyTorch's backward, gA = V (diag(gL) + F * skew(V^H gV)) V^H with F_ij = 1/(L_j - L_i)
+    # off the diagonal, is the transpose of this JVP on the Hermitian part of dA.
+    (dA,), (w, v) = tangents, out
+    vh = jnp.conj(jnp.swapaxes(v, -1, -2))
+    dA = (dA + jnp.conj(jnp.swapaxes(dA, -1, -2))) / 2
+    m = jnp.matmul(jnp.matmul(vh, dA, precision=HIGHEST), v, precision=HIGHEST)
+    n = w.shape[-1]
+    eye = jnp.eye(n, dtype=w.dtype)
+    gap = w[..., None, :] - w[..., :, None]
+    f = jnp.where(eye == 1, 0, 1 / jnp.where(eye == 1, 1, gap)).astype(v.dtype)
+    dw = jnp.real(jnp.diagonal(m, axis1=-2, axis2=-1)).astype(w.dtype)
+    return dw, jnp.matmul(v, f * m, precision=HIGHEST)
 
 
 @linalg(name="linalg.eigh", returns=("eigenvalues", "eigenvectors"))
