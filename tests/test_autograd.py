@@ -536,3 +536,23 @@ def test_complex_grads():
     np.testing.assert_allclose(x.grad.numpy(), [2 + 2j, 4 - 2j])
     with pytest.raises(RuntimeError, match="only for real scalar outputs"):
         leaf([1 + 1j]).sum().backward()
+
+
+def test_double_backward_nodes_carry_pytorchs_names():
+    # derivatives.yaml: pow's gradient is grad * 2 * x (a mul), tanh's is tanh_backward,
+    # div's is grad / other for self and -grad * self / other**2 (a mul) for other.
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = torch.tensor([4.0, 8.0], requires_grad=True)
+    (g,) = torch.autograd.grad((x ** 2).sum(), [x], create_graph=True)
+    assert g.grad_fn.name() == "MulBackward0"
+    (gg,) = torch.autograd.grad(g.sum(), [x], create_graph=True)
+    assert gg.grad_fn.name() == "MulBackward0"
+    assert gg.tolist() == [2.0, 2.0]
+    (g,) = torch.autograd.grad(x.tanh().sum(), [x], create_graph=True)
+    assert g.grad_fn.name() == "TanhBackwardBackward0"
+    gx, gy = torch.autograd.grad((x / y).sum(), [x, y], create_graph=True)
+    assert (gx.grad_fn.name(), gy.grad_fn.name()) == ("DivBackward0", "MulBackward0")
+    assert gx.tolist() == [0.25, 0.125] and gy.tolist() == [-1 / 16, -2 / 64]
+    # the two nodes each carry their gradient's history: d(gy)/dy = 2x / y^3
+    (gyy,) = torch.autograd.grad(gy.sum(), [y])
+    np.testing.assert_allclose(gyy.numpy(), [2 / 64, 4 / 512], rtol=1e-6)

@@ -141,3 +141,79 @@ def index_name(idx, shape) -> str:
             name = "SelectBackward0"
         d += 1
     return name
+
+
+# The name of the gradient a node's backward returns under `create_graph=True`. PyTorch's
+# double backward is its derivatives.yaml formula run on ordinary ops, so that gradient's
+# grad_fn is the formula's last op (x ** 2: `grad * (2 * x)` is a MulBackward0; tanh:
+# `tanh_backward(grad, result)` a TanhBackwardBackward0). jtorch records the whole backward
+# as one node, which takes that name: the name of the first input's gradient that depends on
+# the inputs (a tuple gives one per input; None where the formula reads only the incoming
+# gradient, as add's). Names read off PyTorch 2.13's graphs; other nodes get
+# `<name>Backward`.
+_MUL, _DIV = "MulBackward0", "DivBackward0"
+_GRAD_NAMES = {
+    "PowBackward0": _MUL, "PowBackward1": ("WhereBackward0", _MUL), "PowBackward2": _MUL,
+    "MulBackward0": _MUL, "DivBackward0": (_DIV, _MUL), "ExpBackward0": _MUL,
+    "Exp2Backward0": "MulBackward1", "Expm1Backward0": _MUL, "LogBackward0": _DIV,
+    "Log2Backward0": _DIV, "Log10Backward0": _DIV, "Log1PBackward0": _DIV,
+    "SqrtBackward0": _DIV, "RsqrtBackward0": _MUL, "ReciprocalBackward0": _MUL,
+    "SinBackward0": _MUL, "CosBackward0": _MUL, "TanBackward0": _MUL, "SinhBackward0": _MUL,
+    "CoshBackward0": _MUL, "AsinBackward0": _DIV, "AcosBackward0": _DIV,
+    "AtanBackward0": _DIV, "Atan2Backward0": _MUL, "HypotBackward0": _DIV,
+    "ErfBackward0": _MUL, "ErfcBackward0": _MUL, "AbsBackward0": _MUL,
+    "LogitBackward0": _DIV, "XlogyBackward0": ("MaskedFillBackward0", _DIV),
+    "TanhBackward0": "TanhBackwardBackward0", "SigmoidBackward0": "SigmoidBackwardBackward0",
+    "ReluBackward0": "ThresholdBackwardBackward0", "GeluBackward0": "GeluBackwardBackward0",
+    "SiluBackward0": _MUL, "MishBackward0": _MUL,
+    "SoftplusBackward0": "SoftplusBackwardBackward0",
+    "LeakyReluBackward0": "LeakyReluBackwardBackward0", "EluBackward0": "EluBackwardBackward0",
+    "CeluBackward0": "EluBackwardBackward0", "HardtanhBackward0": "HardtanhBackwardBackward0",
+    "HardswishBackward0": "HardswishBackwardBackward0",
+    "LogSigmoidBackward0": "LogSigmoidBackwardBackward0",
+    "SoftmaxBackward0": "SoftmaxBackwardDataBackward0",
+    "LogSoftmaxBackward0": "LogSoftmaxBackwardDataBackward0",
+    # cross_entropy is one node in jtorch; PyTorch's input gradient ends in log_softmax's
+    "CrossEntropyBackward0": "LogSoftmaxBackwardDataBackward0",
+    "NllLossBackward0": "NllLossBackwardBackward0",
+    "MseLossBackward0": "MseLossBackwardBackward0",
+    "SmoothL1LossBackward0": "SmoothL1LossBackwardBackward0",
+    "HuberLossBackward0": "HuberLossBackwardBackward0",
+    "NativeLayerNormBackward0": "NativeLayerNormBackwardBackward0",
+    "NativeBatchNormBackward0": "NativeBatchNormBackwardBackward0",
+    "MmBackward0": "MmBackward0", "BmmBackward0": "BmmBackward0",
+    "AddmmBackward0": (None, "MmBackward0", "MmBackward0"),
+    "AddcmulBackward0": (None, _MUL, _MUL), "LinalgVectorNormBackward0": _MUL,
+    "VarBackward0": _MUL, "StdBackward0": _MUL, "LogsumexpBackward0": _MUL,
+    "ProdBackward0": _MUL, "DistBackward0": (_MUL, "NegBackward0"),
+    # the gradients' own double backward, as PyTorch's chains go on
+    "TanhBackwardBackward0": "TanhBackwardBackward0",
+    "SigmoidBackwardBackward0": "SigmoidBackwardBackward0",
+    "ThresholdBackwardBackward0": "ThresholdBackwardBackward0",
+    "GeluBackwardBackward0": _MUL, "EluBackwardBackward0": _MUL,
+    "SoftplusBackwardBackward0": "MulBackward1",
+    "SoftmaxBackwardDataBackward0": "SoftmaxBackwardDataBackward0",
+    "LogSoftmaxBackwardDataBackward0": "LogSoftmaxBackwardDataBackward0",
+}
+# F.linear is PyTorch's addmm/mm on the transposed weight: the weight's gradient ends in t()
+LINEAR_GRAD_NAMES = ("MmBackward0", "TBackward0", None)
+
+
+def grad_names(name: str, mask, names=None) -> list:
+    """The names of the nodes recording the backward of node `name` under create_graph=True,
+    one per gradient it returns (the differentiated inputs `mask`, tuple arguments
+    flattened); `names` overrides the table (F.linear's)."""
+    names = _GRAD_NAMES.get(name) if names is None else names
+    flags = []
+    for i, m in enumerate(mask):
+        flags.extend((i, bool(x)) for x in m) if isinstance(m, tuple) else flags.append(
+            (i, bool(m)))
+    positions = [i for i, m in flags if m]
+    if names is None:
+        return [name + "Backward"] * len(positions)
+    if isinstance(names, str):
+        return [names] * len(positions)
+    per = [names[i] if i < len(names) else None for i in positions]
+    # a gradient whose formula reads only the incoming gradient joins the first named one
+    main = next((n for n in per if n is not None), name + "Backward")
+    return [n if n is not None else main for n in per]

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _programs, _tracebacks, _views
-from . import anomaly_mode
+from . import _names, anomaly_mode
 from .._tensor import AutogradMeta as Meta
 from .._tensor import meta
 from .._tensor import Tensor, wrap
@@ -383,11 +383,12 @@ class FnNode(Node):
     """
 
     __slots__ = ("_fn", "_args", "_mask", "_saved", "_outs", "n_outputs", "_tensor_infos",
-                 "_epos", "_packed")
+                 "_epos", "_packed", "grad_names")
 
     def __init__(self, name, fn, args, mask, edges, saved, n_outputs, outs=None, epos=None):
         Node.__init__(self, name, edges)
         self._epos = epos
+        self.grad_names = None      # _names.grad_name's override (F.linear's)
         self._fn = fn
         self._mask = mask
         self._saved = saved
@@ -484,7 +485,29 @@ def _record_backward(node, b, args, grads):
     used = used_args(node._fn, node._mask, args, node.n_outputs)
     inputs = tuple(_saved_input(node, i, a) if used[i] else a
                    for i, a in enumerate(args)) + tuple(grads)
-    return _engine.call_recorded(node.name() + "Backward", flat, inputs)
+    names = _names.grad_names(node.name(), node._mask, node.grad_names)
+    if len(set(names)) <= 1:
+        return _engine.call_recorded(names[0] if names else node.name() + "Backward", flat,
+                                     inputs)
+    # PyTorch's gradients of a division's numerator and denominator end in different ops
+    # (a DivBackward0, a MulBackward0): one node per name, each computing its gradients
+    out = [None] * len(names)
+    for name in dict.fromkeys(names):
+        ks = tuple(k for k, n in enumerate(names) if n == name)
+        for k, g in zip(ks, _engine.call_recorded(name, _picked(flat, ks), inputs)):
+            out[k] = g
+    return tuple(out)
+
+
+def _picked(f, ks):
+    """`f` returning only its outputs at positions `ks` (a tuple)."""
+    key = ("pick", f, ks)
+    p = _BWD.get(key)
+    if p is None:
+        p = lambda *v: tuple(f(*v)[k] for k in ks)  # noqa: E731
+        p = jax.jit(p) if hasattr(f, "lower") else p
+        _BWD.put(key, p)
+    return p
 
 
 def _saved_input(node, i, value):
