@@ -120,3 +120,15 @@ def test_gradient_at_singular_point(case):
         assert a is not None, f"grad[{k}]: jtorch has none"
         np.testing.assert_allclose(a, e, rtol=1e-5, atol=1e-6, equal_nan=True,
                                    err_msg=f"grad[{k}]")
+
+
+@pytest.mark.parametrize("ord", [1, -1, INF, -INF, 2, -2, "nuc"])
+def test_matrix_norm_gradient_at_zero_entries(ord):
+    # a zero matrix (the OpInfo 'subgradients_at_zero' sample) and a row with a zero entry
+    for value in ([[0.0] * 3] * 3, [[0.0, 1.0, -2.0], [3.0, 0.0, 1.0], [1.0, 1.0, 0.0]]):
+        grads = []
+        for lib in (torch, jtorch):
+            x = lib.tensor(value, requires_grad=True)
+            lib.linalg.matrix_norm(x, ord).backward()
+            grads.append(np.asarray(x.grad.tolist()))
+        np.testing.assert_allclose(grads[1], grads[0], rtol=1e-5, atol=1e-6)

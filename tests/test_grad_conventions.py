@@ -164,3 +164,12 @@ def test_eigh_of_a_non_symmetric_input_has_pytorchs_hermitian_gradient(uplo):
     np.testing.assert_allclose(g, expected, rtol=1e-4, atol=1e-4)
     (g,) = grads(lambda a: (torch.linalg.eigvalsh(a, UPLO=uplo) * torch.tensor(gL)).sum(), A)
     np.testing.assert_allclose(g, V @ np.diag(gL) @ V.T, rtol=1e-4, atol=1e-5)
+
+
+def test_matrix_norm_gives_zero_entries_no_gradient():
+    # inf-norm = max row sum of |x|: the maximal row's gradient is sgn(x), 0 at 0
+    (g,) = grads(lambda x: torch.linalg.matrix_norm(x, math.inf), [[0.0, 1.0, -2.0],
+                                                                  [1.0, 1.0, 0.0]])
+    np.testing.assert_array_equal(g, [[0.0, 1.0, -1.0], [0.0, 0.0, 0.0]])
+    (g,) = grads(lambda x: torch.linalg.norm(x, 1), [[0.0, 0.0], [0.0, 0.0]])
+    np.testing.assert_array_equal(g, [[0.0, 0.0], [0.0, 0.0]])

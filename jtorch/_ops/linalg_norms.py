@@ -83,6 +83,14 @@ def vector_norm(x: T, ord=2, dim=None, keepdim=False, *, dtype=None):
                         keepdim).astype(_real_dtype(x))
 
 
+def _max0(x, axis, keepdims):
+    """max over `axis`, 0 when it is empty (as PyTorch). Not max(..., initial=0): a maximum of
+    0 would tie with the initial value, which takes half the gradient."""
+    if x.shape[axis] == 0:
+        return jnp.max(x, axis=axis, keepdims=keepdims, initial=0.0)
+    return jnp.max(x, axis=axis, keepdims=keepdims)
+
+
 def _matrix_norm(A, ord, dim, keepdim):
     d0, d1 = (wrap_dim(d, A.ndim) for d in dim)
     if d0 == d1:
@@ -93,17 +101,17 @@ def _matrix_norm(A, ord, dim, keepdim):
     if ord == "nuc" or ord in (2, -2):
         m = jnp.moveaxis(A, (d0, d1), (-2, -1))
         s = jnp.linalg.svd(m, compute_uv=False)
-        r = (jnp.sum(s, -1) if ord == "nuc" else jnp.max(s, -1, initial=0.0) if ord == 2
+        r = (jnp.sum(s, -1) if ord == "nuc" else _max0(s, -1, False) if ord == 2
              else jnp.min(s, -1))
         if keepdim:
             r = jnp.expand_dims(r, tuple(sorted((d0, d1))))
         return r
-    # 1/-1: max/min column sum; inf/-inf: max/min row sum.
-    a = jnp.abs(A)
+    # 1/-1: max/min column sum; inf/-inf: max/min row sum (abs with PyTorch's 0 at 0).
+    a = _derivatives.abs(A)
     sum_dim, red_dim = (d0, d1) if ord in (1, -1) else (d1, d0)
     sums = jnp.sum(a, axis=sum_dim, keepdims=True)
     if ord > 0:
-        r = jnp.max(sums, axis=red_dim, keepdims=True, initial=0.0)  # 0 for empty, as PyTorch
+        r = _max0(sums, red_dim, True)
     else:
         r = jnp.min(sums, axis=red_dim, keepdims=True)
     return r if keepdim else jnp.squeeze(r, (d0, d1))
