@@ -43,6 +43,11 @@ from . import autograd  # noqa: E402,F401
 from . import func  # noqa: E402,F401
 from . import cuda, linalg, special, fft, random, backends, nn, masked, signal  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
+from . import sparse  # noqa: E402,F401
+from .sparse import (  # noqa: E402,F401
+    empty_like, full_like, hspmm, ones_like, rand_like, randn_like, smm,
+    sparse_compressed_tensor, sparse_coo_tensor, sparse_csr_tensor, spmm, zeros_like,
+)
 from . import distributions  # noqa: E402,F401
 from . import amp, cpu  # noqa: E402,F401
 from .amp.autocast_mode import (  # noqa: E402,F401

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 from .. import _views
 from .._ops import _registry
 from .._tensor import AutogradMeta, Tensor, meta, wrap
-from . import _fused, anomaly_mode, grad_mode
+from . import _fused, anomaly_mode, grad_mode, graph
 from ._names import call_name, index_name, node_name
 from .graph import (
     DIFF_DTYPES, AccumulateGrad, FnNode, Node, accumulate, edge_of, post_order, regenerate_view,
@@ -332,7 +332,11 @@ def execute(root_edges, root_grads, *, retain_graph: bool, create_graph: bool,
                     buf = buffers.get(child)
                     if buf is None:
                         buf = buffers[child] = [None] * _n_out(child)
-                    buf[nr] = g if buf[nr] is None else buf[nr] + g
+                    if buf[nr] is None:
+                        buf[nr] = g
+                    else:
+                        buf[nr] = buf[nr] + g if graph.sparse_grads is None else \
+                            graph.sparse_grads.add(buf[nr], g)
                 deps[child] -= 1
                 if deps[child] == 0:
                     heapq.heappush(ready, (-child._seq, id(child), child))
@@ -389,6 +393,8 @@ def _run_node(node, grads, create_graph, capture, captured, accumulate_into):
                 grads = [_as_value(g, create_graph) for g in new]
     if all(g is None for g in grads):
         return (None,) * len(node._edges)
+    if graph.sparse_grads is not None and not isinstance(node, AccumulateGrad):
+        grads = graph.sparse_grads.densify(grads)    # only leaves take sparse gradients
     try:
         out = node.apply(tuple(grads), create_graph)
     except Exception as e:
