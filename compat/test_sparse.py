@@ -461,3 +461,63 @@ def test_mm_gradient_of_a_sparse_leaf_is_masked(product):
     masked = t.sparse_mask(coo(torch).coalesce())
     assert j._indices().tolist() == masked._indices().tolist()
     np.testing.assert_allclose(j._values().tolist(), masked._values().tolist(), rtol=1e-6)
+
+
+# Optimizers with nn.Embedding(sparse=True) gradients: SGD and Adagrad take them on
+# PyTorch's per-tensor path, SparseAdam needs them; the others raise PyTorch's error.
+OPTIMIZERS = [
+    ("SGD", dict(lr=0.1)), ("SGD", dict(lr=0.1, momentum=0.9)),
+    ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True)),
+    ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.5)), ("SGD", dict(lr=0.1, maximize=True)),
+    ("SGD", dict(lr=0.1, weight_decay=0.1)),
+    ("Adagrad", dict(lr=0.1)), ("Adagrad", dict(lr=0.1, lr_decay=0.01)),
+    ("Adagrad", dict(lr=0.1, weight_decay=0.1)),
+    ("Adagrad", dict(lr=0.1, initial_accumulator_value=0.5, maximize=True)),
+    ("SparseAdam", dict(lr=0.1)), ("SparseAdam", dict(lr=0.1, maximize=True)),
+    ("Adam", dict(lr=0.1)), ("AdamW", dict(lr=0.1)), ("RMSprop", dict(lr=0.1)),
+]
+
+
+def _optimize(lib, cls, kw, sparse=True):
+    w = lib.tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(6, 2))
+    emb = lib.nn.Embedding.from_pretrained(w.clone(), freeze=False, sparse=sparse)
+    dense_w = lib.nn.Parameter(lib.tensor([0.5, -0.25]))       # a dense-gradient neighbour
+    opt = getattr(lib.optim, cls)([emb.weight, dense_w] if cls != "SparseAdam" else
+                                  [emb.weight], **kw)
+    try:
+        for k in range(3):
+            opt.zero_grad()
+            out = emb(lib.tensor([[1, 3, 1], [0, 5, 3]]))
+            loss = (out * lib.tensor([1.0, -2.0]) * (k + 1)).pow(2).sum()
+            if cls != "SparseAdam":
+                loss = loss + (dense_w * out.sum((0, 1))).sum()
+            loss.backward()
+            opt.step()
+    except RuntimeError as e:
+        return ("raises", str(e))
+    state = opt.state[emb.weight]
+    return (emb.weight.detach().numpy().astype(np.float64),
+            dense_w.detach().numpy().astype(np.float64),
+            {k: str(v.layout) if hasattr(v, "layout") else v for k, v in state.items()})
+
+
+@pytest.mark.parametrize("cls,kw", OPTIMIZERS,
+                         ids=[f"{c}-{'-'.join(map(str, k.values()))}" for c, k in OPTIMIZERS])
+def test_optimizer_with_sparse_gradients(cls, kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t, j = _optimize(torch, cls, kw), _optimize(jtorch, cls, kw)
+    if isinstance(t[0], str):       # ("raises", message)
+        assert j == t
+        return
+    np.testing.assert_allclose(j[0], t[0], rtol=2e-5, atol=1e-6)
+    np.testing.assert_allclose(j[1], t[1], rtol=2e-5, atol=1e-6)
+    assert j[2] == t[2]
+
+
+def test_sparse_adam_refuses_dense_gradients():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t, j = (_optimize(lib, "SparseAdam", dict(lr=0.1), sparse=False)
+                for lib in (torch, jtorch))
+    assert isinstance(t[0], str) and j == t
