@@ -521,3 +521,28 @@ def test_sparse_adam_refuses_dense_gradients():
         t, j = (_optimize(lib, "SparseAdam", dict(lr=0.1), sparse=False)
                 for lib in (torch, jtorch))
     assert isinstance(t[0], str) and j == t
+
+
+def _checkpoint(lib):
+    s = uncoalesced(lib)
+    hybrid = lib.tensor([[0.0, 1.0], [0.0, 0.0], [2.0, 3.0]]).to_sparse(1)
+    return {"coo": s, "coalesced": s.coalesce(), "csr": s.to_sparse_csr(), "hybrid": hybrid,
+            "float64": coo(lib, "float64"), "dense": lib.ones(2)}
+
+
+@pytest.mark.parametrize("writer,reader", [("torch", "jtorch"), ("jtorch", "torch"),
+                                           ("jtorch", "jtorch")])
+def test_save_load_sparse(tmp_path, writer, reader):
+    """PyTorch's checkpoint format for sparse tensors (`_rebuild_sparse_tensor`, layouts by
+    `serialization._get_layout`), loaded with the default weights_only=True."""
+    libs = {"torch": torch, "jtorch": jtorch}
+    w, r = libs[writer], libs[reader]
+    path = str(tmp_path / "sparse.pt")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        w.save(_checkpoint(w), path)
+        loaded = r.load(path)
+        expected = _checkpoint(torch)
+    assert list(loaded) == list(expected)
+    for k in expected:
+        assert _plain(loaded[k]) == _plain(expected[k]), k

@@ -31,7 +31,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _device, _dtype
+from . import _device, _dtype, _misc
 from ._tensor import Size, Tensor, wrap
 from ._views import Strided, contiguous_strides
 
@@ -148,6 +148,8 @@ class _Pickler(pickle._Pickler):
             return _reduce_tensor(obj, self._storages)
         if isinstance(obj, Size):
             return (_Global("torch", "Size"), (tuple(obj),))
+        if isinstance(obj, _misc.layout):   # PyTorch's copyreg entry for layouts
+            return (_GET_LAYOUT, (repr(obj),))
         if isinstance(obj, _device.device):
             args = (obj.type,) if obj.index is None else (obj.type, obj.index)
             return (_Global("torch", "device"), args)
@@ -161,6 +163,9 @@ def _save_dtype(self, obj):
 
 _Pickler.dispatch[_dtype.dtype] = _save_dtype
 
+_GET_LAYOUT = _Global("torch.serialization", "_get_layout")
+_REBUILD_SPARSE = _Global("torch._utils", "_rebuild_sparse_tensor")
+
 
 def _location(t: Tensor) -> str:
     dev = t.device
@@ -169,6 +174,9 @@ def _location(t: Tensor) -> str:
 
 def _reduce_tensor(t: Tensor, storages: dict):
     from .nn.parameter import Parameter
+    if t.layout is not _misc.strided:    # PyTorch's `_rebuild_sparse_tensor(layout, data)`
+        from .sparse._tensor import _reduce_args
+        return (_REBUILD_SPARSE, _reduce_args(t))
     if isinstance(t, Parameter):
         plain = Tensor._make_subclass(Tensor, t)
         plain._rg = False
@@ -258,7 +266,16 @@ def _torch_globals(weights_only: bool) -> dict:
         obj = getattr(_dtype, name)
         if isinstance(obj, _dtype.dtype):
             table[("torch", name)] = obj
+    from .sparse import _rebuild_sparse_tensor
+    table[("torch._utils", "_rebuild_sparse_tensor")] = _rebuild_sparse_tensor
+    table[("torch.serialization", "_get_layout")] = _get_layout
     return table
+
+
+def _get_layout(name: str):
+    """`torch.serialization._get_layout`: a layout from its repr (`"torch.sparse_coo"`)."""
+    layouts = {repr(v): v for v in vars(_misc).values() if isinstance(v, _misc.layout)}
+    return layouts[name]
 
 
 def _codecs_encode(text, encoding="latin1"):
