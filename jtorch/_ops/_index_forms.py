@@ -52,7 +52,7 @@ def tp_name(obj) -> str:
     return f"{t.__module__}.{t.__name__}"
 
 
-def _warn(message: str) -> None:
+def warn_at_caller(message: str) -> None:
     """A UserWarning attributed to the first caller outside jtorch (PyTorch warns from C++,
     so its warning points at the user's indexing line)."""
     level, frame = 2, sys._getframe(1)
@@ -102,7 +102,7 @@ def entries(index) -> list:
     elif index is None or index is Ellipsis or isinstance(index, (slice, builtins.int, Tensor)):
         items = (index,)
     elif _treat_as_tuple(index):
-        _warn(_NON_TUPLE)
+        warn_at_caller(_NON_TUPLE)
         items = tuple(index)
     else:
         items = (index,)
@@ -150,7 +150,7 @@ def warn_byte_masks(entries) -> None:
     """PyTorch's deprecation warning, once per uint8 mask that reaches advanced indexing."""
     for e in entries:
         if isinstance(e, Tensor) and e.dtype is _dtype.uint8 and e.ndim:
-            _warn(_BYTE_MASK)
+            warn_at_caller(_BYTE_MASK)
 
 
 # ---------------------------------------------------------------------------

@@ -21,7 +21,6 @@ that path and hands to `jtorch.sparse._dispatch`.
 from __future__ import annotations
 
 import math
-import warnings
 
 
 from .. import _device, _dtype
@@ -406,10 +405,11 @@ _warned: set = set()
 
 
 def warn_once(key: str, message: str) -> None:
-    """PyTorch's TORCH_WARN_ONCE: the first time per process."""
+    """PyTorch's TORCH_WARN_ONCE: the first time per process, at the user's line."""
     if key not in _warned:
         _warned.add(key)
-        warnings.warn(message, UserWarning, stacklevel=3)
+        from .._ops._index_forms import warn_at_caller
+        warn_at_caller(message)
 
 
 
