@@ -531,6 +531,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
     del single_input
+    # a sparse input's history is its values' (jtorch.sparse): differentiate those, and
+    # return the gradient in the input's layout
+    sparse_inputs = {i: t for i, t in enumerate(inputs) if hasattr(type(t), "_grad_proxy")}
+    if sparse_inputs:
+        inputs = tuple(sparse_inputs[i]._grad_proxy() if i in sparse_inputs else t
+                       for i, t in enumerate(inputs))
     grad_outputs = _as_tuple(grad_outputs) or (None,) * len(outputs)
     if len(grad_outputs) != len(outputs):
         raise RuntimeError(f"grad requires one grad_output per output: got {len(grad_outputs)} "
@@ -569,7 +575,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             g = wrap(g)
         if g._array.dtype != t._array.dtype:
             g = wrap(g._array.astype(t._array.dtype)) if not create_graph else g.to(t.dtype)
-        result.append(g)
+        result.append(g if i not in sparse_inputs else sparse_inputs[i]._like(g, None))
     return tuple(result)
 
 

@@ -171,9 +171,12 @@ def _rebuild_sparse_tensor(layout, data):
 
 
 def mm(mat1, mat2, reduce: str | None = None) -> Tensor:
-    """Matches `torch.sparse.mm`: sparse @ dense (dense result) or sparse @ sparse."""
+    """Matches `torch.sparse.mm`: sparse @ dense (dense result) or sparse @ sparse; with
+    `reduce` ("sum", "mean", "amax", "amin") a CSR `mat1`'s row entries are reduced so."""
     if reduce is not None:
-        raise NotImplementedError("torch.sparse.mm(reduce=...) is not supported by jtorch")
+        if not isinstance(mat1, SparseTensor) or mat1.layout is not sparse_csr:
+            raise RuntimeError("sparse.mm with reduce: expected mat1 to be a sparse CSR tensor")
+        return M.sparse_dense_mm(mat1, mat2, reduce)
     if not isinstance(mat1, SparseTensor) and not isinstance(mat2, SparseTensor):
         return mat1.mm(mat2)
     return M.matmul(mat1, mat2)

@@ -88,7 +88,9 @@ def dense_to_coo(x: Tensor, sparse_dim: int | None = None) -> SparseTensor:
     idx = np.stack(np.nonzero(nonzero)).astype(np.int64) if sd else np.zeros((0, 1), np.int64)
     it = long_tensor(idx, x)
     vals = x[tuple(it[d] for d in range(sd))] if sd else x.unsqueeze(0)
-    return SparseTensor._coo(it, vals, tuple(x.shape), True, "ToSparseBackward1")
+    # PyTorch's two overloads: `to_sparse()` and `to_sparse(sparse_dim)`
+    node = "ToSparseBackward1" if sparse_dim is None else "ToSparseBackward0"
+    return SparseTensor._coo(it, vals, tuple(x.shape), True, node)
 
 
 def coalesce(s: SparseTensor) -> SparseTensor:
@@ -153,7 +155,7 @@ def _mm_check(a_shape, b_shape) -> None:
                            f"got {b_shape[0]}")
 
 
-def sparse_dense_mm(s: SparseTensor, d: Tensor) -> Tensor:
+def sparse_dense_mm(s: SparseTensor, d: Tensor, reduce: str = "sum") -> Tensor:
     """`s @ d` for a 2-D sparse `s` and a 1-D or 2-D dense `d`: a gather of `d`'s rows, scaled
     by the values and added into the output rows."""
     if s.ndim != 2 or s.dense_dim():
@@ -170,7 +172,17 @@ def sparse_dense_mm(s: SparseTensor, d: Tensor) -> Tensor:
     gathered = d.index_select(0, cols)
     contrib = gathered * (s._vals[:, None] if d.ndim == 2 else s._vals)
     out = T.zeros((m,) + tuple(d.shape[1:]), dtype=d.dtype, device=d.device)
-    return out.index_add(0, rows, contrib)
+    if reduce == "sum":
+        return out.index_add(0, rows, contrib)
+    if reduce == "mean":
+        counts = T.zeros(m, dtype=d.dtype, device=d.device).index_add(
+            0, rows, T.ones(rows.shape[0], dtype=d.dtype, device=d.device))
+        total = out.index_add(0, rows, contrib)
+        return total / counts.clamp(min=1).reshape((m,) + (1,) * (d.ndim - 1))
+    if reduce in ("amax", "amin"):     # rows without entries stay 0, as in PyTorch
+        idx = rows.reshape((-1,) + (1,) * (d.ndim - 1)).expand(contrib.shape)
+        return out.scatter_reduce(0, idx, contrib, reduce, include_self=False)
+    raise RuntimeError(f"reduce argument must be either sum, mean, amax or amin, got {reduce}")
 
 
 def dense_sparse_mm(d: Tensor, s: SparseTensor) -> Tensor:

@@ -279,6 +279,10 @@ class SparseTensor(Tensor):
                                "None or a sparse tensor of the same pattern can be assigned "
                                "to .grad")
 
+    def _grad_proxy(self) -> Tensor:
+        """What `autograd.grad` differentiates for this tensor: its values."""
+        return self._vals
+
     def retain_grad(self) -> None:
         self._vals.retain_grad()
 
