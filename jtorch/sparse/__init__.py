@@ -300,6 +300,41 @@ def hspmm(mat1, mat2) -> Tensor:
     return out
 
 
+def dsmm(input, mat2) -> Tensor:
+    """Matches `torch.dsmm`: sparse @ dense, a dense result."""
+    return M.sparse_dense_mm(input, mat2)
+
+
+hsmm = hspmm        # PyTorch's other name of the hybrid product
+
+
+def _no_layout_ctor(name, layout):
+    def ctor(*args, **kwargs):
+        raise NotImplementedError(f"torch.{name}: jtorch has the sparse_coo and sparse_csr "
+                                  f"layouts, not {layout}; build a CSR tensor "
+                                  "(torch.sparse_csr_tensor) or a COO one instead")
+    ctor.__name__ = ctor.__qualname__ = name
+    return ctor
+
+
+sparse_csc_tensor = _no_layout_ctor("sparse_csc_tensor", "torch.sparse_csc")
+sparse_bsr_tensor = _no_layout_ctor("sparse_bsr_tensor", "torch.sparse_bsr")
+sparse_bsc_tensor = _no_layout_ctor("sparse_bsc_tensor", "torch.sparse_bsc")
+
+
+class _SemiStructured:
+    """`torch.sparse.SparseSemiStructuredTensor*`: 2:4 sparsity needs NVIDIA kernels."""
+
+    def __init__(self, *args, **kwargs):
+        to_sparse_semi_structured(None)
+
+
+SparseSemiStructuredTensorCUTLASS = type("SparseSemiStructuredTensorCUTLASS",
+                                         (_SemiStructured,), {"__module__": "torch.sparse"})
+SparseSemiStructuredTensorCUSPARSELT = type("SparseSemiStructuredTensorCUSPARSELT",
+                                            (_SemiStructured,), {"__module__": "torch.sparse"})
+
+
 # ---------------------------------------------------------------------------
 # The `*_like` factories: a sparse input gives an empty sparse tensor, or PyTorch's error
 
