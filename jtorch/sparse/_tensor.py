@@ -26,6 +26,7 @@ import math
 from .. import _device, _dtype
 from .._misc import layout, sparse_coo, sparse_csr
 from .._tensor import Size, SparseOperand, Tensor
+from .._torch_function import disabled_torch_function_impl
 
 __all__ = ["SparseTensor", "is_sparse_layout"]
 
@@ -59,6 +60,10 @@ class _SparseNode:
 
 class SparseTensor(Tensor):
     """Matches a PyTorch tensor of layout `torch.sparse_coo` or `torch.sparse_csr`."""
+
+    # A layout, not a user subclass: it takes no part in `__torch_function__` dispatch
+    # (which would rewrap results as SparseTensor), as PyTorch's sparse tensors do not.
+    __torch_function__ = disabled_torch_function_impl
 
     # -- construction (internal) -------------------------------------------
 
