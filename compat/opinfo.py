@@ -354,7 +354,10 @@ def _tensors(x, out):
 def as_close_as_torch(op, s, expected, actual) -> bool:
     """Whether jtorch's float32 result is about as close to PyTorch's float64 result as
     PyTorch's own float32 one is (within twice its error: two libraries summing in different
-    orders are each a few ulp off). For samples that cost float32 digits in any library
+    orders are each a few ulp off), or within 4 float32 ulps of the result's largest value (a
+    recurrence rounded with and without fused multiply-adds, as XLA's code at different
+    optimization levels does, lands a few ulps of its scale apart). For samples that cost
+    float32 digits in any library
     (softmax of logits in the thousands, long accumulations), float64 arbitrates, as in the
     gradient sweep."""
     def up(v):
@@ -395,7 +398,9 @@ def as_close_as_torch(op, s, expected, actual) -> bool:
         # float32 / float64 disagreement beyond that (eigenvector signs) is no arbiter.
         if err_torch > 1e-3 * scale:
             return False
-        if not (np.array_equal(np.isnan(e), np.isnan(aj)) and err_jt <= 2 * err_torch):
+        if not np.array_equal(np.isnan(e), np.isnan(aj)):
+            return False
+        if not (err_jt <= 2 * err_torch or err_jt <= 4 * np.finfo(np.float32).eps * scale):
             return False
     return True
 

@@ -9,6 +9,10 @@ import jax as _jax
 # Torch's dtypes need int64/float64 (DESIGN 4). This is process-wide in jax.
 _jax.config.update("jax_enable_x64", True)
 
+# Compiled programs persist across runs, and compiling is counted (DESIGN 13).
+from . import _disk_cache, _programs  # noqa: E402,F401
+_disk_cache.install()
+
 from . import _dtype, _device, _tensor  # noqa: E402,F401
 from ._dtype import (  # noqa: E402,F401
     bfloat16, bool, can_cast, complex32, complex64, complex128, dtype, finfo, float16, float32,

@@ -260,7 +260,20 @@ def _roots(fn, args, kwargs) -> list:
             roots.append((path, value))
 
     from_function(fn, "fn", 0)
+    # Functions passed as arguments (a `score_mod` closure, a callback) are state too: the
+    # tensors they capture are lifted like the compiled function's own.
+    for path, value in _callable_args(args, kwargs):
+        from_function(value, path, 1)
     return roots
+
+
+def _callable_args(args, kwargs):
+    for i, a in enumerate(args):
+        if inspect.isfunction(a) or isinstance(a, functools.partial):
+            yield f"args[{i}]", a
+    for k, a in kwargs.items():
+        if inspect.isfunction(a) or isinstance(a, functools.partial):
+            yield f"kwargs[{k!r}]", a
 
 
 def _global_names(code) -> list:
@@ -290,13 +303,24 @@ def _discover(fn, args, kwargs):
 # The compiled function
 
 
-def _arg_signature(x):
+def _arg_signature(x, depth=0):
     if isinstance(x, Tensor):
         return ("T",)
+    if inspect.isfunction(x) and depth < 4:
+        # A function argument is keyed by its code and what it captures, not by identity:
+        # a fresh closure of the same code (made anew for every call, as libraries make a
+        # `score_mod`) reuses the program; its tensors are lifted inputs (see `_roots`).
+        cells = []
+        for cell in x.__closure__ or ():
+            try:
+                cells.append(_arg_signature(cell.cell_contents, depth + 1))
+            except ValueError:
+                cells.append(("empty",))
+        return ("fn", x.__code__, tuple(cells), _arg_signature(x.__defaults__ or (), depth + 1))
     if isinstance(x, (list, tuple)):
-        return (type(x).__name__,) + tuple(_arg_signature(v) for v in x)
+        return (type(x).__name__,) + tuple(_arg_signature(v, depth) for v in x)
     if isinstance(x, dict):
-        return ("dict",) + tuple((k, _arg_signature(v)) for k, v in sorted(x.items()))
+        return ("dict",) + tuple((k, _arg_signature(v, depth)) for k, v in sorted(x.items()))
     return ("v", _hashable(x))
 
 
@@ -350,6 +374,7 @@ class CompiledFunction:
             if k is None:
                 k = index[id(st)] = len(storages)
                 storages.append(st)
+            # A view's positions (`X[j*64:(j+1)*64]`) are inputs of the program, not keys.
             layout.append((e.path, k, t._rg, t._chain and tuple(s.key for s in t._chain)))
         lrs_slots = [(g, "lr") for opt in coll.optimizers for g in opt.param_groups]
         key = (tuple(layout), tuple(coll.python),
@@ -363,9 +388,11 @@ class CompiledFunction:
         values = tuple(s.value for s in storages)
         lrs = tuple(float(g[k]) for g, k in lrs_slots)
         rng = _random.default_generator.next_key()
+        steps = _view_steps(tensors)
+        positions = tuple(s.params for s in steps)
         try:
-            outs, new_values = self._run(prog, coll, storages, lrs_slots, values, lrs, rng,
-                                         args, kwargs)
+            outs, new_values = self._run(prog, coll, storages, lrs_slots, steps,
+                                         (values, lrs, rng, positions), args, kwargs)
         except (GraphBreak, *_GRAPH_BREAKS) as e:
             self._restore(coll, tensors, storages, values, lrs_slots, lrs)
             where = _user_frame(e)
@@ -383,12 +410,12 @@ class CompiledFunction:
             return self._fn(*args, **kwargs)
         self._write_back(prog, coll, storages, values, new_values)
         results = [wrap(o) for o in outs]
-        self._record(prog, coll, storages, values, lrs, rng, results)
+        self._record(prog, coll, storages, (values, lrs, rng, positions), results)
         it = iter(results)
         leaves = [next(it) if s is _ARRAY else s for s in prog.out_leaves]
         return jax.tree_util.tree_unflatten(prog.out_tree, leaves)
 
-    def _record(self, prog, coll, storages, values, lrs, rng, results):
+    def _record(self, prog, coll, storages, inputs, results):
         """With grad mode on and a lifted tensor requiring grad, the whole call is one node
         of the eager tape (so `compiled_model(x)` then `loss.backward()` works)."""
         from .autograd import _engine
@@ -408,11 +435,13 @@ class CompiledFunction:
         mask = tuple(k in owner and not owner[k]._chain for k in range(len(storages)))
         if not any(mask):
             return
+        values, lrs, rng, positions = inputs
         edges = tuple(edge_of(owner[k]) if m else None for k, m in enumerate(mask))
         edges += (None,) * (len(lrs) + 1)
         node = FnNode("CompiledFunctionBackward", prog.jitted,
-                      (tuple(values), tuple(lrs), rng), (mask, False, False), edges, (),
-                      len(results) + len(prog.post_storages))
+                      (tuple(values), tuple(lrs), rng, positions), (mask, False, False, False),
+                      edges, (), len(results) + len(prog.post_storages),
+                      epos=(0, len(values), len(values) + len(lrs), len(edges)))
         for i, r in enumerate(results):
             if r._array.dtype in DIFF_DTYPES:
                 r._rg = True
@@ -423,21 +452,23 @@ class CompiledFunction:
 
     # -- running -----------------------------------------------------------
 
-    def _run(self, prog, coll, storages, lrs_slots, values, lrs, rng, args, kwargs):
+    def _run(self, prog, coll, storages, lrs_slots, steps, inputs, args, kwargs):
         if prog.jitted is None:
-            prog.jitted = self._trace(prog, coll, storages, lrs_slots, args, kwargs, False)
+            prog.jitted = self._trace(prog, coll, storages, lrs_slots, steps, args, kwargs,
+                                      False)
         elif prog.trains and not prog.donating and _DONATE and jax.default_backend() != "cpu":
             # A training step replaces every buffer it reads: donate them, so a step does not
             # hold two copies of the model and optimizer state (XLA's CPU backend cannot).
             prog.donating = True
-            prog.jitted = self._trace(prog, coll, storages, lrs_slots, args, kwargs, True)
-        return prog.jitted(values, lrs, rng)
+            prog.jitted = self._trace(prog, coll, storages, lrs_slots, steps, args, kwargs,
+                                      True)
+        return prog.jitted(*inputs)
 
-    def _trace(self, prog, coll, storages, lrs_slots, args, kwargs, donate):
+    def _trace(self, prog, coll, storages, lrs_slots, steps, args, kwargs, donate):
         from .autograd import _engine
         fn = self._fn
 
-        def pure(values, lrs, rng):
+        def pure(values, lrs, rng, positions):
             self.trace_count += 1
             calls = _engine.backward_calls[0]
             for st, v in zip(storages, values):
@@ -445,6 +476,9 @@ class CompiledFunction:
                 st.gen += 1
             for (g, k), v in zip(lrs_slots, lrs):
                 g[k] = v
+            concrete = [s.params for s in steps]
+            for s, p in zip(steps, positions):
+                s.params = p        # traced while the function runs
             _compiling[0] = True
             source = _random.trace_keys(rng)
             unchecked = _guard_unlifted()
@@ -456,6 +490,8 @@ class CompiledFunction:
                 source.close()
                 for (g, k), v in zip(lrs_slots, lrs_concrete):
                     g[k] = v
+                for s, p in zip(steps, concrete):
+                    s.params = p
             prog.trains = _engine.backward_calls[0] != calls
             leaves, tree = jax.tree_util.tree_flatten(out, is_leaf=lambda x: isinstance(
                 x, Tensor))
@@ -533,8 +569,8 @@ class CompiledFunction:
         coll = _discover(self._fn, args, kwargs)
         prog = next(reversed(self._programs.values()))
         storages, seen = [], set()
-        for e in coll.entries:
-            t = e.get()
+        tensors = [e.get() for e in coll.entries]
+        for t in tensors:
             if t is not None and id(t._storage) not in seen:
                 seen.add(id(t._storage))
                 storages.append(t._storage)
@@ -542,7 +578,14 @@ class CompiledFunction:
         # The same argument structure as a call: jax reuses that trace, so the function's
         # Python (and its side effects) does not run again.
         return how(prog.jitted, tuple(s.value for s in storages), lrs,
-                   _random.default_generator.next_key())
+                   _random.default_generator.next_key(),
+                   tuple(s.params for s in _view_steps(tensors)))
+
+
+def _view_steps(tensors) -> list:
+    """The view steps of the reachable tensors that have positions (in discovery order, a
+    step once per tensor holding it): their params are inputs of the program."""
+    return [s for t in tensors if t is not None for s in t._chain if s.params]
 
 
 def _guard_unlifted():
@@ -600,6 +643,9 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="induc
 
 
 def reset() -> None:
-    """Matches `torch._dynamo.reset`: forget compiled programs (jax's caches are kept)."""
+    """Matches `torch._dynamo.reset`: forget compiled programs, jtorch's caches of them and
+    jax's (the persistent cache on disk is kept)."""
+    from . import _programs
+    _programs.clear()
     jax.clear_caches()
 

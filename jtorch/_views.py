@@ -3,8 +3,15 @@
 A view (DESIGN 2) is its root tensor plus a chain of steps. Each step is a pure
 function on jax arrays (`fwd`), its scatter inverse (`bwd(parent, child) ->
 new parent`), and the stride bookkeeping PyTorch would do (`meta`). Replaying a
-chain and writing back through it are compiled once per chain and reused; under
-tracing they are plain jax calls, so they trace and differentiate.
+chain and writing back through it are compiled once per chain and root shape
+and reused; under tracing they are plain jax calls, so they trace and
+differentiate.
+
+A step's `key` is what shapes its program; its `params` (integer positions:
+where `x[i]`, `x[a:b]`, `narrow` or `as_strided` start) are Python ints the
+compiled programs take as traced arguments (DESIGN 13), so reading or writing
+`x[i]` at a new `i` reuses the program. `fwd(a, p)` and `bwd(parent, child, p)`
+receive them as `p`.
 
 Strides are in elements, as in PyTorch. A root is always contiguous, so every
 view's element (i0, i1, ...) sits at `offset + sum(i_k * stride_k)` of the
@@ -20,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _meta
+from . import _meta, _programs
 
 
 def contiguous_strides(shape) -> tuple:
@@ -32,22 +39,23 @@ def contiguous_strides(shape) -> tuple:
 
 
 class Step:
-    """One view step; `key` identifies it for caching the compiled chain."""
+    """One view step; `key` identifies its program, `params` are its traced positions."""
 
     key: tuple = ()
+    params: tuple = ()
     changes_dtype = False
 
     def meta(self, shape, stride, offset):
         raise NotImplementedError
 
-    def fwd(self, a):
+    def fwd(self, a, p=()):
         raise NotImplementedError
 
-    def bwd(self, parent, child):
+    def bwd(self, parent, child, p=()):
         raise NotImplementedError
 
     def __repr__(self):
-        return f"{type(self).__name__}{self.key}"
+        return f"{type(self).__name__}{self.key}{self.params or ''}"
 
 
 class Alias(Step):
@@ -58,10 +66,10 @@ class Alias(Step):
     def meta(self, shape, stride, offset):
         return shape, stride, offset
 
-    def fwd(self, a):
+    def fwd(self, a, p=()):
         return a
 
-    def bwd(self, parent, child):
+    def bwd(self, parent, child, p=()):
         return child
 
 
@@ -71,7 +79,7 @@ class Detach(Alias):
 
     key = ("detach",)
 
-    def fwd(self, a):
+    def fwd(self, a, p=()):
         return jax.lax.stop_gradient(a)
 
 
@@ -86,10 +94,10 @@ class Reshape(Step):
     def meta(self, shape, stride, offset):
         return self.shape, self.new_stride, offset
 
-    def fwd(self, a):
+    def fwd(self, a, p=()):
         return a.reshape(self.shape)
 
-    def bwd(self, parent, child):
+    def bwd(self, parent, child, p=()):
         return child.reshape(parent.shape)
 
 
@@ -97,13 +105,34 @@ class Index(Step):
     """Basic indexing: ints, `slice(start, stop, step)` with step > 0, and None.
 
     `idx` is normalised: one entry per parent dim (plus Nones), ints
-    non-negative, slices with explicit bounds.
+    non-negative, slices with explicit bounds; `shape` is the parent's. The key holds
+    each entry's kind and each slice's length and step; the positions (ints, starts of
+    slices that are not a whole dim) are `params`, so `x[i]` and `x[a:a+n]` compile once
+    for every `i` and `a`.
     """
 
-    def __init__(self, idx: tuple):
+    def __init__(self, idx: tuple, shape: tuple | None = None):
         self.idx = idx
-        self.key = ("index", tuple((i.start, i.stop, i.step) if isinstance(i, slice) else i
-                                   for i in idx))
+        structure, params, d = [], [], 0
+        for i in idx:
+            if i is None:
+                structure.append(None)
+                continue
+            if isinstance(i, slice):
+                n = len(range(i.start, i.stop, i.step))
+                # A whole dim (of the parent `shape`, when given) costs no argument; any
+                # other slice's start is one, from 0 too (`X[0:64]` and `X[64:128]` share).
+                static = n == 0 or (shape is not None and i.start == 0 and n == shape[d])
+                structure.append((n, i.step, static))
+                if not static:
+                    params.append(i.start)
+            else:
+                structure.append("int")
+                params.append(i)
+            d += 1
+        self.structure = tuple(structure)
+        self.key = ("index", self.structure)
+        self.params = tuple(params)
 
     def meta(self, shape, stride, offset):
         new_shape, new_stride, d = [], [], 0
@@ -116,20 +145,47 @@ class Index(Step):
                 n = len(range(i.start, i.stop, i.step))
                 new_shape.append(n)
                 new_stride.append(stride[d] * i.step)
-                if n:
-                    offset += i.start * stride[d]
+                offset += i.start * stride[d]       # an empty slice too, as in PyTorch
             else:
                 offset += i * stride[d]
             d += 1
         return tuple(new_shape), tuple(new_stride), offset
 
-    def fwd(self, a):
-        return a[self.idx]
+    def _window(self, p):
+        """Per parent dim: (start, window size, step); and the view's shape."""
+        it = iter(p)
+        starts, sizes, steps, shape = [], [], [], []
+        for e in self.structure:
+            if e is None:
+                shape.append(1)
+            elif e == "int":
+                starts.append(next(it))
+                sizes.append(1)
+                steps.append(1)
+            else:
+                n, step, static = e
+                starts.append(0 if static else next(it))
+                sizes.append((n - 1) * step + 1 if n else 0)
+                steps.append(step)
+                shape.append(n)
+        return starts, sizes, steps, tuple(shape)
 
-    def bwd(self, parent, child):
-        sel = tuple(i for i in self.idx if i is not None)
-        target_shape = parent[sel].shape
-        return parent.at[sel].set(child.reshape(target_shape))
+    def fwd(self, a, p=None):
+        starts, sizes, steps, shape = self._window(self.params if p is None else p)
+        w = jax.lax.dynamic_slice(a, starts, sizes) if starts else a
+        if any(k != 1 for k in steps):
+            w = w[tuple(slice(None, None, k) for k in steps)]
+        return w.reshape(shape)
+
+    def bwd(self, parent, child, p=None):
+        starts, sizes, steps, _ = self._window(self.params if p is None else p)
+        if not starts:
+            return child.reshape(parent.shape)
+        child = child.reshape(tuple(-(-n // k) for n, k in zip(sizes, steps)))
+        if any(k != 1 for k in steps):
+            strided = tuple(slice(None, None, k) for k in steps)
+            child = jax.lax.dynamic_slice(parent, starts, sizes).at[strided].set(child)
+        return jax.lax.dynamic_update_slice(parent, child.astype(parent.dtype), starts)
 
 
 class Permute(Step):
@@ -141,10 +197,10 @@ class Permute(Step):
     def meta(self, shape, stride, offset):
         return tuple(shape[p] for p in self.perm), tuple(stride[p] for p in self.perm), offset
 
-    def fwd(self, a):
+    def fwd(self, a, p=()):
         return jnp.transpose(a, self.perm)
 
-    def bwd(self, parent, child):
+    def bwd(self, parent, child, p=()):
         return jnp.transpose(child, self.inv)
 
 
@@ -160,10 +216,10 @@ class Expand(Step):
             new_stride.append(s_old if n_old == n_new else 0)
         return self.shape, tuple(new_stride), offset
 
-    def fwd(self, a):
+    def fwd(self, a, p=()):
         return jnp.broadcast_to(a, self.shape)
 
-    def bwd(self, parent, child):
+    def bwd(self, parent, child, p=()):
         # Only reached for writes that touch no element twice (size-1 expansions).
         lead = child.ndim - parent.ndim
         child = child.reshape(child.shape[lead:]) if lead else child
@@ -192,10 +248,10 @@ class Diagonal(Step):
         rows = np.arange(n) + max(-off, 0)
         return rows, rows + off
 
-    def fwd(self, a):
+    def fwd(self, a, p=()):
         return jnp.diagonal(a, self.offset, self.dim1, self.dim2)
 
-    def bwd(self, parent, child):
+    def bwd(self, parent, child, p=()):
         rows, cols = self._rows_cols(parent.shape)
         moved = jnp.moveaxis(parent, (self.dim1, self.dim2), (-2, -1))
         moved = moved.at[..., rows, cols].set(child)
@@ -206,16 +262,18 @@ class Strided(Step):
     """`as_strided(size, stride, offset)` and `unfold`: elements picked from the flat storage.
 
     Always the first step of a chain: PyTorch's as_strided ignores how the
-    tensor it is called on was derived and indexes the storage.
+    tensor it is called on was derived and indexes the storage. The offset is a param.
     """
 
     def __init__(self, size, stride, offset):
         self.size, self.stride, self.offset = tuple(size), tuple(stride), int(offset)
-        self.key = ("strided", self.size, self.stride, self.offset)
+        self.key = ("strided", self.size, self.stride)
+        self.params = (self.offset,)
 
     @functools.cached_property
     def flat_index(self) -> np.ndarray:
-        idx = np.full(self.size, self.offset, dtype=np.int64)
+        """Each element's position in the flat storage, from the offset."""
+        idx = np.zeros(self.size, dtype=np.int64)
         for d, (n, s) in enumerate(zip(self.size, self.stride)):
             shape = [1] * len(self.size)
             shape[d] = n
@@ -225,11 +283,14 @@ class Strided(Step):
     def meta(self, shape, stride, offset):
         return self.size, self.stride, self.offset
 
-    def fwd(self, a):
-        return a.reshape(-1)[self.flat_index]
+    def fwd(self, a, p=None):
+        offset = self.offset if p is None else p[0]
+        return a.reshape(-1)[self.flat_index + offset]
 
-    def bwd(self, parent, child):
-        return parent.reshape(-1).at[self.flat_index].set(child).reshape(parent.shape)
+    def bwd(self, parent, child, p=None):
+        offset = self.offset if p is None else p[0]
+        flat = parent.reshape(-1).at[self.flat_index + offset].set(child)
+        return flat.reshape(parent.shape)
 
 
 class RealPart(Step):
@@ -241,10 +302,10 @@ class RealPart(Step):
     def meta(self, shape, stride, offset):
         return shape, tuple(s * 2 for s in stride), offset * 2
 
-    def fwd(self, a):
+    def fwd(self, a, p=()):
         return jnp.real(a)
 
-    def bwd(self, parent, child):
+    def bwd(self, parent, child, p=()):
         return jax.lax.complex(child.astype(jnp.real(parent).dtype), jnp.imag(parent))
 
 
@@ -255,10 +316,10 @@ class ImagPart(Step):
     def meta(self, shape, stride, offset):
         return shape, tuple(s * 2 for s in stride), offset * 2 + 1
 
-    def fwd(self, a):
+    def fwd(self, a, p=()):
         return jnp.imag(a)
 
-    def bwd(self, parent, child):
+    def bwd(self, parent, child, p=()):
         return jax.lax.complex(jnp.real(parent), child.astype(jnp.real(parent).dtype))
 
 
@@ -271,10 +332,10 @@ class AsReal(Step):
     def meta(self, shape, stride, offset):
         return tuple(shape) + (2,), tuple(s * 2 for s in stride) + (1,), offset * 2
 
-    def fwd(self, a):
+    def fwd(self, a, p=()):
         return jnp.stack([jnp.real(a), jnp.imag(a)], axis=-1)
 
-    def bwd(self, parent, child):
+    def bwd(self, parent, child, p=()):
         return jax.lax.complex(child[..., 0], child[..., 1])
 
 
@@ -287,10 +348,10 @@ class AsComplex(Step):
     def meta(self, shape, stride, offset):
         return tuple(shape[:-1]), tuple(s // 2 for s in stride[:-1]), offset // 2
 
-    def fwd(self, a):
+    def fwd(self, a, p=()):
         return jax.lax.complex(a[..., 0], a[..., 1])
 
-    def bwd(self, parent, child):
+    def bwd(self, parent, child, p=()):
         return jnp.stack([jnp.real(child), jnp.imag(child)], axis=-1)
 
 
@@ -306,10 +367,10 @@ class Bitcast(Step):
     def meta(self, shape, stride, offset):
         return shape, stride, offset
 
-    def fwd(self, a):
+    def fwd(self, a, p=()):
         return jax.lax.bitcast_convert_type(a, self.np_dtype)
 
-    def bwd(self, parent, child):
+    def bwd(self, parent, child, p=()):
         return jax.lax.bitcast_convert_type(child, parent.dtype)
 
 
@@ -359,66 +420,77 @@ class BitcastResize(Step):
         return (tuple(shape[:-1]) + (shape[-1] // k,),
                 tuple(s // k for s in stride[:-1]) + (1,), offset // k)
 
-    def fwd(self, a):
+    def fwd(self, a, p=()):
         return _from_bytes(_as_bytes(a), self.np_dtype)
 
-    def bwd(self, parent, child):
+    def bwd(self, parent, child, p=()):
         return _from_bytes(_as_bytes(child.astype(self.np_dtype)), parent.dtype)
 
 
 # ---------------------------------------------------------------------------
-# Chains: compiled replay and write-back, cached by the chain's keys.
+# Chains: compiled replay and write-back, one per (chain key, root shape and dtype), from a
+# bounded cache; each takes the chain's params as traced arguments.
 
-_replay_cache: dict = {}
-_writeback_cache: dict = {}
+VIEWS = _programs.ProgramCache("views", share=0.5)
 
 
 def _chain_key(chain):
     return tuple(s.key for s in chain)
 
 
-def replay_fn(chain):
-    """The compiled `root -> view` function of a chain (autograd differentiates it too)."""
-    key = _chain_key(chain)
-    fn = _replay_cache.get(key)
+def params(chain) -> tuple:
+    """The chain's positions, one tuple per step (the programs' last argument)."""
+    return tuple(s.params for s in chain)
+
+
+def _apply(chain, a, p):
+    for s, ps in zip(chain, p):
+        a = s.fwd(a, ps)
+    return a
+
+
+def replay_fn(chain, root):
+    """The compiled `(root, params) -> view` function of a chain (autograd differentiates it
+    too), for a root array (or tracer) like `root`."""
+    key = ("replay", _chain_key(chain), root.shape, root.dtype)
+    fn = VIEWS.get(key)
     if fn is None:
-        def run(a):
-            for s in chain:
-                a = s.fwd(a)
-            return a
-        fn = _replay_cache[key] = jax.jit(run)
+        fn = VIEWS.put(key, jax.jit(lambda a, p: _apply(chain, a, p)))
     return fn
 
 
 def replay(chain, root_value):
     """The view's value derived from its root's current value."""
     if type(root_value) is _meta.MetaArray:
-        return _meta.eval_shape(replay_fn(chain), root_value)
+        return _meta.eval_shape(replay_fn(chain, root_value), root_value, params(chain))
     try:
-        return replay_fn(chain)(root_value)
+        return replay_fn(chain, root_value)(root_value, params(chain))
     except jax.errors.JaxRuntimeError as e:     # a huge expand() materialised: PyTorch's OOM
         from ._errors import translate_runtime_error
         raise translate_runtime_error(e) from e
 
 
-def writeback_fn(chain):
-    """The compiled `(root, child) -> new root` function writing `child` through a chain.
+def _write_through(chain, root, child, p):
+    parents = [root]
+    for s, ps in zip(chain[:-1], p):
+        parents.append(s.fwd(parents[-1], ps))
+    child = child.astype(chain[-1].fwd(parents[-1], p[-1]).dtype)
+    for s, parent, ps in zip(reversed(chain), reversed(parents), reversed(p)):
+        child = s.bwd(parent, child, ps)
+    return child
+
+
+def writeback_fn(chain, root):
+    """The compiled `(root, child, params) -> new root` function writing `child` through a
+    chain, for a root like `root`.
 
     `child` is cast to the view's dtype first, so autograd can differentiate a write of a
     wider result (an in-place op computed in float64 into a float32 view).
     """
-    key = _chain_key(chain)
-    fn = _writeback_cache.get(key)
+    key = ("write", _chain_key(chain), root.shape, root.dtype)
+    fn = VIEWS.get(key)
     if fn is None:
-        def run(root, child):
-            parents = [root]
-            for s in chain[:-1]:
-                parents.append(s.fwd(parents[-1]))
-            child = child.astype(chain[-1].fwd(parents[-1]).dtype)
-            for s, parent in zip(reversed(chain), reversed(parents)):
-                child = s.bwd(parent, child)
-            return child
-        fn = _writeback_cache[key] = jax.jit(run)
+        fn = VIEWS.put(key, jax.jit(lambda r, child, p: _write_through(chain, r, child, p)))
     return fn
 
 
@@ -428,7 +500,7 @@ def writeback(chain, root_value, child_value):
         return root_value
     if type(child_value) is _meta.MetaArray:
         raise NotImplementedError(_meta.NO_DATA)
-    return writeback_fn(chain)(root_value, child_value)
+    return writeback_fn(chain, root_value)(root_value, child_value, params(chain))
 
 
 # A root tensor whose own layout was changed in place (`t_()`, `squeeze_()`, `set_()`) keeps
@@ -436,27 +508,31 @@ def writeback(chain, root_value, child_value):
 # root's value, so for such a root the storage is rebuilt from the root's value first.
 
 
-def rooted_replay_fn(root_chain, chain):
-    """The compiled `(storage, root) -> view` function of a view of a restrided root."""
-    key = ("rooted", _chain_key(root_chain), _chain_key(chain))
-    fn = _replay_cache.get(key)
+def rooted_replay_fn(root_chain, chain, storage):
+    """The compiled `(storage, root, root_params, params) -> view` function of a view of a
+    restrided root."""
+    key = ("rooted-replay", _chain_key(root_chain), _chain_key(chain), storage.shape,
+           storage.dtype)
+    fn = VIEWS.get(key)
     if fn is None:
-        put_root, get = writeback_fn(root_chain), replay_fn(chain)
-        fn = _replay_cache[key] = jax.jit(lambda storage, root: get(put_root(storage, root)))
+        def run(storage, root, root_p, p):
+            return _apply(chain, _write_through(root_chain, storage, root, root_p), p)
+        fn = VIEWS.put(key, jax.jit(run))
     return fn
 
 
-def rooted_writeback_fn(root_chain, chain):
-    """The compiled `(storage, root, child) -> new root` function for a restrided root."""
-    key = ("rooted", _chain_key(root_chain), _chain_key(chain))
-    fn = _writeback_cache.get(key)
+def rooted_writeback_fn(root_chain, chain, storage):
+    """The compiled `(storage, root, child, root_params, params) -> new root` function for a
+    restrided root."""
+    key = ("rooted-write", _chain_key(root_chain), _chain_key(chain), storage.shape,
+           storage.dtype)
+    fn = VIEWS.get(key)
     if fn is None:
-        put_root, put, get_root = writeback_fn(root_chain), writeback_fn(chain), replay_fn(
-            root_chain)
-
-        def run(storage, root, child):
-            return get_root(put(put_root(storage, root), child))
-        fn = _writeback_cache[key] = jax.jit(run)
+        def run(storage, root, child, root_p, p):
+            full = _write_through(chain, _write_through(root_chain, storage, root, root_p),
+                                  child, p)
+            return _apply(root_chain, full, root_p)
+        fn = VIEWS.put(key, jax.jit(run))
     return fn
 
 

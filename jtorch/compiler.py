@@ -2,6 +2,7 @@
 
 jtorch compiles with jax (see `jtorch._dynamo`): there are no CUDA graphs
 (`cudagraph_mark_step_begin` has no step to mark) and no export (`is_exporting` is False).
+`stats()` is jtorch's own: what compiling has cost and what the program caches hold.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import functools
 
 from ._compile import compile, disable, is_compiling, reset  # noqa: F401
 from ._dynamo import allow_in_graph, assume_constant_result, list_backends  # noqa: F401
+from ._programs import stats  # noqa: F401
 
 __all__ = ["compile", "disable", "is_compiling", "is_dynamo_compiling", "is_exporting",
            "reset", "allow_in_graph", "assume_constant_result", "list_backends",

@@ -11,7 +11,7 @@ PyTorch (`python_variable_indexing.cpp`) reads an index in two steps, reproduced
    elements are bool or uint8; an object with `__index__` selects; the rest is an IndexError.
 
 The value of an assignment is a tensor or a Python/numpy scalar (PyTorch's valueToTensor);
-a scalar is converted with c10's overflow check (`checked_convert`).
+a scalar is converted with c10's overflow check (`creation.fill_scalar`).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, wrap
+from .creation import fill_scalar
 
 _NON_TUPLE = ("Using a non-tuple sequence for multidimensional indexing is deprecated and will "
               "be changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 "
@@ -275,14 +276,6 @@ def _as_int(v) -> builtins.int:
 # ---------------------------------------------------------------------------
 # Assigned values (valueToTensor)
 
-# The C++ type names c10's checked_convert prints, per dtype; float16 and bfloat16 are
-# converted through double, so a complex value into them names double.
-_CPP_SCALAR = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int",
-               "int64": "int64_t", "uint16": "uint16_t", "uint32": "uint32_t",
-               "uint64": "uint64_t", "float32": "float", "float64": "double",
-               "float16": "double", "bfloat16": "double"}
-
-
 def legacy_type_name(t: Tensor) -> str:
     """`torch.LongTensor`, `torch.cuda.FloatTensor`: the tensor's legacy type as messages say."""
     from .tensor_methods import _legacy_name
@@ -303,33 +296,10 @@ def value_tensor(value, like: Tensor) -> Tensor:
             isinstance(value, np.generic) and not isinstance(value, (np.integer, np.float64,
                                                                      np.complex128)):
         raise TypeError(f"can't assign a {tp_name(value)} to a {legacy_type_name(like)}")
-    with np.errstate(over="ignore"):   # a float too large for float16 is inf, silently
-        return wrap(jnp.asarray(checked_scalar(value, like.dtype), like.dtype.np))
-
-
-def checked_scalar(value, dt: _dtype.dtype):
-    """`value` converted for a tensor of dtype `dt`, raising as c10's checked_convert does."""
-    if dt is _dtype.bool or dt.is_complex:
-        return value
-    name = _CPP_SCALAR.get(dt._name, dt._name)
-    overflow = RuntimeError(f"value cannot be converted to type {name} without overflow")
-    if isinstance(value, (builtins.complex, np.complexfloating)):
-        if value.imag != 0:
-            raise overflow
-        value = value.real
-    if dt.is_floating_point:
-        v = builtins.float(value)
-        if dt is _dtype.float32 and math.isfinite(v) and builtins.abs(v) > 3.4028234663852886e38:
-            raise overflow
-        return v
-    info = np.iinfo(dt.np)
-    if isinstance(value, (builtins.float, np.floating)):
-        v = builtins.float(value)
-        if not math.isfinite(v) or v < info.min or v > info.max:
-            raise overflow
-        return builtins.int(v)
-    v = builtins.int(value)
-    # unsigned targets accept negatives down to -max, wrapping as two's complement does
-    if v > info.max or (v < info.min and not (info.min == 0 and -v <= info.max)):
-        raise overflow
-    return v % (info.max + 1) if info.min == 0 else v
+    dt = like.dtype
+    if dt in (_dtype.float16, _dtype.bfloat16) and isinstance(value, builtins.complex) and \
+            value.imag != 0:
+        # PyTorch's assignment converts a scalar for these types through double
+        raise RuntimeError("value cannot be converted to type double without overflow")
+    # one element: float16/bfloat16 take out-of-range floats as inf, as PyTorch's fill does
+    return wrap(jnp.asarray(fill_scalar(value, dt, numel=1)))

@@ -17,8 +17,9 @@ implementation as a plain Python value.
 From the declaration the registry generates, with the same signature:
 `torch.add` (with `out=`), `Tensor.add`, `Tensor.add_`, dunders and
 namespace aliases. A call promotes dtypes the torch way, then runs the
-implementation compiled once per (op, statics, promoted dtype) under
-`jax.jit`; jax caches per shapes. View ops return a `Step` instead of an
+implementation compiled once per (op, statics, promoted dtype, input shapes)
+under `jax.jit`, from a bounded cache of kernels (`_programs.ProgramCache`:
+evicting a kernel frees its program). View ops return a `Step` instead of an
 array and produce view tensors.
 """
 
@@ -34,7 +35,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _device, _dtype, _errors, _meta
+from .. import _device, _dtype, _errors, _meta, _programs
 from .._dtype import c10_name, category, result_type_of
 from .._tensor import SparseOperand, Tensor, wrap
 
@@ -133,7 +134,6 @@ class OpDef:
         self.has_varargs = any(p.kind == p.VAR_POSITIONAL for p in self.params)
         first_kw = self.n_positional + self.has_varargs
         self.kw_names = tuple(p.name for p in self.params[first_kw:])
-        self.cache: dict = {}
         self.namedtuple = (collections.namedtuple(name, returns) if returns else None)
         if self.namedtuple is not None:
             self.namedtuple.__module__ = "torch.return_types"
@@ -253,13 +253,32 @@ def _flat(values):
             yield v
 
 
-def _kernel(op: OpDef, statics: tuple, ct, rt):
-    """The compiled kernel for one (statics, dtype) combination."""
+# Compiled kernels of every op, one per (op, statics, dtypes, input shapes).
+KERNELS = _programs.ProgramCache("kernels")
+
+
+def _shapes(arrays) -> tuple:
+    """The input shapes part of a kernel's key (None for a Python number or None)."""
+    out = []
+    for a in arrays:
+        if type(a) is tuple:
+            out.append(tuple(getattr(x, "shape", None) for x in a))
+        else:
+            out.append(getattr(a, "shape", None))
+    return tuple(out)
+
+
+def _kernel(op: OpDef, statics: tuple, ct, rt, arrays):
+    """The compiled kernel for one (statics, dtype, input shapes) combination.
+
+    One `jax.jit` wrapper per shape, so that the bounded cache can drop one shape's
+    program: a wrapper keeps every shape it has run on.
+    """
     # Implementations may read the default dtype while tracing: it is part of the key.
     # True == 1 == 1.0 in Python, but they are different statics (keepdim=True vs dim=1).
     kinds = tuple(type(v) for v in statics)
-    key = (statics, kinds, ct, rt, _dtype._default["float"])
-    fn = op.cache.get(key)
+    key = (op, statics, kinds, ct, rt, _dtype._default["float"], _shapes(arrays))
+    fn = KERNELS.get(key)
     if fn is not None:
         return fn
     pos = op.slot_pos
@@ -286,8 +305,7 @@ def _kernel(op: OpDef, statics: tuple, ct, rt):
         return out
 
     fn = jax.jit(run) if op.jit else run
-    op.cache[key] = fn
-    return fn
+    return KERNELS.put(key, fn)
 
 
 def broadcast_error(a_shape, b_shape):
@@ -383,9 +401,9 @@ def _dispatch(op: OpDef, args: tuple):
     if callable(kind):
         kind = kind(**dict(zip(op.static_names, statics)))
     ct, rt = (None, None) if kind is NONE else _promote(kind, op.slots, slot_values)
-    fn = _kernel(op, statics, ct, rt)
     try:
         arrays = tuple(_unwrap(v) for v in slot_values)     # may materialise views
+        fn = _kernel(op, statics, ct, rt, arrays)
         if _device.multi_device():
             _device.check_same_device(a for a in _flat(arrays))
         if _meta.used and _meta.any_meta(arrays):

@@ -1,19 +1,22 @@
 """Creation ops: `tensor`, `zeros`, `arange`, ... and the `Tensor.new_*` methods.
 
-Factories have no tensor inputs, so they are composites: they build an array
-(compiled once per shape/dtype where that pays), then apply the shared
-factory epilogue: `device=` placement and `requires_grad=`.
+Factories have no tensor inputs, so they are composites: they build an array,
+then apply the shared factory epilogue: `device=` placement and
+`requires_grad=`. A size seen the first few times is built on the host (numpy,
+then one transfer): a compiled program per size would cost a compile per call
+of `torch.full((n,), v)` over many `n` (DESIGN 13). A size that keeps coming
+back (a training loop's) is built by a compiled kernel, the fill value traced,
+from a bounded cache.
 """
 
 import builtins
-import functools
 import math
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _device, _dtype, _meta
+from .. import _device, _dtype, _meta, _programs
 from .._tensor import Tensor, wrap
 from ._registry import composite, write_out
 from .views import shape_arg
@@ -53,15 +56,105 @@ def finish(arr, dtype=None, device=None, requires_grad=False, out=None) -> Tenso
     return t
 
 
-@functools.lru_cache(maxsize=512)
-def _filled(shape, np_dtype, value):
-    return jax.jit(lambda: jnp.full(shape, value, np_dtype))
+# Past this many elements a host-built array costs more to move than a compile.
+_HOST_MAX = 1 << 24
+# A compile (tens of ms) pays for itself after ~1000 calls at a host build's ~30 us more:
+# a shape gets its program once it is seen this often.
+COMPILE_AFTER = 16
+_BUILT = _programs.ProgramCache("creation", share=0.25)
+_built_seen = _programs.Sightings()
 
 
-def _full_array(shape, dt, value):
-    if isinstance(value, float) and math.isnan(value):
-        return jnp.full(shape, value, dt.np)
-    return _filled(tuple(shape), dt.np, value)()
+def build(kind: str, shape: tuple, np_dtype, host, device, *args):
+    """An array made by `device(*args)` (jax) or, equally, by `host(*args)` (numpy).
+
+    `kind` and `shape` (with `np_dtype`) key the compiled `device`; `args` are its traced
+    inputs. Under a jax trace the array is part of the traced program.
+    """
+    if _programs.tracing():
+        return device(*args)
+    key = (kind, shape, np.dtype(np_dtype))
+    fn = _BUILT.get(key)
+    if fn is None:
+        if _built_seen.note(key) < COMPILE_AFTER and math.prod(shape) <= _HOST_MAX:
+            return jax.device_put(host(*args))
+        fn = _BUILT.put(key, jax.jit(lambda *a: device(*a)))
+    return fn(*args)
+
+
+def check_size(shape) -> None:
+    """PyTorch's error for a negative size."""
+    for n in shape:
+        if n < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {n}: "
+                               f"{list(shape)}")
+
+
+# c10::checked_convert's names in "value cannot be converted to type ... without overflow".
+_C_TYPES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+            "int64": "int64_t", "uint16": "uint16_t", "uint32": "uint32_t",
+            "uint64": "uint64_t", "float32": "float", "float64": "double",
+            "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
+
+
+def fill_scalar(value, dt: _dtype.dtype, numel: int = 0):
+    """`value` (a Python or numpy number) as a numpy scalar of `dt`, with PyTorch's checks.
+
+    As `fill_` does in PyTorch: an integer type takes integers and floats in its range
+    (unsigned types also take negative integers down to -max, wrapped), a floating type
+    takes infinities, nan and finite values in its range (float16 and bfloat16 filling one
+    element round to inf instead: PyTorch's one-element path), a real type takes complex
+    numbers with no imaginary part; bool and complex types take anything.
+    """
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, int) and not isinstance(value, bool) and not \
+            -2 ** 63 <= value < 2 ** 64:
+        raise OverflowError("int too big to convert")
+    name = str(dt.np)
+    if dt is not _dtype.bool and not dt.is_complex:
+        cname = _C_TYPES.get(name)
+        if isinstance(value, complex):
+            if value.imag != 0:
+                raise RuntimeError(f"value cannot be converted to type {cname or name} "
+                                   "without overflow")
+            value = value.real
+        if cname is not None and not isinstance(value, bool) and not _fits(value, dt, numel):
+            raise RuntimeError(f"value cannot be converted to type {cname} without overflow")
+    return np.asarray(value).astype(dt.np)[()]
+
+
+def _fits(value, dt, numel) -> bool:
+    if dt.is_floating_point:
+        if not math.isfinite(value) or (numel == 1 and dt.itemsize == 2):
+            return True
+        return abs(value) <= float(np.finfo(dt.np).max)
+    info = np.iinfo(dt.np)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return False
+        return (0 if info.min == 0 else info.min) <= value <= info.max
+    if info.min == 0:
+        return -info.max <= value <= info.max
+    return info.min <= value <= info.max
+
+
+def _full_array(shape, dt, value, checked: bool = True, op: str = ""):
+    shape = tuple(shape)
+    if op == "zeros" and any(n < 0 for n in shape):
+        raise RuntimeError("zeros: Dimension size must be non-negative.")
+    check_size(shape)
+    if isinstance(value, Tensor):
+        value = value._array
+    np_dtype = dt.np
+    if isinstance(value, jax.core.Tracer):
+        return jnp.full(shape, value, np_dtype)
+    if isinstance(value, jax.Array):
+        value = value.item()
+    scalar = (fill_scalar(value, dt, math.prod(shape)) if checked else
+              np.asarray(value, np_dtype)[()])
+    return build("full", shape, np_dtype, lambda v: np.full(shape, v, np_dtype),
+                 lambda v: jnp.full(shape, v, np_dtype), scalar)
 
 
 def _resolve(dtype, fallback=None):
@@ -213,7 +306,8 @@ def _filled_factory(name, value):
     def factory(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
                 pin_memory=False, memory_format=None):
         dt = _resolve(dtype)
-        return finish(_full_array(shape_arg(size), dt, value), None, device, requires_grad, out)
+        return finish(_full_array(shape_arg(size), dt, value, False, name), None, device,
+                      requires_grad, out)
     factory.__name__ = name
     factory.__doc__ = f"Matches `torch.{name}`."
     return composite(factory, method=False)
@@ -262,7 +356,7 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     dt = _resolve(dtype)
     size, stride = tuple(size), tuple(stride)
     numel = 1 + builtins.sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else 0
-    base = finish(_full_array((numel,), dt, 0), None, device)
+    base = finish(_full_array((numel,), dt, 0, False), None, device)
     t = base.as_strided(size, stride, 0)
     t.requires_grad = requires_grad
     return t
@@ -283,7 +377,7 @@ def _new_factory(name, fill):
             return finish(_full_array(shape_arg((size,)), dt, value), None, dev, requires_grad)
         if fill == "tensor":
             return finish(_from_data(args[0], dt), None, dev, requires_grad)
-        return finish(_full_array(shape_arg(args), dt, fill), None, dev, requires_grad)
+        return finish(_full_array(shape_arg(args), dt, fill, False), None, dev, requires_grad)
     method.__name__ = name
     return composite(method, function=False)
 
@@ -401,8 +495,11 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
     if n < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
     dt = _resolve(dtype)
-    return finish(jnp.eye(n, n if m is None else m, dtype=dt.np), None, device,
-                  requires_grad, out)
+    if m is not None and m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
+    m = n if m is None else m
+    return finish(build("eye", (n, m), dt.np, lambda: np.eye(n, m, dtype=dt.np),
+                        lambda: jnp.eye(n, m, dtype=dt.np)), None, device, requires_grad, out)
 
 
 def _tri_indices(row, col, offset, lower):

@@ -18,7 +18,7 @@ import numpy as np
 from .. import _meta, _views
 from .._dtype import c10_name
 from .._tensor import Tensor, wrap
-from . import _index_forms
+from . import _index_forms, _registry
 from ._registry import NONE, T, TI, broadcast_error, composite, op, write_inplace
 
 
@@ -142,7 +142,7 @@ def _basic_view(self, basic):
 @op(promote=NONE, view=True, method=False, out=False)
 def _basic_index(input: T, basic):
     """The view of ints and slices (`x[0]`, `x[1:, ::2]`); a recorded view op."""
-    return _views.Index(basic)
+    return _views.Index(basic, tuple(input.shape))
 
 
 def _adv_arrays(advanced, view_shape):
@@ -337,6 +337,13 @@ def copy_(self, src, non_blocking=False):
             raise NotImplementedError(_meta.NO_DATA)
         else:
             src = wrap(jax.device_put(src._array, next(iter(self._array.devices()))))
+    if (not self._rg and not src._rg and _registry.forward_ad is None
+            and src._array.shape == self._shape() and src._array.dtype == self.dtype.np
+            and type(src._array) is not _meta.MetaArray):
+        # Nothing to broadcast, cast or differentiate: `src`'s array is the new value (no
+        # kernel, so no compile for a new shape: initialising parameters writes many).
+        write_inplace(self, src)
+        return self
     write_inplace(self, _copy_from(self, src))
     return self
 

@@ -13,12 +13,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype, _meta
+from .. import _dtype, _meta, _programs
 from .._random import key_for
 from .._tensor import Tensor, wrap
 from .._dtype import c10_name
 from ._registry import NONE, TI, broadcast_error, composite, kernel, op
-from .creation import finish
+from .creation import COMPILE_AFTER, check_size, finish
 from .views import shape_arg
 
 def _not_implemented(kernel: str, dt: _dtype.dtype):
@@ -72,8 +72,33 @@ def _random_draw(key: TI, a: TI, b: TI, kind, shape, dtype):
     return _real_draw(key, kind, a, b, shape, np_dtype)
 
 
+_draw_seen = _programs.Sightings()
+
+
 def _draw(kind, shape, dtype, a=0.0, b=1.0, generator=None) -> Tensor:
-    return _random_draw(key_for(generator), a, b, kind, tuple(shape), dtype)
+    """A draw of `kind` with scalar parameters `a`, `b`.
+
+    jax's counter-based keys give element i of a draw the same value whatever the draw's
+    size (`jax_threefry_partitionable`), so a size seen for the first time is cut from a
+    draw of the next power-of-two size on the host: a handful of programs serve every size
+    (DESIGN 13), and a size that keeps coming back gets its own program, with the same
+    numbers.
+    """
+    key = key_for(generator)
+    shape = tuple(shape)
+    n = math.prod(shape)
+    if (_programs.tracing() or not 0 < n <= _BUCKET_MAX or not _PREFIX_STABLE
+            or _draw_seen.note((kind, shape, dtype)) >= COMPILE_AFTER):
+        return _random_draw(key, a, b, kind, shape, dtype)
+    bucket = max(64, 1 << (n - 1).bit_length())
+    flat = _random_draw(key, a, b, kind, (bucket,), dtype)._array
+    device = next(iter(flat.devices()))
+    return wrap(jax.device_put(np.asarray(flat)[:n].reshape(shape), device))
+
+
+# Past this many elements a draw's own program costs less than twice the work and a copy.
+_BUCKET_MAX = 1 << 22
+_PREFIX_STABLE = bool(getattr(jax.config, "jax_threefry_partitionable", False))
 
 
 def _require_float(kernel: str, dt):
@@ -81,11 +106,6 @@ def _require_float(kernel: str, dt):
         raise _not_implemented(kernel, dt)
 
 
-def _check_size(shape):
-    for n in shape:
-        if n < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {n}: "
-                               f"{list(shape)}")
 
 
 def _num(v):
@@ -107,7 +127,7 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     dt = dtype or _dtype.get_default_dtype()
     _require_float("check_uniform_bounds", dt)
     shape = shape_arg(size)
-    _check_size(shape)
+    check_size(shape)
     return finish(_draw("uniform", shape, dt, generator=generator)._array, None, device,
                   requires_grad, out)
 
@@ -119,7 +139,7 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     dt = dtype or _dtype.get_default_dtype()
     _require_float("normal_kernel_cpu", dt)
     shape = shape_arg(size)
-    _check_size(shape)
+    check_size(shape)
     return finish(_draw("normal", shape, dt, generator=generator)._array, None, device,
                   requires_grad, out)
 
@@ -133,7 +153,7 @@ def _check_range(low, high):
 def _randint_draw(low, high, shape, dt, generator):
     low, high = int(_num(low)), int(_num(high))
     _check_range(low, high)
-    _check_size(shape)
+    check_size(shape)
     return _draw("randint", shape, dt, np.int64(low), np.int64(high), generator)
 
 
@@ -164,7 +184,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
              requires_grad=False, pin_memory=False):
     """Matches `torch.randperm`: a random permutation of 0..n-1 (int64 by default)."""
     n = int(_num(n))
-    _check_size((n,))
+    check_size((n,))
     t = _permutation(key_for(generator), n, dtype or _dtype.int64)
     return finish(t._array, None, device, requires_grad, out)
 
@@ -227,7 +247,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
         dt = dtype or _dtype.get_default_dtype()
         _require_float("normal_kernel_cpu", dt)
         shape = shape_arg((size,))
-        _check_size(shape)
+        check_size(shape)
         t = _draw("normal", shape, dt, float(mean), float(std), generator)
         return finish(t._array, None, device, requires_grad, out)
     dt = tensors[0].dtype

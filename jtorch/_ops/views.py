@@ -296,7 +296,7 @@ def unsqueeze(input: T, dim):
 def _slice_step(input, dim, start, length):
     idx = [slice(0, n, 1) for n in input.shape]
     idx[dim] = slice(start, start + length, 1)
-    return _views.Index(tuple(idx))
+    return _views.Index(tuple(idx), tuple(input.shape))
 
 
 @view_op
@@ -327,7 +327,7 @@ def select(input: T, dim, index):
                          f"{list(input.shape)} at dimension {d}")
     idx = [slice(0, m, 1) for m in input.shape]
     idx[d] = index + n if index < 0 else index
-    return _views.Index(tuple(idx))
+    return _views.Index(tuple(idx), tuple(input.shape))
 
 
 @view_op
@@ -337,7 +337,7 @@ def unbind(input: T, dim=0):
     for i in range(input.shape[d]):
         idx = [slice(0, m, 1) for m in input.shape]
         idx[d] = i
-        steps.append(_views.Index(tuple(idx)))
+        steps.append(_views.Index(tuple(idx), tuple(input.shape)))
     return tuple(steps)
 
 

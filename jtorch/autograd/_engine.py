@@ -158,13 +158,17 @@ def record_view(op, steps, base, views):
     for step, v in zip(steps if many else (steps,), views if many else (views,)):
         if v.dtype.np not in DIFF_DTYPES:      # (reads no view value)
             continue
+        # The step's positions are the last argument: a traced input of its compiled
+        # replay, so one backward serves every index (no edge of its own).
         if isinstance(step, _views.Strided) and base._chain:
             # as_strided/unfold index the storage, not `base`'s elements: rebuild it first.
-            node = FnNode(name, _views.rooted_replay_fn(base._chain, (step,)),
-                          (base._storage.value, arr), (False, True), (edge,), (), 1,
-                          epos=(0, 0))
+            storage = base._storage.value
+            node = FnNode(name, _views.rooted_replay_fn(base._chain, (step,), storage),
+                          (storage, arr, _views.params(base._chain), (step.params,)),
+                          (False, True, False, False), (edge,), (), 1, epos=(0, 0, 1, 1))
         else:
-            node = FnNode(name, _views.replay_fn((step,)), (arr,), (True,), (edge,), (), 1)
+            node = FnNode(name, _views.replay_fn((step,), arr), (arr, (step.params,)),
+                          (True, False), (edge,), (), 1, epos=(0, 1))
         v._rg = True
         v.grad_fn = node
         if token is not None:
@@ -244,14 +248,17 @@ def _inplace_through_view(view: Tensor, root: Tensor, result: Tensor) -> None:
     _bump_saved(result.grad_fn, view, result)
     mask = (root._rg, result._rg)
     edges = (edge_of(root) if root._rg else None, edge_of(result) if result._rg else None)
+    storage = root._storage.value
     if root._chain:     # a root restrided in place (t_(), set_()): see _views.rooted_*
         copy = FnNode("torch::autograd::CopySlices",
-                      _views.rooted_writeback_fn(root._chain, view._chain),
-                      (root._storage.value, root._array, result._array), (False,) + mask,
-                      edges, (), 1, epos=(0, 0, 1))
+                      _views.rooted_writeback_fn(root._chain, view._chain, storage),
+                      (storage, root._array, result._array, _views.params(root._chain),
+                       _views.params(view._chain)), (False,) + mask + (False, False),
+                      edges, (), 1, epos=(0, 0, 1, 2, 2))
     else:
-        copy = FnNode("torch::autograd::CopySlices", _views.writeback_fn(view._chain),
-                      (root._storage.value, result._array), mask, edges, (), 1)
+        copy = FnNode("torch::autograd::CopySlices", _views.writeback_fn(view._chain, storage),
+                      (storage, result._array, _views.params(view._chain)),
+                      mask + (False,), edges, (), 1, epos=(0, 1, 2))
     root._rg = True
     root.grad_fn = copy
     if root._grad_state is not None:

@@ -1,10 +1,13 @@
-"""Whole-graph backward: a repeated `loss.backward()` as one compiled call (DESIGN 6).
+"""Whole-graph backward: a repeated `loss.backward()` as one compiled call (DESIGN 6, 13).
 
 A training loop builds the same graph every step: the same kernels, wired the
-same way, on arrays of the same shapes. The second time a graph's structure is
-seen, its whole backward (every node's VJP, the sums where paths meet, the
-accumulation into `.grad`) is traced into one `jax.jit` program keyed by that
-structure; jit's own cache covers shapes and dtypes. The node-by-node engine
+same way, on arrays of the same shapes. The second time a graph's structure
+(kernels are per shape, so its shapes too) is seen, its whole backward (every
+node's VJP, the sums where paths meet, the accumulation into `.grad`) is traced
+into one `jax.jit` program keyed by that structure, and compiled in a
+background thread: the steps meanwhile run node by node, on the VJPs the first
+step compiled, and none of them waits for XLA. A graph seen once (a new length
+in a variable-length loop) costs no such compile. The node-by-node engine
 remains the reference and handles everything this path declines: hooks,
 retained grads, custom Functions, `create_graph`, `inputs=`, saved tensors
 modified in place, freed graphs.
@@ -12,16 +15,26 @@ modified in place, freed graphs.
 
 from __future__ import annotations
 
+import concurrent.futures
+import os
+
 import jax
 
+from .. import _programs
 from .._tensor import wrap
 from .graph import AccumulateGrad, FnNode, backward_of, post_order
 
-_seen: dict = {}     # structure -> times seen
+# structure (kernels by id: a sighting must not keep an evicted kernel alive) -> times seen
+_seen = _programs.Sightings(limit=1024)
+# JTORCH_BACKGROUND_COMPILE=0: compile on the calling thread, waiting for it.
+_BACKGROUND = os.environ.get("JTORCH_BACKGROUND_COMPILE", "1") != "0"
+_pending: dict = {}     # structure -> (jitted, future of its compiled executable)
+_executor = None
 # XLA's compile time grows with the program; past this many nodes (a long unrolled loop of
 # small ops) one compile costs more than many steps of node-by-node backward save.
 _MAX_NODES = 160
-_compiled: dict = {}  # structure -> jitted whole backward
+# structure -> jitted whole backward (big programs: a small share of the bound)
+_compiled = _programs.ProgramCache("fused-backwards", share=1 / 16)
 
 
 def _plain(node) -> bool:
@@ -65,16 +78,13 @@ def run(root_edges, root_grads, retain_graph: bool) -> bool:
         else:
             return False
     key = (tuple(spec), tuple((index[n], nr) for n, nr in root_edges))
+    call_args = (tuple(args), tuple(old_grads), tuple(root_grads))
     fn = _compiled.get(key)
     if fn is None:
-        count = _seen.get(key, 0) + 1
-        _seen[key] = count
-        if count < 2:       # one-off graphs (tests, notebooks) are not worth a compile
-            if len(_seen) > 4096:
-                _seen.clear()
+        fn = _program(key, call_args)
+        if fn is None:
             return False
-        fn = _compiled[key] = jax.jit(_whole_backward(*key))
-    new = fn(tuple(args), tuple(old_grads), tuple(root_grads))
+    new = fn(*call_args)
     for leaf, g in zip(leaves, new):
         if g is None:
             continue
@@ -86,6 +96,55 @@ def run(root_edges, root_grads, retain_graph: bool) -> bool:
         for n in order:
             n.release()
     return True
+
+
+def _program(key, call_args):
+    """The fused backward of `key` once it is ready, else None (and its compile started when
+    the graph comes back)."""
+    pending = _pending.get(key)
+    if pending is not None:
+        jitted, future = pending
+        if not future.done():
+            return None
+        del _pending[key]
+        try:
+            return _compiled.put(key, _Fused(jitted, future.result()))
+        except Exception:  # noqa: BLE001 - a failed compile: the traced call will say why
+            return _compiled.put(key, jitted)
+    if _seen.note(_by_id(key)) < 2:     # one-off graphs (tests, notebooks): not worth it
+        return None
+    jitted = jax.jit(_whole_backward(*key))
+    if not _BACKGROUND or _programs.tracing():
+        return _compiled.put(key, jitted)       # (under a trace nothing compiles now)
+    global _executor
+    if _executor is None:
+        _executor = concurrent.futures.ThreadPoolExecutor(1, "jtorch-compile")
+    # Tracing and lowering here (they read jtorch's caches); XLA's compile in the background.
+    lowered = jitted.lower(*call_args)
+    _pending[key] = (jitted, _executor.submit(lowered.compile))
+    return None
+
+
+def _by_id(key):
+    spec, roots = key
+    return tuple(s if s[0] == "acc" else (id(s[0]),) + s[1:] for s in spec), roots
+
+
+class _Fused:
+    """A fused backward compiled ahead of time, falling back to its `jax.jit` for arguments
+    the executable was not compiled for (another dtype, or a trace)."""
+
+    __slots__ = ("jitted", "compiled")
+
+    def __init__(self, jitted, compiled):
+        self.jitted = jitted
+        self.compiled = compiled
+
+    def __call__(self, *args):
+        try:
+            return self.compiled(*args)
+        except TypeError:
+            return self.jitted(*args)
 
 
 def _whole_backward(spec, roots):

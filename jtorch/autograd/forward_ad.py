@@ -36,7 +36,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _views
+from .. import _programs, _views
 from .._ops import _registry
 from .._tensor import Tensor, wrap
 from .graph import DIFF_DTYPES, _merge, _pick
@@ -345,7 +345,8 @@ def check_out(op, result) -> None:
 # Kernel calls
 
 
-_JVP: dict = {}
+# JVPs per (kernel, tangent inputs); a kernel is per shape, so is its JVP.
+_JVP = _programs.ProgramCache("jvps", share=0.5)
 
 
 def jvp_of(fn, mask, transpose: bool = False):
@@ -376,8 +377,7 @@ def jvp_of(fn, mask, transpose: bool = False):
 
     # A kernel that is not compiled (data-dependent shapes) cannot be traced by jit either.
     j = jax.jit(jvp) if hasattr(fn, "lower") else jvp
-    _JVP[key] = j
-    return j
+    return _JVP.put(key, j)
 
 
 def _jvp(f, primals, tans):
@@ -430,7 +430,8 @@ def _flat_tensors(result) -> list:
     return out
 
 
-_TRANSPOSE: set = set()     # kernels whose JVP comes from their VJP (custom_vjp rules)
+# Kernels whose JVP comes from their VJP (custom_vjp rules), as keys of a bounded cache.
+_TRANSPOSE = _programs.ProgramCache("jvp-transposed", share=0.25)
 
 
 def _unsupported(op, e: Exception) -> NotImplementedError:
@@ -478,7 +479,7 @@ def on_call(op, fn, slot_values, arrays, result) -> None:
         # jax reports a custom_vjp rule when it compiles the JVP: transpose the VJP instead.
         if "custom_vjp" not in str(e) or fn in _TRANSPOSE:
             raise _unsupported(op, e) from None
-        _TRANSPOSE.add(fn)
+        _TRANSPOSE.put(fn, True)
         j = jvp_of(fn, mask, True)
         t_outs = j(*arrays, *t_arrays)
     except (ValueError, NotImplementedError) as e:

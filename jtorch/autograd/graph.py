@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _views
+from .. import _programs, _views
 from .._tensor import AutogradMeta as Meta
 from .._tensor import meta
 from .._tensor import Tensor, wrap
@@ -206,7 +206,8 @@ def _pick(args, mask):
     return diff
 
 
-_BWD: dict = {}
+# Backwards per (kernel, differentiated inputs); a kernel is per shape, so is its backward.
+_BWD = _programs.ProgramCache("vjps")
 
 
 def backward_of(fn, mask):
@@ -224,8 +225,7 @@ def backward_of(fn, mask):
 
     # A kernel that is not compiled (data-dependent shapes) cannot be traced by jit either.
     b = jax.jit(bwd) if hasattr(fn, "lower") else bwd
-    _BWD[key] = b
-    return b
+    return _BWD.put(key, b)
 
 
 def _flat_backward(b, n_args):
@@ -235,11 +235,12 @@ def _flat_backward(b, n_args):
     if f is None:
         f = jax.jit(lambda *v: b(v[:n_args], v[n_args:])) if hasattr(b, "lower") else (
             lambda *v: b(v[:n_args], v[n_args:]))
-        _BWD[key] = f
+        _BWD.put(key, f)
     return f
 
 
-_USED: dict = {}
+# (It holds the kernels it analysed, so it is bounded like the programs.)
+_USED = _programs.ProgramCache("vjp-analyses", share=0.5)
 
 
 def used_args(fn, mask, args, n_out):
@@ -270,8 +271,7 @@ def used_args(fn, mask, args, n_out):
         used = tuple(used)
     except Exception:  # noqa: BLE001 - an unanalysable backward conservatively uses everything
         used = (True,) * len(args)
-    _USED[key] = used
-    return used
+    return _USED.put(key, used)
 
 
 class Freed:
@@ -290,6 +290,13 @@ def _release_arg(a):
     if hasattr(a, "shape") and hasattr(a, "dtype"):
         return Freed(a.shape, a.dtype)
     return a
+
+
+def _positions(a) -> bool:
+    """Whether a node argument is a view chain's positions (`_views.params`): a tuple of
+    tuples of ints, which no kernel argument is."""
+    return type(a) is tuple and all(type(p) is tuple and all(type(i) is int for i in p)
+                                    for p in a)
 
 
 def _aval(a):
@@ -409,7 +416,10 @@ class FnNode(Node):
         used = None
         if self._freed:
             used = used_args(self._fn, self._mask, self._args, self.n_outputs)
-            if self._outs is not None or any(used):
+            # A view's positions are not saved values (PyTorch's SelectBackward keeps its
+            # index and backs through a freed graph); a scalar multiplier is one.
+            if self._outs is not None or any(u and not _positions(a)
+                                             for u, a in zip(used, self._args)):
                 raise RuntimeError(FREED_MESSAGE)
             return
         if self._outs is not None:
@@ -571,7 +581,7 @@ def accumulate(t: Tensor, g, create_graph: bool) -> None:
         old._write(_add(old._array, g))
 
 
-_add = jax.jit(lambda a, b: a + b)
+_add = _programs.ShapedJit(lambda a, b: a + b, _programs.ProgramCache("helpers", share=0.25))
 
 
 def accumulator(t: Tensor) -> AccumulateGrad:
@@ -619,13 +629,16 @@ def edge_of(t: Tensor):
 def regenerate_view(view: Tensor) -> None:
     """Gives a view whose root was written in place a history derived from the root's."""
     root = view._base
+    storage = root._storage.value
     if root._chain:     # a root restrided in place (t_(), set_()): see _views.rooted_*
-        fn = _views.rooted_replay_fn(root._chain, view._chain)
-        node = FnNode("AsStridedBackward0", fn, (root._storage.value, root._array),
-                      (False, True), (edge_of(root),), None, 1, epos=(0, 0))
+        fn = _views.rooted_replay_fn(root._chain, view._chain, storage)
+        node = FnNode("AsStridedBackward0", fn, (storage, root._array, _views.params(
+            root._chain), _views.params(view._chain)), (False, True, False, False),
+            (edge_of(root),), None, 1, epos=(0, 0, 1, 1))
     else:
-        node = FnNode("AsStridedBackward0", _views.replay_fn(view._chain),
-                      (root._storage.value,), (True,), (edge_of(root),), None, 1)
+        node = FnNode("AsStridedBackward0", _views.replay_fn(view._chain, storage),
+                      (storage, _views.params(view._chain)), (True, False), (edge_of(root),),
+                      None, 1, epos=(0, 1))
     view._rg = True
     view.grad_fn = node
     m = meta(view)

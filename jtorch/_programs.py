@@ -1,0 +1,321 @@
+"""Compiled programs: bounded caches, and what compiling has cost so far (DESIGN 13).
+
+Every cache of compiled programs in jtorch (op kernels, their VJPs, view replays
+and write-backs, fused backwards, `jtorch.compile` programs) is a `ProgramCache`:
+a least-recently-used map with a bound. Its entries are `jax.jit` wrappers made
+for one key, shapes included, so that dropping an entry drops one program: jax
+keeps a wrapper's executables in caches keyed weakly by the wrapped function,
+and frees them (memory and memory maps) once the last reference goes. A live
+autograd graph may still hold an evicted kernel; it is freed with the graph.
+
+The bound of each cache is its share of `JTORCH_PROGRAM_CACHE_SIZE` (default
+1024 programs). A small XLA CPU program holds about 0.4 MiB and 9 memory maps
+(`vm.max_map_count` is 65530), so the bound is what keeps a long run alive.
+jax also keeps each program's lowered module (about 1.2 MiB for a small one)
+for as long as its wrapper lives; jtorch drops those every few compiles (a
+wrapper's compiled program stays and is called as before), and hands memory
+freed by evictions back to the system now and then (`malloc_trim`).
+
+Counters of XLA's work come from jax's monitoring events; after a few seconds
+of compiling, one line on stderr says where the time went, once per process
+(`JTORCH_COMPILE_NOTE=0` keeps it quiet).
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import sys
+import threading
+
+import jax
+from jax import monitoring
+
+__all__ = ["ProgramCache", "ShapedJit", "Sightings", "CACHES", "stats", "clear", "tracing"]
+
+try:
+    _BASE_SIZE = max(int(os.environ.get("JTORCH_PROGRAM_CACHE_SIZE", "1024")), 1)
+except ValueError:
+    _BASE_SIZE = 1024
+
+CACHES: dict[str, "ProgramCache"] = {}
+
+
+class ProgramCache:
+    """A bounded LRU of compiled programs (see the module docstring).
+
+    Args:
+      name: the name `jtorch.compiler.stats()` reports it under.
+      share: its bound as a fraction of `JTORCH_PROGRAM_CACHE_SIZE`; big programs (a
+        whole backward, a compiled step) get a small share.
+      register: list it in `CACHES` (per-function caches of `jtorch.compile` are not).
+    """
+
+    __slots__ = ("name", "maxsize", "_entries", "hits", "misses", "evictions", "__weakref__")
+
+    def __init__(self, name: str, share: float = 1.0, register: bool = True):
+        self.name = name
+        self.maxsize = max(int(_BASE_SIZE * share), 1)
+        self._entries: collections.OrderedDict = collections.OrderedDict()
+        self.hits = self.misses = self.evictions = 0
+        if register:
+            CACHES[name] = self
+
+    def get(self, key):
+        """The entry for `key` (now the most recently used), or None."""
+        value = self._entries.get(key)
+        if value is not None:
+            try:
+                self._entries.move_to_end(key)
+            except KeyError:    # evicted meanwhile by another thread
+                pass
+            self.hits += 1
+        return value
+
+    def put(self, key, value):
+        """Adds an entry, evicting the least recently used ones past the bound."""
+        entries = self._entries
+        entries[key] = value
+        self.misses += 1
+        while len(entries) > self.maxsize:
+            try:
+                entries.popitem(last=False)
+            except KeyError:    # emptied meanwhile by another thread
+                break
+            self.evictions += 1
+            _upkeep["evicted"] += 1
+        if _counts.backend >= _upkeep["next_release"]:
+            _release()
+        return value
+
+    def pop(self, key, default=None):
+        return self._entries.pop(key, default)
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __iter__(self):
+        return iter(list(self._entries))
+
+    def __contains__(self, key) -> bool:
+        return key in self._entries
+
+    def __repr__(self) -> str:
+        return f"ProgramCache({self.name!r}, {len(self)}/{self.maxsize})"
+
+
+class Sightings:
+    """How often keys have come back (bounded): programs are built for what returns."""
+
+    __slots__ = ("_counts", "limit")
+
+    def __init__(self, limit: int = 4096):
+        self._counts: collections.OrderedDict = collections.OrderedDict()
+        self.limit = limit
+
+    def note(self, key) -> int:
+        """Records a sighting of `key`; returns how many there have been (this one counted)."""
+        counts = self._counts
+        n = counts.pop(key, 0) + 1
+        counts[key] = n
+        if len(counts) > self.limit:
+            counts.popitem(last=False)
+        return n
+
+    def forget(self, key) -> None:
+        self._counts.pop(key, None)
+
+
+class ShapedJit:
+    """`jax.jit(fn)` for arrays of any shape, one wrapper per (shapes, dtypes) in `cache`.
+
+    For module-level helpers (`a + b` accumulating a gradient) that meet every shape:
+    one `jax.jit(fn)` would keep a program per shape forever.
+    """
+
+    __slots__ = ("fn", "cache")
+
+    def __init__(self, fn, cache: ProgramCache):
+        self.fn = fn
+        self.cache = cache
+
+    def __call__(self, *arrays):
+        key = (self.fn, tuple((a.shape, a.dtype) for a in arrays))
+        jitted = self.cache.get(key)
+        if jitted is None:
+            fn = self.fn
+            # A new function per wrapper: jax's caches are keyed by it (weakly).
+            jitted = self.cache.put(key, jax.jit(lambda *a: fn(*a)))
+        return jitted(*arrays)
+
+
+try:
+    from jax._src.core import trace_state_clean as _trace_state_clean
+except ImportError:     # a jax without it: take every call as eager
+    def _trace_state_clean() -> bool:
+        return True
+
+
+def tracing() -> bool:
+    """True while jax traces (`jax.jit`, `jtorch.compile`, `torch.func` transforms): what is
+    built then is part of the traced program, not a program of its own."""
+    return not _trace_state_clean()
+
+
+# Every `_RELEASE_EVERY` programs, jax's lowered modules are dropped; after
+# `_TRIM_EVERY` evictions, freed memory goes back to the system.
+_RELEASE_EVERY = 32
+_TRIM_EVERY = 256
+_upkeep = {"next_release": _RELEASE_EVERY, "evicted": 0}
+
+
+def _lowering_caches() -> list:
+    caches = []
+    try:
+        from jax._src import pjit
+        caches.append(pjit._pjit_lower)
+    except (ImportError, AttributeError):
+        pass
+    try:
+        from jax._src.interpreters import pxla
+        caches.append(pxla._cached_lowering_to_hlo)
+    except (ImportError, AttributeError):
+        pass
+    return caches
+
+
+_LOWERINGS = _lowering_caches()
+
+
+def _release() -> None:
+    """Drops jax's cached lowered modules (see the module docstring), and trims the heap."""
+    _upkeep["next_release"] = _counts.backend + _RELEASE_EVERY
+    for cache in _LOWERINGS:
+        cache.cache_clear()
+    if _upkeep["evicted"] >= _TRIM_EVERY:
+        _upkeep["evicted"] = 0
+        _malloc_trim()
+
+
+def _malloc_trim() -> None:
+    try:
+        import ctypes
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):   # not glibc
+        pass
+
+
+def clear() -> None:
+    """Empties every registered program cache."""
+    for cache in CACHES.values():
+        cache.clear()
+
+
+# ---------------------------------------------------------------------------
+# What XLA has done: counted from jax's monitoring events.
+
+_BACKEND = "/jax/core/compile/backend_compile_duration"
+_TRACE = "/jax/core/compile/jaxpr_trace_duration"
+_LOWER = "/jax/core/compile/jaxpr_to_mlir_module_duration"
+_DISK_HIT = "/jax/compilation_cache/cache_hits"
+_DISK_READ = "/jax/compilation_cache/cache_retrieval_time_sec"
+
+
+class _Counters:
+    def __init__(self):
+        self.backend = 0            # executables obtained: compiled, or read from disk
+        self.backend_s = 0.0
+        self.trace_s = 0.0
+        self.lower_s = 0.0
+        self.disk_hits = 0
+        self.disk_read_s = 0.0
+
+
+_counts = _Counters()
+_lock = threading.Lock()
+_note = {"after_s": 5.0, "shown": False,
+         "enabled": os.environ.get("JTORCH_COMPILE_NOTE", "1") not in ("0", "")}
+
+
+def _on_duration(event: str, duration: float, **kwargs) -> None:
+    c = _counts
+    if event == _BACKEND:
+        with _lock:
+            c.backend += 1
+            c.backend_s += duration
+        _maybe_note()
+    elif event == _TRACE:
+        c.trace_s += duration
+    elif event == _LOWER:
+        c.lower_s += duration
+    elif event == _DISK_READ:
+        c.disk_read_s += duration
+
+
+def _on_event(event: str, **kwargs) -> None:
+    if event == _DISK_HIT:
+        with _lock:
+            _counts.disk_hits += 1
+
+
+monitoring.register_event_duration_secs_listener(_on_duration)
+monitoring.register_event_listener(_on_event)
+
+
+def compile_seconds() -> float:
+    """Seconds spent making executables (tracing, lowering and XLA), disk reads excluded."""
+    c = _counts
+    return c.trace_s + c.lower_s + c.backend_s - c.disk_read_s
+
+
+def _maybe_note() -> None:
+    if _note["shown"] or not _note["enabled"]:
+        return
+    spent = compile_seconds()
+    if spent < _note["after_s"]:
+        return
+    _note["shown"] = True
+    from . import _disk_cache
+    where = _disk_cache.directory()
+    keep = (f"compiled programs are kept in {where} for the next run" if where else
+            "the persistent compilation cache is off")
+    try:
+        sys.stderr.write(f"jtorch: {spent:.0f} s so far compiling XLA programs (each new "
+                         f"shape compiles once; {keep}). JTORCH_COMPILE_NOTE=0 hides "
+                         "this note.\n")
+    except (OSError, ValueError):    # a closed stderr
+        pass
+
+
+def stats() -> dict:
+    """What compiling has cost this process, and what the program caches hold.
+
+    `compiles`: XLA programs compiled; `compile_seconds`: time spent tracing, lowering and
+    compiling them; `disk_hits`: programs read from the persistent cache instead (they are
+    traced and lowered all the same, to find them); `disk_seconds`: time reading them;
+    `caches`: per cache of programs, its `size`, `limit`, `hits`, `misses` (programs made)
+    and `evictions`.
+    """
+    c = _counts
+    return {
+        "compiles": c.backend - c.disk_hits,
+        "compile_seconds": round(compile_seconds(), 6),
+        "disk_hits": c.disk_hits,
+        "disk_seconds": round(c.disk_read_s, 6),
+        "caches": {name: {"size": len(cache), "limit": cache.maxsize, "hits": cache.hits,
+                          "misses": cache.misses, "evictions": cache.evictions}
+                   for name, cache in CACHES.items()},
+    }
+
+
+def compiles() -> int:
+    """XLA programs compiled so far in this process (read from disk ones not counted)."""
+    return _counts.backend - _counts.disk_hits
+
+
+def programs_made() -> int:
+    """XLA programs made so far in this process: compiled, or read from the disk cache."""
+    return _counts.backend

@@ -1,0 +1,282 @@
+"""Shapes are cheap (DESIGN 13): new positions and sizes reuse compiled programs, the caches of
+programs are bounded, and compiling is counted (`jtorch.compiler.stats()`)."""
+
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+import jtorch as torch
+from jtorch import _programs
+from jtorch._ops import _registry
+
+
+def made(fn) -> int:
+    """How many XLA programs `fn()` made (compiled, or read from the disk cache)."""
+    before = _programs.programs_made()
+    fn()
+    return _programs.programs_made() - before
+
+
+# ---------------------------------------------------------------------------
+# Integer positions are traced, not compiled in
+
+
+def test_integer_indices_reuse_one_program():
+    c = torch.zeros(25) > 0
+    c[3] = True
+    bool(c[0]), bool(c[1])      # the program for this shape exists now
+    got = []
+    assert made(lambda: got.extend(bool(c[i]) for i in range(2, 22))) == 0
+    assert got == [i == 3 for i in range(2, 22)]
+
+
+def test_writes_at_new_positions_reuse_one_program():
+    x = torch.zeros(24, 3)
+    rows = [torch.ones(3) * i for i in range(22)]
+    x[0], x[1] = rows[0], rows[1]
+
+    def write():
+        for i in range(2, 22):
+            x[i] = rows[i]
+    assert made(write) == 0
+    expected = np.zeros((24, 3), np.float32)
+    expected[:22] = np.arange(22)[:, None]
+    np.testing.assert_array_equal(x.numpy(), expected)
+
+
+def test_slices_at_new_offsets_reuse_one_program():
+    data = np.arange(40, dtype=np.float32).reshape(20, 2)
+    x = torch.from_numpy(data.copy())
+    x[0:5].sum(), x[1:6].sum()      # a slice from 0 is its own (argument-free) program
+    sums = []
+    assert made(lambda: sums.extend(float(x[a:a + 5].sum()) for a in range(2, 15))) == 0
+    assert sums == [float(data[a:a + 5].sum()) for a in range(2, 15)]
+    x.narrow(0, 1, 3) + 0
+    assert made(lambda: [x.narrow(0, a, 3) + 0 for a in range(2, 15)]) == 0
+
+
+def test_negative_indices_and_bounds_follow_python_and_pytorch():
+    data = np.arange(12, dtype=np.float32).reshape(6, 2)
+    x = torch.from_numpy(data.copy())
+    for i in range(1, 7):
+        np.testing.assert_array_equal(x[-i].numpy(), data[-i])
+        np.testing.assert_array_equal(x[-i:].numpy(), data[-i:])
+    # slice bounds clamp, as Python's do
+    assert x[4:100].shape == (2, 2) and x[-100:3].shape == (3, 2) and x[5:2].shape == (0, 2)
+    with pytest.raises(IndexError, match="index 6 is out of bounds for dimension 0 with size 6"):
+        x[6]
+    with pytest.raises(IndexError, match="index -7 is out of bounds for dimension 0 with size 6"):
+        x[-7]
+    with pytest.raises(IndexError, match="index 2 is out of bounds for dimension 1 with size 2"):
+        x[0, 2] = 1.0
+    np.testing.assert_array_equal(x.numpy(), data)      # a failed write changes nothing
+
+
+def test_strided_slices_and_views_of_views_at_new_offsets():
+    data = np.arange(60, dtype=np.float32).reshape(20, 3)
+    x = torch.from_numpy(data.copy())
+    for a in range(0, 8):
+        np.testing.assert_array_equal(x[a:a + 9:3, 1].numpy(), data[a:a + 9:3, 1])
+        v = x[a + 1:]                   # a view, then a view of it
+        np.testing.assert_array_equal(v[2].numpy(), data[a + 3])
+    y = torch.from_numpy(data.copy())
+    for a in range(0, 6):
+        y[a:a + 9:3, 1] = -1.0 - a
+        data[a:a + 9:3, 1] = -1.0 - a
+    np.testing.assert_array_equal(y.numpy(), data)
+
+
+def test_as_strided_offsets_are_traced():
+    base = torch.arange(30.0)
+    base.as_strided((2, 3), (3, 1), 0) * 1, base.as_strided((2, 3), (3, 1), 1) * 1
+    flat = np.arange(30.0)
+    outs = []
+    assert made(lambda: outs.extend(base.as_strided((2, 3), (3, 1), k) * 1
+                                    for k in range(2, 20))) == 0
+    for k, o in zip(range(2, 20), outs):
+        np.testing.assert_array_equal(o.numpy(), flat[k:k + 6].reshape(2, 3))
+
+
+def test_gradients_through_new_positions():
+    w = torch.zeros(10, 3, requires_grad=True)
+    for i in range(3):      # the backward (and its fused form, on the second sighting)
+        (w[i] * (i + 1)).sum().backward()
+    before = _programs.programs_made()
+    for i in range(3, 10):
+        (w[i] * (i + 1)).sum().backward()
+    assert _programs.programs_made() - before == 0
+    np.testing.assert_array_equal(w.grad.numpy(), np.repeat(np.arange(1, 11.0)[:, None], 3, 1))
+
+
+def test_writes_of_tensors_that_require_grad_at_new_positions():
+    src = torch.arange(1.0, 4.0, requires_grad=True)
+    x = torch.zeros(8, 3)
+    for i in range(8):
+        x = x.clone()
+        x[i] = src * i
+    x.sum().backward()
+    np.testing.assert_array_equal(src.grad.numpy(), np.full(3, sum(range(8)), np.float32))
+
+
+# ---------------------------------------------------------------------------
+# Creation ops do not compile per size
+
+
+def test_filled_factories_do_not_compile_per_size():
+    def run():
+        for n in range(1, 301):
+            torch.full((n,), 1.5)
+            torch.zeros(n, 2)
+            torch.ones(n, dtype=torch.int32)
+            torch.empty(n)
+            torch.arange(n)
+            torch.linspace(0, 1, n)
+    assert made(run) <= 3
+    np.testing.assert_array_equal(torch.full((4, 2), 2.5).numpy(), np.full((4, 2), 2.5))
+    np.testing.assert_array_equal(torch.ones(3, dtype=torch.int32).numpy(), np.ones(3))
+    assert torch.zeros(2, dtype=torch.bool).dtype == torch.bool
+
+
+def test_a_size_that_keeps_coming_back_gets_a_program_with_the_value_traced():
+    from jtorch._ops.creation import COMPILE_AFTER
+    fills = [0.5 + k for k in range(COMPILE_AFTER + 2)]     # built on the host, then compiled
+    for v, t in zip(fills, [torch.full((7, 3), v) for v in fills]):
+        np.testing.assert_array_equal(t.numpy(), np.full((7, 3), v, np.float32))
+    assert made(lambda: [torch.full((7, 3), v) for v in (-4.5, 5.5, 6.5)]) == 0
+    np.testing.assert_array_equal(torch.full((2,), float("nan")).isnan().numpy(), [True, True])
+
+
+def test_random_sizes_share_a_few_programs_and_keep_their_numbers():
+    assert made(lambda: [torch.randn(n) for n in range(1, 301)]) <= 12
+    from jtorch._ops.creation import COMPILE_AFTER
+    for shape in [(5, 3), (1,), (33,), (2, 2, 2)]:
+        draws = []
+        for _ in range(COMPILE_AFTER + 1):   # cut from a bigger draw; then a program of its own
+            torch.manual_seed(7)
+            draws.append(torch.rand(*shape).numpy())
+        for d in draws[1:]:
+            np.testing.assert_array_equal(draws[0], d)
+        assert draws[0].shape == shape
+    torch.manual_seed(3)
+    r = torch.randint(2, 9, (200,))
+    assert r.dtype == torch.int64 and int(r.min()) >= 2 and int(r.max()) < 9
+
+
+def test_negative_sizes_raise_pytorchs_error():
+    with pytest.raises(RuntimeError, match=r"negative dimension -1: \[2, -1\]"):
+        torch.ones(2, -1)
+    with pytest.raises(RuntimeError, match="zeros: Dimension size must be non-negative."):
+        torch.zeros(2, -1)
+    with pytest.raises(RuntimeError, match="negative dimension"):
+        torch.full((-3,), 1.0)
+
+
+# ---------------------------------------------------------------------------
+# Bounded caches that free what they evict
+
+
+def test_kernel_cache_is_bounded_and_drops_evicted_programs():
+    cache = _registry.KERNELS
+    old = cache.maxsize
+    cache.maxsize = 8
+    try:
+        with torch.no_grad():      # (a recorded node would hold its kernel for backward)
+            # an op and shapes no other test uses: no other cache holds these kernels
+            x = torch.copysign(torch.ones(1, 13, 1), -2.0)
+            key = next(k for k in reversed(list(cache)) if k[0] is torch.copysign._op)
+            first = weakref.ref(cache.get(key))
+            for n in range(2, 40):
+                torch.copysign(torch.ones(n, 13, 1), -2.0)
+        assert len(cache) <= 8 and cache.evictions > 0
+        del x
+        gc.collect()
+        assert first() is None      # nothing else held the evicted kernel's wrapper
+    finally:
+        cache.maxsize = old
+
+
+def test_program_cache_is_an_lru():
+    cache = _programs.ProgramCache("test-lru", register=False)
+    cache.maxsize = 3
+    for k in "abc":
+        cache.put(k, k.upper())
+    assert cache.get("a") == "A"        # a is now the most recently used
+    cache.put("d", "D")
+    assert list(cache) == ["c", "a", "d"] and cache.evictions == 1 and cache.get("b") is None
+
+
+def test_sightings_count_and_forget():
+    seen = _programs.Sightings(limit=2)
+    assert [seen.note("a"), seen.note("a"), seen.note("b"), seen.note("c")] == [1, 2, 1, 1]
+    assert seen.note("a") == 1          # evicted past the limit: counted afresh
+
+
+def test_shaped_jit_makes_one_program_per_shape():
+    cache = _programs.ProgramCache("test-shaped", register=False)
+    add = _programs.ShapedJit(lambda a, b: a + b, cache)
+    import jax.numpy as jnp
+    for n in (1, 2, 2, 3):
+        np.testing.assert_array_equal(np.asarray(add(jnp.ones(n), jnp.ones(n))), np.full(n, 2.0))
+    assert len(cache) == 3
+
+
+# ---------------------------------------------------------------------------
+# Feedback
+
+
+def test_stats_count_compiles_and_describe_the_caches():
+    s = torch.compiler.stats()
+    assert {"compiles", "compile_seconds", "disk_hits", "disk_seconds", "caches"} <= set(s)
+    assert {"kernels", "vjps", "views", "fused-backwards", "creation"} <= set(s["caches"])
+    for c in s["caches"].values():
+        assert c["size"] <= c["limit"]
+    before = torch.compiler.stats()["compiles"] + torch.compiler.stats()["disk_hits"]
+    torch.ones(3, 5, 7, 11).cumsum(2)       # a shape no other test uses
+    after = torch.compiler.stats()
+    assert after["compiles"] + after["disk_hits"] > before
+
+
+def test_the_compile_note_is_one_line_once(monkeypatch, capsys):
+    monkeypatch.setitem(_programs._note, "after_s", 0.0)
+    monkeypatch.setitem(_programs._note, "shown", False)
+    monkeypatch.setitem(_programs._note, "enabled", True)
+    _programs._maybe_note()
+    _programs._maybe_note()
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("jtorch: ") and "JTORCH_COMPILE_NOTE=0" in err[0]
+    monkeypatch.setitem(_programs._note, "shown", False)
+    monkeypatch.setitem(_programs._note, "enabled", False)
+    _programs._maybe_note()
+    assert capsys.readouterr().err == ""
+
+
+def test_fused_backward_compiles_in_the_background_for_graphs_that_come_back():
+    from jtorch.autograd import _fused
+    torch.manual_seed(0)
+    w = torch.randn(4, 3, requires_grad=True)
+    x = torch.randn(6, 4)
+
+    def step():
+        w.grad = None
+        (torch.tanh(x @ w) * 1.25).sum().backward()
+        return w.grad.numpy().copy()
+    pending, compiled = len(_fused._pending), len(_fused._compiled)
+    grads = [step()]                        # seen once: no fused program
+    assert (len(_fused._pending), len(_fused._compiled)) == (pending, compiled)
+    grads.append(step())                    # seen again: its compile starts, not awaited
+    for _, future in list(_fused._pending.values()):
+        future.result()
+    grads += [step(), step()]               # the fused program, once compiled
+    assert len(_fused._compiled) == compiled + 1
+    for g in grads[1:]:
+        np.testing.assert_allclose(g, grads[0], rtol=1e-6, atol=1e-6)
+
+
+def test_compiler_reset_empties_the_program_caches():
+    torch.ones(3) + 1
+    assert len(_registry.KERNELS) > 0
+    torch.compiler.reset()
+    assert all(len(c) == 0 for c in _programs.CACHES.values())
+    np.testing.assert_array_equal((torch.ones(3) + 1).numpy(), [2.0, 2.0, 2.0])
