@@ -302,4 +302,5 @@ def value_tensor(value, like: Tensor) -> Tensor:
         # PyTorch's assignment converts a scalar for these types through double
         raise RuntimeError("value cannot be converted to type double without overflow")
     # one element: float16/bfloat16 take out-of-range floats as inf, as PyTorch's fill does
-    return wrap(jnp.asarray(fill_scalar(value, dt, numel=1)))
+    with np.errstate(over="ignore"):   # that inf comes from a numpy cast: no warning
+        return wrap(jnp.asarray(fill_scalar(value, dt, numel=1)))
