@@ -99,7 +99,9 @@ def from_np(np_dtype) -> dtype:
         d = np.dtype(np_dtype)
         if d in _BY_NP:
             return _BY_NP[d]
-        raise TypeError(f"can't convert np.ndarray of type {d}. The only supported types are: "
+        # PyTorch names the numpy scalar type (`numpy.str_`, `numpy.object_`)
+        raise TypeError(f"can't convert np.ndarray of type numpy.{d.type.__name__}. The only "
+                        "supported types are: "
                         "float64, float32, float16, complex64, complex128, int64, int32, int16, "
                         "int8, uint64, uint32, uint16, uint8, and bool.") from None
 

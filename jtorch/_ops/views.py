@@ -186,11 +186,21 @@ def expand(input, *size, **kwargs):
     return _expand(input, shape_arg(_shape_kw(size, kwargs, "size")))
 
 
+def _type_string(np_dtype) -> str:
+    """c10's `toString` of a CPU tensor type, as expand's error prints it: the legacy name
+    (`torch.LongTensor`) where the dtype has one, else `CPUBoolType`-style."""
+    name = c10_name(np_dtype)
+    if name in ("Float", "Double", "Half", "Byte", "Char", "Short", "Int", "Long"):
+        return f"torch.{name}Tensor"
+    return f"CPU{name}Type"
+
+
 @view_op(name="_expand", method=False)
 def _expand(input: T, size):
     shape = tuple(input.shape)
     if len(size) < len(shape):
-        raise RuntimeError(f"expand(torch.FloatTensor{{{list(shape)}}}, size={list(size)}): the "
+        raise RuntimeError(f"expand({_type_string(input.dtype)}{{{list(shape)}}}, "
+                           f"size={list(size)}): the "
                            f"number of sizes provided ({len(size)}) must be greater or equal to "
                            f"the number of dimensions in the tensor ({len(shape)})")
     lead = len(size) - len(shape)
