@@ -503,11 +503,53 @@ def write_out(result, out):
 # Declaration and generation
 
 
+# NumPy's spellings PyTorch's argument parser accepts for two parameters: `x.sum(axis=0)`,
+# `torch.prod(x, 1, keepdims=True)`.
+_NUMPY_ALIASES = {"dim": "axis", "keepdim": "keepdims"}
+_NOARG = object()
+
+
+def _prelude(name: str, params) -> tuple[list, set, str]:
+    """Keyword-only alias parameters, the required parameters an alias makes optional, and
+    the lines that read them (and Python's dtypes)."""
+    names = {p.name for p in params}
+    extra, optional, lines = [], set(), []
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    for canonical, alias in _NUMPY_ALIASES.items():
+        p = next((p for p in params if p.name == canonical), None)
+        if p is None or alias in names or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        if p.default is p.empty:
+            later = positional[positional.index(p) + 1:] if p in positional else []
+            if any(q.default is q.empty for q in later):
+                continue        # it cannot become optional in a Python signature
+            optional.add(canonical)
+            lines.append(f"if {canonical} is _NOARG:\n            if {alias} is _NOARG: raise "
+                         f"TypeError(\"{name}() missing 1 required positional argument: "
+                         f"'{canonical}'\")\n            {canonical} = {alias}\n        "
+                         f"elif {alias} is not _NOARG: raise TypeError(\"{name}() got an "
+                         f"unexpected keyword argument '{alias}'\")")
+        else:
+            # Both spellings at once: PyTorch's parser reports the alias as unexpected.
+            lines.append(f"if {alias} is not _NOARG:\n            if {canonical} is not "
+                         f"_d{params.index(p)}: raise TypeError(\"{name}() got an unexpected "
+                         f"keyword argument '{alias}'\")\n            {canonical} = {alias}")
+        extra.append(f"{alias}=_NOARG")
+    # dtype=float means torch.float64, except in Tensor.type, which reads a class as a type name
+    if name != "type" and "dtype" in names:
+        lines.append("dtype = _from_python_type(dtype)")
+    return extra, optional, "".join(line + "\n        " for line in lines)
+
+
 def _gen(name: str, params, body: str, namespace: dict):
     """Builds a function with `params`' signature whose body is `body` (fast binding)."""
     parts, defaults, star = [], {}, False
+    extra, optional, prelude = _prelude(name, params)
     for i, p in enumerate(params):
         s = p.name
+        if p.kind == p.VAR_KEYWORD and extra:
+            parts += ([] if star else ["*"]) + extra
+            star, extra = True, []
         if p.kind == p.KEYWORD_ONLY and not star:
             parts.append("*")
             star = True
@@ -519,16 +561,17 @@ def _gen(name: str, params, body: str, namespace: dict):
         if p.default is not p.empty:
             defaults[f"_d{i}"] = p.default
             s += f"=_d{i}"
+        elif p.name in optional:
+            s += "=_NOARG"
         parts.append(s)
+    if extra:
+        parts += ([] if star else ["*"]) + extra
     # An exception leaving the op loses the registry's and jax's frames (_tracebacks), and
     # a bare `raise` adds no frame of its own: the traceback ends at the user's call.
-    # dtype=float means torch.float64, except in Tensor.type, which reads a class as a type name
-    if name != "type" and any(p.name == "dtype" for p in params):
-        body = "dtype = _from_python_type(dtype)\n        " + body
-    src = (f"def {name}({', '.join(parts)}):\n    try:\n        {body}\n"
+    src = (f"def {name}({', '.join(parts)}):\n    try:\n        {prelude}{body}\n"
            "    except Exception as _e:\n        _clean(_e)\n        raise\n")
     ns = dict(namespace, _clean=_tracebacks.clean, _from_python_type=_dtype.from_python_type,
-              **defaults)
+              _NOARG=_NOARG, **defaults)
     exec(compile(src, _tracebacks.GENERATED_FILE, "exec"), ns)
     GENERATED.append(ns[name])
     return ns[name]
