@@ -318,7 +318,7 @@ class Tensor:
             return _device.META
         if isinstance(arr, jax.core.Tracer):
             return _device.CPU if jax.default_backend() == "cpu" else _device.from_jax(
-                jax.devices()[0])
+                jax.local_devices()[0])
         return _device.from_jax(next(iter(arr.devices())))
 
     @property
