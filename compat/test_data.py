@@ -145,7 +145,7 @@ def test_same_batches(name, make_ds, kw):
 
 
 def test_tensor_dataset_with_workers_default_context():
-    # jtorch's default start method (spawn): the batches come back as jtorch tensors.
+    # jtorch's default start method (fork, as PyTorch's on Linux): jtorch tensors come back.
     expected = _batches("torch", tensor_ds, batch_size=4, num_workers=2)
     assert _batches("jtorch", tensor_ds, batch_size=4, num_workers=2) == expected
 

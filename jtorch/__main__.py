@@ -71,6 +71,8 @@ def main(argv=None) -> None:
     except (SystemExit, KeyboardInterrupt):
         raise
     except BaseException as e:  # noqa: B036 - reported as the interpreter would
+        from jtorch._tracebacks import clean_chain
+        clean_chain(e)      # jtorch's internal frames are as invisible as PyTorch's C++ ones
         tb = _user_traceback(e.__traceback__)
         sys.excepthook(type(e), e.with_traceback(tb), tb)
         sys.exit(1)

@@ -260,7 +260,20 @@ def _roots(fn, args, kwargs) -> list:
             roots.append((path, value))
 
     from_function(fn, "fn", 0)
+    # Functions passed as arguments (a `score_mod` closure, a callback) are state too: the
+    # tensors they capture are lifted like the compiled function's own.
+    for path, value in _callable_args(args, kwargs):
+        from_function(value, path, 1)
     return roots
+
+
+def _callable_args(args, kwargs):
+    for i, a in enumerate(args):
+        if inspect.isfunction(a) or isinstance(a, functools.partial):
+            yield f"args[{i}]", a
+    for k, a in kwargs.items():
+        if inspect.isfunction(a) or isinstance(a, functools.partial):
+            yield f"kwargs[{k!r}]", a
 
 
 def _global_names(code) -> list:
@@ -290,13 +303,24 @@ def _discover(fn, args, kwargs):
 # The compiled function
 
 
-def _arg_signature(x):
+def _arg_signature(x, depth=0):
     if isinstance(x, Tensor):
         return ("T",)
+    if inspect.isfunction(x) and depth < 4:
+        # A function argument is keyed by its code and what it captures, not by identity:
+        # a fresh closure of the same code (made anew for every call, as libraries make a
+        # `score_mod`) reuses the program; its tensors are lifted inputs (see `_roots`).
+        cells = []
+        for cell in x.__closure__ or ():
+            try:
+                cells.append(_arg_signature(cell.cell_contents, depth + 1))
+            except ValueError:
+                cells.append(("empty",))
+        return ("fn", x.__code__, tuple(cells), _arg_signature(x.__defaults__ or (), depth + 1))
     if isinstance(x, (list, tuple)):
-        return (type(x).__name__,) + tuple(_arg_signature(v) for v in x)
+        return (type(x).__name__,) + tuple(_arg_signature(v, depth) for v in x)
     if isinstance(x, dict):
-        return ("dict",) + tuple((k, _arg_signature(v)) for k, v in sorted(x.items()))
+        return ("dict",) + tuple((k, _arg_signature(v, depth)) for k, v in sorted(x.items()))
     return ("v", _hashable(x))
 
 

@@ -4,15 +4,17 @@ The zip format (PyTorch >= 1.6): `<name>/data.pkl` is a protocol-2 pickle in
 which each tensor is `torch._utils._rebuild_tensor_v2(storage, offset, size,
 stride, requires_grad, hooks)` and each storage is a persistent id
 `('storage', torch.FloatStorage, key, location, numel)` whose bytes are the
-entry `<name>/data/<key>`. Tensors that share a jtorch storage are written as
-views of one storage, and load back as views of one storage. The legacy
-(pre-1.6) format is read too.
+entry `<name>/data/<key>`, aligned to 64 bytes in the file. Tensors that share a
+jtorch storage are written as views of one storage, and load back as views of one
+storage. The legacy (pre-1.6) format is read too.
 
 jtorch writes the names PyTorch's pickles use (`torch._utils`, `torch.FloatStorage`)
-without importing torch, through a pickler that emits those globals itself; it
-reads them by mapping them to jtorch's own functions. `weights_only=True` (the
-default) allows only tensors, containers, numbers, strings and the globals PyTorch
-allows (plus `add_safe_globals`).
+without importing torch, through a pickler that emits those globals itself. Loading
+checks every record against the bytes the file holds before it builds a tensor
+(`_zip_reader`, `_rebuild`), and `weights_only=True` (the default) runs PyTorch's
+restricted unpickler (`_weights_only`) over the globals PyTorch allows, plus
+`add_safe_globals`. A save to a path writes a temporary file and renames it, so an
+interrupted save never leaves a damaged checkpoint behind.
 """
 
 from __future__ import annotations
@@ -23,17 +25,18 @@ import io
 import os
 import pickle
 import random
+import re
 import struct
-
+import sys
+import warnings
 import zipfile
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
-from . import _device, _dtype
-from ._tensor import Size, Tensor, wrap
-from ._views import Strided, contiguous_strides
+from . import _device, _dtype, _rebuild, _weights_only, _zip_reader
+from ._tensor import Size, Tensor
+from ._views import contiguous_strides
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals",
            "safe_globals", "DEFAULT_PROTOCOL", "PyTorchFileReader"]
@@ -41,20 +44,7 @@ __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_g
 DEFAULT_PROTOCOL = 2
 _MAGIC = 0x1950A86A20F9469CFC6C
 _LEGACY_PROTOCOL = 1001
-
-# torch.<X>Storage <-> dtype
-_STORAGE_DTYPE = {
-    "FloatStorage": _dtype.float32, "DoubleStorage": _dtype.float64,
-    "HalfStorage": _dtype.float16, "BFloat16Storage": _dtype.bfloat16,
-    "LongStorage": _dtype.int64, "IntStorage": _dtype.int32, "ShortStorage": _dtype.int16,
-    "CharStorage": _dtype.int8, "ByteStorage": _dtype.uint8, "BoolStorage": _dtype.bool,
-    "ComplexFloatStorage": _dtype.complex64, "ComplexDoubleStorage": _dtype.complex128,
-}
-for _name, _attr in (("UInt16Storage", "uint16"), ("UInt32Storage", "uint32"),
-                     ("UInt64Storage", "uint64")):
-    if hasattr(_dtype, _attr):
-        _STORAGE_DTYPE[_name] = getattr(_dtype, _attr)
-_DTYPE_STORAGE = {v: k for k, v in _STORAGE_DTYPE.items()}
+_DTYPE_STORAGE = {v: k for k, v in _rebuild.STORAGE_DTYPE.items()}
 
 
 # ---------------------------------------------------------------------------
@@ -104,15 +94,20 @@ class _Global:
 
 
 _REBUILD_TENSOR = _Global("torch._utils", "_rebuild_tensor_v2")
+_REBUILD_TENSOR_V3 = _Global("torch._utils", "_rebuild_tensor_v3")
 _REBUILD_PARAMETER = _Global("torch._utils", "_rebuild_parameter")
 _ORDERED_DICT = collections.OrderedDict
 
 
 class _StorageRef:
+    """A storage as data.pkl names it. A dtype with no `torch.<X>Storage` class (uint16,
+    the float8s) is saved as PyTorch saves it: an untyped storage counted in bytes."""
+
     def __init__(self, key: str, dtype, numel: int, location: str):
         self.key = key
         self.dtype = dtype
-        self.numel = numel
+        self.untyped = dtype not in _DTYPE_STORAGE
+        self.numel = numel * dtype.itemsize if self.untyped else numel
         self.location = location
 
 
@@ -139,8 +134,9 @@ class _Pickler(pickle._Pickler):
 
     def persistent_id(self, obj):
         if isinstance(obj, _StorageRef):
-            return ("storage", _Global("torch", _DTYPE_STORAGE[obj.dtype]), obj.key,
-                    obj.location, obj.numel)
+            kind = (_Global("torch.storage", "UntypedStorage") if obj.untyped
+                    else _Global("torch", _DTYPE_STORAGE[obj.dtype]))
+            return ("storage", kind, obj.key, obj.location, obj.numel)
         return None
 
     def reducer_override(self, obj):
@@ -186,43 +182,73 @@ def _reduce_tensor(t: Tensor, storages: dict):
                           int(root_arr.size), _location(t))
         entry = storages[st_id] = (ref, root_arr)
     ref = entry[0]
-    return (_REBUILD_TENSOR, (ref, int(offset), tuple(int(n) for n in t.shape),
-                              tuple(int(s) for s in stride), bool(t.requires_grad),
-                              _ORDERED_DICT()))
+    layout = (ref, int(offset), tuple(int(n) for n in t.shape), tuple(int(s) for s in stride),
+              bool(t.requires_grad), _ORDERED_DICT())
+    if ref.untyped:
+        return (_REBUILD_TENSOR_V3, layout + (ref.dtype,))
+    return (_REBUILD_TENSOR, layout)
 
 
-def _storage_bytes(arr) -> bytes:
-    a = np.asarray(jax.device_get(arr))
-    return np.ascontiguousarray(a.reshape(-1)).astype(a.dtype.newbyteorder("<")).tobytes()
+def _storage_bytes(arr) -> memoryview:
+    """A storage's bytes, little-endian, copied from the device at most once."""
+    a = np.asarray(jax.device_get(arr)).reshape(-1)
+    a = np.ascontiguousarray(a.astype(a.dtype.newbyteorder("<"), copy=False))
+    return memoryview(a.view(np.uint8))
 
 
 def save(obj, f, pickle_module=pickle, pickle_protocol: int = DEFAULT_PROTOCOL,
          _use_new_zipfile_serialization: bool = True,
          _disable_byteorder_record: bool = False) -> None:
-    """Matches `torch.save`: PyTorch's zip checkpoint format (loadable by PyTorch)."""
+    """Matches `torch.save`: PyTorch's zip checkpoint format (loadable by PyTorch).
+
+    Saving to a path is atomic: the checkpoint is written next to it under a temporary
+    name and renamed over it once complete.
+    """
     storages: dict = {}
     buf = io.BytesIO()
     _Pickler(buf, pickle_protocol, storages).dump(obj)
-    if isinstance(f, (str, os.PathLike)):
-        name = os.path.splitext(os.path.basename(os.fspath(f)))[0] or "archive"
-        with open(f, "wb") as fh:
-            _write_zip(fh, name, buf.getvalue(), storages)
-    else:
+    if not isinstance(f, (str, os.PathLike)):
         _write_zip(f, "archive", buf.getvalue(), storages)
+        return
+    path = os.fspath(f)
+    name = os.path.splitext(os.path.basename(path))[0] or "archive"
+    tmp = os.path.join(os.path.dirname(path) or ".",
+                       f".{os.path.basename(path)}.{os.getpid()}.{random.getrandbits(32):08x}"
+                       ".tmp")
+    try:
+        with open(tmp, "xb") as fh:
+            _write_zip(fh, name, buf.getvalue(), storages)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
+
+
+_FB_EXTRA = b"FB"     # the extra-field id PyTorch pads local headers with
 
 
 def _write_zip(fh, name, pkl, storages):
     with zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED) as z:
-        def put(path, data):
+        def put(path, data, align: bool = False):
             info = zipfile.ZipInfo(f"{name}/{path}", date_time=(1980, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_STORED
-            z.writestr(info, data)
+            info.file_size = len(data)
+            if align and fh.seekable():
+                # Pad the local header, as PyTorch does, so the bytes start at a multiple of
+                # 64: a loader (or mmap) can then hand them to XLA without copying.
+                zip64 = info.file_size * 1.05 > zipfile.ZIP64_LIMIT
+                header = 30 + len(info.filename.encode("utf-8")) + (20 if zip64 else 0)
+                pad = -(fh.tell() + header + 4) % _zip_reader.ALIGNMENT
+                info.extra = _FB_EXTRA + struct.pack("<H", pad) + b"Z" * pad
+            with z.open(info, "w") as out:
+                out.write(data)
         put("data.pkl", pkl)
         put(".format_version", b"1")
         put(".storage_alignment", b"64")
         put("byteorder", b"little")
         for ref, arr in storages.values():
-            put(f"data/{ref.key}", _storage_bytes(arr))
+            put(f"data/{ref.key}", _storage_bytes(arr), align=True)
         put("version", b"3\n")
         put(".data/serialization_id", str(random.getrandbits(128)).encode())
 
@@ -230,102 +256,38 @@ def _write_zip(fh, name, pkl, storages):
 # ---------------------------------------------------------------------------
 # Loading
 
-
-def _rebuild_parameter(data, requires_grad, backward_hooks, state=None):
-    from .nn.parameter import Parameter
-    p = Parameter(data, requires_grad)
-    if state:
-        p.__dict__.update(state)
-    return p
-
-
-def _torch_globals(weights_only: bool) -> dict:
-    """What the names in PyTorch's pickles mean in jtorch."""
-    from . import nn
-    table = {
-        ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
-        ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter,
-        ("collections", "OrderedDict"): collections.OrderedDict,
-        ("torch", "Size"): Size,
-        ("torch", "device"): _device.device,
-        ("torch.nn.parameter", "Parameter"): nn.Parameter,
-        ("builtins", "set"): set, ("builtins", "frozenset"): frozenset,
-        ("builtins", "bytearray"): bytearray, ("builtins", "slice"): slice,
-        ("builtins", "complex"): complex,
-        ("_codecs", "encode"): _codecs_encode,
-    }
-    for name in dir(_dtype):
-        obj = getattr(_dtype, name)
-        if isinstance(obj, _dtype.dtype):
-            table[("torch", name)] = obj
-    return table
+_UNSAFE_MESSAGE = (
+    "In PyTorch 2.6, we changed the default value of the `weights_only` argument in "
+    "`torch.load` from `False` to `True`. Re-running `torch.load` with `weights_only` set to "
+    "`False` will likely succeed, but it can result in arbitrary code execution. Do it only if "
+    "you got the file from a trusted source.")
+_DOCS_MESSAGE = (
+    "\n\nCheck the documentation of torch.load to learn more about types accepted by default "
+    "with weights_only https://pytorch.org/docs/stable/generated/torch.load.html.")
 
 
-def _codecs_encode(text, encoding="latin1"):
-    return text.encode(encoding)
+def _weights_only_message(message: str) -> str:
+    """PyTorch's wording around an error of the weights-only unpickler."""
+    if re.search(r"GLOBAL (\S+) was not an allowed global by default.", message):
+        return ("Weights only load failed. This file can still be loaded, to do so you have two "
+                "options, \033[1mdo those steps only if you trust the source of the "
+                f"checkpoint\033[0m. \n\t(1) {_UNSAFE_MESSAGE}\n\t(2) Alternatively, to load "
+                "with `weights_only=True` please check the recommended steps in the following "
+                "error message.\n\tWeightsUnpickler error: " + message + _DOCS_MESSAGE)
+    if re.search(r"(\S+) must be (\S+) to load", message):
+        return f"Weights only load failed. {message}\n {_UNSAFE_MESSAGE}\n"
+    out = f"Weights only load failed. {_UNSAFE_MESSAGE}\n"
+    if not re.search(r"whose module (\S+) is blocked", message):
+        out += ("Please file an issue with the following so that we can make `weights_only=True` "
+                "compatible with your use case: WeightsUnpickler error: ")
+    return out + "\n\n" + message + _DOCS_MESSAGE
 
 
-_WEIGHTS_ONLY_HINT = (
-    "Weights only load failed. This file can still be loaded, to do so you have two options, "
-    "\x1b[1mdo those steps only if you trust the source of the checkpoint\x1b[0m. \n\t(1) In "
-    "PyTorch 2.6, we changed the default value of the `weights_only` argument in `torch.load` "
-    "from `False` to `True`. Re-running `torch.load` with `weights_only` set to `False` will "
-    "likely succeed, but it can result in arbitrary code execution. Do it only if you got the "
-    "file from a trusted source.\n\t(2) Alternatively, to load with `weights_only=True` please "
-    "check the recommended steps in the following error message.\n\tWeightsUnpickler error: ")
+def _decode(s):
+    return s.decode("ascii") if isinstance(s, bytes) else s
 
 
-class _Unpickler(pickle.Unpickler):
-    def __init__(self, file, weights_only, persistent_load, rebuild):
-        super().__init__(file, encoding="utf-8")
-        self._weights_only = weights_only
-        self._table = _torch_globals(weights_only)
-        self._persistent = persistent_load
-        self._rebuild = rebuild
-
-    def persistent_load(self, pid):
-        return self._persistent(pid)
-
-    counting = False
-
-    def find_class(self, module, name):
-        if (module, name) in (("torch._utils", "_rebuild_tensor_v2"),
-                              ("torch._utils", "_rebuild_tensor")):
-            return self._rebuild
-        if self.counting and (module, name) in (("torch._utils", "_rebuild_parameter"), (
-                "torch._utils", "_rebuild_parameter_with_state")):
-            return _Placeholder
-        if module == "torch" and name.endswith("Storage"):
-            return _StorageType(name)
-        obj = self._table.get((module, name))
-        if obj is not None:
-            return obj
-        for g in _safe_globals:
-            g_obj, g_name = (g if isinstance(g, tuple) else (g, None))
-            if g_name is None:
-                g_name = f"{getattr(g_obj, '__module__', '')}.{getattr(g_obj, '__qualname__', '')}"
-            if g_name == f"{module}.{name}":
-                return g_obj
-        if self._weights_only:
-            raise pickle.UnpicklingError(
-                _WEIGHTS_ONLY_HINT + f"Unsupported global: GLOBAL {module}.{name} was not an "
-                f"allowed global by default. Please use `torch.serialization.add_safe_globals("
-                f"[{name}])` or the `torch.serialization.safe_globals([{name}])` context "
-                "manager to allowlist this global if you trust this class/function.")
-        if module == "torch" or module.startswith("torch."):
-            module = "jtorch" + module[len("torch"):]
-        return super().find_class(module, name)
-
-
-class _StorageType:
-    def __init__(self, name):
-        self.name = name
-        self.dtype = _STORAGE_DTYPE.get(name)
-        if self.dtype is None:
-            raise pickle.UnpicklingError(f"unsupported storage type torch.{name}")
-
-
-class _LoadedStorage:
+class _StorageForMapLocation:
     """What a `map_location` callable receives: a storage it may move (`.cuda()`, `.to()`)."""
 
     def __init__(self, location):
@@ -347,255 +309,360 @@ class _LoadedStorage:
         return self
 
 
-def _target_device(map_location, location):
+def _target_device(map_location, location: str):
+    """Where a storage saved on `location` goes (None: the CPU)."""
     if map_location is None:
-        return None if location == "cpu" else _device.device(location)
-    if isinstance(map_location, dict):
-        loc = map_location.get(location, location)
-        return None if loc == "cpu" else _device.device(loc)
-    if isinstance(map_location, (str, _device.device)):
-        d = _device.device(map_location)
-        return None if d.type == "cpu" else d
-    if callable(map_location):
-        out = map_location(_LoadedStorage(location), location)
-        if isinstance(out, _LoadedStorage):
-            return None if out.device.type == "cpu" else out.device
+        target = location
+    elif isinstance(map_location, dict):
+        target = map_location.get(location, location)
+    elif isinstance(map_location, (str, bytes, _device.device)):
+        target = _decode(map_location) if isinstance(map_location, bytes) else map_location
+    elif callable(map_location):
+        out = map_location(_StorageForMapLocation(location), location)
+        target = out.device if isinstance(out, _StorageForMapLocation) else location
+    else:
+        raise ValueError(f"map_location should be a string, a device, a dict or a callable, "
+                         f"but got {type(map_location).__name__}")
+    d = _device.device(target)
+    if d.type == "cpu":
         return None
-    raise ValueError(f"map_location should be a string, a device, a dict or a callable, "
-                     f"but got {type(map_location).__name__}")
+    if d.type == "cuda" and not _device.accelerators("cuda"):
+        raise RuntimeError(
+            "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() "
+            "is False. If you are running on a CPU-only machine, please use torch.load with "
+            "map_location=torch.device('cpu') to map your storages to the CPU.")
+    return d
 
 
 class _Storages:
-    """Loaded storages by key, as numpy arrays, shared by every tensor that views them."""
+    """The checkpoint's storages by key, each read once, checked against what the pickle says.
 
-    def __init__(self, read, map_location):
+    Args:
+        read: key, claimed size in bytes -> the record's bytes (None: not read yet, for the
+            legacy format, whose storages follow the pickle).
+        map_location: `torch.load`'s argument.
+        byteswap: the checkpoint is big-endian.
+    """
+
+    def __init__(self, read, map_location, byteswap: bool = False):
         self._read = read
         self._map_location = map_location
-        self._cache: dict = {}
-        self.roots: dict = {}
+        self._byteswap = byteswap
+        self.by_key: dict = {}
 
-    def get(self, key, dtype, location, numel):
-        arr = self._cache.get(key)
-        if arr is None:
-            raw = self._read(key)
-            arr = np.frombuffer(raw, dtype=dtype.np.newbyteorder("<"))[:numel]
-            arr = arr.astype(dtype.np)
-            self._cache[key] = arr
-        return arr
+    def persistent_load(self, saved_id):
+        if not isinstance(saved_id, tuple):
+            raise AssertionError(f"saved_id must be a tuple, got {type(saved_id).__name__}")
+        typename = _decode(saved_id[0])
+        if typename != "storage":
+            raise AssertionError(f"Unknown typename for persistent_load, expected 'storage' "
+                                 f"but got '{typename}'")
+        storage_type, key, location, numel = saved_id[1:]
+        if not isinstance(storage_type, _rebuild.StorageType):
+            raise AttributeError(f"'{type(storage_type).__name__}' object has no attribute "
+                                 "'dtype'")
+        st = self.by_key.get(key)
+        if st is not None:
+            return st
+        if not isinstance(numel, int):
+            raise TypeError(f"a storage's element count must be an int, got "
+                            f"{type(numel).__name__}")
+        dtype = storage_type.dtype
+        nbytes = numel * _rebuild.element_size(dtype)
+        device = _target_device(self._map_location, _decode(location))
+        if device is not None and device.type == "meta":
+            # shapes only, as PyTorch's meta storages: the record is checked, never read
+            self._read(key, nbytes, check_only=True)
+            st = self.by_key[key] = _rebuild.LoadedStorage(dtype, nbytes, None, meta=True)
+            return st
+        data = self._read(key, nbytes)
+        if data is not None and self._byteswap and dtype.itemsize > 1:
+            swap = np.float16 if dtype == _dtype.complex32 else dtype.np
+            data.view(swap).byteswap(inplace=True)
+        st = self.by_key[key] = _rebuild.LoadedStorage(dtype, nbytes, _rebuild.placer(device),
+                                                       data)
+        return st
 
-    def place(self, arr, location):
-        value = jnp.asarray(arr)
-        dev = _target_device(self._map_location, location)
-        if dev is not None:
-            value = jax.device_put(value, _device.to_jax(dev))
-        return value
 
-    def root(self, key, arr, location):
-        t = self.roots.get(key)
-        if t is None:
-            t = self.roots[key] = wrap(self.place(arr, location))
-        return t
+def _unpickle(file, storages: _Storages, weights_only: bool, pickle_module, load_args):
+    """The checkpoint's object, from its pickle (restricted as PyTorch's when weights_only)."""
+    if weights_only:
+        allowed = {**_user_allowed_globals(), **_rebuild.allowed_globals()}
+        obj = _weights_only.Unpickler(file, allowed, storages.persistent_load,
+                                      _rebuild.unavailable_globals(),
+                                      load_args.get("encoding", "utf-8")).load()
+    else:
+        unpickler = _full_unpickler(pickle_module)(file, **load_args)
+        unpickler.persistent_load = storages.persistent_load
+        obj = unpickler.load()
+    if any(not st.used for st in storages.by_key.values()):
+        obj = _bare_storages(obj)
+    return obj
 
 
-def _unpickle(data: bytes, weights_only, storages: _Storages):
-    """Two passes: first count how tensors use each storage, then build them.
-
-    A storage used by one tensor that covers it contiguously becomes that tensor's own
-    root; otherwise its tensors are views of one root, as they were in PyTorch.
-    """
-    uses: dict = collections.defaultdict(list)
-
-    def pid_count(pid):
-        return _PersistentStorage(pid)
-
-    def count(storage, offset, size, stride, *rest):
-        uses[storage.key].append((offset, tuple(size), tuple(stride)))
-        return _Placeholder()
-
-    try:
-        counter = _Unpickler(io.BytesIO(data), weights_only, pid_count, count)
-        counter.counting = True
-        counter.load()
-    except pickle.UnpicklingError:
-        raise
-    except Exception:  # noqa: BLE001 - an object that cannot hold placeholders: all views
-        uses = collections.defaultdict(lambda: [None, None])
-
-    def pid(p):
-        return _PersistentStorage(p)
-
-    def rebuild(storage, offset, size, stride, requires_grad=False, hooks=None, metadata=None):
-        arr = storages.get(storage.key, storage.dtype, storage.location, storage.numel)
-        size, stride = tuple(size), tuple(stride)
-        whole = (offset == 0 and int(np.prod(size)) == arr.size
-                 and stride == contiguous_strides(size))
-        if whole and len(uses[storage.key]) == 1:
-            t = wrap(storages.place(arr, storage.location).reshape(size))
+def _user_allowed_globals() -> dict:
+    out = {}
+    for g in _safe_globals:
+        if isinstance(g, tuple):
+            if len(g) != 2:
+                raise ValueError(f"Expected tuple of length 2 (global, str of callable full "
+                                 f"path), but got tuple of length: {len(g)}")
+            if type(g[1]) is not str:
+                raise TypeError(f"Expected second item in tuple to be str of callable full "
+                                f"path, but got: {type(g[1])}")
+            out[g[1]] = g[0]
         else:
-            root = storages.root(storage.key, arr, storage.location)
-            t = root._make_view(Strided(size, stride, offset))
-        if requires_grad:
-            t.requires_grad_(True)
-        return t
-
-    return _Unpickler(io.BytesIO(data), weights_only, pid, rebuild).load()
+            out[f"{g.__module__}.{g.__qualname__}"] = g
+    return out
 
 
-class _Placeholder:
-    """Stands for a tensor while the first pass only counts storage uses."""
+def _full_unpickler(pickle_module):
+    """Python's unpickler (of `pickle_module`), reading torch's names as jtorch's."""
 
-    def __init__(self, *args, **kwargs):
-        pass
+    class Unpickler(pickle_module.Unpickler):
+        def find_class(self, module, name):
+            module, name = _weights_only.python3_name(module, name)
+            full = f"{module}.{name}"
+            obj = _rebuild.allowed_globals().get(full)
+            if obj is not None:
+                return obj
+            unavailable = _rebuild.unavailable_globals().get(full)
+            if unavailable is not None:
+                raise unavailable[0](unavailable[1])
+            if module == "torch" or module.startswith("torch."):
+                module = "jtorch" + module[len("torch"):]
+            return super().find_class(module, name)
+
+    return Unpickler
 
 
-class _PersistentStorage:
-    def __init__(self, pid):
-        kind = pid[0].decode() if isinstance(pid[0], bytes) else pid[0]
-        if kind != "storage":
-            raise pickle.UnpicklingError(f"Unknown saved id type: {pid[0]}")
-        storage_type, key, location, numel = pid[1], pid[2], pid[3], pid[4]
-        self.dtype = storage_type.dtype
-        self.key = str(key)
-        self.location = location.decode() if isinstance(location, bytes) else location
-        self.numel = int(numel)
+def _bare_storages(obj):
+    """A storage saved by itself loads as a TypedStorage, as in PyTorch."""
+    if isinstance(obj, _rebuild.LoadedStorage):
+        return obj.typed_storage()
+    if type(obj) in (dict, collections.OrderedDict):
+        for k, v in obj.items():
+            obj[k] = _bare_storages(v)
+    elif type(obj) is list:
+        obj[:] = [_bare_storages(v) for v in obj]
+    elif type(obj) is tuple:
+        obj = tuple(_bare_storages(v) for v in obj)
+    return obj
+
+
+def _is_zipfile(f) -> bool:
+    """PyTorch's test: the file starts with a zip local header (not just contains one)."""
+    start = f.tell()
+    magic = f.read(4)
+    f.seek(start)
+    return magic == b"PK\x03\x04"
 
 
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None,
          **pickle_load_args):
-    """Matches `torch.load` (zip and legacy formats; `weights_only=True` by default)."""
-    if weights_only is None:
-        weights_only = os.environ.get("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "0") not in (
-            "1", "y", "yes", "true")
-    if pickle_module is not None and weights_only:
+    """Matches `torch.load` (zip and legacy formats; `weights_only=True` by default).
+
+    Every record is checked against the bytes the file holds before a tensor is built.
+    `mmap=True` maps the file and reads each storage from disk when it is first used.
+    """
+    weights_only_not_set = weights_only is None
+    if weights_only_not_set:
+        weights_only = pickle_module is None
+    true_values = ("1", "y", "yes", "true")
+    force = os.getenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "0").lower() in true_values
+    force_no = os.getenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "0").lower() in true_values
+    if force and force_no:
+        raise RuntimeError("Only one of `TORCH_FORCE_WEIGHTS_ONLY_LOAD` or "
+                           "`TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD` should be set, but both were set.")
+    if force:
+        weights_only = True
+    elif force_no and weights_only_not_set:
+        weights_only = False
+    if weights_only and pickle_module is not None:
         raise RuntimeError("Can not safely load weights when explicit pickle_module is "
                            "specified")
+    if pickle_module is None:
+        pickle_module = pickle
+    if pickle_load_args and weights_only:
+        warnings.warn("pickle_load_args only works if `weights_only=False`.", stacklevel=2)
+    pickle_load_args.setdefault("encoding", "utf-8")
+    path = os.fspath(f) if isinstance(f, (str, os.PathLike)) else None
     opened = None
-    if isinstance(f, (str, os.PathLike)):
-        opened = f = open(f, "rb")
+    if path is not None:
+        opened = f = open(path, "rb")
     try:
         if not hasattr(f, "seek"):
             f = io.BytesIO(f.read())
-        start = f.tell()
-        if zipfile.is_zipfile(f):
-            f.seek(start)
-            return _load_zip(f, map_location, weights_only)
-        f.seek(start)
-        return _load_legacy(f, map_location, weights_only)
+        try:
+            if _is_zipfile(f):
+                if mmap and path is None:
+                    raise ValueError("f must be a file path in order to use the mmap argument")
+                reader = _zip_reader.ZipReader(f, path, bool(mmap))
+                try:
+                    return _load_zip(reader, map_location, weights_only, pickle_module,
+                                     pickle_load_args)
+                finally:
+                    reader.close()
+            if mmap:
+                name = f"{path}, " if isinstance(f, str) else ""
+                raise RuntimeError(
+                    "mmap can only be used with files saved with `torch.save("
+                    f"{name}_use_new_zipfile_serialization=True), please torch.save your "
+                    "checkpoint with this option in order to use mmap.")
+            return _load_legacy(f, map_location, weights_only, pickle_module, pickle_load_args)
+        except pickle.UnpicklingError as e:
+            if not weights_only:
+                raise
+            raise pickle.UnpicklingError(_weights_only_message(str(e))) from None
     finally:
         if opened is not None:
             opened.close()
 
 
-def _load_zip(f, map_location, weights_only):
-    with zipfile.ZipFile(f) as z:
-        names = z.namelist()
-        pkl = next((n for n in names if n.endswith("data.pkl")), None)
-        if pkl is None:
-            raise RuntimeError("PytorchStreamReader failed locating file data.pkl: file not "
-                               "found")
-        prefix = pkl[:-len("data.pkl")]
-        byteorder = prefix + "byteorder"
-        if byteorder in names and z.read(byteorder) != b"little":
-            raise RuntimeError("jtorch reads little-endian checkpoints only")
-        storages = _Storages(lambda key: z.read(f"{prefix}data/{key}"), map_location)
-        return _unpickle(z.read(pkl), weights_only, storages)
+def _load_zip(reader: _zip_reader.ZipReader, map_location, weights_only, pickle_module,
+              load_args):
+    if reader.has_record("constants.pkl"):
+        if weights_only:
+            raise RuntimeError("Cannot use ``weights_only=True`` with TorchScript archives "
+                               "passed to ``torch.load``. " + _UNSAFE_MESSAGE)
+        raise RuntimeError("This is a TorchScript archive (torch.jit.save), which jtorch "
+                           "cannot load")
+    # The records PyTorch reads before data.pkl, in its order (each may be damaged).
+    if reader.has_record(".format_version"):
+        reader.get_record(".format_version")
+    byteorder = b"little"
+    if reader.has_record("byteorder"):
+        byteorder = reader.get_record("byteorder")
+        if byteorder not in (b"little", b"big"):
+            raise ValueError("Unknown endianness type: " + byteorder.decode())
+    if reader.has_record(".storage_alignment"):
+        int(reader.get_record(".storage_alignment"))
+
+    def read(key, nbytes: int, check_only: bool = False):
+        name = f"data/{key}"
+        size = reader.record_size(name)
+        if size != nbytes:
+            raise RuntimeError(f"record size ({size} bytes) does not match expected size "
+                               f"({nbytes} bytes = {nbytes} elements * 1 bytes/element) for "
+                               "dtype Byte")
+        return None if check_only else reader.read_storage(name)
+
+    storages = _Storages(read, map_location, byteswap=byteorder != sys.byteorder.encode())
+    return _unpickle(io.BytesIO(reader.get_record("data.pkl")), storages, weights_only,
+                     pickle_module, load_args)
+
+
+def _load_legacy(f, map_location, weights_only, pickle_module, load_args):
+    """PyTorch's pre-1.6 format: magic, protocol, sys info, the pickle, then raw storages.
+
+    The storages follow the pickle, so tensors are built over storages whose bytes come
+    later; each storage's size is checked against the bytes left in the file before it is
+    read.
+    """
+    def read_small():
+        return _unpickle(f, _Storages(None, None), weights_only, pickle_module, load_args)
+
+    if read_small() != _MAGIC:
+        raise RuntimeError("Invalid magic number; corrupt file?")
+    protocol = read_small()
+    if protocol != _LEGACY_PROTOCOL:
+        raise RuntimeError(f"Invalid protocol version: {protocol}")
+    read_small()   # sys_info
+    storages = _LegacyStorages(map_location)
+    result = _unpickle(f, storages, weights_only, pickle_module, load_args)
+    for key in read_small():
+        st = storages.by_key.get(key)
+        if st is None:
+            raise AssertionError(f"storage key {key!r} not found in deserialized_objects")
+        (n,) = struct.unpack("<q", _read_exact(f, 8))
+        itemsize = _rebuild.element_size(st.dtype)
+        if n * itemsize != st.nbytes:
+            raise RuntimeError(f"storage has wrong byte size: expected {st.nbytes // itemsize} "
+                               f"got {n}")
+        # The size was checked against the pickle, not the file: read no more than is there.
+        data = _zip_reader.aligned_empty(min(st.nbytes, _bytes_left(f)))
+        got = f.readinto(memoryview(data)) if data.size else 0
+        if got != st.nbytes:
+            raise RuntimeError(f"unexpected EOF, expected {st.nbytes - got} more bytes. The "
+                               "file might be corrupted.")
+        st.fill(data)
+    for st in storages.by_key.values():
+        if st.data is None:
+            raise RuntimeError("The checkpoint ends before all its storages")
+    return result
+
+
+def _bytes_left(f) -> int:
+    here = f.tell()
+    end = f.seek(0, os.SEEK_END)
+    f.seek(here)
+    return end - here
+
+
+def _read_exact(f, n: int) -> bytes:
+    data = f.read(n)
+    if len(data) != n:
+        raise RuntimeError(f"unexpected EOF, expected {n - len(data)} more bytes. The file "
+                           "might be corrupted.")
+    return data
+
+
+class _LegacyStorages(_Storages):
+    """Storages of the legacy format, which come after the pickle, and its storage views."""
+
+    def __init__(self, map_location):
+        super().__init__(lambda key, nbytes, check_only=False: None, map_location)
+
+    def persistent_load(self, saved_id):
+        if isinstance(saved_id, tuple) and _decode(saved_id[0]) == "module":
+            return saved_id[1]
+        st = super().persistent_load(saved_id[:5])
+        view = saved_id[5] if len(saved_id) > 5 else None
+        if view is not None:
+            raise RuntimeError("This legacy checkpoint holds storage views (written before "
+                               "PyTorch 1.0), which jtorch does not load")
+        return st
 
 
 class PyTorchFileReader:
     """Matches `torch.PyTorchFileReader`: the records of a `torch.save` zip archive by name
-    (relative to the archive's folder, as `data.pkl` and `data/0`)."""
+    (relative to the archive's folder, as `data.pkl` and `data/0`), read as `torch.load`
+    reads them."""
 
     def __init__(self, file_or_buffer):
-        self._zip = zipfile.ZipFile(file_or_buffer)
-        names = self._zip.namelist()
-        pkl = next((n for n in names if n.endswith("data.pkl")), None)
-        self._prefix = pkl[:-len("data.pkl")] if pkl is not None else ""
-        self._names = [n[len(self._prefix):] for n in names if n.startswith(self._prefix)]
+        if isinstance(file_or_buffer, (str, os.PathLike)):
+            with open(file_or_buffer, "rb") as f:
+                file_or_buffer = io.BytesIO(f.read())
+        self._reader = _zip_reader.ZipReader(file_or_buffer)
 
     def get_all_records(self) -> list:
-        return list(self._names)
+        return self._reader.all_records()
 
     def has_record(self, name: str) -> bool:
-        return name in self._names
+        return self._reader.has_record(name)
 
     def get_record(self, name: str) -> bytes:
-        if name not in self._names:
-            raise RuntimeError(f"PytorchStreamReader failed locating file {name}: file not "
-                               f"found")
-        return self._zip.read(self._prefix + name)
+        return self._reader.get_record(name)
 
     def get_record_offset(self, name: str) -> int:
-        info = self._zip.getinfo(self._prefix + name)
-        # The local header is 30 bytes plus the name and the extra field.
-        self._zip.fp.seek(info.header_offset + 26)
-        name_len, extra_len = struct.unpack("<HH", self._zip.fp.read(4))
-        return info.header_offset + 30 + name_len + extra_len
+        return self._reader.record_offset(name)
 
     def get_storage_from_record(self, name: str, numel: int, dtype) -> Tensor:
         """The record's first `numel` elements of `dtype` as a 1-d tensor (a storage class
         for `dtype` means bytes). PyTorch returns a tensor over the storage; jtorch's tensor
         holds the elements directly."""
+        from ._tensor import wrap
         if not isinstance(dtype, _dtype.dtype):
             dtype = _dtype.uint8
-        data = np.frombuffer(self.get_record(name), dtype=dtype.np, count=numel)
-        return wrap(_device.from_host(data))
+        nbytes = numel * dtype.itemsize
+        size = self._reader.record_size(name)
+        if size != nbytes:
+            raise RuntimeError(f"record size ({size} bytes) does not match expected size "
+                               f"({nbytes} bytes = {nbytes} elements * 1 bytes/element) for "
+                               "dtype Byte")
+        data = self._reader.read_storage(name).view(dtype.np)
+        return wrap(_rebuild.placer(None)(data))
 
     def serialization_id(self) -> str:
         name = ".data/serialization_id"
-        return self.get_record(name).decode() if name in self._names else ""
-
-
-def _load_legacy(f, map_location, weights_only):
-    """PyTorch's pre-1.6 format: magic, protocol, sys info, the pickle, then raw storages."""
-    def read_pickle():
-        return _Unpickler(f, weights_only, lambda p: p, lambda *a, **k: None).load()
-
-    if read_pickle() != _MAGIC:
-        raise RuntimeError("Invalid magic number; corrupt file?")
-    protocol = read_pickle()
-    if protocol != _LEGACY_PROTOCOL:
-        raise RuntimeError(f"Invalid protocol version: {protocol}")
-    read_pickle()   # sys_info
-    start = f.tell()
-    refs: dict = {}
-
-    def note(pid):
-        ref = _LegacyRef(pid)
-        refs.setdefault(ref.key, ref)
-        return ref
-
-    _Unpickler(f, weights_only, note, lambda *a, **k: None).load()
-    end = f.tell()
-    raw = {}
-    for key in read_pickle():
-        (n,) = struct.unpack("<q", f.read(8))
-        raw[str(key)] = f.read(n * refs[str(key)].dtype.itemsize)
-    after = f.tell()
-    f.seek(start)
-    data = f.read(end - start)
-    f.seek(after)
-    storages = _Storages(lambda key: raw[key], map_location)
-
-    def rebuild(ref, offset, size, stride, requires_grad=False, hooks=None, metadata=None):
-        if ref.view is not None:
-            _, view_offset, _ = ref.view
-            offset += int(view_offset)
-        arr = storages.get(ref.key, ref.dtype, ref.location, ref.numel)
-        root = storages.root(ref.key, arr, ref.location)
-        t = root._make_view(Strided(tuple(size), tuple(stride), offset))
-        if requires_grad:
-            t.requires_grad_(True)
-        return t
-
-    return _Unpickler(io.BytesIO(data), weights_only, _LegacyRef, rebuild).load()
-
-
-class _LegacyRef:
-    """A legacy persistent id: ('storage', type, key, location, numel[, view metadata])."""
-
-    def __init__(self, pid):
-        self.dtype = pid[1].dtype
-        self.key = str(pid[2])
-        self.location = pid[3]
-        self.numel = int(pid[4])
-        self.view = pid[5] if len(pid) > 5 else None
+        return self._reader.get_record(name).decode() if self.has_record(name) else ""

@@ -372,3 +372,22 @@ def test_slices_at_new_offsets_reuse_the_program():
         np.testing.assert_array_equal(f(rows[i]).numpy(), xs[i] * 2)
     assert f.trace_count == 1
 
+
+
+def test_fresh_closures_of_the_same_code_reuse_the_program():
+    # Libraries make a new `score_mod`-style closure on every call; its captured tensors are
+    # inputs of the program, so the values change without a retrace.
+    def attn(q, mod):
+        return mod(q @ q.T).softmax(-1) @ q
+
+    f = jtorch.compile(attn)
+    q = jtorch.randn(4, 3)
+    for i in range(4):
+        bias = jtorch.full((4, 4), float(i))
+        out = f(q, lambda s: s + bias)
+        ref = attn(q, lambda s: s + bias)
+        assert jtorch.allclose(out, ref, atol=1e-5)
+    assert f.trace_count == 1
+    k = 2.0
+    f(q, lambda s: s * k)       # other code: its own program
+    assert f.trace_count == 2

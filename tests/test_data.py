@@ -1,8 +1,8 @@
 """jtorch.data (also jtorch.utils.data): datasets, samplers, collation, DataLoader, workers.
 
 Expected values come from the definitions (indices, numpy data); worker tests
-use tiny datasets, two workers and the 'fork' start method where the data is
-numpy (fork workers start in milliseconds), 'spawn' once for jtorch tensors.
+use tiny datasets, two workers and the 'fork' start method (the default) where the
+data is numpy (fork workers start in milliseconds), 'spawn' for jtorch tensors.
 """
 
 import collections
@@ -127,6 +127,30 @@ class JtorchSamples(Dataset):
 
     def __getitem__(self, i):
         return torch.tensor([i, 10 * i]) * 2
+
+
+class HoldsTensor(Dataset):
+    """Rows of a jtorch tensor made in the main process, read in the worker as numpy."""
+
+    def __init__(self, t):
+        self.t = t
+
+    def __len__(self):
+        return self.t.shape[0]
+
+    def __getitem__(self, i):
+        return self.t.numpy()[i]
+
+
+class NumpyMatmul(Dataset):
+    """Numpy (BLAS) work in the worker."""
+
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        a = np.random.default_rng(i).standard_normal((32, 32)).astype(np.float32)
+        return a @ a.T, i
 
 
 class UsesJax(Dataset):
@@ -506,10 +530,110 @@ def test_forked_worker_refuses_jax():
 
 
 def test_spawned_workers_run_jtorch():
-    # The default start method (spawn here): the dataset builds jtorch tensors in the worker.
-    batches = list(DataLoader(JtorchSamples(), batch_size=2, num_workers=2))
+    # The dataset builds jtorch tensors in the worker: the default forked workers cannot,
+    # so the loader starts the epoch over with spawned ones.
+    loader = DataLoader(JtorchSamples(), batch_size=2, num_workers=2)
+    assert loader._worker_context()[0].get_start_method() == "fork"
+    batches = list(loader)
     assert [_np(b).tolist() for b in batches] == [[[0, 0], [2, 20]], [[4, 40], [6, 60]]]
     assert batches[0].dtype == torch.int64
+    assert loader._worker_context()[0].get_start_method() == "spawn"   # later epochs too
+    assert [_np(b).tolist() for b in loader] == [_np(b).tolist() for b in batches]
+
+
+def test_default_workers_fork_and_run_numpy_datasets():
+    loader = DataLoader(Squares(5), batch_size=2, num_workers=2)
+    assert loader._worker_context() == (loader._worker_context()[0], True)
+    assert loader._worker_context()[0].get_start_method() == "fork"
+    assert [_np(b["x"])[:, 0].tolist() for b in loader] == [[0, 1], [2, 3], [4]]
+
+
+def test_respawned_epoch_is_the_epoch_spawned_workers_would_give():
+    # The epoch starts over from the random state it began with: same shuffle, same seeds.
+    def epoch(context):
+        loader = DataLoader(JtorchSamples(), batch_size=2, num_workers=2, shuffle=True,
+                            generator=torch.Generator().manual_seed(5),
+                            multiprocessing_context=context)
+        return [_np(b).tolist() for b in loader]
+    assert epoch(None) == epoch("spawn")
+
+
+def test_a_start_method_set_globally_is_used(monkeypatch):
+    import multiprocessing
+    monkeypatch.setattr(multiprocessing, "get_start_method",
+                        lambda allow_none=False: "forkserver")
+    ctx, may_respawn = DataLoader(Squares(), num_workers=1)._worker_context()
+    assert ctx.get_start_method() == "forkserver" and not may_respawn
+
+
+def test_forked_workers_read_arrays_the_parent_was_still_computing():
+    # Every live array is finished before the fork: a child cannot wait for the parent's
+    # threads, which it does not have.
+    a = torch.randn(600, 600)
+    held = HoldsTensor(a @ a @ a)    # a root tensor: the worker reads its buffer, no jax
+    loader = DataLoader(held, batch_size=300, num_workers=2, timeout=60)
+    got = np.concatenate([_np(b) for b in loader])
+    assert loader._worker_context()[0].get_start_method() == "fork"     # no respawn needed
+    np.testing.assert_array_equal(got, _np(held.t))
+
+
+def test_forked_workers_survive_a_busy_parent():
+    # Forks taken while the parent's XLA threads run: no worker hangs or fails.
+    import threading
+    stop = threading.Event()
+    x = torch.randn(128, 128)
+
+    def busy():
+        while not stop.is_set():
+            (x @ x).sum().item()
+
+    t = threading.Thread(target=busy, daemon=True)
+    t.start()
+    try:
+        for k in range(10):
+            loader = DataLoader(NumpyMatmul(), batch_size=4, num_workers=2, timeout=60,
+                                persistent_workers=k % 2 == 0)
+            assert sum(len(y) for _, y in loader) == 8
+    finally:
+        stop.set()
+        t.join()
+
+
+def test_scripts_without_a_main_guard_run_under_the_runner(tmp_path):
+    import subprocess
+    import sys
+    import textwrap
+    script = tmp_path / "unguarded.py"
+    body = """
+        import numpy as np
+        import torch
+        from torch.utils.data import DataLoader, Dataset
+
+        class Squares(Dataset):
+            def __len__(self):
+                return 5
+
+            def __getitem__(self, i):
+                return np.array([i, i * i], dtype=np.float32){extra}
+
+        for x in DataLoader(Squares(), batch_size=2, num_workers=2):
+            print(x.sum(1).tolist())
+    """
+    root = os.path.dirname(os.path.dirname(torch.__file__))
+    env = dict(os.environ, PYTHONPATH=root)
+
+    def run(extra):
+        script.write_text(textwrap.dedent(body.format(extra=extra)))
+        return subprocess.run([sys.executable, "-m", "jtorch", str(script)],
+                              capture_output=True, text=True, env=env, timeout=300)
+
+    out = run("")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:3] == ["[0.0, 2.0]", "[6.0, 12.0]", "[20.0]"]
+    # a dataset that runs torch ops needs spawned workers, hence the main guard: said clearly
+    out = run(" + torch.zeros(2).numpy()")
+    assert out.returncode == 1
+    assert "if __name__ == '__main__':" in out.stderr.splitlines()[-1]
 
 
 def test_alias_module_paths():

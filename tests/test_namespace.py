@@ -350,3 +350,14 @@ def test_while_loop_eager_and_traced():
     i, s = cg(jtorch.tensor(2), jtorch.ones(2))
     same(i, 2)
     assert cg.trace_count == 1  # the trip count is data, not part of the program
+
+
+def test_backends_cuda_attention_queries():
+    import jtorch.backends.cuda as bc
+    q = jtorch.ones(1, 2, 4, 8)
+    p = bc.SDPAParams(q, q, q, None, 0.1, True, False)
+    assert (p.dropout, p.is_causal, p.enable_gqa) == (0.1, True, False)
+    # No fused CUDA attention kernels: every query answers no, as a build without them.
+    assert not any(f(p) for f in (bc.can_use_flash_attention, bc.can_use_efficient_attention,
+                                  bc.can_use_cudnn_attention))
+    assert bc.is_flash_attention_available() is False

@@ -45,8 +45,9 @@ def test_nested_modes_innermost_first():
 
     with Tag("outer"), Tag("inner"):
         torch.neg(torch.ones(1))
-    # the inner mode runs first; its call of func then reaches the outer one
-    assert order == ["inner", "outer"]
+    # the inner mode runs first; its call of func then reaches the outer one (for the
+    # factory too: PyTorch's modes see torch.ones)
+    assert order == ["inner", "outer", "inner", "outer"]
 
 
 def test_mode_result_replaces_the_call():
@@ -54,9 +55,11 @@ def test_mode_result_replaces_the_call():
         def __torch_function__(self, func, types, args=(), kwargs=None):
             return 7
 
+    x = torch.ones(1)
     with Seven():
-        assert torch.add(torch.ones(1), 1) == 7
-        assert torch.ones(1).sum() == 7
+        assert torch.add(x, 1) == 7
+        assert x.sum() == 7
+        assert torch.ones(1) == 7       # factories too, as in PyTorch
 
 
 def test_disable_torch_function_skips_modes():

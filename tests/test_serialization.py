@@ -3,6 +3,7 @@
 import io
 import os
 import pickle
+import struct
 
 import numpy as np
 import pytest
@@ -86,6 +87,133 @@ def test_weights_only_refuses_arbitrary_globals_until_allowed():
     assert isinstance(jtorch.load(buf, weights_only=False)["obj"], _NotAllowed)
 
 
+ALLOWED = os.path.join(os.path.dirname(__file__), "data", "torch_allowed_globals.pt")
+
+
+def test_loads_every_kind_pytorchs_weights_only_unpickler_allows():
+    # Written by tests/data/make_torch_allowed_globals.py; values follow from its formulas.
+    import collections
+    ck = jtorch.load(ALLOWED)
+    assert ck["set"] == {1, 2, 3} and ck["empty_set"] == set()      # `__builtin__.set`
+    assert ck["complex"] == 1.5 - 2j
+    assert ck["bytearray"] == bytearray(b"\x00\xffjt") and ck["bytes"] == b"\x00\x01ab"
+    assert ck["counter"] == collections.Counter("abca")
+    assert type(ck["ordered"]) is collections.OrderedDict
+    assert list(ck["ordered"].items()) == [("b", 2), ("a", 1)]
+    assert ck["size"] == jtorch.Size([2, 3]) and isinstance(ck["size"], jtorch.Size)
+    assert ck["device"] == jtorch.device("cuda", 1) and ck["cpu"] == jtorch.device("cpu")
+    assert ck["dtypes"] == [jtorch.float32, jtorch.bfloat16, jtorch.uint16, jtorch.float8_e5m2,
+                            jtorch.bool, jtorch.complex128]
+    assert ck["layout"] is jtorch.strided
+    assert ck["uint16"].dtype == jtorch.uint16 and ck["uint16"].tolist() == [1, 65535]
+    assert ck["uint32"].dtype == jtorch.uint32 and ck["uint32"].tolist() == [7, 2**32 - 1]
+    assert ck["uint64"].dtype == jtorch.uint64 and ck["uint64"].tolist() == [2**63 + 5]
+    assert ck["float8_e4m3fn"].dtype == jtorch.float8_e4m3fn
+    assert ck["float8_e4m3fn"].float().tolist() == [0.5, -2.0]
+    assert ck["float8_e5m2"].float().tolist() == [0.25, 3.0]
+    assert ck["complex32"].tolist() == [1 + 1j, -0.5j]       # kept as complex64 by jtorch
+    assert ck["meta"].device.type == "meta" and ck["meta"].shape == (2, 3)
+    assert isinstance(ck["param"], jtorch.nn.Parameter) and ck["param"].requires_grad
+    assert ck["param"].tolist() == [1.0, 1.0]
+    assert isinstance(ck["frozen_param"], jtorch.nn.Parameter)
+    assert not ck["frozen_param"].requires_grad
+    assert ck["param_with_state"].tag == 7 and ck["param_with_state"].tolist() == [0.5, 0.5]
+    assert ck["tensor_with_attr"].note == "kept"
+    assert ck["tensor_with_attr"].tolist() == [0.0, 1.0, 2.0]
+    assert ck["requires_grad"].requires_grad and ck["requires_grad"].is_leaf
+    assert ck["big_int"] == 2**70 and ck["negative"] == -(2**40) and ck["float"] == 0.25
+    assert ck["none"] is None and ck["bools"] == (True, False)
+    assert ck["nested"] == [(1, "two"), {3: [4.5]}]
+    assert ck["typed_storage"].dtype == jtorch.float64
+    assert ck["typed_storage"].tolist() == [0.0, 1.0, 2.0]
+    # an untyped storage loads as bytes: int16 [1, 2], little-endian
+    assert ck["untyped_storage"].dtype == jtorch.uint8
+    assert ck["untyped_storage"].tolist() == [1, 0, 2, 0]
+
+
+def test_weights_only_refuses_what_pytorch_refuses():
+    for obj in (frozenset({1}), slice(1, 2), b"", range(2)):
+        buf = io.BytesIO()
+        jtorch.save({"v": obj}, buf)
+        buf.seek(0)
+        with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
+            jtorch.load(buf)
+        buf.seek(0)
+        assert jtorch.load(buf, weights_only=False)["v"] == obj
+
+
+def test_weights_only_refuses_calls_and_blocked_modules():
+    import os as os_module
+    buf = io.BytesIO()
+    jtorch.save({"f": os_module.getcwd}, buf)
+    buf.seek(0)
+    with jtorch.serialization.safe_globals([os_module.getcwd]):
+        with pytest.raises(pickle.UnpicklingError, match="whose module posix is blocked"):
+            jtorch.load(buf)
+
+
+def test_pickle_protocol_other_than_2_warns_and_fails_as_in_pytorch():
+    buf = io.BytesIO()
+    jtorch.save({"a": 1}, buf, pickle_protocol=4)
+    buf.seek(0)
+    with pytest.warns(UserWarning, match="Detected pickle protocol 4"):
+        with pytest.raises(pickle.UnpicklingError, match="Unsupported operand 149"):
+            jtorch.load(buf)
+    buf.seek(0)
+    assert jtorch.load(buf, weights_only=False) == {"a": 1}
+
+
+def test_mmap_load_reads_the_file_lazily_and_keeps_values(tmp_path):
+    path = tmp_path / "ck.pt"
+    x = jtorch.arange(24.0).reshape(4, 6)
+    jtorch.save({"x": x, "col": x[:, 2], "i": jtorch.tensor([7, 8])}, path)
+    out = jtorch.load(path, mmap=True)
+    assert out["x"].tolist() == x.tolist() and out["col"].tolist() == x[:, 2].tolist()
+    assert out["i"].tolist() == [7, 8]
+    out["x"].add_(1.0)          # in-place ops work (the mapping is private, copy on write)
+    assert out["col"].tolist() == (x[:, 2] + 1).tolist()
+    assert jtorch.load(path)["x"].tolist() == x.tolist()       # the file is unchanged
+    with pytest.raises(ValueError, match="f must be a file path"):
+        jtorch.load(io.BytesIO(path.read_bytes()), mmap=True)
+
+
+def test_storage_records_are_aligned_to_64_bytes(tmp_path):
+    import zipfile
+    path = tmp_path / "ck.pt"
+    jtorch.save({f"t{i}": jtorch.ones(i + 1) for i in range(5)}, path)
+    raw = path.read_bytes()
+    with zipfile.ZipFile(path) as z:
+        for info in z.infolist():
+            if "/data/" in info.filename:
+                name_len, extra_len = struct.unpack(
+                    "<HH", raw[info.header_offset + 26:info.header_offset + 30])
+                assert (info.header_offset + 30 + name_len + extra_len) % 64 == 0
+
+
+def test_save_to_a_path_is_atomic(tmp_path):
+    path = tmp_path / "ck.pt"
+    jtorch.save({"a": jtorch.ones(3)}, path)
+    before = path.read_bytes()
+
+    class Unpicklable:
+        def __reduce__(self):
+            raise RuntimeError("cannot pickle this")
+
+    with pytest.raises(RuntimeError, match="cannot pickle"):
+        jtorch.save({"a": jtorch.zeros(3), "b": Unpicklable()}, path)
+    assert path.read_bytes() == before
+    assert sorted(os.listdir(tmp_path)) == ["ck.pt"]        # no temporary file left
+
+
+def test_bare_storage_and_untyped_dtypes_round_trip():
+    x = jtorch.tensor([1, 2, 3], dtype=jtorch.uint16)
+    buf = io.BytesIO()
+    jtorch.save({"x": x, "tail": x[1:], "f8": jtorch.ones(2).to(jtorch.float8_e5m2)}, buf)
+    buf.seek(0)
+    back = jtorch.load(buf)
+    assert back["x"].dtype == jtorch.uint16 and back["tail"].tolist() == [2, 3]
+    assert back["x"].untyped_storage() == back["tail"].untyped_storage()
+    assert back["f8"].dtype == jtorch.float8_e5m2 and back["f8"].float().tolist() == [1.0, 1.0]
 def test_pytorch_file_reader_reads_records(tmp_path):
     path = str(tmp_path / "x.pt")
     jtorch.save({"a": jtorch.arange(3.0)}, path)
@@ -109,3 +237,32 @@ def test_rebuild_from_type_v2_restores_subclass_state():
     assert type(t) is Tagged and t.tag == "x" and t.tolist() == [1.0, 1.0]
     t = jtorch._tensor._rebuild_from_type_v2(jtorch.zeros, Tagged, (1,), ({"a": 1}, {"b": 2}))
     assert (t.a, t.b) == (1, 2)
+
+
+def test_map_location_meta_gives_shapes_without_reading_data():
+    x = jtorch.arange(6.0).reshape(2, 3)
+    buf = io.BytesIO()
+    jtorch.save({"x": x, "tail": x.view(-1)[1:], "p": jtorch.nn.Parameter(jtorch.ones(2))}, buf)
+    out = jtorch.load(io.BytesIO(buf.getvalue()), map_location="meta")
+    assert out["x"].device.type == "meta" and out["x"].shape == (2, 3)
+    assert out["tail"].shape == (5,) and out["tail"].storage_offset() == 1
+    assert isinstance(out["p"], jtorch.nn.Parameter) and out["p"].is_meta
+
+
+def test_file_objects_with_read_and_seek_only():
+    class ReadSeek:
+        def __init__(self, data):
+            self._b = io.BytesIO(data)
+
+        def read(self, n=-1):
+            return self._b.read(n)
+
+        def seek(self, *args):
+            return self._b.seek(*args)
+
+        def tell(self):
+            return self._b.tell()
+
+    buf = io.BytesIO()
+    jtorch.save({"a": jtorch.arange(4.0)}, buf)
+    assert jtorch.load(ReadSeek(buf.getvalue()))["a"].tolist() == [0.0, 1.0, 2.0, 3.0]

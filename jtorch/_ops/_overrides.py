@@ -15,6 +15,7 @@ from __future__ import annotations
 import types
 
 from .. import _torch_function as _tf
+from .._tracebacks import clean as _clean
 from . import _registry
 
 __all__ = ["set_variants"]
@@ -34,7 +35,13 @@ def _qualname(fn) -> str:
 
 
 def _trampoline(*args, _jtorch_torch_function=None, **kwargs):
-    return _jtorch_torch_function(args, kwargs)
+    # Runs as the code of a generated function, whose globals have `_clean` (`_gen`): its
+    # errors leave it as the function's own would.
+    try:
+        return _jtorch_torch_function(args, kwargs)
+    except Exception as _e:
+        _clean(_e)
+        raise
 
 
 def _handler(public, original):

@@ -35,7 +35,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _device, _dtype, _errors, _meta, _programs
+from .. import _device, _dtype, _errors, _meta, _programs, _tracebacks
 from .._dtype import c10_name, category, result_type_of
 from .._tensor import Tensor, wrap
 
@@ -500,13 +500,18 @@ def _gen(name: str, params, body: str, namespace: dict):
         if p.kind == p.VAR_POSITIONAL:
             s = "*" + s
             star = True
+        if p.kind == p.VAR_KEYWORD:
+            s = "**" + s
         if p.default is not p.empty:
             defaults[f"_d{i}"] = p.default
             s += f"=_d{i}"
         parts.append(s)
-    src = f"def {name}({', '.join(parts)}):\n    {body}\n"
-    ns = dict(namespace, **defaults)
-    exec(src, ns)
+    # An exception leaving the op loses the registry's and jax's frames (_tracebacks), and
+    # a bare `raise` adds no frame of its own: the traceback ends at the user's call.
+    src = (f"def {name}({', '.join(parts)}):\n    try:\n        {body}\n"
+           "    except Exception as _e:\n        _clean(_e)\n        raise\n")
+    ns = dict(namespace, _clean=_tracebacks.clean, **defaults)
+    exec(compile(src, _tracebacks.GENERATED_FILE, "exec"), ns)
     GENERATED.append(ns[name])
     return ns[name]
 
@@ -675,6 +680,28 @@ def install_methods() -> None:
 
 
 
+def _composite_entry(impl, short: str):
+    """The public function of a composite: a generated one with `impl`'s signature that
+    calls it, so that its errors leave it as a generated op's do (see `_gen`)."""
+    params = list(inspect.signature(impl).parameters.values())
+    call = []
+    for p in params:
+        if p.kind == p.VAR_POSITIONAL:
+            call.append("*" + p.name)
+        elif p.kind == p.VAR_KEYWORD:
+            call.append("**" + p.name)
+        elif p.kind == p.KEYWORD_ONLY:
+            call.append(f"{p.name}={p.name}")
+        else:
+            call.append(p.name)
+    fn = _gen(short, params, f"return _impl({', '.join(call)})", {"_impl": impl})
+    fn.__doc__ = impl.__doc__
+    fn.__qualname__ = short
+    fn.__module__ = "jtorch"
+    fn.__wrapped__ = impl
+    return fn
+
+
 def composite(impl=None, *, name=None, method=True, aliases=(), function=True, publish=None):
     """Declares an op written in terms of other ops, on Tensors (no kernel of its own).
 
@@ -687,9 +714,8 @@ def composite(impl=None, *, name=None, method=True, aliases=(), function=True, p
     short = full.rsplit(".", 1)[-1]
     if full in OPS:
         raise RuntimeError(f"op {full} declared twice")
+    impl = _composite_entry(impl, short)
     OPS[full] = impl
-    impl.__name__ = impl.__qualname__ = short
-    impl.__module__ = "jtorch"
     impl.published = function = function and (_is_public(short) if publish is None
                                                 else publish)
     if function:

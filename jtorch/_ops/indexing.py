@@ -299,31 +299,57 @@ def copy_(self, src, non_blocking=False):
     return self
 
 
-def _tensor_indices(indices):
-    """index_put's indices as (spec, index tensors); bool masks become their nonzero indices."""
-    spec, tensors = [], []
+def _tensor_indices(indices, shape):
+    """index_put's indices as (spec, index tensors); bool masks become their nonzero indices.
+
+    Like `x[idx] = v`, the indices are checked against `shape` on the host when their values
+    are known (jax would clip or drop an index out of range silently).
+    """
+    if len(indices) > len(shape):
+        raise IndexError(f"too many indices for tensor of dimension {len(shape)} (got "
+                         f"{len(indices)})")
+    spec, entries, d = [], [], 0
     for i in indices:
         if i is None:
             spec.append("all")
+            entries.append(slice(None))
+            d += 1
             continue
         i = _as_index_tensor(i)
-        if i.dtype.np == np.bool_:
+        if i.dtype.is_floating_point or i.dtype.is_complex:
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        if i.dtype.np == np.bool_ and i.ndim == 0:
+            # x[True] is a new axis of size 1, x[False] one of size 0 (as in `_split`)
             if _is_tracer(i._array):
                 raise RuntimeError("index_put with a boolean mask has a data-dependent shape "
                                    "and cannot be traced")
-            for idx in np.nonzero(np.asarray(i._array)):
+            spec.append("new")
+            if not bool(i._array):
                 spec.append("adv")
-                tensors.append(wrap(jnp.asarray(idx)))
+                entries.append(wrap(jnp.zeros((0,), jnp.int64)))
+                shape = shape[:d] + (1,) + shape[d:]
+                d += 1
             continue
-        spec.append("adv")
-        tensors.append(i)
-    return tuple(spec), tuple(tensors)
+        k = _consumed(i) if i.dtype.np == np.bool_ else 1
+        if i.dtype.np == np.bool_:
+            for j in builtins.range(k):
+                if d + j >= len(shape) or i.shape[j] != shape[d + j]:
+                    raise IndexError(f"The shape of the mask {list(i.shape)} at index {j} does "
+                                     f"not match the shape of the indexed tensor {list(shape)} "
+                                     f"at index {d + j}")
+        spec.extend(["adv"] * builtins.max(k, 1) if i.dtype.np == np.bool_ and i.ndim
+                    else ["adv"])
+        entries.append(i)
+        d += k
+    arrays = _adv_arrays(entries, tuple(shape))   # bounds checks, masks -> positions
+    tensors = tuple(wrap(jnp.asarray(a)) for a in arrays if not isinstance(a, slice))
+    return tuple(spec), tensors
 
 
 @composite(method=True)
 def index_put(input, indices, values, accumulate=False):
     """Matches `torch.index_put`: `indices` is a tuple of index tensors (None for `:`)."""
-    spec, tensors = _tensor_indices(indices)
+    spec, tensors = _tensor_indices(tuple(indices), tuple(input.shape))
     return _index_put_impl(input, tensors, values, slices=spec, accumulate=accumulate)
 
 

@@ -399,18 +399,26 @@ def _index_add_checks(input, dim, index, source, name="index_add_"):
     return d
 
 
+def _index_add_range(input, d, index):
+    values = _values(index)
+    if input.ndim == 1 and values is not None and _first_bad(values, 0, input.shape[0]) is not None:
+        # PyTorch's kernel for a 1-d self reports it this way
+        raise IndexError("index out of range in self")
+    _check_range(values, d, input.shape[d] if input.ndim else 1)
+
+
 @composite(method=True)
 def index_add(input, dim, index, source, *, alpha=1, out=None):
     """Matches `torch.index_add`."""
     d = _index_add_checks(input, dim, index, source)
-    _check_range(_values(index), d, input.shape[d] if input.ndim else 1)
+    _index_add_range(input, d, index)
     return _finish(_index_reduce(input, d, index, source, reduce="sum", alpha=alpha), out)
 
 
 @composite(function=False)
 def index_add_(self, dim, index, source, *, alpha=1):
     d = _index_add_checks(self, dim, index, source)
-    _check_range(_values(index), d, self.shape[d] if self.ndim else 1)
+    _index_add_range(self, d, index)
     return _inplace(_index_reduce, self, d, index, source, "sum", True, alpha)
 
 

@@ -20,7 +20,7 @@ import traceback
 import jax
 import jax.numpy as jnp
 
-from .. import _views
+from .. import _tracebacks, _views
 from .._ops import _registry
 from .._tensor import AutogradMeta, Tensor, meta, wrap
 from . import _fused, anomaly_mode, grad_mode
@@ -115,8 +115,6 @@ def record(op, fn, slot_values, arrays, result):
         saved = ()
     node = FnNode(name, fn, arrays, tuple(mask), tuple(edges), tuple(saved), len(outs),
                   outs_saved, tuple(epos))
-    if anomaly_mode._enabled:
-        node._trace = traceback.format_stack()[:-3]
     for k in diff:
         o = outs[k]
         o._rg = True
@@ -398,15 +396,15 @@ def _run_node(node, grads, create_graph, capture, captured, accumulate_into):
         return (None,) * len(node._edges)
     try:
         out = node.apply(tuple(grads), create_graph)
-    except Exception as e:
-        if anomaly_mode._enabled and getattr(node, "_trace", None):
-            print("Traceback of forward call that caused the error:\n"
-                  + "".join(node._trace))
-        raise e
+    except Exception:
+        if anomaly_mode._enabled:
+            _warn_forward_trace(node)
+        raise
     if anomaly_mode._enabled and anomaly_mode._check_nan:
         for i, g in enumerate(out):
             a = g._array if isinstance(g, Tensor) else g
             if a is not None and bool(jnp.any(jnp.isnan(a))):
+                _warn_forward_trace(node)
                 raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
                                    "output.")
     if node._hooks:
@@ -420,6 +418,15 @@ def _run_node(node, grads, create_graph, capture, captured, accumulate_into):
                                        f"expected {len(out)})")
                 out = tuple(_as_value(g, create_graph) for g in new)
     return out
+
+
+def _warn_forward_trace(node) -> None:
+    """Anomaly mode's warning: where the forward op of a failing backward node ran."""
+    if node._trace is None:
+        return
+    _tracebacks.warn_at_user_frame(
+        f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n"
+        + "".join(traceback.format_list(node._trace)))
 
 
 # ---------------------------------------------------------------------------
@@ -475,6 +482,7 @@ def _root_grads(outputs, grad_outputs, create_graph, is_grads_batched=False):
 backward_calls = [0]
 
 
+@_tracebacks.boundary
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              grad_variables=None, inputs=None) -> None:
     """Matches `torch.autograd.backward`."""
@@ -518,6 +526,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
             accumulate(t, captured[i], create_graph)
 
 
+@_tracebacks.boundary
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False,
          materialize_grads=False):

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from .. import _tracebacks
 from .._tensor import Tensor, meta
 from . import _engine
 from .graph import _add_hook, accumulator, edge_of
 
 
+@_tracebacks.boundary
 def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
     """Matches `torch.Tensor.backward`."""
     _engine.backward(self, gradient, retain_graph, create_graph, inputs=inputs)

@@ -21,7 +21,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _programs, _views
+from .. import _programs, _tracebacks, _views
+from . import anomaly_mode
 from .._tensor import AutogradMeta as Meta
 from .._tensor import meta
 from .._tensor import Tensor, wrap
@@ -108,7 +109,8 @@ class Node:
         self._retains = None            # {output_nr: weakref to tensor} from retain_grad()
         self._freed = False
         self.metadata_ = None
-        self._trace = None
+        # anomaly mode: where in the user's code the forward op ran, for backward's errors
+        self._trace = _tracebacks.user_stack(2) if anomaly_mode._enabled else None
 
     def name(self) -> str:
         return self._name

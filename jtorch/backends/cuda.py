@@ -80,3 +80,38 @@ def sdp_kernel(enable_flash=True, enable_math=True, enable_mem_efficient=True,
 def preferred_linalg_library(backend=None):
     """Accepted; returns the default backend's name."""
     return "default"
+
+
+class SDPAParams:
+    """Matches `torch.backends.cuda.SDPAParams`: the arguments of one attention call, as the
+    `can_use_*` queries take them."""
+
+    def __init__(self, query, key, value, attn_mask, dropout, is_causal, enable_gqa=False):
+        self.query, self.key, self.value, self.attn_mask = query, key, value, attn_mask
+        self.dropout, self.is_causal, self.enable_gqa = dropout, is_causal, enable_gqa
+
+
+# jtorch has no fused CUDA attention kernels (XLA compiles attention like any other program),
+# so these answer as PyTorch's build without them does.
+def is_flash_attention_available() -> bool:
+    return False
+
+
+def can_use_flash_attention(params: SDPAParams, debug: bool = False) -> bool:
+    return False
+
+
+def can_use_efficient_attention(params: SDPAParams, debug: bool = False) -> bool:
+    return False
+
+
+def can_use_cudnn_attention(params: SDPAParams, debug: bool = False) -> bool:
+    return False
+
+
+def allow_fp16_bf16_reduction_math_sdp(enabled: bool) -> None:
+    _sdp["fp16_bf16_reduction_math"] = bool(enabled)
+
+
+def fp16_bf16_reduction_math_sdp_allowed() -> bool:
+    return _sdp.get("fp16_bf16_reduction_math", False)

@@ -3,10 +3,14 @@
 Matches `torch.utils.data.DataLoader`: the same arguments, checks, samplers,
 length rules, worker seeding and error messages. Differences, on purpose:
 
-- With `multiprocessing_context=None` workers are started with 'spawn' where
-  the platform's default is 'fork': JAX is not fork-safe, and a forked worker
-  that calls jax hangs. 'fork' can still be asked for; such workers handle
-  numpy / TensorDataset data and raise a clear error if they reach jax.
+- JAX is not fork-safe: a forked child cannot run jax (`_worker`). With
+  `multiprocessing_context=None` workers are forked as in PyTorch on Linux (they
+  start in milliseconds, and scripts without an `if __name__ == "__main__":` guard
+  work), and run the dataset's Python and numpy code. A dataset (or collate_fn,
+  worker_init_fn) that runs jtorch ops reaches jax in its first batch; the loader
+  then starts over with spawned workers, which run jax (this needs the main guard,
+  as spawn re-runs the script). A start method asked for by name, or set with
+  `multiprocessing.set_start_method`, is used as it is.
 - Workers build default-collated batches with numpy; they become jtorch
   tensors in the main process (same values, dtypes and structure).
 - `pin_memory` is accepted and does nothing.
@@ -18,6 +22,7 @@ import contextlib
 import itertools
 import math
 import multiprocessing
+import multiprocessing.spawn
 import os
 import queue
 import threading
@@ -198,14 +203,20 @@ class DataLoader(Generic[T_co]):
         return self.batch_sampler if self._auto_collation else self.sampler
 
     def _worker_context(self):
-        """The multiprocessing context for workers (see the module docstring about fork)."""
+        """(context, whether a failure to run jax may restart the workers with spawn).
+
+        See the module docstring about fork. A global start method other than fork counts
+        as the user's choice; multiprocessing fixes the global one to the platform's
+        default on first use, so 'fork' there cannot tell a choice from the default.
+        """
         if self.multiprocessing_context is not None:
-            return self.multiprocessing_context
-        # The platform's default start method (the first one listed), but never 'fork'
-        # unless asked for by name. The global default is not consulted: multiprocessing
-        # fixes it to 'fork' on first use, so it cannot tell a user's choice.
-        method = multiprocessing.get_all_start_methods()[0]
-        return multiprocessing.get_context("spawn" if method == "fork" else method)
+            return self.multiprocessing_context, False
+        method = multiprocessing.get_start_method(allow_none=True)
+        if method is None or method == "fork":
+            method = multiprocessing.get_all_start_methods()[0]
+        if method == "fork" and self.__dict__.get("_needs_jax"):
+            method = "spawn"    # an earlier epoch found that the dataset runs jtorch ops
+        return multiprocessing.get_context(method), method == "fork"
 
     # -- iteration ----------------------------------------------------------------------
 
@@ -317,6 +328,23 @@ class _BaseDataLoaderIter:
         raise NotImplementedError(f"{self.__class__.__name__} cannot be pickled")
 
 
+class _NeedsSpawn(Exception):
+    """A forked worker's dataset reached jax before the first batch was handed out."""
+
+
+def _rng_state(generator):
+    import jtorch
+    return generator.get_state() if generator is not None else jtorch.get_rng_state()
+
+
+def _set_rng_state(generator, state) -> None:
+    import jtorch
+    if generator is not None:
+        generator.set_state(state)
+    else:
+        jtorch.set_rng_state(state)
+
+
 def _accelerator_available() -> bool:
     from .. import cuda
     return cuda.is_available()
@@ -368,14 +396,21 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
     """Workers fetch batches by index; results come back in sampler order (or as they come)."""
 
     def __init__(self, loader: DataLoader) -> None:
+        # Where the loader's random stream stands, in case the epoch has to start over.
+        self._rng_before = _rng_state(loader.generator)
         super().__init__(loader)
+        self._loader = loader
         self._prefetch_factor = loader.prefetch_factor
         self._in_order = loader.in_order
         if self._prefetch_factor <= 0:
             raise AssertionError("prefetch_factor must be greater than 0 for "
                                  "MultiProcessingDataLoaderIter")
-        ctx = loader._worker_context()
+        # A process that is itself still starting (a spawned worker re-running an unguarded
+        # script) must not start workers: multiprocessing's error, whatever the method.
+        multiprocessing.spawn._check_not_importing_main()
+        ctx, self._may_respawn = loader._worker_context()
         forked = ctx.get_start_method() == "fork"
+        self._spawned = ctx.get_start_method() == "spawn"
         if forked:
             prepare_for_fork(self._dataset)
         self._shutdown = False
@@ -394,7 +429,10 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                     self._workers_done_event, self._auto_collation, self._collate_fn,
                     self._drop_last, self._base_seed, loader.worker_init_fn, i,
                     self._num_workers, forked))
-                with _child_environment(not forked):
+                with _child_environment(not forked), warnings.catch_warnings():
+                    # jax warns at every fork; these workers are made for it (_worker)
+                    warnings.filterwarnings("ignore", message="os.fork\\(\\) was called",
+                                            category=RuntimeWarning)
                     w.start()
                 self._index_queues.append(index_queue)
                 self._workers.append(w)
@@ -437,7 +475,13 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 if w in failed:
                     self._mark_worker_as_unavailable(i)
             pids = ", ".join(str(w.pid) for w in failed)
-            raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly")
+            msg = f"DataLoader worker (pid(s) {pids}) exited unexpectedly"
+            if self._spawned and self._loader.__dict__.get("_needs_jax"):
+                msg += (". The dataset runs torch operations, which jtorch's workers can run "
+                        "only when started with 'spawn'; a spawned worker imports the main "
+                        "script again, so the script must start its work under `if __name__ "
+                        "== '__main__':` (see the worker's error above)")
+            raise RuntimeError(msg)
         return False, None
 
     def _get_data(self):
@@ -517,8 +561,24 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._workers_num_tasks[worker_id] -= 1
         self._try_put_index()
         if isinstance(data, _worker.ExceptionWrapper):
+            if data.needs_jax and self._may_respawn and self._num_yielded == 0:
+                raise _NeedsSpawn
             data.reraise()
         return data
+
+    def __next__(self):
+        try:
+            return super().__next__()
+        except _NeedsSpawn:
+            pass
+        # The forked workers' dataset runs jtorch ops: start this epoch over with spawned
+        # workers, from the same random state, as if they had been spawned from the start.
+        loader = self._loader
+        self._shutdown_workers()
+        loader._needs_jax = True
+        _set_rng_state(loader.generator, self._rng_before)
+        self.__init__(loader)
+        return super().__next__()
 
     def _mark_worker_as_unavailable(self, worker_id: int) -> None:
         self._index_queues[worker_id].put(None)  # tells the worker to exit

@@ -71,11 +71,22 @@ def _tensor_source(dataset):
 
 
 def prepare_for_fork(dataset) -> None:
-    """Computes, before forking, what forked workers would otherwise need jax for."""
+    """Computes, before forking, what forked workers would otherwise need jax for.
+
+    A forked worker may read the host copy of any array it inherits (`Tensor.numpy()` in a
+    dataset), which waits for the array's computation: the parent's threads that would
+    finish it are not in the child, so every live array is finished first.
+    """
+    import jax
     source = _tensor_source(dataset)
     if source is not None:
         for t in source[0]:
             np.asarray(t._array)  # re-derives views and caches the host copy
+    for a in jax.live_arrays():
+        try:
+            a.block_until_ready()
+        except RuntimeError:    # deleted (donated) meanwhile
+            pass
 
 
 class MapDatasetFetcher:

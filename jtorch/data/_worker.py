@@ -5,9 +5,10 @@ seeding, the fetch loop, and exceptions carried back as text.
 
 JAX is not fork-safe: a jax call in a child forked from a process whose jax
 runtime is running never returns. Workers therefore collate the default way
-with numpy only (`_collate.host_collate`), and in a forked worker jax is
-switched off so that user code calling it fails with an error instead of
-hanging. Spawned workers (the default, see `_dataloader`) run jax normally.
+with numpy only (`_collate.host_collate`), and in a forked worker (the default,
+see `_dataloader`) jax is switched off so that user code calling it fails with an
+error instead of hanging; the loader then starts over with spawned workers,
+which run jax normally.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ STATUS_CHECK_INTERVAL = 0.5  # seconds between liveness checks, on both sides
 FORK_JAX_ERROR = (
     "JAX cannot run in a DataLoader worker started with 'fork' (JAX is multithreaded and not "
     "fork-safe). Keep jtorch ops out of the dataset and collate_fn (numpy is fine), or pass "
-    "multiprocessing_context='spawn' (jtorch's default).")
+    "multiprocessing_context='spawn'.")
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,8 @@ class ExceptionWrapper:
         self.exc_type = exc_info[0]
         self.exc_msg = "".join(traceback.format_exception(*exc_info))
         self.where = where
+        # a forked worker reached jax: the loader may start over with spawned workers
+        self.needs_jax = FORK_JAX_ERROR in self.exc_msg
 
     def reraise(self):
         """Raises the exception again, here, with the worker's traceback in the message."""
@@ -126,7 +129,7 @@ def _switch_off_jax_after_fork() -> None:
     """Makes jax calls in this forked child raise instead of waiting forever on dead threads."""
     try:
         import jax
-        from jax._src import xla_bridge
+        from jax._src import compiler, xla_bridge
     except ImportError:
         return
 
@@ -134,9 +137,13 @@ def _switch_off_jax_after_fork() -> None:
         raise RuntimeError(FORK_JAX_ERROR)
 
     jax.clear_caches()  # drop compiled fast paths that would reach the parent's runtime
-    for name in ("backends", "get_backend", "_get_backend_uncached"):
-        if hasattr(xla_bridge, name):
-            setattr(xla_bridge, name, refuse)
+    # Every way in: a backend looked up by name (device_put, new arrays), and compiling,
+    # which a jitted call on arrays the parent made reaches through their own client.
+    for module, names in ((xla_bridge, ("backends", "get_backend", "_get_backend_uncached")),
+                          (compiler, ("compile_or_get_cached", "backend_compile_and_load"))):
+        for name in names:
+            if hasattr(module, name):
+                setattr(module, name, refuse)
 
 
 def _seed_everything(seed: int, base_seed: int, worker_id: int) -> None:
