@@ -173,7 +173,7 @@ class Tensor:
             chain = (step,)
         else:
             chain = self._chain + (step,)
-        shape, stride, offset = step.meta(self.shape, self.stride(), self.storage_offset())
+        shape, stride, offset = step.meta(self._shape(), Tensor.stride(self), self.storage_offset())
         t = object.__new__(Tensor)
         t._storage = self._storage
         t._chain = chain
@@ -196,7 +196,7 @@ class Tensor:
             chain = (step,)
         else:
             chain = self._chain + (step,)
-        shape, stride, offset = step.meta(self.shape, self.stride(), self.storage_offset())
+        shape, stride, offset = step.meta(self._shape(), Tensor.stride(self), self.storage_offset())
         self._set_layout(chain, shape, stride, offset)
 
     def _set_layout(self, chain: tuple, shape, stride, offset: int) -> None:
@@ -237,7 +237,7 @@ class Tensor:
         elif type(arr) is MetaArray:
             raise NotImplementedError(_meta.NO_DATA)
         if self._chain:
-            shape, stride = self.shape, self.stride()
+            shape, stride = self._shape(), Tensor.stride(self)
             if _views.has_internal_overlap(shape, stride):
                 raise RuntimeError(
                     "unsupported operation: more than one element of the written-to tensor "

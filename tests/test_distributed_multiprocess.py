@@ -1,10 +1,11 @@
-"""jtorch.distributed over several processes: the launcher, collectives, DDP, mp.spawn.
+"""jtorch.distributed over several processes: the launcher, collectives, DDP, FSDP2,
+DTensor, mp.spawn.
 
 The scripts in dist_scripts/ check their own results against numpy (or against a plain
 model trained on the global batch) and print "ok N" from rank 0. Multi-process runs are
 slow (each process imports jtorch and compiles its collectives), so the default suite runs
-two short 2-process jobs; JTORCH_DIST_FULL=1 runs the rest (4 processes, DDP, FSDP, DTensor,
-mp.spawn).
+three short 2-process jobs (collectives, DTensor, a failing rank); JTORCH_DIST_FULL=1 runs
+the rest (4 processes, DDP, FSDP, mp.spawn).
 """
 
 import os
@@ -83,6 +84,25 @@ def test_collectives_over_four_processes():
 @pytest.mark.parametrize("nproc", [2, 4])
 def test_ddp_trains_like_one_process_on_the_global_batch(nproc):
     r = torchrun("ddp.py", nproc, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.splitlines()[-1] == f"ok {nproc}"
+
+
+@pytest.mark.parametrize("nproc", [2, pytest.param(4, marks=FULL)])
+def test_dtensor_pieces_match_the_global_tensor(nproc):
+    r = torchrun("dtensor.py", nproc, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    lines = r.stdout.splitlines()
+    assert lines[-1] == f"ok {nproc}"
+    # rank 1 holds rows 3-4 of the 5x3 arange when 2 ranks split it (torch.chunk's pieces)
+    if nproc == 2:
+        assert "rank 1: local [[9.0, 10.0, 11.0], [12.0, 13.0, 14.0]] (Shard(dim=0),)" in lines
+
+
+@FULL
+@pytest.mark.parametrize("nproc", [2, 4])
+def test_fully_shard_trains_like_one_process_on_the_global_batch(nproc):
+    r = torchrun("fsdp.py", nproc, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.splitlines()[-1] == f"ok {nproc}"
 

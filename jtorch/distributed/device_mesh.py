@@ -3,9 +3,9 @@
 A `DeviceMesh` is an n-dimensional array of ranks; each rank computes on one device. Here
 (DESIGN 14) the mesh is also a `jax.sharding.Mesh` of the jax devices the ranks compute on,
 with the mesh's dimension names as its axis names, so a DTensor placement can be said as a
-`jax.sharding.NamedSharding` over it. In today's world of one process the only rank is 0 and
-every mesh has one device; `_rank_device` is the one place that says which jax device a rank
-uses, for the multi-process world to grow.
+`jax.sharding.NamedSharding` over it. A rank is a process of the job (`jax.distributed`):
+`_rank_device` says which jax device it computes on (its first of the mesh's device type),
+and `get_group(dim)` is the process group of this rank's line along a mesh dimension.
 """
 
 from __future__ import annotations
@@ -33,7 +33,12 @@ def _current_mesh() -> DeviceMesh:
 
 
 def _rank_device(device_type: str, rank: int):
-    """The jax device that `rank` computes on for `device_type` (world of one: this process's)."""
+    """The jax device that `rank` computes on for `device_type`."""
+    from . import _runtime
+    if _runtime.is_joined():
+        platform = "cpu" if device_type == "cpu" else \
+            _device.to_jax(_device.device(device_type, 0)).platform
+        return _runtime.rank_device(rank, platform)
     if rank != c10d.get_rank():
         raise RuntimeError(f"rank {rank} is not this process (rank {c10d.get_rank()}): its "
                            f"device lives in another process")
@@ -156,7 +161,10 @@ class DeviceMesh:
         ranks = sorted(int(r) for r in np.ravel(line))
         if ranks == list(range(c10d.get_world_size())):
             return c10d._get_default_group()    # a dim that spans the world is the world
-        return c10d.new_group(ranks)
+        groups = self.__dict__.setdefault("_groups", {})
+        if tuple(ranks) not in groups:
+            groups[tuple(ranks)] = c10d.new_group(ranks)
+        return groups[tuple(ranks)]
 
     def get_all_groups(self) -> list:
         return [self.get_group(i) for i in range(self.ndim)]
@@ -263,6 +271,8 @@ class DeviceMesh:
     def __getstate__(self):
         state = dict(self.__dict__)
         state["_jax"] = None            # jax devices are rebuilt where the mesh is loaded
+        for key in ("_groups", "_line_groups", "_all_group"):
+            state.pop(key, None)        # process groups belong to this process
         return state
 
 
