@@ -240,6 +240,10 @@ def check_same_device(arrays) -> None:
         if isinstance(a, jax.core.Tracer) or not hasattr(a, "devices"):
             continue
         devs = a.devices()
+        if len(devs) > 1:
+            # Laid out over a mesh of local devices (a DTensor's array): jax moves the
+            # uncommitted single-device operands onto the mesh.
+            continue
         if first is None:
             first = devs
         elif devs != first:

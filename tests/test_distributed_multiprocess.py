@@ -68,7 +68,7 @@ def test_a_failing_rank_ends_the_job(tmp_path):
     assert r.returncode == 1
     assert "ChildFailedError" in r.stderr and "failing.py FAILED" in r.stderr
     assert "ValueError: rank 1 fails" in r.stderr and "rank      : 1 (local_rank: 1)" in r.stderr
-    assert elapsed < 120        # the other rank was stopped, not waited for
+    assert elapsed < 30         # the other rank was stopped, not waited for (about 6 s)
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     assert str(script) not in ps
 

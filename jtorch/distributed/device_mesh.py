@@ -6,6 +6,13 @@ with the mesh's dimension names as its axis names, so a DTensor placement can be
 `jax.sharding.NamedSharding` over it. A rank is a process of the job (`jax.distributed`):
 `_rank_device` says which jax device it computes on (its first of the mesh's device type),
 and `get_group(dim)` is the process group of this rank's line along a mesh dimension.
+
+jtorch's extension: a process that is a world of one may ask for a mesh of more ranks than
+the world has when it has that many local devices of the mesh's type; the mesh's ranks are
+then those devices (rank i: the i-th), the process is every rank at once (its coordinate is
+rank 0's), and DTensors on it are jax arrays sharded over the devices
+(`tensor._local_devices`). Such a mesh has no process groups: jax's compiler makes its
+collectives.
 """
 
 from __future__ import annotations
@@ -36,15 +43,26 @@ def _rank_device(device_type: str, rank: int):
     """The jax device that `rank` computes on for `device_type`."""
     from . import _runtime
     if _runtime.is_joined():
-        platform = "cpu" if device_type == "cpu" else \
-            _device.to_jax(_device.device(device_type, 0)).platform
-        return _runtime.rank_device(rank, platform)
+        return _runtime.rank_device(rank, _platform(device_type))
     if rank != c10d.get_rank():
+        local = _local_devices(device_type)
+        if rank < len(local):
+            return local[rank]
         raise RuntimeError(f"rank {rank} is not this process (rank {c10d.get_rank()}): its "
                            f"device lives in another process")
     if device_type == "cpu":
         return _device.to_jax("cpu")
     return _device.to_jax(_device.device(device_type, 0))
+
+
+def _platform(device_type: str) -> str:
+    return "cpu" if device_type == "cpu" else \
+        _device.to_jax(_device.device(device_type, 0)).platform
+
+
+def _local_devices(device_type: str) -> list:
+    """This process's jax devices of `device_type`."""
+    return jax.local_devices(backend=_platform(device_type))
 
 
 class DeviceMesh:
@@ -74,7 +92,10 @@ class DeviceMesh:
         if _init_backend and not c10d.is_initialized():
             c10d.init_process_group()       # as PyTorch: the default group from env://
         world = c10d.get_world_size() if c10d.is_initialized() else 1
-        if ranks.size > world:
+        # A world of one over several local devices: the ranks are the devices.
+        self._local = (world == 1 and ranks.size > 1
+                       and ranks.max() < len(_local_devices(device_type)))
+        if ranks.size > world and not self._local:
             raise RuntimeError(f"Mesh should not be bigger than default world size {world}, "
                                f"but found {ranks.size} ranks!")
         if len(set(ranks.ravel().tolist())) != ranks.size:
@@ -132,7 +153,8 @@ class DeviceMesh:
 
     def get_coordinate(self):
         """This rank's coordinate in the mesh, or None when the rank is not in it."""
-        where = np.argwhere(self._ranks == c10d.get_rank())
+        where = np.argwhere(self._ranks == (self._ranks.min() if self._local else
+                                            c10d.get_rank()))
         return tuple(int(i) for i in where[0]) if len(where) else None
 
     def get_local_rank(self, mesh_dim=None) -> int:
@@ -154,6 +176,11 @@ class DeviceMesh:
                 "If you want to get the list of all the ProcessGroups in the DeviceMesh,"
                 "please use `get_all_groups()` instead.")
         dim = self._dim(0 if mesh_dim is None else mesh_dim)
+        if self._local and self._ranks.shape[dim] > 1:
+            raise NotImplementedError(
+                "a DeviceMesh of one process's local devices has no process group along a "
+                "dimension of several devices: its collectives are made by jax's compiler "
+                "from the DTensors' shardings")
         coord = self.get_coordinate()
         if coord is None:
             raise RuntimeError("the current rank is not part of this mesh")

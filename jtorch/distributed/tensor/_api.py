@@ -9,6 +9,9 @@ On a mesh of one rank the local piece is the whole tensor whatever the placement
 `to_local()`/`full_tensor()` are differentiable aliases of it, and redistributing changes
 only the placements, as PyTorch's collectives over one rank do.
 
+On a mesh of one process's local devices (`_local_devices`) the DTensor holds the whole
+tensor too, as a jax array laid out over the devices by its placements.
+
 On a mesh of several ranks (processes), `redistribute` and `full_tensor` run collectives over
 the mesh's groups (`_redistribute`), differentiably. An op on DTensors computes on local
 pieces where that is exact: when every argument is replicated, or for an elementwise op on
@@ -33,6 +36,7 @@ from ..._tensor import Tensor
 from ..._torch_function import DisableTorchFunctionSubclass
 from ..device_mesh import DeviceMesh, _current_mesh
 from ._dtensor_spec import DTensorSpec, TensorMeta
+from ._local_devices import Relayout, laid_out
 from ._redistribute import Redistribute, global_shape, is_pointwise, local_chunk
 from .placement_types import Partial, Placement, Replicate, Shard, _StridedShard
 
@@ -55,7 +59,13 @@ def _contiguous(shape: tuple) -> tuple:
 
 
 def _multi(mesh: DeviceMesh) -> bool:
-    return mesh.size() > 1
+    """Whether `mesh` spans several processes (a DTensor then holds its rank's piece)."""
+    return mesh.size() > 1 and not _on_local_devices(mesh)
+
+
+def _on_local_devices(mesh: DeviceMesh) -> bool:
+    """Whether `mesh`'s ranks are this process's devices (`_local_devices`)."""
+    return getattr(mesh, "_local", False)
 
 
 def _normalize(placements, mesh: DeviceMesh, ndim: int, check_length: bool = True) -> tuple:
@@ -231,6 +241,10 @@ class DTensor(Tensor):
                 raise ValueError(f"shape {tuple(shape)} is not the global shape of a local "
                                  f"tensor of shape {tuple(local_tensor.shape)} on a mesh of "
                                  f"one rank")
+            if _on_local_devices(mesh):
+                with DisableTorchFunctionSubclass():
+                    local = Relayout.apply(local_tensor, mesh, placements, placements)
+                return _retag(local, _spec_for(local, mesh, placements))
             return _retag(_alias(local_tensor), _spec_for(local_tensor, mesh, placements))
         shape = global_shape(local_tensor.shape, mesh, placements) if shape is None else shape
         return _retag(_alias(local_tensor), _spec_for(local_tensor, mesh, placements, shape))
@@ -241,6 +255,9 @@ class DTensor(Tensor):
 
     def full_tensor(self, *, grad_placements=None) -> Tensor:
         """The whole global tensor (differentiable): over one rank, the local tensor."""
+        if _on_local_devices(self.device_mesh):
+            with DisableTorchFunctionSubclass():
+                return Relayout.apply(self, self.device_mesh, self.placements, None)
         if not _multi(self.device_mesh):
             return _alias(self)
         replicate = (Replicate(),) * self.device_mesh.ndim
@@ -268,6 +285,9 @@ class DTensor(Tensor):
                                    f"to Partial is for internal use only!")
         with DisableTorchFunctionSubclass():
             src = self if forward_dtype is None else self.to(forward_dtype)
+            if _on_local_devices(mesh):
+                return _retag(Relayout.apply(src, mesh, self.placements, placements),
+                              _spec_for(src, mesh, placements))
             if not _multi(mesh):
                 return _retag(jtorch.alias(src), _spec_for(src, mesh, placements))
             local = Redistribute.apply(jtorch.alias(src), mesh, self.placements, placements,
@@ -443,6 +463,8 @@ def distribute_tensor(tensor: Tensor, device_mesh: DeviceMesh | None = None, pla
                                   tensor.requires_grad)
     if any(p.is_shard() for p in placements):
         local = local.clone()
+    if _on_local_devices(mesh):
+        local = _tensor.wrap(laid_out(local._array, mesh, placements))
     return DTensor(local, _spec_for(local, mesh, placements), requires_grad=tensor.requires_grad)
 
 
@@ -511,6 +533,8 @@ def _factory(make, size, requires_grad: bool, device_mesh, placements, dtype) ->
     placements = _normalize(placements, mesh, full.dim())
     if _multi(mesh):
         return _distribute_pieces(full, mesh, placements, None, requires_grad)
+    if _on_local_devices(mesh):
+        full = _tensor.wrap(laid_out(full._array, mesh, placements))
     return DTensor(full, _spec_for(full, mesh, placements), requires_grad=requires_grad)
 
 

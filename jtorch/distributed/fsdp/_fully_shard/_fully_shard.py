@@ -11,7 +11,8 @@ As PyTorch, before forward each managed parameter's module gets the unsharded pa
 through the unsharded tensor into the DTensors' `.grad`. Over several ranks the unsharded
 parameter is all-gathered and its gradient reduce-scattered (`_unshard`); as in PyTorch,
 each rank's shard is its `torch.chunk` of its own initial parameter (ranks start alike). Over
-one rank the unsharded parameter is a plain, differentiable alias of its DTensor, so the
+one process's local devices the parameter is one array sharded over them, laid out whole for
+the forward (`tensor._local_devices`). Over one rank the unsharded parameter is a plain, differentiable alias of its DTensor, so the
 module computes what it computed before. The policy's other parts apply as in PyTorch:
 floating inputs cast to `param_dtype`, outputs to `output_dtype`, gradients reduced in
 `reduce_dtype`.
@@ -22,6 +23,7 @@ from __future__ import annotations
 from ... import distributed_c10d as c10d
 from ...device_mesh import DeviceMesh, init_device_mesh
 from ...tensor import DTensor, Replicate, Shard, distribute_tensor
+from ...tensor._api import _multi, _on_local_devices
 from ._fsdp_api import MixedPrecisionPolicy, OffloadPolicy
 from ._unshard import ParamRef, Unshard
 
@@ -234,7 +236,7 @@ def fully_shard(module, *, mesh: DeviceMesh | None = None, reshard_after_forward
             sub._is_fsdp_managed_module = True
             sub._fsdp_use_orig_params = True
         m.__class__ = _fsdp_class(type(m))
-    if mp_policy.reduce_dtype is not None and mesh.size() == 1:
+    if mp_policy.reduce_dtype is not None and not _multi(mesh):
         _round_grads(state)
     return module
 
@@ -259,11 +261,14 @@ def _pre_forward(module, args, kwargs):
         if isinstance(p, DTensor):
             # The unsharded parameter (cast to the policy's dtype), set in the owner's
             # parameter table for the forward.
-            if state.mesh.size() > 1:
+            if _multi(state.mesh):
                 unsharded = Unshard.apply(p.to_local(), ParamRef(p), state, (id(owner), name),
                                           dtype if dtype != p.dtype else None)
             else:
-                unsharded = p.to_local()
+                # Over local devices: the array laid out whole on every device (its gradient
+                # laid back out as the shards, which XLA does by a reduce-scatter).
+                unsharded = _laid_out_whole(p) if _on_local_devices(state.mesh) else \
+                    p.to_local()
                 if dtype is not None and unsharded.dtype != dtype:
                     unsharded = unsharded.to(dtype)
             state.swapped.append((owner, name, p))
@@ -271,6 +276,15 @@ def _pre_forward(module, args, kwargs):
     if dtype is not None and state.mp_policy.cast_forward_inputs:
         return _cast(args, dtype), _cast(kwargs, dtype)
     return None
+
+
+def _laid_out_whole(p: DTensor):
+    """`p` whole on every device of its local-device mesh (differentiable)."""
+    from ...._torch_function import DisableTorchFunctionSubclass
+    from ...tensor._local_devices import Relayout
+    with DisableTorchFunctionSubclass():
+        return Relayout.apply(p, p.device_mesh, p.placements,
+                              (Replicate(),) * p.device_mesh.ndim)
 
 
 def _post_forward(module, args, output):
