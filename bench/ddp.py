@@ -41,8 +41,9 @@ model = torch.nn.Sequential(torch.nn.Linear(width, width), torch.nn.ReLU(),
 net = DDP(model) if world > 1 else model
 opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
 per = batch // world
-x = torch.tensor(rng.standard_normal((batch, width)).astype(np.float32))[rank * per:(rank + 1) * per]
-y = torch.tensor(rng.integers(0, 10, batch))[rank * per:(rank + 1) * per]
+mine = slice(rank * per, (rank + 1) * per)
+x = torch.tensor(rng.standard_normal((batch, width)).astype(np.float32))[mine]
+y = torch.tensor(rng.integers(0, 10, batch))[mine]
 times = []
 for i in range(3 + steps):
     t0 = time.perf_counter()

@@ -125,9 +125,9 @@ elif r == 1:
     assert dist.recv(buf1, 0) == 0 and buf1.tolist() == [5.0]
     dist.send(torch.tensor([7.0]), 0)
 if torch.__name__ == "jtorch":     # PyTorch 2.13's gloo aborts at exit after a batch
-    pbuf = torch.zeros(1)
-    ops = [dist.P2POp(dist.isend, torch.tensor([float(r + 7)]), right),
-           dist.P2POp(dist.irecv, pbuf, left)]
+    pbuf = torch.zeros(1)        # tag 1: rank 0's any-source receive above waits for tag 0
+    ops = [dist.P2POp(dist.isend, torch.tensor([float(r + 7)]), right, tag=1),
+           dist.P2POp(dist.irecv, pbuf, left, tag=1)]
     for q in dist.batch_isend_irecv(ops):
         q.wait()
     assert pbuf.tolist() == [float(left + 7)]

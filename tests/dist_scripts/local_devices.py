@@ -71,5 +71,6 @@ for (name, p), q in zip(model.named_parameters(), reference.parameters()):
     assert isinstance(p, DTensor) and p.placements == (Shard(0),), name
     assert len(devices_of(p)) == 8 and devices_of(p)[0][1][0] == q.shape[0] // 8, \
         (name, devices_of(p))
-    assert torch.allclose(p.full_tensor(), q, rtol=1e-5, atol=1e-6), (name, (p.full_tensor() - q).abs().max())
+    full = p.full_tensor()
+    assert torch.allclose(full, q, rtol=1e-5, atol=1e-6), (name, (full - q).abs().max())
 print("ok")

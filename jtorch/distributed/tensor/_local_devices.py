@@ -8,11 +8,12 @@ at once, so a DTensor holds the whole global tensor as one jax array laid out by
 placements' `jax.sharding.NamedSharding` (`Shard(d)` on mesh dim i: tensor dim d split over
 mesh axis i), and jax's compiler (GSPMD) inserts the collectives that ops on such arrays
 need. `full_tensor()` is the whole tensor on the mesh's first device (where the process's
-plain tensors are), `to_local()` the DTensor's array itself. Redistributing re-lays the array out (an all-gather, all-to-all or slice that XLA
-picks); the gradient goes back to the source's layout. jax only splits a dimension into
-equal blocks: a `Shard(d)` whose dimension the mesh axis does not divide keeps that
-dimension whole on every device (its placement is still reported as `Shard(d)`). A
-`Partial` placement is not a layout: its value is the reduced one.
+plain tensors are), `to_local()` the DTensor's array itself. Redistributing re-lays the
+array out (an all-gather, all-to-all or slice that XLA picks); the gradient goes back to
+the source's layout. jax only splits a dimension into equal blocks: a `Shard(d)` whose
+dimension the mesh axis does not divide keeps that dimension whole on every device (its
+placement is still reported as `Shard(d)`). A `Partial` placement is not a layout: its
+value is the reduced one.
 """
 
 from __future__ import annotations

@@ -12,10 +12,10 @@ through the unsharded tensor into the DTensors' `.grad`. Over several ranks the 
 parameter is all-gathered and its gradient reduce-scattered (`_unshard`); as in PyTorch,
 each rank's shard is its `torch.chunk` of its own initial parameter (ranks start alike). Over
 one process's local devices the parameter is one array sharded over them, laid out whole for
-the forward (`tensor._local_devices`). Over one rank the unsharded parameter is a plain, differentiable alias of its DTensor, so the
-module computes what it computed before. The policy's other parts apply as in PyTorch:
-floating inputs cast to `param_dtype`, outputs to `output_dtype`, gradients reduced in
-`reduce_dtype`.
+the forward (`tensor._local_devices`). Over one rank the unsharded parameter is a plain,
+differentiable alias of its DTensor, so the module computes what it computed before. The
+policy's other parts apply as in PyTorch: floating inputs cast to `param_dtype`, outputs to
+`output_dtype`, gradients reduced in `reduce_dtype`.
 """
 
 from __future__ import annotations
