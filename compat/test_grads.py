@@ -213,6 +213,10 @@ def compare_grad(expected, actual, path) -> None:
         raise Mismatch(f"{path}: {side} gives no gradient, the other a nonzero one")
     if not isinstance(actual, jtorch.Tensor):
         raise Mismatch(f"{path}: expected a Tensor, got {type(actual).__name__}")
+    if expected.layout != torch.strided:    # a sparse gradient: its layout, then its values
+        if str(actual.layout) != str(expected.layout):
+            raise Mismatch(f"{path}: layout {actual.layout} != torch {expected.layout}")
+        expected, actual = expected.to_dense(), actual.to_dense()
     if tuple(expected.shape) != tuple(actual.shape):
         raise Mismatch(f"{path}: shape {tuple(actual.shape)} != torch {tuple(expected.shape)}")
     edt = str(expected.dtype).split(".")[1]

@@ -26,7 +26,7 @@ from . import _device, _dtype, _meta, _storage, _views
 from ._meta import MetaArray
 from ._storage import UntypedStorage
 
-__all__ = ["Tensor", "Size", "Storage", "AutogradMeta"]
+__all__ = ["Tensor", "Size", "Storage", "AutogradMeta", "SparseOperand"]
 
 
 class Size(tuple):
@@ -110,6 +110,16 @@ def wrap_dim(dim: int, ndim: int) -> int:
         raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], "
                          f"but got {dim})")
     return dim + ndim if dim < 0 else dim
+
+
+class SparseOperand(NotImplementedError):
+    """Raised when a dense kernel reads a sparse tensor's elements (`_array`): the op
+    registry catches it and hands the call to `jtorch.sparse`; anywhere else it says that
+    the operation has no sparse form."""
+
+    def __init__(self, layout):
+        super().__init__(f"this operation does not support sparse tensors (layout={layout}); "
+                         "convert with .to_dense() first")
 
 
 class Tensor:
@@ -621,7 +631,7 @@ def _check_grad(t: Tensor, g) -> None:
                            f"'{g.device.type}' to a tensor with device type '{t.device.type}'. "
                            "Please ensure that the gradient and the tensor are on the same "
                            "device")
-    if g._array.shape != t._array.shape:
+    if tuple(g.shape) != tuple(t.shape):
         raise RuntimeError(f"attempting to assign a gradient of size '{list(g.shape)}' to a "
                            f"tensor of size '{list(t.shape)}'. Please ensure that the gradient "
                            "and the tensor are the same size")

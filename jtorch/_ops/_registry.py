@@ -37,7 +37,7 @@ import numpy as np
 
 from .. import _device, _dtype, _errors, _meta, _programs, _tracebacks
 from .._dtype import c10_name, category, result_type_of
-from .._tensor import Tensor, wrap
+from .._tensor import SparseOperand, Tensor, wrap
 
 
 class _Slot:
@@ -75,6 +75,9 @@ _NO_JIT = os.environ.get("JTORCH_EAGER_JIT", "1") == "0"
 record = None
 record_view = None
 inplace_hook = None
+# Set by jtorch.sparse: `sparse_hook(op, args, mode, out)` runs a call that has a sparse
+# argument ("call", "inplace" or "out" mode); dense kernels never see sparse tensors.
+sparse_hook = None
 # Set by jtorch.amp while autocast is on in some thread: `autocast_hook(op, args) -> args`
 # casts the floating inputs of the ops on autocast's lists. None costs nothing.
 autocast_hook = None
@@ -348,16 +351,22 @@ def _wrap_out(op: OpDef, out):
 
 def call(op: OpDef, args: tuple):
     """Runs `op` on the arguments of a generated wrapper (all parameters, in order)."""
-    if op.check is not None:
-        op.check(*args)
-    return _dispatch(op, args)
+    try:
+        if op.check is not None:
+            op.check(*args)
+        return _dispatch(op, args)
+    except SparseOperand:       # a sparse argument (free for dense calls: no try cost)
+        return sparse_hook(op, args, "call", None)
 
 
 def call_out(op: OpDef, args: tuple, out):
     """`torch.op(..., out=out)`: runs `op` and writes the result into `out` when given."""
-    if op.check is not None:
-        op.check(*args, out=out)
-    result = _dispatch(op, args)
+    try:
+        if op.check is not None:
+            op.check(*args, out=out)
+        result = _dispatch(op, args)
+    except SparseOperand:
+        return sparse_hook(op, args, "out", out)
     if out is None:
         return result
     if forward_ad is not None:
@@ -423,11 +432,14 @@ _dispatch_plain = _dispatch
 def call_view(op: OpDef, args: tuple):
     """A view op: the implementation returns the `Step`(s) deriving the view(s) from the input."""
     base = args[0]
-    steps = invoke(op, args)
-    if isinstance(steps, (tuple, list)):
-        result = tuple(base._make_view(s) for s in steps)
-    else:
-        result = base._make_view(steps)
+    try:
+        steps = invoke(op, args)
+        if isinstance(steps, (tuple, list)):
+            result = tuple(base._make_view(s) for s in steps)
+        else:
+            result = base._make_view(steps)
+    except SparseOperand:
+        return sparse_hook(op, args, "call", None)
     if record_view is not None:
         record_view(op, steps, base, result)
     if forward_ad is not None:
@@ -450,9 +462,12 @@ def call_inplace(op: OpDef, args: tuple):
     self = args[0]
     if not isinstance(self, Tensor):
         raise TypeError(f"{op.name}_(): self must be a Tensor")
-    if op.check is not None:
-        op.check(*args, inplace=True)
-    result = _dispatch(op, args)
+    try:
+        if op.check is not None:
+            op.check(*args, inplace=True)
+        result = _dispatch(op, args)
+    except SparseOperand:
+        return sparse_hook(op, args, "inplace", None)
     _check_result_fits(result, self, "inplace")
     write_inplace(self, result)
     return self
@@ -508,9 +523,13 @@ def _gen(name: str, params, body: str, namespace: dict):
         parts.append(s)
     # An exception leaving the op loses the registry's and jax's frames (_tracebacks), and
     # a bare `raise` adds no frame of its own: the traceback ends at the user's call.
+    # dtype=float means torch.float64, except in Tensor.type, which reads a class as a type name
+    if name != "type" and any(p.name == "dtype" for p in params):
+        body = "dtype = _from_python_type(dtype)\n        " + body
     src = (f"def {name}({', '.join(parts)}):\n    try:\n        {body}\n"
            "    except Exception as _e:\n        _clean(_e)\n        raise\n")
-    ns = dict(namespace, _clean=_tracebacks.clean, **defaults)
+    ns = dict(namespace, _clean=_tracebacks.clean, _from_python_type=_dtype.from_python_type,
+              **defaults)
     exec(compile(src, _tracebacks.GENERATED_FILE, "exec"), ns)
     GENERATED.append(ns[name])
     return ns[name]

@@ -158,13 +158,20 @@ def _renorm_no_grad(weight, indices, max_norm, norm_type):
     weight._write(new._array)
 
 
+# Set by jtorch.sparse: `sparse_embedding(weight, indices, padding_idx, scale_grad_by_freq)`,
+# the `sparse=True` lookup whose weight gradient is a sparse COO tensor.
+sparse_embedding = None
+
+
 @composite(name="nn.functional.embedding", method=False)
 def _f_embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
                  scale_grad_by_freq=False, sparse=False):
-    """Matches `torch.nn.functional.embedding`."""
+    """Matches `torch.nn.functional.embedding` (`sparse=True`: a sparse weight gradient)."""
     padding_idx = _padding_idx(padding_idx, weight.shape[0])
     if max_norm is not None:
         _renorm_no_grad(weight, input, max_norm, norm_type)
+    if sparse and weight.requires_grad and sparse_embedding is not None:
+        return sparse_embedding(weight, input, padding_idx, scale_grad_by_freq)
     return embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
 
 
