@@ -4,8 +4,8 @@ DTensor, mp.spawn.
 The scripts in dist_scripts/ check their own results against numpy (or against a plain
 model trained on the global batch) and print "ok N" from rank 0. Multi-process runs are
 slow (each process imports jtorch and compiles its collectives), so the default suite runs
-three short 2-process jobs (collectives, DTensor, a failing rank); JTORCH_DIST_FULL=1 runs
-the rest (4 processes, DDP, FSDP, mp.spawn).
+two short 2-process jobs (collectives, a failing rank; compat/test_distributed_torchrun.py
+adds DDP); JTORCH_DIST_FULL=1 runs the rest (4 processes, DDP, FSDP, DTensor, mp.spawn).
 """
 
 import os
@@ -88,7 +88,8 @@ def test_ddp_trains_like_one_process_on_the_global_batch(nproc):
     assert r.stdout.splitlines()[-1] == f"ok {nproc}"
 
 
-@pytest.mark.parametrize("nproc", [2, pytest.param(4, marks=FULL)])
+@FULL
+@pytest.mark.parametrize("nproc", [2, 4])
 def test_dtensor_pieces_match_the_global_tensor(nproc):
     r = torchrun("dtensor.py", nproc, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
