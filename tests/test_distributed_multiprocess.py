@@ -109,6 +109,13 @@ def test_fully_shard_trains_like_one_process_on_the_global_batch(nproc):
 
 
 @FULL
+def test_tensor_parallel_trains_like_the_plain_model():
+    r = torchrun("tp.py", 2, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.splitlines()[-1] == "ok 2"
+
+
+@FULL
 def test_multiprocessing_spawn_with_tcp_init():
     cmd = [sys.executable, "-m", "jtorch", "spawn.py", "2"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=_env(),
