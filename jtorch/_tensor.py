@@ -183,7 +183,7 @@ class Tensor:
             chain = (step,)
         else:
             chain = self._chain + (step,)
-        shape, stride, offset = step.meta(self.shape, self.stride(), self.storage_offset())
+        shape, stride, offset = step.meta(self._shape(), Tensor.stride(self), self.storage_offset())
         t = object.__new__(Tensor)
         t._storage = self._storage
         t._chain = chain
@@ -206,7 +206,7 @@ class Tensor:
             chain = (step,)
         else:
             chain = self._chain + (step,)
-        shape, stride, offset = step.meta(self.shape, self.stride(), self.storage_offset())
+        shape, stride, offset = step.meta(self._shape(), Tensor.stride(self), self.storage_offset())
         self._set_layout(chain, shape, stride, offset)
 
     def _set_layout(self, chain: tuple, shape, stride, offset: int) -> None:
@@ -247,7 +247,7 @@ class Tensor:
         elif type(arr) is MetaArray:
             raise NotImplementedError(_meta.NO_DATA)
         if self._chain:
-            shape, stride = self.shape, self.stride()
+            shape, stride = self._shape(), Tensor.stride(self)
             if _views.has_internal_overlap(shape, stride):
                 raise RuntimeError(
                     "unsupported operation: more than one element of the written-to tensor "
@@ -328,7 +328,7 @@ class Tensor:
             return _device.META
         if isinstance(arr, jax.core.Tracer):
             return _device.CPU if jax.default_backend() == "cpu" else _device.from_jax(
-                jax.devices()[0])
+                jax.local_devices()[0])
         return _device.from_jax(next(iter(arr.devices())))
 
     @property

@@ -332,7 +332,8 @@ def _translate(e: Exception, arrays):
     return e
 
 
-_ArrayImpl = type(jnp.zeros(()))
+from jax._src.array import ArrayImpl as _ArrayImpl  # noqa: E402 (not an array made at
+# import: that would start jax's backends before `jax.distributed` can be joined)
 
 
 def _wrap_out(op: OpDef, out):
