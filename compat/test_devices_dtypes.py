@@ -136,8 +136,9 @@ PYTHON_TYPE_CASES = [     # Python's scalar types where a dtype is expected
     "torch.cumsum(t, 0, dtype=int)",
 ]
 
-CASES = ([(META, c) for c in META_CASES] + [(PY, c) for c in PYTHON_TYPE_CASES] + CONTEXT_CASES + [(VIEW, c) for c in VIEW_CASES]
-         + [(VIEW_WRITE, "z")] + [(F8, c) for c in F8_CASES] + [(AS, c) for c in ASARRAY_CASES])
+CASES = ([(META, c) for c in META_CASES] + [(PY, c) for c in PYTHON_TYPE_CASES] + CONTEXT_CASES
+         + [(VIEW, c) for c in VIEW_CASES] + [(VIEW_WRITE, "z")] + [(F8, c) for c in F8_CASES]
+         + [(AS, c) for c in ASARRAY_CASES])
 
 
 @pytest.mark.parametrize("setup,expr", CASES, ids=[e for _, e in CASES])

@@ -34,4 +34,5 @@ class UncapturedHigherOrderOpError(TorchDynamoException):
 
 
 __all__ = ["TorchDynamoException", "Unsupported", "BackendCompilerFailed", "TorchRuntimeError",
-           "InternalTorchDynamoError", "RestartAnalysis", "UserError", "UncapturedHigherOrderOpError"]
+           "InternalTorchDynamoError", "RestartAnalysis", "UserError",
+           "UncapturedHigherOrderOpError"]
