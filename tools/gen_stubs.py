@@ -231,7 +231,7 @@ def _returns_several(d) -> bool:
     if d.returns:
         return True
     if d.view:
-        src = inspect.getsource(d.impl)
+        src = inspect.getsource(inspect.unwrap(d.impl))
         return bool(re.search(r"return\s*(tuple\(|\[|\(\s*\w)", src))
     return False
 
@@ -277,7 +277,7 @@ def _params(stub: Stub, fn, d, method: bool) -> str:
 
 
 def _where(d) -> str:
-    f = inspect.getsourcefile(d.impl) or "?"
+    f = inspect.getsourcefile(inspect.unwrap(d.impl)) or "?"     # through decorators
     return os.path.relpath(f, ROOT).replace(os.sep, "/")
 
 
