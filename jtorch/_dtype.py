@@ -180,6 +180,17 @@ _PROMOTE_TABLE = {(a, b): _promote(a, b) for a in ALL for b in ALL
                   if not ({a._kind, b._kind} == {"u", "i"} and uint8 not in (a, b))}
 
 
+# Python's scalar types stand for dtypes wherever PyTorch's argument parser takes a dtype
+# (`torch.zeros(2, dtype=float)` is float64, `x.to(bool)`).
+PYTHON_TYPES = {builtins.bool: bool, builtins.int: int64, builtins.float: float64,
+                builtins.complex: complex128}
+
+
+def from_python_type(d):
+    """`d`, with a Python scalar type replaced by its dtype (anything else unchanged)."""
+    return PYTHON_TYPES.get(d, d) if d.__class__ is type else d
+
+
 def promote_types(type1: dtype, type2: dtype) -> dtype:
     """Matches `torch.promote_types`."""
     try:

@@ -521,9 +521,13 @@ def _gen(name: str, params, body: str, namespace: dict):
         parts.append(s)
     # An exception leaving the op loses the registry's and jax's frames (_tracebacks), and
     # a bare `raise` adds no frame of its own: the traceback ends at the user's call.
+    # dtype=float means torch.float64, except in Tensor.type, which reads a class as a type name
+    if name != "type" and any(p.name == "dtype" for p in params):
+        body = "dtype = _from_python_type(dtype)\n        " + body
     src = (f"def {name}({', '.join(parts)}):\n    try:\n        {body}\n"
            "    except Exception as _e:\n        _clean(_e)\n        raise\n")
-    ns = dict(namespace, _clean=_tracebacks.clean, **defaults)
+    ns = dict(namespace, _clean=_tracebacks.clean, _from_python_type=_dtype.from_python_type,
+              **defaults)
     exec(compile(src, _tracebacks.GENERATED_FILE, "exec"), ns)
     GENERATED.append(ns[name])
     return ns[name]

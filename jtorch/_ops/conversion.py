@@ -79,7 +79,8 @@ def _parse_to(args, kwargs):
     if kwargs:
         raise TypeError(f"to() received an invalid combination of arguments - got unexpected "
                         f"keyword argument '{next(iter(kwargs))}'")
-    args = list(args)
+    dtype = _dtype.from_python_type(dtype)
+    args = [_dtype.from_python_type(a) for a in args]
     if args and isinstance(args[0], Tensor):
         other = args.pop(0)
         device, dtype = other.device, other.dtype

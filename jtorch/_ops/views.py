@@ -104,8 +104,10 @@ def _shape_kw(shape, kwargs, name):
 def view(self, *shape, **kwargs):
     """Matches `torch.Tensor.view`: `view(*shape)`, `view(size=...)`, `view(dtype)`."""
     if not shape and set(kwargs) == {"dtype"}:
-        shape = (kwargs["dtype"],)
-    elif not (len(shape) == 1 and isinstance(shape[0], _dtype.dtype)):
+        shape = (_dtype.from_python_type(kwargs["dtype"]),)
+    elif len(shape) == 1 and shape[0].__class__ is type:     # view(int): int64, as PyTorch
+        shape = (_dtype.from_python_type(shape[0]),)
+    if not (len(shape) == 1 and isinstance(shape[0], _dtype.dtype)):
         return _view(self, *_shape_kw(shape, kwargs, "size"))
     # view(dtype) shares storage but is not differentiable: PyTorch gives no grad_fn.
     out = _view(self.detach(), shape[0])
