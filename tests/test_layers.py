@@ -41,7 +41,7 @@ LAYERS = [
     ("library", ["nn", "optim", "data", "utils", "distributions", "distributed", "sparse",
                  "library", "profiler", "accelerator", "cuda", "cpu", "mps", "mtia", "xpu",
                  "jit", "fx", "onnx", "testing", "overrides", "nested", "ao",
-                 "quantization", "_C", "_dynamo", "compiler"]),
+                 "quantization", "_C", "_dynamo", "compiler", "_higher_order_ops"]),
     ("edges", ["serialization", "interop", "__main__", "_shim"]),
 ]
 LIBRARY = [name for name, _ in LAYERS].index("library")
