@@ -1,7 +1,7 @@
 """jtorch: the PyTorch API on JAX.
 
 `import jtorch as torch`, or run an unmodified script with
-`python -m jtorch script.py`. See DESIGN.md for the decisions this rests on.
+`python -m jtorch script.py`. See docs/design.md for the decisions this rests on.
 """
 
 import jax as _jax

@@ -281,6 +281,15 @@ def c10_name(x) -> str:
     return _C10_NAMES.get(d._name, d._name)
 
 
+def legacy_type_name(x, cuda: bool = False) -> str:
+    """The legacy tensor type name of a dtype: "torch.FloatTensor", "torch.cuda.LongTensor".
+
+    What `Tensor.type()` and `torch.typename` return and PyTorch's messages say: c10's
+    ScalarType name + "Tensor", for every dtype (`torch.UInt16Tensor` too).
+    """
+    return f"torch.{'cuda.' if cuda else ''}{c10_name(x)}Tensor"
+
+
 # c10's C++ type names (TypeMeta), as in "expected m1 and m2 to have the same dtype, but got:
 # float != double" and in a TensorOptions' repr.
 _CPP_NAMES = {

@@ -44,12 +44,7 @@ def numel(input: Tensor) -> int:
 
 def typename(obj) -> str:
     if isinstance(obj, Tensor):
-        names = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-                 "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor",
-                 "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor",
-                 "bool": "BoolTensor", "complex64": "ComplexFloatTensor",
-                 "complex128": "ComplexDoubleTensor"}
-        return "torch." + names.get(obj.dtype._name, "Tensor")
+        return obj.type()     # PyTorch's typename is `Tensor.type()` for tensors
     return type(obj).__module__ + "." + type(obj).__qualname__
 
 

@@ -637,6 +637,26 @@ def _check_grad(t: Tensor, g) -> None:
                            "and the tensor are the same size")
 
 
+def zero_grads(params, set_to_none: bool = True) -> None:
+    """Clears the `.grad` of each tensor in `params`: what `Module.zero_grad` and
+    `Optimizer.zero_grad` do.
+
+    `set_to_none=False` zeroes the gradient in place, first detaching it from any graph
+    (a grad made under `create_graph=True`), as PyTorch does.
+    """
+    for p in params:
+        if p.grad is None:
+            continue
+        if set_to_none:
+            p.grad = None
+        else:
+            if p.grad.grad_fn is not None:
+                p.grad.detach_()
+            else:
+                p.grad.requires_grad_(False)
+            p.grad.zero_()
+
+
 def _rebuild_from_numpy(arr, requires_grad):
     t = object.__new__(Tensor)
     t._init_root(jnp.asarray(arr), requires_grad)

@@ -106,7 +106,7 @@ def _freeze(v):
 class OpDef:
     """One declared op: its implementation, slots, promotion rule and compiled-kernel cache."""
 
-    def __init__(self, impl, name, promote, jit, returns, differentiable, view, vjp,
+    def __init__(self, impl, name, promote, jit, returns, differentiable, view,
                  check=None):
         self.impl = impl
         self.name = name
@@ -115,7 +115,6 @@ class OpDef:
         self.returns = returns
         self.differentiable = differentiable
         self.view = view
-        self.vjp = vjp
         self.check = check
         sig = inspect.signature(impl)
         self.params = list(sig.parameters.values())
@@ -590,7 +589,7 @@ def _arg_tuple(params) -> str:
 
 def op(impl=None, *, name=None, promote=DEFAULT, method=True, inplace=False, out=True,
        dunder=None, rdunder=None, aliases=(), jit=True, returns=None, differentiable=True,
-       view=False, vjp=None, check=None, publish=None):
+       view=False, check=None, publish=None):
     """Declares an op. See the module docstring.
 
     Args:
@@ -608,7 +607,10 @@ def op(impl=None, *, name=None, promote=DEFAULT, method=True, inplace=False, out
       jit: compile per statics (False for data-dependent shapes: nonzero, unique, ...).
       returns: field names of a `torch.return_types` named tuple result.
       view: the implementation returns view `Step`s.
-      vjp: an optional custom VJP rule for autograd.
+      differentiable: record calls on the autograd tape. The gradient is always `jax.vjp`
+        of the implementation; an op whose gradient must differ from what jax derives (a
+        PyTorch convention, a stabler formula) wraps its implementation, or the part of it
+        concerned, in `jax.custom_vjp` / `jax.custom_jvp` (see `_ops/pointwise_math.py`).
       publish: publish the function under its torch name. By default a name starting with
         `_` is an internal kernel and is not published; PyTorch's own private APIs that
         jtorch provides (`torch._chunk_cat`) pass `publish=True`.
@@ -620,10 +622,10 @@ def op(impl=None, *, name=None, promote=DEFAULT, method=True, inplace=False, out
         return functools.partial(op, name=name, promote=promote, method=method, inplace=inplace,
                                  out=out, dunder=dunder, rdunder=rdunder, aliases=aliases,
                                  jit=jit, returns=returns, differentiable=differentiable,
-                                 view=view, vjp=vjp, check=check, publish=publish)
+                                 view=view, check=check, publish=publish)
     full = name or impl.__name__
     short = full.rsplit(".", 1)[-1]
-    d = OpDef(impl, short, promote, jit, returns, differentiable, view, vjp, check)
+    d = OpDef(impl, short, promote, jit, returns, differentiable, view, check)
     if full in OPS:
         raise RuntimeError(f"op {full} declared twice")
     OPS[full] = d
@@ -704,7 +706,7 @@ def kernel(impl=None, *, name=None, promote=DEFAULT, jit=True, returns=None,
     if impl is None:
         return functools.partial(kernel, name=name, promote=promote, jit=jit, returns=returns,
                                  differentiable=differentiable)
-    d = OpDef(impl, name or impl.__name__, promote, jit, returns, differentiable, False, None)
+    d = OpDef(impl, name or impl.__name__, promote, jit, returns, differentiable, False)
 
     def run(*args):
         return call(d, args)

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 
 from .._misc import typename
-from .._tensor import SparseOperand, Tensor, wrap
+from .._tensor import SparseOperand, Tensor, wrap, zero_grads
 from ..autograd import grad_mode
 from ..autograd.graph import RemovableHandle, _add_hook
 
@@ -179,18 +179,7 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Matches `torch.optim.Optimizer.zero_grad`."""
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                if set_to_none:
-                    p.grad = None
-                else:
-                    if p.grad.grad_fn is not None:
-                        p.grad.detach_()
-                    else:
-                        p.grad.requires_grad_(False)
-                    p.grad.zero_()
+        zero_grads((p for group in self.param_groups for p in group["params"]), set_to_none)
 
     # -- state dicts -------------------------------------------------------
 
