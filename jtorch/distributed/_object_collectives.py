@@ -16,7 +16,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _runtime
-from ._process_group import not_in_group, resolve
+from ._xla import run_on_group as _run
+from ._process_group import group_root, not_in_group, resolve
 
 __all__ = ["all_gather_object", "broadcast_object_list", "gather_object",
            "scatter_object_list"]
@@ -36,7 +37,6 @@ def _gather_bytes(data: np.ndarray, pg) -> list:
     """Every rank's byte string, in group-rank order."""
     if pg.size() == 1:
         return [data]
-    from .distributed_c10d import _run
     device = _runtime.local_device("cpu")
     sizes = _run("all_gather", pg, jax.device_put(jnp.asarray([data.size], jnp.int64), device))
     sizes = [int(s) for s in np.asarray(sizes).reshape(-1)]
@@ -50,7 +50,6 @@ def _broadcast_bytes(data: np.ndarray | None, root: int, pg) -> np.ndarray:
     """The root's byte string on every rank."""
     if pg.size() == 1:
         return data
-    from .distributed_c10d import _run
     device = _runtime.local_device("cpu")
     size = np.asarray([0 if data is None else data.size], np.int64)
     size = int(np.asarray(_run("broadcast", pg, jax.device_put(jnp.asarray(size), device),
@@ -59,9 +58,8 @@ def _broadcast_bytes(data: np.ndarray | None, root: int, pg) -> np.ndarray:
     return np.asarray(_run("broadcast", pg, jax.device_put(jnp.asarray(padded), device), root))
 
 
-def _root(group_root, rank, pg) -> int:
-    from .distributed_c10d import _root as root_of
-    return root_of(group_root, rank, pg)
+def _root(group, rank, pg) -> int:
+    return group_root(group, rank, pg)
 
 
 def all_gather_object(object_list, obj, group=None) -> None:

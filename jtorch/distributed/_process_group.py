@@ -221,3 +221,15 @@ def env_int(name: str) -> int:
 REDUCE_OP_NAMES = {ReduceOp.SUM: "sum", ReduceOp.AVG: "avg", ReduceOp.PRODUCT: "product",
                    ReduceOp.MIN: "min", ReduceOp.MAX: "max", ReduceOp.BAND: "band",
                    ReduceOp.BOR: "bor", ReduceOp.BXOR: "bxor"}
+
+
+def group_root(group: int | None, rank: int | None, pg, default: int = 0) -> int:
+    """A root given as a group rank (`group_src`/`group_dst`) or a global rank."""
+    if group is not None:
+        return group
+    rank = default if rank is None else rank
+    if pg is _World.WORLD:
+        return rank
+    if rank not in pg.ranks:
+        raise ValueError(f"Global rank {rank} is not part of group {pg}")
+    return pg.ranks.index(rank)

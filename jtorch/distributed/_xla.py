@@ -203,3 +203,10 @@ def broadcast(devices, index, arr, src: int):
 def scatter(devices, index, stacked, src: int):
     """Block r of the source's `stacked` ([n, *shape]) on rank r."""
     return run("scatter", devices, index, stacked, (src,))
+
+
+def run_on_group(kind: str, pg, arr, *static):
+    """Collective `kind` of this rank's `arr` over the process group `pg`: this rank's
+    result."""
+    devices = group_devices(tuple(pg.ranks), next(iter(arr.devices())).platform)
+    return run(kind, devices, pg.rank(), arr, tuple(static))

@@ -27,7 +27,7 @@ from . import _runtime, _xla
 from ._process_group import (  # noqa: F401 (PyTorch's names, exported here)
     NOT_INITIALIZED as _NOT_INITIALIZED, REDUCE_OP_NAMES, Backend, GroupMember, ProcessGroup,
     ReduceOp, Work, _pg_map, _World, default_group, done as _done, env_int as _env_int,
-    group, not_in_group, resolve,
+    group, group_root as _root, not_in_group, resolve,
 )
 from ._store import FileStore, HashStore, PrefixStore, Store
 from .constants import default_pg_timeout
@@ -329,29 +329,14 @@ def _tensor(t, what="tensor") -> Tensor:
     return t
 
 
-def _root(group: int | None, rank: int | None, pg: ProcessGroup, default: int = 0) -> int:
-    """A root given as a group rank (`group_src`/`group_dst`) or a global rank."""
-    if group is not None:
-        return group
-    rank = default if rank is None else rank
-    if pg is _World.WORLD:
-        return rank
-    if rank not in pg.ranks:
-        raise ValueError(f"Global rank {rank} is not part of group {pg}")
-    return pg.ranks.index(rank)
-
-
 # -- running a collective -----------------------------------------------------------------
+
+
+_run = _xla.run_on_group
 
 
 def _platform(arr) -> str:
     return next(iter(arr.devices())).platform
-
-
-def _run(kind: str, pg: ProcessGroup, arr, *static):
-    """Collective `kind` of this rank's `arr` over `pg`: this rank's result."""
-    devices = _xla.group_devices(tuple(pg.ranks), _platform(arr))
-    return _xla.run(kind, devices, pg.rank(), arr, tuple(static))
 
 
 def _store(t: Tensor, arr) -> None:
