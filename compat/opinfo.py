@@ -40,9 +40,6 @@ SKIPS = {
     "torch._scaled_mm_v2": "float8 scaled matmul: CUDA-only private kernel",
     "torch.ops.aten._efficient_attention_forward": "CUDA-only private attention kernel",
     "torch.ops.aten._flash_attention_forward": "CUDA-only private attention kernel",
-    "sparse.mm": "sparse tensors are out of jtorch's scope (jax arrays are dense)",
-    "sparse.sampled_addmm": "sparse tensors are out of jtorch's scope",
-    "to_sparse": "sparse tensors are out of jtorch's scope",
     "chalf": "complex32 has no jax/XLA dtype",
     "slice": "exists only as torch.ops.aten.slice (an ATen operator, not a torch API)",
     "max_pool2d_with_indices_backward": "exists only as an ATen backward operator "
@@ -165,6 +162,12 @@ def resolve(op):
 
 
 def to_jtorch(v):
+    if isinstance(v, torch.Tensor) and v.layout == torch.sparse_coo:
+        return jtorch.sparse_coo_tensor(to_jtorch(v._indices()), to_jtorch(v._values()),
+                                        tuple(v.shape), is_coalesced=v.is_coalesced())
+    if isinstance(v, torch.Tensor) and v.layout == torch.sparse_csr:
+        return jtorch.sparse_csr_tensor(to_jtorch(v.crow_indices()), to_jtorch(v.col_indices()),
+                                        to_jtorch(v.values()), tuple(v.shape))
     if isinstance(v, torch.Tensor):
         t = v.detach().cpu().resolve_conj().resolve_neg()
         if t.dtype == torch.bfloat16:
@@ -267,6 +270,25 @@ def compare(expected, actual, random: bool, path: str = "out",
 
     `norm_relative` scales the absolute tolerance by the largest entry of `expected`.
     """
+    if isinstance(expected, torch.Tensor) and expected.layout != torch.strided:
+        # a sparse result: the same layout, pattern and coalesced flag, then the parts
+        if str(actual.layout) != str(expected.layout):
+            raise Mismatch(f"{path}: layout {actual.layout} != torch {expected.layout}")
+        if expected.layout == torch.sparse_csr:
+            parts = [(expected.crow_indices(), actual.crow_indices()),
+                     (expected.col_indices(), actual.col_indices()),
+                     (expected.values(), actual.values())]
+        else:
+            if expected.is_coalesced() != actual.is_coalesced():
+                raise Mismatch(f"{path}: coalesced {actual.is_coalesced()} != torch "
+                               f"{expected.is_coalesced()}")
+            parts = [(expected._indices(), actual._indices()),
+                     (expected._values(), actual._values())]
+        if tuple(expected.shape) != tuple(actual.shape):
+            raise Mismatch(f"{path}: shape {tuple(actual.shape)} != torch {tuple(expected.shape)}")
+        for k, (e, a) in enumerate(parts):
+            compare(e, a, random, f"{path}.part{k}", norm_relative)
+        return
     if isinstance(expected, torch.Tensor):
         if not isinstance(actual, jtorch.Tensor):
             raise Mismatch(f"{path}: expected a Tensor, got {type(actual).__name__}")

@@ -124,8 +124,21 @@ ASARRAY_CASES = [
     "torch.asarray(np.arange(4.))", "torch.asarray(np.arange(4.), dtype=torch.float32)",
 ]
 
-CASES = ([(META, c) for c in META_CASES] + CONTEXT_CASES + [(VIEW, c) for c in VIEW_CASES]
-         + [(VIEW_WRITE, "z")] + [(F8, c) for c in F8_CASES] + [(AS, c) for c in ASARRAY_CASES])
+PY = "t = torch.arange(3.)"
+PYTHON_TYPE_CASES = [     # Python's scalar types where a dtype is expected
+    "torch.zeros(2, dtype=float)", "torch.ones(2, dtype=int)", "torch.full((2,), 1, dtype=bool)",
+    "torch.empty(2, dtype=complex).shape", "torch.tensor([1, 2], dtype=float)",
+    "torch.arange(3, dtype=float)", "torch.tril(torch.ones((3, 3), dtype=bool))",
+    "t.to(bool)", "t.to(int)", "t.to('cpu', float)", "t.to(dtype=int)", "t.to(int, copy=True)",
+    "t.view(int)", "t.view(dtype=float)", "t.sum(dtype=float)", "t.new_zeros(2, dtype=int)",
+    "torch.zeros_like(t, dtype=bool)", "torch.as_tensor([1], dtype=float)",
+    "torch.nn.functional.softmax(t, 0, dtype=float).dtype", "t.type(float)", "t.type(int)",
+    "torch.cumsum(t, 0, dtype=int)",
+]
+
+CASES = ([(META, c) for c in META_CASES] + [(PY, c) for c in PYTHON_TYPE_CASES] + CONTEXT_CASES
+         + [(VIEW, c) for c in VIEW_CASES] + [(VIEW_WRITE, "z")] + [(F8, c) for c in F8_CASES]
+         + [(AS, c) for c in ASARRAY_CASES])
 
 
 @pytest.mark.parametrize("setup,expr", CASES, ids=[e for _, e in CASES])

@@ -57,6 +57,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("expecttest")
 
 import jtorch  # noqa: E402
+from jtorch._tensor import SparseOperand  # noqa: E402
 from jtorch.autograd import _fused  # noqa: E402
 from compat import opinfo  # noqa: E402
 
@@ -231,6 +232,10 @@ def compare_grad(expected, actual, path) -> None:
         raise Mismatch(f"{path}: {side} gives no gradient, the other a nonzero one")
     if not isinstance(actual, jtorch.Tensor):
         raise Mismatch(f"{path}: expected a Tensor, got {type(actual).__name__}")
+    if expected.layout != torch.strided:    # a sparse gradient: its layout, then its values
+        if str(actual.layout) != str(expected.layout):
+            raise Mismatch(f"{path}: layout {actual.layout} != torch {expected.layout}")
+        expected, actual = expected.to_dense(), actual.to_dense()
     if tuple(expected.shape) != tuple(actual.shape):
         raise Mismatch(f"{path}: shape {tuple(actual.shape)} != torch {tuple(expected.shape)}")
     edt = str(expected.dtype).split(".")[1]
@@ -552,6 +557,16 @@ class _FusedCalls:
         _fused.run, _fused._BACKGROUND = self.run, self.background
 
 
+def _host(g):
+    """A gradient's values as a numpy array (a sparse gradient's dense form), or None."""
+    if g is None:
+        return None
+    try:
+        return np.asarray(g._array)
+    except SparseOperand:
+        return np.asarray(g.to_dense()._array)
+
+
 def _loop_form(build_loss, inputs, check) -> dict:
     """`build_loss().backward()` `LOOP_STEPS` times, as a training loop runs it.
 
@@ -573,8 +588,7 @@ def _loop_form(build_loss, inputs, check) -> dict:
                 build_loss().backward()
             grads = [t.grad for t in inputs]
             check(grads)
-            steps.append((calls.ran == [True], [None if g is None else np.asarray(g._array)
-                                                for g in grads]))
+            steps.append((calls.ran == [True], [_host(g) for g in grads]))
             if _fused.last_failure[0] is not None:
                 out["declined"] = _fused.last_failure[0][:200]
     except Exception as e:  # noqa: BLE001 — any jtorch error is a failed sample

@@ -295,7 +295,8 @@ def test_module_parity(case):
 
 
 def test_embedding_sparse_grad_matches_dense():
-    """`sparse=True`: PyTorch's sparse gradient, densified, is jtorch's (dense) gradient."""
+    """`sparse=True`: jtorch's sparse gradient, densified, is PyTorch's (compat/test_sparse.py
+    compares the sparse tensors themselves)."""
     import torch
     w = _x(10, 3)
     tm = torch.nn.Embedding.from_pretrained(torch.tensor(w), freeze=False, sparse=True)
@@ -303,7 +304,8 @@ def test_embedding_sparse_grad_matches_dense():
     assert repr(tm) == repr(jm)
     tm(torch.tensor(_IDX)).sum().backward()
     jm(jtorch.tensor(_IDX)).sum().backward()
-    np.testing.assert_allclose(jm.weight.grad.numpy(), tm.weight.grad.to_dense().numpy())
+    np.testing.assert_allclose(jm.weight.grad.to_dense().numpy(),
+                               tm.weight.grad.to_dense().numpy())
 
 
 def test_lazy_state_dict_before_init():

@@ -123,8 +123,7 @@ def _grad(lib, g, sparse):
     if sparse:
         g = g * (np.abs(g) > SPARSE)
     t = lib.tensor(g)
-    # jtorch has no sparse layout: its SparseAdam reads the non-zero entries of a dense grad.
-    return t.to_sparse() if sparse and lib is torch else t
+    return t.to_sparse() if sparse else t
 
 
 def _run_opt(lib, cls, kw, init, grads, steps, sparse=False, opt=None, params=None):

@@ -374,3 +374,37 @@ def test_tensor_method_coverage():
              "__reversed__", "grad_dtype"]
     assert [n for n in names if hasattr(torch.Tensor, n) and not hasattr(jtorch.Tensor, n)] \
         == []
+
+
+_NAMED_DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "int16",
+                 "int8", "uint8", "uint16", "uint32", "uint64", "bool", "complex64",
+                 "complex128", "float8_e4m3fn", "float8_e5m2"]
+
+
+@pytest.mark.parametrize("dtype", _NAMED_DTYPES)
+def test_legacy_type_names(dtype):
+    # One rule (c10's name + "Tensor") for Tensor.type(), torch.typename and the messages.
+    def names(lib):
+        x = lib.zeros(2, dtype=getattr(lib, dtype))
+        return x.type(), lib.typename(x)
+    assert names(jtorch) == names(torch)
+
+
+@pytest.mark.parametrize("set_to_none", [True, False])
+def test_zero_grad_module_and_optimizer(set_to_none):
+    # Module.zero_grad and Optimizer.zero_grad share one helper: the same effect as
+    # PyTorch's, on a plain grad and on one made with create_graph=True.
+    def run(lib):
+        w = lib.nn.Parameter(lib.tensor([1.0, 2.0]))
+        m = lib.nn.Linear(2, 1)
+        (m(w) ** 2).sum().backward(create_graph=True)
+        opt = lib.optim.SGD([w], lr=0.1)
+        m.zero_grad(set_to_none=set_to_none)
+        opt.zero_grad(set_to_none=set_to_none)
+        out = []
+        for p in (w, m.weight, m.bias):
+            g = p.grad
+            out.append(None if g is None else (g.tolist(), g.requires_grad,
+                                               g.grad_fn is None))
+        return out
+    assert run(jtorch) == run(torch)

@@ -1,7 +1,7 @@
 """jtorch: the PyTorch API on JAX.
 
 `import jtorch as torch`, or run an unmodified script with
-`python -m jtorch script.py`. See DESIGN.md for the decisions this rests on.
+`python -m jtorch script.py`. See docs/design.md for the decisions this rests on.
 """
 
 import jax as _jax
@@ -47,6 +47,11 @@ from . import autograd  # noqa: E402,F401
 from . import func  # noqa: E402,F401
 from . import cuda, linalg, special, fft, random, backends, nn, masked, signal  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
+from . import sparse  # noqa: E402,F401
+from .sparse import (  # noqa: E402,F401
+    empty_like, full_like, hspmm, ones_like, rand_like, randn_like, smm,
+    sparse_compressed_tensor, sparse_coo_tensor, sparse_csr_tensor, spmm, zeros_like,
+)
 from . import distributions  # noqa: E402,F401
 from . import amp, cpu  # noqa: E402,F401
 from .amp.autocast_mode import (  # noqa: E402,F401
@@ -79,6 +84,15 @@ from ._misc import (  # noqa: E402,F401
     is_anomaly_check_nan_enabled, set_anomaly_enabled, is_same_size, is_signed, get_device,
     is_inference, get_device_module, compiled_with_cxx11_abi, has_lapack, has_spectral, has_mkl,
     has_openmp, sym_not, sym_float, sym_int, sym_max, sym_min, sym_ite, sym_sqrt, sym_sum,
+)
+from ._misc import (  # noqa: E402,F401
+    cudnn_is_acceptable, detach_, index_put_, is_distributed, is_vulkan_available,
+)
+from ._torch_function import DisableTorchFunction, DisableTorchFunctionSubclass  # noqa: E402,F401
+from .amp import GradScaler  # noqa: E402,F401
+from .jit import fork, wait  # noqa: E402,F401
+from .sparse import (  # noqa: E402,F401
+    dsmm, hsmm, sparse_bsc_tensor, sparse_bsr_tensor, sparse_csc_tensor,
 )
 from ._legacy_types import set_default_tensor_type  # noqa: E402,F401
 from ._legacy_types import CPU_TYPES as _CPU_TYPES  # noqa: E402

@@ -2,13 +2,18 @@
 
 The mapping (DESIGN 8):
 
-- ``cpu``            -> ``jax.devices("cpu")[index]``
+- ``cpu``            -> ``jax.local_devices(backend="cpu")[index]``
 - ``cuda[:n]``       -> the n-th NVIDIA GPU when jax has one; on a TPU host, the n-th TPU core
                         (set ``JTORCH_CUDA_IS_TPU=0`` to turn that off)
 - ``tpu``/``xla[:n]``-> the n-th accelerator (TPU, else GPU)
 
 A tensor on an accelerator reports ``device(type='cuda', index=n)`` when ``cuda``
 means that accelerator, so scripts that test ``x.device.type == 'cuda'`` work.
+
+Devices are this process's (`jax.local_devices`): in a multi-process world
+(`jtorch.distributed`) the others' devices are not addressable here. Importing jtorch does
+not start a jax backend, so `jax.distributed` can still be joined afterwards
+(`reset_caches` forgets the devices seen before).
 """
 
 from __future__ import annotations
@@ -95,7 +100,7 @@ def accelerators(kind: str) -> tuple:
     """The jax devices a torch device type means (empty if none)."""
     def safe(platform):
         try:
-            return tuple(jax.devices(platform))
+            return tuple(jax.local_devices(backend=platform))
         except RuntimeError:
             return ()
     if kind == "cpu":
@@ -208,13 +213,24 @@ def from_host(data, dtype=None):
 @functools.lru_cache(maxsize=None)
 def multi_device() -> bool:
     """True when tensors can live on more than one jax device (then ops check they agree)."""
-    return len(jax.devices()) > 1 or len(jax.devices("cpu")) > 1 or jax.default_backend() != "cpu"
+    return (len(jax.local_devices()) > 1 or len(accelerators("cpu")) > 1
+            or jax.default_backend() != "cpu")
 
 
 def use_cpu_by_default() -> None:
-    """Makes jax allocate on the CPU by default, as torch does, even on an accelerator host."""
-    if jax.default_backend() != "cpu":
-        jax.config.update("jax_default_device", jax.devices("cpu")[0])
+    """Makes jax allocate on the CPU by default, as torch does, even on an accelerator host.
+
+    Said by platform name, which jax resolves to this process's first CPU device when it
+    first allocates: naming a device object here would start jax's backends at import.
+    """
+    jax.config.update("jax_default_device", "cpu")
+
+
+def reset_caches() -> None:
+    """Forgets the jax devices seen so far (jax's backends were restarted)."""
+    accelerators.cache_clear()
+    from_jax.cache_clear()
+    multi_device.cache_clear()
 
 
 def check_same_device(arrays) -> None:
@@ -224,6 +240,10 @@ def check_same_device(arrays) -> None:
         if isinstance(a, jax.core.Tracer) or not hasattr(a, "devices"):
             continue
         devs = a.devices()
+        if len(devs) > 1:
+            # Laid out over a mesh of local devices (a DTensor's array): jax moves the
+            # uncommitted single-device operands onto the mesh.
+            continue
         if first is None:
             first = devs
         elif devs != first:

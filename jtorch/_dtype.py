@@ -99,7 +99,9 @@ def from_np(np_dtype) -> dtype:
         d = np.dtype(np_dtype)
         if d in _BY_NP:
             return _BY_NP[d]
-        raise TypeError(f"can't convert np.ndarray of type {d}. The only supported types are: "
+        # PyTorch names the numpy scalar type (`numpy.str_`, `numpy.object_`)
+        raise TypeError(f"can't convert np.ndarray of type numpy.{d.type.__name__}. The only "
+                        "supported types are: "
                         "float64, float32, float16, complex64, complex128, int64, int32, int16, "
                         "int8, uint64, uint32, uint16, uint8, and bool.") from None
 
@@ -176,6 +178,17 @@ def _promote(a: dtype, b: dtype) -> dtype:
 
 _PROMOTE_TABLE = {(a, b): _promote(a, b) for a in ALL for b in ALL
                   if not ({a._kind, b._kind} == {"u", "i"} and uint8 not in (a, b))}
+
+
+# Python's scalar types stand for dtypes wherever PyTorch's argument parser takes a dtype
+# (`torch.zeros(2, dtype=float)` is float64, `x.to(bool)`).
+PYTHON_TYPES = {builtins.bool: bool, builtins.int: int64, builtins.float: float64,
+                builtins.complex: complex128}
+
+
+def from_python_type(d):
+    """`d`, with a Python scalar type replaced by its dtype (anything else unchanged)."""
+    return PYTHON_TYPES.get(d, d) if d.__class__ is type else d
 
 
 def promote_types(type1: dtype, type2: dtype) -> dtype:
@@ -266,6 +279,15 @@ def c10_name(x) -> str:
     """
     d = x if isinstance(x, dtype) else from_np(jnp.result_type(x))
     return _C10_NAMES.get(d._name, d._name)
+
+
+def legacy_type_name(x, cuda: bool = False) -> str:
+    """The legacy tensor type name of a dtype: "torch.FloatTensor", "torch.cuda.LongTensor".
+
+    What `Tensor.type()` and `torch.typename` return and PyTorch's messages say: c10's
+    ScalarType name + "Tensor", for every dtype (`torch.UInt16Tensor` too).
+    """
+    return f"torch.{'cuda.' if cuda else ''}{c10_name(x)}Tensor"
 
 
 # c10's C++ type names (TypeMeta), as in "expected m1 and m2 to have the same dtype, but got:

@@ -18,12 +18,11 @@ from ._tensor import Size, Tensor
 
 __all__ = ["set_default_tensor_type"]
 
-# (class name, dtype), in PyTorch's order.
-_TYPES = (("FloatTensor", _dtype.float32), ("DoubleTensor", _dtype.float64),
-          ("HalfTensor", _dtype.float16), ("BFloat16Tensor", _dtype.bfloat16),
-          ("LongTensor", _dtype.int64), ("IntTensor", _dtype.int32),
-          ("ShortTensor", _dtype.int16), ("CharTensor", _dtype.int8),
-          ("ByteTensor", _dtype.uint8), ("BoolTensor", _dtype.bool))
+# (class name, dtype) of the dtypes that have a legacy type class, in PyTorch's order; the
+# names are `_dtype.legacy_type_name`'s ("torch.FloatTensor" -> FloatTensor).
+_TYPES = tuple((_dtype.legacy_type_name(d).rpartition(".")[2], d) for d in (
+    _dtype.float32, _dtype.float64, _dtype.float16, _dtype.bfloat16, _dtype.int64,
+    _dtype.int32, _dtype.int16, _dtype.int8, _dtype.uint8, _dtype.bool))
 
 
 class tensortype(type):

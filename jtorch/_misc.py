@@ -44,12 +44,7 @@ def numel(input: Tensor) -> int:
 
 def typename(obj) -> str:
     if isinstance(obj, Tensor):
-        names = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-                 "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor",
-                 "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor",
-                 "bool": "BoolTensor", "complex64": "ComplexFloatTensor",
-                 "complex128": "ComplexDoubleTensor"}
-        return "torch." + names.get(obj.dtype._name, "Tensor")
+        return obj.type()     # PyTorch's typename is `Tensor.type()` for tensors
     return type(obj).__module__ + "." + type(obj).__qualname__
 
 
@@ -352,3 +347,28 @@ def sym_sum(*args):
     if len(args) == 1 and isinstance(args[0], (list, tuple)):
         args = args[0]
     return sum(args)
+
+
+def is_vulkan_available() -> bool:
+    """Matches `torch.is_vulkan_available`: False (no Vulkan backend)."""
+    return False
+
+
+def is_distributed(input: Tensor) -> bool:
+    """Matches `torch.is_distributed`: False (a tensor is never a legacy distributed one)."""
+    return False
+
+
+def cudnn_is_acceptable(input: Tensor) -> bool:
+    """Matches `torch.cudnn_is_acceptable`: False (jtorch never runs cuDNN kernels itself)."""
+    return False
+
+
+def index_put_(input: Tensor, indices, values, accumulate: bool = False) -> Tensor:
+    """Matches `torch.index_put_`: `input.index_put_(indices, values, accumulate)`."""
+    return input.index_put_(indices, values, accumulate)
+
+
+def detach_(input: Tensor) -> Tensor:
+    """Matches `torch.detach_`: `input.detach_()`."""
+    return input.detach_()

@@ -291,11 +291,17 @@ def _rebuild_device_tensor_from_numpy(data, dtype, device, requires_grad):
 
 
 def _get_layout(name: str):
-    """Matches `torch.serialization._get_layout` for the layouts jtorch has."""
+    """`torch.serialization._get_layout`: a layout from its repr (`"torch.sparse_coo"`)."""
     from . import _misc
-    if name == "torch.strided":
-        return _misc.strided
-    raise RuntimeError(f"jtorch does not support tensors of layout {name} (only strided)")
+    layouts = {repr(v): v for v in vars(_misc).values() if isinstance(v, _misc.layout)}
+    if name not in layouts:
+        raise RuntimeError(f"jtorch does not support tensors of layout {name}")
+    return layouts[name]
+
+
+def _rebuild_sparse_tensor(layout, data):
+    from .sparse import _rebuild_sparse_tensor as rebuild
+    return rebuild(layout, data)
 
 
 def _unsupported(what: str):
@@ -338,7 +344,7 @@ def allowed_globals() -> dict:
         "_rebuild_device_tensor_from_cpu_tensor": _rebuild_device_tensor_from_cpu_tensor,
         "_rebuild_device_tensor_from_numpy": _rebuild_device_tensor_from_numpy,
         "_rebuild_qtensor": _unsupported("a quantized tensor"),
-        "_rebuild_sparse_tensor": _unsupported("a sparse tensor"),
+        "_rebuild_sparse_tensor": _rebuild_sparse_tensor,
         "_rebuild_nested_tensor": _unsupported("a nested tensor"),
         "_rebuild_wrapper_subclass": _unsupported("a wrapper tensor subclass"),
     }

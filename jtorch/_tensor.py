@@ -26,7 +26,7 @@ from . import _device, _dtype, _meta, _storage, _views
 from ._meta import MetaArray
 from ._storage import UntypedStorage
 
-__all__ = ["Tensor", "Size", "Storage", "AutogradMeta"]
+__all__ = ["Tensor", "Size", "Storage", "AutogradMeta", "SparseOperand"]
 
 
 class Size(tuple):
@@ -112,6 +112,16 @@ def wrap_dim(dim: int, ndim: int) -> int:
     return dim + ndim if dim < 0 else dim
 
 
+class SparseOperand(NotImplementedError):
+    """Raised when a dense kernel reads a sparse tensor's elements (`_array`): the op
+    registry catches it and hands the call to `jtorch.sparse`; anywhere else it says that
+    the operation has no sparse form."""
+
+    def __init__(self, layout):
+        super().__init__(f"this operation does not support sparse tensors (layout={layout}); "
+                         "convert with .to_dense() first")
+
+
 class Tensor:
     """Matches `torch.Tensor`: a mutable, possibly viewing, tensor over jax arrays."""
 
@@ -173,7 +183,7 @@ class Tensor:
             chain = (step,)
         else:
             chain = self._chain + (step,)
-        shape, stride, offset = step.meta(self.shape, self.stride(), self.storage_offset())
+        shape, stride, offset = step.meta(self._shape(), Tensor.stride(self), self.storage_offset())
         t = object.__new__(Tensor)
         t._storage = self._storage
         t._chain = chain
@@ -196,7 +206,7 @@ class Tensor:
             chain = (step,)
         else:
             chain = self._chain + (step,)
-        shape, stride, offset = step.meta(self.shape, self.stride(), self.storage_offset())
+        shape, stride, offset = step.meta(self._shape(), Tensor.stride(self), self.storage_offset())
         self._set_layout(chain, shape, stride, offset)
 
     def _set_layout(self, chain: tuple, shape, stride, offset: int) -> None:
@@ -237,7 +247,7 @@ class Tensor:
         elif type(arr) is MetaArray:
             raise NotImplementedError(_meta.NO_DATA)
         if self._chain:
-            shape, stride = self.shape, self.stride()
+            shape, stride = self._shape(), Tensor.stride(self)
             if _views.has_internal_overlap(shape, stride):
                 raise RuntimeError(
                     "unsupported operation: more than one element of the written-to tensor "
@@ -318,7 +328,7 @@ class Tensor:
             return _device.META
         if isinstance(arr, jax.core.Tracer):
             return _device.CPU if jax.default_backend() == "cpu" else _device.from_jax(
-                jax.devices()[0])
+                jax.local_devices()[0])
         return _device.from_jax(next(iter(arr.devices())))
 
     @property
@@ -621,10 +631,30 @@ def _check_grad(t: Tensor, g) -> None:
                            f"'{g.device.type}' to a tensor with device type '{t.device.type}'. "
                            "Please ensure that the gradient and the tensor are on the same "
                            "device")
-    if g._array.shape != t._array.shape:
+    if tuple(g.shape) != tuple(t.shape):
         raise RuntimeError(f"attempting to assign a gradient of size '{list(g.shape)}' to a "
                            f"tensor of size '{list(t.shape)}'. Please ensure that the gradient "
                            "and the tensor are the same size")
+
+
+def zero_grads(params, set_to_none: bool = True) -> None:
+    """Clears the `.grad` of each tensor in `params`: what `Module.zero_grad` and
+    `Optimizer.zero_grad` do.
+
+    `set_to_none=False` zeroes the gradient in place, first detaching it from any graph
+    (a grad made under `create_graph=True`), as PyTorch does.
+    """
+    for p in params:
+        if p.grad is None:
+            continue
+        if set_to_none:
+            p.grad = None
+        else:
+            if p.grad.grad_fn is not None:
+                p.grad.detach_()
+            else:
+                p.grad.requires_grad_(False)
+            p.grad.zero_()
 
 
 def _rebuild_from_numpy(arr, requires_grad):

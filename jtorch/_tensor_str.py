@@ -274,15 +274,18 @@ def tensor_str(t, indent: int = 0) -> str:
 # The whole repr
 
 
-def _add_suffixes(text: str, suffixes: list[str], indent: int) -> str:
-    """Appends `, suffix` for each suffix, moving one to a new line when it would pass linewidth."""
+def _add_suffixes(text: str, suffixes: list[str], indent: int,
+                  force_newline: bool = False) -> str:
+    """Appends `, suffix` for each suffix, moving one to a new line when it would pass
+    linewidth (and the first one when `force_newline`, as PyTorch does for sparse COO)."""
     parts = [text]
     # PyTorch quirk kept on purpose: this "length" overcounts the last line by 2.
     last_line_len = len(text) - text.rfind("\n") + 1
     for suffix in suffixes:
-        if last_line_len + len(suffix) + 2 > PRINT_OPTS.linewidth:
+        if force_newline or last_line_len + len(suffix) + 2 > PRINT_OPTS.linewidth:
             parts.append(",\n" + " " * indent + suffix)
             last_line_len = indent + len(suffix)
+            force_newline = False
         else:
             parts.append(", " + suffix)
             last_line_len += len(suffix) + 2

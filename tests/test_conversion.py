@@ -50,6 +50,35 @@ def test_type_strings():
     assert x.type_as(torch.tensor([1], dtype=torch.int16)).dtype == torch.int16
 
 
+@pytest.mark.parametrize("dtype, name", [
+    # PyTorch's names: c10's ScalarType name + "Tensor", for every dtype
+    (torch.float32, "torch.FloatTensor"), (torch.bfloat16, "torch.BFloat16Tensor"),
+    (torch.uint8, "torch.ByteTensor"), (torch.int8, "torch.CharTensor"),
+    (torch.uint16, "torch.UInt16Tensor"), (torch.complex64, "torch.ComplexFloatTensor"),
+    (torch.float8_e4m3fn, "torch.Float8_e4m3fnTensor"),
+])
+def test_legacy_type_names(dtype, name):
+    x = torch.zeros(2, dtype=dtype)
+    assert x.type() == name
+    assert torch.typename(x) == name
+    if dtype in (torch.float32, torch.bfloat16, torch.uint8, torch.int8):
+        assert getattr(torch, name.rpartition(".")[2]).dtype == dtype     # the legacy class
+
+
+def test_zero_grad_set_to_none_false_detaches_and_zeroes():
+    w = torch.nn.Parameter(torch.tensor([1.0, 2.0]))
+    m = torch.nn.Linear(2, 1)
+    (m(w) ** 2).sum().backward(create_graph=True)
+    assert w.grad.grad_fn is not None
+    torch.optim.SGD([w], lr=0.1).zero_grad(set_to_none=False)
+    m.zero_grad(set_to_none=False)
+    for p in (w, m.weight, m.bias):
+        assert p.grad.abs().sum().item() == 0.0 and p.grad.grad_fn is None
+        assert not p.grad.requires_grad
+    m.zero_grad()
+    assert m.weight.grad is None and w.grad is not None
+
+
 @pytest.mark.parametrize("method, dtype", [
     ("float", torch.float32), ("double", torch.float64), ("half", torch.float16),
     ("bfloat16", torch.bfloat16), ("long", torch.int64), ("int", torch.int32),

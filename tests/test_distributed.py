@@ -1,4 +1,6 @@
-"""jtorch.distributed: a world of one process (PyTorch's behaviour with world_size=1)."""
+"""jtorch.distributed in one process: a world of one (PyTorch's behaviour with world_size=1).
+
+Worlds of several processes are tested in test_distributed_multiprocess.py."""
 
 import pytest
 
@@ -22,8 +24,11 @@ def test_needs_a_process_group():
             call()
     with pytest.raises(ValueError, match="environment variable RANK expected"):
         dist.init_process_group("gloo")
-    with pytest.raises(RuntimeError, match="single process"):
-        dist.init_process_group("gloo", init_method="tcp://127.0.0.1:1", rank=0, world_size=4)
+    with pytest.raises(ValueError, match=r"Invalid rank 4, rank should be in the interval "
+                                         r"\[0, 1\]"):
+        dist.init_process_group("gloo", init_method="tcp://127.0.0.1:1", rank=4, world_size=2)
+    with pytest.raises(ValueError, match="Unsupported init_method"):
+        dist.init_process_group("gloo", init_method="udp://x:1", rank=0, world_size=2)
     assert not dist.is_initialized()
 
 

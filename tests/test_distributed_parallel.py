@@ -140,7 +140,7 @@ def _torchrun(tmp_path, script: str, *flags):
                           env=dict(os.environ, PYTHONPATH=ROOT), cwd=tmp_path)
 
 
-def test_torchrun_runs_one_worker_and_refuses_more(tmp_path):
+def test_torchrun_runs_one_worker(tmp_path):
     script = ("import os, torch.distributed as dist\n"
               "dist.init_process_group('gloo')\n"
               "print(dist.get_rank(), dist.get_world_size(), os.environ['LOCAL_RANK'],"
@@ -148,5 +148,3 @@ def test_torchrun_runs_one_worker_and_refuses_more(tmp_path):
     r = _torchrun(tmp_path, script, "--nproc-per-node", "1")
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["0", "1", "0", "True"]
-    r = _torchrun(tmp_path, script, "--nproc-per-node", "2")
-    assert r.returncode != 0 and "runs a single process" in r.stderr

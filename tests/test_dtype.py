@@ -105,3 +105,17 @@ def test_equal_statics_of_different_types_do_not_share_kernels():
     # True == 1 in Python; the kernel cache must still keep their compiled kernels apart
     assert kind_of(x, True).tolist() == [2, 2]
     assert kind_of(x, 1).tolist() == [3, 3]
+
+
+def test_python_types_stand_for_dtypes():
+    """PyTorch's argument parser reads bool/int/float/complex as bool/int64/float64/complex128."""
+    assert torch.zeros(2, dtype=float).dtype == torch.float64
+    assert torch.ones(2, dtype=int).dtype == torch.int64
+    assert torch.tensor([1, 0], dtype=bool).dtype == torch.bool
+    assert torch.empty(1, dtype=complex).dtype == torch.complex128
+    t = torch.arange(3.0)
+    assert t.to(bool).dtype == torch.bool and t.to("cpu", int).dtype == torch.int64
+    assert t.sum(dtype=float).dtype == torch.float64
+    assert torch.arange(4.0).view(int).shape == (2,)      # two float32 per int64
+    with pytest.raises(ValueError, match="invalid type: 'float'"):
+        t.type(float)            # Tensor.type reads a class as a legacy type name

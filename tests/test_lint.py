@@ -13,7 +13,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def test_ruff_clean():
     if importlib.util.find_spec("ruff") is None:
         pytest.skip("ruff is not installed (it comes with the 'test' extra)")
-    paths = ["jtorch", "tests", "compat", "bench", "examples"]
+    paths = ["jtorch", "tests", "compat", "bench", "examples", "tools"]
     cmd = [sys.executable, "-m", "ruff", "check", "--output-format", "concise", *paths]
     r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr

@@ -5,6 +5,8 @@ import json
 import os
 import re
 
+import pytest
+
 import jtorch
 from jtorch._ops._registry import METHODS, NAMESPACES, OPS, OpDef
 
@@ -52,3 +54,16 @@ def test_every_public_op_is_tested():
             continue
         untested.append(full)
     assert not untested, f"ops with neither a unit test nor a passing OpInfo: {sorted(untested)}"
+
+
+def test_numpy_argument_spellings():
+    """PyTorch's parser takes `axis` for `dim` and `keepdims` for `keepdim`, not both at once."""
+    import numpy as np
+    x = jtorch.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(jtorch.sum(x, axis=0).numpy(), [3.0, 5.0, 7.0])
+    assert x.sum(axis=1, keepdims=True).shape == (2, 1)
+    assert jtorch.softmax(x, axis=1).shape == (2, 3)         # a required dim, given as axis
+    with pytest.raises(TypeError, match="unexpected keyword argument 'axis'"):
+        x.sum(dim=0, axis=0)
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'dim'"):
+        x.unsqueeze()

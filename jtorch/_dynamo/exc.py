@@ -29,5 +29,10 @@ class UserError(Unsupported):
     pass
 
 
+class UncapturedHigherOrderOpError(TorchDynamoException):
+    """A higher-order operator (`scan`, ...) whose function breaks its rules."""
+
+
 __all__ = ["TorchDynamoException", "Unsupported", "BackendCompilerFailed", "TorchRuntimeError",
-           "InternalTorchDynamoError", "RestartAnalysis", "UserError"]
+           "InternalTorchDynamoError", "RestartAnalysis", "UserError",
+           "UncapturedHigherOrderOpError"]

@@ -1,8 +1,10 @@
 """The op families. Importing this package declares every op and installs Tensor methods."""
 
 from . import _registry
-from . import pointwise, special, conversion, views, creation, indexing  # noqa: F401
-from . import reduction, sorting, shape, scatter, matmul, linalg, fft, random  # noqa: F401
+from . import pointwise, pointwise_math, special, conversion, views, creation, indexing  # noqa: F401
+from . import reduction, scans, statistics, differences  # noqa: F401
+from . import sorting, shape, scatter, masked, matmul, linalg, linalg_norms  # noqa: F401
+from . import fft, random  # noqa: F401
 from . import linalg_lowrank  # noqa: F401
 from . import activation, normalization, nn_misc, loss, conv, pooling, sampling  # noqa: F401
 from . import masked_reductions, windows, misc_private  # noqa: F401
@@ -10,6 +12,7 @@ from . import rnn, attention  # noqa: F401
 from . import creation_extra  # noqa: F401
 from . import tensor_methods  # noqa: F401  (set_, storage, new, fill_diagonal_...)
 
+linalg.install_checks()     # post-call checks, on ops of both linalg files
 _registry.install_methods()
 
 from . import _overrides  # noqa: E402,F401  (`__torch_function__` variants, off until needed)

@@ -37,7 +37,7 @@ import numpy as np
 
 from .. import _device, _dtype, _errors, _meta, _programs, _tracebacks
 from .._dtype import c10_name, category, result_type_of
-from .._tensor import Tensor, wrap
+from .._tensor import SparseOperand, Tensor, wrap
 
 
 class _Slot:
@@ -75,6 +75,9 @@ _NO_JIT = os.environ.get("JTORCH_EAGER_JIT", "1") == "0"
 record = None
 record_view = None
 inplace_hook = None
+# Set by jtorch.sparse: `sparse_hook(op, args, mode, out)` runs a call that has a sparse
+# argument ("call", "inplace" or "out" mode); dense kernels never see sparse tensors.
+sparse_hook = None
 # Set by jtorch.amp while autocast is on in some thread: `autocast_hook(op, args) -> args`
 # casts the floating inputs of the ops on autocast's lists. None costs nothing.
 autocast_hook = None
@@ -103,7 +106,7 @@ def _freeze(v):
 class OpDef:
     """One declared op: its implementation, slots, promotion rule and compiled-kernel cache."""
 
-    def __init__(self, impl, name, promote, jit, returns, differentiable, view, vjp,
+    def __init__(self, impl, name, promote, jit, returns, differentiable, view,
                  check=None, scalar_opmath=False):
         self.impl = impl
         self.scalar_opmath = scalar_opmath
@@ -113,7 +116,6 @@ class OpDef:
         self.returns = returns
         self.differentiable = differentiable
         self.view = view
-        self.vjp = vjp
         self.check = check
         sig = inspect.signature(impl)
         self.params = list(sig.parameters.values())
@@ -334,7 +336,8 @@ def _translate(e: Exception, arrays):
     return e
 
 
-_ArrayImpl = type(jnp.zeros(()))
+from jax._src.array import ArrayImpl as _ArrayImpl  # noqa: E402 (not an array made at
+# import: that would start jax's backends before `jax.distributed` can be joined)
 _HALF = (np.dtype(jnp.float16), np.dtype(jnp.bfloat16))
 
 
@@ -353,16 +356,22 @@ def _wrap_out(op: OpDef, out):
 
 def call(op: OpDef, args: tuple):
     """Runs `op` on the arguments of a generated wrapper (all parameters, in order)."""
-    if op.check is not None:
-        op.check(*args)
-    return _dispatch(op, args)
+    try:
+        if op.check is not None:
+            op.check(*args)
+        return _dispatch(op, args)
+    except SparseOperand:       # a sparse argument (free for dense calls: no try cost)
+        return sparse_hook(op, args, "call", None)
 
 
 def call_out(op: OpDef, args: tuple, out):
     """`torch.op(..., out=out)`: runs `op` and writes the result into `out` when given."""
-    if op.check is not None:
-        op.check(*args, out=out)
-    result = _dispatch(op, args)
+    try:
+        if op.check is not None:
+            op.check(*args, out=out)
+        result = _dispatch(op, args)
+    except SparseOperand:
+        return sparse_hook(op, args, "out", out)
     if out is None:
         return result
     if forward_ad is not None:
@@ -428,11 +437,14 @@ _dispatch_plain = _dispatch
 def call_view(op: OpDef, args: tuple):
     """A view op: the implementation returns the `Step`(s) deriving the view(s) from the input."""
     base = args[0]
-    steps = invoke(op, args)
-    if isinstance(steps, (tuple, list)):
-        result = tuple(base._make_view(s) for s in steps)
-    else:
-        result = base._make_view(steps)
+    try:
+        steps = invoke(op, args)
+        if isinstance(steps, (tuple, list)):
+            result = tuple(base._make_view(s) for s in steps)
+        else:
+            result = base._make_view(steps)
+    except SparseOperand:
+        return sparse_hook(op, args, "call", None)
     if record_view is not None:
         record_view(op, steps, base, result)
     if forward_ad is not None:
@@ -455,9 +467,12 @@ def call_inplace(op: OpDef, args: tuple):
     self = args[0]
     if not isinstance(self, Tensor):
         raise TypeError(f"{op.name}_(): self must be a Tensor")
-    if op.check is not None:
-        op.check(*args, inplace=True)
-    result = _dispatch(op, args)
+    try:
+        if op.check is not None:
+            op.check(*args, inplace=True)
+        result = _dispatch(op, args)
+    except SparseOperand:
+        return sparse_hook(op, args, "inplace", None)
     _check_result_fits(result, self, "inplace")
     write_inplace(self, result)
     return self
@@ -494,11 +509,53 @@ def write_out(result, out):
 # Declaration and generation
 
 
+# NumPy's spellings PyTorch's argument parser accepts for two parameters: `x.sum(axis=0)`,
+# `torch.prod(x, 1, keepdims=True)`.
+_NUMPY_ALIASES = {"dim": "axis", "keepdim": "keepdims"}
+_NOARG = object()
+
+
+def _prelude(name: str, params) -> tuple[list, set, str]:
+    """Keyword-only alias parameters, the required parameters an alias makes optional, and
+    the lines that read them (and Python's dtypes)."""
+    names = {p.name for p in params}
+    extra, optional, lines = [], set(), []
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    for canonical, alias in _NUMPY_ALIASES.items():
+        p = next((p for p in params if p.name == canonical), None)
+        if p is None or alias in names or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        if p.default is p.empty:
+            later = positional[positional.index(p) + 1:] if p in positional else []
+            if any(q.default is q.empty for q in later):
+                continue        # it cannot become optional in a Python signature
+            optional.add(canonical)
+            lines.append(f"if {canonical} is _NOARG:\n            if {alias} is _NOARG: raise "
+                         f"TypeError(\"{name}() missing 1 required positional argument: "
+                         f"'{canonical}'\")\n            {canonical} = {alias}\n        "
+                         f"elif {alias} is not _NOARG: raise TypeError(\"{name}() got an "
+                         f"unexpected keyword argument '{alias}'\")")
+        else:
+            # Both spellings at once: PyTorch's parser reports the alias as unexpected.
+            lines.append(f"if {alias} is not _NOARG:\n            if {canonical} is not "
+                         f"_d{params.index(p)}: raise TypeError(\"{name}() got an unexpected "
+                         f"keyword argument '{alias}'\")\n            {canonical} = {alias}")
+        extra.append(f"{alias}=_NOARG")
+    # dtype=float means torch.float64, except in Tensor.type, which reads a class as a type name
+    if name != "type" and "dtype" in names:
+        lines.append("dtype = _from_python_type(dtype)")
+    return extra, optional, "".join(line + "\n        " for line in lines)
+
+
 def _gen(name: str, params, body: str, namespace: dict):
     """Builds a function with `params`' signature whose body is `body` (fast binding)."""
     parts, defaults, star = [], {}, False
+    extra, optional, prelude = _prelude(name, params)
     for i, p in enumerate(params):
         s = p.name
+        if p.kind == p.VAR_KEYWORD and extra:
+            parts += ([] if star else ["*"]) + extra
+            star, extra = True, []
         if p.kind == p.KEYWORD_ONLY and not star:
             parts.append("*")
             star = True
@@ -510,12 +567,17 @@ def _gen(name: str, params, body: str, namespace: dict):
         if p.default is not p.empty:
             defaults[f"_d{i}"] = p.default
             s += f"=_d{i}"
+        elif p.name in optional:
+            s += "=_NOARG"
         parts.append(s)
+    if extra:
+        parts += ([] if star else ["*"]) + extra
     # An exception leaving the op loses the registry's and jax's frames (_tracebacks), and
     # a bare `raise` adds no frame of its own: the traceback ends at the user's call.
-    src = (f"def {name}({', '.join(parts)}):\n    try:\n        {body}\n"
+    src = (f"def {name}({', '.join(parts)}):\n    try:\n        {prelude}{body}\n"
            "    except Exception as _e:\n        _clean(_e)\n        raise\n")
-    ns = dict(namespace, _clean=_tracebacks.clean, **defaults)
+    ns = dict(namespace, _clean=_tracebacks.clean, _from_python_type=_dtype.from_python_type,
+              _NOARG=_NOARG, **defaults)
     exec(compile(src, _tracebacks.GENERATED_FILE, "exec"), ns)
     GENERATED.append(ns[name])
     return ns[name]
@@ -533,7 +595,7 @@ def _arg_tuple(params) -> str:
 
 def op(impl=None, *, name=None, promote=DEFAULT, method=True, inplace=False, out=True,
        dunder=None, rdunder=None, aliases=(), jit=True, returns=None, differentiable=True,
-       view=False, vjp=None, check=None, publish=None, scalar_opmath=False):
+       view=False, check=None, publish=None, scalar_opmath=False):
     """Declares an op. See the module docstring.
 
     Args:
@@ -551,7 +613,10 @@ def op(impl=None, *, name=None, promote=DEFAULT, method=True, inplace=False, out
       jit: compile per statics (False for data-dependent shapes: nonzero, unique, ...).
       returns: field names of a `torch.return_types` named tuple result.
       view: the implementation returns view `Step`s.
-      vjp: an optional custom VJP rule for autograd.
+      differentiable: record calls on the autograd tape. The gradient is always `jax.vjp`
+        of the implementation; an op whose gradient must differ from what jax derives (a
+        PyTorch convention, a stabler formula) wraps its implementation, or the part of it
+        concerned, in `jax.custom_vjp` / `jax.custom_jvp` (see `_ops/pointwise_math.py`).
       publish: publish the function under its torch name. By default a name starting with
         `_` is an internal kernel and is not published; PyTorch's own private APIs that
         jtorch provides (`torch._chunk_cat`) pass `publish=True`.
@@ -566,12 +631,11 @@ def op(impl=None, *, name=None, promote=DEFAULT, method=True, inplace=False, out
         return functools.partial(op, name=name, promote=promote, method=method, inplace=inplace,
                                  out=out, dunder=dunder, rdunder=rdunder, aliases=aliases,
                                  jit=jit, returns=returns, differentiable=differentiable,
-                                 view=view, vjp=vjp, check=check, publish=publish,
+                                 view=view, check=check, publish=publish,
                                  scalar_opmath=scalar_opmath)
     full = name or impl.__name__
     short = full.rsplit(".", 1)[-1]
-    d = OpDef(impl, short, promote, jit, returns, differentiable, view, vjp, check,
-              scalar_opmath)
+    d = OpDef(impl, short, promote, jit, returns, differentiable, view, check, scalar_opmath)
     if full in OPS:
         raise RuntimeError(f"op {full} declared twice")
     OPS[full] = d
@@ -652,7 +716,7 @@ def kernel(impl=None, *, name=None, promote=DEFAULT, jit=True, returns=None,
     if impl is None:
         return functools.partial(kernel, name=name, promote=promote, jit=jit, returns=returns,
                                  differentiable=differentiable)
-    d = OpDef(impl, name or impl.__name__, promote, jit, returns, differentiable, False, None)
+    d = OpDef(impl, name or impl.__name__, promote, jit, returns, differentiable, False)
 
     def run(*args):
         return call(d, args)

@@ -17,6 +17,7 @@ from .. import _random
 from .._tensor import wrap_dim
 from .._dtype import c10_name
 from . import _derivatives
+from ._kernel_helpers import accumulate
 from ._registry import DEFAULT, INT_TO_FLOAT, NONE, T, TI, composite, kernel, op
 
 
@@ -30,13 +31,6 @@ def need_float(kernel: str, a, complex_ok: bool = False) -> None:
     if jnp.issubdtype(dt, jnp.floating) or (complex_ok and jnp.issubdtype(dt, jnp.complexfloating)):
         return
     raise NotImplementedError(f'"{kernel}" not implemented for \'{c10_name(dt)}\'')
-
-
-def opmath(a):
-    """`a` in the precision PyTorch computes it in: float32 for float16/bfloat16."""
-    if a.dtype in (jnp.float16, jnp.bfloat16):
-        return a.astype(jnp.float32)
-    return a
 
 
 def private_op(impl, promote=DEFAULT, jit=True):
@@ -103,7 +97,7 @@ def hardtanh(input: T, min_val=-1.0, max_val=1.0, inplace=False):
 @_act(f_inplace=True)
 def leaky_relu(input: T, negative_slope=0.01, inplace=False):
     need_float("leaky_relu_cpu", input)
-    x = opmath(input)
+    x = accumulate(input)
     return jnp.where(x > 0, x, x * negative_slope)
 
 
@@ -116,7 +110,7 @@ def threshold(input: T, threshold, value, inplace=False):
 # rrelu draws its slopes from the default generator when training.
 def _rrelu_kernel(input: T, key: TI, lower, upper, training):
     need_float("leaky_relu_cpu", input)
-    x = opmath(input)
+    x = accumulate(input)
     if not training:
         return jnp.where(x > 0, x, x * ((lower + upper) / 2))
     r = jax.random.uniform(key, x.shape, x.dtype, lower, upper)
@@ -167,7 +161,7 @@ def prelu(input: T, weight: T):
     if weight.size != 1 and weight.size != channels:
         raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
                            f"parameter numbers = {weight.size} and channel size = {channels}.")
-    x, w = opmath(input), opmath(weight)
+    x, w = accumulate(input), accumulate(weight)
     if weight.size == 1:
         w = w.reshape(())
     else:
@@ -187,7 +181,7 @@ def _elu(x, alpha, scale, input_scale):
 @_act(f_inplace=True)
 def elu(input: T, alpha=1.0, inplace=False):
     need_float("elu_cpu", input)
-    return _elu(opmath(input), alpha, 1.0, 1.0)
+    return _elu(accumulate(input), alpha, 1.0, 1.0)
 
 
 @_act(torch_fn=True, torch_inplace=True, f_inplace=True)
@@ -195,7 +189,7 @@ def celu(input: T, alpha=1.0, inplace=False):
     need_float("elu_cpu", input)
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError")
-    return _elu(opmath(input), alpha, 1.0, 1.0 / alpha)
+    return _elu(accumulate(input), alpha, 1.0, 1.0 / alpha)
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -205,7 +199,7 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 @_act(torch_fn=True, torch_inplace=True, f_inplace=True)
 def selu(input: T, inplace=False):
     need_float("elu_cpu", input)
-    return _elu(opmath(input), _SELU_ALPHA, _SELU_SCALE, 1.0)
+    return _elu(accumulate(input), _SELU_ALPHA, _SELU_SCALE, 1.0)
 
 
 @op(name="nn.functional.gelu", method=False)
@@ -213,7 +207,7 @@ def gelu(input: T, approximate="none"):
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
     need_float("GeluKernelImpl", input)
-    x = opmath(input)
+    x = accumulate(input)
     if approximate == "tanh":
         k_beta = math.sqrt(2.0) * (2.0 / math.sqrt(math.pi)) * 0.5
         inner = k_beta * (x + 0.044715 * x * x * x)
@@ -224,21 +218,21 @@ def gelu(input: T, approximate="none"):
 @_act()
 def silu(input: T, inplace=False):
     need_float("silu_cpu", input, complex_ok=True)
-    x = opmath(input)
+    x = accumulate(input)
     return x / (1 + jnp.exp(-x))
 
 
 @_act()
 def mish(input: T, inplace=False):
     need_float("mish_cpu", input)
-    x = opmath(input)
+    x = accumulate(input)
     return x * jnp.tanh(jax.nn.softplus(x))
 
 
 @op(name="nn.functional.softplus", method=False)
 def softplus(input: T, beta=1.0, threshold=20.0):
     need_float("softplus_cpu", input)
-    x = opmath(input)
+    x = accumulate(input)
     xb = x * beta
     # Reverts to the identity where beta * x > threshold, as PyTorch does.
     # (`where`, not `minimum`: at beta * x == threshold the gradient is all log1p's)
@@ -249,14 +243,14 @@ def softplus(input: T, beta=1.0, threshold=20.0):
 @op(name="nn.functional.logsigmoid", method=False)
 def logsigmoid(input: T):
     need_float("log_sigmoid_cpu", input)
-    x = opmath(input)
+    x = accumulate(input)
     return jnp.minimum(x, 0) - jnp.log1p(jnp.exp(-jnp.abs(x)))
 
 
 @_act()
 def hardsigmoid(input: T, inplace=False):
     need_float("hardsigmoid_cpu", input)
-    return _hardsigmoid(opmath(input))
+    return _hardsigmoid(accumulate(input))
 
 
 # PyTorch's hardsigmoid_backward: 1/6 strictly inside (-3, 3), 0 at and beyond the kinks.
@@ -268,7 +262,7 @@ _hardsigmoid = _derivatives.masked_unary(lambda x: jnp.clip(x + 3, 0, 6) / 6,
 @_act()
 def hardswish(input: T, inplace=False):
     need_float("hardswish_cpu", input)
-    return _hardswish(opmath(input))
+    return _hardswish(accumulate(input))
 
 
 def _hardswish_tangent(primals, tangents, out):
@@ -291,7 +285,7 @@ def glu(input: T, dim=-1):
     if n % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {n}")
     need_float("glu_cpu", input)
-    x = opmath(input)
+    x = accumulate(input)
     a, b = jnp.split(x, 2, axis=d)
     return a * jax.nn.sigmoid(b)
 
@@ -313,7 +307,7 @@ def softshrink(input: T, lambd=0.5):
         big = float(jnp.finfo(input.dtype).max)
         raise RuntimeError(f"lambda must be in range [0, {big:g}] for input dtype "
                            f"{c10_name(input.dtype)}, but found {lambd:g}")
-    x = opmath(input)
+    x = accumulate(input)
     return jnp.where(x > lambd, x - lambd, jnp.where(x < -lambd, x + lambd, jnp.zeros((), x.dtype)))
 
 
@@ -339,7 +333,7 @@ def _softmax_args(input, dim, dtype, lastdim_kernel, kernel):
     if not jnp.issubdtype(input.dtype, jnp.floating):
         k = lastdim_kernel if d == max(input.ndim - 1, 0) else kernel
         need_float(k, input)
-    return opmath(input), d
+    return accumulate(input), d
 
 
 def _along(fn, x, d):

@@ -79,7 +79,8 @@ def _parse_to(args, kwargs):
     if kwargs:
         raise TypeError(f"to() received an invalid combination of arguments - got unexpected "
                         f"keyword argument '{next(iter(kwargs))}'")
-    args = list(args)
+    dtype = _dtype.from_python_type(dtype)
+    args = [_dtype.from_python_type(a) for a in args]
     if args and isinstance(args[0], Tensor):
         other = args.pop(0)
         device, dtype = other.device, other.dtype
@@ -150,14 +151,12 @@ def cuda(self, device=None, non_blocking=False, memory_format=None):
 # ---------------------------------------------------------------------------
 # type(), type_as() and the named casts
 
-# "torch.FloatTensor"-style type names are c10's ScalarType names.
-_TYPE_NAMES = {d._name: c10_name(d) for d in _dtype.ALL + (_dtype.complex32,)}
-_BY_TYPE_NAME = {v: k for k, v in _TYPE_NAMES.items()}
+# "torch.FloatTensor"-style type names are c10's ScalarType names (`_dtype.legacy_type_name`).
+_BY_TYPE_NAME = {c10_name(d): d._name for d in _dtype.ALL + (_dtype.complex32,)}
 
 
 def type_string(t: Tensor) -> str:
-    prefix = "torch.cuda." if t.device.type == "cuda" else "torch."
-    return f"{prefix}{_TYPE_NAMES.get(t.dtype._name, 'Float')}Tensor"
+    return _dtype.legacy_type_name(t.dtype, cuda=t.device.type == "cuda")
 
 
 def _parse_type_string(name: str):

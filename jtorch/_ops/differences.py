@@ -5,7 +5,7 @@ import jax.numpy as jnp
 from .. import _dtype
 from .._tensor import Tensor, wrap_dim
 from ._registry import DEFAULT, INT_TO_FLOAT, NONE, T, TL, composite, op
-from .reduction import sum_dtype
+from ._kernel_helpers import sum_dtype
 
 
 def _sl(a, dim, start, stop=None):

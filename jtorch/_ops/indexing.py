@@ -8,14 +8,17 @@ writes into the tensor's storage.
 """
 
 import builtins
+import functools
+import operator
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .. import _meta, _views
+from .._dtype import c10_name
 from .._tensor import Tensor, wrap
-from . import _registry
+from . import _index_forms, _registry
 from ._registry import NONE, T, TI, broadcast_error, composite, op, write_inplace
 
 
@@ -42,45 +45,43 @@ def _as_index_tensor(v):
 def _consumed(entry) -> int:
     if entry is None or entry is Ellipsis:
         return 0
-    if isinstance(entry, Tensor) and entry.dtype.np == np.bool_:
-        return builtins.max(entry.ndim, 1) if entry.ndim else 0
+    if _index_forms.is_mask(entry):
+        return entry.ndim
     return 1
 
 
 def _normalize(index, ndim):
-    """The index as a list with Ellipsis expanded; bool Python scalars become masks."""
-    if not isinstance(index, tuple):
-        index = (index,)
-    entries = []
-    for e in index:
-        if isinstance(e, builtins.bool):
-            e = wrap(jnp.asarray(e))
-        elif isinstance(e, (list, np.ndarray)):
-            e = _as_index_tensor(e)
-        elif isinstance(e, Tensor) and e.ndim == 0 and e.dtype.np != np.bool_:
-            if e.dtype.is_floating_point or e.dtype.is_complex:
-                raise IndexError("tensors used as indices must be long, int, byte or bool "
-                                 "tensors")
-            e = int(e.item()) if not _is_tracer(e._array) else e
-        elif isinstance(e, np.integer):
-            e = int(e)
-        elif not (e is None or e is Ellipsis or isinstance(e, (int, slice, Tensor))):
-            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or "
-                             "byte Variables are valid indices (got "
-                             f"{type(e).__name__})")
-        entries.append(e)
-    n_ell = builtins.sum(1 for e in entries if e is Ellipsis)
-    if n_ell > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
+    """The index as a list of entries (see `_index_forms`) with Ellipsis expanded."""
+    entries = _index_forms.entries(index)
     used = builtins.sum(_consumed(e) for e in entries)
     if used > ndim:
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
-    if n_ell:
-        i = next(k for k, e in enumerate(entries) if e is Ellipsis)  # `index` would call ==
-        entries[i:i + 1] = [slice(None)] * (ndim - used)
-    else:
-        entries += [slice(None)] * (ndim - used)
-    return entries
+    ells = [k for k, e in enumerate(entries) if e is Ellipsis]   # `index` would call ==
+    if not ells:
+        return entries + [slice(None)] * (ndim - used)
+    # PyTorch lets every Ellipsis skip the unspecified dims: the first covers them, a later
+    # one skips past the last dim, harmless unless an index that takes a dim follows it
+    if len(ells) > 1 and ndim > used and builtins.any(
+            _consumed(e) for e in entries[ells[1]:]):
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    out = [e for e in entries[ells[0] + 1:] if e is not Ellipsis]
+    return entries[:ells[0]] + [slice(None)] * (ndim - used) + out
+
+
+def _slice_bound(v):
+    """A slice bound as CPython reads it (`__index__`: ints, numpy ints, 0-d int tensors)."""
+    if v is None:
+        return None
+    try:
+        return operator.index(v)
+    except TypeError:
+        raise TypeError("slice indices must be integers or None or have an __index__ "
+                        "method") from None
+
+
+def _as_bool(mask: Tensor) -> Tensor:
+    """A uint8 mask (deprecated in PyTorch, still accepted) as the bool mask it means."""
+    return mask if mask.dtype.np == np.bool_ else wrap(mask._array != 0)
 
 
 def _split(entries, shape):
@@ -92,10 +93,10 @@ def _split(entries, shape):
             basic.append(None)
             advanced.append(slice(None))
             continue
-        if isinstance(e, Tensor) and e.dtype.np == np.bool_ and e.ndim == 0:
+        if _index_forms.is_mask(e) and e.ndim == 0:
             # x[True] adds a dim of size 1, x[False] one of size 0.
             basic.append(None)
-            advanced.append(e)
+            advanced.append(_as_bool(e))
             has_adv = True
             continue
         if isinstance(e, int):
@@ -106,11 +107,10 @@ def _split(entries, shape):
             d += 1
             continue
         if isinstance(e, slice):
-            if e.step is not None and int(e.step) <= 0:
+            if e.step is not None and _slice_bound(e.step) <= 0:
                 raise ValueError("step must be greater than zero")
-            start, stop, step = slice(e.start if e.start is None else int(e.start),
-                                      e.stop if e.stop is None else int(e.stop),
-                                      e.step if e.step is None else int(e.step)).indices(shape[d])
+            start, stop, step = slice(_slice_bound(e.start), _slice_bound(e.stop),
+                                      _slice_bound(e.step)).indices(shape[d])
             stop = builtins.max(stop, start)
             basic.append(slice(start, stop, step))
             advanced.append(slice(None))
@@ -120,14 +120,13 @@ def _split(entries, shape):
         k = _consumed(e)
         for j in builtins.range(k):
             basic.append(slice(0, shape[d + j], 1))
-        if e.dtype.np == np.bool_:
+        if _index_forms.is_mask(e):
             for j in builtins.range(k):
                 if e.shape[j] != shape[d + j]:
                     raise IndexError(f"The shape of the mask {list(e.shape)} at index {j} does "
                                      f"not match the shape of the indexed tensor {list(shape)} at "
                                      f"index {d + j}")
-        elif e.dtype.is_floating_point or e.dtype.is_complex:
-            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            e = _as_bool(e)
         advanced.append(e)
         has_adv = True
         d += k
@@ -176,6 +175,12 @@ def _adv_arrays(advanced, view_shape):
                 raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {n}")
         out.append(arr)
         d += 1
+    shapes = [tuple(a.shape) for a in out if a is not None and not isinstance(a, slice)]
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise IndexError("shape mismatch: indexing tensors could not be broadcast together with "
+                         f"shapes {', '.join(str(list(s)) for s in shapes)}") from None
     return tuple(out)
 
 
@@ -213,9 +218,31 @@ def getitem(self, index):
     view = _basic_view(self, basic)
     if not has_adv:
         return view
+    _index_forms.warn_byte_masks(entries)
     arrays = _adv_arrays(advanced, tuple(view.shape))
     spec, tensors = _adv_call(arrays)
     return _index(view, tensors, slices=spec)
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(3,))
+def _put(input, indices, values, spec):
+    """`input.at[key].set(values)` with PyTorch's gradients: every value written (duplicate
+    positions included) gets the gradient of its position, as index_put's backward gathers
+    it; jax would give it only to the duplicate that won the write."""
+    return input.at[_index_key(indices, spec)].set(values)
+
+
+def _put_fwd(input, indices, values, spec):
+    return _put(input, indices, values, spec), indices
+
+
+def _put_bwd(spec, indices, g):
+    key = _index_key(indices, spec)
+    zeros = tuple(np.zeros(np.shape(i), jax.dtypes.float0) for i in indices)
+    return g.at[key].set(0), zeros, g[key]
+
+
+_put.defvjp(_put_fwd, _put_bwd)
 
 
 @op(promote=NONE, out=False, method=False, name="_index_put")
@@ -229,17 +256,9 @@ def _index_put_impl(input: T, indices: TI, values: T, *, slices=(), accumulate=F
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be "
                            f"broadcast to indexing result of shape {list(target_shape)}") from None
     if not accumulate:
-        return input.at[key].set(values)
+        return _put(input, tuple(indices), values, slices)
     # accumulating into bools is a logical or, which jax spells as max
     return input.at[key].max(values) if input.dtype == jnp.bool_ else input.at[key].add(values)
-
-
-def _value_tensor(value, like: Tensor) -> Tensor:
-    if isinstance(value, Tensor):
-        return value
-    if isinstance(value, (list, tuple, np.ndarray)):
-        return wrap(jnp.asarray(np.asarray(value), like.dtype.np))
-    return wrap(jnp.asarray(value, like.dtype.np))
 
 
 def _check_broadcast(src_shape, dst_shape):
@@ -257,17 +276,47 @@ def _check_broadcast(src_shape, dst_shape):
 @composite(name="__setitem__", method="__setitem__", function=False)
 def setitem(self, index, value):
     """Matches `torch.Tensor.__setitem__`: writes into this tensor's storage."""
+    value = _index_forms.value_tensor(value, self)   # PyTorch converts the value first
+    if index is False:   # PyTorch writes nothing and checks nothing for x[False] = v
+        return
     entries = _normalize(index, self.ndim)
     basic, advanced, has_adv = _split(entries, tuple(self.shape))
     view = _basic_view(self, basic)
-    value = _value_tensor(value, self)
+    value = _strip_leading_ones(value)
     if not has_adv:
+        if value.ndim and tuple(value.shape) != tuple(view.shape):
+            value = value.expand(view.shape)   # expand's errors are setitem's
         view.copy_(value)
         return
+    index_tensors = [e for e in entries if isinstance(e, Tensor)]
+    if len(index_tensors) == 1 and _index_forms.is_mask(index_tensors[0]) and \
+            index_tensors[0].ndim and value.numel() == 1:
+        # PyTorch's index_put_ fills through masked_fill_ here (casting the value), and
+        # masked_fill_ refuses the deprecated uint8 masks
+        if index_tensors[0].dtype.np != np.bool_:
+            raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with "
+                               "dtype unsigned char")
+        value = value.to(self.dtype)
+    else:
+        _index_forms.warn_byte_masks(entries)
+    if value.dtype is not self.dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{c10_name(self.dtype)} for the destination and "
+                           f"{c10_name(value.dtype)} for the source.")
     arrays = _adv_arrays(advanced, tuple(view.shape))
     spec, tensors = _adv_call(arrays)
     result = _index_put_impl(view, tensors, value, slices=spec)
     write_inplace(view, result)
+
+
+def _strip_leading_ones(value: Tensor) -> Tensor:
+    """The value without its leading size-1 dims (PyTorch's slicePrefix1sSize), so a value
+    with more leading ones than the target still assigns."""
+    shape = tuple(value.shape)
+    k = 0
+    while k < len(shape) and shape[k] == 1:
+        k += 1
+    return value.view(shape[k:]) if k else value
 
 
 @op(promote=NONE, out=False, method=False, name="_copy_from")

@@ -6,7 +6,8 @@ factors usually agree to rounding, signs included. Errors that depend on the
 values (a singular matrix, a matrix that is not positive-definite) cannot be
 raised from inside a compiled kernel: the `_ex` variants report them in
 `info` as PyTorch's do, and the published functions check it after the call
-(`_install_checks`), raising `LinAlgError` as PyTorch does; under tracing
+(`install_checks`, which `_ops/__init__.py` runs once both linalg files are loaded),
+raising `LinAlgError` as PyTorch does; under tracing
 (compile, vmap) the plain variants return the kernel's nan/inf instead.
 """
 
@@ -810,7 +811,7 @@ def _install(ns: str, short: str, name: str, message: str, info_of, method=None,
         METHODS[method] = _checked(METHODS[method], name, message, info_of, error)
 
 
-def _install_checks() -> None:
+def install_checks() -> None:
     chol_ex = NAMESPACES["linalg"]["cholesky_ex"]
     inv_ex_fn = NAMESPACES["linalg"]["inv_ex"]
     solve_ex_fn = NAMESPACES["linalg"]["solve_ex"]
@@ -857,7 +858,3 @@ def _install_checks() -> None:
              lambda result, args, kwargs: _lu_info(result[0]._array), error=RuntimeError)
     _install("linalg", "lu_factor_ex", "torch.linalg.lu_factor_ex", _LU_ZERO, _info_if_checked,
              error=RuntimeError)
-
-from . import linalg_norms  # noqa: E402,F401  (norms, ranks, least squares, LDL)
-
-_install_checks()

@@ -7,8 +7,10 @@ from .. import _dtype, _meta
 from .._dtype import c10_name
 from .._tensor import wrap
 from . import _registry
+from ._kernel_helpers import index_values, kernel_inplace
 from ._registry import ALWAYS_BOOL, NONE, T, TI, broadcast_error, call_out, composite, op
-from .scatter import _inplace, _values, kernel
+
+kernel = op(promote=NONE, method=False, out=False)
 
 
 # ---------------------------------------------------------------------------
@@ -43,7 +45,7 @@ def _masked_scatter_checks(input, mask, source):
     if source.dtype != input.dtype:
         raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
                            f"got{c10_name(input.dtype)} and {c10_name(source.dtype)}")
-    m = _values(mask)
+    m = index_values(mask)
     if m is not None and int(m.sum()) > source.numel():
         raise RuntimeError("Number of elements of source < number of ones in mask")
 
@@ -69,7 +71,7 @@ def masked_scatter(input, mask, source):
 @composite(function=False)
 def masked_scatter_(self, mask, source):
     _masked_scatter_checks(self, mask, source)
-    return _inplace(_masked_scatter, self, mask, source)
+    return kernel_inplace(_masked_scatter, self, mask, source)
 
 
 # The gather behind masked_select, named as PyTorch names its node (MaskedSelectBackward0).

@@ -21,7 +21,7 @@ import numpy as np
 from .. import _dtype
 from .._dtype import c10_name
 from ._registry import OPS, NONE, T, TI, op
-from .reduction import is_complex, is_float, sum_dtype
+from ._kernel_helpers import is_complex, is_float, sum_dtype
 
 
 def _masked(name, **kw):

@@ -11,7 +11,8 @@ from .. import _random, _meta
 from .._tensor import wrap, wrap_dim
 from .._dtype import c10_name
 from ._registry import INT_TO_FLOAT, NONE, T, TI, broadcast_error, composite, op
-from .activation import need_float, opmath, private_op
+from ._kernel_helpers import accumulate
+from .activation import need_float, private_op
 from .normalization import vector_norm
 
 _HIGHEST = jax.lax.Precision.HIGHEST  # PyTorch does not use TF32 for matmuls by default
@@ -72,10 +73,10 @@ def bilinear(input1: T, input2: T, weight: T, bias: T = None):
     if input2.shape[-1] != weight.shape[2]:
         raise RuntimeError(f"bilinear(): input2 size does not match weight size: got "
                            f"{input2.shape[-1]} but expected {weight.shape[2]}")
-    a, b, w = opmath(input1), opmath(input2), opmath(weight)
+    a, b, w = accumulate(input1), accumulate(input2), accumulate(weight)
     out = jnp.einsum("...i,oij,...j->...o", a, w, b, precision=_HIGHEST)
     if bias is not None:
-        out = out + opmath(bias)
+        out = out + accumulate(bias)
     return out
 
 
@@ -126,7 +127,7 @@ def embedding(weight: T, indices: TI, padding_idx=-1, scale_grad_by_freq=False, 
 def _renorm_kernel(weight: T, indices: TI, max_norm, norm_type):
     """`weight` with each row named in `indices` scaled down to norm at most `max_norm`."""
     used = jnp.zeros((weight.shape[0],), jnp.bool_).at[indices.reshape(-1)].set(True)
-    norms = vector_norm(opmath(weight), float(norm_type), 1, False)
+    norms = vector_norm(accumulate(weight), float(norm_type), 1, False)
     scale = jnp.where(used & (norms > max_norm), max_norm / (norms + 1e-7), 1.0)
     return (weight * scale[:, None].astype(weight.dtype)).astype(weight.dtype)
 
@@ -158,13 +159,20 @@ def _renorm_no_grad(weight, indices, max_norm, norm_type):
     weight._write(new._array)
 
 
+# Set by jtorch.sparse: `sparse_embedding(weight, indices, padding_idx, scale_grad_by_freq)`,
+# the `sparse=True` lookup whose weight gradient is a sparse COO tensor.
+sparse_embedding = None
+
+
 @composite(name="nn.functional.embedding", method=False)
 def _f_embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
                  scale_grad_by_freq=False, sparse=False):
-    """Matches `torch.nn.functional.embedding`."""
+    """Matches `torch.nn.functional.embedding` (`sparse=True`: a sparse weight gradient)."""
     padding_idx = _padding_idx(padding_idx, weight.shape[0])
     if max_norm is not None:
         _renorm_no_grad(weight, input, max_norm, norm_type)
+    if sparse and weight.requires_grad and sparse_embedding is not None:
+        return sparse_embedding(weight, input, padding_idx, scale_grad_by_freq)
     return embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
 
 
@@ -194,7 +202,7 @@ def _embedding_bag_kernel(weight: T, indices: TI, offsets: TI, per_sample_weight
         out = jax.ops.segment_max(rows, bag, num_segments=n_bags)
         counts = jax.ops.segment_sum(jnp.ones((n,), jnp.int32), bag, num_segments=n_bags)
         return jnp.where(counts[:, None] > 0, out, jnp.zeros((), out.dtype))
-    out = jax.ops.segment_sum(opmath(rows), bag, num_segments=n_bags)
+    out = jax.ops.segment_sum(accumulate(rows), bag, num_segments=n_bags)
     if mode == "mean":
         counts = jax.ops.segment_sum(jnp.ones((n,), out.dtype), bag, num_segments=n_bags)
         out = out / jnp.maximum(counts, 1)[:, None]
@@ -368,7 +376,7 @@ def cosine_similarity(x1: T, x2: T, dim=1, eps=1e-8):
     if not jnp.issubdtype(x1.dtype, jnp.floating):
         raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
                            f"{c10_name(x1.dtype)}")
-    a, b = jnp.broadcast_arrays(opmath(x1), opmath(x2))
+    a, b = jnp.broadcast_arrays(accumulate(x1), accumulate(x2))
     d = wrap_dim(dim, a.ndim)
     if a.ndim == 0:
         a, b = a[None], b[None]
@@ -380,7 +388,7 @@ def cosine_similarity(x1: T, x2: T, dim=1, eps=1e-8):
 @op(name="nn.functional.pairwise_distance", method=False, out=False, promote=INT_TO_FLOAT,
     aliases=("pairwise_distance",))
 def pairwise_distance(x1: T, x2: T, p=2.0, eps=1e-6, keepdim=False):
-    diff = opmath(x1 - x2) + eps
+    diff = accumulate(x1 - x2) + eps
     ndim = max(jnp.ndim(x1), jnp.ndim(x2))
     if ndim == 0:
         return vector_norm(diff, float(p), None, False)
@@ -397,7 +405,7 @@ def pdist(input: T, p=2):
         raise RuntimeError("pdist only supports non-negative p values")
     n = input.shape[0]
     i, j = np.triu_indices(n, 1)
-    x = opmath(input)
+    x = accumulate(input)
     return vector_norm(x[i] - x[j], float(p), 1, False)
 
 
@@ -414,7 +422,7 @@ def _sdpa_kernel(query: T, key: T, value: T, attn_mask: TI, rng: TI, dropout_p, 
                            f"query.dtype: {names[0]} key.dtype: {names[1]} and value.dtype: "
                            f"{names[2]} instead.")
     need_float("scaled_dot_product_attention", query)
-    q, k, v = opmath(query), opmath(key), opmath(value)
+    q, k, v = accumulate(query), accumulate(key), accumulate(value)
     if enable_gqa and q.ndim >= 3 and k.shape[-3] != q.shape[-3]:
         rep = q.shape[-3] // k.shape[-3]
         k = jnp.repeat(k, rep, axis=-3)
@@ -429,7 +437,7 @@ def _sdpa_kernel(query: T, key: T, value: T, attn_mask: TI, rng: TI, dropout_p, 
         if attn_mask.dtype == jnp.bool_:
             allowed = attn_mask if allowed is None else allowed & attn_mask
         else:
-            logits = logits + opmath(attn_mask)
+            logits = logits + accumulate(attn_mask)
     if allowed is not None:
         logits = jnp.where(allowed, logits, -jnp.inf)
     weights = _safe_softmax(logits)
@@ -478,7 +486,8 @@ def _mha_kernel(query: T, key: T, value: T, in_proj_weight: T, in_proj_bias: T, 
     """The body of `multi_head_attention_forward` after its argument checks."""
     dt = query.dtype
     batched = query.ndim == 3
-    q_in, k_in, v_in = (opmath(a) if batched else opmath(a)[:, None] for a in (query, key, value))
+    q_in, k_in, v_in = (accumulate(a) if batched else accumulate(a)[:, None]
+                        for a in (query, key, value))
     kpm = key_padding_mask
     if kpm is not None and not batched:
         kpm = kpm[None]
@@ -489,13 +498,13 @@ def _mha_kernel(query: T, key: T, value: T, in_proj_weight: T, in_proj_bias: T, 
         if m is None:
             return None
         return jnp.where(m, -jnp.inf, 0.0).astype(q_in.dtype) if m.dtype == jnp.bool_ else \
-            opmath(m)
+            accumulate(m)
 
     kpm, am = canonical(kpm), canonical(attn_mask)
 
     def lin(x, w, b):
-        y = jnp.matmul(x, opmath(w).T, precision=_HIGHEST)
-        return y if b is None else y + opmath(b)
+        y = jnp.matmul(x, accumulate(w).T, precision=_HIGHEST)
+        return y if b is None else y + accumulate(b)
 
     if q_proj_weight is not None:
         ws = (q_proj_weight, k_proj_weight, v_proj_weight)
@@ -510,13 +519,13 @@ def _mha_kernel(query: T, key: T, value: T, in_proj_weight: T, in_proj_bias: T, 
         return None if m is None else jnp.pad(m, [(0, 0)] * (m.ndim - 1) + [(0, 1)])
 
     if bias_k is not None:
-        k = jnp.concatenate([k, jnp.tile(opmath(bias_k), (1, n, 1))])
-        v = jnp.concatenate([v, jnp.tile(opmath(bias_v), (1, n, 1))])
+        k = jnp.concatenate([k, jnp.tile(accumulate(bias_k), (1, n, 1))])
+        v = jnp.concatenate([v, jnp.tile(accumulate(bias_v), (1, n, 1))])
         am, kpm = pad_last(am), pad_last(kpm)
     q = q.reshape(length, n * h, hd).transpose(1, 0, 2)
-    k = opmath(static_k) if static_k is not None else \
+    k = accumulate(static_k) if static_k is not None else \
         k.reshape(k.shape[0], n * h, hd).transpose(1, 0, 2)
-    v = opmath(static_v) if static_v is not None else \
+    v = accumulate(static_v) if static_v is not None else \
         v.reshape(v.shape[0], n * h, hd).transpose(1, 0, 2)
     if add_zero_attn:
         k = jnp.concatenate([k, jnp.zeros((n * h, 1, hd), k.dtype)], 1)

@@ -17,7 +17,8 @@ from .._tensor import wrap_dim
 from .._dtype import c10_name
 from . import _derivatives, _registry
 from ._registry import INT_TO_FLOAT, NONE, T, composite, op
-from .activation import need_float, opmath, private_op
+from ._kernel_helpers import accumulate
+from .activation import need_float, private_op
 
 norm_op = lambda promote=NONE, **kw: op(promote=promote, method=False, out=False, **kw)  # noqa: E731
 
@@ -63,15 +64,15 @@ def _layer_norm(input, normalized_shape, weight, bias, eps):
                            f"shape [*, {', '.join(str(n) for n in shape)}], but got input of "
                            f"size{_shape_list(input.shape)}")
     need_float("LayerNormKernelImpl", input)
-    x = opmath(input)
+    x = accumulate(input)
     axes = tuple(range(input.ndim - k, input.ndim))
     mean, var = _stats(x, axes)
     rstd = jax.lax.rsqrt(var + eps)
     out = (x - mean) * rstd
     if weight is not None:
-        out = out * opmath(weight)
+        out = out * accumulate(weight)
     if bias is not None:
-        out = out + opmath(bias)
+        out = out + accumulate(bias)
     return out.astype(input.dtype), mean.astype(input.dtype), rstd.astype(input.dtype)
 
 
@@ -101,7 +102,7 @@ def rms_norm(input: T, normalized_shape, weight: T = None, eps=None):
                            f"shape [*{', '.join(str(n) for n in shape)}], but got input of "
                            f"size{_shape_list(input.shape)}")
     _check_affine("weight", weight, shape)
-    x = opmath(input)
+    x = accumulate(input)
     if eps is None:
         # PyTorch's default: the machine epsilon of the computation dtype.
         eps = float(jnp.finfo(x.dtype).eps)
@@ -132,15 +133,15 @@ def _group_norm(input, weight, bias, n, c, hxw, group, eps):
                                f"{_shape_list(t.shape)} and input of shape "
                                f"{_shape_list(input.shape)}")
     need_float("GroupNormKernelImpl", input)
-    x = opmath(input).reshape(n, group, (c // group) * hxw)
+    x = accumulate(input).reshape(n, group, (c // group) * hxw)
     mean, var = _stats(x, (2,))
     rstd = jax.lax.rsqrt(var + eps)
     out = ((x - mean) * rstd).reshape(input.shape)
     bshape = (1, c) + (1,) * (input.ndim - 2)
     if weight is not None:
-        out = out * opmath(weight).reshape(bshape)
+        out = out * accumulate(weight).reshape(bshape)
     if bias is not None:
-        out = out + opmath(bias).reshape(bshape)
+        out = out + accumulate(bias).reshape(bshape)
     dt = input.dtype
     return out.astype(dt), mean.reshape(n, group).astype(dt), rstd.reshape(n, group).astype(dt)
 
@@ -207,7 +208,7 @@ def _batch_norm_kernel(input: T, weight: T, bias: T, running_mean: T, running_va
         if t is not None and t.size != c:
             raise RuntimeError(f"{name} should contain {c} elements not {t.size}")
     need_float("batch_norm_cpu", input)
-    x = opmath(input)
+    x = accumulate(input)
     bshape = (1, c) + (1,) * (input.ndim - 2)
     axes = (0,) + tuple(range(2, input.ndim))
     new_rm, new_rv = running_mean, running_var
@@ -230,15 +231,15 @@ def _batch_norm_kernel(input: T, weight: T, bias: T, running_mean: T, running_va
             raise RuntimeError("running_mean must be defined in evaluation mode")
         if running_var is None:
             raise RuntimeError("running_var must be defined in evaluation mode")
-        mean = opmath(running_mean.astype(x.dtype)).reshape(c)
-        invstd = 1 / jnp.sqrt(opmath(running_var.astype(x.dtype)).reshape(c) + eps)
+        mean = accumulate(running_mean.astype(x.dtype)).reshape(c)
+        invstd = 1 / jnp.sqrt(accumulate(running_var.astype(x.dtype)).reshape(c) + eps)
         save_mean = save_invstd = jnp.zeros((0,), _save_dtype(input, weight, bias, running_mean,
                                                                running_var))
     out = (x - mean.reshape(bshape)) * invstd.reshape(bshape)
     if weight is not None:
-        out = out * opmath(weight).reshape(bshape)
+        out = out * accumulate(weight).reshape(bshape)
     if bias is not None:
-        out = out + opmath(bias).reshape(bshape)
+        out = out + accumulate(bias).reshape(bshape)
     return out.astype(input.dtype), save_mean, save_invstd, new_rm, new_rv
 
 
@@ -333,7 +334,7 @@ def _instance_norm_kernel(input: T, weight: T, bias: T, running_mean: T, running
         raise RuntimeError("Expected running_mean and running_var to be defined when "
                            "use_input_stats is false")
     need_float("batch_norm_cpu", input)
-    x = opmath(input)
+    x = accumulate(input)
     bshape = (1, c) + (1,) * (input.ndim - 2)
     new_rm, new_rv = running_mean, running_var
     if use_input_stats:
@@ -348,13 +349,13 @@ def _instance_norm_kernel(input: T, weight: T, bias: T, running_mean: T, running
             v = jnp.mean(var.reshape(b, c), axis=0) * (n / (n - 1) if n > 1 else jnp.inf)
             new_rv = (momentum * v + (1 - momentum) * running_var).astype(running_var.dtype)
     else:
-        mean = opmath(running_mean.astype(x.dtype)).reshape(bshape)
-        var = opmath(running_var.astype(x.dtype)).reshape(bshape)
+        mean = accumulate(running_mean.astype(x.dtype)).reshape(bshape)
+        var = accumulate(running_var.astype(x.dtype)).reshape(bshape)
         out = (x - mean) / jnp.sqrt(var + eps)
     if weight is not None:
-        out = out * opmath(weight).reshape(bshape)
+        out = out * accumulate(weight).reshape(bshape)
     if bias is not None:
-        out = out + opmath(bias).reshape(bshape)
+        out = out + accumulate(bias).reshape(bshape)
     return out.astype(input.dtype), new_rm, new_rv
 
 
@@ -449,7 +450,7 @@ def normalize(input: T, p=2.0, dim=1, eps=1e-12):
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {c10_name(input.dtype)}")
     d = wrap_dim(dim, input.ndim)
-    x = opmath(input)
+    x = accumulate(input)
     denom = jnp.maximum(vector_norm(x, float(p), d if input.ndim else None, True), eps)
     return (x / denom).astype(input.dtype)
 

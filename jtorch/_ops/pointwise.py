@@ -20,53 +20,18 @@ from .. import _dtype
 from . import _derivatives
 from .._tensor import Tensor
 from .._dtype import c10_name
+from ._kernel_helpers import (default_float, is_bool, is_complex, is_integral, not_implemented,
+                              run_in_opmath)
 from ._registry import (ALWAYS_BOOL, BOOL_TO_LONG, COMPLEX_TO_FLOAT, DEFAULT, INT_TO_FLOAT, METHODS,
                         NAMESPACES, NONE, S, T, TI, op)
 
 pointwise = functools.partial(op, inplace=True)
 
 # ---------------------------------------------------------------------------
-# Helpers shared with pointwise_math
-
-
-def is_bool(a) -> bool:
-    return jnp.result_type(a) == jnp.bool_
-
-
-def is_int(a) -> bool:
-    """Integral or bool, as c10's isIntegralType(t, includeBool=True)."""
-    return jnp.issubdtype(jnp.result_type(a), jnp.integer) or is_bool(a)
-
-
-def is_complex(a) -> bool:
-    return jnp.issubdtype(jnp.result_type(a), jnp.complexfloating)
-
-
-def not_implemented(kernel: str, a) -> NotImplementedError:
-    """PyTorch's dispatch error for a dtype a CPU kernel does not support."""
-    return NotImplementedError(f'"{kernel}" not implemented for \'{c10_name(a)}\'')
+# Helpers
 
 
 _HALF = (jnp.dtype(jnp.float16), jnp.dtype(jnp.bfloat16))
-
-
-def opmath(fn):
-    """Runs `fn` in float32 on float16/bfloat16 arrays and rounds once at the end.
-
-    PyTorch's CPU kernels compute half types in float32 ("opmath"); computing in the half
-    type itself rounds every intermediate and drifts past half tolerances.
-    """
-    @functools.wraps(fn)
-    def wrapped(*args, **kwargs):
-        half = next((a.dtype for a in args if getattr(a, "dtype", None) in _HALF), None)
-        if half is None:
-            return fn(*args, **kwargs)
-        args = [a.astype(jnp.float32) if getattr(a, "dtype", None) == half else a for a in args]
-        out = fn(*args, **kwargs)
-        if isinstance(out, tuple):
-            return tuple(o.astype(half) if o.dtype == jnp.float32 else o for o in out)
-        return out.astype(half) if out.dtype == jnp.float32 else out
-    return wrapped
 
 
 def result_dtype(*xs):
@@ -88,10 +53,6 @@ def result_dtype(*xs):
         else:
             (dims if x.ndim else zeros).append(d)
     return _dtype.result_type_of(dims, zeros, scalars).np
-
-
-def default_float():
-    return _dtype.get_default_dtype().np
 
 
 def _binary_dunder(fn):
@@ -119,7 +80,7 @@ def _check_alpha(a, alpha, what="alpha"):
     if jnp.issubdtype(kind, jnp.complexfloating) and not is_complex(a):
         raise RuntimeError(f"For non-complex input tensors, argument {what} must not be a "
                            "complex number.")
-    if jnp.issubdtype(kind, jnp.floating) and is_int(a):
+    if jnp.issubdtype(kind, jnp.floating) and is_integral(a):
         raise RuntimeError(f"For integral input tensors, argument {what} must not be a "
                            "floating point number.")
 
@@ -155,7 +116,7 @@ def rsub(input: T, other: T, *, alpha: S = 1):
 
 
 @pointwise(dunder="mul", aliases=("multiply",), scalar_opmath=True)
-@opmath
+@run_in_opmath
 def mul(input: T, other: T):
     if is_bool(input):
         return input & other
@@ -191,34 +152,34 @@ def true_quotient(a, b):
 @pointwise(promote=_div_kind, dunder="truediv", aliases=("divide",), scalar_opmath=True)
 def div(input: T, other: T, *, rounding_mode=None):
     if rounding_mode is None:
-        return opmath(true_quotient)(input, other)
+        return run_in_opmath(true_quotient)(input, other)
     if rounding_mode == "trunc":
         if is_bool(input):
             raise not_implemented("div_trunc_cpu", input)
-        if is_int(input):
+        if is_integral(input):
             return lax.div(*jnp.broadcast_arrays(input, other))  # C division: toward zero
         # PyTorch rounds the quotient to a half type before truncating it.
-        return jnp.trunc(opmath(true_quotient)(input, other))
+        return jnp.trunc(run_in_opmath(true_quotient)(input, other))
     if rounding_mode == "floor":
-        return opmath(_floor_div)(input, other)
+        return run_in_opmath(_floor_div)(input, other)
     raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
                        f"found '{rounding_mode}'")
 
 
 @pointwise(promote=INT_TO_FLOAT, scalar_opmath=True)
-@opmath
+@run_in_opmath
 def true_divide(input: T, other: T):
     return true_quotient(input, other)
 
 
 @pointwise(dunder="floordiv", scalar_opmath=True)
-@opmath
+@run_in_opmath
 def floor_divide(input: T, other: T):
     return _floor_div(input, other)
 
 
 @pointwise(dunder="mod")
-@opmath
+@run_in_opmath
 def remainder(input: T, other: T):
     """Matches `torch.remainder`: Python's modulo (the result has the divisor's sign)."""
     if is_bool(input) or is_complex(input):
@@ -227,7 +188,7 @@ def remainder(input: T, other: T):
 
 
 @pointwise()
-@opmath
+@run_in_opmath
 def fmod(input: T, other: T):
     """Matches `torch.fmod`: C's fmod (the result has the dividend's sign)."""
     if is_bool(input) or is_complex(input):
@@ -258,11 +219,11 @@ def _check_int_pow(input, exponent, *, inplace=False, out=None):
 def pow(input: T, exponent: T):
     if is_bool(input):
         raise NotImplementedError("\"pow\" not implemented for 'Bool'")
-    if is_int(input):
+    if is_integral(input):
         return _int_pow(input, exponent)
     if jnp.ndim(exponent) == 0 and not is_complex(input) and not is_complex(exponent):
         return _pow(input, exponent, _scalar_power)
-    return opmath(_pow)(input, exponent)
+    return run_in_opmath(_pow)(input, exponent)
 
 
 def _scalar_power(x, e):
@@ -354,7 +315,7 @@ def square(input: T):
 
 
 @pointwise()
-@opmath
+@run_in_opmath
 def addcmul(input: T, tensor1: T, tensor2: T, *, value: S = 1):
     _check_alpha(input, value, "value")
     return input + jnp.asarray(value, input.dtype) * tensor1 * tensor2
@@ -362,7 +323,7 @@ def addcmul(input: T, tensor1: T, tensor2: T, *, value: S = 1):
 
 @pointwise(promote=NONE)
 def addcdiv(input: T, tensor1: T, tensor2: T, *, value: S = 1):
-    if is_int(tensor1) and is_int(tensor2):
+    if is_integral(tensor1) and is_integral(tensor2):
         raise RuntimeError(
             "Integer division with addcdiv is no longer supported, and in a future  release "
             "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
@@ -370,7 +331,7 @@ def addcdiv(input: T, tensor1: T, tensor2: T, *, value: S = 1):
             "to(input.dtype) using PyTorch 1.7 and later, or as (input + value * tensor1 / "
             "tensor2) with earlier versions.")
     dt = result_dtype(input, tensor1, tensor2)
-    return opmath(_addcdiv)(*(jnp.asarray(x, dt) for x in (input, tensor1, tensor2)), value)
+    return run_in_opmath(_addcdiv)(*(jnp.asarray(x, dt) for x in (input, tensor1, tensor2)), value)
 
 
 def _addcdiv(input, tensor1, tensor2, value):
@@ -385,12 +346,12 @@ def lerp(input: T, end: T, weight: T):
     for name, x in (("end", end), ("weight", weight)):
         if not jax.typeof(x).weak_type and x.dtype != input.dtype:
             raise RuntimeError(_lerp_dtype_error(input, x, name))
-    if is_int(input):
+    if is_integral(input):
         raise not_implemented("lerp_kernel_scalar" if jax.typeof(weight).weak_type
                               else "lerp_kernel_tensor", input)
     # The weight stays in the computation type (float32 for half inputs), unrounded.
     wdt = jnp.float32 if input.dtype in _HALF else input.dtype
-    return opmath(_lerp)(input, end, jnp.asarray(weight, wdt))
+    return run_in_opmath(_lerp)(input, end, jnp.asarray(weight, wdt))
 
 
 def _lerp_dtype_error(input, x, name):
@@ -477,14 +438,14 @@ def isclose(input: T, other: T, rtol=1e-05, atol=1e-08, equal_nan=False):
     if atol < 0:
         raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
     close = input == other
-    if equal_nan and not is_int(input):
+    if equal_nan and not is_integral(input):
         close = close | (jnp.isnan(input) & jnp.isnan(other))
     if rtol == 0 and atol == 0:
         return close
     if is_bool(input):
         input, other = input.astype(default_float()), other.astype(default_float())
     # PyTorch's (rtol * other) promotes integers to the default float dtype.
-    scale_dt = default_float() if is_int(other) else other.dtype
+    scale_dt = default_float() if is_integral(other) else other.dtype
     allowed = atol + jnp.abs(rtol * other.astype(scale_dt))
     actual = jnp.abs(input - other)
     if is_complex(actual) or jnp.issubdtype(actual.dtype, jnp.floating):
@@ -535,7 +496,7 @@ def logical_not(input: T):
 
 def _bitwise(name, fn, dunder, kernel):
     def impl(input: T, other: T):
-        if not is_int(input):
+        if not is_integral(input):
             raise not_implemented(kernel, input)
         return fn(input, other)
     impl.__name__ = name
@@ -562,7 +523,7 @@ bitwise_right_shift = _bitwise("bitwise_right_shift", jnp.right_shift, "rshift",
 
 @pointwise(dunder="invert")
 def bitwise_not(input: T):
-    if not is_int(input):
+    if not is_integral(input):
         raise not_implemented("bitwise_not_cpu", input)
     return jnp.invert(input)
 
@@ -661,5 +622,3 @@ def _clamp(x, lo, hi):
 
     return _derivatives.with_jvp(forward, tangent)(x, *bounds)
 
-
-from . import pointwise_math  # noqa: E402,F401

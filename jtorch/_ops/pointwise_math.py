@@ -9,8 +9,9 @@ from .._dtype import c10_name
 
 from . import _derivatives
 from ._registry import ALWAYS_BOOL, DEFAULT, INT_TO_FLOAT, NONE, T, op
-from .pointwise import (default_float, is_bool, is_complex, is_int, mul, not_implemented, opmath,
-                        reflected)
+from ._kernel_helpers import (default_float, is_bool, is_complex, is_integral, not_implemented,
+                              run_in_opmath)
+from .pointwise import mul, reflected
 
 pointwise = functools.partial(op, inplace=True)
 
@@ -26,7 +27,7 @@ def _unary(name, fn, aliases=(), real_only=None):
         return fn(input)
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.{name}`."
-    f = pointwise(opmath(impl), promote=INT_TO_FLOAT, aliases=aliases)
+    f = pointwise(run_in_opmath(impl), promote=INT_TO_FLOAT, aliases=aliases)
     return f
 
 
@@ -73,7 +74,7 @@ erfinv = _unary("erfinv", jax.scipy.special.erfinv, ("special.erfinv",),
 
 
 @pointwise(promote=INT_TO_FLOAT, aliases=("special.sinc",))
-@opmath
+@run_in_opmath
 def sinc(input: T):
     """Matches `torch.sinc`: sin(pi x) / (pi x), and 1 at 0."""
     px = input * jnp.asarray(math.pi, input.dtype)
@@ -112,7 +113,7 @@ def _degrees(name, factor):
         return input * jnp.asarray(factor, input.dtype)
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.{name}`."
-    return pointwise(opmath(impl), promote=INT_TO_FLOAT)
+    return pointwise(run_in_opmath(impl), promote=INT_TO_FLOAT)
 
 
 deg2rad = _degrees("deg2rad", math.pi / 180)
@@ -134,7 +135,7 @@ def _rounding(name, fn, aliases=()):
             raise not_implemented(f"{name}_vml_cpu", input)
         if is_complex(input):
             raise NotImplementedError(f"{name} is not supported for complex inputs")
-        return input if is_int(input) else fn(input)
+        return input if is_integral(input) else fn(input)
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.{name}`; integers pass through unchanged."
     return pointwise(impl, aliases=aliases)
@@ -150,13 +151,13 @@ def round(input: T, *, decimals=0):
     """Matches `torch.round`: halves round to even; `decimals` scales by a power of ten."""
     if is_bool(input) or is_complex(input):
         raise not_implemented("round_vml_cpu", input)
-    if is_int(input):
+    if is_integral(input):
         if decimals != 0:
             raise not_implemented("round_cpu", input)
         return input
     if decimals == 0:
         return jnp.round(input)
-    return opmath(_round_decimals)(input, decimals)
+    return run_in_opmath(_round_decimals)(input, decimals)
 
 
 def _round_decimals(x, decimals):
@@ -168,7 +169,7 @@ def _round_decimals(x, decimals):
 
 @pointwise()
 def frac(input: T):
-    if is_int(input) or is_complex(input):
+    if is_integral(input) or is_complex(input):
         raise not_implemented("frac_cpu", input)
     return input - jnp.trunc(input)
 
@@ -215,7 +216,7 @@ def angle(input: T):
     """Matches `torch.angle`: for real inputs, pi below zero, 0 otherwise, NaN kept."""
     if is_complex(input):
         return jnp.angle(input)
-    x = input.astype(default_float()) if is_int(input) else input
+    x = input.astype(default_float()) if is_integral(input) else input
     pi = jnp.asarray(math.pi, x.dtype)
     return jnp.where(jnp.isnan(x), x, jnp.where(x < 0, pi, jnp.zeros((), x.dtype)))
 
@@ -271,7 +272,7 @@ def _classify(name, fn, real_only=False, out=False):
 
 
 def _float_only(fn, default):
-    return lambda x: fn(x) if not is_int(x) else jnp.full(x.shape, default, bool)
+    return lambda x: fn(x) if not is_integral(x) else jnp.full(x.shape, default, bool)
 
 
 isfinite = _classify("isfinite", _float_only(jnp.isfinite, True))
@@ -285,7 +286,7 @@ isreal = _classify("isreal", lambda x: (jnp.imag(x) == 0) if is_complex(x)
 
 @pointwise()
 def nan_to_num(input: T, nan=0.0, posinf=None, neginf=None):
-    if is_int(input):
+    if is_integral(input):
         return input
     return jnp.nan_to_num(input, nan=nan, posinf=posinf, neginf=neginf)
 
@@ -296,12 +297,12 @@ def nan_to_num(input: T, nan=0.0, posinf=None, neginf=None):
 
 def _real_binary(name, fn, promote=INT_TO_FLOAT, kernel=None, aliases=(), inplace=True):
     def impl(input: T, other: T):
-        if kernel and (is_int(input) or is_complex(input)):
+        if kernel and (is_integral(input) or is_complex(input)):
             raise not_implemented(kernel, input)
         return fn(input, other)
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.{name}`."
-    f = op(opmath(impl), promote=promote, aliases=aliases, inplace=inplace)
+    f = op(run_in_opmath(impl), promote=promote, aliases=aliases, inplace=inplace)
     return f
 
 
@@ -336,9 +337,9 @@ logaddexp2 = _real_binary("logaddexp2", jnp.logaddexp2, DEFAULT, kernel="logadde
 
 
 @op(promote=DEFAULT)
-@opmath
+@run_in_opmath
 def logaddexp(input: T, other: T):
-    if is_int(input):
+    if is_integral(input):
         raise not_implemented("logaddexp_cpu", input)
     if not is_complex(input):
         return jnp.logaddexp(input, other)
@@ -350,7 +351,7 @@ def logaddexp(input: T, other: T):
 
 
 @pointwise(promote=INT_TO_FLOAT, aliases=("special.xlogy",))
-@opmath
+@run_in_opmath
 def xlogy(input: T, other: T):
     """Matches `torch.xlogy`: 0 where x == 0 (unless y is NaN)."""
     return _xlogy(input, other)
@@ -379,7 +380,7 @@ def ldexp(input: T, other: T):
 
 @pointwise()
 def nextafter(input: T, other: T):
-    if is_int(input) or is_complex(input):
+    if is_integral(input) or is_complex(input):
         raise not_implemented("nextafter_cpu", input)
     return _nextafter(input, other)
 
@@ -408,7 +409,7 @@ def heaviside(input: T, values: T):
 
 def _integer_binary(name, fn):
     def impl(input: T, other: T):
-        if not is_int(input) or is_bool(input):
+        if not is_integral(input) or is_bool(input):
             raise not_implemented(f"{name}_cpu", input)
         return fn(input, other)
     impl.__name__ = name
@@ -422,7 +423,7 @@ lcm = _integer_binary("lcm", jnp.lcm)
 
 @op(promote=NONE, returns=("mantissa", "exponent"))
 def frexp(input: T):
-    if is_int(input) or is_complex(input):
+    if is_integral(input) or is_complex(input):
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     mantissa, exponent = jnp.frexp(input)
     return mantissa.astype(input.dtype), exponent.astype(jnp.int32)

@@ -4,7 +4,7 @@ Every reduction takes torch's `dim` (None, an int, or a sequence of ints),
 `keepdim` and, where torch has it, `dtype`; result dtypes are torch's (sums
 of integers and bools are int64, indices are int64). Statistics (var, median,
 quantile, ...), scans (cumsum, cummax, ...) and differences (diff, gradient,
-trapezoid) live in sibling modules imported at the bottom.
+trapezoid) live in sibling modules; the helpers they share are in `_kernel_helpers`.
 """
 
 import builtins
@@ -18,59 +18,14 @@ from .. import _dtype
 from . import _derivatives
 from .._tensor import Tensor, wrap_dim
 from .._dtype import c10_name
+from ._kernel_helpers import (accumulate, dims_arg, is_complex, is_float,  # noqa: F401
+                              is_integral, sum_dtype)
 from ._registry import (COMPLEX_TO_FLOAT, DEFAULT, NAMESPACES, NONE, T, composite,
                         name_return_type, op)
 
 reduction = functools.partial(op, promote=NONE)
 
 _HALF = (jnp.float16, jnp.bfloat16)
-
-
-def dims_arg(dim, ndim):
-    """`dim` as a tuple of non-negative ints (None: all dims; () for a 0-d tensor).
-
-    A 0-d tensor accepts dim 0 or -1, as PyTorch does, and reducing it over
-    that dim leaves it unchanged.
-    """
-    if dim is None:
-        return None
-    if isinstance(dim, (tuple, list)):
-        if len(dim) == 0:
-            return None
-        dims = tuple(wrap_dim(int(d), ndim) for d in dim)
-        if len(set(dims)) != len(dims):
-            dup = next(d for d in dims if dims.count(d) > 1)
-            raise RuntimeError(f"dim {dup} appears multiple times in the list of dims")
-    else:
-        dims = (wrap_dim(int(dim), ndim),)
-    return () if ndim == 0 else dims
-
-
-def is_float(a) -> bool:
-    return jnp.issubdtype(a.dtype, jnp.floating)
-
-
-def is_complex(a) -> bool:
-    return jnp.issubdtype(a.dtype, jnp.complexfloating)
-
-
-def is_integral(a) -> bool:
-    """Integer or bool, PyTorch's `isIntegralType(includeBool=True)`."""
-    return a.dtype == jnp.bool_ or jnp.issubdtype(a.dtype, jnp.integer)
-
-
-def sum_dtype(a, dtype):
-    """sum/prod accumulate integers and bools in int64, as PyTorch does."""
-    if dtype is not None:
-        return dtype.np
-    if is_integral(a):
-        return jnp.int64
-    return a.dtype
-
-
-def accumulate(a):
-    """The array in its accumulation dtype: float32 for half types, as PyTorch's CPU kernels."""
-    return a.astype(jnp.float32) if a.dtype in _HALF else a
 
 
 def check_nonempty(name, a, axes, sep="():"):
@@ -476,5 +431,3 @@ def renorm(input: T, p, dim, maxnorm):
     factor = jnp.where(nrm > maxnorm, maxnorm / (nrm + 1e-7), jnp.ones((), acc))
     return (accumulate(input) * factor).astype(input.dtype)
 
-
-from . import scans, statistics, differences  # noqa: E402, F401  (declare the sibling families)

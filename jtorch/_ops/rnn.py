@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 
 from ._registry import NONE, TI, TL, kernel
-from .activation import opmath
+from ._kernel_helpers import accumulate
 
 _HIGHEST = jax.lax.Precision.HIGHEST  # PyTorch does not use TF32 for these matmuls
 
@@ -93,15 +93,15 @@ def rnn_kernel(input: TI, hx: TI, cx: TI, weights: TL, lengths: TI, rng: TI, mod
     sequences). Returns `(output, h_n)` or, for LSTM, `(output, h_n, c_n)`.
     """
     dt = input.dtype
-    x = opmath(input)
+    x = accumulate(input)
     if batch_first:
         x = jnp.swapaxes(x, 0, 1)
     mask = None
     if lengths is not None:
         mask = (jnp.arange(x.shape[0])[:, None] < lengths[None, :])[..., None]
-    h0 = opmath(hx)
-    c0 = None if cx is None else opmath(cx)
-    groups = _split_weights(tuple(opmath(w) for w in weights), mode, has_biases, proj_size)
+    h0 = accumulate(hx)
+    c0 = None if cx is None else accumulate(cx)
+    groups = _split_weights(tuple(accumulate(w) for w in weights), mode, has_biases, proj_size)
     dirs = 2 if bidirectional else 1
     keys = jax.random.split(rng, num_layers) if rng is not None else None
     hs, cs = [], []
@@ -133,11 +133,11 @@ def rnn_kernel(input: TI, hx: TI, cx: TI, weights: TL, lengths: TI, rng: TI, mod
 def rnn_cell_kernel(input: TI, hx: TI, cx: TI, w_ih: TI, w_hh: TI, b_ih: TI, b_hh: TI, mode):
     """One step of `torch.rnn_tanh_cell` / `rnn_relu_cell` / `lstm_cell` / `gru_cell`."""
     dt = input.dtype
-    gi = _mm(opmath(input), opmath(w_ih))
+    gi = _mm(accumulate(input), accumulate(w_ih))
     if b_ih is not None:
-        gi = gi + opmath(b_ih)
-    h, c = _cell(mode, gi, opmath(hx), None if cx is None else opmath(cx), opmath(w_hh),
-                 None if b_hh is None else opmath(b_hh), None)
+        gi = gi + accumulate(b_ih)
+    h, c = _cell(mode, gi, accumulate(hx), None if cx is None else accumulate(cx), accumulate(w_hh),
+                 None if b_hh is None else accumulate(b_hh), None)
     if mode == "LSTM":
         return h.astype(dt), c.astype(dt)
     return h.astype(dt)

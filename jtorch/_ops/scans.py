@@ -6,7 +6,7 @@ import jax.numpy as jnp
 from .._tensor import wrap_dim
 from .._dtype import c10_name
 from ._registry import NONE, T, name_return_type, op
-from .reduction import accumulate, is_complex, is_float, sum_dtype
+from ._kernel_helpers import accumulate, is_complex, is_float, sum_dtype
 
 
 def _scan_1d_safe(fn, x, dim):

@@ -14,28 +14,18 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype, _meta
+from .. import _dtype
 from .._tensor import Tensor, wrap, wrap_dim
 from .._dtype import c10_name
 from . import _registry
+from ._kernel_helpers import index_values, kernel_inplace
 from ._registry import NONE, T, TI, composite, op
 
 kernel = op(promote=NONE, method=False, out=False)
 
 
-def _values(t):
-    """The index values as numpy, or None when traced (value checks are then skipped)."""
-    a = t._array
-    return None if _meta.no_values(a) or a.size == 0 else np.asarray(a)
-
-
 def _finish(result, out):
     return result if out is None else _registry.write_out(result, out)
-
-
-def _inplace(fn, *args):
-    """Runs kernel `fn` as `self.fn_(...)`: the registry's checked write into args[0]."""
-    return _registry.call_inplace(fn._op, args)
 
 
 def _as_tensor(v, like):
@@ -87,7 +77,7 @@ def _gather_checks(input, dim, index):
                 raise RuntimeError(f"Size does not match at dimension {k} expected index "
                                    f"{list(index.shape)} to be no larger than self "
                                    f"{list(input.shape)} apart from dimension {d}")
-    _check_range(_values(index), d, input.shape[d] if input.ndim else 1)
+    _check_range(index_values(index), d, input.shape[d] if input.ndim else 1)
     return d
 
 
@@ -214,7 +204,7 @@ def _scatter_checks(name, input, dim, index, src):
             if is_src:
                 msg += f" and to be no larger size than src {list(src.shape)}"
             raise RuntimeError(msg)
-    _check_range(_values(index), d, input.shape[d] if input.ndim else 1)
+    _check_range(index_values(index), d, input.shape[d] if input.ndim else 1)
     return d
 
 
@@ -273,7 +263,7 @@ def scatter_(self, dim, index, src=None, value=None, *, reduce=None):
     src = _scatter_src(src, value)
     d = _scatter_checks("scatter", self, dim, index, src)
     r = _legacy_reduce(reduce, isinstance(src, Tensor))
-    return _inplace(_scatter, self, d, index, src, r, True)
+    return kernel_inplace(_scatter, self, d, index, src, r, True)
 
 
 @composite(method=True)
@@ -286,7 +276,7 @@ def scatter_add(input, dim, index, src, *, out=None):
 @composite(function=False)
 def scatter_add_(self, dim, index, src):
     d = _scatter_checks("scatter_add", self, dim, index, src)
-    return _inplace(_scatter, self, d, index, src, "sum", True)
+    return kernel_inplace(_scatter, self, d, index, src, "sum", True)
 
 
 def _check_reduce(reduce):
@@ -308,7 +298,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=Non
 def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
     _check_reduce(reduce)
     d = _scatter_checks("scatter_reduce", self, dim, index, src)
-    return _inplace(_scatter, self, d, index, src, reduce, include_self)
+    return kernel_inplace(_scatter, self, d, index, src, reduce, include_self)
 
 
 # ---------------------------------------------------------------------------
@@ -330,7 +320,7 @@ def index_select(input, dim, index, *, out=None):
         raise IndexError("index_select(): Index is supposed to be a vector")
     if index.dtype not in (_dtype.int64, _dtype.int32):
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
-    values = _values(index)
+    values = index_values(index)
     n = input.shape[d] if input.ndim else 1
     if values is not None:
         bad = _first_bad(values, 0, n)
@@ -400,7 +390,7 @@ def _index_add_checks(input, dim, index, source, name="index_add_"):
 
 
 def _index_add_range(input, d, index):
-    values = _values(index)
+    values = index_values(index)
     if input.ndim == 1 and values is not None and _first_bad(values, 0, input.shape[0]) is not None:
         # PyTorch's kernel for a 1-d self reports it this way
         raise IndexError("index out of range in self")
@@ -419,7 +409,7 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
 def index_add_(self, dim, index, source, *, alpha=1):
     d = _index_add_checks(self, dim, index, source)
     _index_add_range(self, d, index)
-    return _inplace(_index_reduce, self, d, index, source, "sum", True, alpha)
+    return kernel_inplace(_index_reduce, self, d, index, source, "sum", True, alpha)
 
 
 def _index_copy_checks(input, dim, index, source):
@@ -449,7 +439,7 @@ def _index_copy_checks(input, dim, index, source):
                                f"shapes. Destination slice shape: {input.shape[k]} at dimension "
                                f"{j} and source slice shape: {source.shape[k]} at dimension "
                                f"{j}.")
-    _check_range(_values(index), d, input.shape[d] if input.ndim else 1, IndexError)
+    _check_range(index_values(index), d, input.shape[d] if input.ndim else 1, IndexError)
     return d
 
 
@@ -473,7 +463,7 @@ def index_copy(input, dim, index, source, *, out=None):
 @composite(function=False)
 def index_copy_(self, dim, index, source):
     d = _prefixed("index_copy_()", lambda: _index_copy_checks(self, dim, index, source))
-    return _inplace(_index_reduce, self, d, index, source, None, True, 1)
+    return kernel_inplace(_index_reduce, self, d, index, source, None, True, 1)
 
 
 def _index_fill_checks(input, dim, index, value):
@@ -488,7 +478,7 @@ def _index_fill_checks(input, dim, index, value):
     if isinstance(value, complex) and not input.dtype.is_complex:
         raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not "
                            "supported")
-    values = _values(index)
+    values = index_values(index)
     n = input.shape[d] if input.ndim else 1
     if values is not None:
         bad = _first_bad(values, -n, n)
@@ -507,7 +497,7 @@ def index_fill(input, dim, index, value):
 @composite(function=False)
 def index_fill_(self, dim, index, value):
     d = _index_fill_checks(self, dim, index, value)
-    return _inplace(_index_reduce, self, d, index, value, None, True, 1)
+    return kernel_inplace(_index_reduce, self, d, index, value, None, True, 1)
 
 
 _INDEX_REDUCE = ("prod", "mean", "amax", "amin")
@@ -523,7 +513,7 @@ def _index_reduce_checks(input, dim, index, source, reduce):
         raise RuntimeError(f"index_reduce_(): self ({c10_name(input.dtype)}) and source "
                            f"({c10_name(source.dtype)}) must have the same scalar type")
     _source_shape("index_reduce_", input, d, index, source)
-    values = _values(index)
+    values = index_values(index)
     if values is not None and _first_bad(values, 0, input.shape[d] if input.ndim else 1) \
             is not None:
         raise IndexError("index out of range in self")
@@ -541,7 +531,7 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=No
 @composite(function=False)
 def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
     d = _index_reduce_checks(self, dim, index, source, reduce)
-    return _inplace(_index_reduce, self, d, index, source, reduce, include_self, 1)
+    return kernel_inplace(_index_reduce, self, d, index, source, reduce, include_self, 1)
 
 
 # ---------------------------------------------------------------------------
@@ -571,7 +561,7 @@ def take(input, index, *, out=None):
                            f"{c10_name(index.dtype)}")
     if input.numel() == 0 and index.numel():
         raise IndexError("take(): tried to take from an empty tensor")
-    _flat_check(_values(index), input.numel())
+    _flat_check(index_values(index), input.numel())
     return _finish(_take(input, index), out)
 
 
@@ -597,7 +587,7 @@ def _put_checks(input, index, source):
         raise IndexError(f"put_(): Expected source and index to have the same number of "
                          f"elements, but got source.numel() = {source.numel()}, index.numel() "
                          f"= {index.numel()}")
-    _flat_check(_values(index), input.numel())
+    _flat_check(index_values(index), input.numel())
 
 
 @composite(method=True)
@@ -610,7 +600,7 @@ def put(input, index, source, accumulate=False):
 @composite(function=False)
 def put_(self, index, source, accumulate=False):
     _put_checks(self, index, source)
-    return _inplace(_put, self, index, source, accumulate)
+    return kernel_inplace(_put, self, index, source, accumulate)
 
 
 @kernel(name="_take_along_dim")
@@ -634,7 +624,7 @@ def take_along_dim(input, indices, dim=None, *, out=None):
     if indices.dtype is not _dtype.int64:
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
                            f"{c10_name(indices.dtype)}")
-    values = _values(indices)
+    values = index_values(indices)
     if dim is None:
         _check_range(values, 0, input.numel())
         return _finish(_take_along_dim(input, indices, None), out)
@@ -647,7 +637,3 @@ def take_along_dim(input, indices, dim=None, *, out=None):
     if values is not None:
         _check_range(np.where(values < 0, values + n, values), d, n)
     return _finish(_take_along_dim(input, indices, d), out)
-
-
-
-from . import masked  # noqa: E402, F401  (masks, nonzero, isin)

@@ -12,7 +12,7 @@ from .. import _dtype
 from .._tensor import wrap_dim
 from .._dtype import c10_name
 from ._registry import NONE, T, TI, op
-from .reduction import is_complex
+from ._kernel_helpers import is_complex
 
 
 def _check_sortable(a):

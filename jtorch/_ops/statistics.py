@@ -11,7 +11,7 @@ from .._tensor import Tensor, wrap, wrap_dim
 from .._dtype import c10_name
 from . import _derivatives
 from ._registry import NONE, T, TI, composite, name_return_type, op
-from .reduction import accumulate, dims_arg, is_complex, is_float, is_integral
+from ._kernel_helpers import accumulate, dims_arg, is_complex, is_float, is_integral
 
 
 def _default_float():

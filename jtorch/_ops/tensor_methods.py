@@ -16,16 +16,10 @@ from . import _registry
 from ._registry import composite
 from .views import _check_not_leaf, alias, as_strided
 
-# PyTorch's legacy type names, which its callback and set_() messages use.
-_LEGACY = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-           "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor",
-           "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor",
-           "bool": "BoolTensor", "complex64": "ComplexFloatTensor",
-           "complex128": "ComplexDoubleTensor"}
-
-
 def _legacy_name(t: Tensor) -> str:
-    return "torch." + _LEGACY.get(t.dtype._name, "Tensor")
+    """The CPU legacy type name (`torch.FloatTensor`) PyTorch's callback and set_() messages
+    use."""
+    return _dtype.legacy_type_name(t.dtype)
 
 
 # ---------------------------------------------------------------------------

@@ -104,8 +104,10 @@ def _shape_kw(shape, kwargs, name):
 def view(self, *shape, **kwargs):
     """Matches `torch.Tensor.view`: `view(*shape)`, `view(size=...)`, `view(dtype)`."""
     if not shape and set(kwargs) == {"dtype"}:
-        shape = (kwargs["dtype"],)
-    elif not (len(shape) == 1 and isinstance(shape[0], _dtype.dtype)):
+        shape = (_dtype.from_python_type(kwargs["dtype"]),)
+    elif len(shape) == 1 and shape[0].__class__ is type:     # view(int): int64, as PyTorch
+        shape = (_dtype.from_python_type(shape[0]),)
+    if not (len(shape) == 1 and isinstance(shape[0], _dtype.dtype)):
         return _view(self, *_shape_kw(shape, kwargs, "size"))
     # view(dtype) shares storage but is not differentiable: PyTorch gives no grad_fn.
     out = _view(self.detach(), shape[0])
@@ -186,11 +188,21 @@ def expand(input, *size, **kwargs):
     return _expand(input, shape_arg(_shape_kw(size, kwargs, "size")))
 
 
+def _type_string(np_dtype) -> str:
+    """c10's `toString` of a CPU tensor type, as expand's error prints it: the legacy name
+    (`torch.LongTensor`) where the dtype has one, else `CPUBoolType`-style."""
+    name = c10_name(np_dtype)
+    if name in ("Float", "Double", "Half", "Byte", "Char", "Short", "Int", "Long"):
+        return f"torch.{name}Tensor"
+    return f"CPU{name}Type"
+
+
 @view_op(name="_expand", method=False)
 def _expand(input: T, size):
     shape = tuple(input.shape)
     if len(size) < len(shape):
-        raise RuntimeError(f"expand(torch.FloatTensor{{{list(shape)}}}, size={list(size)}): the "
+        raise RuntimeError(f"expand({_type_string(input.dtype)}{{{list(shape)}}}, "
+                           f"size={list(size)}): the "
                            f"number of sizes provided ({len(size)}) must be greater or equal to "
                            f"the number of dimensions in the tensor ({len(shape)})")
     lead = len(size) - len(shape)

@@ -22,7 +22,7 @@ import jax.numpy as jnp
 from .. import _tracebacks, _views
 from .._ops import _registry
 from .._tensor import AutogradMeta, Tensor, meta, wrap
-from . import _fused, anomaly_mode, grad_mode
+from . import _fused, anomaly_mode, grad_mode, graph
 from ._names import LINEAR_GRAD_NAMES, call_name, index_name, node_name
 from .graph import (
     DIFF_DTYPES, AccumulateGrad, FnNode, Node, accumulate, dependencies, edge_of, regenerate_view,
@@ -310,7 +310,11 @@ def execute(root_edges, root_grads, *, retain_graph: bool, create_graph: bool,
                 buf = buffers.get(child)
                 if buf is None:
                     buf = buffers[child] = [None] * _n_out(child)
-                buf[nr] = g if buf[nr] is None else buf[nr] + g
+                if buf[nr] is None:
+                    buf[nr] = g
+                else:
+                    buf[nr] = buf[nr] + g if graph.sparse_grads is None else \
+                        graph.sparse_grads.add(buf[nr], g)
     return captured
 
 
@@ -364,6 +368,8 @@ def _run_node(node, grads, create_graph, capture, captured, accumulate_into):
                 grads = [_as_value(g, create_graph) for g in new]
     if all(g is None for g in grads):
         return (None,) * len(node._edges)
+    if graph.sparse_grads is not None and not isinstance(node, AccumulateGrad):
+        grads = graph.sparse_grads.densify(grads)    # only leaves take sparse gradients
     try:
         out = node.apply(tuple(grads), create_graph)
     except Exception:
@@ -511,6 +517,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
     del single_input
+    # a sparse input's history is its values' (jtorch.sparse): differentiate those, and
+    # return the gradient in the input's layout
+    sparse_inputs = {i: t for i, t in enumerate(inputs) if hasattr(type(t), "_grad_proxy")}
+    if sparse_inputs:
+        inputs = tuple(sparse_inputs[i]._grad_proxy() if i in sparse_inputs else t
+                       for i, t in enumerate(inputs))
     grad_outputs = _as_tuple(grad_outputs) or (None,) * len(outputs)
     if len(grad_outputs) != len(outputs):
         raise RuntimeError(f"grad requires one grad_output per output: got {len(grad_outputs)} "
@@ -549,7 +561,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             g = wrap(g)
         if g._array.dtype != t._array.dtype:
             g = wrap(g._array.astype(t._array.dtype)) if not create_graph else g.to(t.dtype)
-        result.append(g)
+        result.append(g if i not in sparse_inputs else sparse_inputs[i]._like(g, None))
     return tuple(result)
 
 

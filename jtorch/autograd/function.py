@@ -10,7 +10,7 @@ import functools
 
 import jax.numpy as jnp
 
-from .._tensor import Tensor, meta, wrap
+from .._tensor import SparseOperand, Tensor, meta, wrap
 from . import grad_mode
 from .graph import FREED_MESSAGE, DIFF_DTYPES, Node, _modified_message, edge_of
 
@@ -114,7 +114,10 @@ class BackwardCFunction(FunctionCtx, Node):
                         f"Function {self.name()} returned an invalid gradient at index {i} - "
                         f"got {list(g.shape)} but expected shape compatible with "
                         f"{list(shape)}") from None
-            out.append(g if create_graph else g._array)
+            try:
+                out.append(g if create_graph else g._array)
+            except SparseOperand:       # a sparse gradient travels as the tensor itself
+                out.append(g)
         return tuple(out)
 
 

@@ -582,9 +582,18 @@ class AccumulateGrad(Node):
         return ()
 
 
+# Set by jtorch.sparse once a sparse gradient exists (nn.Embedding(sparse=True)): the object
+# whose `is_sparse(g)`, `add(a, b)`, `accumulate(t, g)` and `densify(grads)` handle gradients
+# that are sparse tensors. While None, dense backward passes check nothing.
+sparse_grads = None
+
+
 def accumulate(t: Tensor, g, create_graph: bool) -> None:
     """Adds gradient `g` (array or Tensor) into `t.grad`, in place unless building a graph."""
     if isinstance(g, Tensor):
+        if sparse_grads is not None and sparse_grads.is_sparse(g):
+            sparse_grads.accumulate(t, g)
+            return
         if not create_graph:
             g = g._array
     if not isinstance(g, Tensor) and g.dtype != t._array.dtype:

@@ -3,9 +3,16 @@
 A `DeviceMesh` is an n-dimensional array of ranks; each rank computes on one device. Here
 (DESIGN 14) the mesh is also a `jax.sharding.Mesh` of the jax devices the ranks compute on,
 with the mesh's dimension names as its axis names, so a DTensor placement can be said as a
-`jax.sharding.NamedSharding` over it. In today's world of one process the only rank is 0 and
-every mesh has one device; `_rank_device` is the one place that says which jax device a rank
-uses, for the multi-process world to grow.
+`jax.sharding.NamedSharding` over it. A rank is a process of the job (`jax.distributed`):
+`_rank_device` says which jax device it computes on (its first of the mesh's device type),
+and `get_group(dim)` is the process group of this rank's line along a mesh dimension.
+
+jtorch's extension: a process that is a world of one may ask for a mesh of more ranks than
+the world has when it has that many local devices of the mesh's type; the mesh's ranks are
+then those devices (rank i: the i-th), the process is every rank at once (its coordinate is
+rank 0's), and DTensors on it are jax arrays sharded over the devices
+(`tensor._local_devices`). Such a mesh has no process groups: jax's compiler makes its
+collectives.
 """
 
 from __future__ import annotations
@@ -33,13 +40,29 @@ def _current_mesh() -> DeviceMesh:
 
 
 def _rank_device(device_type: str, rank: int):
-    """The jax device that `rank` computes on for `device_type` (world of one: this process's)."""
+    """The jax device that `rank` computes on for `device_type`."""
+    from . import _runtime
+    if _runtime.is_joined():
+        return _runtime.rank_device(rank, _platform(device_type))
     if rank != c10d.get_rank():
+        local = _local_devices(device_type)
+        if rank < len(local):
+            return local[rank]
         raise RuntimeError(f"rank {rank} is not this process (rank {c10d.get_rank()}): its "
                            f"device lives in another process")
     if device_type == "cpu":
         return _device.to_jax("cpu")
     return _device.to_jax(_device.device(device_type, 0))
+
+
+def _platform(device_type: str) -> str:
+    return "cpu" if device_type == "cpu" else \
+        _device.to_jax(_device.device(device_type, 0)).platform
+
+
+def _local_devices(device_type: str) -> list:
+    """This process's jax devices of `device_type`."""
+    return jax.local_devices(backend=_platform(device_type))
 
 
 class DeviceMesh:
@@ -69,7 +92,10 @@ class DeviceMesh:
         if _init_backend and not c10d.is_initialized():
             c10d.init_process_group()       # as PyTorch: the default group from env://
         world = c10d.get_world_size() if c10d.is_initialized() else 1
-        if ranks.size > world:
+        # A world of one over several local devices: the ranks are the devices.
+        self._local = (world == 1 and ranks.size > 1
+                       and ranks.max() < len(_local_devices(device_type)))
+        if ranks.size > world and not self._local:
             raise RuntimeError(f"Mesh should not be bigger than default world size {world}, "
                                f"but found {ranks.size} ranks!")
         if len(set(ranks.ravel().tolist())) != ranks.size:
@@ -127,7 +153,8 @@ class DeviceMesh:
 
     def get_coordinate(self):
         """This rank's coordinate in the mesh, or None when the rank is not in it."""
-        where = np.argwhere(self._ranks == c10d.get_rank())
+        where = np.argwhere(self._ranks == (self._ranks.min() if self._local else
+                                            c10d.get_rank()))
         return tuple(int(i) for i in where[0]) if len(where) else None
 
     def get_local_rank(self, mesh_dim=None) -> int:
@@ -149,6 +176,11 @@ class DeviceMesh:
                 "If you want to get the list of all the ProcessGroups in the DeviceMesh,"
                 "please use `get_all_groups()` instead.")
         dim = self._dim(0 if mesh_dim is None else mesh_dim)
+        if self._local and self._ranks.shape[dim] > 1:
+            raise NotImplementedError(
+                "a DeviceMesh of one process's local devices has no process group along a "
+                "dimension of several devices: its collectives are made by jax's compiler "
+                "from the DTensors' shardings")
         coord = self.get_coordinate()
         if coord is None:
             raise RuntimeError("the current rank is not part of this mesh")
@@ -156,7 +188,10 @@ class DeviceMesh:
         ranks = sorted(int(r) for r in np.ravel(line))
         if ranks == list(range(c10d.get_world_size())):
             return c10d._get_default_group()    # a dim that spans the world is the world
-        return c10d.new_group(ranks)
+        groups = self.__dict__.setdefault("_groups", {})
+        if tuple(ranks) not in groups:
+            groups[tuple(ranks)] = c10d.new_group(ranks)
+        return groups[tuple(ranks)]
 
     def get_all_groups(self) -> list:
         return [self.get_group(i) for i in range(self.ndim)]
@@ -263,6 +298,8 @@ class DeviceMesh:
     def __getstate__(self):
         state = dict(self.__dict__)
         state["_jax"] = None            # jax devices are rebuilt where the mesh is loaded
+        for key in ("_groups", "_line_groups", "_all_group"):
+            state.pop(key, None)        # process groups belong to this process
         return state
 
 

@@ -1,10 +1,11 @@
 """`torch.distributed.run` (torchrun): launching a training script's workers.
 
-`python -m jtorch -m torch.distributed.run [options] script.py [args]` parses torchrun's
-options, then runs the script (or module, or program with `--no-python`) as the node's worker
-through `launcher.api.launch_agent`, with torchrun's environment. The options are torchrun's,
-accepted with dashes or underscores; jtorch's world is one process, so a launch asking for
-more than one process or node is refused by the launcher.
+`python -m jtorch -m torch.distributed.run [options] script.py [args]` (or `jtorchrun`)
+parses torchrun's options, then runs the script (or module, or program with `--no-python`)
+as the node's `--nproc-per-node` workers through `launcher.api.launch_agent`, with
+torchrun's environment. The options are torchrun's, accepted with dashes or underscores.
+Several nodes meet at `--master-addr:--master-port` (or `--rdzv-endpoint`), each launched
+with its `--node-rank`: jtorch's rendezvous is static, whatever `--rdzv-backend` says.
 """
 
 from __future__ import annotations
@@ -115,7 +116,8 @@ def config_from_args(args) -> tuple:
                           event_log_handler=args.event_log_handler,
                           signals_to_handle=args.signals_to_handle,
                           shutdown_timeout=args.shutdown_timeout,
-                          virtual_local_rank=args.virtual_local_rank)
+                          virtual_local_rank=args.virtual_local_rank,
+                          rdzv_configs={"rank": args.node_rank})
     if args.run_path:
         return config, _run_script_path, [args.training_script, *args.training_script_args]
     if args.no_python:

@@ -58,6 +58,9 @@ def _child_main(fn, i: int, args: tuple, error_file: str) -> None:
     except Exception:
         with open(error_file, "wb") as f:
             pickle.dump(traceback.format_exc(), f)
+        if "jtorch.distributed._runtime" in sys.modules:
+            # A failed worker leaves without waiting for its peers at exit.
+            sys.modules["jtorch.distributed._runtime"].mark_failed()
         sys.exit(1)
 
 

@@ -1,10 +1,12 @@
-"""`torch.optim.Adagrad`: PyTorch's single-tensor formula (dense gradients)."""
+"""`torch.optim.Adagrad`: PyTorch's single-tensor formula (compiled for dense gradients;
+sparse ones take PyTorch's sparse branch)."""
 
 from __future__ import annotations
 
 import jax.numpy as jnp
 
 from .. import _tensor
+from ..autograd import grad_mode
 from .optimizer import Optimizer, scalar_like, step_tensor
 
 __all__ = ["Adagrad"]
@@ -82,3 +84,32 @@ class Adagrad(Optimizer):
         total = state["sum"] + g * g
         std = jnp.sqrt(total) + scalar_like(hp["eps"], p)
         return p + scalar_like(-clr, p) * g / std, {"step": step, "sum": total}
+
+    def _sparse_step(self, group, params):
+        """PyTorch's single-tensor Adagrad with its sparse branch (coalesce, then update only
+        the gradient's entries)."""
+        lr, lr_decay, eps = group["lr"], group["lr_decay"], group["eps"]
+        wd, maximize = group["weight_decay"], group["maximize"]
+        with grad_mode.no_grad():
+            for p in params:
+                state = self.state[p]
+                state["step"] += 1
+                step = state["step"].item()
+                grad = -p.grad if maximize else p.grad
+                if wd != 0:
+                    if grad.is_sparse:
+                        raise RuntimeError("weight_decay option is not compatible with sparse "
+                                           "gradients")
+                    grad = grad.add(p, alpha=wd)
+                clr = lr / (1 + (step - 1) * lr_decay)
+                total = state["sum"]
+                if grad.is_sparse:
+                    from ..sparse import sparse_coo_tensor
+                    grad = grad.coalesce()
+                    idx, vals = grad._indices(), grad._values()
+                    total.add_(sparse_coo_tensor(idx, vals.pow(2), grad.shape))
+                    std = total.sparse_mask(grad)._values().sqrt().add(eps)
+                    p.add_(sparse_coo_tensor(idx, vals / std, grad.shape), alpha=-clr)
+                else:
+                    total.addcmul_(grad, grad, value=1)
+                    p.addcdiv_(grad, total.sqrt().add(eps), value=-clr)

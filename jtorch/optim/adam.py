@@ -36,6 +36,9 @@ class Adam(Optimizer):
     """
 
     _hyper = ("lr", "betas", "eps", "weight_decay")
+    # AdamW (a subclass) says "Adam" too, as in PyTorch
+    _sparse_message = ("Adam does not support sparse gradients, please consider SparseAdam "
+                       "instead")
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  amsgrad=False, *, foreach=None, maximize=False, capturable=False,

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 
 from .._misc import typename
-from .._tensor import Tensor, wrap
+from .._tensor import SparseOperand, Tensor, wrap, zero_grads
 from ..autograd import grad_mode
 from ..autograd.graph import RemovableHandle, _add_hook
 
@@ -179,18 +179,7 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Matches `torch.optim.Optimizer.zero_grad`."""
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                if set_to_none:
-                    p.grad = None
-                else:
-                    if p.grad.grad_fn is not None:
-                        p.grad.detach_()
-                    else:
-                        p.grad.requires_grad_(False)
-                    p.grad.zero_()
+        zero_grads((p for group in self.param_groups for p in group["params"]), set_to_none)
 
     # -- state dicts -------------------------------------------------------
 
@@ -338,8 +327,12 @@ class Optimizer:
         if plan is None or not plan.valid(group, params, flags, self.state):
             plan = plans[id(group)] = self._make_plan(group, params, flags)
         hp = {k: _hyper_value(group[k]) for k in self._hyper}
-        outs = plan.fn(hp, *[p._array for p in params], *[p.grad._array for p in params],
-                       *[t._array for t in plan.tensors])
+        try:
+            outs = plan.fn(hp, *[p._array for p in params], *[p.grad._array for p in params],
+                           *[t._array for t in plan.tensors])
+        except SparseOperand:       # a sparse gradient (or sparse state): PyTorch's own path
+            self._sparse_step(group, params)
+            return
         n = len(params)
         with grad_mode.no_grad():
             for p, arr in zip(params, outs[:n]):
@@ -359,11 +352,18 @@ class Optimizer:
                     else:
                         st[k] = wrap(arr)
 
+    # PyTorch's error for a sparse gradient (None: "<class name> does not support sparse
+    # gradients").
+    _sparse_message: str | None = None
+
+    def _sparse_step(self, group: dict, params: list) -> None:
+        """A step of a group with a sparse gradient: optimizers that take them (SGD, Adagrad)
+        run PyTorch's per-tensor formula here; the others raise PyTorch's error."""
+        raise RuntimeError(self._sparse_message or
+                           f"{type(self).__name__} does not support sparse gradients")
+
     def _make_plan(self, group: dict, params: list, flags: tuple) -> _Plan:
         """Initializes missing state and fixes the flat layout of one group's compiled step."""
-        for p in params:
-            if p.grad.is_sparse:
-                raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
         states = []
         for p in params:
             # Only parameters with state get an entry (SGD without momentum has none).

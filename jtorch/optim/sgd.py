@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..autograd import grad_mode
 from .optimizer import Optimizer, required, scalar_like
 
 __all__ = ["SGD"]
@@ -56,3 +57,22 @@ class SGD(Optimizer):
             new_state["momentum_buffer"] = buf
             g = g + momentum * buf if nesterov else buf
         return p - scalar_like(hp["lr"], p) * g, new_state
+
+    def _sparse_step(self, group, params):
+        """PyTorch's single-tensor SGD, which sparse gradients take (no compiled step)."""
+        lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+        wd, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
+        with grad_mode.no_grad():
+            for p in params:
+                grad = -p.grad if maximize else p.grad
+                if wd != 0:
+                    grad = grad.add(p, alpha=wd)    # sparse + dense raises, as in PyTorch
+                if momentum != 0:
+                    state = self.state[p]
+                    buf = state.get("momentum_buffer")
+                    if buf is None:
+                        buf = state["momentum_buffer"] = grad.clone().detach()
+                    else:
+                        buf.mul_(momentum).add_(grad, alpha=1 - dampening)
+                    grad = grad.add(buf, alpha=momentum) if nesterov else buf
+                p.add_(grad, alpha=-lr)

@@ -1,22 +1,16 @@
-"""`torch.optim.SparseAdam`: Adam restricted to the gradient's non-zero entries.
+"""`torch.optim.SparseAdam`: Adam restricted to the entries of sparse COO gradients.
 
-jtorch has no sparse layout, so gradients are dense, and the entries PyTorch
-would hold in a sparse COO gradient are taken to be the non-zero ones: only
-those entries of the moments and the parameter are updated. That is exactly
-PyTorch's result for `grad.to_sparse()`. (PyTorch itself refuses dense
-gradients; jtorch accepts them, since they are its only kind.)
+PyTorch's algorithm on its own terms: each step coalesces the gradient and updates the
+moments and the parameter at the gradient's entries only (`sparse_mask`, sparse adds);
+dense gradients are refused, as PyTorch refuses them.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 
-import jax
-import jax.numpy as jnp
-
 from ..autograd import grad_mode
-from .optimizer import Optimizer, _hyper_value, scalar_like
+from .optimizer import Optimizer
 
 __all__ = ["SparseAdam"]
 
@@ -45,54 +39,49 @@ class SparseAdam(Optimizer):
 
     def step(self, closure=None):
         """Matches `torch.optim.SparseAdam.step`."""
+        from ..sparse import sparse_coo_tensor
         loss = None
         if closure is not None:
             with grad_mode.enable_grad():
                 loss = closure()
         for group in self.param_groups:
-            params = [p for p in group["params"] if p.grad is not None]
-            if not params:
-                continue
             beta1, beta2 = group["betas"]
-            lr = float(group["lr"])
-            step_sizes = []
-            for p in params:
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = 0
-                    state["exp_avg"] = p.detach().new_zeros(p.shape)
-                    state["exp_avg_sq"] = p.detach().new_zeros(p.shape)
-                state["step"] += 1
-                step = state["step"]
-                # A Python double, as in PyTorch.
-                step_sizes.append(lr * math.sqrt(1 - beta2 ** step) / (1 - beta1 ** step))
-            states = [self.state[p] for p in params]
-            hp = {k: _hyper_value(group[k]) for k in ("betas", "eps")}
-            new_p, new_m, new_v = _sparse_adam(
-                hp, step_sizes, group.get("maximize", False), [p._array for p in params],
-                [p.grad._array for p in params], [s["exp_avg"]._array for s in states],
-                [s["exp_avg_sq"]._array for s in states])
+            lr, eps, maximize = group["lr"], group["eps"], group.get("maximize", False)
             with grad_mode.no_grad():
-                for p, s, a, m, v in zip(params, states, new_p, new_m, new_v):
-                    p._write(a)
-                    s["exp_avg"]._write(m)
-                    s["exp_avg_sq"]._write(v)
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    if not p.grad.is_sparse:
+                        raise RuntimeError("SparseAdam does not support dense gradients, "
+                                           "please consider Adam instead")
+                    state = self.state[p]
+                    if len(state) == 0:
+                        state["step"] = 0
+                        state["exp_avg"] = p.detach().new_zeros(p.shape)
+                        state["exp_avg_sq"] = p.detach().new_zeros(p.shape)
+                    state["step"] += 1
+                    grad = p.grad.coalesce()
+                    if maximize:
+                        grad = -grad
+                    idx, values = grad._indices(), grad._values()
+                    if values.numel() == 0:
+                        continue
+                    size = grad.shape
+                    exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+
+                    def make_sparse(v, idx=idx, size=size):
+                        return sparse_coo_tensor(idx, v, size)
+
+                    old_avg = exp_avg.sparse_mask(grad)._values()
+                    avg_update = values.sub(old_avg).mul(1 - beta1)
+                    exp_avg.add_(make_sparse(avg_update))
+                    old_sq = exp_avg_sq.sparse_mask(grad)._values()
+                    sq_update = values.pow(2).sub(old_sq).mul(1 - beta2)
+                    exp_avg_sq.add_(make_sparse(sq_update))
+                    numer = avg_update.add(old_avg)
+                    denom = sq_update.add(old_sq).sqrt().add(eps)
+                    step = state["step"]
+                    # Python doubles, as in PyTorch
+                    step_size = lr * math.sqrt(1 - beta2 ** step) / (1 - beta1 ** step)
+                    p.add_(make_sparse(numer.div(denom).mul(-step_size)))
         return loss
-
-
-@functools.partial(jax.jit, static_argnums=2)
-def _sparse_adam(hp, step_sizes, maximize, params, grads, exp_avgs, exp_avg_sqs):
-    beta1, beta2 = hp["betas"]
-    out_p, out_m, out_v = [], [], []
-    for step_size, p, g, m, v in zip(step_sizes, params, grads, exp_avgs, exp_avg_sqs):
-        if maximize:
-            g = -g
-        mask = g != 0
-        m_update = (g - m) * scalar_like(1 - beta1, p)
-        v_update = (g * g - v) * scalar_like(1 - beta2, p)
-        denom = jnp.sqrt(v_update + v) + scalar_like(hp["eps"], p)
-        new_p = p + scalar_like(-step_size, p) * ((m_update + m) / denom)
-        out_p.append(jnp.where(mask, new_p, p))
-        out_m.append(jnp.where(mask, m + m_update, m))
-        out_v.append(jnp.where(mask, v + v_update, v))
-    return out_p, out_m, out_v

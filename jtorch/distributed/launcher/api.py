@@ -1,24 +1,32 @@
 """`torch.distributed.launcher.api`: `LaunchConfig`, `elastic_launch`, `launch_agent`.
 
-The launcher starts the workers of this node with torchrun's environment (`RANK`,
-`LOCAL_RANK`, `WORLD_SIZE`, `MASTER_ADDR`, `MASTER_PORT`, `TORCHELASTIC_*`), waits for them,
-and turns a failed worker into `ChildFailedError` with the worker's recorded exception. A
-callable entrypoint runs in a spawned process (its return value comes back per rank); a
-string entrypoint is a program run with `args`. jtorch's processes are a world of one: a
-launch of more than one process, or of several nodes, is refused.
+The launcher of one node starts its `nproc_per_node` workers with torchrun's environment
+(`RANK`, `LOCAL_RANK`, `WORLD_SIZE`, `LOCAL_WORLD_SIZE`, `GROUP_RANK`, `MASTER_ADDR`,
+`MASTER_PORT`, `TORCHELASTIC_*`), watches them, and when one fails stops the others and
+raises `ChildFailedError` with the failed workers' recorded exceptions (after restarting
+the group up to `max_restarts` times, as torchrun does). A callable entrypoint runs in
+spawned processes (its return values come back by rank); a string entrypoint is a program
+run with `args`.
+
+Rendezvous is static: node `rdzv_configs["rank"]` of `max_nodes` nodes, all with the same
+number of workers, rank 0 at the endpoint (`MASTER_ADDR:MASTER_PORT`), where the first worker
+hosts the coordination service of JAX's runtime. A single node may leave the port out (a
+free one is picked). An elastic range of nodes (`--nnodes=1:4`) is not supported.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import multiprocessing
 import os
+import shutil
+import signal
 import socket
-import subprocess
+import sys
 import tempfile
 import uuid
 
-from ..elastic.multiprocessing.errors import ChildFailedError, ProcessFailure, record
+from ..elastic.multiprocessing.errors import ChildFailedError, ProcessFailure
+from ._workers import WorkerGroup
 
 __all__ = ["LaunchConfig", "elastic_launch", "launch_agent"]
 
@@ -73,58 +81,116 @@ class elastic_launch:  # noqa: N801 - PyTorch's name
 
 def _free_port() -> int:
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
+        s.bind(("", 0))
         return s.getsockname()[1]
 
 
-def _worker_env(config: LaunchConfig, error_file: str) -> dict:
-    host, _, port = config.rdzv_endpoint.partition(":")
-    return {
-        "LOCAL_RANK": "0", "RANK": "0", "GROUP_RANK": "0", "ROLE_RANK": "0",
-        "ROLE_NAME": config.role, "LOCAL_WORLD_SIZE": "1", "WORLD_SIZE": "1",
-        "GROUP_WORLD_SIZE": "1", "ROLE_WORLD_SIZE": "1",
-        "MASTER_ADDR": host or "127.0.0.1", "MASTER_PORT": port or str(_free_port()),
-        "TORCHELASTIC_RESTART_COUNT": "0", "TORCHELASTIC_MAX_RESTARTS": str(config.max_restarts),
-        "TORCHELASTIC_RUN_ID": config.run_id or str(uuid.uuid4()),
-        "TORCHELASTIC_USE_AGENT_STORE": "False", "TORCHELASTIC_ERROR_FILE": error_file,
-        "TORCH_NCCL_ASYNC_ERROR_HANDLING": os.environ.get("TORCH_NCCL_ASYNC_ERROR_HANDLING",
-                                                          "1"),
-    }
+def _endpoint(config: LaunchConfig) -> tuple[str, str]:
+    host, _, port = config.rdzv_endpoint.rpartition(":") if ":" in config.rdzv_endpoint \
+        else (config.rdzv_endpoint, "", "")
+    host = host or "127.0.0.1"
+    if not port or port == "0":
+        if config.max_nodes > 1:
+            raise ValueError(f"a launch of {config.max_nodes} nodes needs the rendezvous "
+                             f"port (--master-port or --rdzv-endpoint=host:port)")
+        port = str(_free_port())
+    return host, port
 
 
-def _run_function(fn, args, env: dict, queue) -> None:
-    os.environ.update(env)
-    queue.put(record(fn)(*args))
+def _worker_envs(config: LaunchConfig, node_rank: int, host: str, port: str, run_id: str,
+                 restart: int, error_dir: str) -> list:
+    n = config.nproc_per_node
+    world = n * config.max_nodes
+    envs = []
+    for local_rank in range(n):
+        rank = node_rank * n + local_rank
+        error_file = os.path.join(error_dir, f"attempt_{restart}", str(local_rank),
+                                  "error.json")
+        os.makedirs(os.path.dirname(error_file), exist_ok=True)
+        env = {
+            "LOCAL_RANK": str(local_rank), "RANK": str(rank), "GROUP_RANK": str(node_rank),
+            "ROLE_RANK": str(rank), "ROLE_NAME": config.role, "LOCAL_WORLD_SIZE": str(n),
+            "WORLD_SIZE": str(world), "GROUP_WORLD_SIZE": str(config.max_nodes),
+            "ROLE_WORLD_SIZE": str(world), "MASTER_ADDR": host, "MASTER_PORT": port,
+            "TORCHELASTIC_RESTART_COUNT": str(restart),
+            "TORCHELASTIC_MAX_RESTARTS": str(config.max_restarts),
+            "TORCHELASTIC_RUN_ID": run_id, "TORCHELASTIC_USE_AGENT_STORE": "False",
+            "TORCHELASTIC_ERROR_FILE": error_file,
+            "TORCH_NCCL_ASYNC_ERROR_HANDLING": os.environ.get(
+                "TORCH_NCCL_ASYNC_ERROR_HANDLING", "1"),
+        }
+        if n > 1 and "OMP_NUM_THREADS" not in os.environ:
+            env["OMP_NUM_THREADS"] = "1"
+        envs.append(env)
+    return envs
+
+
+def _omp_note() -> None:
+    line = "*" * 41
+    print(f"{line}\nSetting OMP_NUM_THREADS environment variable for each process to be 1 in "
+          f"default, to avoid your system being overloaded, please further tune the variable "
+          f"for optimal performance in your application as needed. \n{line}",
+          file=sys.stderr)
+
+
+class _Stopped(Exception):
+    def __init__(self, sig: int):
+        super().__init__(f"Process {os.getpid()} got signal: {sig}")
+        self.sig = sig
 
 
 def launch_agent(config: LaunchConfig, entrypoint, args: list,
                  health_check_server=None) -> dict:
-    """Runs the node's workers and returns `{rank: return value}` (see the module doc)."""
-    if config.max_nodes != 1 or config.min_nodes != 1 or config.nproc_per_node != 1:
-        raise RuntimeError(
-            f"jtorch.distributed runs a single process: a launch of "
-            f"{config.nproc_per_node} process(es) per node on {config.min_nodes}:"
-            f"{config.max_nodes} node(s) is not supported")
+    """Runs the node's workers and returns `{global rank: return value}` (see the module
+    doc); raises `ChildFailedError` when a worker fails."""
+    if config.min_nodes != config.max_nodes:
+        raise RuntimeError(f"jtorch's launcher has static rendezvous: an elastic number of "
+                           f"nodes ({config.min_nodes}:{config.max_nodes}) is not supported")
+    node_rank = int(config.rdzv_configs.get("rank", 0))
+    if not 0 <= node_rank < config.max_nodes:
+        raise ValueError(f"node rank {node_rank} is not in [0, {config.max_nodes})")
+    if config.nproc_per_node > 1 and "OMP_NUM_THREADS" not in os.environ:
+        _omp_note()
     from ... import _alias
     _alias.install_in_children()            # workers import jtorch for `torch`
-    with tempfile.TemporaryDirectory() as tmp:
-        error_file = os.path.join(tmp, "error.json")
-        env = _worker_env(config, error_file)
-        if callable(entrypoint):
-            ctx = multiprocessing.get_context(config.start_method)
-            queue = ctx.SimpleQueue()
-            proc = ctx.Process(target=_run_function, args=(entrypoint, tuple(args), env, queue))
-            proc.start()
-            proc.join()
-            name, pid, code = getattr(entrypoint, "__qualname__", str(entrypoint)), proc.pid, \
-                proc.exitcode
-            result = queue.get() if code == 0 and not queue.empty() else None
-        else:
-            proc = subprocess.Popen([entrypoint, *map(str, args)], env={**os.environ, **env})
-            # PyTorch names a program's failure by its first non-option argument (the script).
-            name = next((str(a) for a in args if not str(a).startswith("-")), str(entrypoint))
-            code, pid, result = proc.wait(), proc.pid, None
-        if code != 0:
-            raise ChildFailedError(name=name, failures={0: ProcessFailure(
-                local_rank=0, pid=pid, exitcode=code, error_file=error_file)})
-        return {0: result}
+    host, port = _endpoint(config)
+    run_id = config.run_id or str(uuid.uuid4())
+    if callable(entrypoint):
+        name = getattr(entrypoint, "__qualname__", str(entrypoint))
+    else:   # PyTorch names a program's failure by its first non-option argument (the script)
+        name = next((str(a) for a in args if not str(a).startswith("-")), str(entrypoint))
+
+    def on_signal(sig, frame):
+        raise _Stopped(sig)
+    handled = [getattr(signal, s.strip()) for s in config.signals_to_handle.split(",")
+               if hasattr(signal, s.strip())]
+    previous = {s: signal.signal(s, on_signal) for s in handled}
+    # Like torchrun's, the error files outlive the launch when a worker failed (the failure
+    # report reads them); a launch that succeeded removes them.
+    error_dir = tempfile.mkdtemp(prefix="torchelastic_")
+    try:
+        for restart in range(config.max_restarts + 1):
+            envs = _worker_envs(config, node_rank, host, port, run_id, restart, error_dir)
+            group = WorkerGroup(entrypoint, args, envs, config.start_method)
+            try:
+                failed, _ = group.wait(config.monitor_interval)
+            except _Stopped:
+                group.stop()
+                raise
+            if not failed:
+                shutil.rmtree(error_dir, ignore_errors=True)
+                n = config.nproc_per_node
+                return {node_rank * n + i: group.results.get(i) for i in range(n)}
+            group.stop(config.shutdown_timeout or 5.0)
+            if restart < config.max_restarts:
+                continue
+            failures = {
+                node_rank * config.nproc_per_node + i: ProcessFailure(
+                    local_rank=i, pid=group.procs[i].pid, exitcode=code,
+                    error_file=envs[i]["TORCHELASTIC_ERROR_FILE"])
+                for i, code in failed}
+            raise ChildFailedError(name=name, failures=failures)
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    raise AssertionError("unreachable")

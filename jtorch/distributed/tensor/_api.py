@@ -2,10 +2,22 @@
 
 A `DTensor` is a tensor together with a `DTensorSpec`: the `DeviceMesh` it lives on and one
 placement per mesh dimension (`_dtensor_spec.named_sharding` says that as a
-`jax.sharding.NamedSharding`). Every mesh today has one rank (the world is one process), so
-a rank's local tensor is the whole global tensor whatever the placements: a DTensor holds its
-values directly, `to_local()`/`full_tensor()` are differentiable aliases of it, and
-redistributing changes only the placements, as PyTorch's collectives over one rank do.
+`jax.sharding.NamedSharding`). A DTensor's storage is its rank's local piece; `shape`,
+`size()` and `numel()` are the global tensor's, as in PyTorch.
+
+On a mesh of one rank the local piece is the whole tensor whatever the placements:
+`to_local()`/`full_tensor()` are differentiable aliases of it, and redistributing changes
+only the placements, as PyTorch's collectives over one rank do.
+
+On a mesh of one process's local devices (`_local_devices`) the DTensor holds the whole
+tensor too, as a jax array laid out over the devices by its placements.
+
+On a mesh of several ranks (processes), `redistribute` and `full_tensor` run collectives over
+the mesh's groups (`_redistribute`), differentiably. An op on DTensors computes on local
+pieces where that is exact: when every argument is replicated, or for an elementwise op on
+DTensors of one shape and one sharding (the result keeps it). Any other op works on the
+replicated whole tensors (gathered first) and returns a replicated result: the values are
+PyTorch's, the placements may be more replicated than PyTorch's propagation would make them.
 
 An op on DTensors (`__torch_function__`) computes on their values and returns DTensors on the
 same mesh; like PyTorch it refuses to mix a DTensor with a plain tensor of more than one
@@ -24,15 +36,36 @@ from ..._tensor import Tensor
 from ..._torch_function import DisableTorchFunctionSubclass
 from ..device_mesh import DeviceMesh, _current_mesh
 from ._dtensor_spec import DTensorSpec, TensorMeta
+from ._local_devices import Relayout, laid_out
+from ._redistribute import Redistribute, global_shape, is_pointwise, local_chunk
 from .placement_types import Partial, Placement, Replicate, Shard, _StridedShard
 
 __all__ = ["DTensor", "distribute_module", "distribute_tensor", "empty", "full", "ones", "rand",
            "randn", "zeros"]
 
 
-def _spec_for(t: Tensor, mesh: DeviceMesh, placements) -> DTensorSpec:
-    return DTensorSpec(mesh, tuple(placements),
-                       TensorMeta(tuple(t.shape), tuple(t.stride()), t.dtype))
+def _spec_for(t: Tensor, mesh: DeviceMesh, placements, shape=None) -> DTensorSpec:
+    """The spec of a DTensor whose local piece is `t` (global `shape`: t's by default)."""
+    shape = tuple(t.shape) if shape is None else tuple(shape)
+    return DTensorSpec(mesh, tuple(placements), TensorMeta(shape, _contiguous(shape), t.dtype))
+
+
+def _contiguous(shape: tuple) -> tuple:
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def _multi(mesh: DeviceMesh) -> bool:
+    """Whether `mesh` spans several processes (a DTensor then holds its rank's piece)."""
+    return mesh.size() > 1 and not _on_local_devices(mesh)
+
+
+def _on_local_devices(mesh: DeviceMesh) -> bool:
+    """Whether `mesh`'s ranks are this process's devices (`_local_devices`)."""
+    return getattr(mesh, "_local", False)
 
 
 def _normalize(placements, mesh: DeviceMesh, ndim: int, check_length: bool = True) -> tuple:
@@ -136,11 +169,43 @@ class DTensor(Tensor):
                 raise NotImplementedError(
                     f"{_op_name(func)}: DTensor does not support cross-mesh operation on "
                     f"{first.device_mesh} and {t.device_mesh}")
+        if _multi(first.device_mesh):
+            return _dispatch_pieces(func, args, kwargs, dtensors)
         with DisableTorchFunctionSubclass():
             ret = func(*args, **kwargs)
         return _wrap_results(ret, first)
 
-    # -- what it is -----------------------------------------------------------
+    # -- what it is: the global tensor's shape ---------------------------------
+
+    @property
+    def shape(self):
+        if not _multi(self.device_mesh):
+            return Tensor.shape.fget(self)
+        from ..._tensor import Size
+        return Size(self._spec.tensor_meta.shape)
+
+    def size(self, dim: int | None = None):
+        if not _multi(self.device_mesh):
+            return Tensor.size(self, dim)
+        shape = self.shape
+        return shape if dim is None else shape[dim]
+
+    def numel(self) -> int:
+        import math
+        return math.prod(self.shape)
+
+    def stride(self, dim: int | None = None):
+        if not _multi(self.device_mesh):
+            return Tensor.stride(self, dim)
+        strides = _contiguous(tuple(self.shape))
+        return strides if dim is None else strides[dim]
+
+    def __len__(self) -> int:
+        if self.dim() == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    # -- placements -----------------------------------------------------------
 
     @property
     def device_mesh(self) -> DeviceMesh:
@@ -171,10 +236,18 @@ class DTensor(Tensor):
         placements = ([Replicate()] * mesh.ndim if placements is None else placements)
         # PyTorch leaves the number of placements unchecked here.
         placements = _normalize(placements, mesh, local_tensor.dim(), check_length=False)
-        if shape is not None and tuple(shape) != tuple(local_tensor.shape):
-            raise ValueError(f"shape {tuple(shape)} is not the global shape of a local tensor of "
-                             f"shape {tuple(local_tensor.shape)} on a mesh of one rank")
-        return _retag(_alias(local_tensor), _spec_for(local_tensor, mesh, placements))
+        if not _multi(mesh):
+            if shape is not None and tuple(shape) != tuple(local_tensor.shape):
+                raise ValueError(f"shape {tuple(shape)} is not the global shape of a local "
+                                 f"tensor of shape {tuple(local_tensor.shape)} on a mesh of "
+                                 f"one rank")
+            if _on_local_devices(mesh):
+                with DisableTorchFunctionSubclass():
+                    local = Relayout.apply(local_tensor, mesh, placements, placements)
+                return _retag(local, _spec_for(local, mesh, placements))
+            return _retag(_alias(local_tensor), _spec_for(local_tensor, mesh, placements))
+        shape = global_shape(local_tensor.shape, mesh, placements) if shape is None else shape
+        return _retag(_alias(local_tensor), _spec_for(local_tensor, mesh, placements, shape))
 
     def to_local(self, *, grad_placements=None) -> Tensor:
         """This rank's local tensor (differentiable; shares this DTensor's storage)."""
@@ -182,7 +255,14 @@ class DTensor(Tensor):
 
     def full_tensor(self, *, grad_placements=None) -> Tensor:
         """The whole global tensor (differentiable): over one rank, the local tensor."""
-        return _alias(self)
+        if _on_local_devices(self.device_mesh):
+            with DisableTorchFunctionSubclass():
+                return Relayout.apply(self, self.device_mesh, self.placements, None)
+        if not _multi(self.device_mesh):
+            return _alias(self)
+        replicate = (Replicate(),) * self.device_mesh.ndim
+        return Redistribute.apply(_alias(self), self.device_mesh, self.placements, replicate,
+                                  tuple(self.shape))
 
     def redistribute(self, device_mesh: DeviceMesh | None = None, placements=None, *,
                      async_op: bool = False, forward_dtype=None, backward_dtype=None) -> DTensor:
@@ -205,12 +285,23 @@ class DTensor(Tensor):
                                    f"to Partial is for internal use only!")
         with DisableTorchFunctionSubclass():
             src = self if forward_dtype is None else self.to(forward_dtype)
-            return _retag(jtorch.alias(src), _spec_for(src, mesh, placements))
+            if _on_local_devices(mesh):
+                return _retag(Relayout.apply(src, mesh, self.placements, placements),
+                              _spec_for(src, mesh, placements))
+            if not _multi(mesh):
+                return _retag(jtorch.alias(src), _spec_for(src, mesh, placements))
+            local = Redistribute.apply(jtorch.alias(src), mesh, self.placements, placements,
+                                       tuple(self.shape))
+        return _retag(local, _spec_for(local, mesh, placements, self.shape))
 
     # -- tensor protocol where a DTensor stays a DTensor ------------------------
 
     def detach(self) -> DTensor:
         return _retag(Tensor._make_subclass(Tensor, self), self._spec)
+
+    def _local_write(self, arr) -> None:
+        """Rebinds this rank's piece (an in-place op computed on the whole tensor)."""
+        Tensor._write(self, arr)
 
     @property
     def data(self) -> DTensor:
@@ -226,7 +317,8 @@ class DTensor(Tensor):
         if g is None or isinstance(g, DTensor):
             return g
         return _retag(Tensor._make_subclass(Tensor, g), _spec_for(g, self.device_mesh,
-                                                                     self.placements))
+                                                                     self.placements,
+                                                                     self._spec.shape))
 
     @grad.setter
     def grad(self, value) -> None:
@@ -236,13 +328,114 @@ class DTensor(Tensor):
     def grad(self) -> None:
         Tensor.grad.fdel(self)
 
+    def _new_like(self, name: str, size, rest: tuple, kwargs: dict):
+        """`new_zeros`/`new_ones`/`new_empty`/`new_full` (see `_new_factory`)."""
+        make = getattr(Tensor, name)
+        if not _multi(self.device_mesh):
+            return make(self, size, *rest, **kwargs)
+        shape = tuple(size)
+        plain = Tensor._make_subclass(Tensor, self)
+        if shape == tuple(self.shape) and not any(p.is_partial() for p in self.placements):
+            # As PyTorch's factory strategy: a tensor of this shape takes this layout.
+            local = make(plain, tuple(self._shape()), *rest, **kwargs)
+            return _retag(local, _spec_for(local, self.device_mesh, self.placements,
+                                           self.shape))
+        full = make(plain, shape, *rest, **kwargs)
+        return _retag(full, _spec_for(full, self.device_mesh,
+                                      (Replicate(),) * self.device_mesh.ndim))
+
+    def new_zeros(self, *size, **kwargs):
+        return self._new_like("new_zeros", _size_arg(size, kwargs), (), kwargs)
+
+    def new_ones(self, *size, **kwargs):
+        return self._new_like("new_ones", _size_arg(size, kwargs), (), kwargs)
+
+    def new_empty(self, *size, **kwargs):
+        return self._new_like("new_empty", _size_arg(size, kwargs), (), kwargs)
+
+    def new_full(self, size, fill_value, **kwargs):
+        return self._new_like("new_full", tuple(size), (fill_value,), kwargs)
+
     def __reduce_ex__(self, protocol):
         return (_rebuild_dtensor, (self.to_local().detach(), self.device_mesh, self.placements,
-                                   self.requires_grad))
+                                   self.requires_grad, tuple(self.shape)))
 
 
-def _rebuild_dtensor(local: Tensor, mesh: DeviceMesh, placements, requires_grad: bool):
-    return DTensor(local, _spec_for(local, mesh, placements), requires_grad=requires_grad)
+def _size_arg(size: tuple, kwargs: dict) -> tuple:
+    if "size" in kwargs:
+        return tuple(kwargs.pop("size"))
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        return tuple(size[0])
+    return tuple(size)
+
+
+def _rebuild_dtensor(local: Tensor, mesh: DeviceMesh, placements, requires_grad: bool,
+                     shape=None):
+    return DTensor(local, _spec_for(local, mesh, placements, shape),
+                   requires_grad=requires_grad)
+
+
+def _replace_dtensors(obj, convert):
+    if isinstance(obj, DTensor):
+        return convert(obj)
+    if isinstance(obj, (list, tuple)) and not hasattr(obj, "_fields"):
+        return type(obj)(_replace_dtensors(o, convert) for o in obj)
+    if isinstance(obj, dict):
+        return {k: _replace_dtensors(v, convert) for k, v in obj.items()}
+    return obj
+
+
+def _is_inplace(func) -> bool:
+    name = getattr(func, "__name__", "")
+    return ((name.endswith("_") and not name.startswith("__")) or name.startswith("__i")
+            or name == "__setitem__")
+
+
+# Ops whose result has their (first) argument's shape and layout, computed elementwise.
+_ELEMENTWISE = frozenset((
+    "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "clone",
+    "contiguous", "to", "type_as", "float", "double", "half", "bfloat16", "detach", "copy_",
+    "fill_", "zero_", "normal_", "uniform_", "requires_grad_", "__deepcopy__"))
+
+
+def _elementwise(func) -> bool:
+    return is_pointwise(func) or getattr(func, "__name__", "") in _ELEMENTWISE
+
+
+def _dispatch_pieces(func, args, kwargs, dtensors: list):
+    """An op on DTensors of a mesh of several ranks (see the module doc)."""
+    first = dtensors[0]
+    mesh, placements = first.device_mesh, first.placements
+    replicated = all(p.is_replicate() for d in dtensors for p in d.placements)
+    local = replicated or (
+        _elementwise(func) and not any(p.is_partial() for p in placements)
+        and all(d.placements == placements and tuple(d.shape) == tuple(first.shape)
+                for d in dtensors))
+    convert = _alias if local else (lambda d: d.full_tensor())
+    new_args = _replace_dtensors(args, convert)
+    new_kwargs = _replace_dtensors(kwargs, convert)
+    with DisableTorchFunctionSubclass():
+        ret = func(*new_args, **new_kwargs)
+    target = args[0] if args and isinstance(args[0], DTensor) and _is_inplace(func) else None
+    if target is not None:
+        if not local:
+            # Computed on the whole tensor: this rank keeps its piece.
+            with DisableTorchFunctionSubclass():
+                target._local_write(local_chunk(new_args[0]._array, mesh, target.placements,
+                                                tuple(target.shape)))
+        return target
+    result_placements = placements if local else (Replicate(),) * mesh.ndim
+
+    def wrap(r):
+        if isinstance(r, DTensor) or not isinstance(r, Tensor):
+            return r
+        if local and tuple(r._shape()) == tuple(first._shape()):
+            return _retag(r, _spec_for(r, mesh, result_placements, first.shape))
+        return _retag(r, _spec_for(r, mesh, (Replicate(),) * mesh.ndim))
+    if isinstance(ret, (tuple, list)):
+        items = [wrap(r) for r in ret]
+        return type(ret)(*items) if hasattr(ret, "_fields") else type(ret)(items)
+    return wrap(ret)
 
 
 def distribute_tensor(tensor: Tensor, device_mesh: DeviceMesh | None = None, placements=None,
@@ -265,9 +458,35 @@ def distribute_tensor(tensor: Tensor, device_mesh: DeviceMesh | None = None, pla
         return tensor
     placements = _normalize(placements, mesh, tensor.dim())
     local = tensor.detach()
+    if _multi(mesh):
+        return _distribute_pieces(local, mesh, placements, src_data_rank,
+                                  tensor.requires_grad)
     if any(p.is_shard() for p in placements):
         local = local.clone()
+    if _on_local_devices(mesh):
+        local = _tensor.wrap(laid_out(local._array, mesh, placements))
     return DTensor(local, _spec_for(local, mesh, placements), requires_grad=tensor.requires_grad)
+
+
+def _distribute_pieces(full: Tensor, mesh: DeviceMesh, placements, src_data_rank,
+                       requires_grad: bool) -> DTensor:
+    """This rank's piece of `full`, taken from the mesh rank `src_data_rank`'s values
+    (broadcast over the mesh first), or from this rank's own with `src_data_rank=None`."""
+    from .. import distributed_c10d as c10d
+    from ..._tensor import wrap
+    for p in placements:
+        if isinstance(p, Partial):
+            raise RuntimeError("distribute_tensor does not support Partial placements")
+    arr = full._array
+    if src_data_rank is not None:
+        ranks = sorted(int(r) for r in mesh._ranks.ravel())
+        root = int(mesh._ranks.ravel()[src_data_rank])
+        pg = c10d._World.WORLD if ranks == list(range(c10d.get_world_size())) else \
+            mesh.__dict__.setdefault("_all_group", c10d.new_group(ranks))
+        arr = c10d._run("broadcast", pg, arr, pg.ranks.index(root))
+    local = wrap(local_chunk(arr, mesh, placements, tuple(full.shape)))
+    return DTensor(local, _spec_for(local, mesh, placements, full.shape),
+                   requires_grad=requires_grad)
 
 
 def distribute_module(module, device_mesh: DeviceMesh | None = None, partition_fn=None,
@@ -312,6 +531,10 @@ def _factory(make, size, requires_grad: bool, device_mesh, placements, dtype) ->
     full = make(tuple(size), mesh.device_type, dtype)
     placements = [Replicate()] * mesh.ndim if placements is None else placements
     placements = _normalize(placements, mesh, full.dim())
+    if _multi(mesh):
+        return _distribute_pieces(full, mesh, placements, None, requires_grad)
+    if _on_local_devices(mesh):
+        full = _tensor.wrap(laid_out(full._array, mesh, placements))
     return DTensor(full, _spec_for(full, mesh, placements), requires_grad=requires_grad)
 
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 from ... import _dtype
 from ..._device import device as _device_cls
-from ..._tensor import Tensor
+from ..._tensor import Tensor, zero_grads
 from ...autograd import grad_mode
 from ...autograd.graph import RemovableHandle, _add_hook
 from ..parameter import Buffer, Parameter, is_lazy
@@ -426,17 +426,7 @@ class Module:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Matches `torch.nn.Module.zero_grad`."""
-        for p in self.parameters():
-            if p.grad is None:
-                continue
-            if set_to_none:
-                p.grad = None
-            else:
-                if p.grad.grad_fn is not None:
-                    p.grad.detach_()
-                else:
-                    p.grad.requires_grad_(False)
-                p.grad.zero_()
+        zero_grads(self.parameters(), set_to_none)
 
     def share_memory(self):
         return self

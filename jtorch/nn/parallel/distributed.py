@@ -1,8 +1,15 @@
-"""`torch.nn.parallel.DistributedDataParallel` in a one-process world (see jtorch.distributed).
+"""`torch.nn.parallel.DistributedDataParallel`: data parallel training over processes.
 
-With one rank, averaging gradients over ranks leaves them as they are, so DDP is the module
-itself behind a `module` attribute (state_dict keys gain the `module.` prefix, as in
-PyTorch). Like PyTorch it requires an initialised default process group.
+DDP wraps a module (state_dict keys gain the `module.` prefix, as in PyTorch). At
+construction it broadcasts rank 0's parameters and buffers to every rank; before each
+forward it broadcasts rank 0's buffers (`broadcast_buffers`); during backward its reducer
+(`_reducer`) averages the gradients over the process group, bucket by bucket, with one
+all-reduce per bucket. Inside `no_sync()` gradients accumulate locally and are averaged by
+the first backward after it. Over one rank there is nothing to average and the reducer does
+nothing. Like PyTorch it requires an initialised default process group.
+
+Not supported: `jtorch.compile` of a step through DDP as one program (the collectives run
+eagerly between compiled pieces).
 """
 
 from __future__ import annotations
@@ -13,10 +20,11 @@ import os
 from ... import _dtype
 from ... import distributed as dist
 from ..modules.module import Module
+from ._reducer import Reducer
 
 
 class DistributedDataParallel(Module):
-    """Matches `torch.nn.parallel.DistributedDataParallel` for world size 1."""
+    """Matches `torch.nn.parallel.DistributedDataParallel` (see the module doc)."""
 
     def __init__(self, module: Module, device_ids=None, output_device=None, dim: int = 0,
                  broadcast_buffers: bool = True, init_sync: bool = True, process_group=None,
@@ -28,10 +36,13 @@ class DistributedDataParallel(Module):
         super().__init__()
         if process_group is None:
             dist.get_world_size()       # PyTorch's error when no default group exists
+        if device_mesh is not None:
+            process_group = device_mesh.get_group()
         if not any(p.requires_grad for p in module.parameters()):
             raise RuntimeError("DistributedDataParallel is not needed when a module doesn't "
                                "have any parameter that requires a gradient.")
         self.module = module
+        self.process_group = process_group or dist.distributed_c10d._get_default_group()
         self.device_ids = list(device_ids) if device_ids else None
         self.output_device = output_device
         self.dim = dim
@@ -42,14 +53,39 @@ class DistributedDataParallel(Module):
         self.bucket_bytes_cap = int((25 if bucket_cap_mb is None else bucket_cap_mb) * 1024 * 1024)
         self.require_backward_grad_sync = True
         self.require_forward_param_sync = True
-        self.reducer = _Reducer()
+        self.parameters_to_ignore = set(getattr(module, "_ddp_params_and_buffers_to_ignore", ()))
+        params, seen = [], set()
+        for name, p in module.named_parameters():
+            if p.requires_grad and id(p) not in seen and name not in self.parameters_to_ignore:
+                seen.add(id(p))
+                params.append(p)
+        self._multi = self.process_group.size() > 1
+        if self._multi and init_sync:
+            from ...distributed.utils import _sync_module_states
+            _sync_module_states(module, self.process_group, 250 * 1024 * 1024, 0,
+                                self.parameters_to_ignore)
+        self.reducer = Reducer(params, self.process_group, self.bucket_bytes_cap,
+                               find_unused_parameters) if self._multi else _Reducer()
 
     def forward(self, *inputs, **kwargs):
-        return self.module(*inputs, **kwargs)
+        from ... import is_grad_enabled
+        if self._multi:
+            self.reducer.check_finished()
+            if self.broadcast_buffers and self.require_forward_param_sync:
+                buffers = [b.detach() for n, b in self.module.named_buffers()
+                           if n not in self.parameters_to_ignore]
+                if buffers:
+                    dist.distributed_c10d._broadcast_coalesced(self.process_group, buffers,
+                                                               250 * 1024 * 1024, 0)
+        out = self.module(*inputs, **kwargs)
+        if self._multi and is_grad_enabled() and self.require_backward_grad_sync:
+            self.reducer.prepare_for_backward(out)
+        return out
 
     @contextlib.contextmanager
     def no_sync(self):
-        """Skips the (here trivial) gradient all-reduce inside the block."""
+        """Gradients accumulate locally inside the block; the first backward after it
+        averages what accumulated."""
         old = self.require_backward_grad_sync
         self.require_backward_grad_sync = False
         try:
@@ -58,7 +94,16 @@ class DistributedDataParallel(Module):
             self.require_backward_grad_sync = old
 
     def register_comm_hook(self, state, hook) -> None:
-        """Accepted: with one rank there is no communication for the hook to run on."""
+        """Matches `DistributedDataParallel.register_comm_hook`: `hook(state, bucket)`
+        returns a future of the bucket's reduced buffer (over one rank it is never called:
+        there is no communication)."""
+        if not callable(hook):
+            raise TypeError("Communication hook must be callable.")
+        if isinstance(self.reducer, Reducer):
+            if self.reducer.comm_hook is not None:
+                raise RuntimeError("register_comm_hook or register_builtin_comm_hook can only "
+                                   "be called once.")
+            self.reducer.comm_hook = (state, hook)
 
     def join(self, divide_by_initial_world_size: bool = True, enable: bool = True,
              throw_on_early_termination: bool = False):
@@ -96,9 +141,8 @@ class DistributedDataParallel(Module):
 
 
 class _Reducer:
-    """DDP's reducer, as far as Python calls it: it prepares the bucketed gradient
-    all-reduce of the next backward. Over one rank there is nothing to reduce, so preparing,
-    rebuilding buckets and delaying the reduction have nothing to act on."""
+    """DDP's reducer over one rank, as far as Python calls it: there is nothing to reduce,
+    so preparing, rebuilding buckets and delaying the reduction have nothing to act on."""
 
     def prepare_for_backward(self, outputs) -> None:
         return None

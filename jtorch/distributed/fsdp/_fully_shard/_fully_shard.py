@@ -5,14 +5,17 @@ submodules not managed by an inner `fully_shard`) over a mesh: each becomes an
 `nn.Parameter` holding a DTensor, `Shard(0)` on a 1-d mesh (HSDP: `(Replicate(), Shard(0))` on a
 2-d one). The module's class becomes `FSDP<Class>`, a subclass of `FSDPModule` and of its class.
 
-PyTorch all-gathers parameters before forward (registering the unsharded parameters on
-their modules for the forward) and reduce-scatters gradients after backward. Over one rank
-the all-gather is the local tensor: before forward each managed parameter's module gets a
-plain, differentiable alias of its DTensor (cast to `param_dtype` under a
-`MixedPrecisionPolicy`), and after forward the DTensor goes back; gradients flow through the
-alias into the DTensors' `.grad`, so the module computes what it computed before. The policy's
-other parts apply as in PyTorch: floating inputs cast to `param_dtype`, outputs to
-`output_dtype`, gradients rounded through `reduce_dtype`.
+As PyTorch, before forward each managed parameter's module gets the unsharded parameter
+(registered in its parameter table for the forward, cast to `param_dtype` under a
+`MixedPrecisionPolicy`), and after forward the sharded DTensor goes back; gradients flow
+through the unsharded tensor into the DTensors' `.grad`. Over several ranks the unsharded
+parameter is all-gathered and its gradient reduce-scattered (`_unshard`); as in PyTorch,
+each rank's shard is its `torch.chunk` of its own initial parameter (ranks start alike). Over
+one process's local devices the parameter is one array sharded over them, laid out whole for
+the forward (`tensor._local_devices`). Over one rank the unsharded parameter is a plain,
+differentiable alias of its DTensor, so the module computes what it computed before. The
+policy's other parts apply as in PyTorch: floating inputs cast to `param_dtype`, outputs to
+`output_dtype`, gradients reduced in `reduce_dtype`.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ from __future__ import annotations
 from ... import distributed_c10d as c10d
 from ...device_mesh import DeviceMesh, init_device_mesh
 from ...tensor import DTensor, Replicate, Shard, distribute_tensor
+from ...tensor._api import _multi, _on_local_devices
 from ._fsdp_api import MixedPrecisionPolicy, OffloadPolicy
+from ._unshard import ParamRef, Unshard
 
 __all__ = ["FSDPModule", "UnshardHandle", "fully_shard", "register_fsdp_forward_method",
            "share_comm_ctx"]
@@ -40,6 +45,7 @@ class _FSDPState:
         self.reshard_after_backward = True
         self.settings: dict = {}                # communication knobs (no effect over one rank)
         self.swapped: list = []
+        self.unsharded_grads: dict = {}         # accumulated without gradient sync
 
 
 class UnshardHandle:
@@ -213,7 +219,8 @@ def fully_shard(module, *, mesh: DeviceMesh | None = None, reshard_after_forward
     for owner, name in params:
         p = owner._parameters[name]
         if not isinstance(p, DTensor):
-            d = distribute_tensor(p.detach(), mesh, _placements(mesh, p, shard_placement_fn))
+            d = distribute_tensor(p.detach(), mesh, _placements(mesh, p, shard_placement_fn),
+                                  src_data_rank=None)
             new = Parameter(d, requires_grad=p.requires_grad)
             for m in modules:                   # a parameter shared by several owners
                 for sub in m.modules():
@@ -229,7 +236,7 @@ def fully_shard(module, *, mesh: DeviceMesh | None = None, reshard_after_forward
             sub._is_fsdp_managed_module = True
             sub._fsdp_use_orig_params = True
         m.__class__ = _fsdp_class(type(m))
-    if mp_policy.reduce_dtype is not None:
+    if mp_policy.reduce_dtype is not None and not _multi(mesh):
         _round_grads(state)
     return module
 
@@ -252,16 +259,32 @@ def _pre_forward(module, args, kwargs):
     for owner, name in state.params:
         p = owner._parameters[name]
         if isinstance(p, DTensor):
-            # The unsharded parameter: a differentiable alias of the sharded one (cast to the
-            # policy's dtype), set in the owner's parameter table for the forward.
-            unsharded = p.to_local()
-            if dtype is not None and unsharded.dtype != dtype:
-                unsharded = unsharded.to(dtype)
+            # The unsharded parameter (cast to the policy's dtype), set in the owner's
+            # parameter table for the forward.
+            if _multi(state.mesh):
+                unsharded = Unshard.apply(p.to_local(), ParamRef(p), state, (id(owner), name),
+                                          dtype if dtype != p.dtype else None)
+            else:
+                # Over local devices: the array laid out whole on every device (its gradient
+                # laid back out as the shards, which XLA does by a reduce-scatter).
+                unsharded = _laid_out_whole(p) if _on_local_devices(state.mesh) else \
+                    p.to_local()
+                if dtype is not None and unsharded.dtype != dtype:
+                    unsharded = unsharded.to(dtype)
             state.swapped.append((owner, name, p))
             owner._parameters[name] = unsharded
     if dtype is not None and state.mp_policy.cast_forward_inputs:
         return _cast(args, dtype), _cast(kwargs, dtype)
     return None
+
+
+def _laid_out_whole(p: DTensor):
+    """`p` whole on every device of its local-device mesh (differentiable)."""
+    from ...._torch_function import DisableTorchFunctionSubclass
+    from ...tensor._local_devices import Relayout
+    with DisableTorchFunctionSubclass():
+        return Relayout.apply(p, p.device_mesh, p.placements,
+                              (Replicate(),) * p.device_mesh.ndim)
 
 
 def _post_forward(module, args, output):

@@ -174,6 +174,13 @@ class ErrorHandler:
                 json.dump(rootcause, fp)
 
 
+def _mark_failed() -> None:
+    """A worker of several processes leaves without waiting for its peers (see
+    `jtorch.distributed._runtime`)."""
+    from .... import _runtime
+    _runtime.mark_failed()
+
+
 def get_error_handler() -> ErrorHandler:
     return ErrorHandler()
 
@@ -190,8 +197,9 @@ def record(fn=None, error_handler: ErrorHandler | None = None):
             try:
                 return f(*args, **kwargs)
             except SystemExit as se:
-                if se.code == 0:        # a clean exit: nothing to record
+                if se.code in (0, None):        # a clean exit: nothing to record
                     return None
+                _mark_failed()
                 raise
             except ChildFailedError as e:
                 rank, failure = e.get_first_failure()
@@ -200,6 +208,7 @@ def record(fn=None, error_handler: ErrorHandler | None = None):
                 raise
             except Exception as e:
                 error_handler.record_exception(e)
+                _mark_failed()
                 raise
         return wrapper
     return wrap(fn) if fn is not None else wrap

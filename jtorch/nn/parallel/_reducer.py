@@ -1,0 +1,219 @@
+"""DDP's reducer: averaging gradients over the process group during backward.
+
+As in PyTorch, parameters are laid into buckets (in reverse order of registration, about
+the order backward reaches them, up to `bucket_cap_mb` each, one dtype and device per
+bucket). A hook after each parameter's gradient is accumulated marks it ready; when every
+parameter of a bucket is ready, the bucket's gradients are flattened into one buffer,
+divided by the group size and summed over the group by one all-reduce (or handed to the
+registered communication hook), and written back into each `.grad`.
+
+With `find_unused_parameters`, the forward's autograd graph is walked from the outputs and
+the parameters it does not reach are ready at once; a map of which parameters each rank
+used is summed too, so a parameter no rank used keeps its `.grad` (None stays None) while
+one used elsewhere gets the average. Without it, a parameter that gets no gradient leaves
+its bucket unreduced, and the next forward raises PyTorch's error.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from ... import distributed as dist
+
+__all__ = ["GradBucket", "Reducer"]
+
+
+class GradBucket:
+    """Matches `torch.distributed.GradBucket`: what a communication hook is given."""
+
+    def __init__(self, index: int, buffer, params: list, is_last: bool):
+        self._index, self._buffer, self._params, self._is_last = index, buffer, params, is_last
+
+    def index(self) -> int:
+        return self._index
+
+    def buffer(self):
+        return self._buffer
+
+    def gradients(self) -> list:
+        out, start = [], 0
+        for p in self._params:
+            out.append(self._buffer[start:start + p.numel()].view(p.shape))
+            start += p.numel()
+        return out
+
+    def parameters(self) -> list:
+        return list(self._params)
+
+    def is_last(self) -> bool:
+        return self._is_last
+
+    def set_buffer(self, buffer) -> None:
+        self._buffer = buffer
+
+
+_NOT_FINISHED = (
+    "Expected to have finished reduction in the prior iteration before starting a new one. "
+    "This error indicates that your module has parameters that were not used in producing "
+    "loss. You can enable unused parameter detection by passing the keyword argument "
+    "`find_unused_parameters=True` to `torch.nn.parallel.DistributedDataParallel`, and by \n"
+    "making sure all `forward` function outputs participate in calculating loss. \n"
+    "If you already have done the above, then the distributed data parallel module wasn't "
+    "able to locate the output tensors in the return value of your module's `forward` "
+    "function. Please include the loss function and the structure of the return value of "
+    "`forward` of your module when reporting this issue (e.g. list, dict, iterable).")
+
+
+def _buckets(params: list, cap_bytes: int) -> list:
+    """Lists of parameter indices, filled in reverse order, one dtype and device per bucket."""
+    buckets, open_ = [], {}
+    for i in reversed(range(len(params))):
+        p = params[i]
+        key = (p.dtype, p.device)
+        bucket = open_.get(key)
+        if bucket is None or bucket[1] + p.numel() * p.element_size() > cap_bytes and bucket[0]:
+            bucket = open_[key] = [[], 0]
+            buckets.append(bucket[0])
+        bucket[0].append(i)
+        bucket[1] += p.numel() * p.element_size()
+    return buckets
+
+
+class Reducer:
+    """The gradient reduction of one `DistributedDataParallel` (see the module doc)."""
+
+    def __init__(self, params: list, process_group, cap_bytes: int, find_unused: bool):
+        self.params = params
+        self.process_group = process_group
+        self.find_unused = find_unused
+        self.buckets = _buckets(params, cap_bytes)
+        self.bucket_of = {i: b for b, idx in enumerate(self.buckets) for i in idx}
+        self.comm_hook = None           # (state, hook)
+        self.pending = False            # a backward is expected to reduce
+        self.fired = False              # a gradient of that backward has arrived
+        self.ready: set = set()
+        self.used: set = set()
+        self.reduced: set = set()
+        self.handles = [p.register_post_accumulate_grad_hook(self._hook(i))
+                        for i, p in enumerate(params)]
+
+    # -- one iteration ----------------------------------------------------------------
+
+    def prepare_for_backward(self, outputs) -> None:
+        """Arms the reduction of the next backward (PyTorch's name)."""
+        self.check_finished()
+        self.pending, self.fired = True, False
+        self.ready, self.used, self.reduced = set(), set(), set()
+        if self.find_unused:
+            reached = _reachable_leaves(outputs)
+            for i, p in enumerate(self.params):
+                if id(p) not in reached:
+                    self.ready.add(i)
+
+    def check_finished(self) -> None:
+        """PyTorch's error at a forward when the last backward left buckets unreduced."""
+        if self.pending and self.fired and len(self.reduced) < len(self.buckets):
+            raise RuntimeError(_NOT_FINISHED)
+
+    def _hook(self, i: int):
+        def hook(param) -> None:
+            if not self.pending:
+                return
+            self.fired = True
+            self.ready.add(i)
+            self.used.add(i)
+            if self.find_unused:
+                if len(self.ready) == len(self.params):
+                    self._reduce_all()
+                return
+            b = self.bucket_of[i]
+            if all(j in self.ready for j in self.buckets[b]):
+                self._reduce_bucket(b, None)
+                if len(self.reduced) == len(self.buckets):
+                    self.pending = False
+        return hook
+
+    def _reduce_all(self) -> None:
+        """With unused-parameter detection: sum the used maps, then reduce every bucket."""
+        from ... import int32, tensor
+        used = tensor([1 if i in self.used else 0 for i in range(len(self.params))], dtype=int32)
+        dist.all_reduce(used, group=self.process_group)
+        used = used.tolist()
+        for b in range(len(self.buckets)):
+            self._reduce_bucket(b, used)
+        self.pending = False
+
+    def _reduce_bucket(self, b: int, global_used) -> None:
+        from ..._tensor import wrap
+        idx = self.buckets[b]
+        params = [self.params[i] for i in idx]
+        parts = []
+        for p in params:
+            g = p.grad
+            parts.append(jnp.zeros((p.numel(),), p._array.dtype) if g is None
+                         else g._array.reshape(-1))
+        buffer = wrap(jnp.concatenate(parts))
+        if self.comm_hook is None:
+            buffer.div_(self.process_group.size())
+            dist.all_reduce(buffer, group=self.process_group)
+        else:
+            state, hook = self.comm_hook
+            fut = hook(state, GradBucket(b, buffer, params, b == len(self.buckets) - 1))
+            buffer = fut.wait()
+            if isinstance(buffer, (list, tuple)):
+                buffer = buffer[0]
+        flat, start = buffer._array, 0
+        for i, p in zip(idx, params):
+            n = p.numel()
+            value = flat[start:start + n].reshape(p._array.shape)
+            start += n
+            if global_used is not None and not global_used[i]:
+                continue                        # no rank used it: its grad stays as it was
+            if p.grad is None:
+                p.grad = wrap(value)
+            else:
+                p.grad._write(value)
+        self.reduced.add(b)
+
+    def remove(self) -> None:
+        for h in self.handles:
+            h.remove()
+
+    # PyTorch's reducer methods that Python code calls.
+
+    def _rebuild_buckets(self) -> bool:
+        return False
+
+    def _delay_all_reduce(self) -> None:
+        return None
+
+
+def _reachable_leaves(outputs) -> set:
+    """The ids of the leaves the autograd graph of `outputs` reaches."""
+    from ..._tensor import Tensor
+    tensors, stack = [], [outputs]
+    while stack:
+        o = stack.pop()
+        if isinstance(o, Tensor):
+            tensors.append(o)
+        elif isinstance(o, (list, tuple)):
+            stack.extend(o)
+        elif isinstance(o, dict):
+            stack.extend(o.values())
+        elif hasattr(o, "__dataclass_fields__"):
+            stack.extend(getattr(o, f) for f in o.__dataclass_fields__)
+    seen, leaves = set(), set()
+    nodes = [t.grad_fn for t in tensors if t.grad_fn is not None]
+    leaves.update(id(t) for t in tensors if t.grad_fn is None and t.requires_grad)
+    while nodes:
+        node = nodes.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        var = getattr(node, "variable", None)
+        if var is not None:
+            leaves.add(id(var))
+        for nxt, _ in node.next_functions:
+            if nxt is not None:
+                nodes.append(nxt)
+    return leaves
