@@ -192,6 +192,7 @@ from jtorch._ops.linalg_lowrank import pca_lowrank as pca_lowrank
 from jtorch._ops.linalg_lowrank import svd_lowrank as svd_lowrank
 from jtorch._ops.loss import ctc_loss as ctc_loss
 from jtorch._ops.masked import masked_scatter as masked_scatter
+from jtorch._ops.masked import masked_select as masked_select
 from jtorch._ops.matmul import einsum as einsum
 from jtorch._ops.misc_private import _histogramdd_from_bin_cts as _histogramdd_from_bin_cts
 from jtorch._ops.misc_private import _segment_reduce as _segment_reduce
@@ -901,6 +902,8 @@ has_lapack: _bool
 has_mkl: _bool
 has_openmp: _bool
 has_spectral: _bool
+# declared in jtorch/_ops/reduction.py
+def hash_tensor(input: Tensor | _Number, dim: _int | Sequence[_int] | None = None, *, keepdim: _bool = False, mode: Any = 0, out: Tensor | None = None, axis: Any = ..., keepdims: Any = ...) -> Tensor: ...
 # declared in jtorch/_ops/pointwise_math.py
 def heaviside(input: Tensor | _Number, values: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
 # declared in jtorch/_ops/pointwise_math.py
@@ -1051,8 +1054,6 @@ def lu_unpack(LU_data: Tensor | _Number, LU_pivots: Tensor | _Number, unpack_dat
 def masked_fill(input: Tensor | _Number, mask: Tensor | _Number, value: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
 # declared in jtorch/_ops/masked.py
 def masked_fill_(input: Tensor | _Number, mask: Tensor | _Number, value: Tensor | _Number) -> Tensor: ...
-# declared in jtorch/_ops/masked.py
-def masked_select(input: Tensor | _Number, mask: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
 # declared in jtorch/_ops/matmul.py
 def matmul(input: Tensor | _Number, other: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
 # declared in jtorch/_ops/linalg_norms.py
