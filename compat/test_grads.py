@@ -64,7 +64,7 @@ from compat import opinfo  # noqa: E402
 RECORD = os.path.join(os.path.dirname(__file__), "grads_status.json")
 _recorded = json.load(open(RECORD)) if os.path.exists(RECORD) else {}
 _FULL = os.environ.get("JTORCH_GRADS_FULL") == "1"
-_CI_SAMPLES = 3
+_CI_SAMPLES = 2
 _max_samples = int(os.environ.get("JTORCH_GRADS_MAX_SAMPLES", 0)) or (
     None if _FULL else _CI_SAMPLES)
 _CI_LOOP_SAMPLES = 1

@@ -3,7 +3,7 @@
 Knobs (environment variables):
   JTORCH_OPINFO=<regex>        only OpInfos whose id (name[.variant]) matches
   JTORCH_OPINFO_FULL=1         every sample, in float32, int64 and bool (the recorded run);
-                               otherwise float32 and at most 8 samples per op, which keeps a
+                               otherwise float32 and at most 6 samples per op, which keeps a
                                cold-cache CI run within minutes (each sample shape compiles)
   JTORCH_OPINFO_DTYPES=a,b     override the dtypes sampled
   JTORCH_OPINFO_MAX_SAMPLES=n  at most n samples per op and dtype
@@ -29,7 +29,7 @@ _recorded = json.load(open(RECORD)) if os.path.exists(RECORD) else {}
 _FULL = os.environ.get("JTORCH_OPINFO_FULL") == "1"
 _dtypes = tuple(getattr(torch, d) for d in os.environ.get(
     "JTORCH_OPINFO_DTYPES", "float32,int64,bool" if _FULL else "float32").split(","))
-_max_samples = int(os.environ.get("JTORCH_OPINFO_MAX_SAMPLES", 0)) or (None if _FULL else 8)
+_max_samples = int(os.environ.get("JTORCH_OPINFO_MAX_SAMPLES", 0)) or (None if _FULL else 6)
 
 RESULTS: dict = {}  # op id -> status record, read by the summary hook in conftest
 

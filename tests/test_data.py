@@ -590,7 +590,7 @@ def test_forked_workers_survive_a_busy_parent():
     t = threading.Thread(target=busy, daemon=True)
     t.start()
     try:
-        for k in range(10):
+        for k in range(4):
             loader = DataLoader(NumpyMatmul(), batch_size=4, num_workers=2, timeout=60,
                                 persistent_workers=k % 2 == 0)
             assert sum(len(y) for _, y in loader) == 8

@@ -1,4 +1,4 @@
-# compat: rtol=5e-3 atol=1e-3 timeout=300 requires=pytorch_lightning
+# compat: rtol=5e-3 atol=1e-3 timeout=300 requires=pytorch_lightning slow
 """Lightning with its defaults where users keep them: the model summary (parameters, sizes,
 FLOPs from example_input_array), a CSVLogger whose metrics.csv is read back, gradient
 accumulation with clipping, max_steps, and bf16-mixed precision on the CPU."""

@@ -1,4 +1,4 @@
-# compat: rtol=1e-4 atol=1e-5 timeout=300 requires=torchmetrics
+# compat: rtol=1e-4 atol=1e-5 timeout=300 requires=torchmetrics slow
 """torchmetrics regression metrics as users run them: per-batch forward values, epoch
 values from update/compute, multi-output R2, a MetricCollection with clone(prefix=...),
 state_dict of a metric with persistent states, and the functional forms."""

@@ -1,4 +1,4 @@
-# compat: rtol=2e-3 atol=2e-4 timeout=600 requires=transformers
+# compat: rtol=2e-3 atol=2e-4 timeout=600 requires=transformers slow
 """transformers T5 (encoder-decoder, relative position buckets): loss with labels (decoder
 inputs shifted from the labels), backward, a step, and greedy generation."""
 
