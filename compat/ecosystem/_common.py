@@ -5,6 +5,9 @@ Everything here uses only the public torch API, so it runs the same under PyTorc
 same numbers.
 """
 
+import sys
+import traceback
+
 import numpy as np
 import torch
 
@@ -50,3 +53,14 @@ def ids(batch, length, vocab, seed=1):
     """Token ids from numpy."""
     rng = np.random.default_rng(seed)
     return torch.from_numpy(rng.integers(0, vocab, size=(batch, length)).astype(np.int64))
+
+
+def report(name, fn, show=str):
+    """Prints `name` and `show(fn())`, or the error `fn` raised (its traceback to stderr), so
+    that one failing part of a sweep is reported and the rest still run."""
+    try:
+        print(name, show(fn()))
+    except Exception as e:  # noqa: BLE001 - reported, and the sweep goes on
+        print(name, "ERROR", type(e).__name__, str(e).splitlines()[0][:200] if str(e) else "")
+        traceback.print_exc()
+    sys.stdout.flush()

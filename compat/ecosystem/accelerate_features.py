@@ -5,15 +5,15 @@ unwrap_model/save_model (safetensors), the operations utilities, find_executable
 and skip_first_batches; each prints what it computed."""
 
 import os
-import sys
 import tempfile
-import traceback
 
 import numpy as np
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 from accelerate import Accelerator
 from accelerate.utils import set_seed
+
+from _common import report
 
 rng = np.random.default_rng(0)
 X = torch.from_numpy(rng.standard_normal((64, 8)).astype(np.float32))
@@ -27,15 +27,6 @@ def make():
         for p in m.parameters():
             p.copy_(torch.from_numpy((r.standard_normal(tuple(p.shape)) * 0.3).astype(np.float32)))
     return m
-
-
-def case(name, fn):
-    try:
-        print(name, fn())
-    except Exception as e:  # noqa: BLE001 - a feature that fails is reported, the rest run
-        print(name, "ERROR", type(e).__name__, str(e).splitlines()[0][:200] if str(e) else "")
-        traceback.print_exc()
-    sys.stdout.flush()
 
 
 def accumulate():
@@ -162,4 +153,4 @@ for name, fn in list(globals().items()):
         "tracking_and_memory",
         "skip_first_batches",
     ):
-        case(name, fn)
+        report(name, fn)

@@ -6,9 +6,7 @@ saved checkpoint; each prints what it computed."""
 
 import logging
 import os
-import sys
 import tempfile
-import traceback
 import warnings
 
 warnings.filterwarnings("ignore")
@@ -19,6 +17,8 @@ import torch
 import pytorch_lightning as pl
 from pytorch_lightning.callbacks import ModelCheckpoint, EarlyStopping, LearningRateMonitor
 from torch.utils.data import DataLoader, TensorDataset
+
+from _common import report
 
 rng = np.random.default_rng(0)
 X = torch.from_numpy(rng.standard_normal((64, 8)).astype(np.float32))
@@ -68,15 +68,6 @@ def dl(shuffle=False):
 
 def fmt(d):
     return {k: round(float(v), 4) for k, v in sorted(d.items())}
-
-
-def case(name, fn):
-    try:
-        print(name, fn())
-    except Exception as e:  # noqa: BLE001 - a feature that fails is reported, the rest run
-        print(name, "ERROR", type(e).__name__, str(e).splitlines()[0][:200] if str(e) else "")
-        traceback.print_exc()
-    sys.stdout.flush()
 
 
 def callbacks():
@@ -156,4 +147,4 @@ def resume():
 
 
 for n in ("callbacks", "bf16", "resume"):
-    case(n, globals()[n])
+    report(n, globals()[n])

@@ -5,7 +5,6 @@ on numpy-made inputs; each prints its dtype and first values, or the error it ra
 `python torchmetrics_functional_sweep.py name...` runs a subset."""
 
 import sys
-import traceback
 
 import numpy as np
 import torch
@@ -16,6 +15,8 @@ from torchmetrics.functional import pairwise as P
 from torchmetrics.functional import regression as R
 from torchmetrics.functional import retrieval as RT
 from torchmetrics.functional import text as TX
+
+from _common import report
 
 rng = np.random.default_rng(0)
 
@@ -172,9 +173,4 @@ only = sys.argv[1:]
 for name, fn in CASES.items():
     if only and name not in only:
         continue
-    try:
-        print(name, show(fn()))
-    except Exception as e:  # noqa: BLE001 - a metric that fails is reported, the sweep goes on
-        print(name, "ERROR", type(e).__name__, str(e).splitlines()[0][:200] if str(e) else "")
-        traceback.print_exc()
-    sys.stdout.flush()
+    report(name, fn, show)

@@ -5,13 +5,12 @@ built tiny from its config with numpy weights, in eval mode: loss with labels, b
 gradient norm and a few logits. `python transformers_model_zoo.py Name...` runs a subset."""
 
 import sys
-import traceback
 
 import numpy as np
 import torch
 import transformers as T
 
-from _common import fill_from_numpy
+from _common import fill_from_numpy, report
 from _zoo import D, ENC, LM, S2S, VIS
 
 only = sys.argv[1:]  # names to run (default: all)
@@ -20,12 +19,7 @@ only = sys.argv[1:]  # names to run (default: all)
 def run(name, fn):
     if only and not any(o in name for o in only):
         return
-    try:
-        print(name, fn())
-    except Exception as e:  # noqa: BLE001 - a model that fails is reported and the sweep goes on
-        print(name, "ERROR", type(e).__name__, str(e).splitlines()[0][:200] if str(e) else "")
-        traceback.print_exc()
-    sys.stdout.flush()
+    report(name, fn)
 
 
 rng = np.random.default_rng(3)
