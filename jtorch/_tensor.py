@@ -153,7 +153,11 @@ class Tensor:
         self._vc = [0]
         self._meta = None
         self._base = None
-        self._init_autograd(requires_grad)
+        # (`_init_autograd`, inlined: every op's result is made here)
+        self._rg = requires_grad
+        self._grad = None
+        self.grad_fn = None
+        self._grad_state = None
         if inference_check is not None and inference_check():
             self._inf = True
 

@@ -459,7 +459,8 @@ def _dispatch(op: OpDef, args: tuple):
         plain = True        # every tensor's value is a concrete jax array (no tracer, meta)
         for v in slot_values:
             if isinstance(v, Tensor):
-                a = v._array                            # may materialise a view
+                # (a root's value without the `_array` property's call: the common case)
+                a = v._array if v._chain else v._storage.value  # may materialise a view
                 if v._rg:
                     rg = True
                 if type(a) is _ArrayImpl:
@@ -479,11 +480,14 @@ def _dispatch(op: OpDef, args: tuple):
                 return _dispatch_general(op, args, slot_values)
             arrays.append(a)
         arrays = tuple(arrays)
-        statics = op.take_statics(args)
-        kinds = tuple(map(type, statics))
-        if not _PLAIN_STATICS.issuperset(kinds):
-            statics = tuple(map(_freeze, statics))
+        if op.static_pos:
+            statics = op.take_statics(args)
             kinds = tuple(map(type, statics))
+            if not _PLAIN_STATICS.issuperset(kinds):
+                statics = tuple(map(_freeze, statics))
+                kinds = tuple(map(type, statics))
+        else:
+            statics = kinds = ()
         key = (op, statics, kinds, _dtype._default["float"], tuple(sig))
         fn = KERNELS.get(key)
         if fn is None:
@@ -504,7 +508,7 @@ def _dispatch(op: OpDef, args: tuple):
                 raise _translate(e, arrays) from None
     except jax.errors.JaxRuntimeError as e:
         raise _errors.translate_runtime_error(e) from e
-    result = _wrap_out(op, out)
+    result = wrap(out) if type(out) is _ArrayImpl else _wrap_out(op, out)
     # `record` adds nothing when no input requires grad.
     if rg and record is not None and op.differentiable:
         record(op, fn, slot_values, arrays, result)
