@@ -1,16 +1,18 @@
 """One epoch of a DataLoader: jtorch vs PyTorch, measured in one run.
 
-    python bench/dataloader.py [--repeat N] [--n 60000] [--batch 256]
+    taskset -c 1 python bench/dataloader.py [--repeat N] [--n 60000] [--batch 256]
 
 The task: a 60000x784 float32 `TensorDataset` with int64 labels, batch 256,
 shuffle=True, num_workers=0, iterated once; every batch is blocked on, so
 jax's asynchronous dispatch does not flatter jtorch. Also reported: the same
 epoch without shuffling, and a map-style dataset returning numpy samples
-(the path that stacks per-sample arrays). PyTorch is optional; its column is
-left blank without it.
+(the path that stacks per-sample arrays). PyTorch (one thread) is optional; its
+column is left blank without it. The first epoch of each loader is reported apart
+(`first`): it pays jtorch's compiles, if any.
 """
 
 import argparse
+import os
 import time
 
 import numpy as np
@@ -55,13 +57,16 @@ def _epoch_torch(loader):
 
 
 def _best(fn, repeat):
-    fn()  # warm-up: compiles jtorch's kernels for these shapes
+    """(first epoch, best later epoch) in seconds."""
+    t0 = time.perf_counter()
+    fn()  # the first epoch: compiles jtorch's kernels for these shapes, if any
+    first = time.perf_counter() - t0
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
         fn()
         times.append(time.perf_counter() - t0)
-    return min(times)
+    return first, min(times)
 
 
 def main():
@@ -85,18 +90,22 @@ def main():
         ("numpy samples, shuffle=True", npds, npds,
          dict(shuffle=True)),
     ]
+    if torch is not None:
+        torch.set_num_threads(1)
     print(f"one epoch, {args.n}x784 float32, batch {args.batch}, num_workers=0 "
-          f"(best of {args.repeat})")
-    print(f"{'case':32s} {'jtorch':>10s} {'torch':>10s} {'torch/jtorch':>13s}")
+          f"(best of {args.repeat}; load average {os.getloadavg()[0]:.1f})")
+    print(f"{'case':32s} {'jtorch':>10s} {'torch':>10s} {'jtorch/torch':>13s} "
+          f"{'first: jtorch':>14s} {'torch':>9s}")
     for name, jd, td, kw in cases:
         jl = JDataLoader(jd, batch_size=args.batch, **kw)
-        tj = _best(lambda: _epoch_jtorch(jl), args.repeat)
+        fj, tj = _best(lambda: _epoch_jtorch(jl), args.repeat)
         if torch is not None:
             tl = tdata.DataLoader(td, batch_size=args.batch, **kw)
-            tt = _best(lambda: _epoch_torch(tl), args.repeat)
-            print(f"{name:32s} {tj * 1e3:8.1f}ms {tt * 1e3:8.1f}ms {tt / tj:12.2f}x")
+            ft, tt = _best(lambda: _epoch_torch(tl), args.repeat)
+            print(f"{name:32s} {tj * 1e3:8.1f}ms {tt * 1e3:8.1f}ms {tj / tt:12.2f}x "
+                  f"{fj * 1e3:12.1f}ms {ft * 1e3:7.1f}ms")
         else:
-            print(f"{name:32s} {tj * 1e3:8.1f}ms {'':>10s}")
+            print(f"{name:32s} {tj * 1e3:8.1f}ms {'':>10s} {'':>13s} {fj * 1e3:12.1f}ms")
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ import weakref
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax._src.array import ArrayImpl as _ArrayImpl
 
 from .. import _programs, _tracebacks, _views
 from . import _names, anomaly_mode
@@ -288,6 +289,8 @@ class Freed:
 
 
 def _release_arg(a):
+    if type(a) is _ArrayImpl:       # (the common case first)
+        return Freed(a.shape, a.dtype)
     if isinstance(a, tuple):
         return tuple(_release_arg(x) for x in a)
     if hasattr(a, "shape") and hasattr(a, "dtype"):
@@ -443,7 +446,7 @@ class FnNode(Node):
     def release(self):
         if not self._freed:
             self._freed = True
-            self._args = tuple(_release_arg(a) for a in self._args)
+            self._args = tuple(map(_release_arg, self._args))
 
 
 FREED_MESSAGE = (
