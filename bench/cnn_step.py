@@ -1,16 +1,18 @@
 """A small CNN's Adam training step: jtorch eager, `jtorch.compile`, flax+optax `jax.jit`.
 
-    taskset -c 1 python bench/cnn_step.py [--batch 128] [--steps 20]
+    taskset -c 1 python bench/cnn_step.py [--batch 128] [--steps 20] [--clock cpu]
 
 The model (conv 1->32 3x3, relu, maxpool 2; conv 32->64 3x3, relu, maxpool 2;
 linear 1600->128, relu; linear 128->10; cross-entropy) on 28x28 inputs, with the same
 initial weights (from numpy) in every column. Adam, lr 1e-3. Each column is the median
 step time after warm-up; every step is blocked on. The losses after the timed steps are
 printed too, so the columns are seen to compute the same thing. PyTorch eager is an
-optional column (blank without torch).
+optional column (blank without torch). `--clock cpu` counts the process's CPU time
+(all its threads) instead of wall time: steadier on a loaded machine.
 """
 
 import argparse
+import os
 import time
 
 import numpy as np
@@ -31,12 +33,12 @@ def _data(batch):
             rng.integers(0, 10, batch).astype(np.int64))
 
 
-def _median(step, steps):
+def _median(step, steps, clock):
     times = []
     for _ in range(steps):
-        t0 = time.perf_counter()
+        t0 = clock()
         step()
-        times.append(time.perf_counter() - t0)
+        times.append(clock() - t0)
     return sorted(times)[len(times) // 2]
 
 
@@ -147,7 +149,9 @@ def main():
     p.add_argument("--batch", type=int, default=128)
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     args = p.parse_args()
+    clock = time.perf_counter if args.clock == "wall" else time.process_time
     cols = [("jtorch.compile", lambda: _jtorch(args.batch, True)),
             ("jtorch eager", lambda: _jtorch(args.batch, False)),
             ("flax+optax jax.jit", lambda: _flax(args.batch))]
@@ -165,9 +169,10 @@ def main():
     # Interleaved rounds: a load change on this shared machine hits every column alike.
     for _ in range(3):
         for name, run, _ in made:
-            times[name].append(_median(run, max(args.steps // 3, 1)))
+            times[name].append(_median(run, max(args.steps // 3, 1), clock))
     ref = min(times["flax+optax jax.jit"])
-    print(f"CNN Adam step, batch {args.batch} (ms per step, best of 3 interleaved medians)")
+    print(f"CNN Adam step, batch {args.batch} (ms per step, best of 3 interleaved medians; "
+          f"{args.clock} clock, load average {os.getloadavg()[0]:.1f})")
     for name, _, loss in made:
         t = min(times[name])
         print(f"  {name:20s} {t * 1e3:8.2f}   x{t / ref:5.2f} of flax   loss {loss():.5f}")

@@ -493,14 +493,16 @@ def _dispatch(op: OpDef, args: tuple):
         if fn is None:
             ct, rt = _promotion(op, statics, slot_values)
             fn = KERNELS.put(key, _build(op, statics, ct, rt, arrays))
-        if _device.multi_device():
+        multi = _device.multi_device()
+        if multi:
             _device.check_same_device(a for a in arrays)
         if not plain and _meta.used and _meta.any_meta(arrays):
             _meta.check_devices(arrays)
             out = _meta.eval_shape(fn, *arrays)
         else:
             call_args = arrays
-            if numbers and plain and op.jit:
+            # (one device only: an uncommitted scalar must not pull a computation elsewhere)
+            if numbers and plain and op.jit and not multi:
                 call_args = [_device_scalar(a) if type(a) in _NUMBERS else a for a in arrays]
             try:
                 out = fn(*call_args)
