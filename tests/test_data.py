@@ -375,6 +375,20 @@ def test_loader_gathers_fresh_batches_from_the_current_values():
     assert wb.requires_grad and wb.grad_fn is not None
 
 
+def test_random_sampler_advances_its_generator_as_pytorch_does():
+    # PyTorch's RandomSampler draws one permutation per pass and one more for the
+    # remainder (empty when num_samples is a multiple of n): the generator advances by both.
+    g1 = torch.Generator().manual_seed(3)
+    order = list(RandomSampler(range(10), generator=g1))
+    g2 = torch.Generator().manual_seed(3)
+    first = torch.randperm(10, generator=g2).tolist()
+    torch.randperm(10, generator=g2)
+    assert order == first
+    assert torch.rand(3, generator=g1).tolist() == torch.rand(3, generator=g2).tolist()
+    g3 = torch.Generator().manual_seed(3)
+    assert len(list(RandomSampler(range(10), num_samples=15, generator=g3))) == 15
+
+
 def test_loader_shuffle_reproducible():
     ds = TensorDataset(torch.arange(10))
 
