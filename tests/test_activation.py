@@ -1,4 +1,4 @@
-"""Activations, softmax and dropout (`jtorch/_ops/activation.py`); expected values from numpy."""
+"""Activations, softmax and dropout (`jtorch/_ops/nn/activation.py`); expected values from numpy."""
 
 import math
 import warnings

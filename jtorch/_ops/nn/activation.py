@@ -13,12 +13,12 @@ import warnings
 import jax
 import jax.numpy as jnp
 
-from .. import _random
-from .._tensor import wrap_dim
-from .._dtype import c10_name
-from . import _derivatives
-from ._kernel_helpers import accumulate
-from ._registry import DEFAULT, INT_TO_FLOAT, NONE, T, TI, composite, kernel, op
+from ... import _random
+from ..._tensor import wrap_dim
+from ..._dtype import c10_name
+from .. import _derivatives
+from .._kernel_helpers import accumulate
+from .._registry import DEFAULT, INT_TO_FLOAT, NONE, T, TI, composite, kernel, op
 
 
 # ---------------------------------------------------------------------------

@@ -7,11 +7,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _random, _meta
-from .._tensor import wrap, wrap_dim
-from .._dtype import c10_name
-from ._registry import INT_TO_FLOAT, NONE, T, TI, broadcast_error, composite, op
-from ._kernel_helpers import accumulate
+from ... import _random, _meta
+from ..._tensor import wrap, wrap_dim
+from ..._dtype import c10_name
+from .._registry import INT_TO_FLOAT, NONE, T, TI, broadcast_error, composite, op
+from .._kernel_helpers import accumulate
 from .activation import need_float, private_op
 from .normalization import vector_norm
 
