@@ -10,13 +10,14 @@ from typing import Any
 from jax import numpy as jnp
 from jtorch import _device as _device
 from jtorch import _dtype as _dtype
+from jtorch import _layout as _layout
 from jtorch import _meta as _meta
 from jtorch import _storage as _storage
 from jtorch import _views as _views
 from jtorch._device import device as _jtorch__device_device
 from jtorch._dtype import dtype as _jtorch__dtype_dtype
+from jtorch._layout import layout as _jtorch__layout_layout
 from jtorch._meta import MetaArray as MetaArray
-from jtorch._misc import layout as _jtorch__misc_layout
 from jtorch._storage import UntypedStorage as UntypedStorage
 from jtorch._storage import UntypedStorage as _jtorch__storage_UntypedStorage
 from jtorch._torch_function import _subclass_instance as subclass_hook
@@ -363,7 +364,7 @@ class Tensor:
     def bernoulli_(self, p: Any = 0.5, *, generator: Any = None) -> Any: ...
     # defined in jtorch/_ops/conversion.py
     def bfloat16(self, memory_format: Any = None) -> Any: ...
-    # declared in jtorch/_ops/statistics.py
+    # declared in jtorch/_ops/histogram.py
     def bincount(self, weights: Tensor | _Number | None = None, minlength: Any = 0) -> Tensor: ...
     # declared in jtorch/_ops/pointwise.py
     def bitwise_and(self, other: Tensor | _Number) -> Tensor: ...
@@ -659,9 +660,9 @@ class Tensor:
     def heaviside(self, values: Tensor | _Number) -> Tensor: ...
     # declared in jtorch/_ops/pointwise_math.py
     def heaviside_(self, values: Tensor | _Number) -> Tensor: ...
-    # declared in jtorch/_ops/statistics.py
+    # declared in jtorch/_ops/histogram.py
     def histc(self, bins: Any = 100, min: Any = 0, max: Any = 0) -> Tensor: ...
-    # defined in jtorch/_ops/statistics.py
+    # defined in jtorch/_ops/histogram.py
     def histogram(self, bins: Any, *, range: Any = None, weight: Any = None, density: Any = False, out: Any = None) -> Any: ...
     # defined in jtorch/_ops/shape.py
     def hsplit(self, indices_or_sections: Any) -> Any: ...
@@ -775,7 +776,7 @@ class Tensor:
     def kron(self, other: Tensor | _Number) -> Tensor: ...
     # declared in jtorch/_ops/sorting.py
     def kthvalue(self, k: _int, dim: _int | Sequence[_int] = -1, keepdim: _bool = False, *, axis: Any = ..., keepdims: Any = ...) -> tuple[Tensor, ...]: ...
-    layout: _jtorch__misc_layout
+    layout: _jtorch__layout_layout
     # declared in jtorch/_ops/pointwise_math.py
     def lcm(self, other: Tensor | _Number) -> Tensor: ...
     # declared in jtorch/_ops/pointwise_math.py

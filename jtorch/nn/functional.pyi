@@ -10,19 +10,19 @@ from typing import Any
 from jtorch._ops.nn.activation import _f_log_softmax as log_softmax
 from jtorch._ops.nn.activation import _f_rrelu_ as rrelu_
 from jtorch._ops.nn.activation import _f_softmax as softmax
-from jtorch._ops.nn.activation import alpha_dropout as alpha_dropout
-from jtorch._ops.nn.activation import dropout as dropout
-from jtorch._ops.nn.activation import dropout1d as dropout1d
-from jtorch._ops.nn.activation import dropout2d as dropout2d
-from jtorch._ops.nn.activation import dropout3d as dropout3d
-from jtorch._ops.nn.activation import feature_alpha_dropout as feature_alpha_dropout
 from jtorch._ops.nn.activation import gumbel_softmax as gumbel_softmax
 from jtorch._ops.nn.activation import rrelu as rrelu
 from jtorch._ops.nn.activation import softmin as softmin
+from jtorch._ops.nn.attention import multi_head_attention_forward as multi_head_attention_forward
+from jtorch._ops.nn.attention import scaled_dot_product_attention as scaled_dot_product_attention
+from jtorch._ops.nn.dropout import alpha_dropout as alpha_dropout
+from jtorch._ops.nn.dropout import dropout as dropout
+from jtorch._ops.nn.dropout import dropout1d as dropout1d
+from jtorch._ops.nn.dropout import dropout2d as dropout2d
+from jtorch._ops.nn.dropout import dropout3d as dropout3d
+from jtorch._ops.nn.dropout import feature_alpha_dropout as feature_alpha_dropout
 from jtorch._ops.nn.embedding import _f_embedding as embedding
 from jtorch._ops.nn.embedding import embedding_bag as embedding_bag
-from jtorch._ops.nn.embedding import multi_head_attention_forward as multi_head_attention_forward
-from jtorch._ops.nn.embedding import scaled_dot_product_attention as scaled_dot_product_attention
 from jtorch._ops.nn.loss import cross_entropy as cross_entropy
 from jtorch._ops.nn.loss import ctc_loss as ctc_loss
 from jtorch._ops.nn.loss import gaussian_nll_loss as gaussian_nll_loss
@@ -76,7 +76,7 @@ def avg_pool1d(input: Tensor | _Number, kernel_size: Any, stride: Any = None, pa
 def avg_pool2d(input: Tensor | _Number, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: _bool = False, count_include_pad: _bool = True, divisor_override: Any = None) -> Tensor: ...
 # declared in jtorch/_ops/nn/pooling.py
 def avg_pool3d(input: Tensor | _Number, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: _bool = False, count_include_pad: _bool = True, divisor_override: Any = None) -> Tensor: ...
-# declared in jtorch/_ops/nn/embedding.py
+# declared in jtorch/_ops/nn/linear.py
 def bilinear(input1: Tensor | _Number, input2: Tensor | _Number, weight: Tensor | _Number, bias: Tensor | _Number | None = None) -> Tensor: ...
 # declared in jtorch/_ops/nn/loss.py
 def binary_cross_entropy(input: Tensor | _Number, target: Tensor | _Number, weight: Tensor | _Number | None = None, size_average: Any = None, reduce: Any = None, reduction: _str = 'mean') -> Tensor: ...
@@ -102,7 +102,7 @@ def conv_transpose2d(input: Tensor | _Number, weight: Tensor | _Number, bias: Te
 def conv_transpose3d(input: Tensor | _Number, weight: Tensor | _Number, bias: Tensor | _Number | None = None, stride: Any = 1, padding: Any = 0, output_padding: Any = 0, groups: _int = 1, dilation: Any = 1) -> Tensor: ...
 # declared in jtorch/_ops/nn/loss.py
 def cosine_embedding_loss(input1: Tensor | _Number, input2: Tensor | _Number, target: Tensor | _Number, margin: Any = 0, size_average: Any = None, reduce: Any = None, reduction: _str = 'mean') -> Tensor: ...
-# declared in jtorch/_ops/nn/embedding.py
+# declared in jtorch/_ops/nn/distance.py
 def cosine_similarity(x1: Tensor | _Number, x2: Tensor | _Number, dim: _int | Sequence[_int] = 1, eps: _float = 1e-08, *, axis: Any = ...) -> Tensor: ...
 # declared in jtorch/_ops/nn/activation.py
 def elu(input: Tensor | _Number, alpha: _float = 1.0, inplace: _bool = False) -> Tensor: ...
@@ -142,7 +142,7 @@ def layer_norm(input: Tensor | _Number, normalized_shape: Any, weight: Tensor | 
 def leaky_relu(input: Tensor | _Number, negative_slope: _float = 0.01, inplace: _bool = False) -> Tensor: ...
 # declared in jtorch/_ops/nn/activation.py
 def leaky_relu_(input: Tensor | _Number, negative_slope: _float = 0.01) -> Tensor: ...
-# declared in jtorch/_ops/nn/embedding.py
+# declared in jtorch/_ops/nn/linear.py
 def linear(input: Tensor | _Number, weight: Tensor | _Number, bias: Tensor | _Number | None = None, *, out: Tensor | None = None) -> Tensor: ...
 # declared in jtorch/_ops/nn/activation.py
 def logsigmoid(input: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
@@ -182,11 +182,11 @@ def native_channel_shuffle(input: Tensor | _Number, groups: _int) -> Tensor: ...
 def normalize(input: Tensor | _Number, p: _float = 2.0, dim: _int | Sequence[_int] = 1, eps: _float = 1e-12, *, out: Tensor | None = None, axis: Any = ...) -> Tensor: ...
 # declared in jtorch/_ops/nn/embedding.py
 def one_hot(tensor: Tensor | _Number, num_classes: _int = -1) -> Tensor: ...
-# declared in jtorch/_ops/nn/embedding.py
+# declared in jtorch/_ops/nn/padding.py
 def pad(input: Tensor | _Number, pad: Any, mode: _str = 'constant', value: Any = None) -> Tensor: ...
-# declared in jtorch/_ops/nn/embedding.py
+# declared in jtorch/_ops/nn/distance.py
 def pairwise_distance(x1: Tensor | _Number, x2: Tensor | _Number, p: _float = 2.0, eps: _float = 1e-06, keepdim: _bool = False, *, keepdims: Any = ...) -> Tensor: ...
-# declared in jtorch/_ops/nn/embedding.py
+# declared in jtorch/_ops/nn/distance.py
 def pdist(input: Tensor | _Number, p: Any = 2) -> Tensor: ...
 # declared in jtorch/_ops/nn/sampling.py
 def pixel_shuffle(input: Tensor | _Number, upscale_factor: _int) -> Tensor: ...
