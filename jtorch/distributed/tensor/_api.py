@@ -14,8 +14,9 @@ tensor too, as a jax array laid out over the devices by its placements.
 
 On a mesh of several ranks (processes), `redistribute` and `full_tensor` run collectives over
 the mesh's groups (`_redistribute`), differentiably. An op on DTensors computes on local
-pieces where that is exact: when every argument is replicated, or for an elementwise op on
-DTensors of one shape and one sharding (the result keeps it). Any other op works on the
+pieces where that is exact: when every argument is replicated, for an elementwise op on
+DTensors of one shape and one sharding (the result keeps it), and for `F.linear` with tensor
+parallelism's layouts (`_sharded_linear`). Any other op works on the
 replicated whole tensors (gathered first) and returns a replicated result: the values are
 PyTorch's, the placements may be more replicated than PyTorch's propagation would make them.
 
