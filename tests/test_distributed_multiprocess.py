@@ -122,6 +122,14 @@ def test_tensor_parallel_trains_like_the_plain_model():
 
 
 @FULL
+@pytest.mark.parametrize("nproc", [2, 4])
+def test_checkpoint_of_sharded_state_resumes_training_exactly(nproc):
+    r = torchrun("dcp.py", nproc, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.splitlines()[-1] == f"ok {nproc}"
+
+
+@FULL
 def test_multiprocessing_spawn_with_tcp_init():
     cmd = [sys.executable, "-m", "jtorch", "spawn.py", "2"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=_env(),
