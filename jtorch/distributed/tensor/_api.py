@@ -14,8 +14,9 @@ tensor too, as a jax array laid out over the devices by its placements.
 
 On a mesh of several ranks (processes), `redistribute` and `full_tensor` run collectives over
 the mesh's groups (`_redistribute`), differentiably. An op on DTensors computes on local
-pieces where that is exact: when every argument is replicated, or for an elementwise op on
-DTensors of one shape and one sharding (the result keeps it). Any other op works on the
+pieces where that is exact: when every argument is replicated, for an elementwise op on
+DTensors of one shape and one sharding (the result keeps it), and for `F.linear` with tensor
+parallelism's layouts (`_sharded_linear`). Any other op works on the
 replicated whole tensors (gathered first) and returns a replicated result: the values are
 PyTorch's, the placements may be more replicated than PyTorch's propagation would make them.
 
@@ -34,10 +35,12 @@ import jtorch
 from ... import _tensor
 from ..._tensor import Tensor
 from ..._torch_function import DisableTorchFunctionSubclass
+from ...autograd import Function
 from ..device_mesh import DeviceMesh, _current_mesh
 from ._dtensor_spec import DTensorSpec, TensorMeta
 from ._local_devices import Relayout, laid_out
-from ._redistribute import Redistribute, global_shape, is_pointwise, local_chunk
+from ._redistribute import (Redistribute, global_shape, is_pointwise, local_chunk,
+                             redistribute_array)
 from .placement_types import Partial, Placement, Replicate, Shard, _StridedShard
 
 __all__ = ["DTensor", "distribute_module", "distribute_tensor", "empty", "full", "ones", "rand",
@@ -404,6 +407,10 @@ def _elementwise(func) -> bool:
 
 def _dispatch_pieces(func, args, kwargs, dtensors: list):
     """An op on DTensors of a mesh of several ranks (see the module doc)."""
+    if getattr(func, "__name__", "") == "linear":
+        out = _sharded_linear(*args, **kwargs)
+        if out is not None:
+            return out
     first = dtensors[0]
     mesh, placements = first.device_mesh, first.placements
     replicated = all(p.is_replicate() for d in dtensors for p in d.placements)
@@ -436,6 +443,59 @@ def _dispatch_pieces(func, args, kwargs, dtensors: list):
         items = [wrap(r) for r in ret]
         return type(ret)(*items) if hasattr(ret, "_fields") else type(ret)(items)
     return wrap(ret)
+
+
+class _SumGradients(Function):
+    """The identity whose backward sums the gradient over the ranks of a 1-d mesh: a
+    replicated input to a computation split over the ranks gets a part of its gradient
+    from each (Megatron's "copy to the tensor-parallel region")."""
+
+    @staticmethod
+    def forward(ctx, local: Tensor, mesh):
+        ctx.mesh = mesh
+        return _tensor.wrap(local._array)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        g = redistribute_array(grad._array, ctx.mesh, (Partial(),), (Replicate(),),
+                               tuple(grad.shape))
+        return _tensor.wrap(g), None
+
+
+def _sharded_linear(input, weight, bias=None):
+    """`F.linear` on the local pieces, for the two layouts tensor parallelism makes (as
+    PyTorch's sharding rules for a matmul compute it); None for any other layout:
+    - input replicated, weight `Shard(0)` (bias `Shard(0)` or none), as `ColwiseParallel`
+      lays out a Linear: each rank computes its output features, `Shard(-1)`; in backward
+      the input's gradient is the sum of the ranks' parts (one all-reduce);
+    - input `Shard(-1)`, weight `Shard(1)` (bias replicated or none), as `RowwiseParallel`
+      does: each rank's product is a partial sum, `Partial()`; with a bias the sum is
+      all-reduced first and the bias added once, `Replicate()`.
+    """
+    x, w, b = input, weight, bias
+    if not (isinstance(x, DTensor) and isinstance(w, DTensor)
+            and (b is None or isinstance(b, DTensor))):
+        return None
+    mesh = w.device_mesh
+    if mesh.ndim != 1 or x.device_mesh != mesh or (b is not None and b.device_mesh != mesh):
+        return None
+    xp, wp = x.placements[0], w.placements[0]
+    bp = None if b is None else b.placements[0]
+    shape = tuple(x.shape[:-1]) + (w.shape[0],)
+    F = jtorch.nn.functional
+    if xp.is_replicate() and wp == Shard(0) and bp in (None, Shard(0)):
+        with DisableTorchFunctionSubclass():
+            out = F.linear(_SumGradients.apply(_alias(x), mesh), _alias(w),
+                           None if b is None else _alias(b))
+        return _retag(out, _spec_for(out, mesh, (Shard(len(shape) - 1),), shape))
+    if xp == Shard(x.dim() - 1) and wp == Shard(1) and bp in (None, Replicate()):
+        with DisableTorchFunctionSubclass():
+            out = F.linear(_alias(x), _alias(w))
+            if b is None:
+                return _retag(out, _spec_for(out, mesh, (Partial(),), shape))
+            out = Redistribute.apply(out, mesh, (Partial(),), (Replicate(),), shape) + _alias(b)
+        return _retag(out, _spec_for(out, mesh, (Replicate(),), shape))
+    return None
 
 
 def distribute_tensor(tensor: Tensor, device_mesh: DeviceMesh | None = None, placements=None,
