@@ -15,8 +15,8 @@ tensor too, as a jax array laid out over the devices by its placements.
 On a mesh of several ranks (processes), `redistribute` and `full_tensor` run collectives over
 the mesh's groups (`_redistribute`), differentiably. An op on DTensors computes on local
 pieces where that is exact: when every argument is replicated, for an elementwise op on
-DTensors of one shape and one sharding (the result keeps it), and for `F.linear` with tensor
-parallelism's layouts (`_sharded_linear`). Any other op works on the
+DTensors of one shape and one sharding (the result keeps it), and for `F.linear` and
+`F.embedding` with tensor parallelism's layouts (`_LOCAL_RULES`). Any other op works on the
 replicated whole tensors (gathered first) and returns a replicated result: the values are
 PyTorch's, the placements may be more replicated than PyTorch's propagation would make them.
 
@@ -407,8 +407,9 @@ def _elementwise(func) -> bool:
 
 def _dispatch_pieces(func, args, kwargs, dtensors: list):
     """An op on DTensors of a mesh of several ranks (see the module doc)."""
-    if getattr(func, "__name__", "") == "linear":
-        out = _sharded_linear(*args, **kwargs)
+    local_rule = _LOCAL_RULES.get(getattr(func, "__name__", ""))
+    if local_rule is not None:
+        out = local_rule(*args, **kwargs)
         if out is not None:
             return out
     first = dtensors[0]
@@ -496,6 +497,54 @@ def _sharded_linear(input, weight, bias=None):
             out = Redistribute.apply(out, mesh, (Partial(),), (Replicate(),), shape) + _alias(b)
         return _retag(out, _spec_for(out, mesh, (Replicate(),), shape))
     return None
+
+
+def _sharded_embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+                       scale_grad_by_freq=False, sparse=False):
+    """`F.embedding` on the local pieces, for the layouts tensor parallelism makes; None for
+    any other (and with `max_norm`, `scale_grad_by_freq` or `sparse`):
+    - indices replicated, weight `Shard(1)` (`ColwiseParallel`): each rank looks up its
+      columns of the embedding, `Shard(-1)`;
+    - indices replicated, weight `Shard(0)` (`RowwiseParallel`): each rank looks up the
+      indices its rows hold and gives zeros for the others; their sum over the ranks is the
+      lookup, `Partial()` (PyTorch's `MaskPartial`).
+    """
+    idx, w = input, weight
+    if not (isinstance(idx, DTensor) and isinstance(w, DTensor)) or max_norm is not None \
+            or scale_grad_by_freq or sparse:
+        return None
+    mesh = w.device_mesh
+    if mesh.ndim != 1 or idx.device_mesh != mesh or not idx.placements[0].is_replicate():
+        return None
+    rows, dim = w.shape
+    shape = tuple(idx.shape) + (dim,)
+    F = jtorch.nn.functional
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += rows
+    if w.placements[0] == Shard(1):
+        with DisableTorchFunctionSubclass():
+            out = F.embedding(_alias(idx), _alias(w), padding_idx)
+        return _retag(out, _spec_for(out, mesh, (Shard(len(shape) - 1),), shape))
+    if w.placements[0] != Shard(0):
+        return None
+    length, start = Shard.local_shard_size_and_offset(rows, mesh.size(0),
+                                                      mesh.get_coordinate()[0])
+    local_pad = (padding_idx - start if padding_idx is not None
+                 and start <= padding_idx < start + length else None)
+    with DisableTorchFunctionSubclass():
+        i, lw = _alias(idx), _alias(w)
+        outside = (i < start) | (i >= start + length)
+        if length == 0:
+            # No rows here: zeros, still connected to the (empty) local weight.
+            out = jtorch.zeros(shape, dtype=lw.dtype) + lw.sum()
+        else:
+            out = F.embedding(jtorch.where(outside, 0, i - start), lw, local_pad)
+            out = out.masked_fill(outside.unsqueeze(-1), 0)
+    return _retag(out, _spec_for(out, mesh, (Partial(),), shape))
+
+
+# Ops computed on local pieces for the layouts tensor parallelism makes.
+_LOCAL_RULES = {"linear": _sharded_linear, "embedding": _sharded_embedding}
 
 
 def distribute_tensor(tensor: Tensor, device_mesh: DeviceMesh | None = None, placements=None,
