@@ -8,7 +8,7 @@ import pytest
 
 import jtorch as torch
 import jtorch.nn.functional as F
-from tests.helpers import close as _close
+from tests.helpers import close
 from tests.helpers import f32 as t
 
 RNG = np.random.default_rng(0)
@@ -16,10 +16,6 @@ RNG = np.random.default_rng(0)
 
 def rand(*shape):
     return RNG.standard_normal(shape).astype(np.float32)
-
-
-def close(actual, expected, rtol=1e-5, atol=1e-5):
-    _close(actual, expected, rtol, atol)
 
 
 def _attention(q, k, v, bias):
