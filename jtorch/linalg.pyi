@@ -10,7 +10,6 @@ from typing import Any
 from jtorch import matrix_power as matrix_power
 from jtorch._dtype import dtype as _jtorch__dtype_dtype
 from jtorch._ops.linalg import LinAlgError as LinAlgError
-from jtorch._ops.linalg_norms import linalg_diagonal as diagonal
 from jtorch._tensor import Tensor
 
 _bool = builtins.bool
@@ -29,6 +28,8 @@ def cond(A: Tensor | _Number, p: Any = None, *, out: Tensor | None = None) -> Te
 def cross(input: Tensor | _Number, other: Tensor | _Number, *, dim: _int | Sequence[_int] = -1, out: Tensor | None = None, axis: Any = ...) -> Tensor: ...
 # declared in jtorch/_ops/linalg.py
 def det(A: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
+# defined in jtorch/_ops/linalg_norms.py
+def diagonal(A: Any, *, offset: Any = 0, dim1: Any = -2, dim2: Any = -1) -> Any: ...
 # declared in jtorch/_ops/linalg.py
 def eig(A: Tensor | _Number, *, out: tuple[Tensor, ...] | None = None) -> tuple[Tensor, ...]: ...
 # declared in jtorch/_ops/linalg.py

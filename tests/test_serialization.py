@@ -266,3 +266,17 @@ def test_file_objects_with_read_and_seek_only():
     buf = io.BytesIO()
     jtorch.save({"a": jtorch.arange(4.0)}, buf)
     assert jtorch.load(ReadSeek(buf.getvalue()))["a"].tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_every_public_function_pickles_as_itself():
+    """pickle finds a function by `__module__` and name: F.gelu, linalg.norm, ... (a module
+    containment that differs would make a whole-module `torch.save` fail)."""
+    import pickle
+    checked = 0
+    for ns in (jtorch, jtorch.nn.functional, jtorch.linalg, jtorch.special, jtorch.fft):
+        for name in dir(ns):
+            fn = getattr(ns, name)
+            if type(fn).__name__ == "function" and (fn.__module__ or "").startswith("jtorch"):
+                assert pickle.loads(pickle.dumps(fn)) is fn, (ns.__name__, name)
+                checked += 1
+    assert checked > 500

@@ -878,6 +878,21 @@ def install_methods() -> None:
     """Installs every declared method on `Tensor` (called once, after all families load)."""
     for name, fn in METHODS.items():
         setattr(Tensor, name, fn)
+    _name_modules()
+
+
+def _name_modules() -> None:
+    """A generated function found only in a namespace module (`torch.nn.functional.gelu`,
+    `torch.linalg.norm`) says that module: pickle finds a function by module and name, and
+    a module holding it under any other object (or not at all) cannot be pickled."""
+    top = NAMESPACES[""]
+    for ns, names in NAMESPACES.items():
+        if not ns:
+            continue
+        for short, fn in names.items():
+            if (getattr(fn, "__module__", None) == "jtorch" and fn.__name__ == short
+                    and top.get(short) is not fn):
+                fn.__module__ = "jtorch." + ns
 
 
 
