@@ -51,6 +51,41 @@ def test_training_step_trajectory_equals_eager(opt):
     assert f.trace_count == 2 and f.call_count == 20
 
 
+def test_the_first_step_program_runs_once_and_the_steady_one_is_compiled_once():
+    # The first call creates `.grad` and Adam's state, so the next call has other inputs:
+    # the first program is a one-off (compiled quickly), the second is the steady program.
+    _, _, f = _train(True, steps=6)
+    assert [p.once is not None for p in f._programs.values()] == [True, False]
+    x, y = _data()
+    before = jtorch.compiler.stats()["compiles"]
+    f(x, y)
+    assert jtorch.compiler.stats()["compiles"] == before      # nothing new in steady state
+
+
+def test_a_state_creating_program_that_comes_back_is_compiled_in_full():
+    # `.grad` set to None outside the step: every call creates it, so the key comes back
+    # and the first call's quick program is replaced by a fully optimised one, once.
+    def run(compiled):
+        model = _mlp()
+        opt = jtorch.optim.SGD(model.parameters(), lr=0.1)
+        x, y = _data()
+
+        def step():
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+        f = jtorch.compile(step) if compiled else step
+        losses = []
+        for _ in range(4):
+            opt.zero_grad()
+            losses.append(f().item())
+        return losses, f
+    losses, f = run(True)
+    assert f.trace_count == 1 and all(p.once is None for p in f._programs.values())
+    np.testing.assert_allclose(losses, run(False)[0], rtol=1e-6, atol=1e-7)
+
+
 def test_retraces_only_when_a_guard_changes():
     model = _mlp()
     f = jtorch.compile(lambda x: model(x).sum())
