@@ -31,7 +31,8 @@ import threading
 import jax
 from jax import monitoring
 
-__all__ = ["ProgramCache", "ShapedJit", "Sightings", "CACHES", "stats", "clear", "tracing"]
+__all__ = ["ProgramCache", "ShapedJit", "Sightings", "CACHES", "COMPILE_AFTER", "stats", "clear",
+           "tracing"]
 
 try:
     _BASE_SIZE = max(int(os.environ.get("JTORCH_PROGRAM_CACHE_SIZE", "1024")), 1)
@@ -39,6 +40,11 @@ except ValueError:
     _BASE_SIZE = 1024
 
 CACHES: dict[str, "ProgramCache"] = {}
+
+# What is met the first few times (a size, a view's shape) is made on the host, exactly, and
+# gets a compiled program once it has come back this often: a compile (tens of ms) pays for
+# itself after ~1000 calls at a host build's ~30 us more.
+COMPILE_AFTER = 16
 
 
 class ProgramCache:
