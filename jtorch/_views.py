@@ -484,7 +484,7 @@ _replays_seen = _programs.Sightings()
 def _host_replay(chain, root):
     """The view's value copied out on the host, or None where it gets a compiled replay."""
     if (isinstance(root, jax.core.Tracer) or root.size > _HOST_MAX
-            or any(s.changes_dtype for s in chain)):
+            or any(s.changes_dtype for s in chain) or _programs.tracing()):
         return None
     key = ("replay", _chain_key(chain), root.shape, root.dtype)
     if key in VIEWS or _replays_seen.note(key) >= _programs.COMPILE_AFTER:
