@@ -455,11 +455,11 @@ class CompiledFunction:
 
     def _run(self, prog, coll, storages, lrs_slots, steps, inputs, args, kwargs):
         if prog.jitted is None:
-            before = {e.path for e in coll.entries if e.get() is not None}
+            before = _state_paths(e.path for e in coll.entries if e.get() is not None)
             prog.jitted = self._trace(prog, coll, storages, lrs_slots, steps, args, kwargs,
                                       False)
             traced = prog.jitted.trace(*inputs)     # (a call of `prog.jitted` reuses it)
-            if _QUICK_ONCE and {e.path for e, _ in prog.post} != before:
+            if _QUICK_ONCE and _state_paths(e.path for e, _ in prog.post) != before:
                 prog.once = _compile_once(traced)
             if prog.once is not None:
                 return prog.once(*inputs)
@@ -593,7 +593,7 @@ class CompiledFunction:
                    tuple(s.params for s in _view_steps(tensors)))
 
 
-# The first call of a training step creates `.grad` and optimizer state, so the second call
+# The first call of a training step creates optimizer state (and `.grad`), so the second call
 # has other inputs and needs its own program: the first call's program runs once. On CPU it
 # is compiled with XLA's backend optimisation off (about half the compile time; elementwise
 # code runs several times slower, which one run of a small program does not feel), unless
@@ -601,6 +601,12 @@ class CompiledFunction:
 _QUICK_ONCE = os.environ.get("JTORCH_QUICK_FIRST_STEP", "1") != "0"
 _QUICK_OPTIONS = {"xla_backend_optimization_level": 0}
 _QUICK_MAX_BYTES = 256 << 20
+
+
+def _state_paths(paths) -> set:
+    """The paths of state other than `.grad`: a call that creates `.grad` alone may be one
+    whose `.grad` is set to None outside it, so that it comes back with the same key."""
+    return {p for p in paths if not p.endswith(".grad")}
 
 
 def _compile_once(traced):

@@ -502,9 +502,13 @@ def _host_replay(chain, root):
     if math.prod(shape) == 0:
         view = np.empty(shape, flat.dtype)
     else:
+        # (a layout reaching outside the root is left to the compiled replay's checks)
+        if offset < 0 or min(stride, default=0) < 0 or \
+                offset + sum((n - 1) * k for n, k in zip(shape, stride)) >= flat.size:
+            return None
         view = np.lib.stride_tricks.as_strided(flat[offset:], shape,
                                                [k * flat.itemsize for k in stride])
-    return jax.device_put(np.array(view), device)
+    return _programs.to_device(np.array(view), device)
 
 
 def _write_through(chain, root, child, p):

@@ -62,12 +62,13 @@ def test_the_first_step_program_runs_once_and_the_steady_one_is_compiled_once():
     assert jtorch.compiler.stats()["compiles"] == before      # nothing new in steady state
 
 
-def test_a_state_creating_program_that_comes_back_is_compiled_in_full():
-    # `.grad` set to None outside the step: every call creates it, so the key comes back
-    # and the first call's quick program is replaced by a fully optimised one, once.
+def test_grads_set_to_none_outside_the_step_compile_the_steady_program_in_full():
+    # `zero_grad()` outside the compiled step: the first call creates Adam's state (a
+    # one-off); every later call has the same key and creates `.grad` alone, so its program
+    # is the steady one, compiled in full.
     def run(compiled):
         model = _mlp()
-        opt = jtorch.optim.SGD(model.parameters(), lr=0.1)
+        opt = jtorch.optim.Adam(model.parameters(), lr=0.01)
         x, y = _data()
 
         def step():
@@ -82,8 +83,29 @@ def test_a_state_creating_program_that_comes_back_is_compiled_in_full():
             losses.append(f().item())
         return losses, f
     losses, f = run(True)
-    assert f.trace_count == 1 and all(p.once is None for p in f._programs.values())
+    assert f.trace_count == 2
+    assert [p.once is not None for p in f._programs.values()] == [True, False]
     np.testing.assert_allclose(losses, run(False)[0], rtol=1e-6, atol=1e-7)
+
+
+def test_a_state_creating_program_that_comes_back_is_compiled_in_full():
+    # A call that creates an attribute the caller then deletes: its key comes back, and the
+    # quickly compiled program is replaced by a fully optimised one, once.
+    model = _mlp()
+    x, _ = _data()
+
+    def f():
+        model.cache = model(x).detach()
+        return model.cache.sum()
+    g = jtorch.compile(f)
+    got = [g().item()]
+    del model.cache
+    assert [p.once is not None for p in g._programs.values()] == [True]
+    for _ in range(2):
+        got.append(g().item())
+        del model.cache
+    assert g.trace_count == 1 and all(p.once is None for p in g._programs.values())
+    np.testing.assert_allclose(got, [f().item()] * 3, rtol=1e-6)
 
 
 def test_retraces_only_when_a_guard_changes():
