@@ -387,10 +387,11 @@ def unavailable_globals() -> dict:
 
 
 def placer(device):
-    """numpy array -> jax array on `device` (None: the CPU), without a copy where jax can.
+    """numpy array -> jax array on `device` (None: this process's CPU), without a copy where
+    jax can.
 
     jax's CPU client takes a 64-byte aligned numpy buffer as it is; the loader hands it
     buffers nobody else holds, so sharing them is safe.
     """
-    jdev = _device.to_jax(device) if device is not None else jax.devices("cpu")[0]
+    jdev = _device.to_jax(device) if device is not None else jax.local_devices(backend="cpu")[0]
     return lambda arr: jax.device_put(arr, jdev)
