@@ -1,6 +1,7 @@
 """Eager forward+backward of a 3-layer MLP: jtorch vs PyTorch vs jax.grad, in one run.
 
-    python bench/autograd_mlp.py [--batch 32] [--width 64] [--repeat 200]
+    taskset -c 1 python bench/autograd_mlp.py [--batch 32] [--width 64] [--repeat 200]
+        [--clock cpu]
 
 The same model (linear-relu-linear-relu-linear, cross-entropy) and data in each
 column. A step is `loss = f(params); loss.backward()` with grads cleared each
@@ -11,9 +12,14 @@ step as a training loop does (`set_to_none`). Columns:
 - PyTorch eager (optional; blank without torch);
 - jax.grad un-jitted: what eager autodiff costs in plain JAX;
 - jax.jit(jax.grad): the compiled limit, for reference.
+
+jtorch and PyTorch are timed in interleaved rounds (best round each), so a load change
+on a shared machine hits both alike; `--clock cpu` counts the process's CPU time instead
+of wall time (steadier on a loaded machine).
 """
 
 import argparse
+import os
 import time
 
 import jax
@@ -30,16 +36,19 @@ except ImportError:  # the oracle is optional here
     torch = None
 
 
-def _best(fn, repeat):
-    for _ in range(3):
-        fn()
-    best = float("inf")
-    for _ in range(5):
-        t0 = time.perf_counter()
-        for _ in range(repeat):
+def _best(fns, repeat, clock=time.perf_counter, rounds=5):
+    """Best per-call time of each function (us), over interleaved rounds."""
+    for fn in fns:
+        for _ in range(3):
             fn()
-        best = min(best, (time.perf_counter() - t0) / repeat)
-    return best * 1e6
+    best = [float("inf")] * len(fns)
+    for _ in range(rounds):
+        for i, fn in enumerate(fns):
+            t0 = clock()
+            for _ in range(repeat):
+                fn()
+            best[i] = min(best[i], (clock() - t0) / repeat)
+    return [b * 1e6 for b in best]
 
 
 def _init(batch, width, classes=10):
@@ -107,17 +116,21 @@ def main():
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--width", type=int, default=64)
     ap.add_argument("--repeat", type=int, default=200)
-    ap.add_argument("--torch-threads", type=int, default=None,
-                    help="PyTorch intra-op threads (default: PyTorch's own choice)")
+    ap.add_argument("--torch-threads", type=int, default=1,
+                    help="PyTorch intra-op threads (default 1: the same core as jtorch)")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     a = ap.parse_args()
+    clock = time.perf_counter if a.clock == "wall" else time.process_time
     if torch is not None and a.torch_threads:
         torch.set_num_threads(a.torch_threads)
     params, x, y = _init(a.batch, a.width)
-    t_jt = _best(jtorch_step(params, x, y), a.repeat)
-    t_pt = _best(torch_step(params, x, y), a.repeat) if torch else None
+    fns = [jtorch_step(params, x, y)] + ([torch_step(params, x, y)] if torch else [])
+    t = _best(fns, a.repeat, clock)
+    t_jt, t_pt = t[0], (t[1] if torch else None)
     eager, compiled = jax_steps(params, x, y)
-    t_jg = _best(eager, max(a.repeat // 20, 5))
-    t_jj = _best(compiled, a.repeat)
+    t_jg = _best([eager], max(a.repeat // 20, 5), clock)[0]
+    t_jj = _best([compiled], a.repeat, clock)[0]
+    print(f"{a.clock} clock, load average {os.getloadavg()[0]:.1f}")
     print(f"3-layer MLP forward+backward, batch {a.batch}, width {a.width} (us per step)")
     print(f"  jtorch eager          {t_jt:9.1f}")
     if t_pt is not None:

@@ -292,8 +292,8 @@ def _rebuild_device_tensor_from_numpy(data, dtype, device, requires_grad):
 
 def _get_layout(name: str):
     """`torch.serialization._get_layout`: a layout from its repr (`"torch.sparse_coo"`)."""
-    from . import _misc
-    layouts = {repr(v): v for v in vars(_misc).values() if isinstance(v, _misc.layout)}
+    from . import _layout
+    layouts = {repr(v): v for v in vars(_layout).values() if isinstance(v, _layout.layout)}
     if name not in layouts:
         raise RuntimeError(f"jtorch does not support tensors of layout {name}")
     return layouts[name]

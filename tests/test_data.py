@@ -355,6 +355,40 @@ def test_loader_tensor_dataset_sequential():
         next(iter(DataLoader(ds, batch_size=2, sampler=[10, 0])))
 
 
+def test_loader_gathers_fresh_batches_from_the_current_values():
+    # The fast path gathers on the host from the dataset's current values: a write into
+    # the dataset shows in the next batch, and a write into a batch leaves the dataset.
+    x = torch.arange(12.).reshape(6, 2)
+    ds = TensorDataset(x, torch.arange(6))
+    loader = DataLoader(ds, batch_size=4, sampler=[5, 0, -1, 2])
+    (xb, yb), = list(loader)
+    np.testing.assert_array_equal(_np(xb), np.arange(12.).reshape(6, 2)[[5, 0, -1, 2]])
+    assert xb.dtype == torch.float32 and yb.dtype == torch.int64 and not xb.requires_grad
+    xb.add_(100)
+    x[0].fill_(-1)
+    (xb2, _), = list(loader)
+    assert _np(xb2)[1].tolist() == [-1, -1] and _np(xb2)[0].tolist() == [10, 11]
+    assert _np(x)[5].tolist() == [10, 11]
+    # a tensor that requires grad keeps the differentiable gather
+    w = torch.ones(4, 2, requires_grad=True)
+    (wb,), = list(DataLoader(TensorDataset(w), batch_size=4))
+    assert wb.requires_grad and wb.grad_fn is not None
+
+
+def test_random_sampler_advances_its_generator_as_pytorch_does():
+    # PyTorch's RandomSampler draws one permutation per pass and one more for the
+    # remainder (empty when num_samples is a multiple of n): the generator advances by both.
+    g1 = torch.Generator().manual_seed(3)
+    order = list(RandomSampler(range(10), generator=g1))
+    g2 = torch.Generator().manual_seed(3)
+    first = torch.randperm(10, generator=g2).tolist()
+    torch.randperm(10, generator=g2)
+    assert order == first
+    assert torch.rand(3, generator=g1).tolist() == torch.rand(3, generator=g2).tolist()
+    g3 = torch.Generator().manual_seed(3)
+    assert len(list(RandomSampler(range(10), num_samples=15, generator=g3))) == 15
+
+
 def test_loader_shuffle_reproducible():
     ds = TensorDataset(torch.arange(10))
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import collections
 import functools
 import inspect
+import operator
 import os
 import time
 
@@ -126,9 +127,13 @@ class OpDef:
             if isinstance(ann, _Slot):
                 self.slots.append((i, ann))
         self.slot_pos = tuple(i for i, _ in self.slots)
+        self.take_slots = _taker(self.slot_pos)
         self.slot_kinds = tuple(k for _, k in self.slots)
         self.static_pos = tuple(i for i in range(len(self.params)) if i not in self.slot_pos)
         self.static_names = tuple(self.params[i].name for i in self.static_pos)
+        self.take_statics = _taker(self.static_pos)
+        # The dispatcher's fast path takes only tensors, Python numbers and None in slots.
+        self.fast = TL not in self.slot_kinds
         self.n_positional = sum(1 for p in self.params if p.kind in (
             p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
         self.has_varargs = any(p.kind == p.VAR_POSITIONAL for p in self.params)
@@ -142,6 +147,16 @@ class OpDef:
 
     def __repr__(self):
         return f"<op {self.name}>"
+
+
+def _taker(positions: tuple):
+    """`args -> tuple(args[p] for p in positions)`, as cheap as Python allows."""
+    if not positions:
+        return lambda args: ()
+    if len(positions) == 1:
+        p = positions[0]
+        return lambda args: (args[p],)
+    return operator.itemgetter(*positions)
 
 
 def invoke(op: "OpDef", args):
@@ -281,6 +296,11 @@ def _kernel(op: OpDef, statics: tuple, ct, rt, arrays):
     fn = KERNELS.get(key)
     if fn is not None:
         return fn
+    return KERNELS.put(key, _build(op, statics, ct, rt, arrays))
+
+
+def _build(op: OpDef, statics: tuple, ct, rt, arrays):
+    """A new kernel: `op`'s implementation under `jax.jit`, casting its promoted inputs."""
     pos = op.slot_pos
     slot_kinds = op.slot_kinds
     ct_np = None if ct is None else ct.np
@@ -308,8 +328,7 @@ def _kernel(op: OpDef, statics: tuple, ct, rt, arrays):
             return out.astype(rt_np) if out.dtype != rt_np else out
         return out
 
-    fn = jax.jit(run) if op.jit else run
-    return KERNELS.put(key, fn)
+    return jax.jit(run) if op.jit else run
 
 
 def broadcast_error(a_shape, b_shape):
@@ -398,10 +417,118 @@ def set_profile_hook(hook) -> None:
     _dispatch = _dispatch_plain if hook is None else _dispatch_profiled
 
 
+# Static argument types that are hashable as they are (`_freeze` leaves them unchanged).
+_PLAIN_STATICS = frozenset({int, float, bool, str, complex, type(None), _dtype.dtype})
+_NUMBERS = frozenset({int, float, bool})
+
+# Python numbers reach compiled kernels as device scalars made once: jax's C++ dispatch
+# puts a Python number into a new device buffer on every call (microseconds); a cached
+# scalar has the same abstract value (weakly typed, as jax types Python numbers), so the
+# same program runs. One table per type: True == 1 == 1.0 are different scalars. 0.0 is
+# not cached (-0.0 == 0.0 would find it), nor NaN (never equal), nor ints past 32 bits.
+_DEVICE_SCALARS = {int: {}, float: {}, bool: {}}
+
+
+def _device_scalar(v):
+    table = _DEVICE_SCALARS[type(v)]
+    a = table.get(v)
+    if a is None:
+        if (not v and type(v) is float) or v != v or not -2**31 <= v < 2**31 \
+                or len(table) >= 256:
+            return v
+        with jax.ensure_compile_time_eval():    # never a tracer, whoever traces now
+            a = table[v] = jax.device_put(v)
+    return a
+
+
 def _dispatch(op: OpDef, args: tuple):
+    """Runs one op call: the fast path for tensors, Python numbers and None in its slots.
+
+    The kernel's key there is the op, its statics and its inputs' shapes and dtypes, which
+    fix the promotion: a cached kernel runs without promoting again.
+    """
     if autocast_hook is not None:
         args = autocast_hook(op, args)
-    slot_values = tuple(args[p] for p in op.slot_pos)
+    slot_values = op.take_slots(args)
+    if not op.fast:
+        return _dispatch_general(op, args, slot_values)
+    try:
+        arrays = []
+        sig = []
+        rg = numbers = False
+        plain = True        # every tensor's value is a concrete jax array (no tracer, meta)
+        for v in slot_values:
+            if isinstance(v, Tensor):
+                # (a root's value without the `_array` property's call: the common case)
+                a = v._array if v._chain else v._storage.value  # may materialise a view
+                if v._rg:
+                    rg = True
+                if type(a) is _ArrayImpl:
+                    sig.append(a.aval)                  # shape and dtype, compared in C++
+                else:
+                    plain = False
+                    sig.append(a.shape)
+                    sig.append(a.dtype)
+            elif type(v) in _NUMBERS:
+                a = v
+                numbers = True
+                sig.append(type(v))
+            elif v is None:
+                a = None
+                sig.append(None)
+            else:
+                return _dispatch_general(op, args, slot_values)
+            arrays.append(a)
+        arrays = tuple(arrays)
+        if op.static_pos:
+            statics = op.take_statics(args)
+            kinds = tuple(map(type, statics))
+            if not _PLAIN_STATICS.issuperset(kinds):
+                statics = tuple(map(_freeze, statics))
+                kinds = tuple(map(type, statics))
+        else:
+            statics = kinds = ()
+        key = (op, statics, kinds, _dtype._default["float"], tuple(sig))
+        fn = KERNELS.get(key)
+        if fn is None:
+            ct, rt = _promotion(op, statics, slot_values)
+            fn = KERNELS.put(key, _build(op, statics, ct, rt, arrays))
+        multi = _device.multi_device()
+        if multi:
+            _device.check_same_device(a for a in arrays)
+        if not plain and _meta.used and _meta.any_meta(arrays):
+            _meta.check_devices(arrays)
+            out = _meta.eval_shape(fn, *arrays)
+        else:
+            call_args = arrays
+            # (one device only: an uncommitted scalar must not pull a computation elsewhere)
+            if numbers and plain and op.jit and not multi:
+                call_args = [_device_scalar(a) if type(a) in _NUMBERS else a for a in arrays]
+            try:
+                out = fn(*call_args)
+            except (TypeError, ValueError) as e:
+                raise _translate(e, arrays) from None
+    except jax.errors.JaxRuntimeError as e:
+        raise _errors.translate_runtime_error(e) from e
+    result = wrap(out) if type(out) is _ArrayImpl else _wrap_out(op, out)
+    # `record` adds nothing when no input requires grad.
+    if rg and record is not None and op.differentiable:
+        record(op, fn, slot_values, arrays, result)
+    if forward_ad is not None:
+        forward_ad.on_call(op, fn, slot_values, arrays, result)
+    return result
+
+
+def _promotion(op: OpDef, statics: tuple, slot_values: tuple):
+    """Computation and result dtypes of a call (None, None where the op promotes itself)."""
+    kind = op.promote
+    if callable(kind):
+        kind = kind(**dict(zip(op.static_names, statics)))
+    return (None, None) if kind is NONE else _promote(kind, op.slots, slot_values)
+
+
+def _dispatch_general(op: OpDef, args: tuple, slot_values: tuple):
+    """Any call: sequences of tensors, NumPy values and other objects in slots."""
     statics = tuple(_freeze(args[i]) for i in op.static_pos)
     kind = op.promote
     if callable(kind):

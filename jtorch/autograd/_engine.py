@@ -103,11 +103,17 @@ def record(op, fn, slot_values, arrays, result):
             edges.append(None)
     if mask is None:
         return
-    outs = _flat_outputs(result)
-    diff = [k for k, o in enumerate(outs) if isinstance(o, Tensor) and
-            o._array.dtype in DIFF_DTYPES]
-    if not diff:
-        return
+    if type(result) is Tensor:      # (one output: the common case, without the walk)
+        outs = [result]
+        if result._array.dtype not in DIFF_DTYPES:
+            return
+        diff = [0]
+    else:
+        outs = _flat_outputs(result)
+        diff = [k for k, o in enumerate(outs) if isinstance(o, Tensor) and
+                o._array.dtype in DIFF_DTYPES]
+        if not diff:
+            return
     name = call_name(op, slot_values)
     outs_saved = None
     if op.name in _SAVES_RESULT:

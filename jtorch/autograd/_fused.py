@@ -25,13 +25,14 @@ selected positions eagerly and gathers them in a kernel), so their graphs fuse.
 from __future__ import annotations
 
 import concurrent.futures
+import heapq
 import os
 
 import jax
 
 from .. import _programs
 from .._tensor import wrap
-from .graph import AccumulateGrad, FnNode, backward_of, dependencies, schedule
+from .graph import AccumulateGrad, FnNode, backward_of, post_order
 
 # structure (kernels by id: a sighting must not keep an evicted kernel alive) -> times seen
 _seen = _programs.Sightings(limit=1024)
@@ -56,15 +57,19 @@ def _plain(node) -> bool:
 
 
 def run(root_edges, root_grads, retain_graph: bool) -> bool:
-    """Runs the backward fused if the graph qualifies; False means "use the engine"."""
+    """Runs the backward fused if the graph qualifies; False means "use the engine".
+
+    One walk over the graph gives its structure; the engine's order (`graph.schedule`)
+    follows from the structure and the nodes' creation order, so the key holds the
+    latter as ranks and the order is worked out only when a program is traced.
+    """
     roots = list(dict.fromkeys(e[0] for e in root_edges))
-    needed, deps = dependencies(roots)
-    if len(needed) > _MAX_NODES:
+    post = post_order(roots)
+    if len(post) > _MAX_NODES:
         return False
-    order = schedule(roots, needed, deps)
-    index = {n: i for i, n in enumerate(order)}
+    index = {n: i for i, n in enumerate(post)}
     spec, args, leaves, old_grads = [], [], [], []
-    for n in order:
+    for n in post:
         if type(n) is FnNode:
             if not _plain(n):
                 return False
@@ -90,7 +95,9 @@ def run(root_edges, root_grads, retain_graph: bool) -> bool:
             old_grads.append(None if g is None else g._array)
         else:
             return False
-    key = (tuple(spec), tuple((index[n], nr) for n, nr in root_edges))
+    seqs = [n._seq for n in post]
+    ranks = tuple(sorted(range(len(post)), key=seqs.__getitem__))
+    key = (tuple(spec), (ranks, tuple((index[n], nr) for n, nr in root_edges)))
     call_args = (tuple(args), tuple(old_grads), tuple(root_grads))
     fn = _compiled.get(key)
     if fn is None:
@@ -110,7 +117,7 @@ def run(root_edges, root_grads, retain_graph: bool) -> bool:
         else:
             leaf._grad._write(g)
     if not retain_graph:
-        for n in order:
+        for n in post:
             n.release()
     return True
 
@@ -186,29 +193,68 @@ class _Fused:
             return self.jitted(*args)
 
 
+def _schedule(spec, ranks, root_edges) -> list:
+    """`graph.schedule` on a key's structure: node positions in the order the engine runs
+    them (a node once every node feeding it has, the most recently created first)."""
+    newer = [0] * len(spec)
+    for r, i in enumerate(ranks):
+        newer[i] = r
+    deps = [0] * len(spec)
+    for s in spec:
+        if s[0] != "acc":
+            for e in s[3]:
+                if e is not None:
+                    deps[e[0]] += 1
+    ready = [(-newer[i], i) for i in dict.fromkeys(i for i, _ in root_edges) if not deps[i]]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        i = heapq.heappop(ready)[1]
+        order.append(i)
+        if spec[i][0] == "acc":
+            continue
+        for e in spec[i][3]:
+            if e is not None:
+                deps[e[0]] -= 1
+                if not deps[e[0]]:
+                    heapq.heappush(ready, (-newer[e[0]], e[0]))
+    return order
+
+
 def _whole_backward(spec, roots):
-    """The traced body: the engine's walk with every node's VJP inlined."""
+    """The traced body: the engine's walk with every node's VJP inlined.
+
+    `spec` lists the nodes in the walk's order (`post_order`), with the arguments of the
+    function nodes and the old gradients of the leaves in that order too.
+    """
+    ranks, root_edges = roots
+    order = _schedule(spec, ranks, root_edges)
+    arg_of, leaf_of = {}, {}
+    for i, s in enumerate(spec):
+        table = leaf_of if s[0] == "acc" else arg_of
+        table[i] = len(table)
+
     def body(args, old_grads, root_grads):
         buffers = [None] * len(spec)
         for i, s in enumerate(spec):
             buffers[i] = [None] * (s[2] if s[0] != "acc" else 1)
-        for (i, nr), g in zip(roots, root_grads):
+        for (i, nr), g in zip(root_edges, root_grads):
             buffers[i][nr] = g if buffers[i][nr] is None else buffers[i][nr] + g
-        out, k, a = [], 0, 0
-        for i, s in enumerate(spec):
+        out = [None] * len(leaf_of)
+        for i in order:
+            s = spec[i]
             grads = buffers[i]
             if s[0] == "acc":
+                k = leaf_of[i]
                 g = grads[0]
                 old = old_grads[k]
-                k += 1
                 if g is not None:
                     g = g.astype(s[1])
                     g = g if old is None else old + g
-                out.append(g)
+                out[k] = g
                 continue
             fn, mask, _, edges = s
-            node_args = args[a]
-            a += 1
+            node_args = args[arg_of[i]]
             if all(g is None for g in grads):
                 continue
             res = backward_of(fn, mask)(node_args, tuple(grads))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import jax
 import numpy as np
+from jax._src.array import ArrayImpl as _ArrayImpl
 
 from .. import _device
 from .._tensor import Tensor, wrap
@@ -43,11 +44,35 @@ class _TensorGather:
         where = {}  # the index tensor, on each tensor's device
         out = []
         for t in self.tensors:
+            rows = _host_rows(t, idx)
+            if rows is not None:
+                out.append(rows)
+                continue
             dev = t.device
             if dev not in where:
                 where[dev] = wrap(jax.device_put(idx, _device.to_jax(dev)))
             out.append(t[where[dev]])
         return out
+
+
+def _host_rows(t: Tensor, idx: np.ndarray):
+    """`t[idx]` gathered by numpy from the host copy of a CPU tensor, or None elsewhere.
+
+    XLA's CPU gather of whole rows is several times slower than numpy's, and compiles once
+    per batch shape (a spike in the first epoch). On the CPU backend, jax keeps the host
+    view of an array once read (no copy), and a fresh numpy batch becomes a jax array
+    without a copy; nothing else holds that batch, so sharing its buffer is safe. A tensor
+    that requires grad keeps `t[idx]`, whose result has a history.
+    """
+    if t._rg:
+        return None
+    arr = t._array
+    if type(arr) is not _ArrayImpl or arr.is_deleted():
+        return None
+    devices = arr.devices()
+    if len(devices) != 1 or next(iter(devices)).platform != "cpu":
+        return None
+    return wrap(jax.device_put(np.take(np.asarray(arr), idx, axis=0), next(iter(devices))))
 
 
 def _tensor_source(dataset):

@@ -85,7 +85,13 @@ class RandomSampler(Sampler[int]):
         else:
             for _ in range(self.num_samples // n):
                 yield from ops.randperm(n, generator=g).tolist()
-            yield from ops.randperm(n, generator=g).tolist()[:self.num_samples % n]
+            rest = self.num_samples % n
+            if rest:
+                yield from ops.randperm(n, generator=g).tolist()[:rest]
+            else:
+                # PyTorch draws a permutation here and keeps none of it: the generator
+                # advances as that draw would advance it, without computing it.
+                _random.key_for(g)
 
     def __len__(self) -> int:
         return self.num_samples
