@@ -336,6 +336,7 @@ class _Program:
         self.eager = False
         self.trains = False       # the traced call ran backward(): a training step
         self.donating = False
+        self.once = None          # the quickly compiled executable of a state-creating call
 
 
 class CompiledFunction:
@@ -454,8 +455,18 @@ class CompiledFunction:
 
     def _run(self, prog, coll, storages, lrs_slots, steps, inputs, args, kwargs):
         if prog.jitted is None:
+            before = _state_paths(e.path for e in coll.entries if e.get() is not None)
             prog.jitted = self._trace(prog, coll, storages, lrs_slots, steps, args, kwargs,
                                       False)
+            traced = prog.jitted.trace(*inputs)     # (a call of `prog.jitted` reuses it)
+            if _QUICK_ONCE and _state_paths(e.path for e, _ in prog.post) != before:
+                prog.once = _compile_once(traced)
+            if prog.once is not None:
+                return prog.once(*inputs)
+        elif prog.once is not None:
+            # The key of a call that created state came back (a step whose `.grad` is set to
+            # None outside it): from now on it is a steady program, optimised in full.
+            prog.once = None
         elif prog.trains and not prog.donating and _DONATE and jax.default_backend() != "cpu":
             # A training step replaces every buffer it reads: donate them, so a step does not
             # hold two copies of the model and optimizer state (XLA's CPU backend cannot).
@@ -580,6 +591,36 @@ class CompiledFunction:
         return how(prog.jitted, tuple(s.value for s in storages), lrs,
                    _random.default_generator.next_key(),
                    tuple(s.params for s in _view_steps(tensors)))
+
+
+# The first call of a training step creates optimizer state (and `.grad`), so the second call
+# has other inputs and needs its own program: the first call's program runs once. On CPU it
+# is compiled with XLA's backend optimisation off (about half the compile time; elementwise
+# code runs several times slower, which one run of a small program does not feel), unless
+# the program moves much data. `JTORCH_QUICK_FIRST_STEP=0` compiles it in full.
+_QUICK_ONCE = os.environ.get("JTORCH_QUICK_FIRST_STEP", "1") != "0"
+_QUICK_OPTIONS = {"xla_backend_optimization_level": 0}
+_QUICK_MAX_BYTES = 256 << 20
+
+
+def _state_paths(paths) -> set:
+    """The paths of state other than `.grad`: a call that creates `.grad` alone may be one
+    whose `.grad` is set to None outside it, so that it comes back with the same key."""
+    return {p for p in paths if not p.endswith(".grad")}
+
+
+def _compile_once(traced):
+    """A quickly compiled executable for a call that runs once, or None (compile in full)."""
+    if jax.default_backend() != "cpu":
+        return None
+    lowered = traced.lower()
+    try:
+        moved = float((lowered.cost_analysis() or {}).get("bytes accessed", float("inf")))
+    except Exception:   # noqa: BLE001 (no cost model for this program: compile in full)
+        return None
+    if moved > _QUICK_MAX_BYTES:
+        return None
+    return lowered.compile(compiler_options=_QUICK_OPTIONS)
 
 
 def _view_steps(tensors) -> list:

@@ -29,9 +29,11 @@ import sys
 import threading
 
 import jax
+import numpy as np
 from jax import monitoring
 
-__all__ = ["ProgramCache", "ShapedJit", "Sightings", "CACHES", "stats", "clear", "tracing"]
+__all__ = ["ProgramCache", "ShapedJit", "Sightings", "CACHES", "COMPILE_AFTER", "stats", "clear",
+           "tracing", "to_device"]
 
 try:
     _BASE_SIZE = max(int(os.environ.get("JTORCH_PROGRAM_CACHE_SIZE", "1024")), 1)
@@ -39,6 +41,11 @@ except ValueError:
     _BASE_SIZE = 1024
 
 CACHES: dict[str, "ProgramCache"] = {}
+
+# What is met the first few times (a size, a view's shape) is made on the host, exactly, and
+# gets a compiled program once it has come back this often: a compile (tens of ms) pays for
+# itself after ~1000 calls at a host build's ~30 us more.
+COMPILE_AFTER = 16
 
 
 class ProgramCache:
@@ -153,6 +160,25 @@ class ShapedJit:
             # A new function per wrapper: jax's caches are keyed by it (weakly).
             jitted = self.cache.put(key, jax.jit(lambda *a: fn(*a)))
         return jitted(*arrays)
+
+
+try:     # jax.device_put's own path costs ~5x more for a small array
+    from jax._src import core as _core
+    from jax._src.interpreters.pxla import batched_device_put as _batched_device_put
+except ImportError:
+    _batched_device_put = None
+
+
+def to_device(value: np.ndarray, device) -> jax.Array:
+    """A numpy array placed on one device (what `jax.device_put(value, device)` does)."""
+    if _batched_device_put is not None:
+        try:
+            return _batched_device_put(_core.ShapedArray(value.shape, value.dtype),
+                                       jax.sharding.SingleDeviceSharding(device), [value],
+                                       [device])
+        except Exception:   # noqa: BLE001 (a jax whose private signature changed)
+            pass
+    return jax.device_put(value, device)
 
 
 try:

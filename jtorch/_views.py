@@ -463,11 +463,52 @@ def replay(chain, root_value):
     """The view's value derived from its root's current value."""
     if type(root_value) is _meta.MetaArray:
         return _meta.eval_shape(replay_fn(chain, root_value), root_value, params(chain))
+    value = _host_replay(chain, root_value)
+    if value is not None:
+        return value
     try:
         return replay_fn(chain, root_value)(root_value, params(chain))
     except jax.errors.JaxRuntimeError as e:     # a huge expand() materialised: PyTorch's OOM
         from ._errors import translate_runtime_error
         raise translate_runtime_error(e) from e
+
+
+# A view of a shape seen the first few times is copied out on the host: a view is its
+# root's elements at `offset + sum(i_k * stride_k)` (the stride algebra of `meta`), which
+# numpy gathers exactly, where a compiled replay would cost a compile per new shape (a
+# `generate` loop's growing length). A replay that keeps coming back gets its program.
+_HOST_MAX = 1 << 22
+_replays_seen = _programs.Sightings()
+
+
+def _host_replay(chain, root):
+    """The view's value copied out on the host, or None where it gets a compiled replay."""
+    if (isinstance(root, jax.core.Tracer) or root.size > _HOST_MAX
+            or any(s.changes_dtype for s in chain) or _programs.tracing()):
+        return None
+    key = ("replay", _chain_key(chain), root.shape, root.dtype)
+    if key in VIEWS or _replays_seen.note(key) >= _programs.COMPILE_AFTER:
+        return None
+    devices = root.devices()
+    if len(devices) != 1:
+        return None
+    device = next(iter(devices))
+    if device.platform != "cpu":
+        return None
+    shape, stride, offset = root.shape, contiguous_strides(root.shape), 0
+    for s in chain:
+        shape, stride, offset = s.meta(shape, stride, offset)
+    flat = np.asarray(root).reshape(-1)
+    if math.prod(shape) == 0:
+        view = np.empty(shape, flat.dtype)
+    else:
+        # (a layout reaching outside the root is left to the compiled replay's checks)
+        if offset < 0 or min(stride, default=0) < 0 or \
+                offset + sum((n - 1) * k for n, k in zip(shape, stride)) >= flat.size:
+            return None
+        view = np.lib.stride_tricks.as_strided(flat[offset:], shape,
+                                               [k * flat.itemsize for k in stride])
+    return _programs.to_device(np.array(view), device)
 
 
 def _write_through(chain, root, child, p):

@@ -2,12 +2,17 @@
 
 import warnings
 
+import jax
 import numpy as np
 import pytest
 
 import jtorch
 import jtorch.nn as nn
 import jtorch.nn.functional as F
+
+
+# The first call's quick compile is a CPU path (elsewhere every program is compiled in full).
+QUICK = jax.default_backend() == "cpu"
 
 
 def _data(n=12, d=4, k=3):
@@ -49,6 +54,66 @@ def test_training_step_trajectory_equals_eager(opt):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
     # first call: no .grad and no optimizer state yet; from the second on, one program
     assert f.trace_count == 2 and f.call_count == 20
+
+
+def test_the_first_step_program_runs_once_and_the_steady_one_is_compiled_once():
+    # The first call creates `.grad` and Adam's state, so the next call has other inputs:
+    # the first program is a one-off (compiled quickly), the second is the steady program.
+    _, _, f = _train(True, steps=6)
+    assert [p.once is not None for p in f._programs.values()] == [QUICK, False]
+    x, y = _data()
+    from jtorch.autograd import _fused
+    for _, future in list(_fused._pending.values()):
+        future.result()     # (an eager backward's compile, counted when it ends)
+    before = jtorch.compiler.stats()["compiles"]
+    f(x, y)
+    assert jtorch.compiler.stats()["compiles"] == before      # nothing new in steady state
+
+
+def test_grads_set_to_none_outside_the_step_compile_the_steady_program_in_full():
+    # `zero_grad()` outside the compiled step: the first call creates Adam's state (a
+    # one-off); every later call has the same key and creates `.grad` alone, so its program
+    # is the steady one, compiled in full.
+    def run(compiled):
+        model = _mlp()
+        opt = jtorch.optim.Adam(model.parameters(), lr=0.01)
+        x, y = _data()
+
+        def step():
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+        f = jtorch.compile(step) if compiled else step
+        losses = []
+        for _ in range(4):
+            opt.zero_grad()
+            losses.append(f().item())
+        return losses, f
+    losses, f = run(True)
+    assert f.trace_count == 2
+    assert [p.once is not None for p in f._programs.values()] == [QUICK, False]
+    np.testing.assert_allclose(losses, run(False)[0], rtol=1e-6, atol=1e-7)
+
+
+def test_a_state_creating_program_that_comes_back_is_compiled_in_full():
+    # A call that creates an attribute the caller then deletes: its key comes back, and the
+    # quickly compiled program is replaced by a fully optimised one, once.
+    model = _mlp()
+    x, _ = _data()
+
+    def f():
+        model.cache = model(x).detach()
+        return model.cache.sum()
+    g = jtorch.compile(f)
+    got = [g().item()]
+    del model.cache
+    assert [p.once is not None for p in g._programs.values()] == [QUICK]
+    for _ in range(2):
+        got.append(g().item())
+        del model.cache
+    assert g.trace_count == 1 and all(p.once is None for p in g._programs.values())
+    np.testing.assert_allclose(got, [f().item()] * 3, rtol=1e-6)
 
 
 def test_retraces_only_when_a_guard_changes():

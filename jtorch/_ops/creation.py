@@ -58,9 +58,7 @@ def finish(arr, dtype=None, device=None, requires_grad=False, out=None) -> Tenso
 
 # Past this many elements a host-built array costs more to move than a compile.
 _HOST_MAX = 1 << 24
-# A compile (tens of ms) pays for itself after ~1000 calls at a host build's ~30 us more:
-# a shape gets its program once it is seen this often.
-COMPILE_AFTER = 16
+COMPILE_AFTER = _programs.COMPILE_AFTER
 _BUILT = _programs.ProgramCache("creation", share=0.25)
 _built_seen = _programs.Sightings()
 
