@@ -328,10 +328,7 @@ EDGES_XFAIL: dict = {
                                  "t_view_mul_")},
 }
 GRAD_XFAIL: dict = {}
-DOUBLE_XFAIL: dict = {
-    "max_dim": "the backward reads x (for the argmax), so the first grad requires grad; "
-               "PyTorch's reads only the saved indices",
-}
+DOUBLE_XFAIL: dict = {}
 
 
 def _outputs(out):

@@ -195,8 +195,82 @@ _GRAD_NAMES = {
     "SoftmaxBackwardDataBackward0": "SoftmaxBackwardDataBackward0",
     "LogSoftmaxBackwardDataBackward0": "LogSoftmaxBackwardDataBackward0",
 }
+_GRAD_NAMES.update({
+    "ThresholdBackward0": "ThresholdBackwardBackward0",
+    "HardshrinkBackward0": "HardshrinkBackwardBackward0",
+    "SoftshrinkBackward0": "SoftshrinkBackwardBackward0",
+    "RreluWithNoiseBackward0": "RreluWithNoiseBackwardBackward0",
+    "PreluKernelBackward0": "PreluKernelBackwardBackward0",
+    "GluBackward0": "GluBackwardBackward0",
+    "MaxPool2DWithIndicesBackward0": "MaxPool2DWithIndicesBackwardBackward0",
+    "MaxPool3DWithIndicesBackward0": "MaxPool3DWithIndicesBackwardBackward0",
+    "AdaptiveMaxPool2DBackward0": "AdaptiveMaxPool2DBackwardBackward0",
+    "AdaptiveMaxPool3DBackward0": "AdaptiveMaxPool3DBackwardBackward0",
+    "L1LossBackward0": (_MUL, "NegBackward0"),
+    "MulBackward1": "MulBackward1",
+})
 # F.linear is PyTorch's addmm/mm on the transposed weight: the weight's gradient ends in t()
 LINEAR_GRAD_NAMES = ("MmBackward0", "TBackward0", None)
+
+# Nodes whose PyTorch gradient reads the inputs only through masks and indices (clamp's
+# `where(mask, grad, 0)`, max's `gather`-like selection, sort's scatter): under
+# create_graph=True that gradient has no history in them (requires_grad False when the
+# incoming gradient has none). jtorch's backward reads the values to rebuild the mask.
+MASKS_ONLY = frozenset({
+    "ClampBackward0", "ClampBackward1", "ClampMinBackward0", "ClampMinBackward1",
+    "ClampMaxBackward0", "ClampMaxBackward1", "MaxBackward0", "MaxBackward1",
+    "MinBackward0", "MinBackward1", "AmaxBackward0", "AminBackward0", "MaximumBackward0",
+    "MinimumBackward0", "FmaxBackward0", "FminBackward0", "MedianBackward0",
+    "MedianBackward1", "NanmedianBackward0", "NanmedianBackward1", "SortBackward0",
+    "TopkBackward0", "KthvalueBackward0", "ModeBackward0", "CummaxBackward0",
+    "CumminBackward0", "MarginRankingLossBackward0", "HingeEmbeddingLossBackward0",
+    "NanmeanBackward0",
+})
+
+# The second order: the names of the gradients of the node recording node `name`'s backward
+# (the gradient of its argument i), where they are not `_GRAD_NAMES` of that node's own
+# name. PyTorch's formulas reach an input along several paths, summed (AddBackward0), or end
+# in another op than the first order's (log: `grad / x`, then `-grad / x**2 * ...`, a
+# MulBackward0). A value is one entry for every argument i or a dict by i; an entry is as in
+# `_GRAD_NAMES`, by the recording node's arguments (the op's, then the incoming gradients).
+# NO_HISTORY: the formula's derivative is zeros without history (hardtanh_backward's in
+# `self`, abs's sgn), so the second-order gradient does not require grad.
+NO_HISTORY = "no history"
+_ADD, _NEG, _T = "AddBackward0", "NegBackward0", "TBackward0"
+_GRAD_GRAD_NAMES = {
+    "SiluBackward0": _ADD, "MishBackward0": _ADD, "LinalgVectorNormBackward0": _ADD,
+    "LogsumexpBackward0": _ADD, "ProdBackward0": _ADD, "VarBackward0": _ADD,
+    "StdBackward0": _ADD, "AtanBackward0": _ADD, "Atan2Backward0": _ADD,
+    "DistBackward0": _ADD, "LogBackward0": _MUL, "Log1PBackward0": _MUL,
+    "Log2Backward0": "MulBackward1", "Log10Backward0": "MulBackward1",
+    "LogSigmoidBackward0": _MUL, "HardswishBackward0": "WhereBackward0",
+    "NativeLayerNormBackward0": "ViewBackward0",
+    "HypotBackward0": {0: (_ADD, _DIV), 1: (_DIV, _ADD)},
+    "DivBackward0": {0: (None, _MUL), 1: (_DIV, _ADD)},
+    "PowBackward1": {0: ("WhereBackward0", _ADD), 1: (_ADD, _MUL)},
+    "MseLossBackward0": {0: ("DivBackward1", _NEG), 1: (_NEG, "DivBackward1")},
+    "HuberLossBackward0": {0: ("DivBackward1", _NEG), 1: (_NEG, "DivBackward1")},
+    "SmoothL1LossBackward0": {0: ("DivBackward1", _NEG), 1: (_NEG, "DivBackward1")},
+    "MmBackward0": {0: (None, _T), 1: (_T,)}, "BmmBackward0": {0: (None, _T), 1: (_T,)},
+    "AddmmBackward0": {1: (None, None, _T), 2: (None, _T)},
+    "AddcmulBackward0": "MulBackward1",
+    "HardtanhBackward0": NO_HISTORY, "AbsBackward0": NO_HISTORY,
+    "L1LossBackward0": NO_HISTORY, "ThresholdBackward0": NO_HISTORY,
+    "HardshrinkBackward0": NO_HISTORY, "SoftshrinkBackward0": NO_HISTORY,
+    "LeakyReluBackward0": NO_HISTORY, "RreluWithNoiseBackward0": NO_HISTORY,
+    "MaxPool2DWithIndicesBackward0": NO_HISTORY, "MaxPool3DWithIndicesBackward0": NO_HISTORY,
+    "AdaptiveMaxPool2DBackward0": NO_HISTORY, "AdaptiveMaxPool3DBackward0": NO_HISTORY,
+}
+# F.linear's: the input's gradient (grad @ W) reads the weight, the weight's (grad^T @ x)
+# the input through t()
+LINEAR_GRAD_GRAD_NAMES = {0: (None, _T), 1: ("MmBackward0",)}
+
+
+def grad_grad_names(name: str, i: int, linear: bool = False):
+    """The second-order entry (see `_GRAD_GRAD_NAMES`) for the gradient of argument `i` of
+    a node named `name`; None where `_GRAD_NAMES` applies."""
+    spec = LINEAR_GRAD_GRAD_NAMES if linear else _GRAD_GRAD_NAMES.get(name)
+    return spec.get(i) if isinstance(spec, dict) else spec
 
 
 def grad_names(name: str, mask, names=None) -> list:
