@@ -556,3 +556,37 @@ def test_double_backward_nodes_carry_pytorchs_names():
     # the two nodes each carry their gradient's history: d(gy)/dy = 2x / y^3
     (gyy,) = torch.autograd.grad(gy.sum(), [y])
     np.testing.assert_allclose(gyy.numpy(), [2 / 64, 4 / 512], rtol=1e-6)
+
+
+def test_double_backward_follows_each_formulas_inputs():
+    # derivatives.yaml: mul's gradient for self is grad * other (no path to self), clamp's is
+    # where(mask, grad, 0) (the mask carries no history), log's second derivative is
+    # -grad / x**2 (a mul), silu's sums two paths (an add), abs's sgn has a zero derivative.
+    x = torch.tensor([0.5, 2.0], requires_grad=True)
+    y = torch.tensor([3.0, 4.0], requires_grad=True)
+    gx, gy = torch.autograd.grad((x * y).sum(), [x, y], create_graph=True)
+    assert torch.autograd.grad(gx.sum(), [x], allow_unused=True) == (None,)
+    (gxy,) = torch.autograd.grad(gx.sum(), [y])
+    assert gxy.tolist() == [1.0, 1.0]
+    (g,) = torch.autograd.grad(x.clamp(0.7, 1.2).sum(), [x], create_graph=True)
+    assert not g.requires_grad and g.grad_fn is None and g.tolist() == [0.0, 0.0]
+    (g,) = torch.autograd.grad(x.log().sum(), [x], create_graph=True)
+    (gg,) = torch.autograd.grad(g.sum(), [x], create_graph=True)
+    assert gg.grad_fn.name() == "MulBackward0"
+    np.testing.assert_allclose(gg.detach().numpy(), [-4.0, -0.25])
+    (g,) = torch.autograd.grad(torch.nn.functional.silu(x).sum(), [x], create_graph=True)
+    (gg,) = torch.autograd.grad(g.sum(), [x], create_graph=True)
+    assert gg.grad_fn.name() == "AddBackward0"
+    (g,) = torch.autograd.grad(x.abs().sum(), [x], create_graph=True)
+    (gg,) = torch.autograd.grad(g.sum(), [x])
+    assert gg.tolist() == [0.0, 0.0] and not gg.requires_grad
+
+
+def test_node_names_follow_the_overload():
+    x = torch.ones(2, 3, requires_grad=True)
+    names = [t.grad_fn.name() for t in (x.sum(), x.sum(1), x.mean(), x.mean(0), x.prod(1),
+                                        x.var(1), x.std(), torch.var_mean(x, 1)[0],
+                                        x.round(decimals=2), x.div(2.0, rounding_mode="floor"))]
+    assert names == ["SumBackward0", "SumBackward1", "MeanBackward0", "MeanBackward1",
+                     "ProdBackward1", "VarBackward0", "StdBackward0", "VarMeanBackward0",
+                     "RoundBackward1", "DivBackward2"]

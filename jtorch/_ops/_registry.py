@@ -309,6 +309,7 @@ def _kernel(op: OpDef, statics: tuple, ct, rt, arrays):
         return out
 
     fn = jax.jit(run) if op.jit else run
+    fn.statics = statics    # PyTorch names some backward nodes by them (autograd/_names.py)
     return KERNELS.put(key, fn)
 
 

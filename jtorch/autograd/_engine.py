@@ -108,7 +108,7 @@ def record(op, fn, slot_values, arrays, result):
             o._array.dtype in DIFF_DTYPES]
     if not diff:
         return
-    name = call_name(op, slot_values)
+    name = call_name(op, slot_values, getattr(fn, "statics", None))
     outs_saved = None
     if op.name in _SAVES_RESULT:
         outs_saved = [(outs[k]._vc, outs[k]._vc[0], outs[k]._array) for k in diff]

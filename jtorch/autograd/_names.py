@@ -81,6 +81,23 @@ _OVERLOADS = {
 }
 
 
+# Ops whose ATen overloads PyTorch picks by a non-tensor argument, numbered apart: the node
+# name from the call's static arguments (by parameter name).
+_STATIC_NAMES = {
+    "sum": lambda s: "SumBackward1" if s["dim"] is not None else "SumBackward0",
+    "mean": lambda s: "MeanBackward1" if s["dim"] is not None else "MeanBackward0",
+    "prod": lambda s: "ProdBackward1" if s["dim"] is not None else "ProdBackward0",
+    "median": lambda s: "MedianBackward1" if s["dim"] is not None else "MedianBackward0",
+    "nanmedian": lambda s: "NanmedianBackward1" if s["dim"] is not None else
+    "NanmedianBackward0",
+    "sort": lambda s: "SortBackward1" if s["stable"] else "SortBackward0",
+    "round": lambda s: "RoundBackward1" if s["decimals"] else "RoundBackward0",
+    "div": lambda s: "DivBackward2" if s["rounding_mode"] is not None else "DivBackward0",
+    # var, std, var_mean and std_mean are one kernel in jtorch
+    "_var_std": lambda s: _camel(s["kind"]) + "Backward0",
+}
+
+
 def _camel(name: str) -> str:
     return "".join(p[:1].upper() + p[1:] for p in name.strip("_").split("_"))
 
@@ -100,8 +117,12 @@ def pow_name(slot_values) -> str:
     return "PowBackward1" if isinstance(exp, Tensor) else "PowBackward0"
 
 
-def call_name(op, slot_values) -> str:
-    """The node name of one call: `node_name`, or the overload's where PyTorch has two."""
+def call_name(op, slot_values, statics=None) -> str:
+    """The node name of one call: `node_name`, or the overload's where PyTorch has two
+    (`statics`: the kernel's static arguments, in `op.static_names` order)."""
+    by_static = _STATIC_NAMES.get(op.name)
+    if by_static is not None and statics is not None:
+        return by_static(dict(zip(op.static_names, statics)))
     if op.name in ("pow", "float_power"):
         return pow_name(slot_values)
     over = _OVERLOADS.get(op.name)
@@ -184,8 +205,9 @@ _GRAD_NAMES = {
     "MmBackward0": "MmBackward0", "BmmBackward0": "BmmBackward0",
     "AddmmBackward0": (None, "MmBackward0", "MmBackward0"),
     "AddcmulBackward0": (None, _MUL, _MUL), "LinalgVectorNormBackward0": _MUL,
-    "VarBackward0": _MUL, "StdBackward0": _MUL, "LogsumexpBackward0": _MUL,
-    "ProdBackward0": _MUL, "DistBackward0": (_MUL, "NegBackward0"),
+    "VarBackward0": _MUL, "StdBackward0": _MUL, "VarMeanBackward0": _MUL,
+    "StdMeanBackward0": _MUL, "LogsumexpBackward0": _MUL,
+    "ProdBackward0": _MUL, "ProdBackward1": _MUL, "DistBackward0": (_MUL, "NegBackward0"),
     # the gradients' own double backward, as PyTorch's chains go on
     "TanhBackwardBackward0": "TanhBackwardBackward0",
     "SigmoidBackwardBackward0": "SigmoidBackwardBackward0",
@@ -222,6 +244,7 @@ MASKS_ONLY = frozenset({
     "MinBackward0", "MinBackward1", "AmaxBackward0", "AminBackward0", "MaximumBackward0",
     "MinimumBackward0", "FmaxBackward0", "FminBackward0", "MedianBackward0",
     "MedianBackward1", "NanmedianBackward0", "NanmedianBackward1", "SortBackward0",
+    "SortBackward1",
     "TopkBackward0", "KthvalueBackward0", "ModeBackward0", "CummaxBackward0",
     "CumminBackward0", "MarginRankingLossBackward0", "HingeEmbeddingLossBackward0",
     "NanmeanBackward0",
@@ -239,7 +262,8 @@ NO_HISTORY = "no history"
 _ADD, _NEG, _T = "AddBackward0", "NegBackward0", "TBackward0"
 _GRAD_GRAD_NAMES = {
     "SiluBackward0": _ADD, "MishBackward0": _ADD, "LinalgVectorNormBackward0": _ADD,
-    "LogsumexpBackward0": _ADD, "ProdBackward0": _ADD, "VarBackward0": _ADD,
+    "LogsumexpBackward0": _ADD, "ProdBackward0": _ADD, "ProdBackward1": _ADD,
+    "VarBackward0": _ADD, "VarMeanBackward0": _ADD, "StdMeanBackward0": _ADD,
     "StdBackward0": _ADD, "AtanBackward0": _ADD, "Atan2Backward0": _ADD,
     "DistBackward0": _ADD, "LogBackward0": _MUL, "Log1PBackward0": _MUL,
     "Log2Backward0": "MulBackward1", "Log10Backward0": "MulBackward1",
