@@ -590,3 +590,20 @@ def test_node_names_follow_the_overload():
     assert names == ["SumBackward0", "SumBackward1", "MeanBackward0", "MeanBackward1",
                      "ProdBackward1", "VarBackward0", "StdBackward0", "VarMeanBackward0",
                      "RoundBackward1", "DivBackward2"]
+
+
+def test_node_names_of_one_kernel_for_several_aten_ops():
+    # PyTorch's ops, which jtorch runs as one kernel (or a view and a copy)
+    F = torch.nn.functional
+    x = torch.ones(3, 2, 4, requires_grad=True)
+    i = torch.zeros(1, 2, 4, dtype=torch.long)
+    got = [t.grad_fn.name() for t in (
+        x.scatter(0, i, x[:1]), x.scatter(0, i, 1.0), x.scatter_add(0, i, x[:1]),
+        x.index_add(0, torch.tensor([0]), x[:1]), x.index_fill(0, torch.tensor([0]), 1.0),
+        F.interpolate(x, scale_factor=2), F.interpolate(x, scale_factor=2, mode="linear"),
+        F.pad(x, (1, 1)), F.pad(x, (1, 1), mode="reflect"), torch.t_copy(x[0]),
+        torch.narrow_copy(x, 0, 0, 1))]
+    assert got == ["ScatterBackward0", "ScatterBackward1", "ScatterAddBackward0",
+                   "IndexAddBackward0", "IndexFillBackward0", "UpsampleNearest1DBackward0",
+                   "UpsampleLinear1DBackward0", "ConstantPadNdBackward0",
+                   "ReflectionPad1DBackward0", "TBackward0_copy", "NarrowCopyBackward0"]

@@ -81,21 +81,60 @@ _OVERLOADS = {
 }
 
 
-# Ops whose ATen overloads PyTorch picks by a non-tensor argument, numbered apart: the node
-# name from the call's static arguments (by parameter name).
+# Ops whose ATen overloads PyTorch picks by a non-tensor argument, numbered apart, or which
+# are one kernel in jtorch and several ATen ops: the node name from the call's static
+# arguments `s` (by parameter name) and tensor slots `v`.
 _STATIC_NAMES = {
-    "sum": lambda s: "SumBackward1" if s["dim"] is not None else "SumBackward0",
-    "mean": lambda s: "MeanBackward1" if s["dim"] is not None else "MeanBackward0",
-    "prod": lambda s: "ProdBackward1" if s["dim"] is not None else "ProdBackward0",
-    "median": lambda s: "MedianBackward1" if s["dim"] is not None else "MedianBackward0",
-    "nanmedian": lambda s: "NanmedianBackward1" if s["dim"] is not None else
+    "sum": lambda s, v: "SumBackward1" if s["dim"] is not None else "SumBackward0",
+    "mean": lambda s, v: "MeanBackward1" if s["dim"] is not None else "MeanBackward0",
+    "prod": lambda s, v: "ProdBackward1" if s["dim"] is not None else "ProdBackward0",
+    "median": lambda s, v: "MedianBackward1" if s["dim"] is not None else "MedianBackward0",
+    "nanmedian": lambda s, v: "NanmedianBackward1" if s["dim"] is not None else
     "NanmedianBackward0",
-    "sort": lambda s: "SortBackward1" if s["stable"] else "SortBackward0",
-    "round": lambda s: "RoundBackward1" if s["decimals"] else "RoundBackward0",
-    "div": lambda s: "DivBackward2" if s["rounding_mode"] is not None else "DivBackward0",
-    # var, std, var_mean and std_mean are one kernel in jtorch
-    "_var_std": lambda s: _camel(s["kind"]) + "Backward0",
+    "sort": lambda s, v: "SortBackward1" if s["stable"] else "SortBackward0",
+    "round": lambda s, v: "RoundBackward1" if s["decimals"] else "RoundBackward0",
+    "div": lambda s, v: "DivBackward2" if s["rounding_mode"] is not None else "DivBackward0",
+    "_var_std": lambda s, v: _camel(s["kind"]) + "Backward0",
+    "_scatter": lambda s, v: _scatter_name(s["reduce"], v[2]),
+    "_index_reduce": lambda s, v: _index_reduce_name(s["reduce"], v[0], v[2]),
+    "interpolate": lambda s, v: _upsample_name(s["mode"], s["antialias"], v[0].ndim - 2),
+    "pad": lambda s, v: _pad_name(s["mode"], len(s["pad"]) // 2),
 }
+
+
+def _scatter_name(reduce, src) -> str:
+    # scatter_add is reduce "sum" (as is scatter_reduce(..., "sum"), which PyTorch names
+    # ScatterReduceBackward0: jtorch cannot tell them apart)
+    if reduce is None:
+        return "ScatterBackward0" if isinstance(src, Tensor) else "ScatterBackward1"
+    return "ScatterAddBackward0" if reduce == "sum" else "ScatterReduceBackward0"
+
+
+def _index_reduce_name(reduce, input, source) -> str:
+    if reduce == "sum":
+        return "IndexAddBackward0"
+    if reduce is not None:
+        return "IndexReduceBackward0"
+    # index_copy's source has the input's rank; index_fill's value is a number or 0-d tensor
+    if not isinstance(source, Tensor):
+        return "IndexFillBackward0"
+    return "IndexFillBackward1" if source.ndim == 0 < input.ndim else "IndexCopyBackward0"
+
+
+def _upsample_name(mode: str, antialias: bool, n: int) -> str:
+    if mode == "area":   # adaptive average pooling (1-d: the 2-d kernel, then a squeeze)
+        return "SqueezeBackward1" if n == 1 else f"AdaptiveAvgPool{n}DBackward0"
+    kind = {"nearest": "Nearest", "nearest-exact": "NearestExact", "linear": "Linear",
+            "bilinear": "Bilinear", "bicubic": "Bicubic", "trilinear": "Trilinear"}[mode]
+    return f"Upsample{kind}{n}D{'Aa' if antialias else ''}Backward0"
+
+
+def _pad_name(mode: str, n: int) -> str:
+    if mode == "constant":
+        return "ConstantPadNdBackward0"
+    if mode in ("reflect", "replicate"):
+        return f"{'Reflection' if mode == 'reflect' else 'Replication'}Pad{n}DBackward0"
+    return "PadBackward0"   # circular: PyTorch's CopySlices of its in-place wrap
 
 
 def _camel(name: str) -> str:
@@ -122,7 +161,7 @@ def call_name(op, slot_values, statics=None) -> str:
     (`statics`: the kernel's static arguments, in `op.static_names` order)."""
     by_static = _STATIC_NAMES.get(op.name)
     if by_static is not None and statics is not None:
-        return by_static(dict(zip(op.static_names, statics)))
+        return by_static(dict(zip(op.static_names, statics)), slot_values)
     if op.name in ("pow", "float_power"):
         return pow_name(slot_values)
     over = _OVERLOADS.get(op.name)
