@@ -310,11 +310,11 @@ _NAME = "node name differs (jtorch/autograd/_names.py)"
 _OVERLOAD = "PyTorch names the overload (dim / scalar / all-reduce variants number differently)"
 _DECOMPOSED = "PyTorch decomposes this op into several nodes; jtorch records one"
 NAME_XFAIL: dict = {
-    "fill_": _OVERLOAD, "split_sizes": _OVERLOAD,
+    "split_sizes": _OVERLOAD,
     "reshape_noncontiguous": "reshape of a non-contiguous tensor is UnsafeViewBackward0",
     "zero_": _NAME + ": ZeroBackward0",
     "copy_": _NAME + ": the full name is torch::autograd::CopyBackwards",
-    "cross_entropy": _DECOMPOSED, "l1_loss": _DECOMPOSED, "einsum": _DECOMPOSED,
+    "l1_loss": _DECOMPOSED, "einsum": _DECOMPOSED,
 }
 _COPY_SLICES = ("a write through a view: PyTorch's CopySlices lists the in-place op's other "
                 "inputs; jtorch lists the op's node")

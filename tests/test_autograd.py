@@ -607,3 +607,20 @@ def test_node_names_of_one_kernel_for_several_aten_ops():
                    "IndexAddBackward0", "IndexFillBackward0", "UpsampleNearest1DBackward0",
                    "UpsampleLinear1DBackward0", "ConstantPadNdBackward0",
                    "ReflectionPad1DBackward0", "TBackward0_copy", "NarrowCopyBackward0"]
+
+
+def test_node_names_follow_the_ranks_and_dtypes():
+    F = torch.nn.functional
+    v = torch.ones(4, requires_grad=True)
+    m = torch.ones(3, 4, requires_grad=True)
+    got = [t.grad_fn.name() for t in (
+        v @ v, m @ v, v @ m.t(), m @ m.t(), torch.fft.fft(v), torch.fft.ifft(v),
+        torch.diag(v), F.conv1d(torch.ones(2, 5, requires_grad=True), torch.ones(3, 2, 2)),
+        F.cross_entropy(m, torch.tensor([0, 1, 2])))]
+    assert got == ["DotBackward0", "MvBackward0", "SqueezeBackward4", "MmBackward0",
+                   "FftR2CBackward0", "ConjBackward0", "DiagEmbedBackward0",
+                   "SqueezeBackward1", "NllLossBackward0"]
+    # cross_entropy's input gradient is log_softmax's, as in PyTorch's graph
+    (g,) = torch.autograd.grad(F.cross_entropy(m, torch.tensor([0, 1, 2])), [m],
+                               create_graph=True)
+    assert g.grad_fn.name() == "LogSoftmaxBackwardDataBackward0"

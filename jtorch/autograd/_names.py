@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from .._tensor import Tensor
 
 # Where PyTorch's name is not the op's name in CamelCase + "Backward0".
@@ -23,7 +25,8 @@ _NAMES = {
     "softsign": "DivBackward0", "tanhshrink": "SubBackward0", "prelu": "PreluKernelBackward0",
     "layer_norm": "NativeLayerNormBackward0", "group_norm": "NativeGroupNormBackward0",
     "fliplr": "FlipBackward0", "flipud": "FlipBackward0", "movedim": "PermuteBackward0",
-    "msort": "SortBackward0", "tile": "RepeatBackward0", "take_along_dim": "GatherBackward0",
+    "msort": "SortBackward0", "tile": "RepeatBackward0", "_take_along_dim": "GatherBackward0",
+    "_embedding_bag_kernel": "EmbeddingBagBackward0", "ndtr": "MulBackward1",
     "column_stack": "CatBackward0", "dstack": "CatBackward0", "hstack": "CatBackward0",
     "vstack": "CatBackward0", "cartesian_prod": "StackBackward0",
     "combinations": "StackBackward0", "cumulative_trapezoid": "CumsumBackward0",
@@ -99,7 +102,46 @@ _STATIC_NAMES = {
     "_index_reduce": lambda s, v: _index_reduce_name(s["reduce"], v[0], v[2]),
     "interpolate": lambda s, v: _upsample_name(s["mode"], s["antialias"], v[0].ndim - 2),
     "pad": lambda s, v: _pad_name(s["mode"], len(s["pad"]) // 2),
+    "matmul": lambda s, v: _matmul_name(v[0].ndim, v[1].ndim),
+    "fft": lambda s, v: "FftC2CBackward0" if _complex(v[0]) else "FftR2CBackward0",
+    # the inverse of a real signal is the conjugate of its forward transform
+    "ifft": lambda s, v: "FftC2CBackward0" if _complex(v[0]) else "ConjBackward0",
+    "ihfft": lambda s, v: "ConjBackward0",
+    "diag": lambda s, v: "DiagEmbedBackward0" if v[0].ndim == 1 else "DiagonalBackward0_copy",
+    # torch.lu is linalg.lu_factor_ex; linalg.lu its own op
+    "lu": lambda s, v: "LinalgLuFactorExBackward0" if "get_infos" in s else
+    "LinalgLuBackward0",
+    "vecdot": lambda s, v: "VdotBackward0" if v[0].ndim == v[1].ndim == 1 else "SumBackward1",
+    "grid_sample": lambda s, v: f"GridSampler{v[0].ndim - 2}DBackward0",
+    "unfold": lambda s, v: "Im2ColBackward0",
+    "fill": lambda s, v: "FillBackward3" if isinstance(v[1], Tensor) else "FillBackward2",
+    # class-index targets: nll_loss(log_softmax(x)); probabilities: a sum of products
+    "_cross_entropy": lambda s, v: "NllLossBackward0" if not _floating(v[1]) else
+    {"mean": "DivBackward1", "sum": "NegBackward0"}.get(s["reduction"], "NegBackward0"),
+    **{f"conv{n}d": functools.partial(lambda n, s, v: "SqueezeBackward1" if v[0].ndim == n + 1
+                                       else "ConvolutionBackward0", n) for n in (1, 2, 3)},
+    **{f"conv_transpose{n}d": functools.partial(
+        lambda n, s, v: "SqueezeBackward1" if v[0].ndim == n + 1 else "ConvolutionBackward0", n)
+       for n in (1, 2, 3)},
 }
+
+
+def _complex(t) -> bool:
+    return isinstance(t, Tensor) and t.dtype.is_complex
+
+
+def _floating(t) -> bool:
+    return isinstance(t, Tensor) and t.dtype.is_floating_point
+
+
+def _matmul_name(a: int, b: int) -> str:
+    """torch.matmul dispatches on the ranks: dot, mv, mm, or a folded / batched product."""
+    named = {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (1, 2): "SqueezeBackward4",
+             (2, 2): "MmBackward0"}.get((a, b))
+    if named is not None:
+        return named
+    # a matrix times a batch runs as (b^T a^T)^T, made contiguous
+    return "CloneBackward0" if a == 2 else "UnsafeViewBackward0"
 
 
 def _scatter_name(reduce, src) -> str:
@@ -233,15 +275,13 @@ _GRAD_NAMES = {
     "LogSigmoidBackward0": "LogSigmoidBackwardBackward0",
     "SoftmaxBackward0": "SoftmaxBackwardDataBackward0",
     "LogSoftmaxBackward0": "LogSoftmaxBackwardDataBackward0",
-    # cross_entropy is one node in jtorch; PyTorch's input gradient ends in log_softmax's
-    "CrossEntropyBackward0": "LogSoftmaxBackwardDataBackward0",
     "NllLossBackward0": "NllLossBackwardBackward0",
     "MseLossBackward0": "MseLossBackwardBackward0",
     "SmoothL1LossBackward0": "SmoothL1LossBackwardBackward0",
     "HuberLossBackward0": "HuberLossBackwardBackward0",
     "NativeLayerNormBackward0": "NativeLayerNormBackwardBackward0",
     "NativeBatchNormBackward0": "NativeBatchNormBackwardBackward0",
-    "MmBackward0": "MmBackward0", "BmmBackward0": "BmmBackward0",
+    "MmBackward0": "MmBackward0", "BmmBackward0": "BmmBackward0", "DotBackward0": _MUL,
     "AddmmBackward0": (None, "MmBackward0", "MmBackward0"),
     "AddcmulBackward0": (None, _MUL, _MUL), "LinalgVectorNormBackward0": _MUL,
     "VarBackward0": _MUL, "StdBackward0": _MUL, "VarMeanBackward0": _MUL,
@@ -272,6 +312,10 @@ _GRAD_NAMES.update({
 })
 # F.linear is PyTorch's addmm/mm on the transposed weight: the weight's gradient ends in t()
 LINEAR_GRAD_NAMES = ("MmBackward0", "TBackward0", None)
+# Ops whose gradients' names are not those of their node's name (by jtorch op name):
+# cross_entropy's node is nll_loss's, its input's gradient log_softmax's.
+GRAD_NAMES_BY_OP = {"linear": LINEAR_GRAD_NAMES,
+                    "_cross_entropy": "LogSoftmaxBackwardDataBackward0"}
 
 # Nodes whose PyTorch gradient reads the inputs only through masks and indices (clamp's
 # `where(mask, grad, 0)`, max's `gather`-like selection, sort's scatter): under
