@@ -69,6 +69,11 @@ CASES = {
     "log_softmax": (lambda L, x: x.log_softmax(-1), 1, True),
     "cross_entropy": (lambda L, x: _f(F + ".cross_entropy")(L)(x, L.tensor([0, 1, 2])), 1,
                       True),
+    "nll_loss": (lambda L, x: _f(F + ".nll_loss")(L)(x, L.tensor([0, 1, 2])), 1, True),
+    "nll_loss_2d": (lambda L, x: _f(F + ".nll_loss")(L)(x[None, :, :, None], L.tensor([[
+        [0], [1], [2]]])), 1, True),
+    "cross_entropy_2d": (lambda L, x: _f(F + ".cross_entropy")(L)(x[None, :, :, None], L.tensor(
+        [[[0], [1], [2]]])), 1, True),
     "mse_loss": (lambda L, x, y: _f(F + ".mse_loss")(L)(x, y), 2, True),
     "l1_loss": (lambda L, x, y: _f(F + ".l1_loss")(L)(x, y), 2, True),
     "smooth_l1_loss": (lambda L, x, y: _f(F + ".smooth_l1_loss")(L)(x, y), 2, True),

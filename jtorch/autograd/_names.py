@@ -116,14 +116,22 @@ _STATIC_NAMES = {
     "unfold": lambda s, v: "Im2ColBackward0",
     "fill": lambda s, v: "FillBackward3" if isinstance(v[1], Tensor) else "FillBackward2",
     # class-index targets: nll_loss(log_softmax(x)); probabilities: a sum of products
-    "_cross_entropy": lambda s, v: "NllLossBackward0" if not _floating(v[1]) else
-    {"mean": "DivBackward1", "sum": "NegBackward0"}.get(s["reduction"], "NegBackward0"),
+    "_cross_entropy": lambda s, v: _nll_name(v[0].ndim, s["reduction"]) if not _floating(v[1])
+    else {"mean": "DivBackward1", "sum": "NegBackward0"}.get(s["reduction"], "NegBackward0"),
+    "_nll_loss": lambda s, v: _nll_name(v[0].ndim, s["reduction"]),
     **{f"conv{n}d": functools.partial(lambda n, s, v: "SqueezeBackward1" if v[0].ndim == n + 1
                                        else "ConvolutionBackward0", n) for n in (1, 2, 3)},
     **{f"conv_transpose{n}d": functools.partial(
         lambda n, s, v: "SqueezeBackward1" if v[0].ndim == n + 1 else "ConvolutionBackward0", n)
        for n in (1, 2, 3)},
 }
+
+
+def _nll_name(ndim: int, reduction: str) -> str:
+    """nll_loss on (N, C, d1, ...) input is the 2-d kernel on a 4-d view of it."""
+    if ndim < 3:
+        return "NllLossBackward0"
+    return "NllLoss2DBackward0" if reduction != "none" or ndim == 4 else "ViewBackward0"
 
 
 def _complex(t) -> bool:
@@ -276,6 +284,8 @@ _GRAD_NAMES = {
     "SoftmaxBackward0": "SoftmaxBackwardDataBackward0",
     "LogSoftmaxBackward0": "LogSoftmaxBackwardDataBackward0",
     "NllLossBackward0": "NllLossBackwardBackward0",
+    "NllLoss2DBackward0": "NllLoss2DBackwardBackward0",
+    "UnsqueezeBackward0": "SqueezeBackward1",
     "MseLossBackward0": "MseLossBackwardBackward0",
     "SmoothL1LossBackward0": "SmoothL1LossBackwardBackward0",
     "HuberLossBackward0": "HuberLossBackwardBackward0",
@@ -333,6 +343,11 @@ MASKS_ONLY = frozenset({
     "NanmeanBackward0",
 })
 
+# Nodes whose PyTorch gradient is a function of an input it does not depend on
+# (nll_loss_backward(grad, self, target, ...) reads only self's shape): under
+# create_graph=True that gradient keeps the input's history, with zero derivative.
+FORMULA_READS_INPUTS = frozenset({"NllLossBackward0", "NllLoss2DBackward0"})
+
 # The second order: the names of the gradients of the node recording node `name`'s backward
 # (the gradient of its argument i), where they are not `_GRAD_NAMES` of that node's own
 # name. PyTorch's formulas reach an input along several paths, summed (AddBackward0), or end
@@ -362,6 +377,7 @@ _GRAD_GRAD_NAMES = {
     "AddmmBackward0": {1: (None, None, _T), 2: (None, _T)},
     "AddcmulBackward0": "MulBackward1",
     "HardtanhBackward0": NO_HISTORY, "AbsBackward0": NO_HISTORY,
+    "NllLossBackward0": NO_HISTORY, "NllLoss2DBackward0": NO_HISTORY,
     "L1LossBackward0": NO_HISTORY, "ThresholdBackward0": NO_HISTORY,
     "HardshrinkBackward0": NO_HISTORY, "SoftshrinkBackward0": NO_HISTORY,
     "LeakyReluBackward0": NO_HISTORY, "RreluWithNoiseBackward0": NO_HISTORY,

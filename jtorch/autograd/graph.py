@@ -484,6 +484,12 @@ def _record_backward(node, b, args, grads):
     # An argument the backward does not read (`sum`'s input, a bias) carries no history into
     # it: PyTorch's grad of a linear function does not require grad.
     used = used_args(node._fn, node._mask, args, node.n_outputs)
+    linear = node.grad_names is _names.LINEAR_GRAD_NAMES
+    # the node-name tables below describe the forward op's own formula (not cross_entropy's,
+    # whose node is named after nll_loss but whose gradient is log_softmax's)
+    own = node.grad_order == 0 and (node.grad_names is None or linear)
+    if own and node.name() in _names.FORMULA_READS_INPUTS:
+        used = (True,) * len(args)
     inputs = tuple(_saved_input(node, i, a) if used[i] else a
                    for i, a in enumerate(args)) + tuple(grads)
     if node.grad_names is _names.NO_HISTORY:
@@ -493,15 +499,15 @@ def _record_backward(node, b, args, grads):
         return _engine.call_recorded(node.name() + "Backward", flat, inputs)
     # (a recorded backward's own backward is one formula in PyTorch too: relu's second-order
     # gradient keeps the history of the result it masks with)
-    deps = _output_deps(flat, inputs, len(names)) if node.grad_order == 0 else \
+    deps = _output_deps(flat, inputs, len(names)) if node.grad_order == 0 and not (
+        own and node.name() in _names.FORMULA_READS_INPUTS) else \
         [(True,) * len(inputs)] * len(names)
-    if node.grad_order == 0 and node.name() in _names.MASKS_ONLY:
+    if own and node.name() in _names.MASKS_ONLY:
         deps = [tuple(d and i >= n for i, d in enumerate(dep)) for dep in deps]
     # the names of the gradients' own gradients (the second order)
     args_of = [i for i, m in enumerate(node._mask)
                for x in (m if isinstance(m, tuple) else (m,)) if x]
-    linear = node.grad_names is _names.LINEAR_GRAD_NAMES
-    specs = [_names.grad_grad_names(node.name(), i, linear) if node.grad_order == 0 else None
+    specs = [_names.grad_grad_names(node.name(), i, linear) if own else None
              for i in args_of]
     # PyTorch computes each gradient with its own formula: x * y's gradient for x is
     # `grad * y`, which has no path to x, and a division's numerator and denominator
