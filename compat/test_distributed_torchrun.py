@@ -35,7 +35,9 @@ CASES = [("ddp.py", 2, 1e-4, 1e-5)]
 if FULL:
     CASES += [("collectives.py", 2, 0, 0), ("collectives.py", 4, 0, 0), ("ddp.py", 4, 1e-4, 1e-5),
               ("fsdp.py", 2, 1e-4, 1e-5), ("fsdp.py", 4, 1e-4, 1e-5), ("dtensor.py", 2, 0, 0),
-              ("dtensor.py", 4, 0, 0), ("tp.py", 2, 1e-4, 1e-5), ("tp.py", 4, 1e-4, 1e-5)]
+              ("dtensor.py", 4, 0, 0), ("tp.py", 2, 1e-4, 1e-5), ("tp.py", 4, 1e-4, 1e-5),
+              ("tp_lm.py", 2, 1e-4, 1e-5), ("tp_lm.py", 4, 1e-4, 1e-5),
+              ("dcp.py", 2, 1e-4, 1e-5), ("dcp.py", 4, 1e-4, 1e-5)]
 
 
 @pytest.mark.parametrize("script,nproc,rtol,atol", CASES,

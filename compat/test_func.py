@@ -6,6 +6,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import jtorch  # noqa: E402
+from compat.outcomes import same_outcome  # noqa: E402
 
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal(3)
@@ -225,3 +226,17 @@ def test_gradcheck_matches_torch():
     from torch.autograd.gradcheck import GradcheckError as TErr
     from jtorch.autograd.gradcheck import GradcheckError as JErr
     assert issubclass(TErr, RuntimeError) and issubclass(JErr, RuntimeError)
+
+
+# ---------------------------------------------------------------------------
+# replace_all_batch_norm_modules_
+
+def test_replace_all_batch_norm_modules_():
+    def replace(lib):
+        m = lib.nn.Sequential(lib.nn.Conv2d(1, 2, 1), lib.nn.BatchNorm2d(2),
+                              lib.nn.Sequential(lib.nn.BatchNorm1d(3, affine=False)))
+        out = lib.func.replace_all_batch_norm_modules_(m)
+        return out is m, [(b.track_running_stats, b.running_mean, b.running_var,
+                           b.num_batches_tracked) for b in (m[1], m[2][0])], \
+            sorted(n for n, _ in m.named_buffers())
+    same_outcome(replace)

@@ -6,6 +6,7 @@ spectral-norm power-iteration vectors) after copying PyTorch's weights.
 """
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ torch = pytest.importorskip("torch")
 
 import jtorch  # noqa: E402
 from compat.module_parity import Case, check  # noqa: E402
+from compat.outcomes import same_outcome  # noqa: E402
 
 _rng = np.random.default_rng(0)
 
@@ -324,3 +326,105 @@ def test_legacy_remove_hooks():
         assert not m._state_dict_hooks
         with pytest.raises(ValueError, match="spectral_norm of 'weight' not found"):
             lib.nn.utils.remove_spectral_norm(m)
+
+
+# ---------------------------------------------------------------------------
+# BatchNorm fusion, skip_init, stateless.functional_call, conv weight memory formats
+
+_frng = np.random.default_rng(3)
+
+_W = _frng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+_BN = [_frng.standard_normal(4).astype(np.float32) for _ in range(3)] + \
+    [_frng.uniform(0.5, 2, 4).astype(np.float32)]
+_X = _frng.standard_normal((2, 3, 5, 5)).astype(np.float32)
+
+
+def _bn(lib, cls, n):
+    bn = cls(n)
+    with lib.no_grad():
+        for t, v in zip((bn.weight, bn.bias, bn.running_mean, bn.running_var), _BN):
+            t.copy_(lib.tensor(v[:n]))
+    return bn.eval()
+
+
+def _fused(lib, kind):
+    if kind == "conv":
+        m, bn, x = lib.nn.Conv2d(3, 4, 3), _bn(lib, lib.nn.BatchNorm2d, 4), _X
+    elif kind == "transposed":
+        m, bn = lib.nn.ConvTranspose2d(4, 3, 3), _bn(lib, lib.nn.BatchNorm2d, 3)
+        x = np.concatenate([_X, _X[:, :1]], 1)
+    else:
+        m, bn, x = lib.nn.Linear(3, 4), _bn(lib, lib.nn.BatchNorm1d, 4), _X[:, :, 0, 0]
+    with lib.no_grad():
+        m.weight.copy_(lib.tensor(_W.reshape(m.weight.shape) if kind != "linear"
+                                  else _W[:, :, 0, 0]))
+        m.bias.copy_(lib.tensor(_BN[0][:m.bias.shape[0]]))
+    m.eval()
+    if kind == "linear":
+        f = lib.nn.utils.fuse_linear_bn_eval(m, bn)
+    else:
+        f = lib.nn.utils.fuse_conv_bn_eval(m, bn, transpose=kind == "transposed")
+    xt = lib.tensor(x)
+    return (f(xt).detach().numpy(), bn(m(xt)).detach().numpy(), type(f.weight).__name__,
+            f.weight.requires_grad, f.bias.requires_grad, f.weight.is_leaf, f is m)
+
+
+@pytest.mark.parametrize("kind", ["conv", "transposed", "linear"])
+def test_fuse_eval(kind):
+    t, j = _fused(torch, kind), _fused(jtorch, kind)
+    np.testing.assert_allclose(j[0], t[0], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(j[0], j[1], rtol=1e-5, atol=1e-5)   # fused == conv then bn
+    assert t[2:] == j[2:]
+
+
+def test_fuse_weights_and_errors():
+    def weights(lib):
+        w = lib.ones(4, 3, 1, 1, requires_grad=True)
+        fw, fb = lib.nn.utils.fuse_conv_bn_weights(w, None, lib.zeros(4), lib.ones(4), 1e-5,
+                                                   None, None)
+        lw, lb = lib.nn.utils.fuse_linear_bn_weights(
+            lib.ones(4, 3, dtype=lib.float64), None, lib.ones(4), lib.ones(4), 1e-5,
+            lib.full((4,), 2.0), lib.ones(4))
+        return [(type(t).__name__, t.requires_grad, str(t.dtype), tuple(t.shape),
+                 np.round(t.detach().numpy().ravel()[:2], 6).tolist()) for t in (fw, fb, lw, lb)]
+    same_outcome(weights)
+    same_outcome(lambda lib: lib.nn.utils.fuse_linear_bn_eval(lib.nn.Linear(3, 4).eval(),
+                                                               lib.nn.BatchNorm1d(3).eval()))
+    same_outcome(lambda lib: lib.nn.utils.fuse_linear_bn_eval(lib.nn.Linear(3, 4),
+                                                               lib.nn.BatchNorm1d(4).eval()))
+    same_outcome(lambda lib: lib.nn.utils.fuse_conv_bn_eval(
+        lib.nn.Conv2d(3, 4, 1).eval(), lib.nn.BatchNorm2d(4, track_running_stats=False).eval()))
+
+
+def test_skip_init_stateless_memory_format():
+    def skip(lib):
+        lib.manual_seed(0)
+        a = lib.rand(3)
+        lib.manual_seed(0)
+        m = lib.nn.utils.skip_init(lib.nn.Linear, 3, 2)
+        return (bool((a == lib.rand(3)).all()), tuple(m.weight.shape), m.weight.requires_grad,
+                str(m.weight.device), type(m.weight).__name__)
+    assert same_outcome(skip)[0] is True
+    same_outcome(lambda lib: lib.nn.utils.skip_init(int))
+    same_outcome(lambda lib: lib.nn.utils.skip_init(lib.nn.ReLU))
+
+    def stateless(lib):
+        m = lib.nn.Linear(2, 1)
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            y = lib.nn.utils.stateless.functional_call(
+                m, {"weight": lib.ones(1, 2), "bias": lib.zeros(1)}, (lib.ones(1, 2),))
+        return y.tolist(), [(w.category.__name__, str(w.message)) for w in rec]
+    same_outcome(stateless)
+
+    def memory_format(lib):
+        m = lib.nn.Sequential(lib.nn.Conv2d(3, 4, 3),
+                              lib.nn.Sequential(lib.nn.ConvTranspose2d(4, 2, 2)),
+                              lib.nn.Conv3d(1, 1, 1))
+        before = [p.detach().clone() for p in m.parameters()]
+        ids = [id(p) for p in m.parameters()]
+        out = lib.nn.utils.convert_conv2d_weight_memory_format(m, lib.channels_last)
+        out = lib.nn.utils.convert_conv3d_weight_memory_format(out, lib.contiguous_format)
+        return (out is m, [id(p) for p in m.parameters()] == ids,
+                all(bool((a == b).all()) for a, b in zip(before, m.parameters())))
+    same_outcome(memory_format)

@@ -19,6 +19,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import jtorch  # noqa: E402
+from compat.outcomes import same_outcome  # noqa: E402
 
 RESULTS: dict = {}   # case name -> "pass" or the first mismatch
 
@@ -543,3 +544,78 @@ def test_update_bn():
         return _close(tm, jm, "running_mean") or _close(tv, jv, "running_var")
     _record("swa update_bn", check)
 
+
+# ---------------------------------------------------------------------------
+# Adafactor and Muon (their trajectories count in this file's summary line)
+
+_mrng = np.random.default_rng(3)
+
+ADAFACTOR = [{}, dict(lr=0.05, weight_decay=0.1, maximize=True, beta2_decay=-0.5,
+                      eps=(1e-3, 1e-2), d=1.5)]
+MATRICES = [(3, 5), (6, 2)]          # Muon takes 2-D parameters only (wide and tall)
+MINIT = [_mrng.standard_normal(s).astype(np.float32) for s in MATRICES]
+MGRADS = [[_mrng.standard_normal(s).astype(np.float32) for s in MATRICES] for _ in range(20)]
+MUON = [{}, dict(lr=0.02, nesterov=False, adjust_lr_fn="match_rms_adamw", weight_decay=0.0)]
+
+
+@pytest.mark.parametrize("kw", ADAFACTOR, ids=["default", "options"])
+def test_adafactor(kw):
+    _record(f"opt {_case_id('Adafactor', kw)}",
+            lambda: _check_opt("Adafactor", kw, INIT, GRADS))
+
+
+@pytest.fixture
+def one_torch_thread():
+    # PyTorch's bfloat16 CPU matmuls slow down 100-fold when their threads compete for cores
+    # (as on a shared CI machine); one thread keeps Muon's 60 reference steps fast.
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+@pytest.mark.parametrize("kw", MUON, ids=["default", "options"])
+def test_muon(kw, one_torch_thread):
+    _record(f"opt {_case_id('Muon', kw)}",
+            lambda: _check_opt("Muon", kw, MINIT, MGRADS))
+
+
+BAD = [("Adafactor", dict(lr=-1.0)), ("Adafactor", dict(beta2_decay=0.5)),
+       ("Adafactor", dict(eps=(-1.0, 1e-3))), ("Adafactor", dict(eps=(None, -1.0))),
+       ("Adafactor", dict(d=0.5)), ("Adafactor", dict(weight_decay=-1.0)),
+       ("Muon", dict(lr=-1.0)), ("Muon", dict(momentum=-1.0)), ("Muon", dict(weight_decay=-1.0)),
+       ("Muon", dict(adjust_lr_fn="other"))]
+
+
+def test_optimizer_errors():
+    for name, kw in BAD:
+        same_outcome(lambda lib: getattr(lib.optim, name)([lib.nn.Parameter(lib.ones(2, 2))],
+                                                           **kw))
+    # Muon refuses non-matrix parameters at construction, bad settings at the step.
+    same_outcome(lambda lib: lib.optim.Muon([lib.nn.Parameter(lib.ones(3))]))
+
+    def step(lib, opt_name, p, **kw):
+        p.grad = lib.ones_like(p)
+        getattr(lib.optim, opt_name)([p], **kw).step()
+        return p.tolist()
+    same_outcome(lambda lib: step(lib, "Muon", lib.nn.Parameter(lib.ones(2, 2)), ns_steps=100))
+    same_outcome(lambda lib: step(lib, "Muon", lib.nn.Parameter(lib.ones(2, 2)),
+                                   ns_coefficients=(1.0, 2.0)))
+    same_outcome(lambda lib: step(lib, "Adafactor",
+                                   lib.nn.Parameter(lib.ones(2, dtype=lib.complex64))))
+
+
+def test_optimizer_state_and_groups():
+    def state(lib):
+        ps = [lib.nn.Parameter(lib.ones(2, 3, 4)), lib.nn.Parameter(lib.ones(3)),
+              lib.nn.Parameter(lib.tensor(2.0))]
+        opt = lib.optim.Adafactor(ps)
+        for p in ps:
+            p.grad = lib.ones_like(p)
+        opt.step()
+        sd = opt.state_dict()
+        return ([{k: (str(v.dtype), tuple(v.shape)) for k, v in st.items()}
+                 for st in sd["state"].values()], sd["param_groups"], repr(opt))
+    same_outcome(state)
+    same_outcome(lambda lib: (lib.optim.Muon([lib.nn.Parameter(lib.ones(2, 2))])
+                               .state_dict()["param_groups"]))

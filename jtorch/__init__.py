@@ -33,16 +33,24 @@ from ._ops.creation import get_default_device, set_default_device  # noqa: E402,
 from ._random import (  # noqa: E402,F401
     Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state,
 )
-from ._misc import (  # noqa: E402,F401
-    is_complex, is_floating_point, is_nonzero, is_tensor, numel, result_type, set_printoptions,
-    get_printoptions, typename, is_storage, broadcast_shapes, no_grad,
-    enable_grad, set_grad_enabled, is_grad_enabled, inference_mode, is_inference_mode_enabled,
+from ._ops.tensor_queries import (  # noqa: E402,F401
+    is_complex, is_floating_point, is_nonzero, is_tensor, numel, result_type, typename,
+    is_storage, broadcast_shapes,
+)
+from .autograd.grad_mode import (  # noqa: E402,F401
+    no_grad, enable_grad, set_grad_enabled, is_grad_enabled, inference_mode,
+    is_inference_mode_enabled,
+)
+from ._layout import (  # noqa: E402,F401
     strided, contiguous_format, channels_last, channels_last_3d, preserve_format, layout,
     memory_format, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc, _mkldnn, jagged,
-    use_deterministic_algorithms, are_deterministic_algorithms_enabled, set_num_threads,
-    get_num_threads, set_float32_matmul_precision, get_float32_matmul_precision,
-    install_as_torch,
 )
+from ._knobs import (  # noqa: E402,F401
+    set_printoptions, get_printoptions, use_deterministic_algorithms,
+    are_deterministic_algorithms_enabled, set_num_threads, get_num_threads,
+    set_float32_matmul_precision, get_float32_matmul_precision,
+)
+from ._alias import install_as_torch  # noqa: E402,F401
 from . import autograd  # noqa: E402,F401
 from . import func  # noqa: E402,F401
 from . import cuda, linalg, special, fft, random, backends, nn, masked, signal  # noqa: E402,F401
@@ -77,17 +85,20 @@ from ._storage import TypedStorage, UntypedStorage  # noqa: E402,F401
 
 globals().update({c.__name__: c for c in _LEGACY_STORAGES.values()})  # FloatStorage, ...
 from . import accelerator, testing  # noqa: E402,F401
-from ._misc import (  # noqa: E402,F401
+from ._knobs import (  # noqa: E402,F401
     is_deterministic_algorithms_warn_only_enabled, get_deterministic_debug_mode,
     set_deterministic_debug_mode, set_num_interop_threads, get_num_interop_threads,
     set_flush_denormal, set_warn_always, is_warn_always_enabled, is_anomaly_enabled,
-    is_anomaly_check_nan_enabled, set_anomaly_enabled, is_same_size, is_signed, get_device,
-    is_inference, get_device_module, compiled_with_cxx11_abi, has_lapack, has_spectral, has_mkl,
-    has_openmp, sym_not, sym_float, sym_int, sym_max, sym_min, sym_ite, sym_sqrt, sym_sum,
+    is_anomaly_check_nan_enabled, set_anomaly_enabled, get_device_module,
+    compiled_with_cxx11_abi, has_lapack, has_spectral, has_mkl, has_openmp, is_vulkan_available,
 )
-from ._misc import (  # noqa: E402,F401
-    cudnn_is_acceptable, detach_, index_put_, is_distributed, is_vulkan_available,
+from ._ops.tensor_queries import (  # noqa: E402,F401
+    is_same_size, is_signed, get_device, is_inference, cudnn_is_acceptable, is_distributed,
 )
+from ._sym import (  # noqa: E402,F401
+    sym_not, sym_float, sym_int, sym_max, sym_min, sym_ite, sym_sqrt, sym_sum,
+)
+from ._ops.views import detach_  # noqa: E402,F401
 from ._torch_function import DisableTorchFunction, DisableTorchFunctionSubclass  # noqa: E402,F401
 from .amp import GradScaler  # noqa: E402,F401
 from .jit import fork, wait  # noqa: E402,F401

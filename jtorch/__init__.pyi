@@ -18,15 +18,17 @@ from jtorch import _disk_cache as _disk_cache
 from jtorch import _dtype as _dtype
 from jtorch import _dynamo as _dynamo
 from jtorch import _errors as _errors
+from jtorch import _knobs as _knobs
+from jtorch import _layout as _layout
 from jtorch import _legacy_types as _legacy_types
 from jtorch import _meta as _meta
-from jtorch import _misc as _misc
 from jtorch import _ops as _ops
 from jtorch import _programs as _programs
 from jtorch import _random as _random
 from jtorch import _rebuild as _rebuild
 from jtorch import _storage as _storage
 from jtorch import _streams as _streams
+from jtorch import _sym as _sym
 from jtorch import _tensor as _tensor
 from jtorch import _torch_function as _torch_function
 from jtorch import _tracebacks as _tracebacks
@@ -105,61 +107,33 @@ from jtorch._dtype import promote_types as promote_types
 from jtorch._dtype import set_default_dtype as set_default_dtype
 from jtorch._errors import AcceleratorError as AcceleratorError
 from jtorch._errors import OutOfMemoryError as OutOfMemoryError
+from jtorch._knobs import are_deterministic_algorithms_enabled as are_deterministic_algorithms_enabled
+from jtorch._knobs import compiled_with_cxx11_abi as compiled_with_cxx11_abi
+from jtorch._knobs import get_deterministic_debug_mode as get_deterministic_debug_mode
+from jtorch._knobs import get_device_module as get_device_module
+from jtorch._knobs import get_float32_matmul_precision as get_float32_matmul_precision
+from jtorch._knobs import get_num_interop_threads as get_num_interop_threads
+from jtorch._knobs import get_num_threads as get_num_threads
+from jtorch._knobs import get_printoptions as get_printoptions
+from jtorch._knobs import is_anomaly_check_nan_enabled as is_anomaly_check_nan_enabled
+from jtorch._knobs import is_anomaly_enabled as is_anomaly_enabled
+from jtorch._knobs import is_deterministic_algorithms_warn_only_enabled as is_deterministic_algorithms_warn_only_enabled
+from jtorch._knobs import is_vulkan_available as is_vulkan_available
+from jtorch._knobs import is_warn_always_enabled as is_warn_always_enabled
+from jtorch._knobs import set_anomaly_enabled as set_anomaly_enabled
+from jtorch._knobs import set_deterministic_debug_mode as set_deterministic_debug_mode
+from jtorch._knobs import set_float32_matmul_precision as set_float32_matmul_precision
+from jtorch._knobs import set_flush_denormal as set_flush_denormal
+from jtorch._knobs import set_num_interop_threads as set_num_interop_threads
+from jtorch._knobs import set_num_threads as set_num_threads
+from jtorch._knobs import set_printoptions as set_printoptions
+from jtorch._knobs import set_warn_always as set_warn_always
+from jtorch._knobs import use_deterministic_algorithms as use_deterministic_algorithms
+from jtorch._layout import layout as _jtorch__layout_layout
+from jtorch._layout import layout as layout
+from jtorch._layout import memory_format as _jtorch__layout_memory_format
+from jtorch._layout import memory_format as memory_format
 from jtorch._legacy_types import set_default_tensor_type as set_default_tensor_type
-from jtorch._misc import are_deterministic_algorithms_enabled as are_deterministic_algorithms_enabled
-from jtorch._misc import broadcast_shapes as broadcast_shapes
-from jtorch._misc import compiled_with_cxx11_abi as compiled_with_cxx11_abi
-from jtorch._misc import cudnn_is_acceptable as cudnn_is_acceptable
-from jtorch._misc import detach_ as detach_
-from jtorch._misc import get_deterministic_debug_mode as get_deterministic_debug_mode
-from jtorch._misc import get_device as get_device
-from jtorch._misc import get_device_module as get_device_module
-from jtorch._misc import get_float32_matmul_precision as get_float32_matmul_precision
-from jtorch._misc import get_num_interop_threads as get_num_interop_threads
-from jtorch._misc import get_num_threads as get_num_threads
-from jtorch._misc import get_printoptions as get_printoptions
-from jtorch._misc import index_put_ as index_put_
-from jtorch._misc import is_anomaly_check_nan_enabled as is_anomaly_check_nan_enabled
-from jtorch._misc import is_anomaly_enabled as is_anomaly_enabled
-from jtorch._misc import is_complex as is_complex
-from jtorch._misc import is_deterministic_algorithms_warn_only_enabled as is_deterministic_algorithms_warn_only_enabled
-from jtorch._misc import is_distributed as is_distributed
-from jtorch._misc import is_floating_point as is_floating_point
-from jtorch._misc import is_inference as is_inference
-from jtorch._misc import is_nonzero as is_nonzero
-from jtorch._misc import is_same_size as is_same_size
-from jtorch._misc import is_signed as is_signed
-from jtorch._misc import is_storage as is_storage
-from jtorch._misc import is_tensor as is_tensor
-from jtorch._misc import is_vulkan_available as is_vulkan_available
-from jtorch._misc import is_warn_always_enabled as is_warn_always_enabled
-from jtorch._misc import layout as _jtorch__misc_layout
-from jtorch._misc import layout as layout
-from jtorch._misc import memory_format as _jtorch__misc_memory_format
-from jtorch._misc import memory_format as memory_format
-from jtorch._misc import numel as numel
-from jtorch._misc import result_type as result_type
-from jtorch._misc import set_anomaly_enabled as set_anomaly_enabled
-from jtorch._misc import set_deterministic_debug_mode as set_deterministic_debug_mode
-from jtorch._misc import set_float32_matmul_precision as set_float32_matmul_precision
-from jtorch._misc import set_flush_denormal as set_flush_denormal
-from jtorch._misc import set_num_interop_threads as set_num_interop_threads
-from jtorch._misc import set_num_threads as set_num_threads
-from jtorch._misc import set_printoptions as set_printoptions
-from jtorch._misc import set_warn_always as set_warn_always
-from jtorch._misc import sym_float as sym_float
-from jtorch._misc import sym_int as sym_int
-from jtorch._misc import sym_ite as sym_ite
-from jtorch._misc import sym_max as sym_max
-from jtorch._misc import sym_min as sym_min
-from jtorch._misc import sym_not as sym_not
-from jtorch._misc import sym_sqrt as sym_sqrt
-from jtorch._misc import sym_sum as sym_sum
-from jtorch._misc import typename as typename
-from jtorch._misc import use_deterministic_algorithms as use_deterministic_algorithms
-from jtorch._ops.activation import _torch_rrelu as rrelu
-from jtorch._ops.activation import _torch_rrelu_ as rrelu_
-from jtorch._ops.activation import native_dropout as native_dropout
 from jtorch._ops.conversion import is_conj as is_conj
 from jtorch._ops.conversion import is_neg as is_neg
 from jtorch._ops.conversion import resolve_conj as resolve_conj
@@ -169,9 +143,11 @@ from jtorch._ops.creation import arange as arange
 from jtorch._ops.creation import as_tensor as as_tensor
 from jtorch._ops.creation import asarray as asarray
 from jtorch._ops.creation import empty as empty
+from jtorch._ops.creation import empty_permuted as empty_permuted
 from jtorch._ops.creation import empty_strided as empty_strided
 from jtorch._ops.creation import eye as eye
 from jtorch._ops.creation import from_numpy as from_numpy
+from jtorch._ops.creation import frombuffer as frombuffer
 from jtorch._ops.creation import full as full
 from jtorch._ops.creation import get_default_device as get_default_device
 from jtorch._ops.creation import linspace as linspace
@@ -185,28 +161,29 @@ from jtorch._ops.creation import tensor as tensor
 from jtorch._ops.creation import tril_indices as tril_indices
 from jtorch._ops.creation import triu_indices as triu_indices
 from jtorch._ops.creation import zeros as zeros
-from jtorch._ops.creation_extra import frombuffer as frombuffer
 from jtorch._ops.differences import gradient as gradient
+from jtorch._ops.histogram import _histogramdd_from_bin_cts as _histogramdd_from_bin_cts
+from jtorch._ops.histogram import histogram as histogram
+from jtorch._ops.histogram import histogramdd as histogramdd
 from jtorch._ops.indexing import index_put as index_put
+from jtorch._ops.indexing import index_put_ as index_put_
 from jtorch._ops.linalg_lowrank import pca_lowrank as pca_lowrank
 from jtorch._ops.linalg_lowrank import svd_lowrank as svd_lowrank
-from jtorch._ops.loss import ctc_loss as ctc_loss
 from jtorch._ops.masked import masked_scatter as masked_scatter
 from jtorch._ops.masked import masked_select as masked_select
 from jtorch._ops.matmul import einsum as einsum
-from jtorch._ops.misc_private import _histogramdd_from_bin_cts as _histogramdd_from_bin_cts
-from jtorch._ops.misc_private import _segment_reduce as _segment_reduce
-from jtorch._ops.misc_private import _segment_reduce as segment_reduce
-from jtorch._ops.misc_private import empty_permuted as empty_permuted
-from jtorch._ops.misc_private import histogramdd as histogramdd
-from jtorch._ops.nn_misc import embedding_renorm_ as embedding_renorm_
-from jtorch._ops.normalization import _batch_norm_with_update as _batch_norm_with_update
-from jtorch._ops.normalization import _native_batch_norm_legit as _native_batch_norm_legit
-from jtorch._ops.normalization import _native_batch_norm_legit_no_training as _native_batch_norm_legit_no_training
-from jtorch._ops.normalization import _torch_batch_norm as batch_norm
-from jtorch._ops.normalization import _torch_instance_norm as instance_norm
-from jtorch._ops.normalization import _torch_layer_norm as layer_norm
-from jtorch._ops.normalization import native_batch_norm as native_batch_norm
+from jtorch._ops.nn.activation import _torch_rrelu as rrelu
+from jtorch._ops.nn.activation import _torch_rrelu_ as rrelu_
+from jtorch._ops.nn.dropout import native_dropout as native_dropout
+from jtorch._ops.nn.embedding import embedding_renorm_ as embedding_renorm_
+from jtorch._ops.nn.loss import ctc_loss as ctc_loss
+from jtorch._ops.nn.normalization import _batch_norm_with_update as _batch_norm_with_update
+from jtorch._ops.nn.normalization import _native_batch_norm_legit as _native_batch_norm_legit
+from jtorch._ops.nn.normalization import _native_batch_norm_legit_no_training as _native_batch_norm_legit_no_training
+from jtorch._ops.nn.normalization import _torch_batch_norm as batch_norm
+from jtorch._ops.nn.normalization import _torch_instance_norm as instance_norm
+from jtorch._ops.nn.normalization import _torch_layer_norm as layer_norm
+from jtorch._ops.nn.normalization import native_batch_norm as native_batch_norm
 from jtorch._ops.pointwise import allclose as allclose
 from jtorch._ops.pointwise import equal as equal
 from jtorch._ops.pointwise import where as where
@@ -222,6 +199,8 @@ from jtorch._ops.random import randint as randint
 from jtorch._ops.random import randint_like as randint_like
 from jtorch._ops.random import randn as randn
 from jtorch._ops.random import randperm as randperm
+from jtorch._ops.reduction import _segment_reduce as _segment_reduce
+from jtorch._ops.reduction import _segment_reduce as segment_reduce
 from jtorch._ops.reduction import max as max
 from jtorch._ops.reduction import min as min
 from jtorch._ops.scatter import gather as gather
@@ -254,13 +233,27 @@ from jtorch._ops.shape import unsafe_chunk as unsafe_chunk
 from jtorch._ops.shape import unsafe_split as unsafe_split
 from jtorch._ops.shape import unsafe_split_with_sizes as unsafe_split_with_sizes
 from jtorch._ops.shape import vsplit as vsplit
-from jtorch._ops.statistics import histogram as histogram
 from jtorch._ops.statistics import nanquantile as nanquantile
 from jtorch._ops.statistics import quantile as quantile
 from jtorch._ops.statistics import std as std
 from jtorch._ops.statistics import std_mean as std_mean
 from jtorch._ops.statistics import var as var
 from jtorch._ops.statistics import var_mean as var_mean
+from jtorch._ops.tensor_queries import broadcast_shapes as broadcast_shapes
+from jtorch._ops.tensor_queries import cudnn_is_acceptable as cudnn_is_acceptable
+from jtorch._ops.tensor_queries import get_device as get_device
+from jtorch._ops.tensor_queries import is_complex as is_complex
+from jtorch._ops.tensor_queries import is_distributed as is_distributed
+from jtorch._ops.tensor_queries import is_floating_point as is_floating_point
+from jtorch._ops.tensor_queries import is_inference as is_inference
+from jtorch._ops.tensor_queries import is_nonzero as is_nonzero
+from jtorch._ops.tensor_queries import is_same_size as is_same_size
+from jtorch._ops.tensor_queries import is_signed as is_signed
+from jtorch._ops.tensor_queries import is_storage as is_storage
+from jtorch._ops.tensor_queries import is_tensor as is_tensor
+from jtorch._ops.tensor_queries import numel as numel
+from jtorch._ops.tensor_queries import result_type as result_type
+from jtorch._ops.tensor_queries import typename as typename
 from jtorch._ops.view_functional import alias_copy as alias_copy
 from jtorch._ops.view_functional import as_strided_copy as as_strided_copy
 from jtorch._ops.view_functional import as_strided_scatter as as_strided_scatter
@@ -286,6 +279,7 @@ from jtorch._ops.views import as_strided_ as as_strided_
 from jtorch._ops.views import broadcast_to as broadcast_to
 from jtorch._ops.views import chunk as chunk
 from jtorch._ops.views import contiguous as contiguous
+from jtorch._ops.views import detach_ as detach_
 from jtorch._ops.views import flatten as flatten
 from jtorch._ops.views import moveaxis as moveaxis
 from jtorch._ops.views import permute as permute
@@ -310,6 +304,14 @@ from jtorch._storage import TypedStorage as _jtorch__storage_TypedStorage
 from jtorch._storage import UntypedStorage as UntypedStorage
 from jtorch._streams import Event as Event
 from jtorch._streams import Stream as Stream
+from jtorch._sym import sym_float as sym_float
+from jtorch._sym import sym_int as sym_int
+from jtorch._sym import sym_ite as sym_ite
+from jtorch._sym import sym_max as sym_max
+from jtorch._sym import sym_min as sym_min
+from jtorch._sym import sym_not as sym_not
+from jtorch._sym import sym_sqrt as sym_sqrt
+from jtorch._sym import sym_sum as sym_sum
 from jtorch._tensor import Size as Size
 from jtorch._tensor import Tensor as Tensor
 from jtorch._tensor import Tensor as _jtorch__tensor_Tensor
@@ -435,24 +437,24 @@ _CPU_TYPES: Any
 _LEGACY_STORAGES: Any
 _NAMESPACES: Any
 __version__: _jtorch_torch_version_TorchVersion
-# declared in jtorch/_ops/misc_private.py
+# declared in jtorch/_ops/shape.py
 def _chunk_cat(tensors: Sequence[Tensor], dim: _int | Sequence[_int], num_chunks: Any, *, out: Tensor | None = None) -> Tensor: ...
-# declared in jtorch/_ops/misc_private.py
+# declared in jtorch/_ops/histogram.py
 def _histogramdd_bin_edges(input: Tensor | _Number, bins: Any, *, range: Any = None, weight: Tensor | _Number | None = None, density: _bool = False) -> Tensor: ...
-# declared in jtorch/_ops/misc_private.py
+# declared in jtorch/_ops/histogram.py
 def _histogramdd_from_bin_tensors(input: Tensor | _Number, bins: Sequence[Tensor], *, weight: Tensor | _Number | None = None, density: _bool = False) -> Tensor: ...
-_mkldnn: _jtorch__misc_layout
-# declared in jtorch/_ops/activation.py
+_mkldnn: _jtorch__layout_layout
+# declared in jtorch/_ops/nn/activation.py
 def _safe_softmax(input: Tensor | _Number, dim: _int | Sequence[_int] = ..., dtype: _jtorch__dtype_dtype | None = None, *, axis: Any = ...) -> Tensor: ...
-# declared in jtorch/_ops/misc_private.py
+# declared in jtorch/_ops/nn/activation.py
 def _softmax_backward_data(grad_output: Tensor | _Number, output: Tensor | _Number, dim: _int | Sequence[_int], input_dtype: Any) -> Tensor: ...
-# declared in jtorch/_ops/misc_private.py
+# declared in jtorch/_ops/indexing.py
 def _unsafe_masked_index(input: Tensor | _Number, mask: Tensor | _Number, indices: Sequence[Tensor], fill: Any) -> Tensor: ...
-# declared in jtorch/_ops/misc_private.py
+# declared in jtorch/_ops/indexing.py
 def _unsafe_masked_index_put_accumulate(input: Tensor | _Number, mask: Tensor | _Number, indices: Sequence[Tensor], values: Tensor | _Number) -> Tensor: ...
-# declared in jtorch/_ops/sampling.py
+# declared in jtorch/_ops/nn/sampling.py
 def _upsample_bilinear2d_aa(input: Tensor | _Number, output_size: _int | Sequence[_int], align_corners: Any, scales_h: Any = None, scales_w: Any = None, *, scale_factors: Any = None) -> Tensor: ...
-# declared in jtorch/_ops/normalization.py
+# declared in jtorch/_ops/nn/normalization.py
 def _weight_norm(v: Tensor | _Number, g: Tensor | _Number, dim: _int | Sequence[_int] = 0, *, axis: Any = ...) -> Tensor: ...
 # declared in jtorch/_ops/pointwise.py
 def abs(input: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
@@ -470,7 +472,7 @@ def acos_(input: Tensor | _Number) -> Tensor: ...
 def acosh(input: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
 # declared in jtorch/_ops/pointwise_math.py
 def acosh_(input: Tensor | _Number) -> Tensor: ...
-# declared in jtorch/_ops/pooling.py
+# declared in jtorch/_ops/nn/pooling.py
 def adaptive_avg_pool1d(input: Tensor | _Number, output_size: _int | Sequence[_int]) -> Tensor: ...
 # declared in jtorch/_ops/pointwise.py
 def add(input: Tensor | _Number, other: Tensor | _Number, *, alpha: _Number = 1, out: Tensor | None = None) -> Tensor: ...
@@ -506,9 +508,9 @@ def adjoint(input: Tensor | _Number) -> Tensor: ...
 def alias(input: Tensor | _Number) -> Tensor: ...
 # declared in jtorch/_ops/reduction.py
 def all(input: Tensor | _Number, dim: _int | Sequence[_int] | None = None, keepdim: _bool = False, *, out: Tensor | None = None, axis: Any = ..., keepdims: Any = ...) -> Tensor: ...
-# defined in jtorch/_ops/activation.py
+# defined in jtorch/_ops/nn/dropout.py
 def alpha_dropout(input: Any, p: Any, train: Any) -> Any: ...
-# defined in jtorch/_ops/activation.py
+# defined in jtorch/_ops/nn/dropout.py
 def alpha_dropout_(input: Any, p: Any, train: Any) -> Any: ...
 # declared in jtorch/_ops/reduction.py
 def amax(input: Tensor | _Number, dim: _int | Sequence[_int] = ..., keepdim: _bool = False, *, out: Tensor | None = None, axis: Any = ..., keepdims: Any = ...) -> Tensor: ...
@@ -578,18 +580,18 @@ def atan_(input: Tensor | _Number) -> Tensor: ...
 def atanh(input: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
 # declared in jtorch/_ops/pointwise_math.py
 def atanh_(input: Tensor | _Number) -> Tensor: ...
-# declared in jtorch/_ops/pooling.py
+# declared in jtorch/_ops/nn/pooling.py
 def avg_pool1d(input: Tensor | _Number, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: _bool = False, count_include_pad: _bool = True) -> Tensor: ...
 # declared in jtorch/_ops/matmul.py
 def baddbmm(input: Tensor | _Number, batch1: Tensor | _Number, batch2: Tensor | _Number, *, beta: Any = 1, alpha: Any = 1, out: Tensor | None = None) -> Tensor: ...
 # declared in jtorch/_ops/matmul.py
 def baddbmm_(input: Tensor | _Number, batch1: Tensor | _Number, batch2: Tensor | _Number, *, beta: Any = 1, alpha: Any = 1) -> Tensor: ...
 bfloat16: _jtorch__dtype_dtype
-# declared in jtorch/_ops/nn_misc.py
+# declared in jtorch/_ops/nn/linear.py
 def bilinear(input1: Tensor | _Number, input2: Tensor | _Number, weight: Tensor | _Number, bias: Tensor | _Number | None = None) -> Tensor: ...
-# declared in jtorch/_ops/loss.py
+# declared in jtorch/_ops/nn/loss.py
 def binary_cross_entropy_with_logits(input: Tensor | _Number, target: Tensor | _Number, weight: Tensor | _Number | None = None, size_average: Any = None, reduce: Any = None, reduction: _str = 'mean', pos_weight: Tensor | _Number | None = None) -> Tensor: ...
-# declared in jtorch/_ops/statistics.py
+# declared in jtorch/_ops/histogram.py
 def bincount(input: Tensor | _Number, weights: Tensor | _Number | None = None, minlength: Any = 0) -> Tensor: ...
 # declared in jtorch/_ops/pointwise.py
 def bitwise_and(input: Tensor | _Number, other: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
@@ -629,18 +631,18 @@ cdouble: _jtorch__dtype_dtype
 def ceil(input: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
 # declared in jtorch/_ops/pointwise_math.py
 def ceil_(input: Tensor | _Number) -> Tensor: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def celu(input: Tensor | _Number, alpha: _float = 1.0, inplace: _bool = False) -> Tensor: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def celu_(input: Tensor | _Number, alpha: _float = 1.0) -> Tensor: ...
 cfloat: _jtorch__dtype_dtype
 # declared in jtorch/_ops/matmul.py
 def chain_matmul(*matrices: Any, out: Tensor | None = None) -> Tensor: ...
 chalf: _jtorch__dtype_dtype
-# declared in jtorch/_ops/sampling.py
+# declared in jtorch/_ops/nn/sampling.py
 def channel_shuffle(input: Tensor | _Number, groups: _int) -> Tensor: ...
-channels_last: _jtorch__misc_memory_format
-channels_last_3d: _jtorch__misc_memory_format
+channels_last: _jtorch__layout_memory_format
+channels_last_3d: _jtorch__layout_memory_format
 def cholesky(input: Any, upper: Any = False, *, out: Any = None) -> Any: ...
 def cholesky_inverse(input: Any, upper: Any = False, *, out: Any = None) -> Any: ...
 # declared in jtorch/_ops/linalg.py
@@ -680,20 +682,20 @@ def conj(input: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
 def conj_physical(input: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
 # declared in jtorch/_ops/pointwise_math.py
 def conj_physical_(input: Tensor | _Number) -> Tensor: ...
-# declared in jtorch/_ops/nn_misc.py
+# declared in jtorch/_ops/nn/padding.py
 def constant_pad_nd(input: Tensor | _Number, pad: Any, value: Any = 0) -> Tensor: ...
-contiguous_format: _jtorch__misc_memory_format
-# declared in jtorch/_ops/conv.py
+contiguous_format: _jtorch__layout_memory_format
+# declared in jtorch/_ops/nn/conv.py
 def conv1d(input: Tensor | _Number, weight: Tensor | _Number, bias: Tensor | _Number | None = None, stride: Any = 1, padding: Any = 0, dilation: Any = 1, groups: _int = 1) -> Tensor: ...
-# declared in jtorch/_ops/conv.py
+# declared in jtorch/_ops/nn/conv.py
 def conv2d(input: Tensor | _Number, weight: Tensor | _Number, bias: Tensor | _Number | None = None, stride: Any = 1, padding: Any = 0, dilation: Any = 1, groups: _int = 1) -> Tensor: ...
-# declared in jtorch/_ops/conv.py
+# declared in jtorch/_ops/nn/conv.py
 def conv3d(input: Tensor | _Number, weight: Tensor | _Number, bias: Tensor | _Number | None = None, stride: Any = 1, padding: Any = 0, dilation: Any = 1, groups: _int = 1) -> Tensor: ...
-# declared in jtorch/_ops/conv.py
+# declared in jtorch/_ops/nn/conv.py
 def conv_transpose1d(input: Tensor | _Number, weight: Tensor | _Number, bias: Tensor | _Number | None = None, stride: Any = 1, padding: Any = 0, output_padding: Any = 0, groups: _int = 1, dilation: Any = 1) -> Tensor: ...
-# declared in jtorch/_ops/conv.py
+# declared in jtorch/_ops/nn/conv.py
 def conv_transpose2d(input: Tensor | _Number, weight: Tensor | _Number, bias: Tensor | _Number | None = None, stride: Any = 1, padding: Any = 0, output_padding: Any = 0, groups: _int = 1, dilation: Any = 1) -> Tensor: ...
-# declared in jtorch/_ops/conv.py
+# declared in jtorch/_ops/nn/conv.py
 def conv_transpose3d(input: Tensor | _Number, weight: Tensor | _Number, bias: Tensor | _Number | None = None, stride: Any = 1, padding: Any = 0, output_padding: Any = 0, groups: _int = 1, dilation: Any = 1) -> Tensor: ...
 # declared in jtorch/_ops/pointwise_math.py
 def copysign(input: Tensor | _Number, other: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
@@ -709,7 +711,7 @@ def cos_(input: Tensor | _Number) -> Tensor: ...
 def cosh(input: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
 # declared in jtorch/_ops/pointwise_math.py
 def cosh_(input: Tensor | _Number) -> Tensor: ...
-# declared in jtorch/_ops/nn_misc.py
+# declared in jtorch/_ops/nn/distance.py
 def cosine_similarity(x1: Tensor | _Number, x2: Tensor | _Number, dim: _int | Sequence[_int] = 1, eps: _float = 1e-08, *, axis: Any = ...) -> Tensor: ...
 # declared in jtorch/_ops/reduction.py
 def count_nonzero(input: Tensor | _Number, dim: _int | Sequence[_int] | None = None, *, out: Tensor | None = None, axis: Any = ...) -> Tensor: ...
@@ -769,14 +771,14 @@ def divide_(input: Tensor | _Number, other: Tensor | _Number, *, rounding_mode: 
 # declared in jtorch/_ops/matmul.py
 def dot(input: Tensor | _Number, tensor: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
 double: _jtorch__dtype_dtype
-# defined in jtorch/_ops/activation.py
+# defined in jtorch/_ops/nn/dropout.py
 def dropout(input: Any, p: Any, train: Any) -> Any: ...
-# defined in jtorch/_ops/activation.py
+# defined in jtorch/_ops/nn/dropout.py
 def dropout_(input: Any, p: Any, train: Any) -> Any: ...
 # declared in jtorch/_ops/shape.py
 def dstack(tensors: Sequence[Tensor], *, out: Tensor | None = None) -> Tensor: ...
 e: _float
-# declared in jtorch/_ops/nn_misc.py
+# declared in jtorch/_ops/nn/embedding.py
 def embedding(weight: Tensor | _Number, indices: Tensor | _Number, padding_idx: Any = -1, scale_grad_by_freq: _bool = False, sparse: _bool = False) -> Tensor: ...
 # declared in jtorch/_ops/pointwise.py
 def eq(input: Tensor | _Number, other: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
@@ -806,13 +808,13 @@ def exp_(input: Tensor | _Number) -> Tensor: ...
 def expm1(input: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
 # declared in jtorch/_ops/pointwise_math.py
 def expm1_(input: Tensor | _Number) -> Tensor: ...
-# defined in jtorch/_ops/activation.py
+# defined in jtorch/_ops/nn/dropout.py
 def feature_alpha_dropout(input: Any, p: Any, train: Any) -> Any: ...
-# defined in jtorch/_ops/activation.py
+# defined in jtorch/_ops/nn/dropout.py
 def feature_alpha_dropout_(input: Any, p: Any, train: Any) -> Any: ...
-# defined in jtorch/_ops/activation.py
+# defined in jtorch/_ops/nn/dropout.py
 def feature_dropout(input: Any, p: Any, train: Any) -> Any: ...
-# defined in jtorch/_ops/activation.py
+# defined in jtorch/_ops/nn/dropout.py
 def feature_dropout_(input: Any, p: Any, train: Any) -> Any: ...
 # declared in jtorch/_ops/conversion.py
 def fill(input: Tensor | _Number, value: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
@@ -883,20 +885,20 @@ def greater_(input: Tensor | _Number, other: Tensor | _Number) -> Tensor: ...
 def greater_equal(input: Tensor | _Number, other: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
 # declared in jtorch/_ops/pointwise.py
 def greater_equal_(input: Tensor | _Number, other: Tensor | _Number) -> Tensor: ...
-# declared in jtorch/_ops/sampling.py
+# declared in jtorch/_ops/nn/sampling.py
 def grid_sampler(input: Tensor | _Number, grid: Tensor | _Number, interpolation_mode: Any, padding_mode: Any, align_corners: Any) -> Tensor: ...
-# declared in jtorch/_ops/sampling.py
+# declared in jtorch/_ops/nn/sampling.py
 def grid_sampler_2d(input: Tensor | _Number, grid: Tensor | _Number, interpolation_mode: Any, padding_mode: Any, align_corners: Any) -> Tensor: ...
-# declared in jtorch/_ops/sampling.py
+# declared in jtorch/_ops/nn/sampling.py
 def grid_sampler_3d(input: Tensor | _Number, grid: Tensor | _Number, interpolation_mode: Any, padding_mode: Any, align_corners: Any) -> Tensor: ...
-# declared in jtorch/_ops/normalization.py
+# declared in jtorch/_ops/nn/normalization.py
 def group_norm(input: Tensor | _Number, num_groups: Any, weight: Tensor | _Number | None = None, bias: Tensor | _Number | None = None, eps: _float = 1e-05, cudnn_enabled: _bool = True) -> Tensor: ...
 # declared in jtorch/_ops/pointwise.py
 def gt(input: Tensor | _Number, other: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
 # declared in jtorch/_ops/pointwise.py
 def gt_(input: Tensor | _Number, other: Tensor | _Number) -> Tensor: ...
 half: _jtorch__dtype_dtype
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def hardshrink(input: Tensor | _Number, lambd: _float = 0.5, *, out: Tensor | None = None) -> Tensor: ...
 has_lapack: _bool
 has_mkl: _bool
@@ -908,7 +910,7 @@ def hash_tensor(input: Tensor | _Number, dim: _int | Sequence[_int] | None = Non
 def heaviside(input: Tensor | _Number, values: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
 # declared in jtorch/_ops/pointwise_math.py
 def heaviside_(input: Tensor | _Number, values: Tensor | _Number) -> Tensor: ...
-# declared in jtorch/_ops/statistics.py
+# declared in jtorch/_ops/histogram.py
 def histc(input: Tensor | _Number, bins: Any = 100, min: Any = 0, max: Any = 0, *, out: Tensor | None = None) -> Tensor: ...
 # declared in jtorch/_ops/shape.py
 def hstack(tensors: Sequence[Tensor], *, out: Tensor | None = None) -> Tensor: ...
@@ -957,7 +959,7 @@ def isposinf(input: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: .
 def isreal(input: Tensor | _Number) -> Tensor: ...
 # declared in jtorch/_ops/fft.py
 def istft(input: Tensor | _Number, n_fft: Any, hop_length: Any = None, win_length: Any = None, window: Tensor | _Number | None = None, center: _bool = True, normalized: _bool = False, onesided: Any = None, length: Any = None, return_complex: _bool = False, *, out: Tensor | None = None) -> Tensor: ...
-jagged: _jtorch__misc_layout
+jagged: _jtorch__layout_layout
 # declared in jtorch/_ops/matmul.py
 def kron(input: Tensor | _Number, other: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
 # declared in jtorch/_ops/sorting.py
@@ -974,7 +976,7 @@ def ldexp_(input: Tensor | _Number, other: Tensor | _Number) -> Tensor: ...
 def le(input: Tensor | _Number, other: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
 # declared in jtorch/_ops/pointwise.py
 def le_(input: Tensor | _Number, other: Tensor | _Number) -> Tensor: ...
-legacy_contiguous_format: _jtorch__misc_memory_format
+legacy_contiguous_format: _jtorch__layout_memory_format
 # declared in jtorch/_ops/pointwise.py
 def lerp(input: Tensor | _Number, end: Tensor | _Number, weight: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
 # declared in jtorch/_ops/pointwise.py
@@ -1007,7 +1009,7 @@ def log2(input: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
 def log2_(input: Tensor | _Number) -> Tensor: ...
 # declared in jtorch/_ops/pointwise_math.py
 def log_(input: Tensor | _Number) -> Tensor: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def log_softmax(input: Tensor | _Number, dim: _int | Sequence[_int] = ..., dtype: _jtorch__dtype_dtype | None = None, *, out: Tensor | None = None, axis: Any = ...) -> Tensor: ...
 # declared in jtorch/_ops/pointwise_math.py
 def logaddexp(input: Tensor | _Number, other: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
@@ -1059,11 +1061,11 @@ def matmul(input: Tensor | _Number, other: Tensor | _Number, *, out: Tensor | No
 # declared in jtorch/_ops/linalg_norms.py
 def matrix_exp(A: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
 def matrix_power(A: Any, n: Any, *, out: Any = None) -> Any: ...
-# declared in jtorch/_ops/pooling.py
+# declared in jtorch/_ops/nn/pooling.py
 def max_pool1d(input: Tensor | _Number, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1, ceil_mode: _bool = False, return_indices: _bool = False) -> Tensor: ...
-# declared in jtorch/_ops/pooling.py
+# declared in jtorch/_ops/nn/pooling.py
 def max_pool2d(input: Tensor | _Number, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1, ceil_mode: _bool = False, return_indices: _bool = False) -> Tensor: ...
-# declared in jtorch/_ops/pooling.py
+# declared in jtorch/_ops/nn/pooling.py
 def max_pool3d(input: Tensor | _Number, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1, ceil_mode: _bool = False, return_indices: _bool = False) -> Tensor: ...
 # declared in jtorch/_ops/pointwise.py
 def maximum(input: Tensor | _Number, other: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
@@ -1108,13 +1110,13 @@ def nanmedian(input: Tensor | _Number, dim: _int | Sequence[_int] | None = None,
 def nansum(input: Tensor | _Number, dim: _int | Sequence[_int] | None = None, keepdim: _bool = False, *, dtype: _jtorch__dtype_dtype | None = None, out: Tensor | None = None, axis: Any = ..., keepdims: Any = ...) -> Tensor: ...
 # declared in jtorch/_ops/views.py
 def narrow(input: Tensor | _Number, dim: _int | Sequence[_int], start: Any, length: Any) -> Tensor: ...
-# declared in jtorch/_ops/sampling.py
+# declared in jtorch/_ops/nn/sampling.py
 def native_channel_shuffle(input: Tensor | _Number, groups: _int) -> Tensor: ...
-# declared in jtorch/_ops/misc_private.py
+# declared in jtorch/_ops/nn/dropout.py
 def native_dropout_backward(grad_output: Tensor | _Number, mask: Tensor | _Number, scale: Tensor | _Number) -> Tensor: ...
-# declared in jtorch/_ops/normalization.py
+# declared in jtorch/_ops/nn/normalization.py
 def native_group_norm(input: Tensor | _Number, weight: Tensor | _Number, bias: Tensor | _Number, N: Any, C: Any, HxW: Any, group: Any, eps: Any) -> Tensor: ...
-# declared in jtorch/_ops/normalization.py
+# declared in jtorch/_ops/nn/normalization.py
 def native_layer_norm(input: Tensor | _Number, normalized_shape: Any, weight: Tensor | _Number, bias: Tensor | _Number, eps: Any) -> Tensor: ...
 # declared in jtorch/_ops/pointwise.py
 def ne(input: Tensor | _Number, other: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
@@ -1139,7 +1141,7 @@ def nonzero(input: Tensor | _Number, *, as_tuple: _bool = False, out: Tensor | N
 def nonzero_static(input: Tensor | _Number, *, size: Any, fill_value: Any = -1, out: Tensor | None = None) -> Tensor: ...
 # declared in jtorch/_ops/reduction.py
 def norm(input: Tensor | _Number, p: Any = 'fro', dim: _int | Sequence[_int] | None = None, keepdim: _bool = False, dtype: _jtorch__dtype_dtype | None = None, *, out: Tensor | None = None, axis: Any = ..., keepdims: Any = ...) -> Tensor: ...
-# declared in jtorch/_ops/normalization.py
+# declared in jtorch/_ops/nn/normalization.py
 def norm_except_dim(v: Tensor | _Number, pow: Any = 2, dim: _int | Sequence[_int] = 0, *, axis: Any = ...) -> Tensor: ...
 # declared in jtorch/_ops/pointwise.py
 def not_equal(input: Tensor | _Number, other: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
@@ -1152,16 +1154,16 @@ def orgqr(A: Tensor | _Number, tau: Tensor | _Number, *, out: Tensor | None = No
 def ormqr(input: Tensor | _Number, input2: Tensor | _Number, input3: Tensor | _Number, left: _bool = True, transpose: _bool = False, *, out: Tensor | None = None) -> Tensor: ...
 # declared in jtorch/_ops/matmul.py
 def outer(input: Tensor | _Number, vec2: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
-# declared in jtorch/_ops/nn_misc.py
+# declared in jtorch/_ops/nn/distance.py
 def pairwise_distance(x1: Tensor | _Number, x2: Tensor | _Number, p: _float = 2.0, eps: _float = 1e-06, keepdim: _bool = False, *, keepdims: Any = ...) -> Tensor: ...
-# declared in jtorch/_ops/nn_misc.py
+# declared in jtorch/_ops/nn/distance.py
 def pdist(input: Tensor | _Number, p: Any = 2) -> Tensor: ...
 pi: _float
 # declared in jtorch/_ops/linalg_norms.py
 def pinverse(input: Tensor | _Number, rcond: _float = 1e-15, *, out: Tensor | None = None) -> Tensor: ...
-# declared in jtorch/_ops/sampling.py
+# declared in jtorch/_ops/nn/sampling.py
 def pixel_shuffle(input: Tensor | _Number, upscale_factor: _int) -> Tensor: ...
-# declared in jtorch/_ops/sampling.py
+# declared in jtorch/_ops/nn/sampling.py
 def pixel_unshuffle(input: Tensor | _Number, downscale_factor: _int) -> Tensor: ...
 # declared in jtorch/_ops/pointwise_math.py
 def polar(abs: Tensor | _Number, angle: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
@@ -1173,9 +1175,9 @@ def positive(input: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: .
 def pow(input: Tensor | _Number, exponent: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
 # declared in jtorch/_ops/pointwise.py
 def pow_(input: Tensor | _Number, exponent: Tensor | _Number) -> Tensor: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def prelu(input: Tensor | _Number, weight: Tensor | _Number) -> Tensor: ...
-preserve_format: _jtorch__misc_memory_format
+preserve_format: _jtorch__layout_memory_format
 # declared in jtorch/_ops/reduction.py
 def prod(input: Tensor | _Number, dim: _int | Sequence[_int] | None = None, keepdim: _bool = False, *, dtype: _jtorch__dtype_dtype | None = None, out: Tensor | None = None, axis: Any = ..., keepdims: Any = ...) -> Tensor: ...
 # declared in jtorch/_ops/linalg.py
@@ -1190,9 +1192,9 @@ def real(input: Tensor | _Number) -> Tensor: ...
 def reciprocal(input: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
 # declared in jtorch/_ops/pointwise_math.py
 def reciprocal_(input: Tensor | _Number) -> Tensor: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def relu(input: Tensor | _Number, inplace: _bool = False) -> Tensor: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def relu_(input: Tensor | _Number) -> Tensor: ...
 # declared in jtorch/_ops/pointwise.py
 def remainder(input: Tensor | _Number, other: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
@@ -1202,7 +1204,7 @@ def remainder_(input: Tensor | _Number, other: Tensor | _Number) -> Tensor: ...
 def renorm(input: Tensor | _Number, p: Any, dim: _int | Sequence[_int], maxnorm: Any, *, out: Tensor | None = None) -> Tensor: ...
 # declared in jtorch/_ops/reduction.py
 def renorm_(input: Tensor | _Number, p: Any, dim: _int | Sequence[_int], maxnorm: Any) -> Tensor: ...
-# declared in jtorch/_ops/normalization.py
+# declared in jtorch/_ops/nn/normalization.py
 def rms_norm(input: Tensor | _Number, normalized_shape: Any, weight: Tensor | _Number | None = None, eps: Any = None) -> Tensor: ...
 # declared in jtorch/_ops/shape.py
 def roll(input: Tensor | _Number, shifts: _int | Sequence[_int], dims: _int | Sequence[_int] | None = None, *, out: Tensor | None = None) -> Tensor: ...
@@ -1226,9 +1228,9 @@ def searchsorted(sorted_sequence: Tensor | _Number, input: Tensor | _Number, *, 
 def select(input: Tensor | _Number, dim: _int | Sequence[_int], index: Any) -> Tensor: ...
 # declared in jtorch/_ops/view_functional.py
 def select_scatter(input: Tensor | _Number, src: Tensor | _Number, dim: _int | Sequence[_int], index: Any, *, out: Tensor | None = None) -> Tensor: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def selu(input: Tensor | _Number, inplace: _bool = False) -> Tensor: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def selu_(input: Tensor | _Number) -> Tensor: ...
 # declared in jtorch/_ops/pointwise_math.py
 def sgn(input: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
@@ -1261,15 +1263,15 @@ def sinh_(input: Tensor | _Number) -> Tensor: ...
 def slice_scatter(input: Tensor | _Number, src: Tensor | _Number, dim: _int | Sequence[_int] = 0, start: Any = None, end: Any = None, step: Any = 1, *, out: Tensor | None = None, axis: Any = ...) -> Tensor: ...
 # declared in jtorch/_ops/linalg.py
 def slogdet(input: Tensor | _Number, *, out: tuple[Tensor, ...] | None = None) -> tuple[Tensor, ...]: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def softmax(input: Tensor | _Number, dim: _int | Sequence[_int] = ..., dtype: _jtorch__dtype_dtype | None = None, *, out: Tensor | None = None, axis: Any = ...) -> Tensor: ...
 # declared in jtorch/_ops/sorting.py
 def sort(input: Tensor | _Number, dim: _int | Sequence[_int] = -1, descending: _bool = False, *, stable: _bool = False, out: tuple[Tensor, ...] | None = None, axis: Any = ...) -> tuple[Tensor, ...]: ...
-sparse_bsc: _jtorch__misc_layout
-sparse_bsr: _jtorch__misc_layout
-sparse_coo: _jtorch__misc_layout
-sparse_csc: _jtorch__misc_layout
-sparse_csr: _jtorch__misc_layout
+sparse_bsc: _jtorch__layout_layout
+sparse_bsr: _jtorch__layout_layout
+sparse_coo: _jtorch__layout_layout
+sparse_csc: _jtorch__layout_layout
+sparse_csr: _jtorch__layout_layout
 # declared in jtorch/_ops/views.py
 def split(tensor: Tensor | _Number, split_size_or_sections: _int | Sequence[_int], dim: _int | Sequence[_int] = 0, *, axis: Any = ...) -> tuple[Tensor, ...]: ...
 # declared in jtorch/_ops/pointwise_math.py
@@ -1284,7 +1286,7 @@ def square_(input: Tensor | _Number) -> Tensor: ...
 def stack(tensors: Sequence[Tensor], dim: _int | Sequence[_int] = 0, *, out: Tensor | None = None, axis: Any = ...) -> Tensor: ...
 # declared in jtorch/_ops/fft.py
 def stft(input: Tensor | _Number, n_fft: Any, hop_length: Any = None, win_length: Any = None, window: Tensor | _Number | None = None, center: _bool = True, pad_mode: _str = 'reflect', normalized: _bool = False, onesided: Any = None, return_complex: Any = None, *, out: Tensor | None = None) -> Tensor: ...
-strided: _jtorch__misc_layout
+strided: _jtorch__layout_layout
 # declared in jtorch/_ops/pointwise.py
 def sub(input: Tensor | _Number, other: Tensor | _Number, *, alpha: _Number = 1, out: Tensor | None = None) -> Tensor: ...
 # declared in jtorch/_ops/pointwise.py
@@ -1313,9 +1315,9 @@ def tanh(input: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
 def tanh_(input: Tensor | _Number) -> Tensor: ...
 # declared in jtorch/_ops/matmul.py
 def tensordot(a: Tensor | _Number, b: Tensor | _Number, dims: _int | Sequence[_int] = 2, *, out: Tensor | None = None) -> Tensor: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def threshold(input: Tensor | _Number, threshold: Any, value: Any, inplace: _bool = False) -> Tensor: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def threshold_(input: Tensor | _Number, threshold: Any, value: Any) -> Tensor: ...
 # declared in jtorch/_ops/shape.py
 def tile(input: Tensor | _Number, dims: _int | Sequence[_int]) -> Tensor: ...
@@ -1361,7 +1363,7 @@ def unique(input: Tensor | _Number, sorted: _bool = True, return_inverse: _bool 
 def unique_consecutive(input: Tensor | _Number, return_inverse: _bool = False, return_counts: _bool = False, dim: _int | Sequence[_int] | None = None, *, axis: Any = ...) -> Tensor: ...
 # declared in jtorch/_ops/views.py
 def unsqueeze(input: Tensor | _Number, dim: _int | Sequence[_int] = ..., *, axis: Any = ...) -> Tensor: ...
-# declared in jtorch/_ops/creation_extra.py
+# declared in jtorch/_ops/creation.py
 def vander(x: Tensor | _Number, N: Any = None, increasing: _bool = False) -> Tensor: ...
 # declared in jtorch/_ops/matmul.py
 def vdot(input: Tensor | _Number, other: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...

@@ -292,8 +292,8 @@ def _rebuild_device_tensor_from_numpy(data, dtype, device, requires_grad):
 
 def _get_layout(name: str):
     """`torch.serialization._get_layout`: a layout from its repr (`"torch.sparse_coo"`)."""
-    from . import _misc
-    layouts = {repr(v): v for v in vars(_misc).values() if isinstance(v, _misc.layout)}
+    from . import _layout
+    layouts = {repr(v): v for v in vars(_layout).values() if isinstance(v, _layout.layout)}
     if name not in layouts:
         raise RuntimeError(f"jtorch does not support tensors of layout {name}")
     return layouts[name]
@@ -387,10 +387,11 @@ def unavailable_globals() -> dict:
 
 
 def placer(device):
-    """numpy array -> jax array on `device` (None: the CPU), without a copy where jax can.
+    """numpy array -> jax array on `device` (None: this process's CPU), without a copy where
+    jax can.
 
     jax's CPU client takes a 64-byte aligned numpy buffer as it is; the loader hands it
     buffers nobody else holds, so sharing them is safe.
     """
-    jdev = _device.to_jax(device) if device is not None else jax.devices("cpu")[0]
+    jdev = _device.to_jax(device) if device is not None else jax.local_devices(backend="cpu")[0]
     return lambda arr: jax.device_put(arr, jdev)

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _device, _dtype, _meta, _storage, _views
+from . import _device, _dtype, _layout, _meta, _storage, _views
 from ._meta import MetaArray
 from ._storage import UntypedStorage
 
@@ -350,7 +350,7 @@ class Tensor:
     is_sparse_csr = False
     # Device kinds jtorch never reports (an accelerator is 'cuda', DESIGN 8).
     is_xla = is_xpu = is_mps = is_ipu = is_vulkan = is_maia = is_mtia = False
-    # `layout` is `torch.strided`, set by `jtorch._misc` where the layouts are.
+    layout = _layout.strided
 
     def get_device(self) -> int:
         d = self.device

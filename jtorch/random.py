@@ -26,7 +26,7 @@ def fork_rng(devices=None, enabled: bool = True, _caller: str = "fork_rng",
         yield
         return
     from . import accelerator
-    from ._misc import get_device_module
+    from ._knobs import get_device_module
     acc = accelerator.current_accelerator()
     # CPU's generator is always forked, so the default device type is the accelerator's.
     device_type = device_type or (acc.type if acc is not None else "cuda")

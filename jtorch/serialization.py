@@ -34,7 +34,7 @@ import zipfile
 import jax
 import numpy as np
 
-from . import _device, _dtype, _misc, _rebuild, _weights_only, _zip_reader
+from . import _device, _dtype, _layout, _rebuild, _weights_only, _zip_reader
 from ._tensor import Size, Tensor
 from ._views import contiguous_strides
 
@@ -144,7 +144,7 @@ class _Pickler(pickle._Pickler):
             return _reduce_tensor(obj, self._storages)
         if isinstance(obj, Size):
             return (_Global("torch", "Size"), (tuple(obj),))
-        if isinstance(obj, _misc.layout):   # PyTorch's copyreg entry for layouts
+        if isinstance(obj, _layout.layout):   # PyTorch's copyreg entry for layouts
             return (_GET_LAYOUT, (repr(obj),))
         if isinstance(obj, _device.device):
             args = (obj.type,) if obj.index is None else (obj.type, obj.index)
@@ -170,7 +170,7 @@ def _location(t: Tensor) -> str:
 
 def _reduce_tensor(t: Tensor, storages: dict):
     from .nn.parameter import Parameter
-    if t.layout is not _misc.strided:    # PyTorch's `_rebuild_sparse_tensor(layout, data)`
+    if t.layout is not _layout.strided:    # PyTorch's `_rebuild_sparse_tensor(layout, data)`
         from .sparse._tensor import _reduce_args
         return (_REBUILD_SPARSE, _reduce_args(t))
     if isinstance(t, Parameter):

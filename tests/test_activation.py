@@ -1,4 +1,4 @@
-"""Activations, softmax and dropout (`jtorch/_ops/activation.py`); expected values from numpy."""
+"""Activations, softmax and dropout (`jtorch/_ops/nn/activation.py`); expected values from numpy."""
 
 import math
 import warnings
@@ -9,7 +9,7 @@ import pytest
 import jtorch as torch
 import jtorch.nn.functional as F
 
-from .helpers import close
+from .helpers import close, same
 from .helpers import f32 as t
 
 X = np.array([-3.0, -1.5, -0.5, 0.0, 0.25, 1.0, 2.5, 30.0], dtype=np.float32)
@@ -251,3 +251,27 @@ def test_dropout_function_variants():
     per_channel = np.asarray(f).reshape(4, 50, 3)
     # feature dropout zeroes whole channels: each (n, c) slice is all 0 or all 2
     assert all(len(set(per_channel[n, c].tolist())) == 1 for n in range(4) for c in range(50))
+
+
+# ---------------------------------------------------------------------------
+# The aten backward kernels PyTorch's OpInfo tests: _softmax_backward_data,
+# native_dropout_backward
+
+def test_softmax_backward_data():
+    x = np.array([[1.0, 2.0, 0.5], [0.0, -1.0, 3.0]])
+    y = np.exp(x) / np.exp(x).sum(1, keepdims=True)
+    g = np.array([[1.0, -2.0, 0.5], [0.3, 0.0, 1.0]])
+    r = torch._softmax_backward_data(torch.tensor(g), torch.tensor(y), 1, torch.float64)
+    close(r, y * (g - (g * y).sum(1, keepdims=True)), rtol=1e-12)
+    assert r.dtype is torch.float64
+    with pytest.raises(RuntimeError, match="expected scalar type Double but found Float"):
+        torch._softmax_backward_data(torch.tensor(g), torch.tensor(y).float(), 1, torch.float64)
+
+
+def test_native_dropout_backward():
+    mask = torch.tensor([True, False, True])
+    same(torch.native_dropout_backward(torch.tensor([1.0, 2.0, 3.0]), mask, 2.0), [2, 0, 6],
+         torch.float32)
+    # integer gradients promote with the float scale to the default float dtype
+    assert torch.native_dropout_backward(torch.tensor([1, 2, 3]), mask, 2.0).dtype is \
+        torch.float32

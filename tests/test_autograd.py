@@ -377,6 +377,22 @@ def test_modified_saved_input_or_output_errors():
         y.sum().backward()
 
 
+def test_modified_saved_tensor_is_named_by_its_legacy_type():
+    # PyTorch names the modified tensor by its legacy type, integer ones too: an index that
+    # gather saved is "[torch.LongTensor [2]]" (checked against PyTorch 2.13).
+    x = leaf([1.0, 1.0, 1.0])
+    idx = torch.tensor([0, 2])
+    y = x.gather(0, idx)
+    idx.add_(0)
+    with pytest.raises(RuntimeError, match=r"\[torch\.LongTensor \[2\]\] is at version 1"):
+        y.sum().backward()
+    a = x * 1
+    y = a * a
+    a.add_(1)
+    with pytest.raises(RuntimeError, match=r"\[torch\.FloatTensor \[3\]\], which is output 0"):
+        y.sum().backward()
+
+
 def test_modified_unsaved_input_is_fine():
     x = leaf([1.0, 2.0])
     w = torch.ones(2)

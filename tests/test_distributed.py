@@ -79,3 +79,26 @@ def test_ddp_logging_record(world):
     assert data["total_parameter_size_bytes"] == (3 * 2 + 2) * 4
     assert data["bucket_cap_bytes"] == 25 * 1024 * 1024 and data["dtypes"] == "float"
     assert ddp.reducer.prepare_for_backward([]) is None
+
+
+def test_comm_debug_mode_counts_collectives_by_operator(world):
+    from jtorch.distributed.tensor.debug import CommDebugMode
+    mode, t = CommDebugMode(), jtorch.ones(2)
+    with mode:
+        dist.all_reduce(t)
+        dist.broadcast(t, 0)
+        dist.all_reduce(t)
+        dist.barrier()                      # PyTorch's mode does not count barriers
+    c10d = jtorch.ops.c10d
+    assert dict(mode.get_comm_counts()) == {c10d.allreduce_: 2, c10d.broadcast_: 1}
+    assert str(c10d.allreduce_) == "c10d.allreduce_"
+    assert repr(mode) == "CommDebugMode(get_total_counts()=3)"
+    dist.all_reduce(t)                      # outside the mode: not counted
+    assert mode.get_total_counts() == 3
+    with mode:                              # entering again starts from zero
+        pass
+    assert mode.get_total_counts() == 0
+    with pytest.raises(NotImplementedError, match="internal collective operator"):
+        c10d.allreduce_(t)
+    with pytest.raises(NotImplementedError, match="per-module"):
+        mode.generate_comm_debug_tracing_table()

@@ -112,7 +112,35 @@ def test_fully_shard_trains_like_one_process_on_the_global_batch(nproc):
 def test_tensor_parallel_trains_like_the_plain_model():
     r = torchrun("tp.py", 2, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
-    assert r.stdout.splitlines()[-1] == "ok 2"
+    lines = r.stdout.splitlines()
+    assert lines[-1] == "ok 2"
+    # PyTorch's counts for this script (its torchrun, gloo): the layers compute on their local
+    # pieces, so no weight is ever gathered.
+    assert lines[:2] == ["forward: [('c10d_functional.all_reduce', 1)]",
+                         "forward and backward, input requiring grad: "
+                         "[('c10d_functional.all_reduce', 2)]"]
+
+
+@FULL
+def test_tensor_parallel_language_model_computes_on_local_pieces():
+    r = torchrun("tp_lm.py", 2, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    lines = r.stdout.splitlines()
+    assert lines[-1] == "ok 2"
+    # PyTorch's counts per training step of this script (its torchrun, gloo): the embedding's
+    # masked partial sum, the MLP's and the head's input gradients are all-reduced, the
+    # head's replicated output is gathered.
+    for line in lines[:4]:
+        assert line.endswith("collectives [('c10d_functional.all_gather_into_tensor', 1), "
+                             "('c10d_functional.all_reduce', 4)]"), line
+
+
+@FULL
+@pytest.mark.parametrize("nproc", [2, 4])
+def test_checkpoint_of_sharded_state_resumes_training_exactly(nproc):
+    r = torchrun("dcp.py", nproc, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.splitlines()[-1] == f"ok {nproc}"
 
 
 @FULL

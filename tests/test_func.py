@@ -1,10 +1,12 @@
 """`jtorch.func`: transforms on jax's, checked against mathematics and numpy."""
 
+import warnings
+
 import numpy as np
 import pytest
 
 import jtorch as torch
-from jtorch import func
+from jtorch import func, nn
 from tests.helpers import close
 
 X = np.array([1.0, -2.0, 0.5])
@@ -295,3 +297,17 @@ def test_stack_module_state_ensemble_with_vmap():
     close(out, [[k + k, 2 * k - k] for k in (1.0, 2.0, 3.0)])
     with pytest.raises(RuntimeError, match="at least one model"):
         func.stack_module_state([])
+
+
+# ---------------------------------------------------------------------------
+# replace_all_batch_norm_modules_
+
+def test_replace_all_batch_norm_modules_():
+    m = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
+    assert torch.func.replace_all_batch_norm_modules_(m) is m
+    bn = m[1]
+    assert not bn.track_running_stats and bn.running_mean is None and bn.running_var is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = m.eval()(torch.tensor([[1.0, 2.0], [3.0, 6.0]]))   # batch statistics in eval
+    assert np.allclose(out.sum(0).detach().numpy(), 2 * bn.bias.detach().numpy(), atol=1e-5)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import jtorch as torch
+from tests.helpers import same
 
 
 def _grid():
@@ -200,3 +201,20 @@ def test_duplicate_positions_all_get_the_gradient():
     expected = w.numpy().copy()
     expected[[1, 3]] = 0
     np.testing.assert_array_equal(x.grad.numpy(), expected)
+
+
+# ---------------------------------------------------------------------------
+# Unsafe masked indexing
+
+def test_unsafe_masked_index_and_put_accumulate():
+    x = torch.arange(12.0).reshape(3, 4)
+    i0 = torch.tensor([0, 2, 5]).view(3, 1)
+    i1 = torch.tensor([1, 3, -1, 7]).view(1, 4)
+    mask = (i0 < 3) & (i1 >= 0) & (i1 < 4)
+    same(torch._unsafe_masked_index(x, mask, [i0, i1], -1.0),
+         [[1, 3, -1, -1], [9, 11, -1, -1], [-1, -1, -1, -1]], torch.float32)
+    r = torch._unsafe_masked_index_put_accumulate(x, mask, [i0, i1], torch.ones(3, 4))
+    same(r, [[0, 2, 2, 4], [4, 5, 6, 7], [8, 10, 10, 12]])
+    same(x, np.arange(12.0).reshape(3, 4))  # out of place
+    with pytest.raises(RuntimeError, match="source and destination dtypes match"):
+        torch._unsafe_masked_index_put_accumulate(x, mask, [i0, i1], torch.ones(3, 4).double())

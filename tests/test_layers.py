@@ -21,22 +21,32 @@ PKG = os.path.join(ROOT, "jtorch")
 # never raise it. 11 measured on 2026-11-25; 7 the same day, once the four from files
 # split by size were broken (reduction/scans/statistics/differences, linalg/linalg_norms,
 # pointwise/pointwise_math, scatter/masked: their shared helpers are in
-# `_ops/_kernel_helpers.py`, and `_ops/__init__.py` lists every family).
-MAX_CYCLES = 7
+# `_ops/_kernel_helpers.py`, and `_ops/__init__.py` lists every family). 2 on 2026-11-26:
+# the catch-all `_misc` dissolved (`_layout`, `_knobs`, `_sym`, `_ops/tensor_queries`);
+# `fx`'s submodules take their message from `fx/_unavailable`; `cuda`'s from `cuda/_devices`
+# (memory, random and streams hold their own functions, as in PyTorch); `amp` asks
+# `torch.cuda` through the namespace; `Module.compile` and `OptimizedModule` call
+# `jtorch.compile` as PyTorch's call `torch.compile`; `NonDynamicallyQuantizableLinear` lives
+# in `nn.modules.linear` (as in PyTorch); `jtorch.distributions` imports `_kl_cross` after
+# `kl`; a pickled sparse tensor's rebuild function is set on `sparse._tensor` by the package.
+# The two left: autograd's `graph` -> `_engine` (a recorded backward under
+# `create_graph=True`) and the tensor core (`_tensor` <-> `_storage`/`_legacy_types`/
+# `_tensor_str`, which reach the ops and the registry's forward-AD hook).
+MAX_CYCLES = 2
 
 # docs/design.md's layer table, bottom to top: the top-level units (`jtorch.<name>`) of
 # each layer. A unit may import, at module level, units of its own layer and below.
 LAYERS = [
     ("support", ["_disk_cache", "_programs", "_errors", "_tracebacks", "_meta", "_checks",
                  "_unsupported", "_absent_device", "_alias", "_zip_reader", "_weights_only",
-                 "torch_version", "version", "futures", "hub", "multiprocessing",
-                 "backends", "classes", "export"]),
-    ("types", ["_dtype", "_device", "_random", "_streams", "_utils"]),
+                 "_knobs", "_sym", "torch_version", "version", "futures", "hub",
+                 "multiprocessing", "backends", "classes", "export"]),
+    ("types", ["_dtype", "_device", "_layout", "_random", "_streams", "_utils"]),
     ("tensor", ["_tensor", "_views", "_storage", "_tensor_str", "_legacy_types",
                 "_torch_function", "_rebuild", "storage", "types"]),
     ("ops", ["_ops", "linalg", "special", "fft", "masked", "signal", "return_types",
              "random"]),
-    ("autograd", ["autograd", "_misc", "amp"]),
+    ("autograd", ["autograd", "amp"]),
     ("transforms", ["func", "_compile", "_control_flow"]),
     ("library", ["nn", "optim", "data", "utils", "distributions", "distributed", "sparse",
                  "library", "profiler", "accelerator", "cuda", "cpu", "mps", "mtia", "xpu",
@@ -47,11 +57,7 @@ LAYERS = [
 LIBRARY = [name for name, _ in LAYERS].index("library")
 
 # Module-level imports that break the table today, each with why; only ever remove lines.
-KNOWN_UPWARD = {
-    # `strided` (a layout constant) lives in the catch-all `_misc`, which re-exports the
-    # grad modes from autograd; it belongs with the tensor layer's layout facts.
-    ("jtorch._ops.windows", "jtorch._misc"),
-}
+KNOWN_UPWARD: set = set()
 
 
 def _modules() -> dict:

@@ -4,6 +4,8 @@ Factors that are unique only up to sign (eigenvectors, singular vectors, Q) are
 checked through what is invariant: reconstructions and orthogonality.
 """
 
+import math
+
 import numpy as np
 import pytest
 
@@ -137,6 +139,44 @@ def test_misc():
 def test_errors(call, msg):
     with pytest.raises(RuntimeError, match=msg):
         call()
+
+
+# ---------------------------------------------------------------------------
+# LinAlgError, the _ex variants' info, linalg.matmul and special.logsumexp
+
+def test_linalg_errors():
+    err = torch.linalg.LinAlgError
+    assert issubclass(err, RuntimeError)
+    with pytest.raises(err, match=r"linalg.cholesky: The factorization could not be completed "
+                                  r"because the input is not positive-definite \(the leading "
+                                  r"minor of order 2 is not positive-definite\)."):
+        torch.linalg.cholesky(torch.tensor([[1.0, 0.0], [0.0, -1.0]]))
+    a = torch.zeros(3, 2, 2)
+    a[0] = torch.eye(2)
+    with pytest.raises(err, match=r"linalg.inv: \(Batch element 1\): The diagonal element 1 is "
+                                  "zero, the inversion could not be completed"):
+        torch.linalg.inv(a)
+    with pytest.raises(err, match=r"torch.linalg.solve: The solver failed because the input "
+                                  "matrix is singular."):
+        torch.linalg.solve(torch.tensor([[1.0, 2.0], [2.0, 4.0]]), torch.ones(2))
+    with pytest.raises(err, match=r"linalg.inv: \(Batch element 1\)"):
+        a.matrix_power(-1)
+    with pytest.raises(RuntimeError, match=r"U\[1,1\] is zero"):
+        torch.linalg.lu_factor(torch.zeros(2, 2))
+    with pytest.raises(err, match="linalg.inv_ex: "):
+        torch.linalg.inv_ex(a, check_errors=True)
+    # Without check_errors the `_ex` variants report through `info` (LAPACK's 1-based index).
+    assert torch.linalg.inv_ex(a).info.tolist() == [0, 1, 1]
+    m = torch.tensor([[4.0, 2.0, 1.0], [2.0, 1.0, 0.0], [1.0, 0.0, 3.0]])
+    assert torch.linalg.cholesky_ex(m).info.item() == 2          # det of the 2x2 minor is 0
+    assert torch.linalg.cholesky_ex(torch.eye(2)).info.item() == 0
+
+
+def test_linalg_matmul_and_special_logsumexp():
+    assert torch.linalg.matmul(torch.ones(2, 3), torch.ones(3)).tolist() == [3.0, 3.0]
+    x = torch.tensor([[1.0, 2.0], [0.0, 0.0]])
+    np.testing.assert_allclose(torch.special.logsumexp(x, 1).numpy(),
+                               [math.log(math.e + math.e ** 2), math.log(2)], rtol=1e-6)
 
 
 def test_out_and_failed_out():

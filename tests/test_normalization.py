@@ -1,4 +1,4 @@
-"""Normalization kernels (`jtorch/_ops/normalization.py`); expected values from numpy."""
+"""Normalization kernels (`jtorch/_ops/nn/normalization.py`); expected values from numpy."""
 
 import numpy as np
 import pytest

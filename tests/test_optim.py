@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import jtorch
-from jtorch import optim
+from jtorch import nn, optim
 from jtorch.optim import lr_scheduler, swa_utils
 
 TARGET = np.array([1.0, -2.0, 0.5], np.float32)
@@ -316,3 +316,111 @@ def test_swalr_anneals_to_swa_lr():
     lrs = _lrs(sched, opt, 6)
     # linear interpolation from the current lr to swa_lr over anneal_epochs steps
     np.testing.assert_allclose(lrs, [1.0, 0.775, 0.55, 0.325, 0.1, 0.1, 0.1], rtol=1e-9)
+
+
+# ---------------------------------------------------------------------------
+# Adafactor and Muon: first steps by hand, from the documented formulas
+
+def _rms(a):
+    return float(np.sqrt(np.mean(np.square(np.asarray(a, np.float64)))))
+
+
+def _step_all(opt, params, grads):
+    for p, g in zip(params, grads):
+        p.grad = jtorch.tensor(np.asarray(g, np.float32))
+    opt.step()
+
+
+def test_adafactor_vector_steps():
+    # Step 1: the variance is exactly g*g (its lerp weight is 1**beta2_decay = 1), so the
+    # update is sign(g), its RMS is 1 (no clipping), and the step size is
+    # max(eps2, RMS(p)) * min(lr, 1/sqrt(t)).
+    p = nn.Parameter(jtorch.tensor(P0))
+    opt = jtorch.optim.Adafactor([p], lr=0.01, weight_decay=0.5)
+    _step_all(opt, [p], [G])
+    expected = P0 * (1 - 0.01 * 0.5) - max(1e-3, _rms(P0)) * 0.01 * np.sign(G)
+    np.testing.assert_allclose(p.detach().numpy(), expected, rtol=1e-6, atol=1e-7)
+    st = opt.state[p]
+    assert list(st) == ["step", "variance"] and st["step"].dtype == jtorch.float32
+    np.testing.assert_allclose(st["variance"].numpy(), G * G, rtol=1e-6)
+    # Step 2 with the same gradient: the variance stays g*g.
+    p1 = p.detach().numpy().copy()
+    _step_all(opt, [p], [G])
+    expected = p1 * (1 - 0.005) - max(1e-3, _rms(p1)) * min(0.01, 1 / math.sqrt(2)) * np.sign(G)
+    np.testing.assert_allclose(p.detach().numpy(), expected, rtol=1e-6, atol=1e-7)
+    assert float(st["step"]) == 2.0
+
+
+def test_adafactor_factored_and_maximize():
+    # A constant gradient 2: row and column means of g*g are 4, the estimate 4*4/4 = 4,
+    # the update 2/sqrt(4) = 1 everywhere.
+    p = nn.Parameter(jtorch.full((2, 3), 0.5))
+    q = nn.Parameter(jtorch.full((2, 2, 3), 0.5))
+    opt = jtorch.optim.Adafactor([p, q], maximize=True)
+    _step_all(opt, [p, q], [np.full((2, 3), -2.0), np.full((2, 2, 3), -2.0)])
+    for t in (p, q):
+        np.testing.assert_allclose(t.detach().numpy(), 0.5 - 0.5 * 0.01, rtol=1e-6)
+    assert tuple(opt.state[p]["row_var"].shape) == (2, 1)
+    assert tuple(opt.state[p]["col_var"].shape) == (1, 3)
+    assert tuple(opt.state[q]["row_var"].shape) == (2, 2, 1)
+    assert tuple(opt.state[q]["col_var"].shape) == (2, 1, 3)
+    np.testing.assert_allclose(opt.state[q]["col_var"].numpy(), 4.0)
+
+
+def test_adafactor_errors():
+    p = [nn.Parameter(jtorch.ones(2))]
+    with pytest.raises(ValueError, match="beta2_decay should be <= 0 but is: 0.5"):
+        jtorch.optim.Adafactor(p, beta2_decay=0.5)
+    with pytest.raises(ValueError, match="Clipping threshold d should be >= 1 but is: 0.5"):
+        jtorch.optim.Adafactor(p, d=0.5)
+    with pytest.raises(ValueError, match="epsilon1 should be >= 0"):
+        jtorch.optim.Adafactor(p, eps=(-1.0, 1e-3))
+    c = nn.Parameter(jtorch.ones(2, dtype=jtorch.complex64))
+    c.grad = jtorch.ones_like(c)
+    with pytest.raises(RuntimeError, match="Adafactor does not support complex parameters"):
+        jtorch.optim.Adafactor([c]).step()
+    assert c.tolist() == [1 + 0j, 1 + 0j]
+
+
+def _newton_schulz_scalar(x, steps=5, a=3.4445, b=-4.7750, c=2.0315):
+    y = math.copysign(1.0, x)                 # normalized by its norm
+    for _ in range(steps):
+        y = a * y + (b * y * y + c * y ** 4) * y
+    return y
+
+
+def test_muon_first_step_one_by_one():
+    # A 1x1 matrix: the momentum and Nesterov mix only rescale the gradient, normalizing
+    # leaves its sign, and the quintic iteration runs on that scalar (in bfloat16).
+    p = nn.Parameter(jtorch.tensor([[0.5]]))
+    opt = jtorch.optim.Muon([p], lr=0.1, weight_decay=0.2)
+    _step_all(opt, [p], [[[-3.0]]])
+    expected = 0.5 * (1 - 0.1 * 0.2) - 0.1 * _newton_schulz_scalar(-3.0)
+    np.testing.assert_allclose(p.item(), expected, rtol=2e-2)
+    np.testing.assert_allclose(opt.state[p]["momentum_buffer"].item(), -3.0 * 0.05, rtol=1e-6)
+    assert list(opt.state[p]) == ["momentum_buffer"]
+
+
+def test_muon_orthogonalizes_and_adjusts_lr():
+    # The update has singular values near 1 (PyTorch documents roughly 0.5..1.5), scaled by
+    # sqrt(max(1, rows/cols)) ("original") or 0.2*sqrt(max(rows, cols)) ("match_rms_adamw").
+    g = np.random.default_rng(0).standard_normal((4, 2)).astype(np.float32)
+    for fn, ratio in ((None, math.sqrt(2)), ("match_rms_adamw", 0.2 * 2)):
+        p = nn.Parameter(jtorch.zeros(4, 2))
+        opt = jtorch.optim.Muon([p], lr=1.0, adjust_lr_fn=fn)
+        _step_all(opt, [p], [g])
+        s = np.linalg.svd(-p.detach().numpy() / ratio, compute_uv=False)
+        assert np.all((s > 0.5) & (s < 1.5)), s
+
+
+def test_muon_errors():
+    with pytest.raises(ValueError, match=r"Muon only supports 2D parameters whereas we found a "
+                                         r"parameter with size: torch.Size\(\[3\]\)"):
+        jtorch.optim.Muon([nn.Parameter(jtorch.ones(3))])
+    with pytest.raises(ValueError, match="Adjust learning rate function x is not supported"):
+        jtorch.optim.Muon([nn.Parameter(jtorch.ones(2, 2))], adjust_lr_fn="x")
+    p = nn.Parameter(jtorch.ones(2, 2))
+    p.grad = jtorch.ones(2, 2)
+    with pytest.raises(ValueError, match="Number of steps must be less than 100"):
+        jtorch.optim.Muon([p], ns_steps=100).step()
+    assert p.tolist() == [[1.0, 1.0], [1.0, 1.0]]

@@ -222,3 +222,18 @@ def test_inplace_errors_leave_tensor_unchanged():
         torch.ones(2, dtype=torch.int64).uniform_()
     with pytest.raises(RuntimeError, match="must be a floating point"):
         torch.ones(2, dtype=torch.int64).exponential_()
+
+
+# ---------------------------------------------------------------------------
+# fork_rng
+
+def test_fork_rng_restores_state():
+    torch.manual_seed(3)
+    state = torch.get_rng_state()
+    with torch.random.fork_rng(devices=[]):
+        inside = torch.rand(2)
+    assert bool((torch.get_rng_state() == state).all())
+    assert bool((torch.rand(2) == inside).all())
+    with torch.random.fork_rng(enabled=False):
+        torch.rand(2)
+    assert not bool((torch.get_rng_state() == state).all())

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import jtorch as torch
+from tests.helpers import close
 
 nan, inf = math.nan, math.inf
 A = np.array([[3.0, -1.0, 2.0, 5.0], [0.5, 4.0, -2.0, 1.0], [2.0, 2.0, 7.0, -3.0]], np.float32)
@@ -352,3 +353,39 @@ def test_trapezoid_family():
     check(torch.cumulative_trapezoid(t(A), t([0.0, 1.0, 3.0]), dim=0),
           np.cumsum((A[1:] + A[:-1]) * np.array([1.0, 2.0])[:, None] / 2, 0), torch.float32,
           rtol=1e-5)
+
+
+# ---------------------------------------------------------------------------
+# _segment_reduce
+
+X6 = torch.arange(1.0, 7.0)
+
+
+@pytest.mark.parametrize("reduce, plain, with_initial", [
+    ("sum", [3, 0, 12, 6], [13, 10, 22, 16]),
+    ("prod", [2, 1, 60, 6], [20, 10, 600, 60]),
+    ("max", [2, -math.inf, 5, 6], [10, 10, 10, 10]),
+    ("min", [1, math.inf, 3, 6], [1, 10, 3, 6]),
+    ("mean", [1.5, math.nan, 4, 6], [6.5, 10, 22 / 3, 16]),
+])
+def test_segment_reduce_lengths(reduce, plain, with_initial):
+    lengths = torch.tensor([2, 0, 3, 1])
+    close(torch._segment_reduce(X6, reduce, lengths=lengths), plain)
+    close(torch.segment_reduce(X6, reduce, lengths=lengths, initial=10), with_initial)
+
+
+def test_segment_reduce_offsets_axis_and_errors():
+    close(torch._segment_reduce(X6, "sum", offsets=torch.tensor([1, 2, 5]), unsafe=True),
+          [2, 12])
+    data = torch.arange(24.0).reshape(2, 3, 4)
+    r = torch._segment_reduce(data, "sum", lengths=torch.tensor([[1, 2], [3, 0]]), axis=1)
+    d = np.arange(24.0).reshape(2, 3, 4)
+    close(r, [[d[0, 0], d[0, 1:].sum(0)], [d[1].sum(0), np.zeros(4)]])
+    with pytest.raises(RuntimeError, match="sum to data.size"):
+        torch._segment_reduce(X6, "sum", lengths=torch.tensor([2, 0, 3]))
+    with pytest.raises(RuntimeError, match="lengths contains negative value"):
+        torch._segment_reduce(X6, "sum", lengths=torch.tensor([-1, 7]))
+    with pytest.raises(RuntimeError, match="Either lengths or offsets"):
+        torch._segment_reduce(X6, "sum")
+    with pytest.raises(NotImplementedError, match="'Long'"):
+        torch._segment_reduce(torch.arange(6), "sum", lengths=torch.tensor([6]))

@@ -339,3 +339,26 @@ def test_copy_variants_do_not_share_storage():
     assert c.tolist() == [1j, 2 + 3j, 4 + 5j] and r.shape == (3, 2)
     a, b = torch.unsafe_split_with_sizes(torch.arange(5), [2, 3])
     assert a.tolist() == [0, 1] and b.tolist() == [2, 3, 4]
+
+
+# ---------------------------------------------------------------------------
+# _chunk_cat
+
+def test_chunk_cat_values_out_and_errors():
+    a = torch.arange(6.0).reshape(2, 3)
+    b = torch.arange(4.0).reshape(2, 2)
+    # chunk i of each tensor (zero-padded to 2 chunks along dim 1) goes into row i
+    expected = [[[0, 1, 0], [2, 0, 1]], [[3, 4, 2], [5, 0, 3]]]
+    same(torch._chunk_cat([a, b], 1, 2), expected, torch.float32)
+    out = torch.empty(0)
+    torch._chunk_cat([a, b], 1, 2, out=out)
+    same(out, expected)
+    same(torch._chunk_cat([torch.arange(5.0)], 0, 2), [[0, 1, 2], [3, 4, 0]])
+    with pytest.raises(RuntimeError, match="expects non-negative dim"):
+        torch._chunk_cat([torch.zeros(2, 3), torch.zeros(4)], -1, 3)
+    with pytest.raises(RuntimeError, match="expects positive num_chunks"):
+        torch._chunk_cat([a], 0, 0)
+    with pytest.raises(RuntimeError, match="non-empty input tensor list"):
+        torch._chunk_cat([], 0, 1)
+    with pytest.raises(RuntimeError, match="same dtype"):
+        torch._chunk_cat([a, b.double()], 1, 2)

@@ -131,3 +131,14 @@ def test_a_type_checker_resolves_ops_and_methods(tmp_path):
     assert revealed == ['"jtorch._tensor.Tensor"'] * 4 + ['"jtorch._tensor.Size"'], stdout
     errors = [ln for ln in lines if ": error:" in ln]
     assert len(errors) == 2 and '"str"' in errors[0] and '"keepdim"' in errors[1], stdout
+
+
+def test_the_stubs_themselves_type_check():
+    # What a type checker reads must hold together: an in-place operator accepting less than
+    # its plain form, or an operator taking keyword-only extras, is an error in the stub.
+    api = pytest.importorskip("mypy.api")
+    files = [os.path.join(ROOT, rel) for rel in STUBS.values()]
+    stdout, stderr, status = api.run(files + ["--follow-imports=skip", "--no-incremental",
+                                              "--python-executable", sys.executable,
+                                              "--cache-dir", os.devnull])
+    assert status == 0 and "Success" in stdout, stdout + stderr

@@ -236,12 +236,39 @@ def _returns_several(d) -> bool:
     return False
 
 
-def _params(stub: Stub, fn, d, method: bool) -> str:
-    """The parameter list of `fn` (a generated op when `d` is its OpDef)."""
+# Python calls an operator method with its operand alone (`x + y` is `x.__add__(y)`), and a
+# type checker requires an in-place operator to accept whatever its plain form accepts (mypy:
+# 'Signatures of "__iadd__" and "__add__" are incompatible'). So an operator dunder's stub
+# takes `self` and the operand only (the op's keyword-only `alpha`/`rounding_mode` are not
+# reachable through the operator), and an in-place one whose plain form the stub cannot type
+# (a hand-written method, written with `Any`) takes `Any` too.
+_OPERATOR = re.compile(r"__[ri]?(add|sub|mul|matmul|truediv|floordiv|mod|pow|and|or|xor|"
+                       r"lshift|rshift|div)__")
+
+
+def _operand_any(cls, attr: str) -> bool:
+    """True for `__i<op>__` when the class's `__<op>__` is not a registry op (typed `Any`)."""
+    m = re.fullmatch(r"__i(\w+)__", attr)
+    if m is None or not _OPERATOR.fullmatch(attr):
+        return False
+    plain = getattr(cls, f"__{m.group(1)}__", None)
+    return plain is not None and _op_of(plain) is None
+
+
+def _params(stub: Stub, fn, d, method: bool, operator: bool = False,
+            operand_any: bool = False) -> str:
+    """The parameter list of `fn` (a generated op when `d` is its OpDef).
+
+    `operator`: `fn` is an operator method (`self` and the operand only); `operand_any`:
+    the operand is written `Any` (see `_OPERATOR`).
+    """
     slots = {d.params[i].name: k.name for i, k in d.slots} if d is not None else {}
     sig = inspect.signature(fn)
     parts, star = [], False
     params = list(sig.parameters.values())
+    if operator and method:
+        params = [p for p in params if p.kind in (p.POSITIONAL_ONLY,
+                                                  p.POSITIONAL_OR_KEYWORD)][:2]
     for i, p in enumerate(params):
         if method and i == 0 and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
             parts.append("self")
@@ -256,7 +283,9 @@ def _params(stub: Stub, fn, d, method: bool) -> str:
         if p.kind == p.VAR_KEYWORD:
             parts.append(f"**{p.name}: Any")
             continue
-        if d is None:
+        if operand_any and i == 1:
+            t = "Any"
+        elif d is None:
             t = _annotation(stub, fn, p.annotation)
         elif p.name in slots:
             t = SLOT_TYPES[slots[p.name]] + (" | None" if p.default is None else "")
@@ -282,14 +311,16 @@ def _where(d) -> str:
 
 
 def _function(stub: Stub, name: str, fn, indent: str = "", method: bool = False,
-              reexport: bool = True) -> None:
+              reexport: bool = True, operand_any: bool = False) -> None:
     """Writes `fn` under `name`: an op's typed signature, or a re-export, or a plain def."""
     d = _op_of(fn)
+    operator = method and _OPERATOR.fullmatch(name) is not None
     if d is not None:
         ret = "tuple[Tensor, ...]" if _returns_several(d) else "Tensor"
         stub.need_tensor()
         stub.lines.append(f"{indent}# declared in {_where(d)}")
-        stub.lines.append(f"{indent}def {name}({_params(stub, fn, d, method)}) -> {ret}: ...")
+        params = _params(stub, fn, d, method, operator, operand_any)
+        stub.lines.append(f"{indent}def {name}({params}) -> {ret}: ...")
         return
     impl = _composite_impl(fn)
     target = impl if impl is not None else fn
@@ -298,7 +329,7 @@ def _function(stub: Stub, name: str, fn, indent: str = "", method: bool = False,
         stub.imports.add(f"from {home[0]} import {home[1]} as {name}")
         return
     try:
-        params = _params(stub, target, None, method)
+        params = _params(stub, target, None, method, operator, operand_any)
     except (TypeError, ValueError):
         params = ("self, " if method else "") + "*args: Any, **kwargs: Any"
     if impl is not None:
@@ -354,14 +385,14 @@ def _class(stub: Stub, name: str, cls) -> None:
             seen.add(attr)
             body.append((attr, v))
     for attr, v in sorted(body, key=lambda kv: kv[0]):
-        _member(stub, attr, v, body_lines := [])
+        _member(stub, attr, v, body_lines := [], _operand_any(cls, attr))
         stub.lines.extend(body_lines)
     if not body:
         stub.lines.append("    ...")
     stub.lines.append("")
 
 
-def _member(stub: Stub, attr: str, v, out: list) -> None:
+def _member(stub: Stub, attr: str, v, out: list, operand_any: bool = False) -> None:
     ind = "    "
     if isinstance(v, staticmethod):
         out.append(f"{ind}@staticmethod")
@@ -392,7 +423,7 @@ def _member(stub: Stub, attr: str, v, out: list) -> None:
     elif isinstance(v, types.FunctionType):
         sub = Stub(stub.module)
         sub.imports = stub.imports
-        _function(sub, attr, v, ind, method=True, reexport=False)
+        _function(sub, attr, v, ind, method=True, reexport=False, operand_any=operand_any)
         out.extend(sub.lines)
     elif isinstance(v, (types.MemberDescriptorType, types.GetSetDescriptorType)):
         out.append(f"{ind}{attr}: Any")

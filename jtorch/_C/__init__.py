@@ -8,7 +8,7 @@ exist, as in PyTorch's builds, only where an accelerator is present (see `__geta
 
 from __future__ import annotations
 
-from .. import _dtype, _device, _misc, _random, _tensor, _torch_function
+from .. import _dtype, _device, _knobs, _layout, _random, _tensor, _torch_function
 from ..autograd import grad_mode as _grad_mode
 from . import _functions, _nn  # noqa: F401
 from ._graph import Graph, Node, ScriptModule, Value  # noqa: F401
@@ -22,8 +22,8 @@ _TensorMeta = type(_tensor.Tensor)
 Size = _tensor.Size
 dtype = _dtype.dtype
 device = _device.device
-layout = _misc.layout
-memory_format = _misc.memory_format
+layout = _layout.layout
+memory_format = _layout.memory_format
 finfo = _dtype.finfo
 iinfo = _dtype.iinfo
 Generator = _random.Generator
@@ -111,13 +111,13 @@ def _set_mkldnn_enabled(enabled: bool) -> None:
     mkldnn.enabled = bool(enabled)
 
 
-_get_deterministic_algorithms = _misc.are_deterministic_algorithms_enabled
-_get_float32_matmul_precision = _misc.get_float32_matmul_precision
-_set_float32_matmul_precision = _misc.set_float32_matmul_precision
+_get_deterministic_algorithms = _knobs.are_deterministic_algorithms_enabled
+_get_float32_matmul_precision = _knobs.get_float32_matmul_precision
+_set_float32_matmul_precision = _knobs.set_float32_matmul_precision
 
 
 def _set_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
-    _misc.use_deterministic_algorithms(mode, warn_only=warn_only)
+    _knobs.use_deterministic_algorithms(mode, warn_only=warn_only)
 
 
 def _get_accelerator(check: bool = False) -> _device.device:

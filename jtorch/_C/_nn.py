@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import _misc
+from .. import _layout
 from .._ops.conversion import _parse_to as _parse_tensor_to
 
 
@@ -11,7 +11,7 @@ def _parse_to(*args, **kwargs) -> tuple:
     (device, dtype, non_blocking, memory_format)."""
     kwargs = dict(kwargs)
     memory_format = kwargs.pop("memory_format", None)
-    if memory_format is not None and not isinstance(memory_format, _misc.memory_format):
+    if memory_format is not None and not isinstance(memory_format, _layout.memory_format):
         raise TypeError(f"to() received an invalid combination of arguments - got "
                         f"memory_format={type(memory_format).__name__}")
     device, dtype, non_blocking, copy = _parse_tensor_to(args, kwargs)

@@ -26,9 +26,9 @@ class OptimizedModule(Module):
         object.__setattr__(self, "_super_module_initialized", False)
         super().__init__()
         object.__setattr__(self, "_super_module_initialized", True)
-        from .._compile import CompiledFunction
+        import jtorch     # the assembled namespace: `jtorch.compile` of a bound method
         self._orig_mod = mod
-        self._compiled = CompiledFunction(mod.__call__, **compile_kwargs)
+        self._compiled = jtorch.compile(mod.__call__, **compile_kwargs)
         self._torchdynamo_orig_callable = mod.forward
 
     def forward(self, *args, **kwargs):

@@ -6,10 +6,8 @@ from . import reduction, scans, statistics, differences  # noqa: F401
 from . import sorting, shape, scatter, masked, matmul, linalg, linalg_norms  # noqa: F401
 from . import fft, random  # noqa: F401
 from . import linalg_lowrank  # noqa: F401
-from . import activation, normalization, nn_misc, loss, conv, pooling, sampling  # noqa: F401
-from . import masked_reductions, windows, misc_private  # noqa: F401
-from . import rnn, attention  # noqa: F401
-from . import creation_extra  # noqa: F401
+from . import nn  # noqa: F401  (the nn kernels: activations, norms, losses, conv, ...)
+from . import masked_reductions, windows, histogram  # noqa: F401
 from . import tensor_methods  # noqa: F401  (set_, storage, new, fill_diagonal_...)
 
 linalg.install_checks()     # post-call checks, on ops of both linalg files

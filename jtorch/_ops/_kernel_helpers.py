@@ -41,6 +41,20 @@ def default_float():
     return _dtype.get_default_dtype().np
 
 
+def need_float(kernel: str, a, complex_ok: bool = False) -> None:
+    """Raises PyTorch's error for a float-only CPU kernel given another dtype."""
+    dt = jnp.result_type(a)
+    if jnp.issubdtype(dt, jnp.floating) or (complex_ok and jnp.issubdtype(dt, jnp.complexfloating)):
+        return
+    raise NotImplementedError(f'"{kernel}" not implemented for \'{c10_name(dt)}\'')
+
+
+def private_op(impl, promote=_registry.DEFAULT, jit=True):
+    """A kernel not published under any torch name: `(call, call_inplace)` of its arguments."""
+    k = _registry.kernel(impl, promote=promote, jit=jit)
+    return k, k.inplace
+
+
 def not_implemented(kernel: str, a) -> NotImplementedError:
     """PyTorch's dispatch error for a dtype a CPU kernel does not support."""
     return NotImplementedError(f'"{kernel}" not implemented for \'{c10_name(a)}\'')

@@ -18,8 +18,8 @@ import numpy as np
 
 from .. import _device, _dtype, _meta, _programs
 from .._tensor import Tensor, wrap
-from ._registry import composite, write_out
-from .views import shape_arg
+from ._registry import NONE, TI, composite, op, write_out
+from .views import permute, shape_arg
 
 def set_default_device(device) -> None:
     """Matches `torch.set_default_device`."""
@@ -298,6 +298,36 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
     return finish(jnp.asarray(s, _resolve(dtype).np), None, device, requires_grad)
 
 
+@composite(method=False)
+def frombuffer(buffer, *, dtype: _dtype.dtype, count: int = -1, offset: int = 0,
+               requires_grad: bool = False):
+    """Matches `torch.frombuffer`, with one difference: PyTorch's tensor shares the buffer's
+    memory, jtorch's is a copy (jax arrays are immutable), so later writes to the buffer do
+    not show in the tensor, nor the tensor's in the buffer."""
+    try:
+        view = memoryview(buffer)
+    except TypeError:
+        raise ValueError("object does not implement Python buffer protocol.") from None
+    nbytes, size = view.nbytes, dtype.itemsize
+    if nbytes == 0 or count == 0:
+        raise ValueError(f"both buffer length ({nbytes}) and count ({count}) must not be 0")
+    if not 0 <= offset < nbytes:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than "
+                         f"buffer length ({nbytes} bytes) minus 1")
+    if count < 0 and (nbytes - offset) % size:
+        raise ValueError(f"buffer length ({nbytes - offset} bytes) after offset ({offset} bytes) "
+                         f"must be a multiple of element size ({size})")
+    count = (nbytes - offset) // size if count < 0 else count
+    if offset + count * size > nbytes:
+        raise ValueError(f"requested buffer length ({count} * {size} bytes) after offset "
+                         f"({offset} bytes) must not be greater than actual buffer length "
+                         f"({nbytes} bytes)")
+    raw = view.cast("B")[offset:offset + count * size]
+    # A private copy: jax may alias an aligned host buffer, which the caller can still write.
+    arr = np.frombuffer(raw, dtype=dtype.np, count=count).copy()
+    return finish(jnp.asarray(arr), None, None, requires_grad)
+
+
 # ---------------------------------------------------------------------------
 # Filled
 
@@ -396,6 +426,39 @@ new_ones = _new_factory("new_ones", 1)
 new_empty = _new_factory("new_empty", 0)
 new_full = _new_factory("new_full", "full")
 new_tensor = _new_factory("new_tensor", "tensor")
+
+
+@composite(method=False)
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None,
+                   requires_grad=False, pin_memory=False):
+    """Matches `torch.empty_permuted`: dims laid out in memory in `physical_layout` order.
+
+    The result is a permuted view of a contiguous tensor of the physical shape, so `stride()`
+    reports what PyTorch reports; unlike PyTorch's, its `_base` is that tensor.
+    """
+    size = shape_arg((size,))
+    physical_layout = tuple(physical_layout)
+    n = len(size)
+    if len(physical_layout) != n:
+        raise RuntimeError(f"Number of dimensions in size does not match the length of the "
+                           f"physical_layout; i.e. len(size) = {n} is not equal to "
+                           f"len(physical_layout) = {len(physical_layout)}")
+    seen = set()
+    for i, d in enumerate(physical_layout):
+        if not 0 <= d < n:
+            raise RuntimeError(f"Dimension out of range (expected to be between 0 and {n - 1}, "
+                               f"but got {d} at index {i}).  NB: negative dims not currently "
+                               f"supported; file an issue if you want it.")
+        if d in seen:
+            raise RuntimeError("Duplicate dim not allowed")
+        seen.add(d)
+    inverse = [0] * n
+    for i, d in enumerate(physical_layout):
+        inverse[d] = i
+    base = empty(*[size[d] for d in physical_layout], dtype=dtype, device=device)
+    t = permute(base, *inverse) if n else base
+    t.requires_grad = requires_grad
+    return t
 
 
 # ---------------------------------------------------------------------------
@@ -545,3 +608,27 @@ def meshgrid(*tensors, indexing=None):
         shape[pos] = -1
         out.append(t.reshape(shape).expand(sizes))
     return tuple(out)
+
+
+# ---------------------------------------------------------------------------
+# Matrices built from a vector
+
+
+@op(promote=NONE, method=False, out=False)
+def vander(x: TI, N=None, increasing=False):
+    """Matches `torch.vander`: columns `x**(N-1), ..., x, 1` (reversed when `increasing`)."""
+    if x.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    N = x.shape[0] if N is None else N
+    if N < 0:
+        raise RuntimeError("N must be non-negative.")
+    # Integral and bool inputs give int64, as `promote_types(dtype, int64)` does in PyTorch.
+    if not (jnp.issubdtype(x.dtype, jnp.inexact)):
+        x = x.astype(jnp.int64)
+    if N == 0:
+        return jnp.zeros((x.shape[0], 0), x.dtype)
+    # Cumulative products, as PyTorch builds the powers (not `pow`).
+    cols = jnp.concatenate([jnp.ones((x.shape[0], 1), x.dtype),
+                            jnp.broadcast_to(x[:, None], (x.shape[0], N - 1))], axis=1)
+    out = jnp.cumprod(cols, axis=1).astype(x.dtype)
+    return out if increasing else out[:, ::-1]

@@ -19,7 +19,7 @@ from .. import _meta, _views
 from .._dtype import c10_name
 from .._tensor import Tensor, wrap
 from . import _index_forms, _registry
-from ._registry import NONE, T, TI, broadcast_error, composite, op, write_inplace
+from ._registry import NONE, T, TI, TL, broadcast_error, composite, op, write_inplace
 
 
 def _is_tracer(a) -> bool:
@@ -402,7 +402,65 @@ def index_put(input, indices, values, accumulate=False):
     return _index_put_impl(input, tensors, values, slices=spec, accumulate=accumulate)
 
 
-@composite(function=False)
-def index_put_(self, indices, values, accumulate=False):
-    write_inplace(self, index_put(self, indices, values, accumulate))
-    return self
+@composite
+def index_put_(input, indices, values, accumulate=False):
+    """Matches `torch.index_put_` / `Tensor.index_put_`: `index_put` written into `input`."""
+    write_inplace(input, index_put(input, indices, values, accumulate))
+    return input
+
+
+# ---------------------------------------------------------------------------
+# Unsafe masked indexing (indices clamped into range)
+
+
+def _clamped_indices(x, indices):
+    """Index tensors clamped into range, as PyTorch's unsafe masked ops do before gathering."""
+    if len(indices) > x.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {x.ndim} (got "
+                         f"{len(indices)})")
+    out = []
+    for i, idx in enumerate(indices):
+        if idx.dtype not in (jnp.int64, jnp.int32):
+            raise RuntimeError("_unsafe_masked_index found unexpected index type "
+                               f"{c10_name(idx.dtype)}")
+        out.append(jnp.clip(idx, 0, builtins.max(x.shape[i] - 1, 0)))
+    return tuple(out)
+
+
+def _check_mask(mask):
+    if mask.dtype != jnp.bool_:
+        raise RuntimeError(f"_unsafe_masked_index found mask dtype {c10_name(mask.dtype)}; "
+                           f"expected Bool")
+
+
+@op(name="_unsafe_masked_index", publish=True, promote=NONE, method=False, out=False)
+def _unsafe_masked_index(input: TI, mask: TI, indices: TL, fill):
+    """Matches `torch._unsafe_masked_index`: input[indices] where mask is true, else fill.
+
+    Indices are clamped into range first, so masked-off positions may hold any index.
+    """
+    _check_mask(mask)
+    idx = _clamped_indices(input, indices)
+    fill_value = jnp.asarray(fill).astype(input.dtype)
+    if input.size == 0:
+        shape = jnp.broadcast_shapes(*(i.shape for i in idx)) + input.shape[len(idx):]
+        return jnp.full(shape, fill_value, input.dtype)
+    return jnp.where(mask, input[idx], fill_value)
+
+
+@op(name="_unsafe_masked_index_put_accumulate", publish=True, promote=NONE, method=False, out=False)
+def _unsafe_masked_index_put_accumulate(input: TI, mask: TI, indices: TL, values: TI):
+    """Matches `torch._unsafe_masked_index_put_accumulate`: input.index_put(indices,
+    values * mask, accumulate=True) with indices clamped into range."""
+    _check_mask(mask)
+    if values.dtype != input.dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{c10_name(input.dtype)} for the destination and "
+                           f"{c10_name(values.dtype)} for the source.")
+    idx = _clamped_indices(input, indices)
+    target = jnp.broadcast_shapes(*(i.shape for i in idx)) + input.shape[len(idx):]
+    values = jnp.where(mask, values, jnp.zeros((), values.dtype))
+    values = jnp.broadcast_to(values, target)
+    if input.dtype == jnp.bool_:  # accumulating booleans is a logical or
+        return input.astype(jnp.int32).at[idx].add(values.astype(jnp.int32)) > 0
+    return input.at[idx].add(values)

@@ -14,13 +14,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _meta
 from . import _derivatives
 from .._tensor import Tensor, wrap_dim
 from .._dtype import c10_name
 from ._kernel_helpers import (accumulate, dims_arg, is_complex, is_float,  # noqa: F401
                               is_integral, sum_dtype)
-from ._registry import (COMPLEX_TO_FLOAT, DEFAULT, NAMESPACES, NONE, T, composite,
+from ._registry import (COMPLEX_TO_FLOAT, DEFAULT, NAMESPACES, NONE, T, TI, composite,
                         name_return_type, op)
 
 reduction = functools.partial(op, promote=NONE)
@@ -431,3 +431,115 @@ def renorm(input: T, p, dim, maxnorm):
     factor = jnp.where(nrm > maxnorm, maxnorm / (nrm + 1e-7), jnp.ones((), acc))
     return (accumulate(input) * factor).astype(input.dtype)
 
+
+# ---------------------------------------------------------------------------
+# Segment reductions
+
+
+def _concrete(*arrays) -> bool:
+    """True when no array is a jax tracer, so value checks can run (eager calls)."""
+    return not builtins.any(_meta.no_values(a) for a in arrays if a is not None)
+
+
+_SEGMENT_REDUCTIONS = ("sum", "prod", "mean", "max", "min")
+
+
+@op(name="_segment_reduce_kernel", promote=NONE, method=False, out=False)
+def _segment_reduce_kernel(data: TI, bounds: TI, reduce, axis, initial, from_lengths):
+    # Traceable: each segment is a mask over the reduced axis (segments x axis length),
+    # so data-dependent lengths never decide a shape.
+    if from_lengths:
+        ends = jnp.cumsum(bounds, axis=-1)
+        starts = ends - bounds
+    else:
+        starts, ends = bounds[..., :-1], bounds[..., 1:]
+    n = data.shape[axis]
+    j = jnp.arange(n)
+    mask = (j >= starts[..., None]) & (j < ends[..., None])          # (B..., S, L)
+    mask = mask.reshape(mask.shape + (1,) * (data.ndim - axis - 1))  # (B..., S, L, R...)
+    x = jnp.expand_dims(data, axis)                                   # (B..., 1, L, R...)
+    red = axis + 1
+    dt = data.dtype
+    count = jnp.sum(mask, axis=red)
+    has_init = initial is not None
+    init = jnp.asarray(initial if has_init else 0, dt)
+    if reduce in ("sum", "mean", "prod") and dt in (jnp.float16, jnp.bfloat16):
+        # PyTorch's CPU kernel accumulates one element at a time in the data's dtype, from the
+        # initial value; in 16-bit floats that rounding shows, so it is reproduced by a scan.
+        combine = jnp.multiply if reduce == "prod" else jnp.add
+        start = init if has_init else jnp.asarray(1 if reduce == "prod" else 0, dt)
+        out_shape = jnp.broadcast_shapes(mask.shape, x.shape)
+        out_shape = out_shape[:red] + out_shape[red + 1:]
+
+        def step(acc, xm):
+            xj, mj = xm
+            return jnp.where(mj, combine(acc, xj), acc), None
+
+        acc, _ = jax.lax.scan(step, jnp.full(out_shape, start, dt),
+                              (jnp.moveaxis(x, red, 0), jnp.moveaxis(mask, red, 0)))
+        if reduce != "mean":
+            return acc
+        empty_value = init if has_init else jnp.asarray(jnp.nan, dt)
+        return jnp.where(count == 0, empty_value, acc / jnp.maximum(count, 1).astype(dt))
+    if reduce in ("sum", "mean"):
+        total = jnp.sum(jnp.where(mask, x, jnp.zeros((), dt)), axis=red) + init
+        if reduce == "sum":
+            return total
+        # An empty segment's mean is the initial value, or nan (0 / 0) without one.
+        empty_value = init if has_init else jnp.asarray(jnp.nan, dt)
+        return jnp.where(count == 0, empty_value, total / jnp.maximum(count, 1).astype(dt))
+    if reduce == "prod":
+        prod = jnp.prod(jnp.where(mask, x, jnp.ones((), dt)), axis=red)
+        return prod * init if has_init else prod
+    fill = jnp.asarray(-jnp.inf if reduce == "max" else jnp.inf, dt)
+    fn, pair = (jnp.max, jnp.maximum) if reduce == "max" else (jnp.min, jnp.minimum)
+    out = fn(jnp.where(mask, x, fill), axis=red)
+    return pair(out, init) if has_init else out
+
+
+@composite(name="_segment_reduce", method=False, aliases=("segment_reduce",), publish=True)
+def _segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0,
+                    unsafe=False, initial=None):
+    """Matches `torch._segment_reduce` / `torch.segment_reduce` (lengths or offsets form).
+
+    Offsets win when both are given, as in PyTorch. Value checks (negative lengths, rows not
+    summing to the axis size) run on eager calls unless `unsafe`; a traced call skips them.
+    """
+    if reduce not in _SEGMENT_REDUCTIONS:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
+                           f"{reduce}")
+    if indices is not None:
+        raise RuntimeError("segment_reduce(): indices based reduction is not supported yet.")
+    if lengths is None and offsets is None:
+        raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined.")
+    if not data.dtype.is_floating_point:
+        raise NotImplementedError(f"\"_segment_reduce_cpu\" not implemented for "
+                                  f"'{c10_name(data.dtype)}'")
+    axis = wrap_dim(axis, data.ndim)
+    from_lengths = offsets is None
+    bounds = lengths if from_lengths else offsets
+    kind = "lengths" if from_lengths else "offsets"
+    if bounds.dtype not in (_dtype.int64, _dtype.int32):
+        raise NotImplementedError(f"\"_segment_reduce_{kind}_cpu_kernel1\" not implemented for "
+                                  f"'{c10_name(bounds.dtype)}'")
+    if bounds.ndim - 1 != axis:
+        raise RuntimeError(f"segment_reduce(): Expected axis to be the last dimension of "
+                           f"{kind} but got {axis}.")
+    if tuple(bounds.shape[:axis]) != tuple(data.shape[:axis]):
+        raise RuntimeError(f"segment_reduce(): Expected all dimensions before axis of {kind} "
+                           f"to match data, but got {kind} of shape {list(bounds.shape)} and "
+                           f"data of shape {list(data.shape)}")
+    if not unsafe and _concrete(bounds._array):
+        b = np.asarray(bounds._array)
+        if from_lengths:
+            if (b < 0).any():
+                raise RuntimeError("lengths contains negative value!")
+            if b.size and (b.sum(-1) != data.shape[axis]).any():
+                raise RuntimeError("segment_reduce(): Expected all rows of lengths along axis to "
+                                   "sum to data.size(lengths.dim()-1) when !unsafe.")
+        elif b.size and (np.diff(b, axis=-1) < 0).any():
+            raise RuntimeError("offsets contains negative value!")
+    if initial is not None and isinstance(initial, Tensor):
+        initial = initial.item()
+    return _segment_reduce_kernel(data, bounds.to(_dtype.int64), reduce, axis, initial,
+                                  from_lengths)

@@ -613,4 +613,40 @@ def unravel_index(indices, shape):
     return _unravel_index(indices, shape)
 
 
+@op(name="_chunk_cat", publish=True, promote=NONE, method=False, differentiable=False)
+def _chunk_cat(tensors: TL, dim, num_chunks):
+    """Matches `torch._chunk_cat`: each tensor, zero-padded along `dim` to a multiple of
+    `num_chunks`, is split into `num_chunks` chunks (flattened past `dim`), and chunk i of
+    every tensor is concatenated into row i of the result."""
+    if not tensors:
+        raise RuntimeError("_chunk_cat expects a non-empty input tensor list")
+    if builtins.any(t.dtype != tensors[0].dtype for t in tensors):
+        raise RuntimeError("_chunk_cat expects all input tensors with the same dtype")
+    ndims = {t.ndim for t in tensors}
+    if len(ndims) > 1:
+        if dim < 0:
+            raise RuntimeError("_chunk_cat expects non-negative dim when input tensors have "
+                               "different ndims")
+        if builtins.any(dim >= t.ndim for t in tensors):
+            raise RuntimeError("_chunk_cat expects dim < ndim for all input tensors")
+    else:
+        dim = wrap_dim(dim, tensors[0].ndim)
+    lead = tuple(tensors[0].shape[:dim])
+    if builtins.any(tuple(t.shape[:dim]) != lead for t in tensors):
+        raise RuntimeError("_chunk_cat expects same sizes of 0,...,dim-1 dimensions for all "
+                           "tensors")
+    if num_chunks < 1:
+        raise RuntimeError("_chunk_cat expects positive num_chunks")
+    if builtins.any(t.size == 0 for t in tensors):
+        raise RuntimeError("_chunk_cat expects non-empty tensor")
+    parts = []
+    for t in tensors:
+        per_chunk = -(-t.shape[dim] // num_chunks)
+        pad = [(0, 0)] * t.ndim
+        pad[dim] = (0, per_chunk * num_chunks - t.shape[dim])
+        t = jnp.pad(t, pad)
+        parts.append(t.reshape(lead + (num_chunks, -1)))
+    return jnp.concatenate(parts, axis=dim + 1)
+
+
 from . import view_functional  # noqa: E402, F401  (*_copy and *_scatter)

@@ -450,6 +450,11 @@ def detach(input: T):
     return _views.Detach()
 
 
+def detach_(input: Tensor) -> Tensor:
+    """Matches `torch.detach_`: `input.detach_()`."""
+    return input.detach_()
+
+
 @view_op
 def alias(input: T):
     return _views.Alias()

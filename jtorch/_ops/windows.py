@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype
-from .._misc import strided
+from .._layout import strided
 from .creation import finish
 from ._registry import composite
 

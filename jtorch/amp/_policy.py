@@ -67,8 +67,8 @@ _CUDA_FP32 = [
 # multi_head_attention_forward as composites over bmm/mm/linear, so all of them run in the
 # lower dtype on every device; in jtorch each is one kernel.
 for _lst in (_CPU_LOWER, _CUDA_LOWER):
-    _lst += ["tensordot", "_kernel:matmul._einsum_kernel", "_kernel:nn_misc._sdpa_call",
-             "_kernel:nn_misc._mha_call"]
+    _lst += ["tensordot", "_kernel:matmul._einsum_kernel", "_kernel:nn.attention._sdpa_call",
+             "_kernel:nn.attention._mha_call"]
 
 _LISTS = {"cpu": (_CPU_LOWER, _CPU_FP32), "cuda": (_CUDA_LOWER, _CUDA_FP32)}
 
@@ -79,8 +79,8 @@ def _resolve(name: str):
     if name.startswith("_kernel:"):
         import importlib
         mod, _, attr = name[len("_kernel:"):].rpartition(".")
-        fn = getattr(importlib.import_module("jtorch._ops." + mod), attr, None)
-        return getattr(fn, "_op", None)
+        # No default: a kernel that moved must fail here, not drop out of the table.
+        return getattr(importlib.import_module("jtorch._ops." + mod), attr)._op
     d = OPS.get(name)
     return d if isinstance(d, OpDef) else None
 _tables: dict = {}

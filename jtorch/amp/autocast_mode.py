@@ -216,8 +216,8 @@ class autocast:
                                else bool(cache_enabled))
         enabled = bool(enabled)
         if enabled and self.device == "cuda":
-            from .. import cuda
-            if not cuda.is_available():
+            import jtorch     # `torch.cuda.is_available()`, as PyTorch's autocast asks it
+            if not jtorch.cuda.is_available():
                 warnings.warn("User provided device_type of 'cuda', but CUDA is not "
                               "available. Disabling", stacklevel=2)
                 enabled = False

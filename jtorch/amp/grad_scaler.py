@@ -37,8 +37,8 @@ class GradScaler:
         self._device = device
         self._enabled = enabled
         if device == "cuda" and enabled:
-            from .. import cuda
-            if not cuda.is_available():
+            import jtorch     # `torch.cuda.is_available()`, as PyTorch's GradScaler asks it
+            if not jtorch.cuda.is_available():
                 warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available."
                               "  Disabling.", stacklevel=2)
                 self._enabled = False

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _programs, _tracebacks, _views
+from .. import _dtype, _programs, _tracebacks, _views
 from . import _names, anomaly_mode
 from .._tensor import AutogradMeta as Meta
 from .._tensor import meta
@@ -456,7 +456,7 @@ FREED_MESSAGE = (
 
 
 def _modified_message(arr, node, now, expected):
-    desc = f"[torch.{_legacy_type(arr.dtype)} {list(arr.shape)}]"
+    desc = f"[{_dtype.legacy_type_name(arr.dtype)} {list(arr.shape)}]"
     if node is not None:
         name = re.sub(r'Backward[0-9]*$', '', node.name().rpartition("::")[2])
         desc += f", which is output 0 of {name},"
@@ -465,15 +465,6 @@ def _modified_message(arr, node, now, expected):
             "instead. Hint: enable anomaly detection to find the operation that failed to "
             "compute its gradient, with torch.autograd.set_detect_anomaly(True, "
             "check_nan=False).")
-
-
-_LEGACY = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-           "bfloat16": "BFloat16Tensor", "complex64": "ComplexFloatTensor",
-           "complex128": "ComplexDoubleTensor"}
-
-
-def _legacy_type(np_dtype) -> str:
-    return _LEGACY.get(str(np.dtype(np_dtype)), "Tensor")
 
 
 def _record_backward(node, b, args, grads):

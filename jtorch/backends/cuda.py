@@ -14,12 +14,12 @@ class _Matmul:
 
     @property
     def allow_tf32(self) -> bool:
-        from .._misc import get_float32_matmul_precision
+        from .._knobs import get_float32_matmul_precision
         return get_float32_matmul_precision() != "highest"
 
     @allow_tf32.setter
     def allow_tf32(self, value: bool) -> None:
-        from .._misc import set_float32_matmul_precision
+        from .._knobs import set_float32_matmul_precision
         set_float32_matmul_precision("high" if value else "highest")
 
 

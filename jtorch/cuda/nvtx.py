@@ -11,7 +11,7 @@ import contextlib
 
 import jax
 
-from . import is_available
+from ._devices import is_available
 
 __all__ = ["mark", "range", "range_pop", "range_push", "range_start", "range_end"]
 

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 
 from .. import _dtype
 from .._tensor import Tensor
-from . import _runtime, _xla
+from . import _comm_debug, _runtime, _xla
 from ._process_group import (  # noqa: F401 (PyTorch's names, exported here)
     NOT_INITIALIZED as _NOT_INITIALIZED, REDUCE_OP_NAMES, Backend, GroupMember, ProcessGroup,
     ReduceOp, Work, _pg_map, _World, default_group, done as _done, env_int as _env_int,
@@ -385,6 +385,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
     if not_in_group(group, "all_reduce"):
         return None
     pg = resolve(group)
+    _comm_debug.note("c10d", "allreduce_")
     _check_op(op, tensor)
     if pg.size() > 1:
         _store(tensor, _reduced(tensor._array, op, pg))
@@ -399,6 +400,7 @@ def reduce(tensor, dst: int | None = None, op=ReduceOp.SUM, group=None, async_op
     if not_in_group(group, "reduce"):
         return None
     pg = resolve(group)
+    _comm_debug.note("c10d", "reduce_")
     _check_op(op, tensor, "reduce")
     _check_root(_root(group_dst, dst, pg), "reduce", pg)
     if pg.size() > 1:
@@ -413,6 +415,7 @@ def broadcast(tensor, src: int | None = None, group=None, async_op: bool = False
     if not_in_group(group, "broadcast"):
         return None
     pg = resolve(group)
+    _comm_debug.note("c10d", "broadcast_")
     root = _root(group_src, src, pg)
     _check_root(root, "broadcast", pg)
     if pg.size() > 1:
@@ -452,6 +455,7 @@ def all_gather(tensor_list, tensor, group=None, async_op: bool = False):
     if not_in_group(group, "all_gather"):
         return None
     pg = resolve(group)
+    _comm_debug.note("c10d", "allgather_")
     if len(tensor_list) != pg.size():
         raise RuntimeError(f"ProcessGroupGloo::allgather: invalid output tensor list at index 0 "
                            f"(expected length {pg.size()}, got {len(tensor_list)})")
@@ -479,6 +483,7 @@ def all_gather_single(output_tensor, input_tensor, group=None, async_op: bool = 
     if not_in_group(group, "all_gather_into_tensor"):
         return None
     pg = resolve(group)
+    _comm_debug.note("c10d", "_allgather_base_")
     n = pg.size()
     chunk = tuple(out.shape)
     if chunk and chunk[0] % n == 0:
@@ -509,6 +514,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op: bo
     if not_in_group(group, "reduce_scatter"):
         return None
     pg = resolve(group)
+    _comm_debug.note("c10d", "reduce_scatter_")
     _check_op(op, out, "reduce_scatter")
     if len(input_list) != pg.size():
         raise ValueError(f"input_list must have one tensor per rank ({pg.size()}), got "
@@ -532,6 +538,7 @@ def reduce_scatter_single(output, input, op=ReduceOp.SUM, group=None, async_op: 
     if not_in_group(group, "reduce_scatter_tensor"):
         return None
     pg = resolve(group)
+    _comm_debug.note("c10d", "_reduce_scatter_base_")
     _check_op(op, inp, "reduce_scatter_tensor")
     n = pg.size()
     out0 = out.shape[0] if out.dim() else 1
@@ -558,6 +565,7 @@ def gather(tensor, gather_list=None, dst: int | None = None, group=None,
     if not_in_group(group, "gather"):
         return None
     pg = resolve(group)
+    _comm_debug.note("c10d", "gather_")
     root = _root(group_dst, dst, pg)
     if pg.rank() != root and gather_list:
         raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination "
@@ -585,6 +593,7 @@ def scatter(tensor, scatter_list=None, src: int | None = None, group=None,
     if not_in_group(group, "scatter"):
         return None
     pg = resolve(group)
+    _comm_debug.note("c10d", "scatter_")
     root = _root(group_src, src, pg)
     if pg.rank() != root and scatter_list:
         raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
@@ -618,6 +627,7 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
     if not_in_group(group, "all_to_all_single"):
         return None
     pg = resolve(group)
+    _comm_debug.note("c10d", "alltoall_base_")
     n = pg.size()
     if output_split_sizes is None and input_split_sizes is None:
         if inp.shape[0] % n or tuple(out.shape) != tuple(inp.shape):
@@ -658,6 +668,7 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op: bool
     if not_in_group(group, "all_to_all"):
         return None
     pg = resolve(group)
+    _comm_debug.note("c10d", "alltoall_")
     n = pg.size()
     if len(output_tensor_list) != n or len(input_tensor_list) != n:
         raise RuntimeError(f"ProcessGroupGloo::alltoall: expected {n} input and output "

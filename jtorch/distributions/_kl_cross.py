@@ -1,7 +1,8 @@
 """KL divergences between distributions of different families (PyTorch's cross pairs).
 
 Where p's support is not contained in q's, the KL is infinite; those pairs are registered
-in bulk. Registered into `kl`'s registry on import (`kl` imports this module last).
+in bulk. Registered into `kl`'s registry on import (`jtorch.distributions` imports this
+module right after `kl`, so every pair is registered before the package is usable).
 """
 
 import math

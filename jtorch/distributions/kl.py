@@ -3,7 +3,7 @@
 Implementations are looked up by the pair of types; when no pair is registered exactly,
 the most specific registered pair of base classes is used (ties warn, as in PyTorch).
 This module holds the registry and the pairs within one family; `_kl_cross.py` holds the
-pairs across families.
+pairs across families (the package imports it right after this module).
 """
 
 import functools
@@ -364,5 +364,3 @@ def _kl_lowrankmultivariatenormal_multivariatenormal(p, q):
              + _batch_trace_XXT(torch.linalg.solve_triangular(qL, pD_sqrt, upper=False)))
     return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
 
-
-from . import _kl_cross  # noqa: E402, F401  (registers the cross-family pairs)

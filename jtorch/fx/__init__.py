@@ -8,6 +8,7 @@ tracing is ever in progress, which is what these names answer. Making an FX grap
 
 from __future__ import annotations
 
+from ._unavailable import NOT_AVAILABLE
 from ._symbolic_trace import Tracer, is_fx_tracing, symbolic_trace, wrap  # noqa: F401
 from .graph import Graph  # noqa: F401
 from .graph_module import GraphModule  # noqa: F401
@@ -17,8 +18,6 @@ from .proxy import Proxy  # noqa: F401
 __all__ = ["symbolic_trace", "Tracer", "wrap", "Graph", "GraphModule", "Node", "Proxy",
            "map_arg", "Interpreter", "Transformer"]
 
-NOT_AVAILABLE = ("torch.fx {what} is not available in jtorch: jtorch traces programs with jax "
-                 "(jtorch.compile, jtorch.interop.functional), not with FX graphs")
 
 
 class Interpreter:

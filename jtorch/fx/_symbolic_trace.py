@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ._unavailable import NOT_AVAILABLE
+
 __all__ = ["Tracer", "symbolic_trace", "wrap", "is_fx_tracing", "is_fx_symbolic_tracing"]
 
 
@@ -21,7 +23,6 @@ class Tracer:
         self.autowrap_modules, self.autowrap_functions = autowrap_modules, autowrap_functions
 
     def trace(self, root, concrete_args=None):
-        from . import NOT_AVAILABLE
         raise RuntimeError(NOT_AVAILABLE.format(what="tracing (Tracer.trace)"))
 
     def is_leaf_module(self, m, module_qualified_name: str) -> bool:
@@ -33,7 +34,6 @@ class Tracer:
 
 def symbolic_trace(root, concrete_args=None):
     """Raises: see `torch.fx`."""
-    from . import NOT_AVAILABLE
     raise RuntimeError(NOT_AVAILABLE.format(what="symbolic_trace"))
 
 

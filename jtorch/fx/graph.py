@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ._unavailable import NOT_AVAILABLE
+
 __all__ = ["Graph"]
 
 
@@ -9,5 +11,4 @@ class Graph:
     """The type `torch.fx.Graph`; making one raises (see `torch.fx`)."""
 
     def __init__(self, *args, **kwargs):
-        from . import NOT_AVAILABLE
         raise RuntimeError(NOT_AVAILABLE.format(what="Graph"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..nn.modules.module import Module
+from ._unavailable import NOT_AVAILABLE
 
 __all__ = ["GraphModule"]
 
@@ -11,5 +12,4 @@ class GraphModule(Module):
     """The type `torch.fx.GraphModule`; no module is ever one in jtorch."""
 
     def __init__(self, root, graph, class_name: str = "GraphModule"):
-        from . import NOT_AVAILABLE
         raise RuntimeError(NOT_AVAILABLE.format(what="GraphModule"))

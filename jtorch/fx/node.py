@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ._unavailable import NOT_AVAILABLE
+
 __all__ = ["Node", "map_arg", "map_aggregate", "Argument", "Target"]
 
 Argument = object
@@ -12,7 +14,6 @@ class Node:
     """The type `torch.fx.Node` (a node of an FX graph; jtorch never makes FX graphs)."""
 
     def __init__(self, *args, **kwargs):
-        from . import NOT_AVAILABLE
         raise RuntimeError(NOT_AVAILABLE.format(what="Node"))
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ._unavailable import NOT_AVAILABLE
+
 __all__ = ["Proxy", "TracerBase"]
 
 
@@ -9,7 +11,6 @@ class Proxy:
     """The type `torch.fx.Proxy`; no value is ever one in jtorch."""
 
     def __init__(self, node, tracer=None):
-        from . import NOT_AVAILABLE
         raise RuntimeError(NOT_AVAILABLE.format(what="Proxy"))
 
 

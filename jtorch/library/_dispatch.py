@@ -272,6 +272,21 @@ class OpOverloadPacket:
         return f"<OpOverloadPacket(op='{self}')>"
 
 
+def _collective_names(namespace: str) -> frozenset:
+    """PyTorch's collective operators in `namespace` (`c10d`, `c10d_functional`): they exist
+    as keys (`CommDebugMode` counts by them), not as callables."""
+    from ..distributed._comm_debug import COLLECTIVES
+    return COLLECTIVES.get(namespace, frozenset())
+
+
+def _collective_operator(namespace: str, name: str):
+    def refuse(*args, **kwargs):
+        raise NotImplementedError(f"torch.ops.{namespace}.{name} is PyTorch's internal "
+                                  f"collective operator; jtorch runs collectives through the "
+                                  f"torch.distributed API")
+    return refuse
+
+
 class _OpNamespace:
     """Matches `torch._ops._OpNamespace`: `torch.ops.<ns>`."""
 
@@ -290,6 +305,9 @@ class _OpNamespace:
             from ._aten import resolve
             fn = resolve(op_name)
             found = fn is not None
+        elif op_name in _collective_names(self.name):
+            fn = _collective_operator(self.name, op_name)
+            found = True
         else:
             found = any(k == f"{self.name}::{op_name}" or
                         k.startswith(f"{self.name}::{op_name}.") for k in DEFINED)

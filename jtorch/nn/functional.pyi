@@ -7,45 +7,45 @@ import builtins
 from collections.abc import Sequence
 from typing import Any
 
-from jtorch._ops.activation import _f_log_softmax as log_softmax
-from jtorch._ops.activation import _f_rrelu_ as rrelu_
-from jtorch._ops.activation import _f_softmax as softmax
-from jtorch._ops.activation import alpha_dropout as alpha_dropout
-from jtorch._ops.activation import dropout as dropout
-from jtorch._ops.activation import dropout1d as dropout1d
-from jtorch._ops.activation import dropout2d as dropout2d
-from jtorch._ops.activation import dropout3d as dropout3d
-from jtorch._ops.activation import feature_alpha_dropout as feature_alpha_dropout
-from jtorch._ops.activation import gumbel_softmax as gumbel_softmax
-from jtorch._ops.activation import rrelu as rrelu
-from jtorch._ops.activation import softmin as softmin
-from jtorch._ops.loss import cross_entropy as cross_entropy
-from jtorch._ops.loss import ctc_loss as ctc_loss
-from jtorch._ops.loss import gaussian_nll_loss as gaussian_nll_loss
-from jtorch._ops.loss import linear_cross_entropy as linear_cross_entropy
-from jtorch._ops.loss import nll_loss as nll_loss
-from jtorch._ops.loss import triplet_margin_with_distance_loss as triplet_margin_with_distance_loss
-from jtorch._ops.nn_misc import _f_embedding as embedding
-from jtorch._ops.nn_misc import embedding_bag as embedding_bag
-from jtorch._ops.nn_misc import multi_head_attention_forward as multi_head_attention_forward
-from jtorch._ops.nn_misc import scaled_dot_product_attention as scaled_dot_product_attention
-from jtorch._ops.normalization import batch_norm as batch_norm
-from jtorch._ops.normalization import group_norm as group_norm
-from jtorch._ops.normalization import instance_norm as instance_norm
-from jtorch._ops.normalization import local_response_norm as local_response_norm
-from jtorch._ops.pooling import adaptive_max_pool1d_with_indices as adaptive_max_pool1d_with_indices
-from jtorch._ops.pooling import adaptive_max_pool2d_with_indices as adaptive_max_pool2d_with_indices
-from jtorch._ops.pooling import adaptive_max_pool3d_with_indices as adaptive_max_pool3d_with_indices
-from jtorch._ops.pooling import fractional_max_pool2d as fractional_max_pool2d
-from jtorch._ops.pooling import fractional_max_pool2d_with_indices as fractional_max_pool2d_with_indices
-from jtorch._ops.pooling import fractional_max_pool3d as fractional_max_pool3d
-from jtorch._ops.pooling import fractional_max_pool3d_with_indices as fractional_max_pool3d_with_indices
-from jtorch._ops.pooling import max_pool1d_with_indices as max_pool1d_with_indices
-from jtorch._ops.pooling import max_pool2d_with_indices as max_pool2d_with_indices
-from jtorch._ops.pooling import max_pool3d_with_indices as max_pool3d_with_indices
-from jtorch._ops.sampling import upsample as upsample
-from jtorch._ops.sampling import upsample_bilinear as upsample_bilinear
-from jtorch._ops.sampling import upsample_nearest as upsample_nearest
+from jtorch._ops.nn.activation import _f_log_softmax as log_softmax
+from jtorch._ops.nn.activation import _f_rrelu_ as rrelu_
+from jtorch._ops.nn.activation import _f_softmax as softmax
+from jtorch._ops.nn.activation import gumbel_softmax as gumbel_softmax
+from jtorch._ops.nn.activation import rrelu as rrelu
+from jtorch._ops.nn.activation import softmin as softmin
+from jtorch._ops.nn.attention import multi_head_attention_forward as multi_head_attention_forward
+from jtorch._ops.nn.attention import scaled_dot_product_attention as scaled_dot_product_attention
+from jtorch._ops.nn.dropout import alpha_dropout as alpha_dropout
+from jtorch._ops.nn.dropout import dropout as dropout
+from jtorch._ops.nn.dropout import dropout1d as dropout1d
+from jtorch._ops.nn.dropout import dropout2d as dropout2d
+from jtorch._ops.nn.dropout import dropout3d as dropout3d
+from jtorch._ops.nn.dropout import feature_alpha_dropout as feature_alpha_dropout
+from jtorch._ops.nn.embedding import _f_embedding as embedding
+from jtorch._ops.nn.embedding import embedding_bag as embedding_bag
+from jtorch._ops.nn.loss import cross_entropy as cross_entropy
+from jtorch._ops.nn.loss import ctc_loss as ctc_loss
+from jtorch._ops.nn.loss import gaussian_nll_loss as gaussian_nll_loss
+from jtorch._ops.nn.loss import linear_cross_entropy as linear_cross_entropy
+from jtorch._ops.nn.loss import nll_loss as nll_loss
+from jtorch._ops.nn.loss import triplet_margin_with_distance_loss as triplet_margin_with_distance_loss
+from jtorch._ops.nn.normalization import batch_norm as batch_norm
+from jtorch._ops.nn.normalization import group_norm as group_norm
+from jtorch._ops.nn.normalization import instance_norm as instance_norm
+from jtorch._ops.nn.normalization import local_response_norm as local_response_norm
+from jtorch._ops.nn.pooling import adaptive_max_pool1d_with_indices as adaptive_max_pool1d_with_indices
+from jtorch._ops.nn.pooling import adaptive_max_pool2d_with_indices as adaptive_max_pool2d_with_indices
+from jtorch._ops.nn.pooling import adaptive_max_pool3d_with_indices as adaptive_max_pool3d_with_indices
+from jtorch._ops.nn.pooling import fractional_max_pool2d as fractional_max_pool2d
+from jtorch._ops.nn.pooling import fractional_max_pool2d_with_indices as fractional_max_pool2d_with_indices
+from jtorch._ops.nn.pooling import fractional_max_pool3d as fractional_max_pool3d
+from jtorch._ops.nn.pooling import fractional_max_pool3d_with_indices as fractional_max_pool3d_with_indices
+from jtorch._ops.nn.pooling import max_pool1d_with_indices as max_pool1d_with_indices
+from jtorch._ops.nn.pooling import max_pool2d_with_indices as max_pool2d_with_indices
+from jtorch._ops.nn.pooling import max_pool3d_with_indices as max_pool3d_with_indices
+from jtorch._ops.nn.sampling import upsample as upsample
+from jtorch._ops.nn.sampling import upsample_bilinear as upsample_bilinear
+from jtorch._ops.nn.sampling import upsample_nearest as upsample_nearest
 from jtorch._tensor import Tensor
 
 _bool = builtins.bool
@@ -56,181 +56,181 @@ _str = builtins.str
 _Number = _bool | _int | _float | _complex
 
 _NAMESPACES: Any
-# declared in jtorch/_ops/pooling.py
+# declared in jtorch/_ops/nn/pooling.py
 def adaptive_avg_pool1d(input: Tensor | _Number, output_size: _int | Sequence[_int]) -> Tensor: ...
-# declared in jtorch/_ops/pooling.py
+# declared in jtorch/_ops/nn/pooling.py
 def adaptive_avg_pool2d(input: Tensor | _Number, output_size: _int | Sequence[_int]) -> Tensor: ...
-# declared in jtorch/_ops/pooling.py
+# declared in jtorch/_ops/nn/pooling.py
 def adaptive_avg_pool3d(input: Tensor | _Number, output_size: _int | Sequence[_int]) -> Tensor: ...
-# declared in jtorch/_ops/pooling.py
+# declared in jtorch/_ops/nn/pooling.py
 def adaptive_max_pool1d(input: Tensor | _Number, output_size: _int | Sequence[_int], return_indices: _bool = False) -> Tensor: ...
-# declared in jtorch/_ops/pooling.py
+# declared in jtorch/_ops/nn/pooling.py
 def adaptive_max_pool2d(input: Tensor | _Number, output_size: _int | Sequence[_int], return_indices: _bool = False) -> Tensor: ...
-# declared in jtorch/_ops/pooling.py
+# declared in jtorch/_ops/nn/pooling.py
 def adaptive_max_pool3d(input: Tensor | _Number, output_size: _int | Sequence[_int], return_indices: _bool = False) -> Tensor: ...
-# declared in jtorch/_ops/sampling.py
+# declared in jtorch/_ops/nn/sampling.py
 def affine_grid(theta: Tensor | _Number, size: Any, align_corners: Any = None) -> Tensor: ...
-# declared in jtorch/_ops/pooling.py
+# declared in jtorch/_ops/nn/pooling.py
 def avg_pool1d(input: Tensor | _Number, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: _bool = False, count_include_pad: _bool = True) -> Tensor: ...
-# declared in jtorch/_ops/pooling.py
+# declared in jtorch/_ops/nn/pooling.py
 def avg_pool2d(input: Tensor | _Number, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: _bool = False, count_include_pad: _bool = True, divisor_override: Any = None) -> Tensor: ...
-# declared in jtorch/_ops/pooling.py
+# declared in jtorch/_ops/nn/pooling.py
 def avg_pool3d(input: Tensor | _Number, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: _bool = False, count_include_pad: _bool = True, divisor_override: Any = None) -> Tensor: ...
-# declared in jtorch/_ops/nn_misc.py
+# declared in jtorch/_ops/nn/linear.py
 def bilinear(input1: Tensor | _Number, input2: Tensor | _Number, weight: Tensor | _Number, bias: Tensor | _Number | None = None) -> Tensor: ...
-# declared in jtorch/_ops/loss.py
+# declared in jtorch/_ops/nn/loss.py
 def binary_cross_entropy(input: Tensor | _Number, target: Tensor | _Number, weight: Tensor | _Number | None = None, size_average: Any = None, reduce: Any = None, reduction: _str = 'mean') -> Tensor: ...
-# declared in jtorch/_ops/loss.py
+# declared in jtorch/_ops/nn/loss.py
 def binary_cross_entropy_with_logits(input: Tensor | _Number, target: Tensor | _Number, weight: Tensor | _Number | None = None, size_average: Any = None, reduce: Any = None, reduction: _str = 'mean', pos_weight: Tensor | _Number | None = None) -> Tensor: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def celu(input: Tensor | _Number, alpha: _float = 1.0, inplace: _bool = False) -> Tensor: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def celu_(input: Tensor | _Number, alpha: _float = 1.0) -> Tensor: ...
-# declared in jtorch/_ops/sampling.py
+# declared in jtorch/_ops/nn/sampling.py
 def channel_shuffle(input: Tensor | _Number, groups: _int) -> Tensor: ...
-# declared in jtorch/_ops/conv.py
+# declared in jtorch/_ops/nn/conv.py
 def conv1d(input: Tensor | _Number, weight: Tensor | _Number, bias: Tensor | _Number | None = None, stride: Any = 1, padding: Any = 0, dilation: Any = 1, groups: _int = 1) -> Tensor: ...
-# declared in jtorch/_ops/conv.py
+# declared in jtorch/_ops/nn/conv.py
 def conv2d(input: Tensor | _Number, weight: Tensor | _Number, bias: Tensor | _Number | None = None, stride: Any = 1, padding: Any = 0, dilation: Any = 1, groups: _int = 1) -> Tensor: ...
-# declared in jtorch/_ops/conv.py
+# declared in jtorch/_ops/nn/conv.py
 def conv3d(input: Tensor | _Number, weight: Tensor | _Number, bias: Tensor | _Number | None = None, stride: Any = 1, padding: Any = 0, dilation: Any = 1, groups: _int = 1) -> Tensor: ...
-# declared in jtorch/_ops/conv.py
+# declared in jtorch/_ops/nn/conv.py
 def conv_transpose1d(input: Tensor | _Number, weight: Tensor | _Number, bias: Tensor | _Number | None = None, stride: Any = 1, padding: Any = 0, output_padding: Any = 0, groups: _int = 1, dilation: Any = 1) -> Tensor: ...
-# declared in jtorch/_ops/conv.py
+# declared in jtorch/_ops/nn/conv.py
 def conv_transpose2d(input: Tensor | _Number, weight: Tensor | _Number, bias: Tensor | _Number | None = None, stride: Any = 1, padding: Any = 0, output_padding: Any = 0, groups: _int = 1, dilation: Any = 1) -> Tensor: ...
-# declared in jtorch/_ops/conv.py
+# declared in jtorch/_ops/nn/conv.py
 def conv_transpose3d(input: Tensor | _Number, weight: Tensor | _Number, bias: Tensor | _Number | None = None, stride: Any = 1, padding: Any = 0, output_padding: Any = 0, groups: _int = 1, dilation: Any = 1) -> Tensor: ...
-# declared in jtorch/_ops/loss.py
+# declared in jtorch/_ops/nn/loss.py
 def cosine_embedding_loss(input1: Tensor | _Number, input2: Tensor | _Number, target: Tensor | _Number, margin: Any = 0, size_average: Any = None, reduce: Any = None, reduction: _str = 'mean') -> Tensor: ...
-# declared in jtorch/_ops/nn_misc.py
+# declared in jtorch/_ops/nn/distance.py
 def cosine_similarity(x1: Tensor | _Number, x2: Tensor | _Number, dim: _int | Sequence[_int] = 1, eps: _float = 1e-08, *, axis: Any = ...) -> Tensor: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def elu(input: Tensor | _Number, alpha: _float = 1.0, inplace: _bool = False) -> Tensor: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def elu_(input: Tensor | _Number, alpha: _float = 1.0) -> Tensor: ...
-# declared in jtorch/_ops/conv.py
+# declared in jtorch/_ops/nn/conv.py
 def fold(input: Tensor | _Number, output_size: _int | Sequence[_int], kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1) -> Tensor: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def gelu(input: Tensor | _Number, approximate: _str = 'none', *, out: Tensor | None = None) -> Tensor: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def glu(input: Tensor | _Number, dim: _int | Sequence[_int] = -1, *, axis: Any = ...) -> Tensor: ...
-# declared in jtorch/_ops/sampling.py
+# declared in jtorch/_ops/nn/sampling.py
 def grid_sample(input: Tensor | _Number, grid: Tensor | _Number, mode: _str = 'bilinear', padding_mode: _str = 'zeros', align_corners: Any = None) -> Tensor: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def hardshrink(input: Tensor | _Number, lambd: _float = 0.5, *, out: Tensor | None = None) -> Tensor: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def hardsigmoid(input: Tensor | _Number, inplace: _bool = False) -> Tensor: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def hardswish(input: Tensor | _Number, inplace: _bool = False) -> Tensor: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def hardtanh(input: Tensor | _Number, min_val: _float = -1.0, max_val: _float = 1.0, inplace: _bool = False) -> Tensor: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def hardtanh_(input: Tensor | _Number, min_val: _float = -1.0, max_val: _float = 1.0) -> Tensor: ...
-# declared in jtorch/_ops/loss.py
+# declared in jtorch/_ops/nn/loss.py
 def hinge_embedding_loss(input: Tensor | _Number, target: Tensor | _Number, margin: _float = 1.0, size_average: Any = None, reduce: Any = None, reduction: _str = 'mean') -> Tensor: ...
-# declared in jtorch/_ops/loss.py
+# declared in jtorch/_ops/nn/loss.py
 def huber_loss(input: Tensor | _Number, target: Tensor | _Number, reduction: _str = 'mean', delta: _float = 1.0, weight: Tensor | _Number | None = None) -> Tensor: ...
-# declared in jtorch/_ops/sampling.py
+# declared in jtorch/_ops/nn/sampling.py
 def interpolate(input: Tensor | _Number, size: Any = None, scale_factor: Any = None, mode: _str = 'nearest', align_corners: Any = None, recompute_scale_factor: Any = None, antialias: _bool = False) -> Tensor: ...
-# declared in jtorch/_ops/loss.py
+# declared in jtorch/_ops/nn/loss.py
 def kl_div(input: Tensor | _Number, target: Tensor | _Number, size_average: Any = None, reduce: Any = None, reduction: _str = 'mean', log_target: _bool = False) -> Tensor: ...
-# declared in jtorch/_ops/loss.py
+# declared in jtorch/_ops/nn/loss.py
 def l1_loss(input: Tensor | _Number, target: Tensor | _Number, size_average: Any = None, reduce: Any = None, reduction: _str = 'mean', weight: Tensor | _Number | None = None) -> Tensor: ...
-# declared in jtorch/_ops/normalization.py
+# declared in jtorch/_ops/nn/normalization.py
 def layer_norm(input: Tensor | _Number, normalized_shape: Any, weight: Tensor | _Number | None = None, bias: Tensor | _Number | None = None, eps: _float = 1e-05) -> Tensor: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def leaky_relu(input: Tensor | _Number, negative_slope: _float = 0.01, inplace: _bool = False) -> Tensor: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def leaky_relu_(input: Tensor | _Number, negative_slope: _float = 0.01) -> Tensor: ...
-# declared in jtorch/_ops/nn_misc.py
+# declared in jtorch/_ops/nn/linear.py
 def linear(input: Tensor | _Number, weight: Tensor | _Number, bias: Tensor | _Number | None = None, *, out: Tensor | None = None) -> Tensor: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def logsigmoid(input: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
-# declared in jtorch/_ops/pooling.py
+# declared in jtorch/_ops/nn/pooling.py
 def lp_pool1d(input: Tensor | _Number, norm_type: Any, kernel_size: Any, stride: Any = None, ceil_mode: _bool = False) -> Tensor: ...
-# declared in jtorch/_ops/pooling.py
+# declared in jtorch/_ops/nn/pooling.py
 def lp_pool2d(input: Tensor | _Number, norm_type: Any, kernel_size: Any, stride: Any = None, ceil_mode: _bool = False) -> Tensor: ...
-# declared in jtorch/_ops/pooling.py
+# declared in jtorch/_ops/nn/pooling.py
 def lp_pool3d(input: Tensor | _Number, norm_type: Any, kernel_size: Any, stride: Any = None, ceil_mode: _bool = False) -> Tensor: ...
-# declared in jtorch/_ops/loss.py
+# declared in jtorch/_ops/nn/loss.py
 def margin_ranking_loss(input1: Tensor | _Number, input2: Tensor | _Number, target: Tensor | _Number, margin: Any = 0, size_average: Any = None, reduce: Any = None, reduction: _str = 'mean') -> Tensor: ...
-# declared in jtorch/_ops/pooling.py
+# declared in jtorch/_ops/nn/pooling.py
 def max_pool1d(input: Tensor | _Number, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1, ceil_mode: _bool = False, return_indices: _bool = False) -> Tensor: ...
-# declared in jtorch/_ops/pooling.py
+# declared in jtorch/_ops/nn/pooling.py
 def max_pool2d(input: Tensor | _Number, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1, ceil_mode: _bool = False, return_indices: _bool = False) -> Tensor: ...
-# declared in jtorch/_ops/pooling.py
+# declared in jtorch/_ops/nn/pooling.py
 def max_pool3d(input: Tensor | _Number, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1, ceil_mode: _bool = False, return_indices: _bool = False) -> Tensor: ...
-# declared in jtorch/_ops/pooling.py
+# declared in jtorch/_ops/nn/pooling.py
 def max_unpool1d(input: Tensor | _Number, indices: Tensor | _Number, kernel_size: Any, stride: Any = None, padding: Any = 0, output_size: _int | Sequence[_int] | None = None) -> Tensor: ...
-# declared in jtorch/_ops/pooling.py
+# declared in jtorch/_ops/nn/pooling.py
 def max_unpool2d(input: Tensor | _Number, indices: Tensor | _Number, kernel_size: Any, stride: Any = None, padding: Any = 0, output_size: _int | Sequence[_int] | None = None) -> Tensor: ...
-# declared in jtorch/_ops/pooling.py
+# declared in jtorch/_ops/nn/pooling.py
 def max_unpool3d(input: Tensor | _Number, indices: Tensor | _Number, kernel_size: Any, stride: Any = None, padding: Any = 0, output_size: _int | Sequence[_int] | None = None) -> Tensor: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def mish(input: Tensor | _Number, inplace: _bool = False) -> Tensor: ...
-# declared in jtorch/_ops/loss.py
+# declared in jtorch/_ops/nn/loss.py
 def mse_loss(input: Tensor | _Number, target: Tensor | _Number, size_average: Any = None, reduce: Any = None, reduction: _str = 'mean', weight: Tensor | _Number | None = None) -> Tensor: ...
-# declared in jtorch/_ops/loss.py
+# declared in jtorch/_ops/nn/loss.py
 def multi_margin_loss(input: Tensor | _Number, target: Tensor | _Number, p: Any = 1, margin: _float = 1.0, weight: Tensor | _Number | None = None, size_average: Any = None, reduce: Any = None, reduction: _str = 'mean') -> Tensor: ...
-# declared in jtorch/_ops/loss.py
+# declared in jtorch/_ops/nn/loss.py
 def multilabel_margin_loss(input: Tensor | _Number, target: Tensor | _Number, size_average: Any = None, reduce: Any = None, reduction: _str = 'mean') -> Tensor: ...
-# declared in jtorch/_ops/loss.py
+# declared in jtorch/_ops/nn/loss.py
 def multilabel_soft_margin_loss(input: Tensor | _Number, target: Tensor | _Number, weight: Tensor | _Number | None = None, size_average: Any = None, reduce: Any = None, reduction: _str = 'mean') -> Tensor: ...
-# declared in jtorch/_ops/sampling.py
+# declared in jtorch/_ops/nn/sampling.py
 def native_channel_shuffle(input: Tensor | _Number, groups: _int) -> Tensor: ...
-# declared in jtorch/_ops/normalization.py
+# declared in jtorch/_ops/nn/normalization.py
 def normalize(input: Tensor | _Number, p: _float = 2.0, dim: _int | Sequence[_int] = 1, eps: _float = 1e-12, *, out: Tensor | None = None, axis: Any = ...) -> Tensor: ...
-# declared in jtorch/_ops/nn_misc.py
+# declared in jtorch/_ops/nn/embedding.py
 def one_hot(tensor: Tensor | _Number, num_classes: _int = -1) -> Tensor: ...
-# declared in jtorch/_ops/nn_misc.py
+# declared in jtorch/_ops/nn/padding.py
 def pad(input: Tensor | _Number, pad: Any, mode: _str = 'constant', value: Any = None) -> Tensor: ...
-# declared in jtorch/_ops/nn_misc.py
+# declared in jtorch/_ops/nn/distance.py
 def pairwise_distance(x1: Tensor | _Number, x2: Tensor | _Number, p: _float = 2.0, eps: _float = 1e-06, keepdim: _bool = False, *, keepdims: Any = ...) -> Tensor: ...
-# declared in jtorch/_ops/nn_misc.py
+# declared in jtorch/_ops/nn/distance.py
 def pdist(input: Tensor | _Number, p: Any = 2) -> Tensor: ...
-# declared in jtorch/_ops/sampling.py
+# declared in jtorch/_ops/nn/sampling.py
 def pixel_shuffle(input: Tensor | _Number, upscale_factor: _int) -> Tensor: ...
-# declared in jtorch/_ops/sampling.py
+# declared in jtorch/_ops/nn/sampling.py
 def pixel_unshuffle(input: Tensor | _Number, downscale_factor: _int) -> Tensor: ...
-# declared in jtorch/_ops/loss.py
+# declared in jtorch/_ops/nn/loss.py
 def poisson_nll_loss(input: Tensor | _Number, target: Tensor | _Number, log_input: _bool = True, full: _bool = False, size_average: Any = None, eps: _float = 1e-08, reduce: Any = None, reduction: _str = 'mean') -> Tensor: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def prelu(input: Tensor | _Number, weight: Tensor | _Number) -> Tensor: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def relu(input: Tensor | _Number, inplace: _bool = False) -> Tensor: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def relu6(input: Tensor | _Number, inplace: _bool = False) -> Tensor: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def relu_(input: Tensor | _Number) -> Tensor: ...
-# declared in jtorch/_ops/normalization.py
+# declared in jtorch/_ops/nn/normalization.py
 def rms_norm(input: Tensor | _Number, normalized_shape: Any, weight: Tensor | _Number | None = None, eps: Any = None) -> Tensor: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def selu(input: Tensor | _Number, inplace: _bool = False) -> Tensor: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def selu_(input: Tensor | _Number) -> Tensor: ...
 # declared in jtorch/_ops/pointwise_math.py
 def sigmoid(input: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def silu(input: Tensor | _Number, inplace: _bool = False) -> Tensor: ...
-# declared in jtorch/_ops/loss.py
+# declared in jtorch/_ops/nn/loss.py
 def smooth_l1_loss(input: Tensor | _Number, target: Tensor | _Number, size_average: Any = None, reduce: Any = None, reduction: _str = 'mean', beta: _float = 1.0) -> Tensor: ...
-# declared in jtorch/_ops/loss.py
+# declared in jtorch/_ops/nn/loss.py
 def soft_margin_loss(input: Tensor | _Number, target: Tensor | _Number, size_average: Any = None, reduce: Any = None, reduction: _str = 'mean') -> Tensor: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def softplus(input: Tensor | _Number, beta: _float = 1.0, threshold: _float = 20.0, *, out: Tensor | None = None) -> Tensor: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def softshrink(input: Tensor | _Number, lambd: _float = 0.5, *, out: Tensor | None = None) -> Tensor: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def softsign(input: Tensor | _Number) -> Tensor: ...
 # declared in jtorch/_ops/pointwise_math.py
 def tanh(input: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def tanhshrink(input: Tensor | _Number) -> Tensor: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def threshold(input: Tensor | _Number, threshold: Any, value: Any, inplace: _bool = False) -> Tensor: ...
-# declared in jtorch/_ops/activation.py
+# declared in jtorch/_ops/nn/activation.py
 def threshold_(input: Tensor | _Number, threshold: Any, value: Any) -> Tensor: ...
-# declared in jtorch/_ops/loss.py
+# declared in jtorch/_ops/nn/loss.py
 def triplet_margin_loss(anchor: Tensor | _Number, positive: Tensor | _Number, negative: Tensor | _Number, margin: _float = 1.0, p: Any = 2, eps: _float = 1e-06, swap: _bool = False, size_average: Any = None, reduce: Any = None, reduction: _str = 'mean') -> Tensor: ...
-# declared in jtorch/_ops/conv.py
+# declared in jtorch/_ops/nn/conv.py
 def unfold(input: Tensor | _Number, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1) -> Tensor: ...

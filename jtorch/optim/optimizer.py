@@ -21,7 +21,7 @@ from collections.abc import Iterable
 import jax
 import jax.numpy as jnp
 
-from .._misc import typename
+from .._ops.tensor_queries import typename
 from .._tensor import SparseOperand, Tensor, wrap, zero_grads
 from ..autograd import grad_mode
 from ..autograd.graph import RemovableHandle, _add_hook

@@ -14,11 +14,11 @@ import contextlib
 import numpy as np
 
 from .. import _device, _dtype
-from .._misc import sparse_coo, sparse_csr
+from .._layout import sparse_coo, sparse_csr
 from .._ops import _registry
 from .._ops.conversion import _parse_to
 from .._tensor import Tensor
-from . import _dispatch, _grad  # noqa: F401  (_grad: sparse embedding gradients)
+from . import _dispatch, _grad, _tensor  # noqa: F401  (_grad: sparse embedding gradients)
 from . import _math as M
 from ._tensor import SparseTensor, _impl_name, _layout_name, _not_implemented, warn_once
 
@@ -164,6 +164,9 @@ def _rebuild_sparse_tensor(layout, data):
         crow, col, values, size = data
         return sparse_csr_tensor(crow, col, values, size, check_invariants=False)
     raise NotImplementedError(f"rebuilding sparse tensor for layout {layout}")
+
+
+_tensor.rebuild_sparse_tensor = _rebuild_sparse_tensor
 
 
 # ---------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numbers
 
-from .._misc import sparse_coo
+from .._layout import sparse_coo
 from .._ops import _registry
 from .._tensor import SparseOperand, Tensor
 from . import _math as M

@@ -10,7 +10,7 @@ gradient, so dense backward passes never check for one).
 
 from __future__ import annotations
 
-from .._ops import nn_misc
+from .._ops.nn import embedding as nn_embedding
 from .._tensor import Tensor
 from ..autograd import graph
 from ..autograd.function import Function
@@ -71,7 +71,7 @@ class _EmbeddingSparse(Function):
         ctx.padding_idx = padding_idx
         ctx.scale = scale_grad_by_freq
         ctx.weight_shape = tuple(weight.shape)
-        return nn_misc.embedding(weight, indices, padding_idx, scale_grad_by_freq, False)
+        return nn_embedding.embedding(weight, indices, padding_idx, scale_grad_by_freq, False)
 
     @staticmethod
     def backward(ctx, grad):
@@ -93,8 +93,8 @@ _ENGINE = _SparseGrads()
 
 
 def embedding(weight, indices, padding_idx, scale_grad_by_freq):
-    """The `sparse=True` path of `F.embedding` (`nn_misc.sparse_embedding`)."""
+    """The `sparse=True` path of `F.embedding` (`nn_embedding.sparse_embedding`)."""
     return _EmbeddingSparse.apply(weight, indices, padding_idx, scale_grad_by_freq)
 
 
-nn_misc.sparse_embedding = embedding
+nn_embedding.sparse_embedding = embedding

@@ -15,7 +15,7 @@ import jax
 import numpy as np
 
 from .. import _device, _dtype
-from .._misc import sparse_coo, sparse_csr
+from .._layout import sparse_coo, sparse_csr
 from .._ops._registry import NAMESPACES
 from .._tensor import Tensor, wrap
 from ..autograd import grad_mode

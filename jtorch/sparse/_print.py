@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import _dtype
-from .._misc import sparse_csr
+from .._layout import sparse_csr
 from .._tensor_str import _add_suffixes, _grad_fn_name, tensor_str
 
 

@@ -24,7 +24,7 @@ import math
 
 
 from .. import _device, _dtype
-from .._misc import layout, sparse_coo, sparse_csr
+from .._layout import layout, sparse_coo, sparse_csr
 from .._tensor import Size, SparseOperand, Tensor
 from .._torch_function import disabled_torch_function_impl
 
@@ -56,6 +56,11 @@ class _SparseNode:
 
     def __repr__(self) -> str:
         return f"<{self._node_name} object at {hex(id(self))}>"
+
+
+# Set by `jtorch.sparse` (its `_rebuild_sparse_tensor`, which builds through the public
+# constructors): what a pickled sparse tensor calls, as PyTorch's `torch._utils` function.
+rebuild_sparse_tensor = None
 
 
 class SparseTensor(Tensor):
@@ -349,8 +354,7 @@ class SparseTensor(Tensor):
         return out
 
     def __reduce_ex__(self, protocol):
-        from . import _rebuild_sparse_tensor
-        return (_rebuild_sparse_tensor, _reduce_args(self))
+        return (rebuild_sparse_tensor, _reduce_args(self))
 
     def _copy_with(self, values: Tensor) -> SparseTensor:
         if self._lay is sparse_csr:

@@ -1,12 +1,15 @@
 """Tensor parallelism: a two-layer MLP split column-wise then row-wise over the ranks
 (`parallelize_module`), trained for a few steps; every rank checks the gathered parameters
-against a plain copy trained on the same batch, and rank 0 prints them."""
+against a plain copy trained on the same batch, and rank 0 prints them. `CommDebugMode`
+counts the collectives of a forward and backward: one all-reduce each way, as the layers
+compute on their local pieces."""
 
 import numpy as np
 import torch
 import torch.distributed as dist
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.tensor import DTensor
+from torch.distributed.tensor.debug import CommDebugMode
 from torch.distributed.tensor.parallel import (ColwiseParallel, RowwiseParallel,
                                                parallelize_module)
 
@@ -48,7 +51,27 @@ for step in range(3):
         o.zero_grad()
         torch.nn.functional.mse_loss(net(x[step]), y[step]).backward()
         o.step()
-lines = []
+
+
+def counts(mode):
+    return sorted((str(k), v) for k, v in mode.get_comm_counts().items())
+
+
+comm = CommDebugMode()
+with comm:
+    model(x[0])
+lines = [f"forward: {counts(comm)}"]
+xg = x[0].clone().requires_grad_()
+with comm:
+    model(xg).sum().backward()
+lines.append(f"forward and backward, input requiring grad: {counts(comm)}")
+with comm:
+    t = torch.ones(2)
+    dist.all_reduce(t)
+    dist.all_gather_into_tensor(torch.empty(2 * n), t)
+    dist.broadcast(t, 0)
+    dist.barrier()
+lines.append(f"process-group API: {counts(comm)} total {comm.get_total_counts()}")
 for (name, p), q in zip(model.named_parameters(), reference.parameters()):
     full = p.full_tensor()
     assert torch.allclose(full, q, rtol=1e-5, atol=1e-6), (name, (full - q).abs().max())

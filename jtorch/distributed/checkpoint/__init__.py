@@ -1,7 +1,8 @@
 """`torch.distributed.checkpoint` (DCP): saving and loading state dicts by key.
 
-One process writes every entry (see `storage`); `state_dict` gives FQN-keyed model and
-optimizer state dicts.
+One process writes every entry (rank 0 of a process group, DTensors gathered first; see
+`storage`); loading reads them on every rank, a DTensor keeping its rank's piece.
+`state_dict` gives FQN-keyed model and optimizer state dicts.
 """
 
 from . import state_dict  # noqa: F401

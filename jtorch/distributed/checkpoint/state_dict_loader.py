@@ -45,9 +45,21 @@ def _load_state_dict(state_dict: dict, storage_reader, process_group=None,
                     error = ValueError(f"Size mismatch between saved {tuple(value.shape)} and "
                                        f"current: {tuple(dest.shape)} for {k}")
                     raise CheckpointException("Failed to load checkpoint", {0: error})
-                dest.copy_(value)
+                _copy_into(dest, value)
             else:
                 set_element(state_dict, mapping[k], value)
+
+
+def _copy_into(dest: Tensor, value: Tensor) -> None:
+    """Copies the whole saved `value` into `dest`; a DTensor keeps its rank's piece."""
+    from ..tensor import DTensor
+    if not isinstance(dest, DTensor):
+        dest.copy_(value)
+        return
+    from ..._tensor import wrap
+    from ..tensor._redistribute import local_chunk
+    piece = local_chunk(value._array, dest.device_mesh, dest.placements, tuple(dest.shape))
+    dest.to_local().copy_(wrap(piece))
 
 
 def load(state_dict: dict, *, checkpoint_id=None, storage_reader=None, planner=None,

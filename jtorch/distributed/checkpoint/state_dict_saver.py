@@ -62,9 +62,29 @@ def save(state_dict: dict, *, checkpoint_id=None, storage_writer=None, planner=N
     flat, mapping = _resolve(state_dict)
     metadata = Metadata(state_dict_metadata={k: _entry(v) for k, v in flat.items()},
                         planner_data=mapping, storage_meta=writer.storage_meta())
-    writer.write_entries({k: (v.detach() if isinstance(v, Tensor) else v)
-                          for k, v in flat.items()}, metadata)
+    entries = {k: (v.detach() if isinstance(v, Tensor) else v) for k, v in flat.items()}
+    _on_coordinator(lambda: writer.write_entries(entries, metadata), no_dist)
     return metadata
+
+
+def _on_coordinator(write, no_dist: bool) -> None:
+    """Runs `write` on rank 0 of a process group of several ranks (every rank holds the
+    whole entries: DTensors were gathered), the others waiting for it; its failure is
+    raised on every rank as PyTorch's `CheckpointException`, never a hang."""
+    from .. import distributed_c10d as c10d
+    from .api import CheckpointException
+    if no_dist or not c10d.is_initialized() or c10d.get_world_size() == 1:
+        write()
+        return
+    outcome = [None]
+    if c10d.get_rank() == 0:
+        try:
+            write()
+        except Exception as e:  # noqa: BLE001 - every rank raises it below
+            outcome[0] = e
+    c10d.broadcast_object_list(outcome, src=0)
+    if outcome[0] is not None:
+        raise CheckpointException("Failed to save checkpoint", {0: outcome[0]})
 
 
 def async_save(state_dict: dict, *, checkpoint_id=None, storage_writer=None, planner=None,

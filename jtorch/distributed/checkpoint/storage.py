@@ -1,6 +1,7 @@
 """`torch.distributed.checkpoint.storage`: where a checkpoint's entries are kept.
 
-jtorch's checkpoints are written by one process, so a storage here is two calls: a writer's
+jtorch's checkpoints are written by one process (rank 0 of several, holding the gathered
+entries; every rank reads them and keeps its piece), so a storage here is two calls: a writer's
 `write_entries(flat, metadata)` keeps every flat entry and the metadata, and a reader's
 `read_metadata()`/`read_entries(keys)` give them back. (PyTorch's writers and readers follow
 a plan/item protocol made for many ranks writing shards, which jtorch does not run.)

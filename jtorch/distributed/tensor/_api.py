@@ -14,8 +14,9 @@ tensor too, as a jax array laid out over the devices by its placements.
 
 On a mesh of several ranks (processes), `redistribute` and `full_tensor` run collectives over
 the mesh's groups (`_redistribute`), differentiably. An op on DTensors computes on local
-pieces where that is exact: when every argument is replicated, or for an elementwise op on
-DTensors of one shape and one sharding (the result keeps it). Any other op works on the
+pieces where that is exact: when every argument is replicated, for an elementwise op on
+DTensors of one shape and one sharding (the result keeps it), and for `F.linear` and
+`F.embedding` with tensor parallelism's layouts (`_LOCAL_RULES`). Any other op works on the
 replicated whole tensors (gathered first) and returns a replicated result: the values are
 PyTorch's, the placements may be more replicated than PyTorch's propagation would make them.
 
@@ -34,10 +35,12 @@ import jtorch
 from ... import _tensor
 from ..._tensor import Tensor
 from ..._torch_function import DisableTorchFunctionSubclass
+from ...autograd import Function
 from ..device_mesh import DeviceMesh, _current_mesh
 from ._dtensor_spec import DTensorSpec, TensorMeta
 from ._local_devices import Relayout, laid_out
-from ._redistribute import Redistribute, global_shape, is_pointwise, local_chunk
+from ._redistribute import (Redistribute, global_shape, is_pointwise, local_chunk,
+                             redistribute_array)
 from .placement_types import Partial, Placement, Replicate, Shard, _StridedShard
 
 __all__ = ["DTensor", "distribute_module", "distribute_tensor", "empty", "full", "ones", "rand",
@@ -404,6 +407,11 @@ def _elementwise(func) -> bool:
 
 def _dispatch_pieces(func, args, kwargs, dtensors: list):
     """An op on DTensors of a mesh of several ranks (see the module doc)."""
+    local_rule = _LOCAL_RULES.get(getattr(func, "__name__", ""))
+    if local_rule is not None:
+        out = local_rule(*args, **kwargs)
+        if out is not None:
+            return out
     first = dtensors[0]
     mesh, placements = first.device_mesh, first.placements
     replicated = all(p.is_replicate() for d in dtensors for p in d.placements)
@@ -436,6 +444,107 @@ def _dispatch_pieces(func, args, kwargs, dtensors: list):
         items = [wrap(r) for r in ret]
         return type(ret)(*items) if hasattr(ret, "_fields") else type(ret)(items)
     return wrap(ret)
+
+
+class _SumGradients(Function):
+    """The identity whose backward sums the gradient over the ranks of a 1-d mesh: a
+    replicated input to a computation split over the ranks gets a part of its gradient
+    from each (Megatron's "copy to the tensor-parallel region")."""
+
+    @staticmethod
+    def forward(ctx, local: Tensor, mesh):
+        ctx.mesh = mesh
+        return _tensor.wrap(local._array)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        g = redistribute_array(grad._array, ctx.mesh, (Partial(),), (Replicate(),),
+                               tuple(grad.shape))
+        return _tensor.wrap(g), None
+
+
+def _sharded_linear(input, weight, bias=None):
+    """`F.linear` on the local pieces, for the two layouts tensor parallelism makes (as
+    PyTorch's sharding rules for a matmul compute it); None for any other layout:
+    - input replicated, weight `Shard(0)` (bias `Shard(0)` or none), as `ColwiseParallel`
+      lays out a Linear: each rank computes its output features, `Shard(-1)`; in backward
+      the input's gradient is the sum of the ranks' parts (one all-reduce);
+    - input `Shard(-1)`, weight `Shard(1)` (bias replicated or none), as `RowwiseParallel`
+      does: each rank's product is a partial sum, `Partial()`; with a bias the sum is
+      all-reduced first and the bias added once, `Replicate()`.
+    """
+    x, w, b = input, weight, bias
+    if not (isinstance(x, DTensor) and isinstance(w, DTensor)
+            and (b is None or isinstance(b, DTensor))):
+        return None
+    mesh = w.device_mesh
+    if mesh.ndim != 1 or x.device_mesh != mesh or (b is not None and b.device_mesh != mesh):
+        return None
+    xp, wp = x.placements[0], w.placements[0]
+    bp = None if b is None else b.placements[0]
+    shape = tuple(x.shape[:-1]) + (w.shape[0],)
+    F = jtorch.nn.functional
+    if xp.is_replicate() and wp == Shard(0) and bp in (None, Shard(0)):
+        with DisableTorchFunctionSubclass():
+            out = F.linear(_SumGradients.apply(_alias(x), mesh), _alias(w),
+                           None if b is None else _alias(b))
+        return _retag(out, _spec_for(out, mesh, (Shard(len(shape) - 1),), shape))
+    if xp == Shard(x.dim() - 1) and wp == Shard(1) and bp in (None, Replicate()):
+        with DisableTorchFunctionSubclass():
+            out = F.linear(_alias(x), _alias(w))
+            if b is None:
+                return _retag(out, _spec_for(out, mesh, (Partial(),), shape))
+            out = Redistribute.apply(out, mesh, (Partial(),), (Replicate(),), shape) + _alias(b)
+        return _retag(out, _spec_for(out, mesh, (Replicate(),), shape))
+    return None
+
+
+def _sharded_embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+                       scale_grad_by_freq=False, sparse=False):
+    """`F.embedding` on the local pieces, for the layouts tensor parallelism makes; None for
+    any other (and with `max_norm`, `scale_grad_by_freq` or `sparse`):
+    - indices replicated, weight `Shard(1)` (`ColwiseParallel`): each rank looks up its
+      columns of the embedding, `Shard(-1)`;
+    - indices replicated, weight `Shard(0)` (`RowwiseParallel`): each rank looks up the
+      indices its rows hold and gives zeros for the others; their sum over the ranks is the
+      lookup, `Partial()` (PyTorch's `MaskPartial`).
+    """
+    idx, w = input, weight
+    if not (isinstance(idx, DTensor) and isinstance(w, DTensor)) or max_norm is not None \
+            or scale_grad_by_freq or sparse:
+        return None
+    mesh = w.device_mesh
+    if mesh.ndim != 1 or idx.device_mesh != mesh or not idx.placements[0].is_replicate():
+        return None
+    rows, dim = w.shape
+    shape = tuple(idx.shape) + (dim,)
+    F = jtorch.nn.functional
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += rows
+    if w.placements[0] == Shard(1):
+        with DisableTorchFunctionSubclass():
+            out = F.embedding(_alias(idx), _alias(w), padding_idx)
+        return _retag(out, _spec_for(out, mesh, (Shard(len(shape) - 1),), shape))
+    if w.placements[0] != Shard(0):
+        return None
+    length, start = Shard.local_shard_size_and_offset(rows, mesh.size(0),
+                                                      mesh.get_coordinate()[0])
+    local_pad = (padding_idx - start if padding_idx is not None
+                 and start <= padding_idx < start + length else None)
+    with DisableTorchFunctionSubclass():
+        i, lw = _alias(idx), _alias(w)
+        outside = (i < start) | (i >= start + length)
+        if length == 0:
+            # No rows here: zeros, still connected to the (empty) local weight.
+            out = jtorch.zeros(shape, dtype=lw.dtype) + lw.sum()
+        else:
+            out = F.embedding(jtorch.where(outside, 0, i - start), lw, local_pad)
+            out = out.masked_fill(outside.unsqueeze(-1), 0)
+    return _retag(out, _spec_for(out, mesh, (Partial(),), shape))
+
+
+# Ops computed on local pieces for the layouts tensor parallelism makes.
+_LOCAL_RULES = {"linear": _sharded_linear, "embedding": _sharded_embedding}
 
 
 def distribute_tensor(tensor: Tensor, device_mesh: DeviceMesh | None = None, placements=None,

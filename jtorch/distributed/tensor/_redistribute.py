@@ -18,6 +18,7 @@ import jax.numpy as jnp
 
 from ..._tensor import Tensor
 from ...autograd import Function
+from .. import _comm_debug
 from .. import distributed_c10d as c10d
 from .placement_types import Partial, Replicate, Shard
 
@@ -78,8 +79,10 @@ def _to_replicate(arr, mesh, placements, shape: tuple):
             continue
         pg = mesh_group(mesh, i)
         if isinstance(p, Partial):
+            _comm_debug.note("c10d_functional", "all_reduce")
             arr = c10d._reduced(arr, _REDUCE_OPS[p.reduce_op], pg)
         elif isinstance(p, Shard):
+            _comm_debug.note("c10d_functional", "all_gather_into_tensor")
             sizes = _sizes_along(shape, mesh, placements, i, p.dim)
             width = max(sizes)
             pad = [(0, 0)] * arr.ndim
@@ -126,6 +129,7 @@ def _reduce_scatter(arr, mesh, reduce_op: str, dim: int, shape: tuple):
     width = max(sizes)
     x = jnp.moveaxis(arr, dim, 0)
     x = jnp.pad(x, [(0, width * n - x.shape[0])] + [(0, 0)] * (x.ndim - 1))
+    _comm_debug.note("c10d_functional", "reduce_scatter_tensor")
     out = c10d._reduce_scattered(x, _REDUCE_OPS[reduce_op], mesh_group(mesh, 0))
     return jnp.moveaxis(out[:sizes[mesh.get_coordinate()[0]]], 0, dim)
 

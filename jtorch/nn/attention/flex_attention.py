@@ -22,7 +22,7 @@ from typing import Literal, NamedTuple, TypeAlias, TypedDict
 
 from ... import compiler
 from ..._dtype import bool as _bool, c10_name, int32
-from ..._ops import attention as _kernels
+from ..._ops.nn import attention as _kernels
 from ..._tensor import Tensor
 from ._block_mask import (  # noqa: F401
     _DEFAULT_SPARSE_BLOCK_SIZE, _LARGE_SPARSE_BLOCK_SIZE, BlockMask, _adjust_num_blocks_and_indices,

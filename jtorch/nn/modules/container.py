@@ -7,7 +7,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from itertools import chain, islice
 
-from ..._misc import typename
+from ..._ops.tensor_queries import typename
 from ..._tensor import Tensor
 from ..parameter import Parameter
 from .module import Module, _addindent

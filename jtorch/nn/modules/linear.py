@@ -112,10 +112,6 @@ class LazyLinear(LazyModuleMixin, Linear):
                 self.reset_parameters()
 
 
-# PyTorch defines NonDynamicallyQuantizableLinear here; jtorch keeps it beside
-# MultiheadAttention, which imports this module.
-def __getattr__(name):
-    if name == "NonDynamicallyQuantizableLinear":
-        from .multihead import NonDynamicallyQuantizableLinear
-        return NonDynamicallyQuantizableLinear
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+class NonDynamicallyQuantizableLinear(Linear):
+    """Matches `torch.nn.modules.linear.NonDynamicallyQuantizableLinear` (a plain `Linear`;
+    `MultiheadAttention` projects out with it)."""

@@ -763,8 +763,8 @@ class Module:
 
     def compile(self, *args, **kwargs) -> None:
         """Matches `torch.nn.Module.compile`: later calls run the compiled forward."""
-        from ..._compile import CompiledFunction
-        self._compiled_call_impl = CompiledFunction(self._call_impl, *args, **kwargs)
+        import jtorch     # the assembled namespace, as PyTorch's Module.compile uses torch.compile
+        self._compiled_call_impl = jtorch.compile(self._call_impl, *args, **kwargs)
 
 
 class _ExtraHandle(RemovableHandle):

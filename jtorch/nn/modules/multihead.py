@@ -11,14 +11,10 @@ from ..._tensor import Tensor
 from .. import functional as F
 from ..init import constant_, xavier_normal_, xavier_uniform_
 from ..parameter import Parameter
-from .linear import Linear
+from .linear import Linear, NonDynamicallyQuantizableLinear  # noqa: F401  (PyTorch: linear)
 from .module import Module
 
 __all__ = ["MultiheadAttention", "NonDynamicallyQuantizableLinear"]
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """Matches `torch.nn.modules.linear.NonDynamicallyQuantizableLinear` (a plain `Linear`)."""
 
 
 def _none_or_dtype(input):

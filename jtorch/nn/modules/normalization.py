@@ -5,7 +5,7 @@ from __future__ import annotations
 import numbers
 
 from ... import empty
-from ..._ops.normalization import cross_map_lrn2d
+from ..._ops.nn.normalization import cross_map_lrn2d
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter

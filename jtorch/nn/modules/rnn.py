@@ -1,6 +1,6 @@
 """`RNNBase`, `RNN`, `LSTM`, `GRU` and the single-step `RNNCell`, `LSTMCell`, `GRUCell`.
 
-The recurrences run in one fused kernel per call (`jtorch/_ops/rnn.py`): every layer
+The recurrences run in one fused kernel per call (`jtorch/_ops/nn/rnn.py`): every layer
 and direction, with the time loop as a `jax.lax.scan`, differentiated as a whole.
 """
 
@@ -15,7 +15,7 @@ import numpy as np
 import jtorch
 
 from ... import _random, empty
-from ..._ops.rnn import rnn_cell_kernel, rnn_kernel
+from ..._ops.nn.rnn import rnn_cell_kernel, rnn_kernel
 from ..._tensor import Tensor
 from .. import init
 from ..parameter import Parameter

@@ -27,10 +27,18 @@ class ParallelStyle:
         raise NotImplementedError
 
 
+def _on(layout, ndim: int):
+    """`layout` with a negative `Shard` dimension counted from the end of `ndim`."""
+    if isinstance(layout, Shard) and layout.dim < 0:
+        return Shard(layout.dim + ndim)
+    return layout
+
+
 def _to_dtensor(x, mesh, layout, desired):
     if not isinstance(x, Tensor) or layout is None:
         return x
     d = x if isinstance(x, DTensor) else DTensor.from_local(x, mesh, (layout,), run_check=False)
+    desired = _on(desired, d.dim())
     if desired is not None and d.placements != (desired,):
         d = d.redistribute(mesh, (desired,))
     return d
@@ -38,6 +46,7 @@ def _to_dtensor(x, mesh, layout, desired):
 
 def _out(x, mesh, layout, use_local: bool):
     if isinstance(x, DTensor):
+        layout = _on(layout, x.dim())
         if x.placements != (layout,):
             x = x.redistribute(mesh, (layout,))
         return x.to_local() if use_local else x

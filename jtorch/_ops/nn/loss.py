@@ -12,11 +12,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._tensor import Tensor, wrap
-from .._dtype import c10_name
-from .. import _meta
-from . import _derivatives
-from ._registry import INT_TO_FLOAT, DEFAULT, NONE, T, TI, composite, op
+from ..._tensor import Tensor, wrap
+from ..._dtype import c10_name
+from ... import _meta
+from .. import _derivatives
+from .._registry import INT_TO_FLOAT, DEFAULT, NONE, T, TI, composite, op
 
 loss_op = lambda name, **kw: op(name=f"nn.functional.{name}", method=False,  # noqa: E731
                                 out=False, **kw)

@@ -8,9 +8,9 @@ import math
 
 import jax
 import jax.numpy as jnp
-from .._dtype import c10_name
+from ..._dtype import c10_name
 
-from ._registry import NONE, T, op
+from .._registry import NONE, T, op
 
 _C10 = {"float32": "float", "float64": "double", "float16": "c10::Half",
         "bfloat16": "c10::BFloat16", "int64": "long", "int32": "int", "int16": "short",

@@ -17,8 +17,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ._registry import NONE, TI, TL, kernel
-from ._kernel_helpers import accumulate
+from .._registry import NONE, TI, TL, kernel
+from .._kernel_helpers import accumulate
 
 _HIGHEST = jax.lax.Precision.HIGHEST  # PyTorch does not use TF32 for these matmuls
 

@@ -13,12 +13,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._tensor import wrap_dim
-from .._dtype import c10_name
-from . import _derivatives, _registry
-from ._registry import INT_TO_FLOAT, NONE, T, composite, op
-from ._kernel_helpers import accumulate
-from .activation import need_float, private_op
+from ..._tensor import wrap_dim
+from ..._dtype import c10_name
+from .. import _derivatives, _registry
+from .._registry import INT_TO_FLOAT, NONE, T, composite, op
+from .._kernel_helpers import accumulate, need_float, private_op
 
 norm_op = lambda promote=NONE, **kw: op(promote=promote, method=False, out=False, **kw)  # noqa: E731
 

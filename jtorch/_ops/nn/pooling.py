@@ -12,10 +12,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _random
-from .._tensor import wrap
-from .._dtype import c10_name
-from ._registry import NONE, T, TI, composite, op
+from ... import _random
+from ..._tensor import wrap
+from ..._dtype import c10_name
+from .._registry import NONE, T, TI, composite, op
 
 def _tuple(value, nd: int, what: str, name: str) -> tuple:
     if value is None:

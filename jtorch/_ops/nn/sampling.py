@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._registry import NONE, T, composite, op
+from .._registry import NONE, T, composite, op
 from .pooling import adaptive_avg
 
 _CUBIC_A = -0.75  # PyTorch's (and OpenCV's) bicubic constant
