@@ -310,13 +310,11 @@ _NAME = "node name differs (jtorch/autograd/_names.py)"
 _OVERLOAD = "PyTorch names the overload (dim / scalar / all-reduce variants number differently)"
 _DECOMPOSED = "PyTorch decomposes this op into several nodes; jtorch records one"
 NAME_XFAIL: dict = {
-    "sum_dim": _OVERLOAD, "sum_keepdim": _OVERLOAD, "mean_dim": _OVERLOAD, "prod": _OVERLOAD,
-    "fill_": _OVERLOAD, "split_sizes": _OVERLOAD,
+    "split_sizes": _OVERLOAD,
     "reshape_noncontiguous": "reshape of a non-contiguous tensor is UnsafeViewBackward0",
-    "var": _NAME + ": VarBackward0", "std": _NAME + ": StdBackward0",
     "zero_": _NAME + ": ZeroBackward0",
     "copy_": _NAME + ": the full name is torch::autograd::CopyBackwards",
-    "cross_entropy": _DECOMPOSED, "l1_loss": _DECOMPOSED, "einsum": _DECOMPOSED,
+    "l1_loss": _DECOMPOSED, "einsum": _DECOMPOSED,
 }
 _COPY_SLICES = ("a write through a view: PyTorch's CopySlices lists the in-place op's other "
                 "inputs; jtorch lists the op's node")
@@ -328,10 +326,7 @@ EDGES_XFAIL: dict = {
                                  "t_view_mul_")},
 }
 GRAD_XFAIL: dict = {}
-DOUBLE_XFAIL: dict = {
-    "max_dim": "the backward reads x (for the argmax), so the first grad requires grad; "
-               "PyTorch's reads only the saved indices",
-}
+DOUBLE_XFAIL: dict = {}
 
 
 def _outputs(out):

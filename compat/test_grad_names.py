@@ -3,8 +3,9 @@
 Under `create_graph=True` PyTorch's backward runs its derivatives.yaml formulas on ordinary
 ops, so a gradient's `grad_fn` is named after the formula's last op (`x ** 2`:
 `grad * (2 * x)`, a MulBackward0). jtorch records each node's backward as one node and
-names it so (autograd/_names.py). Each case compares the chain of names: the first-order
-gradient of every input, then the second-order gradient of the first input.
+names it so (autograd/_names.py). Each case compares, as (requires_grad, name) pairs, the
+first-order gradient of every input, then the second-order gradients of every input of
+each first-order gradient (None where PyTorch's has no path to that input).
 """
 
 import numpy as np
@@ -33,42 +34,87 @@ CASES = {
     "pow2": (lambda L, x: x ** 2, 1, True),
     "pow3": (lambda L, x: x.pow(3), 1, True),
     "square": (lambda L, x: x.square(), 1, True),
-    "pow_tensor": (lambda L, x, y: x ** y, 2, False),
+    "pow_tensor": (lambda L, x, y: x ** y, 2, True),
     "rpow": (lambda L, x: 2 ** x, 1, True),
-    "mul": (lambda L, x, y: x * y, 2, False),
-    "div": (lambda L, x, y: x / y, 2, False),
+    "mul": (lambda L, x, y: x * y, 2, True),
+    "div": (lambda L, x, y: x / y, 2, True),
     "exp": (lambda L, x: x.exp(), 1, True),
+    "exp2": (lambda L, x: x.exp2(), 1, True),
     "expm1": (lambda L, x: x.expm1(), 1, True),
-    "log": (lambda L, x: x.log(), 1, False),
+    "log": (lambda L, x: x.log(), 1, True),
+    "log2": (lambda L, x: x.log2(), 1, True),
+    "log1p": (lambda L, x: x.log1p(), 1, True),
     "sqrt": (lambda L, x: x.sqrt(), 1, True),
     "rsqrt": (lambda L, x: x.rsqrt(), 1, True),
     "reciprocal": (lambda L, x: x.reciprocal(), 1, True),
     "sin": (lambda L, x: x.sin(), 1, True),
     "cos": (lambda L, x: x.cos(), 1, True),
     "tan": (lambda L, x: x.tan(), 1, True),
+    "atan": (lambda L, x: x.atan(), 1, True),
     "erf": (lambda L, x: x.erf(), 1, True),
     "tanh": (lambda L, x: x.tanh(), 1, True),
     "sigmoid": (lambda L, x: x.sigmoid(), 1, True),
+    "abs": (lambda L, x: x.abs(), 1, True),
     "relu": (lambda L, x: x.relu(), 1, True),
+    "hardtanh": (lambda L, x: _f(F + ".hardtanh")(L)(x, 0.7, 1.2), 1, True),
+    "leaky_relu": (lambda L, x: _f(F + ".leaky_relu")(L)(x, 0.1), 1, True),
+    "hardswish": (lambda L, x: _f(F + ".hardswish")(L)(x), 1, True),
+    "logsigmoid": (lambda L, x: _f(F + ".logsigmoid")(L)(x), 1, True),
     "gelu": (lambda L, x: _f(F + ".gelu")(L)(x), 1, True),
     "elu": (lambda L, x: _f(F + ".elu")(L)(x), 1, True),
     "softplus": (lambda L, x: _f(F + ".softplus")(L)(x), 1, True),
-    "silu": (lambda L, x: _f(F + ".silu")(L)(x), 1, False),
+    "silu": (lambda L, x: _f(F + ".silu")(L)(x), 1, True),
+    "mish": (lambda L, x: _f(F + ".mish")(L)(x), 1, True),
     "softmax": (lambda L, x: x.softmax(-1), 1, True),
     "log_softmax": (lambda L, x: x.log_softmax(-1), 1, True),
     "cross_entropy": (lambda L, x: _f(F + ".cross_entropy")(L)(x, L.tensor([0, 1, 2])), 1,
                       True),
-    "mse_loss": (lambda L, x, y: _f(F + ".mse_loss")(L)(x, y), 2, False),
-    "layer_norm": (lambda L, x: _f(F + ".layer_norm")(L)(x, (3,)), 1, False),
-    "mm": (lambda L, x, y: L.mm(x, y), 2, False),
-    "matmul": (lambda L, x, y: x @ y, 2, False),
-    "linear": (lambda L, x, y: _f(F + ".linear")(L)(x, y), 2, False),
-    "addmm": (lambda L, x, y: L.addmm(x, x, y), 2, False),
-    "norm": (lambda L, x: x.norm(), 1, False),
-    "logsumexp": (lambda L, x: x.logsumexp(-1), 1, False),
-    "atan2": (lambda L, x, y: L.atan2(x, y), 2, False),
-    "hypot": (lambda L, x, y: L.hypot(x, y), 2, False),
+    "nll_loss": (lambda L, x: _f(F + ".nll_loss")(L)(x, L.tensor([0, 1, 2])), 1, True),
+    "nll_loss_2d": (lambda L, x: _f(F + ".nll_loss")(L)(x[None, :, :, None], L.tensor([[
+        [0], [1], [2]]])), 1, True),
+    "cross_entropy_2d": (lambda L, x: _f(F + ".cross_entropy")(L)(x[None, :, :, None], L.tensor(
+        [[[0], [1], [2]]])), 1, True),
+    "mse_loss": (lambda L, x, y: _f(F + ".mse_loss")(L)(x, y), 2, True),
+    "l1_loss": (lambda L, x, y: _f(F + ".l1_loss")(L)(x, y), 2, True),
+    "smooth_l1_loss": (lambda L, x, y: _f(F + ".smooth_l1_loss")(L)(x, y), 2, True),
+    "huber_loss": (lambda L, x, y: _f(F + ".huber_loss")(L)(x, y), 2, True),
+    "layer_norm": (lambda L, x: _f(F + ".layer_norm")(L)(x, (3,)), 1, True),
+    "mm": (lambda L, x, y: L.mm(x, y), 2, True),
+    "matmul": (lambda L, x, y: x @ y, 2, True),
+    "linear": (lambda L, x, y: _f(F + ".linear")(L)(x, y), 2, True),
+    "addmm": (lambda L, x, y: L.addmm(x, x, y), 2, True),
+    "addcmul": (lambda L, x, y: L.addcmul(x, x, y), 2, True),
+    "norm": (lambda L, x: x.norm(), 1, True),
+    "dist": (lambda L, x, y: L.dist(x, y), 2, True),
+    "prod": (lambda L, x: x.prod(-1), 1, True),
+    "prod_all": (lambda L, x: x.prod(), 1, True),
+    "var": (lambda L, x: x.var(-1), 1, True),
+    "std": (lambda L, x: x.std(), 1, True),
+    "var_mean": (lambda L, x: L.var_mean(x, -1)[0], 1, True),
+    "std_mean": (lambda L, x: L.std_mean(x, -1)[0], 1, True),
+    "logsumexp": (lambda L, x: x.logsumexp(-1), 1, True),
+    "atan2": (lambda L, x, y: L.atan2(x, y), 2, True),
+    "hypot": (lambda L, x, y: L.hypot(x, y), 2, True),
+    # gradients that read the input only through a mask or indices: no history in it
+    "clamp": (lambda L, x: x.clamp(0.7, 1.2), 1, True),
+    "clamp_min": (lambda L, x: x.clamp_min(0.9), 1, True),
+    "max": (lambda L, x: x.max(), 1, True),
+    "max_dim": (lambda L, x: x.max(-1)[0], 1, True),
+    "amax": (lambda L, x: x.amax(-1), 1, True),
+    "maximum": (lambda L, x, y: L.maximum(x, y), 2, True),
+    "median": (lambda L, x: x.median(), 1, True),
+    "sort": (lambda L, x: x.sort(-1)[0], 1, True),
+    "sort_stable": (lambda L, x: x.sort(dim=-1, stable=True)[0], 1, True),
+    "median_dim": (lambda L, x: x.median(-1)[0], 1, True),
+    "div_floor": (lambda L, x, y: x.div(y, rounding_mode="floor"), 2, True),
+    "topk": (lambda L, x: x.topk(2)[0], 1, True),
+    "cummax": (lambda L, x: x.cummax(-1)[0], 1, True),
 }
+
+
+def _pair(t):
+    return None if t is None else (t.requires_grad, None if t.grad_fn is None else
+                                   t.grad_fn.name())
 
 
 def _names(lib, fn, n, second):
@@ -76,10 +122,12 @@ def _names(lib, fn, n, second):
     out = fn(lib, *xs)
     w = lib.tensor(np.random.default_rng(2).uniform(-1, 1, tuple(out.shape)).astype(np.float32))
     g = lib.autograd.grad((out * w).sum(), xs, create_graph=True)
-    chain = [tuple(None if t.grad_fn is None else t.grad_fn.name() for t in g)]
+    chain = [tuple(_pair(t) for t in g)]
     if second:
-        (gg,) = lib.autograd.grad((g[0] * g[0]).sum(), xs[:1], create_graph=True)
-        chain.append(gg.grad_fn.name())
+        for t in g:
+            if t.requires_grad:
+                gg = lib.autograd.grad((t * t).sum(), xs, create_graph=True, allow_unused=True)
+                chain.append(tuple(_pair(u) for u in gg))
     return chain, [t.detach() for t in g]
 
 

@@ -572,3 +572,71 @@ def test_double_backward_nodes_carry_pytorchs_names():
     # the two nodes each carry their gradient's history: d(gy)/dy = 2x / y^3
     (gyy,) = torch.autograd.grad(gy.sum(), [y])
     np.testing.assert_allclose(gyy.numpy(), [2 / 64, 4 / 512], rtol=1e-6)
+
+
+def test_double_backward_follows_each_formulas_inputs():
+    # derivatives.yaml: mul's gradient for self is grad * other (no path to self), clamp's is
+    # where(mask, grad, 0) (the mask carries no history), log's second derivative is
+    # -grad / x**2 (a mul), silu's sums two paths (an add), abs's sgn has a zero derivative.
+    x = torch.tensor([0.5, 2.0], requires_grad=True)
+    y = torch.tensor([3.0, 4.0], requires_grad=True)
+    gx, gy = torch.autograd.grad((x * y).sum(), [x, y], create_graph=True)
+    assert torch.autograd.grad(gx.sum(), [x], allow_unused=True) == (None,)
+    (gxy,) = torch.autograd.grad(gx.sum(), [y])
+    assert gxy.tolist() == [1.0, 1.0]
+    (g,) = torch.autograd.grad(x.clamp(0.7, 1.2).sum(), [x], create_graph=True)
+    assert not g.requires_grad and g.grad_fn is None and g.tolist() == [0.0, 0.0]
+    (g,) = torch.autograd.grad(x.log().sum(), [x], create_graph=True)
+    (gg,) = torch.autograd.grad(g.sum(), [x], create_graph=True)
+    assert gg.grad_fn.name() == "MulBackward0"
+    np.testing.assert_allclose(gg.detach().numpy(), [-4.0, -0.25])
+    (g,) = torch.autograd.grad(torch.nn.functional.silu(x).sum(), [x], create_graph=True)
+    (gg,) = torch.autograd.grad(g.sum(), [x], create_graph=True)
+    assert gg.grad_fn.name() == "AddBackward0"
+    (g,) = torch.autograd.grad(x.abs().sum(), [x], create_graph=True)
+    (gg,) = torch.autograd.grad(g.sum(), [x])
+    assert gg.tolist() == [0.0, 0.0] and not gg.requires_grad
+
+
+def test_node_names_follow_the_overload():
+    x = torch.ones(2, 3, requires_grad=True)
+    names = [t.grad_fn.name() for t in (x.sum(), x.sum(1), x.mean(), x.mean(0), x.prod(1),
+                                        x.var(1), x.std(), torch.var_mean(x, 1)[0],
+                                        x.round(decimals=2), x.div(2.0, rounding_mode="floor"))]
+    assert names == ["SumBackward0", "SumBackward1", "MeanBackward0", "MeanBackward1",
+                     "ProdBackward1", "VarBackward0", "StdBackward0", "VarMeanBackward0",
+                     "RoundBackward1", "DivBackward2"]
+
+
+def test_node_names_of_one_kernel_for_several_aten_ops():
+    # PyTorch's ops, which jtorch runs as one kernel (or a view and a copy)
+    F = torch.nn.functional
+    x = torch.ones(3, 2, 4, requires_grad=True)
+    i = torch.zeros(1, 2, 4, dtype=torch.long)
+    got = [t.grad_fn.name() for t in (
+        x.scatter(0, i, x[:1]), x.scatter(0, i, 1.0), x.scatter_add(0, i, x[:1]),
+        x.index_add(0, torch.tensor([0]), x[:1]), x.index_fill(0, torch.tensor([0]), 1.0),
+        F.interpolate(x, scale_factor=2), F.interpolate(x, scale_factor=2, mode="linear"),
+        F.pad(x, (1, 1)), F.pad(x, (1, 1), mode="reflect"), torch.t_copy(x[0]),
+        torch.narrow_copy(x, 0, 0, 1))]
+    assert got == ["ScatterBackward0", "ScatterBackward1", "ScatterAddBackward0",
+                   "IndexAddBackward0", "IndexFillBackward0", "UpsampleNearest1DBackward0",
+                   "UpsampleLinear1DBackward0", "ConstantPadNdBackward0",
+                   "ReflectionPad1DBackward0", "TBackward0_copy", "NarrowCopyBackward0"]
+
+
+def test_node_names_follow_the_ranks_and_dtypes():
+    F = torch.nn.functional
+    v = torch.ones(4, requires_grad=True)
+    m = torch.ones(3, 4, requires_grad=True)
+    got = [t.grad_fn.name() for t in (
+        v @ v, m @ v, v @ m.t(), m @ m.t(), torch.fft.fft(v), torch.fft.ifft(v),
+        torch.diag(v), F.conv1d(torch.ones(2, 5, requires_grad=True), torch.ones(3, 2, 2)),
+        F.cross_entropy(m, torch.tensor([0, 1, 2])))]
+    assert got == ["DotBackward0", "MvBackward0", "SqueezeBackward4", "MmBackward0",
+                   "FftR2CBackward0", "ConjBackward0", "DiagEmbedBackward0",
+                   "SqueezeBackward1", "NllLossBackward0"]
+    # cross_entropy's input gradient is log_softmax's, as in PyTorch's graph
+    (g,) = torch.autograd.grad(F.cross_entropy(m, torch.tensor([0, 1, 2])), [m],
+                               create_graph=True)
+    assert g.grad_fn.name() == "LogSoftmaxBackwardDataBackward0"

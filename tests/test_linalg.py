@@ -213,3 +213,36 @@ def test_cholesky_solve_gradient_treats_the_factor_as_full():
             e[i, j] = h
             fd[i, j] = (f(L0 + e) - f(L0 - e)) / (2 * h)
     np.testing.assert_allclose(x.grad.numpy(), fd, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 4)])
+def test_full_svd_gradient_reads_the_first_k_singular_vectors(shape):
+    # PyTorch's documented convention for full_matrices=True: the gradient of U[:, k:] and
+    # Vh[k:] (not unique) is ignored and the rest is differentiated as the reduced SVD.
+    # The loss is invariant to the singular vectors' signs, so finite differences of
+    # numpy's SVD give its derivative.
+    a = RNG.standard_normal(shape)
+    c = RNG.standard_normal(shape)
+    k = min(shape)
+
+    def loss_np(a):
+        u, s, vh = np.linalg.svd(a)
+        return s.sum() + ((u[:, :k] * c[:, :1]).sum(0) ** 2).sum() + \
+            ((vh[:k] * c[:1, :]).sum(1) ** 2).sum()
+
+    x = torch.tensor(a, requires_grad=True)
+    U, S, Vh = torch.linalg.svd(x, full_matrices=True)
+    extra = U[:, k:].sum() + Vh[k:].sum()  # ignored
+    loss = S.sum() + ((U[:, :k] * t(c[:, :1])).sum(0) ** 2).sum() + \
+        ((Vh[:k] * t(c[:1, :])).sum(1) ** 2).sum() + extra
+    loss.backward()
+    h = 1e-6
+    fd = np.zeros(shape)
+    for i in np.ndindex(*shape):
+        e = np.zeros(shape)
+        e[i] = h
+        fd[i] = (loss_np(a + e) - loss_np(a - e)) / (2 * h)
+    close(x.grad, fd, tol=1e-6)
+    # Forward mode: the tangents of the extra columns are zero.
+    du = torch.func.jvp(lambda a: torch.linalg.svd(a)[0], (t(a),), (t(c),))[1]
+    close(du[:, k:], np.zeros((shape[0], shape[0] - k)))

@@ -328,7 +328,9 @@ def _build(op: OpDef, statics: tuple, ct, rt, arrays):
             return out.astype(rt_np) if out.dtype != rt_np else out
         return out
 
-    return jax.jit(run) if op.jit else run
+    fn = jax.jit(run) if op.jit else run
+    fn.statics = statics    # PyTorch names some backward nodes by them (autograd/_names.py)
+    return fn
 
 
 def broadcast_error(a_shape, b_shape):

@@ -680,13 +680,64 @@ def _check_driver(driver):
                            "CUDA inputs with cuSOLVER backend.")
 
 
+def _svd(A, full_matrices):
+    # jax differentiates only the reduced decomposition; PyTorch differentiates both with
+    # one formula (`linalg_svd_jvp`), which reads the first k = min(m, n) columns of U and
+    # rows of Vh: the others are not unique, their tangents are zero and their gradients
+    # are ignored (derivatives.yaml narrows grad_U and grad_Vh before `svd_backward`).
+    def value(A):
+        u, s, vh = jnp.linalg.svd(A, full_matrices=full_matrices)
+        return u, s.astype(_real_dtype(A)), vh
+
+    return _derivatives.with_jvp(value, functools.partial(_svd_tangent, full_matrices))(A)
+
+
+def _svd_tangent(full_matrices, primals, tangents, out):
+    # PyTorch's `linalg_svd_jvp`; its transpose is `svd_backward`. With dP = U^H dA V,
+    # dS = Re diag(dP), dX = dP - diag(dS), sym(X) = X + X^H, E_jk = S_k^2 - S_j^2 (1 on
+    # the diagonal): dU = U (sym(dX S) / E + i Im diag(dX) / 2S) (+ (I - UU^H) dA V S^-1
+    # when m > n), dVh = (-sym(S dX) / E + i Im diag(dX) / 2S) Vh (+ S^-1 U^H dA (I - VV^H)
+    # when m < n).
+    (dA,), (u, s, vh) = tangents, out
+    m, n = dA.shape[-2:]
+    k = s.shape[-1]
+    if full_matrices:
+        u, vh = u[..., :k], vh[..., :k, :]
+    v = _mH(vh)
+    dp = _matmul(_matmul(_mH(u), dA), v)
+    ds = jnp.real(jnp.diagonal(dp, axis1=-2, axis2=-1))
+    eye = jnp.eye(k, dtype=bool)
+    dp = jnp.where(eye, dp - ds[..., None, :], dp)
+    s2 = s * s
+    e = jnp.where(eye, jnp.ones((), s.dtype), s2[..., None, :] - s2[..., :, None])
+    # i Im diag(dX) / 2S, embedded (dX's diagonal is imaginary): 0 for real input.
+    diag = (jnp.where(eye, (jnp.diagonal(dp, axis1=-2, axis2=-1) / (2 * s))[..., None, :], 0)
+            if jnp.iscomplexobj(dA) else 0)
+
+    du_aux = dp * s[..., None, :]
+    du = _matmul(u, (du_aux + _mH(du_aux)) / e + diag)
+    if m > n:
+        dav = _matmul(dA, v / s[..., None, :])
+        du = du + dav - _matmul(u, _matmul(_mH(u), dav))
+        if full_matrices:
+            du = jnp.concatenate([du, jnp.zeros(du.shape[:-1] + (m - n,), du.dtype)], -1)
+    dvh_aux = dp * -s[..., :, None]
+    dvh = _matmul((dvh_aux + _mH(dvh_aux)) / e + diag, vh)
+    if m < n:
+        uda = _matmul(_mH(u) / s[..., :, None], dA)
+        dvh = dvh + uda - _matmul(_matmul(uda, v), vh)
+        if full_matrices:
+            dvh = jnp.concatenate([dvh, jnp.zeros(dvh.shape[:-2] + (n - m,) + dvh.shape[-1:],
+                                                  dvh.dtype)], -2)
+    return du.astype(u.dtype), ds.astype(s.dtype), dvh.astype(vh.dtype)
+
+
 @linalg(name="linalg.svd", returns=("U", "S", "Vh"))
 def linalg_svd(A: T, full_matrices=True, *, driver=None):
     _check_ndim(A, "linalg.svd")
     _check_float(A, "linalg.svd")
     _check_driver(driver)
-    u, s, vh = jnp.linalg.svd(A, full_matrices=full_matrices)
-    return u, s.astype(_real_dtype(A)), vh
+    return _svd(A, full_matrices)
 
 
 name_return_type(linalg_svd, "linalg_svd")
@@ -710,8 +761,8 @@ def svd(input: T, some=True, compute_uv=True):
         s = jnp.linalg.svd(input, compute_uv=False).astype(_real_dtype(input))
         batch = input.shape[:-2]
         return (jnp.zeros(batch + (m, m), input.dtype), s, jnp.zeros(batch + (n, n), input.dtype))
-    u, s, vh = jnp.linalg.svd(input, full_matrices=not some)
-    return u, s.astype(_real_dtype(input)), _mH(vh)
+    u, s, vh = _svd(input, not some)
+    return u, s, _mH(vh)
 
 
 

@@ -29,11 +29,21 @@ def _finish(result, out):
 def _copy_of(name, view_fn, method=False):
     def impl(input, *args, out=None, **kwargs):
         r = view_fn(input, *args, **kwargs)
-        r = tuple(x.clone() for x in r) if isinstance(r, tuple) else r.clone()
+        r = tuple(_copy(x, name) for x in r) if isinstance(r, tuple) else _copy(r, name)
         return _finish(r, out)
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.{name}`."
     return composite(impl, method=method)
+
+
+def _copy(view, name):
+    """`view.clone()`, its node named as PyTorch names the functional view op's
+    (`TBackward0_copy`; narrow_copy is an ATen op of its own)."""
+    r = view.clone()
+    if r.grad_fn is not None and view.grad_fn is not None:
+        r.grad_fn._name = ("NarrowCopyBackward0" if name == "narrow_copy" else
+                           view.grad_fn.name() + "_copy")
+    return r
 
 
 def _slice_view(input, dim=0, start=None, end=None, step=1):

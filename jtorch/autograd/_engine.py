@@ -23,7 +23,7 @@ from .. import _tracebacks, _views
 from .._ops import _registry
 from .._tensor import AutogradMeta, Tensor, meta, wrap
 from . import _fused, anomaly_mode, grad_mode, graph
-from ._names import LINEAR_GRAD_NAMES, call_name, index_name, node_name
+from ._names import GRAD_NAMES_BY_OP, call_name, index_name, node_name
 from .graph import (
     DIFF_DTYPES, AccumulateGrad, FnNode, Node, accumulate, dependencies, edge_of, regenerate_view,
     schedule,
@@ -114,15 +114,14 @@ def record(op, fn, slot_values, arrays, result):
                 o._array.dtype in DIFF_DTYPES]
         if not diff:
             return
-    name = call_name(op, slot_values)
+    name = call_name(op, slot_values, getattr(fn, "statics", None))
     outs_saved = None
     if op.name in _SAVES_RESULT:
         outs_saved = [(outs[k]._vc, outs[k]._vc[0], outs[k]._array) for k in diff]
         saved = ()
     node = FnNode(name, fn, arrays, tuple(mask), tuple(edges), tuple(saved), len(outs),
                   outs_saved, tuple(epos))
-    if op.name == "linear":
-        node.grad_names = LINEAR_GRAD_NAMES
+    node.grad_names = GRAD_NAMES_BY_OP.get(op.name)
     for k in diff:
         o = outs[k]
         o._rg = True

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from .._tensor import Tensor
 
 # Where PyTorch's name is not the op's name in CamelCase + "Backward0".
@@ -23,7 +25,8 @@ _NAMES = {
     "softsign": "DivBackward0", "tanhshrink": "SubBackward0", "prelu": "PreluKernelBackward0",
     "layer_norm": "NativeLayerNormBackward0", "group_norm": "NativeGroupNormBackward0",
     "fliplr": "FlipBackward0", "flipud": "FlipBackward0", "movedim": "PermuteBackward0",
-    "msort": "SortBackward0", "tile": "RepeatBackward0", "take_along_dim": "GatherBackward0",
+    "msort": "SortBackward0", "tile": "RepeatBackward0", "_take_along_dim": "GatherBackward0",
+    "_embedding_bag_kernel": "EmbeddingBagBackward0", "ndtr": "MulBackward1",
     "column_stack": "CatBackward0", "dstack": "CatBackward0", "hstack": "CatBackward0",
     "vstack": "CatBackward0", "cartesian_prod": "StackBackward0",
     "combinations": "StackBackward0", "cumulative_trapezoid": "CumsumBackward0",
@@ -81,6 +84,109 @@ _OVERLOADS = {
 }
 
 
+# Ops whose ATen overloads PyTorch picks by a non-tensor argument, numbered apart, or which
+# are one kernel in jtorch and several ATen ops: the node name from the call's static
+# arguments `s` (by parameter name) and tensor slots `v`.
+_STATIC_NAMES = {
+    "sum": lambda s, v: "SumBackward1" if s["dim"] is not None else "SumBackward0",
+    "mean": lambda s, v: "MeanBackward1" if s["dim"] is not None else "MeanBackward0",
+    "prod": lambda s, v: "ProdBackward1" if s["dim"] is not None else "ProdBackward0",
+    "median": lambda s, v: "MedianBackward1" if s["dim"] is not None else "MedianBackward0",
+    "nanmedian": lambda s, v: "NanmedianBackward1" if s["dim"] is not None else
+    "NanmedianBackward0",
+    "sort": lambda s, v: "SortBackward1" if s["stable"] else "SortBackward0",
+    "round": lambda s, v: "RoundBackward1" if s["decimals"] else "RoundBackward0",
+    "div": lambda s, v: "DivBackward2" if s["rounding_mode"] is not None else "DivBackward0",
+    "_var_std": lambda s, v: _camel(s["kind"]) + "Backward0",
+    "_scatter": lambda s, v: _scatter_name(s["reduce"], v[2]),
+    "_index_reduce": lambda s, v: _index_reduce_name(s["reduce"], v[0], v[2]),
+    "interpolate": lambda s, v: _upsample_name(s["mode"], s["antialias"], v[0].ndim - 2),
+    "pad": lambda s, v: _pad_name(s["mode"], len(s["pad"]) // 2),
+    "matmul": lambda s, v: _matmul_name(v[0].ndim, v[1].ndim),
+    "fft": lambda s, v: "FftC2CBackward0" if _complex(v[0]) else "FftR2CBackward0",
+    # the inverse of a real signal is the conjugate of its forward transform
+    "ifft": lambda s, v: "FftC2CBackward0" if _complex(v[0]) else "ConjBackward0",
+    "ihfft": lambda s, v: "ConjBackward0",
+    "diag": lambda s, v: "DiagEmbedBackward0" if v[0].ndim == 1 else "DiagonalBackward0_copy",
+    # torch.lu is linalg.lu_factor_ex; linalg.lu its own op
+    "lu": lambda s, v: "LinalgLuFactorExBackward0" if "get_infos" in s else
+    "LinalgLuBackward0",
+    "vecdot": lambda s, v: "VdotBackward0" if v[0].ndim == v[1].ndim == 1 else "SumBackward1",
+    "grid_sample": lambda s, v: f"GridSampler{v[0].ndim - 2}DBackward0",
+    "unfold": lambda s, v: "Im2ColBackward0",
+    "fill": lambda s, v: "FillBackward3" if isinstance(v[1], Tensor) else "FillBackward2",
+    # class-index targets: nll_loss(log_softmax(x)); probabilities: a sum of products
+    "_cross_entropy": lambda s, v: _nll_name(v[0].ndim, s["reduction"]) if not _floating(v[1])
+    else {"mean": "DivBackward1", "sum": "NegBackward0"}.get(s["reduction"], "NegBackward0"),
+    "_nll_loss": lambda s, v: _nll_name(v[0].ndim, s["reduction"]),
+    **{f"conv{n}d": functools.partial(lambda n, s, v: "SqueezeBackward1" if v[0].ndim == n + 1
+                                       else "ConvolutionBackward0", n) for n in (1, 2, 3)},
+    **{f"conv_transpose{n}d": functools.partial(
+        lambda n, s, v: "SqueezeBackward1" if v[0].ndim == n + 1 else "ConvolutionBackward0", n)
+       for n in (1, 2, 3)},
+}
+
+
+def _nll_name(ndim: int, reduction: str) -> str:
+    """nll_loss on (N, C, d1, ...) input is the 2-d kernel on a 4-d view of it."""
+    if ndim < 3:
+        return "NllLossBackward0"
+    return "NllLoss2DBackward0" if reduction != "none" or ndim == 4 else "ViewBackward0"
+
+
+def _complex(t) -> bool:
+    return isinstance(t, Tensor) and t.dtype.is_complex
+
+
+def _floating(t) -> bool:
+    return isinstance(t, Tensor) and t.dtype.is_floating_point
+
+
+def _matmul_name(a: int, b: int) -> str:
+    """torch.matmul dispatches on the ranks: dot, mv, mm, or a folded / batched product."""
+    named = {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (1, 2): "SqueezeBackward4",
+             (2, 2): "MmBackward0"}.get((a, b))
+    if named is not None:
+        return named
+    # a matrix times a batch runs as (b^T a^T)^T, made contiguous
+    return "CloneBackward0" if a == 2 else "UnsafeViewBackward0"
+
+
+def _scatter_name(reduce, src) -> str:
+    # scatter_add is reduce "sum" (as is scatter_reduce(..., "sum"), which PyTorch names
+    # ScatterReduceBackward0: jtorch cannot tell them apart)
+    if reduce is None:
+        return "ScatterBackward0" if isinstance(src, Tensor) else "ScatterBackward1"
+    return "ScatterAddBackward0" if reduce == "sum" else "ScatterReduceBackward0"
+
+
+def _index_reduce_name(reduce, input, source) -> str:
+    if reduce == "sum":
+        return "IndexAddBackward0"
+    if reduce is not None:
+        return "IndexReduceBackward0"
+    # index_copy's source has the input's rank; index_fill's value is a number or 0-d tensor
+    if not isinstance(source, Tensor):
+        return "IndexFillBackward0"
+    return "IndexFillBackward1" if source.ndim == 0 < input.ndim else "IndexCopyBackward0"
+
+
+def _upsample_name(mode: str, antialias: bool, n: int) -> str:
+    if mode == "area":   # adaptive average pooling (1-d: the 2-d kernel, then a squeeze)
+        return "SqueezeBackward1" if n == 1 else f"AdaptiveAvgPool{n}DBackward0"
+    kind = {"nearest": "Nearest", "nearest-exact": "NearestExact", "linear": "Linear",
+            "bilinear": "Bilinear", "bicubic": "Bicubic", "trilinear": "Trilinear"}[mode]
+    return f"Upsample{kind}{n}D{'Aa' if antialias else ''}Backward0"
+
+
+def _pad_name(mode: str, n: int) -> str:
+    if mode == "constant":
+        return "ConstantPadNdBackward0"
+    if mode in ("reflect", "replicate"):
+        return f"{'Reflection' if mode == 'reflect' else 'Replication'}Pad{n}DBackward0"
+    return "PadBackward0"   # circular: PyTorch's CopySlices of its in-place wrap
+
+
 def _camel(name: str) -> str:
     return "".join(p[:1].upper() + p[1:] for p in name.strip("_").split("_"))
 
@@ -100,8 +206,12 @@ def pow_name(slot_values) -> str:
     return "PowBackward1" if isinstance(exp, Tensor) else "PowBackward0"
 
 
-def call_name(op, slot_values) -> str:
-    """The node name of one call: `node_name`, or the overload's where PyTorch has two."""
+def call_name(op, slot_values, statics=None) -> str:
+    """The node name of one call: `node_name`, or the overload's where PyTorch has two
+    (`statics`: the kernel's static arguments, in `op.static_names` order)."""
+    by_static = _STATIC_NAMES.get(op.name)
+    if by_static is not None and statics is not None:
+        return by_static(dict(zip(op.static_names, statics)), slot_values)
     if op.name in ("pow", "float_power"):
         return pow_name(slot_values)
     over = _OVERLOADS.get(op.name)
@@ -173,19 +283,20 @@ _GRAD_NAMES = {
     "LogSigmoidBackward0": "LogSigmoidBackwardBackward0",
     "SoftmaxBackward0": "SoftmaxBackwardDataBackward0",
     "LogSoftmaxBackward0": "LogSoftmaxBackwardDataBackward0",
-    # cross_entropy is one node in jtorch; PyTorch's input gradient ends in log_softmax's
-    "CrossEntropyBackward0": "LogSoftmaxBackwardDataBackward0",
     "NllLossBackward0": "NllLossBackwardBackward0",
+    "NllLoss2DBackward0": "NllLoss2DBackwardBackward0",
+    "UnsqueezeBackward0": "SqueezeBackward1",
     "MseLossBackward0": "MseLossBackwardBackward0",
     "SmoothL1LossBackward0": "SmoothL1LossBackwardBackward0",
     "HuberLossBackward0": "HuberLossBackwardBackward0",
     "NativeLayerNormBackward0": "NativeLayerNormBackwardBackward0",
     "NativeBatchNormBackward0": "NativeBatchNormBackwardBackward0",
-    "MmBackward0": "MmBackward0", "BmmBackward0": "BmmBackward0",
+    "MmBackward0": "MmBackward0", "BmmBackward0": "BmmBackward0", "DotBackward0": _MUL,
     "AddmmBackward0": (None, "MmBackward0", "MmBackward0"),
     "AddcmulBackward0": (None, _MUL, _MUL), "LinalgVectorNormBackward0": _MUL,
-    "VarBackward0": _MUL, "StdBackward0": _MUL, "LogsumexpBackward0": _MUL,
-    "ProdBackward0": _MUL, "DistBackward0": (_MUL, "NegBackward0"),
+    "VarBackward0": _MUL, "StdBackward0": _MUL, "VarMeanBackward0": _MUL,
+    "StdMeanBackward0": _MUL, "LogsumexpBackward0": _MUL,
+    "ProdBackward0": _MUL, "ProdBackward1": _MUL, "DistBackward0": (_MUL, "NegBackward0"),
     # the gradients' own double backward, as PyTorch's chains go on
     "TanhBackwardBackward0": "TanhBackwardBackward0",
     "SigmoidBackwardBackward0": "SigmoidBackwardBackward0",
@@ -195,8 +306,94 @@ _GRAD_NAMES = {
     "SoftmaxBackwardDataBackward0": "SoftmaxBackwardDataBackward0",
     "LogSoftmaxBackwardDataBackward0": "LogSoftmaxBackwardDataBackward0",
 }
+_GRAD_NAMES.update({
+    "ThresholdBackward0": "ThresholdBackwardBackward0",
+    "HardshrinkBackward0": "HardshrinkBackwardBackward0",
+    "SoftshrinkBackward0": "SoftshrinkBackwardBackward0",
+    "RreluWithNoiseBackward0": "RreluWithNoiseBackwardBackward0",
+    "PreluKernelBackward0": "PreluKernelBackwardBackward0",
+    "GluBackward0": "GluBackwardBackward0",
+    "MaxPool2DWithIndicesBackward0": "MaxPool2DWithIndicesBackwardBackward0",
+    "MaxPool3DWithIndicesBackward0": "MaxPool3DWithIndicesBackwardBackward0",
+    "AdaptiveMaxPool2DBackward0": "AdaptiveMaxPool2DBackwardBackward0",
+    "AdaptiveMaxPool3DBackward0": "AdaptiveMaxPool3DBackwardBackward0",
+    "L1LossBackward0": (_MUL, "NegBackward0"),
+    "MulBackward1": "MulBackward1",
+})
 # F.linear is PyTorch's addmm/mm on the transposed weight: the weight's gradient ends in t()
 LINEAR_GRAD_NAMES = ("MmBackward0", "TBackward0", None)
+# Ops whose gradients' names are not those of their node's name (by jtorch op name):
+# cross_entropy's node is nll_loss's, its input's gradient log_softmax's.
+GRAD_NAMES_BY_OP = {"linear": LINEAR_GRAD_NAMES,
+                    "_cross_entropy": "LogSoftmaxBackwardDataBackward0"}
+
+# Nodes whose PyTorch gradient reads the inputs only through masks and indices (clamp's
+# `where(mask, grad, 0)`, max's `gather`-like selection, sort's scatter): under
+# create_graph=True that gradient has no history in them (requires_grad False when the
+# incoming gradient has none). jtorch's backward reads the values to rebuild the mask.
+MASKS_ONLY = frozenset({
+    "ClampBackward0", "ClampBackward1", "ClampMinBackward0", "ClampMinBackward1",
+    "ClampMaxBackward0", "ClampMaxBackward1", "MaxBackward0", "MaxBackward1",
+    "MinBackward0", "MinBackward1", "AmaxBackward0", "AminBackward0", "MaximumBackward0",
+    "MinimumBackward0", "FmaxBackward0", "FminBackward0", "MedianBackward0",
+    "MedianBackward1", "NanmedianBackward0", "NanmedianBackward1", "SortBackward0",
+    "SortBackward1",
+    "TopkBackward0", "KthvalueBackward0", "ModeBackward0", "CummaxBackward0",
+    "CumminBackward0", "MarginRankingLossBackward0", "HingeEmbeddingLossBackward0",
+    "NanmeanBackward0",
+})
+
+# Nodes whose PyTorch gradient is a function of an input it does not depend on
+# (nll_loss_backward(grad, self, target, ...) reads only self's shape): under
+# create_graph=True that gradient keeps the input's history, with zero derivative.
+FORMULA_READS_INPUTS = frozenset({"NllLossBackward0", "NllLoss2DBackward0"})
+
+# The second order: the names of the gradients of the node recording node `name`'s backward
+# (the gradient of its argument i), where they are not `_GRAD_NAMES` of that node's own
+# name. PyTorch's formulas reach an input along several paths, summed (AddBackward0), or end
+# in another op than the first order's (log: `grad / x`, then `-grad / x**2 * ...`, a
+# MulBackward0). A value is one entry for every argument i or a dict by i; an entry is as in
+# `_GRAD_NAMES`, by the recording node's arguments (the op's, then the incoming gradients).
+# NO_HISTORY: the formula's derivative is zeros without history (hardtanh_backward's in
+# `self`, abs's sgn), so the second-order gradient does not require grad.
+NO_HISTORY = "no history"
+_ADD, _NEG, _T = "AddBackward0", "NegBackward0", "TBackward0"
+_GRAD_GRAD_NAMES = {
+    "SiluBackward0": _ADD, "MishBackward0": _ADD, "LinalgVectorNormBackward0": _ADD,
+    "LogsumexpBackward0": _ADD, "ProdBackward0": _ADD, "ProdBackward1": _ADD,
+    "VarBackward0": _ADD, "VarMeanBackward0": _ADD, "StdMeanBackward0": _ADD,
+    "StdBackward0": _ADD, "AtanBackward0": _ADD, "Atan2Backward0": _ADD,
+    "DistBackward0": _ADD, "LogBackward0": _MUL, "Log1PBackward0": _MUL,
+    "Log2Backward0": "MulBackward1", "Log10Backward0": "MulBackward1",
+    "LogSigmoidBackward0": _MUL, "HardswishBackward0": "WhereBackward0",
+    "NativeLayerNormBackward0": "ViewBackward0",
+    "HypotBackward0": {0: (_ADD, _DIV), 1: (_DIV, _ADD)},
+    "DivBackward0": {0: (None, _MUL), 1: (_DIV, _ADD)},
+    "PowBackward1": {0: ("WhereBackward0", _ADD), 1: (_ADD, _MUL)},
+    "MseLossBackward0": {0: ("DivBackward1", _NEG), 1: (_NEG, "DivBackward1")},
+    "HuberLossBackward0": {0: ("DivBackward1", _NEG), 1: (_NEG, "DivBackward1")},
+    "SmoothL1LossBackward0": {0: ("DivBackward1", _NEG), 1: (_NEG, "DivBackward1")},
+    "MmBackward0": {0: (None, _T), 1: (_T,)}, "BmmBackward0": {0: (None, _T), 1: (_T,)},
+    "AddmmBackward0": {1: (None, None, _T), 2: (None, _T)},
+    "AddcmulBackward0": "MulBackward1",
+    "HardtanhBackward0": NO_HISTORY, "AbsBackward0": NO_HISTORY,
+    "NllLossBackward0": NO_HISTORY, "NllLoss2DBackward0": NO_HISTORY,
+    "L1LossBackward0": NO_HISTORY, "ThresholdBackward0": NO_HISTORY,
+    "HardshrinkBackward0": NO_HISTORY, "SoftshrinkBackward0": NO_HISTORY,
+    "LeakyReluBackward0": NO_HISTORY, "RreluWithNoiseBackward0": NO_HISTORY,
+    "MaxPool2DWithIndicesBackward0": NO_HISTORY, "MaxPool3DWithIndicesBackward0": NO_HISTORY,
+    "AdaptiveMaxPool2DBackward0": NO_HISTORY, "AdaptiveMaxPool3DBackward0": NO_HISTORY,
+}
+# F.linear's: the input's gradient (grad @ W) reads the weight, the weight's (grad^T @ x)
+# the input through t()
+LINEAR_GRAD_GRAD_NAMES = {0: (None, _T), 1: ("MmBackward0",)}
+
+
+def grad_grad_names(name: str, i: int, linear: bool = False):
+    """The second-order entry (see `_GRAD_GRAD_NAMES`) for the gradient of argument `i` of
+    a node named `name`; None where `_GRAD_NAMES` applies."""
+    spec = LINEAR_GRAD_GRAD_NAMES if linear else _GRAD_GRAD_NAMES.get(name)
+    return spec.get(i) if isinstance(spec, dict) else spec
 
 
 def grad_names(name: str, mask, names=None) -> list:

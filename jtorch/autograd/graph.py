@@ -386,12 +386,13 @@ class FnNode(Node):
     """
 
     __slots__ = ("_fn", "_args", "_mask", "_saved", "_outs", "n_outputs", "_tensor_infos",
-                 "_epos", "_packed", "grad_names")
+                 "_epos", "_packed", "grad_names", "grad_order")
 
     def __init__(self, name, fn, args, mask, edges, saved, n_outputs, outs=None, epos=None):
         Node.__init__(self, name, edges)
         self._epos = epos
         self.grad_names = None      # _names.grad_name's override (F.linear's)
+        self.grad_order = 0         # n: the node records the n-th backward of a forward op
         self._fn = fn
         self._mask = mask
         self._saved = saved
@@ -477,20 +478,101 @@ def _record_backward(node, b, args, grads):
     # An argument the backward does not read (`sum`'s input, a bias) carries no history into
     # it: PyTorch's grad of a linear function does not require grad.
     used = used_args(node._fn, node._mask, args, node.n_outputs)
+    linear = node.grad_names is _names.LINEAR_GRAD_NAMES
+    # the node-name tables below describe the forward op's own formula (not cross_entropy's,
+    # whose node is named after nll_loss but whose gradient is log_softmax's)
+    own = node.grad_order == 0 and (node.grad_names is None or linear)
+    if own and node.name() in _names.FORMULA_READS_INPUTS:
+        used = (True,) * len(args)
     inputs = tuple(_saved_input(node, i, a) if used[i] else a
                    for i, a in enumerate(args)) + tuple(grads)
+    if node.grad_names is _names.NO_HISTORY:
+        return _engine.call_recorded(node.name() + "Backward", flat, _history_free(inputs))
     names = _names.grad_names(node.name(), node._mask, node.grad_names)
-    if len(set(names)) <= 1:
-        return _engine.call_recorded(names[0] if names else node.name() + "Backward", flat,
-                                     inputs)
-    # PyTorch's gradients of a division's numerator and denominator end in different ops
-    # (a DivBackward0, a MulBackward0): one node per name, each computing its gradients
+    if not names:
+        return _engine.call_recorded(node.name() + "Backward", flat, inputs)
+    # (a recorded backward's own backward is one formula in PyTorch too: relu's second-order
+    # gradient keeps the history of the result it masks with)
+    deps = _output_deps(flat, inputs, len(names)) if node.grad_order == 0 and not (
+        own and node.name() in _names.FORMULA_READS_INPUTS) else \
+        [(True,) * len(inputs)] * len(names)
+    if own and node.name() in _names.MASKS_ONLY:
+        deps = [tuple(d and i >= n for i, d in enumerate(dep)) for dep in deps]
+    # the names of the gradients' own gradients (the second order)
+    args_of = [i for i, m in enumerate(node._mask)
+               for x in (m if isinstance(m, tuple) else (m,)) if x]
+    specs = [_names.grad_grad_names(node.name(), i, linear) if own else None
+             for i in args_of]
+    # PyTorch computes each gradient with its own formula: x * y's gradient for x is
+    # `grad * y`, which has no path to x, and a division's numerator and denominator
+    # gradients end in different ops (a DivBackward0, a MulBackward0). One node per name and
+    # set of inputs read, each computing its gradients from those inputs only.
+    keys = list(zip(names, deps, specs))
     out = [None] * len(names)
-    for name in dict.fromkeys(names):
-        ks = tuple(k for k, n in enumerate(names) if n == name)
-        for k, g in zip(ks, _engine.call_recorded(name, _picked(flat, ks), inputs)):
+    for key in dict.fromkeys(keys):
+        ks = tuple(k for k, kk in enumerate(keys) if kk == key)
+        name, dep, spec = key
+        reads = tuple(v if d else _history_free(v) for v, d in zip(inputs, dep))
+        f = flat if len(ks) == len(names) else _picked(flat, ks)
+        res = _engine.call_recorded(name, f, reads)
+        for k, g in zip(ks, res):
             out[k] = g
+            if g is not None and g.grad_fn is not None and isinstance(g.grad_fn, FnNode):
+                g.grad_fn.grad_order = node.grad_order + 1
+                g.grad_fn.grad_names = spec
     return tuple(out)
+
+
+def _history_free(v):
+    """An input a gradient does not read, passed as its value so it adds no edge."""
+    if isinstance(v, tuple):
+        return tuple(_history_free(x) for x in v)
+    return v._array if isinstance(v, Tensor) else v
+
+
+def _output_deps(flat, inputs, n_out) -> list:
+    """For each of `flat`'s `n_out` outputs, which of `inputs` (by position) it reads: the
+    jaxpr with everything but that output removed. All inputs where it cannot be analysed."""
+    # (a Tensor is a pytree node: unwrap it before mapping)
+    avals = tuple(jax.tree_util.tree_map(
+        lambda a: _aval(a._array if isinstance(a, Tensor) else a), v,
+        is_leaf=lambda a: isinstance(a, Tensor)) for v in inputs)
+    key = ("deps", flat, jax.tree_util.tree_structure(avals), tuple(
+        (a.shape, a.dtype) for a in jax.tree_util.tree_leaves(avals) if hasattr(a, "shape")))
+    deps = _USED.get(key)
+    if deps is not None:
+        return deps
+    full = (True,) * len(inputs)
+    try:
+        from jax._src.interpreters import partial_eval as pe
+        arrays = [i for i, a in enumerate(jax.tree_util.tree_leaves(avals))
+                  if isinstance(a, jax.ShapeDtypeStruct)]
+        leaves, tree = jax.tree_util.tree_flatten(avals)
+
+        def on_arrays(*xs):
+            v = list(leaves)
+            for i, x in zip(arrays, xs):
+                v[i] = x
+            return flat(*jax.tree_util.tree_unflatten(tree, v))
+
+        closed = jax.make_jaxpr(on_arrays)(*(leaves[i] for i in arrays))
+        outs = closed.jaxpr.outvars
+        owner = [sum(1 for _ in jax.tree_util.tree_leaves(a)) for a in avals]
+        deps = []
+        for k in range(len(outs)):
+            _, used = pe.dce_jaxpr(closed.jaxpr, [j == k for j in range(len(outs))])
+            by_leaf = [False] * len(leaves)
+            for i, u in zip(arrays, used):
+                by_leaf[i] = u
+            per, at = [], 0
+            for c in owner:
+                per.append(any(by_leaf[at:at + c]))
+                at += c
+            deps.append(tuple(per))
+        deps = deps if len(deps) == n_out else [full] * n_out
+    except Exception:  # noqa: BLE001 - an unanalysable backward reads everything
+        deps = [full] * n_out
+    return _USED.put(key, deps)
 
 
 def _picked(f, ks):
