@@ -72,6 +72,7 @@ def jtorch_step(params, x, y):
         loss = JF.cross_entropy(JF.linear(h, ps[4], ps[5]), ty)
         loss.backward()
         ps[-1].grad._array.block_until_ready()
+
     return step
 
 
@@ -86,6 +87,7 @@ def torch_step(params, x, y):
         h = TF.relu(TF.linear(h, ps[2], ps[3]))
         loss = TF.cross_entropy(TF.linear(h, ps[4], ps[5]), ty)
         loss.backward()
+
     return step
 
 
@@ -108,6 +110,7 @@ def jax_steps(params, x, y):
 
     def compiled():
         jax.block_until_ready(jitted(ps, jx, jy))
+
     return eager, compiled
 
 
@@ -116,8 +119,12 @@ def main():
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--width", type=int, default=64)
     ap.add_argument("--repeat", type=int, default=200)
-    ap.add_argument("--torch-threads", type=int, default=1,
-                    help="PyTorch intra-op threads (default 1: the same core as jtorch)")
+    ap.add_argument(
+        "--torch-threads",
+        type=int,
+        default=1,
+        help="PyTorch intra-op threads (default 1: the same core as jtorch)",
+    )
     ap.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     a = ap.parse_args()
     clock = time.perf_counter if a.clock == "wall" else time.process_time

@@ -17,20 +17,32 @@ import time
 
 import numpy as np
 
-SHAPES = {"c1w": (32, 1, 3, 3), "c1b": (32,), "c2w": (64, 32, 3, 3), "c2b": (64,),
-          "f1w": (128, 1600), "f1b": (128,), "f2w": (10, 128), "f2b": (10,)}
+SHAPES = {
+    "c1w": (32, 1, 3, 3),
+    "c1b": (32,),
+    "c2w": (64, 32, 3, 3),
+    "c2b": (64,),
+    "f1w": (128, 1600),
+    "f1b": (128,),
+    "f2w": (10, 128),
+    "f2b": (10,),
+}
 
 
 def _weights():
     rng = np.random.default_rng(0)
-    return {k: (rng.standard_normal(s) * (2.0 / np.prod(s[1:] or (1,))) ** 0.5 * 0.5)
-            .astype(np.float32) for k, s in SHAPES.items()}
+    return {
+        k: (rng.standard_normal(s) * (2.0 / np.prod(s[1:] or (1,))) ** 0.5 * 0.5).astype(np.float32)
+        for k, s in SHAPES.items()
+    }
 
 
 def _data(batch):
     rng = np.random.default_rng(1)
-    return (rng.standard_normal((batch, 1, 28, 28)).astype(np.float32),
-            rng.integers(0, 10, batch).astype(np.int64))
+    return (
+        rng.standard_normal((batch, 1, 28, 28)).astype(np.float32),
+        rng.integers(0, 10, batch).astype(np.int64),
+    )
 
 
 def _median(step, steps, clock):
@@ -77,6 +89,7 @@ def _torch_like(torch, compiled):
 
 def _jtorch(batch, compiled):
     import jtorch
+
     step = _torch_like(jtorch, compiled)
     x, y = (jtorch.from_numpy(a) for a in _data(batch))
     losses = []
@@ -85,11 +98,13 @@ def _jtorch(batch, compiled):
         loss = step(x, y)
         loss._array.block_until_ready()
         losses.append(loss)
+
     return run, lambda: float(losses[-1])
 
 
 def _torch(batch):
     import torch
+
     step = _torch_like(torch, False)
     x, y = (torch.from_numpy(a) for a in _data(batch))
     losses = []
@@ -104,21 +119,26 @@ def _flax(batch):
 
     class Net(linen.Module):
         @linen.compact
-        def __call__(self, x):     # NHWC, flax's layout
-            x = linen.max_pool(jax.nn.relu(linen.Conv(32, (3, 3), padding="VALID")(x)),
-                               (2, 2), (2, 2))
-            x = linen.max_pool(jax.nn.relu(linen.Conv(64, (3, 3), padding="VALID")(x)),
-                               (2, 2), (2, 2))
-            x = x.transpose(0, 3, 1, 2).reshape(x.shape[0], -1)   # PyTorch's flatten order
+        def __call__(self, x):  # NHWC, flax's layout
+            x = linen.max_pool(
+                jax.nn.relu(linen.Conv(32, (3, 3), padding="VALID")(x)), (2, 2), (2, 2)
+            )
+            x = linen.max_pool(
+                jax.nn.relu(linen.Conv(64, (3, 3), padding="VALID")(x)), (2, 2), (2, 2)
+            )
+            x = x.transpose(0, 3, 1, 2).reshape(x.shape[0], -1)  # PyTorch's flatten order
             x = jax.nn.relu(linen.Dense(128)(x))
             return linen.Dense(10)(x)
 
     w = _weights()
-    params = {"params": {
-        "Conv_0": {"kernel": w["c1w"].transpose(2, 3, 1, 0), "bias": w["c1b"]},
-        "Conv_1": {"kernel": w["c2w"].transpose(2, 3, 1, 0), "bias": w["c2b"]},
-        "Dense_0": {"kernel": w["f1w"].T, "bias": w["f1b"]},
-        "Dense_1": {"kernel": w["f2w"].T, "bias": w["f2b"]}}}
+    params = {
+        "params": {
+            "Conv_0": {"kernel": w["c1w"].transpose(2, 3, 1, 0), "bias": w["c1b"]},
+            "Conv_1": {"kernel": w["c2w"].transpose(2, 3, 1, 0), "bias": w["c2b"]},
+            "Dense_0": {"kernel": w["f1w"].T, "bias": w["f1b"]},
+            "Dense_1": {"kernel": w["f2w"].T, "bias": w["f2b"]},
+        }
+    }
     params = jax.tree.map(jnp.asarray, params)
     net = Net()
     tx = optax.adam(1e-3)
@@ -131,6 +151,7 @@ def _flax(batch):
         def loss_fn(p):
             logits = net.apply(p, x)
             return optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
+
         loss, grads = jax.value_and_grad(loss_fn)(params)
         updates, opt_state = tx.update(grads, opt_state, params)
         return optax.apply_updates(params, updates), opt_state, loss
@@ -141,6 +162,7 @@ def _flax(batch):
         state[0], state[1], loss = step(state[0], state[1], x, y)
         loss.block_until_ready()
         losses.append(loss)
+
     return run, lambda: float(losses[-1])
 
 
@@ -152,11 +174,14 @@ def main():
     p.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     args = p.parse_args()
     clock = time.perf_counter if args.clock == "wall" else time.process_time
-    cols = [("jtorch.compile", lambda: _jtorch(args.batch, True)),
-            ("jtorch eager", lambda: _jtorch(args.batch, False)),
-            ("flax+optax jax.jit", lambda: _flax(args.batch))]
+    cols = [
+        ("jtorch.compile", lambda: _jtorch(args.batch, True)),
+        ("jtorch eager", lambda: _jtorch(args.batch, False)),
+        ("flax+optax jax.jit", lambda: _flax(args.batch)),
+    ]
     try:
         import torch
+
         torch.set_num_threads(1)
         cols.append(("PyTorch eager", lambda: _torch(args.batch)))
     except ImportError:  # the oracle is optional here
@@ -171,8 +196,10 @@ def main():
         for name, run, _ in made:
             times[name].append(_median(run, max(args.steps // 3, 1), clock))
     ref = min(times["flax+optax jax.jit"])
-    print(f"CNN Adam step, batch {args.batch} (ms per step, best of 3 interleaved medians; "
-          f"{args.clock} clock, load average {os.getloadavg()[0]:.1f})")
+    print(
+        f"CNN Adam step, batch {args.batch} (ms per step, best of 3 interleaved medians; "
+        f"{args.clock} clock, load average {os.getloadavg()[0]:.1f})"
+    )
     for name, _, loss in made:
         t = min(times[name])
         print(f"  {name:20s} {t * 1e3:8.2f}   x{t / ref:5.2f} of flax   loss {loss():.5f}")

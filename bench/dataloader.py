@@ -18,10 +18,10 @@ import os
 import time
 
 import numpy as np
-
-import jtorch
 from jtorch.utils.data import DataLoader as JDataLoader
 from jtorch.utils.data import TensorDataset as JTensorDataset
+
+import jtorch
 
 try:
     import torch
@@ -91,23 +91,28 @@ def main():
     cases = [
         ("TensorDataset, shuffle=True", jds, tds, dict(shuffle=True)),
         ("TensorDataset, shuffle=False", jds, tds, dict(shuffle=False)),
-        ("numpy samples, shuffle=True", npds, npds,
-         dict(shuffle=True)),
+        ("numpy samples, shuffle=True", npds, npds, dict(shuffle=True)),
     ]
     if torch is not None:
         torch.set_num_threads(1)
-    print(f"one epoch, {args.n}x784 float32, batch {args.batch}, num_workers=0 "
-          f"(best of {args.repeat}; {args.clock} clock, load average {os.getloadavg()[0]:.1f})")
-    print(f"{'case':32s} {'jtorch':>10s} {'torch':>10s} {'jtorch/torch':>13s} "
-          f"{'first: jtorch':>14s} {'torch':>9s}")
+    print(
+        f"one epoch, {args.n}x784 float32, batch {args.batch}, num_workers=0 "
+        f"(best of {args.repeat}; {args.clock} clock, load average {os.getloadavg()[0]:.1f})"
+    )
+    print(
+        f"{'case':32s} {'jtorch':>10s} {'torch':>10s} {'jtorch/torch':>13s} "
+        f"{'first: jtorch':>14s} {'torch':>9s}"
+    )
     for name, jd, td, kw in cases:
         jl = JDataLoader(jd, batch_size=args.batch, **kw)
         fj, tj = _best(lambda: _epoch_jtorch(jl), args.repeat, clock)
         if torch is not None:
             tl = tdata.DataLoader(td, batch_size=args.batch, **kw)
             ft, tt = _best(lambda: _epoch_torch(tl), args.repeat, clock)
-            print(f"{name:32s} {tj * 1e3:8.1f}ms {tt * 1e3:8.1f}ms {tj / tt:12.2f}x "
-                  f"{fj * 1e3:12.1f}ms {ft * 1e3:7.1f}ms")
+            print(
+                f"{name:32s} {tj * 1e3:8.1f}ms {tt * 1e3:8.1f}ms {tj / tt:12.2f}x "
+                f"{fj * 1e3:12.1f}ms {ft * 1e3:7.1f}ms"
+            )
         else:
             print(f"{name:32s} {tj * 1e3:8.1f}ms {'':>10s} {'':>13s} {fj * 1e3:12.1f}ms")
 

@@ -59,14 +59,18 @@ if __name__ == "__main__":
 def _run(jtorch: bool, kind: str, context: str, repeat: int) -> dict:
     import json
     import tempfile
+
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
     with tempfile.TemporaryDirectory() as tmp:
         script = os.path.join(tmp, "workers.py")
         with open(script, "w") as f:
             f.write(_CHILD)
-        cmd = [sys.executable] + (["-m", "jtorch"] if jtorch else []) + [
-            script, kind, context, str(repeat)]
+        cmd = (
+            [sys.executable]
+            + (["-m", "jtorch"] if jtorch else [])
+            + [script, kind, context, str(repeat)]
+        )
         out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp)
     if out.returncode:
         raise RuntimeError(out.stderr[-2000:])
@@ -79,15 +83,18 @@ def main():
     args = p.parse_args()
     try:
         import torch  # noqa: F401
+
         have_torch = True
     except ImportError:
         have_torch = False
     rows = []
     if have_torch:
         rows.append(("PyTorch, numpy dataset (fork)", False, "numpy", "default"))
-    rows += [("jtorch, numpy dataset (default: fork)", True, "numpy", "default"),
-             ("jtorch, numpy dataset (spawn)", True, "numpy", "spawn"),
-             ("jtorch, torch-op dataset (default)", True, "torch", "default")]
+    rows += [
+        ("jtorch, numpy dataset (default: fork)", True, "numpy", "default"),
+        ("jtorch, numpy dataset (spawn)", True, "numpy", "spawn"),
+        ("jtorch, torch-op dataset (default)", True, "torch", "default"),
+    ]
     if have_torch:
         rows.append(("PyTorch, torch-op dataset (fork)", False, "torch", "default"))
     print(f"two workers, batch 8 of 64 samples; {args.repeat} loaders after a warm-up one")

@@ -62,8 +62,12 @@ if world > 1:
 
 def _run(jtorch: bool, nproc: int, args, script: str, cwd: str) -> dict:
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               JTORCH_COMPILE_NOTE="0", OMP_NUM_THREADS="1")
+    env = dict(
+        os.environ,
+        PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        JTORCH_COMPILE_NOTE="0",
+        OMP_NUM_THREADS="1",
+    )
     cmd = [sys.executable] + (["-m", "jtorch"] if jtorch else [])
     if nproc > 1:
         cmd += ["-m", "torch.distributed.run", "--nproc-per-node", str(nproc)]
@@ -84,11 +88,14 @@ def main():
     args = p.parse_args()
     try:
         import torch  # noqa: F401
+
         frameworks = [("PyTorch", False), ("jtorch", True)]
     except ImportError:
         frameworks = [("jtorch", True)]
-    print(f"MLP {args.width}-{args.width}-{args.width}-10, global batch {args.batch}, "
-          f"SGD; median (best) of {args.steps} steps")
+    print(
+        f"MLP {args.width}-{args.width}-{args.width}-10, global batch {args.batch}, "
+        f"SGD; median (best) of {args.steps} steps"
+    )
     print(f"{'framework':<10}{'1 process, global batch':>28}{'2 processes + DDP':>24}")
     with tempfile.TemporaryDirectory() as tmp:
         script = os.path.join(tmp, "ddp_step.py")

@@ -64,9 +64,13 @@ def main() -> None:
     print(f"{'inputs':>10} {'jtorch':>8} {'step ms':>9} {'loss dtype':>11}")
     for inputs in ("float32", "default"):
         for variant in ("without", "with"):
-            out = subprocess.run(pin + [sys.executable, "-c", CHILD, variant, inputs,
-                                        str(args.steps)], capture_output=True, text=True,
-                                 env=env, check=True).stdout
+            out = subprocess.run(
+                pin + [sys.executable, "-c", CHILD, variant, inputs, str(args.steps)],
+                capture_output=True,
+                text=True,
+                env=env,
+                check=True,
+            ).stdout
             r = json.loads(out.strip().splitlines()[-1])
             print(f"{inputs:>10} {variant:>8} {r['ms']:9.3f} {r['loss_dtype']:>11}")
 

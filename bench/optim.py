@@ -48,9 +48,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--params", type=int, default=100)
-    ap.add_argument("--torch-threads", type=int, default=0,
-                    help="torch.set_num_threads for PyTorch's run (0: leave its default); on "
-                         "a loaded small machine OpenMP threads can slow PyTorch badly")
+    ap.add_argument(
+        "--torch-threads",
+        type=int,
+        default=0,
+        help="torch.set_num_threads for PyTorch's run (0: leave its default); on "
+        "a loaded small machine OpenMP threads can slow PyTorch badly",
+    )
     args = ap.parse_args()
     rng = np.random.default_rng(0)
     shapes = [SHAPES[i % len(SHAPES)] for i in range(args.params)]
@@ -62,8 +66,11 @@ def main():
     print(f"Adam step, {args.params} params, {numel / 1e6:.2f}M elements (ms per step, best of 5)")
 
     rows = []
-    for name, kwargs in [("Adam", {}), ("Adam amsgrad+wd", dict(amsgrad=True, weight_decay=0.1)),
-                         ("AdamW", {})]:
+    for name, kwargs in [
+        ("Adam", {}),
+        ("Adam amsgrad+wd", dict(amsgrad=True, weight_decay=0.1)),
+        ("AdamW", {}),
+    ]:
         cls = name.split()[0]
         jp = _make(jtorch, arrays, grads)
         jopt = getattr(jtorch.optim, cls)(jp, lr=1e-3, **kwargs)

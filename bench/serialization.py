@@ -58,15 +58,20 @@ def _shapes(mib: int, n: int) -> list:
 
 def _write(path: str, mib: int, n: int) -> str:
     import numpy as np
+
     try:
         import torch as lib
+
         writer = "PyTorch"
     except ImportError:
         import jtorch as lib
+
         writer = "jtorch"
     rng = np.random.default_rng(0)
-    sd = {f"layer{i}.weight": lib.from_numpy(rng.standard_normal(s, dtype=np.float32))
-          for i, s in enumerate(_shapes(mib, n))}
+    sd = {
+        f"layer{i}.weight": lib.from_numpy(rng.standard_normal(s, dtype=np.float32))
+        for i, s in enumerate(_shapes(mib, n))
+    }
     lib.save(sd, path)
     return writer
 
@@ -75,8 +80,12 @@ def _run(lib: str, path: str, mmap: bool, touch: bool) -> dict:
     env = dict(os.environ)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-    out = subprocess.run([sys.executable, "-c", _CHILD, lib, path, str(int(mmap)),
-                          str(int(touch))], capture_output=True, text=True, env=env)
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, lib, path, str(int(mmap)), str(int(touch))],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     if out.returncode:
         raise RuntimeError(out.stderr[-2000:])
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -90,6 +99,7 @@ def main():
     args = p.parse_args()
     try:
         import torch  # noqa: F401
+
         libs = ["torch", "jtorch"]
     except ImportError:
         libs = ["jtorch"]
@@ -97,13 +107,17 @@ def main():
         path = os.path.join(tmp, "checkpoint.pt")
         writer = _write(path, args.mib, args.tensors)
         size = os.path.getsize(path)
-        with open(path, "rb") as f:            # into the page cache
+        with open(path, "rb") as f:  # into the page cache
             while f.read(1 << 24):
                 pass
-        print(f"checkpoint: {size / 2**20:.0f} MiB, {args.tensors} tensors, written by "
-              f"{writer}; best of {args.repeat} fresh processes each")
-        print(f"{'load':<28}{'torch s':>9}{'jtorch s':>10}{'ratio':>7}"
-              f"{'torch MiB':>11}{'jtorch MiB':>12}{'ratio':>7}")
+        print(
+            f"checkpoint: {size / 2**20:.0f} MiB, {args.tensors} tensors, written by "
+            f"{writer}; best of {args.repeat} fresh processes each"
+        )
+        print(
+            f"{'load':<28}{'torch s':>9}{'jtorch s':>10}{'ratio':>7}"
+            f"{'torch MiB':>11}{'jtorch MiB':>12}{'ratio':>7}"
+        )
         for mmap in (False, True):
             for touch in (False, True):
                 name = ("mmap=True" if mmap else "default") + (", touched" if touch else "")
@@ -116,8 +130,10 @@ def main():
                 if t is None:
                     print(f"{name:<28}{'':>9}{j[0]:>10.3f}{'':>7}{'':>11}{j[1]:>12.0f}")
                 else:
-                    print(f"{name:<28}{t[0]:>9.3f}{j[0]:>10.3f}{j[0] / t[0]:>7.2f}"
-                          f"{t[1]:>11.0f}{j[1]:>12.0f}{j[1] / max(t[1], 1):>7.2f}")
+                    print(
+                        f"{name:<28}{t[0]:>9.3f}{j[0]:>10.3f}{j[0] / t[0]:>7.2f}"
+                        f"{t[1]:>11.0f}{j[1]:>12.0f}{j[1] / max(t[1], 1):>7.2f}"
+                    )
 
 
 if __name__ == "__main__":

@@ -58,17 +58,28 @@ def _maps() -> int:
 
 def _weights():
     import numpy as np
+
     rng = np.random.default_rng(0)
 
     def w(*s, scale=0.05):
         return (rng.standard_normal(s) * scale).astype(np.float32)
-    return {"emb": w(VOCAB, D, scale=1.0), "w1": w(HIDDEN, D), "b1": w(HIDDEN),
-            "w2": w(D, HIDDEN), "b2": w(D), "ln_w": np.ones(D, np.float32),
-            "ln_b": np.zeros(D, np.float32), "head": w(VOCAB, D), "head_b": w(VOCAB)}
+
+    return {
+        "emb": w(VOCAB, D, scale=1.0),
+        "w1": w(HIDDEN, D),
+        "b1": w(HIDDEN),
+        "w2": w(D, HIDDEN),
+        "b2": w(D),
+        "ln_w": np.ones(D, np.float32),
+        "ln_b": np.zeros(D, np.float32),
+        "head": w(VOCAB, D),
+        "head_b": w(VOCAB),
+    }
 
 
 def _batch(length: int):
     import numpy as np
+
     rng = np.random.default_rng(length)
     x = rng.integers(0, VOCAB, (BATCH, length))
     y = rng.integers(0, VOCAB, (BATCH, length))
@@ -122,15 +133,20 @@ def _torch_like_step(torch, compiled: bool):
     def call(length):
         x, y = _batch(length)
         return float(run(torch.from_numpy(x), torch.from_numpy(y)))
+
     return call
 
 
 def _jax_step():
     import jax
     import jax.numpy as jnp
+
     params = {k: jnp.asarray(v) for k, v in _weights().items()}
-    state = {"m": jax.tree.map(jnp.zeros_like, params), "v": jax.tree.map(jnp.zeros_like, params),
-             "t": jnp.zeros((), jnp.int32)}
+    state = {
+        "m": jax.tree.map(jnp.zeros_like, params),
+        "v": jax.tree.map(jnp.zeros_like, params),
+        "t": jnp.zeros((), jnp.int32),
+    }
 
     def loss_fn(p, x, y):
         h = p["emb"][x]
@@ -152,9 +168,10 @@ def _jax_step():
 
         def upd(p, m, v):
             p = p * (1 - lr * wd)
-            mh = m / (1 - 0.9 ** t)
-            vh = v / (1 - 0.999 ** t)
+            mh = m / (1 - 0.9**t)
+            vh = v / (1 - 0.999**t)
             return p - lr * mh / (jnp.sqrt(vh) + eps)
+
         return jax.tree.map(upd, p, m, v), {"m": m, "v": v, "t": t}, loss
 
     box = [params, state]
@@ -163,18 +180,22 @@ def _jax_step():
         x, y = _batch(length)
         box[0], box[1], loss = step(box[0], box[1], jnp.asarray(x), jnp.asarray(y))
         return float(loss)
+
     return call
 
 
 def _make(column: str):
     if column == "eager":
         import jtorch
+
         return _torch_like_step(jtorch, False)
     if column == "compile":
         import jtorch
+
         return _torch_like_step(jtorch, True)
     if column == "torch":
         import torch
+
         torch.set_num_threads(1)
         return _torch_like_step(torch, False)
     if column == "jax":
@@ -189,6 +210,7 @@ def _make(column: str):
 def _micro(column: str, n: int) -> dict:
     if column == "torch":
         import torch
+
         torch.set_num_threads(1)
     else:
         import jtorch as torch
@@ -212,7 +234,7 @@ def _micro(column: str, n: int) -> dict:
 
     out["bool(c[i]) ms"] = per_call(lambda i: bool(c[i]), n)
     out["x[i] = v ms"] = per_call(lambda i: x.__setitem__(i, v), n)
-    out["x[i:i+8].sum() ms"] = per_call(lambda i: float(x[i:i + 8].sum()), n)
+    out["x[i:i+8].sum() ms"] = per_call(lambda i: float(x[i : i + 8].sum()), n)
     out["full((k,)) ms"] = per_call(lambda i: torch.full((i + 1,), 1.5), n)
     out["zeros(k, 3) ms"] = per_call(lambda i: torch.zeros(i + 1, 3), n)
     out["arange(k) ms"] = per_call(lambda i: torch.arange(i + 1), n)
@@ -243,16 +265,24 @@ def _worker(column: str, n: int, repeat: int, micro: int) -> dict:
         call(n)
     seen = (time.perf_counter() - t0) / max(repeat, 1)
     half = n // 2
-    res = {"column": column, "setup_s": setup, "per_shape_s": sum(times) / n,
-           "per_shape_2nd_half_s": sum(times[half:]) / (n - half), "first_s": times[0],
-           "second_s": second, "seen_shape_ms": seen * 1e3, "rss_mib": rss[-1],
-           "maps": maps[-1],
-           "rss_per_shape_mib": (rss[-1] - rss[half - 1]) / (n - half) if half else 0.0,
-           "maps_per_shape": (maps[-1] - maps[half - 1]) / (n - half) if half else 0.0}
+    res = {
+        "column": column,
+        "setup_s": setup,
+        "per_shape_s": sum(times) / n,
+        "per_shape_2nd_half_s": sum(times[half:]) / (n - half),
+        "first_s": times[0],
+        "second_s": second,
+        "seen_shape_ms": seen * 1e3,
+        "rss_mib": rss[-1],
+        "maps": maps[-1],
+        "rss_per_shape_mib": (rss[-1] - rss[half - 1]) / (n - half) if half else 0.0,
+        "maps_per_shape": (maps[-1] - maps[half - 1]) / (n - half) if half else 0.0,
+    }
     if micro and column in ("eager", "torch"):
         res["micro"] = _micro(column, micro)
     try:
         from jtorch import compiler
+
         if column in ("eager", "compile") and hasattr(compiler, "stats"):
             res["stats"] = {k: v for k, v in compiler.stats().items()}
     except ImportError:
@@ -264,6 +294,7 @@ def _tiny_step():
     """A small eager step (linear, tanh, mean, SGD) on a batch of L rows: a few programs per
     new L, for a long run over many shapes."""
     import jtorch as torch
+
     torch.manual_seed(0)
     lin = torch.nn.Linear(8, 8)
     opt = torch.optim.SGD(lin.parameters(), lr=0.01)
@@ -274,6 +305,7 @@ def _tiny_step():
         loss.backward()
         opt.step()
         return float(loss)
+
     return call
 
 
@@ -291,6 +323,7 @@ def _flat(n: int, every: int, tiny: bool = False) -> None:
 
 def _examples(cpu) -> None:
     import tempfile
+
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     folder = os.path.join(root, "examples")
     pin = ["taskset", "-c", str(cpu)] if cpu is not None and shutil.which("taskset") else []
@@ -299,24 +332,45 @@ def _examples(cpu) -> None:
         t0 = time.perf_counter()
         p = subprocess.run(pin + cmd, cwd=folder, env=env, capture_output=True, text=True)
         return time.perf_counter() - t0 if p.returncode == 0 else float("nan")
-    print(f"{'example':22} {'PyTorch s':>10} {'1st run s':>10} {'2nd run s':>10} "
-          f"{'1st/PT':>7} {'2nd/1st':>8}")
+
+    print(
+        f"{'example':22} {'PyTorch s':>10} {'1st run s':>10} {'2nd run s':>10} "
+        f"{'1st/PT':>7} {'2nd/1st':>8}"
+    )
     for name in sorted(f for f in os.listdir(folder) if f.endswith(".py")):
         with tempfile.TemporaryDirectory() as cache:
-            env = dict(os.environ, JTORCH_CACHE_DIR=cache, JTORCH_COMPILE_NOTE="0",
-                       PYTHONPATH=os.pathsep.join(
-                           [root] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+            env = dict(
+                os.environ,
+                JTORCH_CACHE_DIR=cache,
+                JTORCH_COMPILE_NOTE="0",
+                PYTHONPATH=os.pathsep.join(
+                    [root] + [p for p in [os.environ.get("PYTHONPATH")] if p]
+                ),
+            )
             env.pop("JAX_COMPILATION_CACHE_DIR", None)
             pt = wall([sys.executable, name], dict(os.environ))
             first = wall([sys.executable, "-m", "jtorch", name], env)
             second = wall([sys.executable, "-m", "jtorch", name], env)
-        print(f"{name:22} {pt:10.1f} {first:10.1f} {second:10.1f} {first / pt:7.2f} "
-              f"{second / first:8.2f}", flush=True)
+        print(
+            f"{name:22} {pt:10.1f} {first:10.1f} {second:10.1f} {first / pt:7.2f} "
+            f"{second / first:8.2f}",
+            flush=True,
+        )
 
 
 def _run_column(column, args) -> dict | None:
-    cmd = [sys.executable, __file__, "--worker", column, "--n", str(args.n), "--repeat",
-           str(args.repeat), "--micro", str(args.micro)]
+    cmd = [
+        sys.executable,
+        __file__,
+        "--worker",
+        column,
+        "--n",
+        str(args.n),
+        "--repeat",
+        str(args.repeat),
+        "--micro",
+        str(args.micro),
+    ]
     if args.cpu is not None and shutil.which("taskset"):
         cmd = ["taskset", "-c", str(args.cpu)] + cmd
     env = dict(os.environ)
@@ -337,12 +391,18 @@ def main() -> None:
     ap.add_argument("--micro", type=int, default=40, help="new positions/sizes per micro op")
     ap.add_argument("--columns", default="eager,compile,torch,jax")
     ap.add_argument("--cpu", default="1", help="CPU to pin each column to ('' for none)")
-    ap.add_argument("--no-persistent", action="store_true",
-                    help="turn jtorch's persistent compilation cache off (JTORCH_CACHE_DIR='')")
+    ap.add_argument(
+        "--no-persistent",
+        action="store_true",
+        help="turn jtorch's persistent compilation cache off (JTORCH_CACHE_DIR='')",
+    )
     ap.add_argument("--flat", type=int, default=0, help="jtorch eager over this many lengths")
     ap.add_argument("--tiny", action="store_true", help="--flat with a small step")
-    ap.add_argument("--examples", action="store_true",
-                    help="time examples/*.py: PyTorch, jtorch's first and second run")
+    ap.add_argument(
+        "--examples",
+        action="store_true",
+        help="time examples/*.py: PyTorch, jtorch's first and second run",
+    )
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     args.cpu = args.cpu or None
@@ -356,28 +416,42 @@ def main() -> None:
         _examples(args.cpu)
         return
     results = [r for r in (_run_column(c, args) for c in args.columns.split(",")) if r]
-    names = {"eager": "jtorch eager", "compile": "jtorch.compile", "torch": "PyTorch eager",
-             "jax": "jax.jit step"}
+    names = {
+        "eager": "jtorch eager",
+        "compile": "jtorch.compile",
+        "torch": "PyTorch eager",
+        "jax": "jax.jit step",
+    }
     print(f"variable-length step, L = 1..{args.n}, batch ({BATCH}, L), one CPU per column")
-    print(f"{'column':16} {'s/shape':>8} {'2nd half':>8} {'first s':>8} {'again s':>8} "
-          f"{'seen ms':>8} {'RSS MiB':>8} {'maps':>6} {'MiB/shp':>8} {'maps/shp':>8}")
+    print(
+        f"{'column':16} {'s/shape':>8} {'2nd half':>8} {'first s':>8} {'again s':>8} "
+        f"{'seen ms':>8} {'RSS MiB':>8} {'maps':>6} {'MiB/shp':>8} {'maps/shp':>8}"
+    )
     for r in results:
-        print(f"{names[r['column']]:16} {r['per_shape_s']:8.3f} "
-              f"{r['per_shape_2nd_half_s']:8.3f} {r['first_s']:8.2f} {r['second_s']:8.3f} "
-              f"{r['seen_shape_ms']:8.2f} {r['rss_mib']:8.0f} "
-              f"{r['maps']:6d} {r['rss_per_shape_mib']:8.2f} {r['maps_per_shape']:8.1f}")
+        print(
+            f"{names[r['column']]:16} {r['per_shape_s']:8.3f} "
+            f"{r['per_shape_2nd_half_s']:8.3f} {r['first_s']:8.2f} {r['second_s']:8.3f} "
+            f"{r['seen_shape_ms']:8.2f} {r['rss_mib']:8.0f} "
+            f"{r['maps']:6d} {r['rss_per_shape_mib']:8.2f} {r['maps_per_shape']:8.1f}"
+        )
     ref = {r["column"]: r for r in results}
     if "eager" in ref and "jax" in ref:
-        print(f"jtorch eager / jax.jit per new shape (2nd half): "
-              f"{ref['eager']['per_shape_2nd_half_s'] / ref['jax']['per_shape_2nd_half_s']:.2f}x")
+        print(
+            f"jtorch eager / jax.jit per new shape (2nd half): "
+            f"{ref['eager']['per_shape_2nd_half_s'] / ref['jax']['per_shape_2nd_half_s']:.2f}x"
+        )
     micro = [r for r in results if "micro" in r]
     if micro:
-        print(f"\nper call at {args.micro - 2} new positions / sizes after two; and over all "
-              f"{args.micro} (ms)")
+        print(
+            f"\nper call at {args.micro - 2} new positions / sizes after two; and over all "
+            f"{args.micro} (ms)"
+        )
         print(f"{'op':20}" + "".join(f"{names[r['column']]:>16}{'all':>10}" for r in micro))
         for k in micro[0]["micro"]:
-            print(f"{k:20}" + "".join(f"{r['micro'][k][0]:16.3f}{r['micro'][k][1]:10.3f}"
-                                      for r in micro))
+            print(
+                f"{k:20}"
+                + "".join(f"{r['micro'][k][0]:16.3f}{r['micro'][k][1]:10.3f}" for r in micro)
+            )
     for r in results:
         if "stats" in r:
             print(f"{names[r['column']]} compiler stats: {r['stats']}")

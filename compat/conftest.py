@@ -26,6 +26,7 @@ def _opinfo_summary(terminalreporter):
         return
     results = mod.RESULTS
     from compat.opinfo import op_db
+
     n_all = len(op_db) if not os.environ.get("JTORCH_OPINFO") else len(results)
     passed = sum(1 for r in results.values() if r["status"] == "pass")
     samples = sum(r.get("samples", 0) for r in results.values())
@@ -33,8 +34,10 @@ def _opinfo_summary(terminalreporter):
     counts = {}
     for r in results.values():
         counts[r["status"]] = counts.get(r["status"], 0) + 1
-    line = (f"compat ops: {passed}/{n_all} pass, {100.0 * ok / max(samples, 1):.1f}% of samples "
-            f"({', '.join(f'{k} {v}' for k, v in sorted(counts.items()))})")
+    line = (
+        f"compat ops: {passed}/{n_all} pass, {100.0 * ok / max(samples, 1):.1f}% of samples "
+        f"({', '.join(f'{k} {v}' for k, v in sorted(counts.items()))})"
+    )
     terminalreporter.write_line(line)
     if os.environ.get("JTORCH_OPINFO_UPDATE") == "1":
         _write_record(terminalreporter, results, "ops_status.json", "ops")
@@ -51,8 +54,10 @@ def _grads_summary(terminalreporter):
     n = len(implemented)
     samples = sum(r.get("samples", 0) for r in implemented)
     ok = sum(r.get("samples_ok", 0) for r in implemented)
-    line = (f"compat grads: {passed}/{n} pass, {100.0 * ok / max(samples, 1):.1f}% of "
-            f"{samples} samples (names {named}/{n})")
+    line = (
+        f"compat grads: {passed}/{n} pass, {100.0 * ok / max(samples, 1):.1f}% of "
+        f"{samples} samples (names {named}/{n})"
+    )
     loops = [r["loop"] for r in implemented if "loop" in r]
     if loops:
         l_pass = sum(1 for r in loops if r["status"] == "pass")
@@ -60,9 +65,11 @@ def _grads_summary(terminalreporter):
         l_ok = sum(r["samples_ok"] for r in loops)
         fused = sum(r["fused"] for r in loops)
         bitwise = sum(r["bitwise"] for r in loops)
-        line += (f"; loop form: {l_pass}/{len(loops)} pass, {100.0 * l_ok / max(l_samples, 1):.1f}%"
-                 f" of {l_samples} samples, {fused} fused backwards, {bitwise} bit-equal to "
-                 "node by node")
+        line += (
+            f"; loop form: {l_pass}/{len(loops)} pass, {100.0 * l_ok / max(l_samples, 1):.1f}%"
+            f" of {l_samples} samples, {fused} fused backwards, {bitwise} bit-equal to "
+            "node by node"
+        )
     terminalreporter.write_line(line)
     if os.environ.get("JTORCH_GRADS_UPDATE") == "1":
         _write_record(terminalreporter, results, "grads_status.json", "grads")
@@ -97,9 +104,15 @@ def _corpus_summary(terminalreporter, module, label, knob):
 # Modules whose RESULTS feed the summary lines. Under pytest-xdist (`-n 2`) tests run in
 # worker processes: each worker leaves its RESULTS in a file, and the controller merges them
 # before printing.
-_RESULT_MODULES = ("compat.test_opinfo", "compat.test_grads", "compat.module_parity",
-                   "compat.test_optim", "compat.test_scripts", "compat.test_distributions",
-                   "compat.test_ecosystem")
+_RESULT_MODULES = (
+    "compat.test_opinfo",
+    "compat.test_grads",
+    "compat.module_parity",
+    "compat.test_optim",
+    "compat.test_scripts",
+    "compat.test_distributions",
+    "compat.test_ecosystem",
+)
 
 
 def _results_dir():
@@ -109,6 +122,7 @@ def _results_dir():
 def pytest_configure(config):
     if not hasattr(config, "workerinput") and "JTORCH_COMPAT_RESULTS" not in os.environ:
         import tempfile
+
         os.environ["JTORCH_COMPAT_RESULTS"] = tempfile.mkdtemp(prefix="jtorch-compat-")
 
 
@@ -116,8 +130,11 @@ def pytest_sessionfinish(session, exitstatus):
     worker = getattr(session.config, "workerinput", None)
     if worker is None or not _results_dir():
         return
-    out = {name: sys.modules[name].RESULTS for name in _RESULT_MODULES
-           if name in sys.modules and getattr(sys.modules[name], "RESULTS", None)}
+    out = {
+        name: sys.modules[name].RESULTS
+        for name in _RESULT_MODULES
+        if name in sys.modules and getattr(sys.modules[name], "RESULTS", None)
+    }
     path = os.path.join(_results_dir(), f"{worker['workerid']}.json")
     with open(path, "w") as f:
         json.dump(out, f)
@@ -126,6 +143,7 @@ def pytest_sessionfinish(session, exitstatus):
 def _merge_worker_results():
     import glob
     import importlib
+
     for path in glob.glob(os.path.join(_results_dir() or "/nonexistent", "*.json")):
         for name, results in json.load(open(path)).items():
             importlib.import_module(name).RESULTS.update(results)

@@ -47,7 +47,8 @@ _HEADER = re.compile(r"^#\s*compat:(.*)$", re.M)
 
 # A number not glued to a name (`fc1`, `conv2d`); floats have a '.' or an exponent.
 _NUMBER = re.compile(
-    r"(?<![\w.])[-+]?(?:(?:\d+\.\d*|\.\d+)(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+|\d+|nan|inf)(?![\w])")
+    r"(?<![\w.])[-+]?(?:(?:\d+\.\d*|\.\d+)(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+|\d+|nan|inf)(?![\w])"
+)
 
 
 def has_header(path: str) -> bool:
@@ -81,20 +82,34 @@ def _env(cache_dir: str) -> dict:
     env = dict(os.environ)
     env.update(
         PYTHONPATH=os.pathsep.join([ROOT] + [p for p in [env.get("PYTHONPATH")] if p]),
-        JAX_PLATFORMS="cpu", PYTHONHASHSEED="0", OMP_NUM_THREADS="1",
-        JAX_COMPILATION_CACHE_DIR=cache_dir, JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",
+        JAX_PLATFORMS="cpu",
+        PYTHONHASHSEED="0",
+        OMP_NUM_THREADS="1",
+        JAX_COMPILATION_CACHE_DIR=cache_dir,
+        JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",
         JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="0",
         # The ecosystem libraries must never reach the network.
-        HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_DATASETS_OFFLINE="1",
-        TOKENIZERS_PARALLELISM="false", TRANSFORMERS_VERBOSITY="error",
-        DISABLE_TQDM="1", HF_HUB_DISABLE_PROGRESS_BARS="1")
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        HF_DATASETS_OFFLINE="1",
+        TOKENIZERS_PARALLELISM="false",
+        TRANSFORMERS_VERBOSITY="error",
+        DISABLE_TQDM="1",
+        HF_HUB_DISABLE_PROGRESS_BARS="1",
+    )
     return env
 
 
 def _run(args: list, timeout: float, cache_dir: str, cwd: str) -> dict:
     try:
-        r = subprocess.run([sys.executable] + args, capture_output=True, text=True,
-                           env=_env(cache_dir), cwd=cwd, timeout=timeout)
+        r = subprocess.run(
+            [sys.executable] + args,
+            capture_output=True,
+            text=True,
+            env=_env(cache_dir),
+            cwd=cwd,
+            timeout=timeout,
+        )
         return {"rc": r.returncode, "stdout": r.stdout, "stderr": r.stderr}
     except subprocess.TimeoutExpired as e:
         out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
@@ -202,18 +217,21 @@ class Corpus:
         slot = self._slots.get()
         try:
             path = self.path_of(name)
-            return _run(["-m", "jtorch", os.path.basename(path)], timeout, slot,
-                        os.path.dirname(path))
+            return _run(
+                ["-m", "jtorch", os.path.basename(path)], timeout, slot, os.path.dirname(path)
+            )
         finally:
             self._slots.put(slot)
 
     def _torch_output(self, name: str, timeout: float) -> dict:
         """PyTorch's run, reused while the program and the library versions are unchanged."""
         import torch
+
         script = self.path_of(name)
         text = open(script, "rb").read()
         versions = torch.__version__ + "".join(
-            f";{m}={_version(m)}" for m in options(script)["requires"])
+            f";{m}={_version(m)}" for m in options(script)["requires"]
+        )
         key = hashlib.sha256(text + versions.encode()).hexdigest()[:16]
         filename = f"{name[:-3].replace('/', '_')}-{key}.json"
         path = os.path.join(self.torch_out, filename)
@@ -238,7 +256,7 @@ class Corpus:
 
     def _result(self, name: str) -> tuple:
         """Starts every chosen program on a small pool at the first call; waits for `name`."""
-        if _XDIST:   # which tests this process gets is decided as it goes: no look-ahead
+        if _XDIST:  # which tests this process gets is decided as it goes: no look-ahead
             return self._both(name)
         if self._pool is None:
             self._pool = concurrent.futures.ThreadPoolExecutor(self.workers)
@@ -249,8 +267,11 @@ class Corpus:
 
     def missing(self, name: str) -> list:
         """The required modules that the test process cannot import."""
-        return [m for m in options(self.path_of(name))["requires"]
-                if importlib.util.find_spec(m) is None]
+        return [
+            m
+            for m in options(self.path_of(name))["requires"]
+            if importlib.util.find_spec(m) is None
+        ]
 
     def check(self, name: str) -> dict:
         opts = options(self.path_of(name))
@@ -259,17 +280,22 @@ class Corpus:
             return {"status": "oracle_error", "detail": _tail(expected["stderr"])}
         if actual["rc"] != 0:
             detail = _tail(actual["stderr"]) or f"exit status {actual['rc']}"
-            diff = first_difference(actual["stdout"], expected["stdout"], opts["rtol"],
-                                    opts["atol"])
-            return {"status": "error", "detail": detail,
-                    "stdout_lines_ok": (diff[0] - 1) if diff else
-                    len(actual["stdout"].splitlines())}
-        diffs = list(itertools.islice(
-            differences(actual["stdout"], expected["stdout"], opts["rtol"], opts["atol"]), 3))
+            diff = first_difference(
+                actual["stdout"], expected["stdout"], opts["rtol"], opts["atol"]
+            )
+            return {
+                "status": "error",
+                "detail": detail,
+                "stdout_lines_ok": (diff[0] - 1) if diff else len(actual["stdout"].splitlines()),
+            }
+        diffs = list(
+            itertools.islice(
+                differences(actual["stdout"], expected["stdout"], opts["rtol"], opts["atol"]), 3
+            )
+        )
         if not diffs:
             return {"status": "match"}
-        detail = "\n".join(f"line {line}:\n  jtorch:  {a}\n  pytorch: {e}"
-                           for line, a, e in diffs)
+        detail = "\n".join(f"line {line}:\n  jtorch:  {a}\n  pytorch: {e}" for line, a, e in diffs)
         return {"status": "mismatch", "detail": detail}
 
     def run_test(self, name: str) -> None:
@@ -286,6 +312,7 @@ class Corpus:
         if status == "oracle_error":
             pytest.fail(f"{name} fails under PyTorch itself:\n{rec['detail']}")
         if before == "match" or (before == "mismatch" and status == "error"):
-            pytest.fail(f"regression: {name} was recorded as {before}, now {status}:\n"
-                        f"{rec['detail']}")
+            pytest.fail(
+                f"regression: {name} was recorded as {before}, now {status}:\n{rec['detail']}"
+            )
         pytest.xfail(f"{status}: {rec['detail']}")

@@ -19,8 +19,9 @@ def free_port() -> int:
 def worlds():
     """A world of one process (rank 0) in PyTorch and in jtorch, for one test."""
     for lib in (torch, jtorch):
-        lib.distributed.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{free_port()}",
-                                           rank=0, world_size=1)
+        lib.distributed.init_process_group(
+            "gloo", init_method=f"tcp://127.0.0.1:{free_port()}", rank=0, world_size=1
+        )
     yield
     for lib in (torch, jtorch):
         lib.distributed.destroy_process_group()

@@ -25,7 +25,7 @@ import jtorch
 
 torch = None  # imported lazily, so that importing this file never needs torch
 
-RESULTS: dict = {}   # case name -> "pass" or the first mismatch
+RESULTS: dict = {}  # case name -> "pass" or the first mismatch
 
 
 @dataclasses.dataclass
@@ -54,13 +54,14 @@ class Case:
     check_repr: bool = True
     rtol: float = 1e-4
     atol: float = 1e-5
-    forward: Callable | None = None   # forward(module, *inputs, **kwargs); default module(...)
+    forward: Callable | None = None  # forward(module, *inputs, **kwargs); default module(...)
 
 
 def _torch():
     global torch
     if torch is None:
         import torch as _t
+
         torch = _t
     return torch
 
@@ -82,7 +83,7 @@ def _flat(out):
         for o in out:
             items.extend(_flat(o))
         return items
-    if hasattr(out, "data") and hasattr(out, "batch_sizes"):   # PackedSequence
+    if hasattr(out, "data") and hasattr(out, "batch_sizes"):  # PackedSequence
         return _flat(tuple(out))
     return [out]
 
@@ -101,11 +102,13 @@ def _compare(what, a, b, rtol, atol):
     """PyTorch's `a` vs jtorch's `b`; returns an error string or None."""
     if a is None or b is None:
         if (a is None) != (b is None):
-            zero = (b if a is None else a)
+            zero = b if a is None else a
             if zero is not None and not np.any(_np(zero)):
-                return None     # None and zeros are the same gradient
-            return f"{what}: torch {'None' if a is None else 'tensor'}, jtorch " \
-                   f"{'None' if b is None else 'tensor'}"
+                return None  # None and zeros are the same gradient
+            return (
+                f"{what}: torch {'None' if a is None else 'tensor'}, jtorch "
+                f"{'None' if b is None else 'tensor'}"
+            )
         return None
     if str(a.dtype) != str(b.dtype):
         return f"{what}: dtype torch {a.dtype} vs jtorch {b.dtype}"
@@ -133,14 +136,17 @@ def _run(case: Case, lib, module, mode, seed_weights):
         if diff:
             loss = 0
             for i, o in enumerate(diff):
-                w = np.random.default_rng(seed_weights + i).standard_normal(
-                    tuple(o.shape)).astype(_np(o).dtype if _np(o).dtype.kind == "f"
-                                           else np.float32)
+                w = (
+                    np.random.default_rng(seed_weights + i)
+                    .standard_normal(tuple(o.shape))
+                    .astype(_np(o).dtype if _np(o).dtype.kind == "f" else np.float32)
+                )
                 loss = loss + (o * lib.tensor(w).to(o.dtype)).sum()
             loss.backward()
-        grads = ([getattr(x, "grad", None) for x in _flat(inputs)
-                  if hasattr(x, "requires_grad")],
-                 {n: p.grad for n, p in module.named_parameters()})
+        grads = (
+            [getattr(x, "grad", None) for x in _flat(inputs) if hasattr(x, "requires_grad")],
+            {n: p.grad for n, p in module.named_parameters()},
+        )
     buffers = {n: b for n, b in module.named_buffers()}
     return outs, grads, buffers
 
@@ -162,10 +168,13 @@ def _check(case, t):
         return f"state_dict keys: torch {list(tsd)} vs jtorch {list(jsd)}"
     for k in tsd:
         if tuple(tsd[k].shape) != tuple(jsd[k].shape):
-            return f"state_dict[{k}] shape: torch {tuple(tsd[k].shape)} vs jtorch " \
-                   f"{tuple(jsd[k].shape)}"
-    jm.load_state_dict({k: jtorch.tensor(_np(v)).to(getattr(jtorch, str(v.dtype)[6:]))
-                        for k, v in tsd.items()})
+            return (
+                f"state_dict[{k}] shape: torch {tuple(tsd[k].shape)} vs jtorch "
+                f"{tuple(jsd[k].shape)}"
+            )
+    jm.load_state_dict(
+        {k: jtorch.tensor(_np(v)).to(getattr(jtorch, str(v.dtype)[6:])) for k, v in tsd.items()}
+    )
     if case.check_repr and repr(tm) != repr(jm):
         return f"repr: torch {repr(tm)!r} vs jtorch {repr(jm)!r}"
     for mode in case.modes:
@@ -186,8 +195,7 @@ def _check(case, t):
                 if err:
                     return err
             for n, a in t_grads[1].items():
-                err = _compare(f"{mode} grad of {n}", a, j_grads[1].get(n), case.rtol,
-                               case.atol)
+                err = _compare(f"{mode} grad of {n}", a, j_grads[1].get(n), case.rtol, case.atol)
                 if err:
                     return err
         for n, a in t_buf.items():

@@ -43,18 +43,20 @@ SKIPS = {
     "chalf": "complex32 has no jax/XLA dtype",
     "slice": "exists only as torch.ops.aten.slice (an ATen operator, not a torch API)",
     "max_pool2d_with_indices_backward": "exists only as an ATen backward operator "
-                                        "(torch.ops.aten), not a torch API",
+    "(torch.ops.aten), not a torch API",
 }
 
 # Skips of one OpInfo variant (by op id), with the reason.
 SKIP_IDS = {
     "as_strided.partial_views": "its samples are views into a larger storage; the numpy "
-                                "conversion of inputs cannot reproduce another tensor's storage",
+    "conversion of inputs cannot reproduce another tensor's storage"
 }
 
-RANDOM = re.compile(r"(rand|bernoulli|normal(?!ize)|multinomial|uniform|exponential|geometric|"
-                    r"cauchy|dropout|rrelu|fractional_max_pool|^empty|new_empty|empty_like|"
-                    r"empty_strided|empty_permuted)")
+RANDOM = re.compile(
+    r"(rand|bernoulli|normal(?!ize)|multinomial|uniform|exponential|geometric|"
+    r"cauchy|dropout|rrelu|fractional_max_pool|^empty|new_empty|empty_like|"
+    r"empty_strided|empty_permuted)"
+)
 
 # Ops whose outputs are defined only up to the signs (phases) of singular-vector pairs and
 # whose random sketch differs from PyTorch's: both outputs pass through the sample's
@@ -71,8 +73,9 @@ SIGN_INVARIANT = {
 # dropout_p (args[9]).
 SEED_DEPENDENT_SAMPLES = {
     "svd_lowrank": lambda s: s.kwargs.get("M") is not None,
-    "nn.functional.multi_head_attention_forward":
-        lambda s: bool(s.kwargs.get("training", True)) and len(s.args) > 9 and s.args[9] > 0,
+    "nn.functional.multi_head_attention_forward": lambda s: (
+        bool(s.kwargs.get("training", True)) and len(s.args) > 9 and s.args[9] > 0
+    ),
 }
 
 
@@ -86,13 +89,16 @@ NORM_RELATIVE = {
     # float32 exp of a matrix of 1-norm ~27 has entries up to ~1e5; PyTorch's and jax's
     # Pade/Taylor scaling-and-squaring each differ from the float64 result by ~5e-7 of the
     # largest entry (0.05 absolute), so they differ from each other by that much too.
-    "matrix_exp": "float32 scaling-and-squaring error scales with the largest entry",
+    "matrix_exp": "float32 scaling-and-squaring error scales with the largest entry"
 }
 
 TOLERANCES = {  # (rtol, atol) per torch dtype name
-    "float64": (1e-7, 1e-7), "complex128": (1e-7, 1e-7),
-    "float32": (1.3e-5, 1e-5), "complex64": (1.3e-5, 1e-5),
-    "float16": (1e-2, 1e-2), "bfloat16": (1.6e-2, 1e-2),
+    "float64": (1e-7, 1e-7),
+    "complex128": (1e-7, 1e-7),
+    "float32": (1.3e-5, 1e-5),
+    "complex64": (1.3e-5, 1e-5),
+    "float16": (1e-2, 1e-2),
+    "bfloat16": (1.6e-2, 1e-2),
 }
 
 
@@ -122,8 +128,9 @@ def _rebound(fn):
     `lambda t, *a: t.cauchy_(*a)`); calling the same wrapper with jtorch as its
     `torch` tests exactly what PyTorch's own sample was meant to exercise.
     """
-    if not (isinstance(fn, types.FunctionType)
-            and (fn.__module__ or "").startswith("torch.testing")):
+    if not (
+        isinstance(fn, types.FunctionType) and (fn.__module__ or "").startswith("torch.testing")
+    ):
         return None
     g = dict(fn.__globals__)
     g["torch"] = jtorch
@@ -148,7 +155,7 @@ def resolve(op):
     if name.startswith("torch.ops.aten."):
         # an aten operator (`torch.ops.aten._safe_softmax.default`): jtorch publishes the
         # private ops PyTorch's OpInfos test as `jtorch.<name>`, all overloads in one
-        name = name[len("torch.ops.aten."):].split(".")[0]
+        name = name[len("torch.ops.aten.") :].split(".")[0]
     fn = _lookup_dotted(name)
     if fn is not None and callable(fn):
         return fn
@@ -163,11 +170,19 @@ def resolve(op):
 
 def to_jtorch(v):
     if isinstance(v, torch.Tensor) and v.layout == torch.sparse_coo:
-        return jtorch.sparse_coo_tensor(to_jtorch(v._indices()), to_jtorch(v._values()),
-                                        tuple(v.shape), is_coalesced=v.is_coalesced())
+        return jtorch.sparse_coo_tensor(
+            to_jtorch(v._indices()),
+            to_jtorch(v._values()),
+            tuple(v.shape),
+            is_coalesced=v.is_coalesced(),
+        )
     if isinstance(v, torch.Tensor) and v.layout == torch.sparse_csr:
-        return jtorch.sparse_csr_tensor(to_jtorch(v.crow_indices()), to_jtorch(v.col_indices()),
-                                        to_jtorch(v.values()), tuple(v.shape))
+        return jtorch.sparse_csr_tensor(
+            to_jtorch(v.crow_indices()),
+            to_jtorch(v.col_indices()),
+            to_jtorch(v.values()),
+            tuple(v.shape),
+        )
     if isinstance(v, torch.Tensor):
         t = v.detach().cpu().resolve_conj().resolve_neg()
         if t.dtype == torch.bfloat16:
@@ -203,8 +218,7 @@ def _module_twin(module):
     """The jtorch twin of a parameter-free torch module passed as an argument (e.g.
     `distance_function=nn.PairwiseDistance()`): same class name, same public attributes."""
     cls = getattr(jtorch.nn, type(module).__name__, None)
-    if cls is None or any(True for _ in module.parameters()) or any(
-            True for _ in module.buffers()):
+    if cls is None or any(True for _ in module.parameters()) or any(True for _ in module.buffers()):
         raise TypeError(f"no jtorch twin for the torch module {module!r} in a sample")
     twin = cls.__new__(cls)
     jtorch.nn.Module.__init__(twin)
@@ -264,8 +278,7 @@ def check_tie_order(name, sample, expected, actual) -> None:
             raise Mismatch("indices: repeated along the sorted dim")
 
 
-def compare(expected, actual, random: bool, path: str = "out",
-            norm_relative: bool = False) -> None:
+def compare(expected, actual, random: bool, path: str = "out", norm_relative: bool = False) -> None:
     """Raises Mismatch when jtorch's `actual` differs from PyTorch's `expected`.
 
     `norm_relative` scales the absolute tolerance by the largest entry of `expected`.
@@ -275,15 +288,20 @@ def compare(expected, actual, random: bool, path: str = "out",
         if str(actual.layout) != str(expected.layout):
             raise Mismatch(f"{path}: layout {actual.layout} != torch {expected.layout}")
         if expected.layout == torch.sparse_csr:
-            parts = [(expected.crow_indices(), actual.crow_indices()),
-                     (expected.col_indices(), actual.col_indices()),
-                     (expected.values(), actual.values())]
+            parts = [
+                (expected.crow_indices(), actual.crow_indices()),
+                (expected.col_indices(), actual.col_indices()),
+                (expected.values(), actual.values()),
+            ]
         else:
             if expected.is_coalesced() != actual.is_coalesced():
-                raise Mismatch(f"{path}: coalesced {actual.is_coalesced()} != torch "
-                               f"{expected.is_coalesced()}")
-            parts = [(expected._indices(), actual._indices()),
-                     (expected._values(), actual._values())]
+                raise Mismatch(
+                    f"{path}: coalesced {actual.is_coalesced()} != torch {expected.is_coalesced()}"
+                )
+            parts = [
+                (expected._indices(), actual._indices()),
+                (expected._values(), actual._values()),
+            ]
         if tuple(expected.shape) != tuple(actual.shape):
             raise Mismatch(f"{path}: shape {tuple(actual.shape)} != torch {tuple(expected.shape)}")
         for k, (e, a) in enumerate(parts):
@@ -317,8 +335,9 @@ def compare(expected, actual, random: bool, path: str = "out",
         return
     if isinstance(expected, (tuple, list)):
         if not isinstance(actual, (tuple, list)) or len(actual) != len(expected):
-            raise Mismatch(f"{path}: expected a sequence of {len(expected)}, got "
-                           f"{type(actual).__name__}")
+            raise Mismatch(
+                f"{path}: expected a sequence of {len(expected)}, got {type(actual).__name__}"
+            )
         for i, (e, a) in enumerate(zip(expected, actual)):
             compare(e, a, random, f"{path}[{i}]", norm_relative)
         return
@@ -359,6 +378,7 @@ def as_close_as_torch(op, s, expected, actual) -> bool:
     float32 digits in any library
     (softmax of logits in the thousands, long accumulations), float64 arbitrates, as in the
     gradient sweep."""
+
     def up(v):
         if isinstance(v, torch.Tensor):
             return v.double() if v.dtype == torch.float32 else v
@@ -408,8 +428,14 @@ def as_close_as_torch(op, s, expected, actual) -> bool:
 # Running one op
 
 
-_FALLBACK_DTYPES = (torch.int64, torch.bool, torch.float64, torch.int32, torch.uint8,
-                   torch.complex64)
+_FALLBACK_DTYPES = (
+    torch.int64,
+    torch.bool,
+    torch.float64,
+    torch.int32,
+    torch.uint8,
+    torch.complex64,
+)
 
 
 def dtypes_for(op, wanted):
@@ -458,11 +484,13 @@ def _run_op(op, dtypes, max_samples):
                     expected = s.output_process_fn_grad(expected)
                     actual = s.output_process_fn_grad(actual)
                 # attention with dropout is random per sample, whatever the op's name
-                sample_random = (random or s.kwargs.get("dropout_p", 0) > 0
-                                 or SEED_DEPENDENT_SAMPLES.get(op.name, never)(s))
+                sample_random = (
+                    random
+                    or s.kwargs.get("dropout_p", 0) > 0
+                    or SEED_DEPENDENT_SAMPLES.get(op.name, never)(s)
+                )
                 try:
-                    compare(expected, actual, sample_random,
-                            norm_relative=op.name in NORM_RELATIVE)
+                    compare(expected, actual, sample_random, norm_relative=op.name in NORM_RELATIVE)
                 except Mismatch:
                     if op.name in TIE_ORDER:
                         check_tie_order(op.name, s, expected, actual)
@@ -471,8 +499,9 @@ def _run_op(op, dtypes, max_samples):
                 n_ok += 1
             except Exception as e:  # noqa: BLE001 — any jtorch error is a failed sample
                 if first_failure is None:
-                    first_failure = (f"{str(dtype).split('.')[1]} sample {i}: "
-                                     f"{type(e).__name__}: {str(e)[:300]}")
+                    first_failure = (
+                        f"{str(dtype).split('.')[1]} sample {i}: {type(e).__name__}: {str(e)[:300]}"
+                    )
     if n_total == 0:
         return {"status": "skip", "reason": "PyTorch produced no runnable sample"}
     status = "pass" if n_ok == n_total else "fail"

@@ -19,39 +19,69 @@ def _same(fn):
     assert str(got) == str(want)
 
 
-@pytest.mark.parametrize("case", [
-    lambda L: L._C._get_accelerator(),
-    lambda L: L._C._get_default_device(),
-    lambda L: L._C._get_privateuse1_backend_name(),
-    lambda L: L._C._get_tracing_state(),
-    lambda L: L._C._log_api_usage_once("library.x"),
-    lambda L: L._C._log_api_usage_once(1),
-    lambda L: L._C._get_cudnn_enabled(),
-    lambda L: L._C._get_mkldnn_enabled(),
-    lambda L: L._C._get_float32_matmul_precision(),
-    lambda L: L._C._get_deterministic_algorithms(),
-    lambda L: L._C._is_torch_function_enabled(),
-    lambda L: L._C._jit_is_script_object(L.ones(1)),
-    lambda L: L._C.Value(),
-    lambda L: [hasattr(L._C, n) for n in ("_cuda_getDeviceCount", "_cuda_isInBadFork",
-                                           "_cuda_clearCublasWorkspaces", "_nn", "_functions",
-                                           "ScriptFunction", "Graph", "DisableTorchFunction")],
-    lambda L: (L._C.Generator is L.Generator, L._C.Size is L.Size, L._C.dtype is L.dtype,
-               L._C.device is L.device, isinstance(L.ones(1), L._C.TensorBase),
-               issubclass(L.Tensor, L._C.TensorBase), isinstance(L.Tensor, L._C._TensorMeta),
-               L._C.ScriptModule is L.ScriptModule, L._C.ScriptFunction is
-               L.jit.ScriptFunction, L._C.default_generator is L.default_generator),
-], ids=lambda c: c.__code__.co_consts[0] if False else None)
+@pytest.mark.parametrize(
+    "case",
+    [
+        lambda L: L._C._get_accelerator(),
+        lambda L: L._C._get_default_device(),
+        lambda L: L._C._get_privateuse1_backend_name(),
+        lambda L: L._C._get_tracing_state(),
+        lambda L: L._C._log_api_usage_once("library.x"),
+        lambda L: L._C._log_api_usage_once(1),
+        lambda L: L._C._get_cudnn_enabled(),
+        lambda L: L._C._get_mkldnn_enabled(),
+        lambda L: L._C._get_float32_matmul_precision(),
+        lambda L: L._C._get_deterministic_algorithms(),
+        lambda L: L._C._is_torch_function_enabled(),
+        lambda L: L._C._jit_is_script_object(L.ones(1)),
+        lambda L: L._C.Value(),
+        lambda L: [
+            hasattr(L._C, n)
+            for n in (
+                "_cuda_getDeviceCount",
+                "_cuda_isInBadFork",
+                "_cuda_clearCublasWorkspaces",
+                "_nn",
+                "_functions",
+                "ScriptFunction",
+                "Graph",
+                "DisableTorchFunction",
+            )
+        ],
+        lambda L: (
+            L._C.Generator is L.Generator,
+            L._C.Size is L.Size,
+            L._C.dtype is L.dtype,
+            L._C.device is L.device,
+            isinstance(L.ones(1), L._C.TensorBase),
+            issubclass(L.Tensor, L._C.TensorBase),
+            isinstance(L.Tensor, L._C._TensorMeta),
+            L._C.ScriptModule is L.ScriptModule,
+            L._C.ScriptFunction is L.jit.ScriptFunction,
+            L._C.default_generator is L.default_generator,
+        ),
+    ],
+    ids=lambda c: c.__code__.co_consts[0] if False else None,
+)
 def test_names(case):
     _same(case)
 
 
-@pytest.mark.parametrize("args,kwargs", [
-    (("cpu",), {}), (("cpu", "float16"), {}), ((), {"dtype": "int32", "non_blocking": True}),
-    (("float64",), {}), (("cpu", "float16", True), {}), ((), {"device": "cpu", "copy": True}),
-    (("tensor",), {}), ((), {"memory_format": "channels_last"}), (("cpu", "x"), {}),
-    ((), {"bogus": 1}),
-])
+@pytest.mark.parametrize(
+    "args,kwargs",
+    [
+        (("cpu",), {}),
+        (("cpu", "float16"), {}),
+        ((), {"dtype": "int32", "non_blocking": True}),
+        (("float64",), {}),
+        (("cpu", "float16", True), {}),
+        ((), {"device": "cpu", "copy": True}),
+        (("tensor",), {}),
+        ((), {"memory_format": "channels_last"}),
+        (("cpu", "x"), {}),
+        ((), {"bogus": 1}),
+    ],
+)
 def test_parse_to(args, kwargs):
     def conv(L, v):
         if v == "tensor":
@@ -64,6 +94,7 @@ def test_parse_to(args, kwargs):
         a = tuple(conv(L, v) for v in args)
         k = {n: conv(L, v) for n, v in kwargs.items()}
         return L._C._nn._parse_to(*a, **k)
+
     want, got = _outcome(lambda: run(torch)), _outcome(lambda: run(jtorch))
     assert got[0] == want[0]
     if want[0] == "ok":
@@ -86,6 +117,8 @@ def test_tracing_state_during_trace():
         def f(x):
             seen.append(L._C._get_tracing_state() is not None)
             return x * 2
+
         L.jit.trace(f, (L.ones(2),))
         return seen[0]
+
     assert run(jtorch) == run(torch)

@@ -53,7 +53,8 @@ CASES = {
     "einsum": lambda L, x, w, m: L.einsum("ij,jk->ik", x, m),
     "tensordot": lambda L, x, w, m: L.tensordot(x, m, 1),
     "sdpa": lambda L, x, w, m: L.nn.functional.scaled_dot_product_attention(
-        x[None], x[None], x[None]),
+        x[None], x[None], x[None]
+    ),
     "layer_norm_cpu_unlisted": lambda L, x, w, m: L.nn.functional.layer_norm(x.bfloat16(), (6,)),
 }
 
@@ -66,8 +67,9 @@ def test_autocast_cpu_output_dtype(name):
     with jtorch.autocast("cpu"):
         actual = f(jtorch, JX, JW, JM)
     assert _jt_name(actual.dtype) == _jt_name(expected.dtype)
-    np.testing.assert_allclose(np.asarray(actual.float()), expected.float().numpy(),
-                               rtol=2e-2, atol=2e-2)
+    np.testing.assert_allclose(
+        np.asarray(actual.float()), expected.float().numpy(), rtol=2e-2, atol=2e-2
+    )
 
 
 def test_autocast_cpu_conv_and_cross_entropy_dtypes():
@@ -81,8 +83,7 @@ def test_autocast_cpu_conv_and_cross_entropy_dtypes():
         a_nll = jtorch.nn.functional.nll_loss(JXH[:, :5], JLBL)
     for e, a in ((e_conv, a_conv), (e_ce, a_ce), (e_nll, a_nll)):
         assert _jt_name(a.dtype) == _jt_name(e.dtype)
-        np.testing.assert_allclose(np.asarray(a.float()), e.float().numpy(), rtol=2e-2,
-                                   atol=2e-2)
+        np.testing.assert_allclose(np.asarray(a.float()), e.float().numpy(), rtol=2e-2, atol=2e-2)
 
 
 def _mlp(lib):
@@ -111,9 +112,12 @@ def test_autocast_small_model_forward_and_grads():
         a_logits, a_loss = _forward(jtorch, jp, jtorch.from_numpy(x_np), jtorch.from_numpy(y_np))
     assert _jt_name(a_logits.dtype) == _jt_name(e_logits.dtype) == "bfloat16"
     assert _jt_name(a_loss.dtype) == _jt_name(e_loss.dtype) == "float32"
-    np.testing.assert_allclose(np.asarray(a_logits.detach().float()),
-                               e_logits.detach().float().numpy(),
-                               rtol=3e-2, atol=3e-2)
+    np.testing.assert_allclose(
+        np.asarray(a_logits.detach().float()),
+        e_logits.detach().float().numpy(),
+        rtol=3e-2,
+        atol=3e-2,
+    )
     e_loss.backward()
     a_loss.backward()
     for e, a in zip(tp, jp):
@@ -134,18 +138,31 @@ def _scaler_run(lib, grads_per_step):
         loss = (p * lib.tensor(g)).sum()
         scaler.scale(loss).backward()
         if len(out) == 1:
-            scaler.unscale_(opt)          # explicit unscale, then step must not redo it
+            scaler.unscale_(opt)  # explicit unscale, then step must not redo it
         scaler.step(opt)
         scaler.update()
-        out.append((scaler.get_scale(), scaler.state_dict()["_growth_tracker"],
-                    p.detach().numpy().tolist()))
+        out.append(
+            (
+                scaler.get_scale(),
+                scaler.state_dict()["_growth_tracker"],
+                p.detach().numpy().tolist(),
+            )
+        )
     return out, scaler.state_dict()
 
 
 def test_grad_scaler_trajectory_matches_torch():
     inf = float("inf")
-    steps = [[1.0, 2.0], [0.5, -1.0], [1.0, 1.0], [inf, 1.0], [1.0, float("nan")], [2.0, 1.0],
-             [1.0, 1.0], [0.25, 0.5]]
+    steps = [
+        [1.0, 2.0],
+        [0.5, -1.0],
+        [1.0, 1.0],
+        [inf, 1.0],
+        [1.0, float("nan")],
+        [2.0, 1.0],
+        [1.0, 1.0],
+        [0.25, 0.5],
+    ]
     expected, e_state = _scaler_run(torch, steps)
     actual, a_state = _scaler_run(jtorch, steps)
     assert a_state == e_state

@@ -9,13 +9,27 @@ torch = pytest.importorskip("torch")
 import jtorch  # noqa: E402
 
 CASES = [
-    "torch.sum(x, axis=0)", "x.sum(axis=1, keepdims=True)", "torch.prod(x, 1, keepdims=True)",
-    "torch.mean(x, axis=1)", "x.max(axis=0).values", "torch.cat([x, x], axis=0)",
-    "x.argmax(axis=1)", "x.std(axis=0)", "torch.softmax(x, axis=1)", "x.squeeze(axis=0)",
-    "x.cumsum(axis=1)", "x.unsqueeze(axis=0)", "torch.amax(x, axis=(0, 1))",
-    "x.logsumexp(axis=0, keepdims=True)", "torch.var(x, axis=1, keepdims=False)",
-    "x.sum(dim=0, axis=0)", "torch.softmax(x, 1, axis=1)", "x.mean(axis=0, keepdims=True)",
-    "x.all(axis=0)", "torch.flip(x, [0]).sum(axis=-1)", "torch.stack([x, x], axis=1)",
+    "torch.sum(x, axis=0)",
+    "x.sum(axis=1, keepdims=True)",
+    "torch.prod(x, 1, keepdims=True)",
+    "torch.mean(x, axis=1)",
+    "x.max(axis=0).values",
+    "torch.cat([x, x], axis=0)",
+    "x.argmax(axis=1)",
+    "x.std(axis=0)",
+    "torch.softmax(x, axis=1)",
+    "x.squeeze(axis=0)",
+    "x.cumsum(axis=1)",
+    "x.unsqueeze(axis=0)",
+    "torch.amax(x, axis=(0, 1))",
+    "x.logsumexp(axis=0, keepdims=True)",
+    "torch.var(x, axis=1, keepdims=False)",
+    "x.sum(dim=0, axis=0)",
+    "torch.softmax(x, 1, axis=1)",
+    "x.mean(axis=0, keepdims=True)",
+    "x.all(axis=0)",
+    "torch.flip(x, [0]).sum(axis=-1)",
+    "torch.stack([x, x], axis=1)",
 ]
 
 

@@ -24,9 +24,11 @@ SCENARIOS: dict = {}
 
 def scenario(fn=None, *, key: str | None = None, xfail: str | None = None):
     """Registers a scenario; `key`: compare exception messages by this phrase only."""
+
     def register(f):
         SCENARIOS[f.__name__] = (f, key, xfail)
         return f
+
     return register(fn) if fn is not None else register
 
 
@@ -115,8 +117,7 @@ def _names(fn):
     """A node's name and its next_functions as (name, output_nr) pairs."""
     if fn is None:
         return None
-    return [fn.name(), [(n.name() if n is not None else None, nr)
-                        for n, nr in fn.next_functions]]
+    return [fn.name(), [(n.name() if n is not None else None, nr) for n, nr in fn.next_functions]]
 
 
 X = [[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]]
@@ -135,10 +136,12 @@ def _xpw(torch, dtype=None):
 
 def _inplace(f):
     """An in-place op applied to a non-leaf copy of x."""
+
     def op(torch, x, p, w):
         a = x * 1
         f(torch, a, p, w)
         return a
+
     return op
 
 
@@ -203,10 +206,10 @@ OPS = {
     "cos": lambda torch, x, p, w: x.cos(),
     "erf": lambda torch, x, p, w: x.erf(),
     "log1p": lambda torch, x, p, w: p.log1p(),
-    "pow_scalar": lambda torch, x, p, w: x ** 2,
+    "pow_scalar": lambda torch, x, p, w: x**2,
     "pow_float": lambda torch, x, p, w: p.pow(1.5),
-    "pow_tensor": lambda torch, x, p, w: p ** x,
-    "pow_scalar_base": lambda torch, x, p, w: 2 ** x,
+    "pow_tensor": lambda torch, x, p, w: p**x,
+    "pow_scalar_base": lambda torch, x, p, w: 2**x,
     "square": lambda torch, x, p, w: x.square(),
     "clamp": lambda torch, x, p, w: x.clamp(-0.5, 1.0),
     "clamp_min": lambda torch, x, p, w: x.clamp(min=0),
@@ -239,11 +242,11 @@ OPS = {
     "linear_3d": lambda torch, x, p, w: _F(torch).linear(x.view(1, 2, 3), w.t(), p[0, :2]),
     "mse_loss": lambda torch, x, p, w: _F(torch).mse_loss(x, p),
     "l1_loss": lambda torch, x, p, w: _F(torch).l1_loss(x, p),
-    "bce_with_logits": lambda torch, x, p, w: _F(torch).binary_cross_entropy_with_logits(
-        x, p / 3),
+    "bce_with_logits": lambda torch, x, p, w: _F(torch).binary_cross_entropy_with_logits(x, p / 3),
     "layer_norm": lambda torch, x, p, w: _F(torch).layer_norm(x, (3,), p[0], p[1]),
-    "conv2d": lambda torch, x, p, w: _F(torch).conv2d(x.view(1, 1, 2, 3),
-                                                      w.view(1, 1, 3, 2)[:, :, :2]),
+    "conv2d": lambda torch, x, p, w: _F(torch).conv2d(
+        x.view(1, 1, 2, 3), w.view(1, 1, 3, 2)[:, :, :2]
+    ),
     "gelu": lambda torch, x, p, w: _F(torch).gelu(x),
     "silu": lambda torch, x, p, w: _F(torch).silu(x),
     "softplus": lambda torch, x, p, w: _F(torch).softplus(x),
@@ -291,19 +294,58 @@ OPS = {
     "view_add_": _inplace(lambda torch, a, p, w: a.view(-1).add_(p.view(-1))),
     "slice_mul_": _inplace(lambda torch, a, p, w: a[:, 1].mul_(3)),
     "t_view_mul_": _inplace(lambda torch, a, p, w: a.t()[0].mul_(p[0, :2])),
-    "index_put_": _inplace(lambda torch, a, p, w: a.index_put_((torch.tensor([1, 0]),),
-                                                               p[0])),
-    "scatter_": _inplace(lambda torch, a, p, w: a.scatter_(1, torch.tensor([[2], [0]]),
-                                                           p[:, :1])),
+    "index_put_": _inplace(lambda torch, a, p, w: a.index_put_((torch.tensor([1, 0]),), p[0])),
+    "scatter_": _inplace(lambda torch, a, p, w: a.scatter_(1, torch.tensor([[2], [0]]), p[:, :1])),
 }
 
 # Ops whose second derivative is worth checking (create_graph=True through them).
-DOUBLE = ["mul", "div", "mm", "matmul", "sum_dim", "mean", "view", "t", "select", "slice",
-          "index_list", "expand", "relu", "sigmoid", "tanh", "exp", "log", "sqrt", "sin",
-          "pow_scalar", "pow_tensor", "pow_scalar_base", "where", "cat", "stack", "split",
-          "max_dim", "softmax", "log_softmax", "cross_entropy", "linear", "mse_loss",
-          "layer_norm", "conv2d", "gelu", "prod", "norm", "cumsum", "logsumexp", "add_",
-          "mul_tensor_", "setitem_tensor", "sigmoid_", "view_add_", "slice_mul_"]
+DOUBLE = [
+    "mul",
+    "div",
+    "mm",
+    "matmul",
+    "sum_dim",
+    "mean",
+    "view",
+    "t",
+    "select",
+    "slice",
+    "index_list",
+    "expand",
+    "relu",
+    "sigmoid",
+    "tanh",
+    "exp",
+    "log",
+    "sqrt",
+    "sin",
+    "pow_scalar",
+    "pow_tensor",
+    "pow_scalar_base",
+    "where",
+    "cat",
+    "stack",
+    "split",
+    "max_dim",
+    "softmax",
+    "log_softmax",
+    "cross_entropy",
+    "linear",
+    "mse_loss",
+    "layer_norm",
+    "conv2d",
+    "gelu",
+    "prod",
+    "norm",
+    "cumsum",
+    "logsumexp",
+    "add_",
+    "mul_tensor_",
+    "setitem_tensor",
+    "sigmoid_",
+    "view_add_",
+    "slice_mul_",
+]
 
 # Known differences, each with its reason (strict: a fix turns the xfail into a failure).
 _NAME = "node name differs (jtorch/autograd/_names.py)"
@@ -314,16 +356,21 @@ NAME_XFAIL: dict = {
     "reshape_noncontiguous": "reshape of a non-contiguous tensor is UnsafeViewBackward0",
     "zero_": _NAME + ": ZeroBackward0",
     "copy_": _NAME + ": the full name is torch::autograd::CopyBackwards",
-    "l1_loss": _DECOMPOSED, "einsum": _DECOMPOSED,
+    "l1_loss": _DECOMPOSED,
+    "einsum": _DECOMPOSED,
 }
-_COPY_SLICES = ("a write through a view: PyTorch's CopySlices lists the in-place op's other "
-                "inputs; jtorch lists the op's node")
+_COPY_SLICES = (
+    "a write through a view: PyTorch's CopySlices lists the in-place op's other "
+    "inputs; jtorch lists the op's node"
+)
 EDGES_XFAIL: dict = {
     "conv2d": "PyTorch's ConvolutionBackward0 has an edge for the (absent) bias",
     "linear": _DECOMPOSED + " (AddmmBackward0: bias, input, weight.t())",
     **{k: _DECOMPOSED for k in ("cross_entropy", "linear_3d", "l1_loss", "einsum", "outer")},
-    **{k: _COPY_SLICES for k in ("setitem_scalar", "setitem_tensor", "view_add_", "slice_mul_",
-                                 "t_view_mul_")},
+    **{
+        k: _COPY_SLICES
+        for k in ("setitem_scalar", "setitem_tensor", "view_add_", "slice_mul_", "t_view_mul_")
+    },
 }
 GRAD_XFAIL: dict = {}
 DOUBLE_XFAIL: dict = {}
@@ -337,8 +384,12 @@ def _op_name(op):
     def run(torch):
         x, p, w = _xpw(torch)
         outs = _outputs(OPS[op](torch, x, p, w))
-        return [o.grad_fn.name() if o.grad_fn is not None else None for o in outs], \
-            [o.is_leaf for o in outs], [o.requires_grad for o in outs]
+        return (
+            [o.grad_fn.name() if o.grad_fn is not None else None for o in outs],
+            [o.is_leaf for o in outs],
+            [o.requires_grad for o in outs],
+        )
+
     return run
 
 
@@ -347,6 +398,7 @@ def _op_edges(op):
         x, p, w = _xpw(torch)
         outs = _outputs(OPS[op](torch, x, p, w))
         return [_names(o.grad_fn)[1] if o.grad_fn is not None else None for o in outs]
+
     return run
 
 
@@ -358,6 +410,7 @@ def _op_grad(op):
         if diff:
             torch.autograd.backward(diff, [_seed(torch, o) for o in diff])
         return outs, x.grad, p.grad, w.grad
+
     return run
 
 
@@ -366,36 +419,65 @@ def _op_double(op):
         x, p, w = _xpw(torch)
         leaves = [x, p, w]
         outs = [o for o in _outputs(OPS[op](torch, x, p, w)) if o.requires_grad]
-        gs = torch.autograd.grad(outs, leaves, [_seed(torch, o) for o in outs],
-                                 create_graph=True, allow_unused=True)
-        total = sum((g * g.detach().sin()).sum() for g in gs if g is not None and
-                    g.requires_grad)
+        gs = torch.autograd.grad(
+            outs, leaves, [_seed(torch, o) for o in outs], create_graph=True, allow_unused=True
+        )
+        total = sum((g * g.detach().sin()).sum() for g in gs if g is not None and g.requires_grad)
         if not isinstance(total, int):
             total.backward()
         return gs, [t.grad for t in leaves]
+
     return run
 
 
-@pytest.mark.parametrize("op", [pytest.param(k, marks=pytest.mark.xfail(
-    strict=True, reason=NAME_XFAIL[k])) if k in NAME_XFAIL else k for k in OPS])
+@pytest.mark.parametrize(
+    "op",
+    [
+        pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=NAME_XFAIL[k]))
+        if k in NAME_XFAIL
+        else k
+        for k in OPS
+    ],
+)
 def test_op_node_name(op):
     _check(_op_name(op))
 
 
-@pytest.mark.parametrize("op", [pytest.param(k, marks=pytest.mark.xfail(
-    strict=True, reason=EDGES_XFAIL[k])) if k in EDGES_XFAIL else k for k in OPS])
+@pytest.mark.parametrize(
+    "op",
+    [
+        pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=EDGES_XFAIL[k]))
+        if k in EDGES_XFAIL
+        else k
+        for k in OPS
+    ],
+)
 def test_op_next_functions(op):
     _check(_op_edges(op))
 
 
-@pytest.mark.parametrize("op", [pytest.param(k, marks=pytest.mark.xfail(
-    strict=True, reason=GRAD_XFAIL[k])) if k in GRAD_XFAIL else k for k in OPS])
+@pytest.mark.parametrize(
+    "op",
+    [
+        pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=GRAD_XFAIL[k]))
+        if k in GRAD_XFAIL
+        else k
+        for k in OPS
+    ],
+)
 def test_op_grad(op):
     _check(_op_grad(op))
 
 
-@pytest.mark.parametrize("op", [pytest.param(k, marks=pytest.mark.xfail(
-    strict=True, reason=DOUBLE_XFAIL[k])) if k in DOUBLE_XFAIL else k for k in DOUBLE])
+@pytest.mark.parametrize(
+    "op",
+    [
+        pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=DOUBLE_XFAIL[k]))
+        if k in DOUBLE_XFAIL
+        else k
+        for k in DOUBLE
+    ],
+)
 def test_op_double_grad(op):
     _check(_op_double(op))
 
@@ -410,19 +492,39 @@ def leaf_flags(torch):
     c = torch.tensor([3.0, 4.0])
     y = x * 2
     z = c * 2
-    return [x.is_leaf, x.requires_grad, x.grad_fn is None, y.is_leaf, y.requires_grad,
-            c.is_leaf, c.requires_grad, z.is_leaf, z.requires_grad, z.grad_fn is None,
-            (x + c).requires_grad, (c + x).grad_fn.name()]
+    return [
+        x.is_leaf,
+        x.requires_grad,
+        x.grad_fn is None,
+        y.is_leaf,
+        y.requires_grad,
+        c.is_leaf,
+        c.requires_grad,
+        z.is_leaf,
+        z.requires_grad,
+        z.grad_fn is None,
+        (x + c).requires_grad,
+        (c + x).grad_fn.name(),
+    ]
 
 
 @scenario
 def requires_grad_propagation_dtypes(torch):
     x = _leaf(torch, [1.5, -2.0, 0.5])
-    return [(x > 0).requires_grad, x.argmax().requires_grad, x.long().requires_grad,
-            x.double().requires_grad, x.sign().requires_grad, (x == x).is_leaf,
-            x.max(0).indices.requires_grad, x.sort().indices.requires_grad,
-            x.to(torch.int32).is_leaf, torch.zeros_like(x).requires_grad,
-            x.new_zeros(2).requires_grad, torch.empty_like(x).is_leaf]
+    return [
+        (x > 0).requires_grad,
+        x.argmax().requires_grad,
+        x.long().requires_grad,
+        x.double().requires_grad,
+        x.sign().requires_grad,
+        (x == x).is_leaf,
+        x.max(0).indices.requires_grad,
+        x.sort().indices.requires_grad,
+        x.to(torch.int32).is_leaf,
+        torch.zeros_like(x).requires_grad,
+        x.new_zeros(2).requires_grad,
+        torch.empty_like(x).is_leaf,
+    ]
 
 
 @scenario
@@ -489,8 +591,7 @@ def detach_shares_storage(torch):
     d = x.detach()
     d[0] = 10.0
     y = (x * 2).detach()
-    return [d.requires_grad, d.is_leaf, d.grad_fn is None, x.tolist(), y.is_leaf,
-            y.requires_grad]
+    return [d.requires_grad, d.is_leaf, d.grad_fn is None, x.tolist(), y.is_leaf, y.requires_grad]
 
 
 @scenario
@@ -539,7 +640,7 @@ def data_attribute(torch):
 def data_modification_is_not_tracked(torch):
     x = _leaf(torch, [1.0, 2.0])
     y = x + 1
-    x.data.add_(5)          # not an in-place op autograd sees: no version error
+    x.data.add_(5)  # not an in-place op autograd sees: no version error
     (y * 2).sum().backward()
     return x.grad, y
 
@@ -581,9 +682,11 @@ def repr_with_grad_fn(torch):
 def grad_fn_repr_and_type(torch):
     x = _leaf(torch, [1.0, 2.0])
     y = x * 2
-    return [re.sub("0x[0-9a-f]+", "ADDR", repr(y.grad_fn)),
-            isinstance(y.grad_fn, torch.autograd.graph.Node),
-            isinstance(y.grad_fn.next_functions[0][0], torch.autograd.graph.Node)]
+    return [
+        re.sub("0x[0-9a-f]+", "ADDR", repr(y.grad_fn)),
+        isinstance(y.grad_fn, torch.autograd.graph.Node),
+        isinstance(y.grad_fn.next_functions[0][0], torch.autograd.graph.Node),
+    ]
 
 
 @scenario
@@ -605,6 +708,7 @@ def next_functions_tree(torch):
         if fn is None:
             return None
         return [fn.name(), [[tree(n), nr] for n, nr in fn.next_functions]]
+
     return tree(y.grad_fn)
 
 
@@ -616,9 +720,11 @@ def next_functions_multi_output(torch):
     x = _leaf(torch, [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     a, b, c = x.unbind(1)
     s = (a * b) + c
-    return [[fn.name(), nr] for fn, nr in s.grad_fn.next_functions] + \
-        [[fn.name(), nr] for fn, nr in s.grad_fn.next_functions[0][0].next_functions] + \
-        [a.output_nr, b.output_nr, c.output_nr, a.grad_fn is c.grad_fn]
+    return (
+        [[fn.name(), nr] for fn, nr in s.grad_fn.next_functions]
+        + [[fn.name(), nr] for fn, nr in s.grad_fn.next_functions[0][0].next_functions]
+        + [a.output_nr, b.output_nr, c.output_nr, a.grad_fn is c.grad_fn]
+    )
 
 
 @scenario(xfail=_ONE_NODE)
@@ -634,7 +740,7 @@ def multi_output_op_values_and_grads(torch):
     a, b, c = x.unbind(1)
     p, q = x.split([1, 2], 1)
     ((a * b) + c).sum().backward()
-    (p.exp().sum() + (q ** 2).sum()).backward()
+    (p.exp().sum() + (q**2).sum()).backward()
     return x.grad
 
 
@@ -688,7 +794,7 @@ def grad_zero_and_none(torch):
     (x * 5).sum().backward()
     a = x.grad.tolist()
     x.grad = None
-    (x ** 2).sum().backward()
+    (x**2).sum().backward()
     return a, x.grad
 
 
@@ -861,7 +967,7 @@ def autograd_backward_grad_tensors_count_error(torch):
 @scenario
 def grad_basic(torch):
     x = _leaf(torch, [1.0, 2.0, 3.0])
-    y = (x ** 3).sum()
+    y = (x**3).sum()
     g = torch.autograd.grad(y, x)
     return type(g).__name__, len(g), g[0], x.grad, g[0].requires_grad
 
@@ -883,8 +989,9 @@ def grad_several_outputs(torch):
 @scenario
 def grad_several_outputs_grad_outputs(torch):
     x = _leaf(torch, [1.0, 2.0])
-    return torch.autograd.grad([x * 2, x.exp()], [x],
-                               [torch.tensor([1.0, 1.0]), torch.tensor([0.5, 2.0])])
+    return torch.autograd.grad(
+        [x * 2, x.exp()], [x], [torch.tensor([1.0, 1.0]), torch.tensor([0.5, 2.0])]
+    )
 
 
 @scenario
@@ -931,7 +1038,7 @@ def grad_output_is_input_sum(torch):
 def grad_nonleaf_input(torch):
     x = _leaf(torch, [1.0, 2.0])
     y = x * 2
-    z = (y ** 2).sum()
+    z = (y**2).sum()
     g = torch.autograd.grad(z, [y, x])
     return g, x.grad, y.grad is None
 
@@ -1057,7 +1164,7 @@ def shared_subgraph_retained(torch):
 @scenario
 def create_graph_backward(torch):
     x = _leaf(torch, [1.0, 2.0])
-    y = (x ** 3).sum()
+    y = (x**3).sum()
     y.backward(create_graph=True)
     g = x.grad
     first = [g.tolist(), g.requires_grad, g.grad_fn is not None]
@@ -1091,8 +1198,7 @@ def third_derivative_exp_tanh(torch):
     y = (x.tanh() * x.exp()).sum()
     gs = [x]
     for _ in range(3):
-        gs.append(torch.autograd.grad(gs[-1].sum() if len(gs) > 1 else y, x,
-                                      create_graph=True)[0])
+        gs.append(torch.autograd.grad(gs[-1].sum() if len(gs) > 1 else y, x, create_graph=True)[0])
     return gs[1:]
 
 
@@ -1103,8 +1209,12 @@ def _mlp(torch, x, params):
 
 
 def _mlp_params(torch):
-    return [_leaf(torch, [[0.2, -0.5], [0.8, 0.1], [-0.3, 0.6]]), _leaf(torch, [0.1, 0.0, -0.2]),
-            _leaf(torch, [[0.5, -0.7, 0.3]]), _leaf(torch, [0.05])]
+    return [
+        _leaf(torch, [[0.2, -0.5], [0.8, 0.1], [-0.3, 0.6]]),
+        _leaf(torch, [0.1, 0.0, -0.2]),
+        _leaf(torch, [[0.5, -0.7, 0.3]]),
+        _leaf(torch, [0.05]),
+    ]
 
 
 @scenario
@@ -1141,7 +1251,7 @@ def hessian_rows_via_double_grad(torch):
 @scenario
 def double_backward_after_first_freed(torch):
     x = _leaf(torch, [1.0, 2.0])
-    y = (x ** 3).sum()
+    y = (x**3).sum()
     (g,) = torch.autograd.grad(y, x, create_graph=True)
     g.sum().backward()
     g.sum().backward()
@@ -1157,8 +1267,8 @@ def double_backward_linear_grad_no_history(torch):
 @scenario
 def create_graph_grad_accumulation_into_grad(torch):
     x = _leaf(torch, [1.0, 2.0])
-    (x ** 2).sum().backward(create_graph=True)
-    (x ** 2).sum().backward(create_graph=True)
+    (x**2).sum().backward(create_graph=True)
+    (x**2).sum().backward(create_graph=True)
     return x.grad, x.grad.requires_grad
 
 
@@ -1182,8 +1292,10 @@ def version_counter_values(torch):
     return v
 
 
-_CURRENT_FN = ("a modified saved input is reported as output of the node that made it when "
-               "it was saved; PyTorch names the tensor's current grad_fn (the in-place op)")
+_CURRENT_FN = (
+    "a modified saved input is reported as output of the node that made it when "
+    "it was saved; PyTorch names the tensor's current grad_fn (the in-place op)"
+)
 _MODIFIED = "one of the variables needed for gradient computation has been modified by an inplace"
 
 
@@ -1278,9 +1390,9 @@ def add_inputs_modified_ok(torch):
 def mul_other_modified_not_needed(torch):
     x = _leaf(torch, [1.0, 2.0])
     w = torch.tensor([3.0, 4.0])
-    y = x * w          # x's grad needs w, w needs no grad: only w is saved
+    y = x * w  # x's grad needs w, w needs no grad: only w is saved
     x2 = x.detach()
-    x2.mul_(0)         # x itself is not saved by this mul... but x.detach shares its version
+    x2.mul_(0)  # x itself is not saved by this mul... but x.detach shares its version
     y.sum().backward()
     return x.grad
 
@@ -1375,7 +1487,7 @@ def setitem_into_buffer(torch):
     x = _leaf(torch, [1.0, 2.0, 3.0])
     buf = torch.zeros(3, 3)
     buf[0] = x * 2
-    buf[1] = x ** 2
+    buf[1] = x**2
     buf[2, 1:] = x[:2].exp()
     r = [buf.requires_grad, buf.is_leaf, buf.grad_fn.name()]
     (buf * torch.arange(9.0).view(3, 3)).sum().backward()
@@ -1415,8 +1527,10 @@ def view_inplace_then_read_base(torch):
     return y, x.grad
 
 
-@scenario(xfail="an existing view's grad_fn is regenerated lazily, when the view is next "
-                 "used, so reading it right after its base changed gives the old node")
+@scenario(
+    xfail="an existing view's grad_fn is regenerated lazily, when the view is next "
+    "used, so reading it right after its base changed gives the old node"
+)
 def existing_view_grad_fn_after_base_inplace(torch):
     x = _leaf(torch, [1.0, 2.0, 3.0, 4.0])
     y = x * 1
@@ -1464,7 +1578,7 @@ def transpose_inplace_nonleaf(torch):
 def inplace_on_detached_view_of_nonleaf(torch):
     x = _leaf(torch, [1.0, 2.0])
     y = x * 3
-    y.detach()[0] = 100.0   # the value changes; autograd is not told
+    y.detach()[0] = 100.0  # the value changes; autograd is not told
     (y + x).sum().backward()
     return y, x.grad
 
@@ -1524,8 +1638,14 @@ def no_grad_context(torch):
         with torch.enable_grad():
             z = x * 2
         w = x * 2
-    return [y.requires_grad, y.is_leaf, z.requires_grad, w.requires_grad, inner,
-            torch.is_grad_enabled()]
+    return [
+        y.requires_grad,
+        y.is_leaf,
+        z.requires_grad,
+        w.requires_grad,
+        inner,
+        torch.is_grad_enabled(),
+    ]
 
 
 @scenario
@@ -1556,8 +1676,13 @@ def no_grad_decorators(torch):
 
     with torch.no_grad():
         hh = h(x)
-    return [f(x).requires_grad, g(x).requires_grad, hh.requires_grad, f.__name__,
-            torch.is_grad_enabled()]
+    return [
+        f(x).requires_grad,
+        g(x).requires_grad,
+        hh.requires_grad,
+        f.__name__,
+        torch.is_grad_enabled(),
+    ]
 
 
 @scenario
@@ -1569,6 +1694,7 @@ def no_grad_method_decorator(torch):
         @torch.no_grad()
         def predict(self, a):
             return self.w * a
+
     return Model().predict(torch.tensor([3.0])).requires_grad
 
 
@@ -1587,6 +1713,7 @@ def set_grad_enabled_forms(torch):
     @torch.set_grad_enabled(False)
     def f():
         return (x * 2).requires_grad
+
     return [a, b, c, d, f(), torch.is_grad_enabled()]
 
 
@@ -1622,6 +1749,7 @@ def inference_mode_forms(torch):
     @torch.inference_mode
     def g():
         return (x * 2).requires_grad
+
     return [a, inside, b, f(), g(), torch.is_inference_mode_enabled(), torch.is_grad_enabled()]
 
 
@@ -1697,6 +1825,7 @@ def _square_fn(torch):
         def backward(ctx, g):
             (a,) = ctx.saved_tensors
             return 2 * a * ctx.k * g, None
+
     return Square
 
 
@@ -1706,8 +1835,14 @@ def function_basic(torch):
     x = _leaf(torch, [1.0, 2.0, 3.0])
     y = Square.apply(x, 3.0)
     y.sum().backward()
-    return [x.grad, y.grad_fn.name(), type(y.grad_fn).__name__, y.is_leaf,
-            _names(y.grad_fn), Square.apply(torch.tensor([1.0]), 2.0).requires_grad]
+    return [
+        x.grad,
+        y.grad_fn.name(),
+        type(y.grad_fn).__name__,
+        y.is_leaf,
+        _names(y.grad_fn),
+        Square.apply(torch.tensor([1.0]), 2.0).requires_grad,
+    ]
 
 
 @scenario
@@ -1735,6 +1870,7 @@ def function_forward_runs_without_grad(torch):
         def backward(ctx, g):
             seen.append(torch.is_grad_enabled())
             return g * 2
+
     x = _leaf(torch, [1.0])
     F.apply(x).sum().backward()
     return seen, x.grad
@@ -1754,6 +1890,7 @@ def function_needs_input_grad(torch):
         def backward(ctx, g):
             seen.append(ctx.needs_input_grad)
             return g, None, None
+
     x = _leaf(torch, [1.0])
     F.apply(x, torch.tensor([2.0]), 3).sum().backward()
     return seen, x.grad
@@ -1776,6 +1913,7 @@ def function_setup_context(torch):
         def backward(ctx, g):
             (a,) = ctx.saved_tensors
             return 3 * (a + ctx.shift) ** 2 * g, None
+
     x = _leaf(torch, [1.0, -2.0])
     y = Cube.apply(x, 0.5)
     y.sum().backward()
@@ -1794,6 +1932,7 @@ def function_multiple_outputs(torch):
         def backward(ctx, gs, gc):
             (a,) = ctx.saved_tensors
             return gs * a.cos() - gc * a.sin()
+
     x = _leaf(torch, [0.5, 1.0])
     s, c = SinCos.apply(x)
     (s * 2 + c * 3).sum().backward()
@@ -1812,12 +1951,12 @@ def function_materialize_grads(torch):
 
         @staticmethod
         def backward(ctx, g1, g2):
-            seen.append([g1 is None, g2 is None,
-                         g2.tolist() if g2 is not None else None])
+            seen.append([g1 is None, g2 is None, g2.tolist() if g2 is not None else None])
             total = g1 * 2
             if g2 is not None:
                 total = total + g2 * 3
             return total, None
+
     out = []
     for materialize in (True, False):
         x = _leaf(torch, [1.0, 2.0])
@@ -1843,6 +1982,7 @@ def function_mark_non_differentiable(torch):
             out = torch.zeros_like(gv)
             out[i] = gv
             return out
+
     x = _leaf(torch, [3.0, 1.0, 2.0])
     v, i = SortF.apply(x)
     r = [v.requires_grad, i.requires_grad, i.grad_fn is None]
@@ -1862,6 +2002,7 @@ def function_mark_non_differentiable_float(torch):
         @staticmethod
         def backward(ctx, g1, g2):
             return g2 * 3
+
     x = _leaf(torch, [1.0])
     b, c = F.apply(x)
     c.sum().backward()
@@ -1880,6 +2021,7 @@ def function_mark_dirty(torch):
         @staticmethod
         def backward(ctx, g):
             return g * 2
+
     x = _leaf(torch, [1.0, 2.0])
     y = x * 1
     z = AddOne.apply(y)
@@ -1900,6 +2042,7 @@ def function_mark_dirty_leaf_error(torch):
         @staticmethod
         def backward(ctx, g):
             return g
+
     AddOne.apply(_leaf(torch, [1.0]))
 
 
@@ -1913,6 +2056,7 @@ def function_returns_input(torch):
         @staticmethod
         def backward(ctx, g):
             return g * 5
+
     x = _leaf(torch, [1.0, 2.0])
     y = Ident.apply(x)
     r = [y is x, y.grad_fn.name(), y.is_leaf, x.is_leaf, x.grad_fn is None]
@@ -1930,6 +2074,7 @@ def function_non_tensor_outputs(torch):
         @staticmethod
         def backward(ctx, g, _):
             return g * 2
+
     x = _leaf(torch, [1.0])
     y, k = F.apply(x)
     y.sum().backward()
@@ -1942,13 +2087,14 @@ def function_once_differentiable(torch):
         @staticmethod
         def forward(ctx, a):
             ctx.save_for_backward(a)
-            return a ** 2
+            return a**2
 
         @staticmethod
         @torch.autograd.function.once_differentiable
         def backward(ctx, g):
             (a,) = ctx.saved_tensors
             return 2 * a * g
+
     x = _leaf(torch, [1.0, 3.0])
     F.apply(x).sum().backward()
     return x.grad
@@ -1960,13 +2106,14 @@ def function_once_differentiable_twice_error(torch):
         @staticmethod
         def forward(ctx, a):
             ctx.save_for_backward(a)
-            return a ** 2
+            return a**2
 
         @staticmethod
         @torch.autograd.function.once_differentiable
         def backward(ctx, g):
             (a,) = ctx.saved_tensors
             return 2 * a * g
+
     x = _leaf(torch, [1.0, 3.0])
     (g,) = torch.autograd.grad(F.apply(x).sum(), x, create_graph=True)
     g.sum().backward()
@@ -1978,12 +2125,13 @@ def function_double_backward(torch):
         @staticmethod
         def forward(ctx, a):
             ctx.save_for_backward(a)
-            return a ** 3
+            return a**3
 
         @staticmethod
         def backward(ctx, g):
             (a,) = ctx.saved_tensors
             return 3 * a * a * g
+
     x = _leaf(torch, [1.0, 2.0])
     (g,) = torch.autograd.grad(Cube.apply(x).sum(), x, create_graph=True)
     (g2,) = torch.autograd.grad(g.sum(), x)
@@ -2000,6 +2148,7 @@ def function_wrong_grad_count(torch):
         @staticmethod
         def backward(ctx, g):
             return g
+
     x = _leaf(torch, [1.0])
     F.apply(x, _leaf(torch, [2.0])).sum().backward()
 
@@ -2014,6 +2163,7 @@ def function_extra_none_grads_ok(torch):
         @staticmethod
         def backward(ctx, g):
             return g * 2, None, None
+
     x = _leaf(torch, [1.0])
     F.apply(x).sum().backward()
     return x.grad
@@ -2029,6 +2179,7 @@ def function_wrong_grad_shape(torch):
         @staticmethod
         def backward(ctx, g):
             return torch.ones(2)
+
     F.apply(_leaf(torch, [1.0, 2.0, 3.0])).backward()
 
 
@@ -2042,6 +2193,7 @@ def function_grad_broadcast_reduced(torch):
         @staticmethod
         def backward(ctx, g):
             return torch.ones(2, 3)
+
     x = _leaf(torch, [[1.0, 2.0, 3.0]])
     F.apply(x).sum().backward()
     return x.grad
@@ -2077,6 +2229,7 @@ def function_save_non_tensor_error(torch):
         @staticmethod
         def backward(ctx, g):
             return g
+
     F.apply(_leaf(torch, [1.0]))
 
 
@@ -2095,6 +2248,7 @@ def function_input_without_grad(torch):
             a, b = ctx.saved_tensors
             seen.append(ctx.needs_input_grad)
             return g * b, g * a
+
     x = _leaf(torch, [1.0, 2.0])
     c = torch.tensor([3.0, 4.0])
     y = Mul.apply(c, x)
@@ -2107,6 +2261,7 @@ def function_legacy_call_error(torch):
     class F(torch.autograd.Function):
         def forward(self, a):
             return a
+
     F()(torch.tensor([1.0]))
 
 
@@ -2204,7 +2359,7 @@ def tensor_hook_in_autograd_grad(torch):
 @scenario
 def tensor_hook_with_create_graph(torch):
     x = _leaf(torch, [1.0, 2.0])
-    y = x ** 2
+    y = x**2
     y.register_hook(lambda g: g * x)
     (g,) = torch.autograd.grad(y.sum(), x, create_graph=True)
     (g2,) = torch.autograd.grad(g.sum(), x)
@@ -2234,6 +2389,7 @@ def post_accumulate_grad_hook_can_scale(torch):
 
     def hook(t):
         t.grad.mul_(0.5)
+
     x.register_post_accumulate_grad_hook(hook)
     (x * 4).sum().backward()
     (x * 4).sum().backward()
@@ -2259,8 +2415,13 @@ def node_hook_sees_grads(torch):
     seen = []
 
     def hook(grad_inputs, grad_outputs):
-        seen.append([[g.tolist() if g is not None else None for g in grad_inputs],
-                     [g.tolist() for g in grad_outputs]])
+        seen.append(
+            [
+                [g.tolist() if g is not None else None for g in grad_inputs],
+                [g.tolist() for g in grad_outputs],
+            ]
+        )
+
     y.grad_fn.register_hook(hook)
     (y * torch.tensor([1.0, 2.0])).sum().backward()
     return seen, x.grad, w.grad
@@ -2282,6 +2443,7 @@ def node_hook_wrong_count_error(torch):
 
     def hook(gi, go):
         return (gi[0], gi[0], gi[0])
+
     y.grad_fn.register_hook(hook)
     y.sum().backward()
 
@@ -2295,6 +2457,7 @@ def node_prehook(torch):
     def pre(grad_outputs):
         seen.append([g.tolist() for g in grad_outputs])
         return (grad_outputs[0] * 2,)
+
     h = y.grad_fn.register_prehook(pre)
     (y * 3).sum().backward()
     first = x.grad.tolist()
@@ -2364,6 +2527,7 @@ def anomaly_function_nan(torch):
         @staticmethod
         def backward(ctx, g):
             return g * float("nan")
+
     x = _leaf(torch, [1.0])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -2399,7 +2563,7 @@ def set_detect_anomaly_forms(torch):
             err = None
         except RuntimeError as e:
             err = str(e)
-    (x.sqrt() * 0).sum().backward()     # off again: no error
+    (x.sqrt() * 0).sum().backward()  # off again: no error
     torch.autograd.set_detect_anomaly(True)
     try:
         (x.sqrt() * 0).sum().backward()
@@ -2426,6 +2590,7 @@ def detect_anomaly_is_not_a_decorator(torch):
         @torch.autograd.detect_anomaly()
         def f():
             return 1
+
         return f()
 
 
@@ -2566,8 +2731,16 @@ def leaf_view_properties(torch):
     x = _leaf(torch, [[1.0, 2.0], [3.0, 4.0]])
     v = x[0]
     t = x.t()
-    return [v.is_leaf, v.requires_grad, v.grad_fn.name(), v._base is x, t._base is x,
-            t.grad_fn.name(), x._base is None, t.is_contiguous()]
+    return [
+        v.is_leaf,
+        v.requires_grad,
+        v.grad_fn.name(),
+        v._base is x,
+        t._base is x,
+        t.grad_fn.name(),
+        x._base is None,
+        t.is_contiguous(),
+    ]
 
 
 @scenario
@@ -2606,7 +2779,7 @@ def zero_dim_leaf(torch):
 def grad_wrt_view_of_leaf(torch):
     x = _leaf(torch, [[1.0, 2.0], [3.0, 4.0]])
     v = x[1]
-    y = (v ** 2).sum() + x.sum()
+    y = (v**2).sum() + x.sum()
     return torch.autograd.grad(y, [v, x])
 
 
@@ -2646,8 +2819,10 @@ def setitem_mask_into_buffer(torch):
     return out, x.grad
 
 
-@scenario(xfail="a view made under no_grad and modified in place with grad enabled is not "
-                 "refused (needs a flag on the view's AutogradMeta)")
+@scenario(
+    xfail="a view made under no_grad and modified in place with grad enabled is not "
+    "refused (needs a flag on the view's AutogradMeta)"
+)
 def view_made_in_no_grad_modified(torch):
     x = _leaf(torch, [1.0, 2.0])
     y = x * 2
@@ -2676,6 +2851,7 @@ def function_vjp_alias(torch):
         @staticmethod
         def vjp(ctx, g):
             return g * 7
+
     x = _leaf(torch, [1.0])
     F.apply(x).sum().backward()
     return x.grad
@@ -2694,6 +2870,7 @@ def function_saves_output(torch):
         def backward(ctx, g):
             (out,) = ctx.saved_tensors
             return g * out
+
     x = _leaf(torch, [0.5, 1.0])
     y = Exp.apply(x)
     (g,) = torch.autograd.grad(y.sum(), x, create_graph=True)
@@ -2714,6 +2891,7 @@ def function_saved_output_modified(torch):
         def backward(ctx, g):
             (out,) = ctx.saved_tensors
             return g * out
+
     x = _leaf(torch, [0.5, 1.0])
     y = Exp.apply(x)
     y.add_(1)
@@ -2731,6 +2909,7 @@ def function_non_tensor_first_arg(torch):
         @staticmethod
         def backward(ctx, g):
             return None, g * ctx.k
+
     x = _leaf(torch, [1.0, 2.0])
     y = Scale.apply(4.0, x)
     y.sum().backward()
@@ -2747,6 +2926,7 @@ def function_grad_for_nondiff_input_error(torch):
         @staticmethod
         def backward(ctx, g):
             return g, g
+
     x = _leaf(torch, [1.0])
     F.apply(x, torch.tensor([2.0])).sum().backward()
     return x.grad
@@ -2766,6 +2946,7 @@ def function_both_backward_and_vjp_error(torch):
         @staticmethod
         def vjp(ctx, g):
             return g
+
     F.apply(_leaf(torch, [1.0])).sum().backward()
 
 
@@ -2779,6 +2960,7 @@ def function_backward_returns_non_tensor_error(torch):
         @staticmethod
         def backward(ctx, g):
             return 3.0
+
     F.apply(_leaf(torch, [1.0])).sum().backward()
 
 
@@ -2805,6 +2987,7 @@ def autograd_grad_only_needed_branch(torch):
         def backward(ctx, g):
             calls.append("spy")
             return g
+
     x = _leaf(torch, [1.0])
     w = _leaf(torch, [2.0])
     y = (x * 3 + Spy.apply(w)).sum()
@@ -2825,6 +3008,7 @@ def backward_inputs_skips_other_branch(torch):
         def backward(ctx, g):
             calls.append("spy")
             return g
+
     x = _leaf(torch, [1.0])
     w = _leaf(torch, [2.0])
     (x * 3 + Spy.apply(w)).sum().backward(inputs=[x])
@@ -2980,8 +3164,13 @@ def training_loop_classifier(torch):
     return losses, w, b
 
 
-@pytest.mark.parametrize("name", [pytest.param(k, marks=pytest.mark.xfail(
-    strict=True, reason=v[2])) if v[2] else k for k, v in SCENARIOS.items()])
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=v[2])) if v[2] else k
+        for k, v in SCENARIOS.items()
+    ],
+)
 def test_scenario(name):
     fn, key, _ = SCENARIOS[name]
     _check(fn, key)

@@ -15,8 +15,13 @@ torch = pytest.importorskip("torch")
 import jtorch  # noqa: E402
 
 _rng = np.random.default_rng(0)
-_VALUES = np.concatenate([_rng.standard_normal(4000), _rng.uniform(-1e4, 1e4, 4000),
-                          [0.0, -0.0, 1.0, 3.0, 7.0, np.inf, -np.inf, np.nan]])
+_VALUES = np.concatenate(
+    [
+        _rng.standard_normal(4000),
+        _rng.uniform(-1e4, 1e4, 4000),
+        [0.0, -0.0, 1.0, 3.0, 7.0, np.inf, -np.inf, np.nan],
+    ]
+)
 
 CASES = {
     "div_python_scalar": lambda x: x / 7,
@@ -33,10 +38,10 @@ CASES = {
     "mul_fraction": lambda x: x * 0.1,
     "mul_inplace": lambda x: x.clone().mul_(0.1),
     "addcdiv": lambda x: x.addcdiv(x, x.abs() + 1, value=0.3),
-    "pow_2": lambda x: x ** 2,
-    "pow_3": lambda x: x ** 3,
-    "pow_minus_1": lambda x: x ** -1,
-    "pow_minus_2": lambda x: x ** -2,
+    "pow_2": lambda x: x**2,
+    "pow_3": lambda x: x**3,
+    "pow_minus_1": lambda x: x**-1,
+    "pow_minus_2": lambda x: x**-2,
 }
 
 
@@ -48,20 +53,23 @@ def test_bitwise_equal_to_pytorch(case, dtype):
         values = values[np.abs(np.nan_to_num(values)) < 300]
     if dtype == "float64":
         values = values.astype(np.float64) * np.pi
-    values = values[:len(values) // 4 * 4]
+    values = values[: len(values) // 4 * 4]
     t = CASES[case](torch.tensor(values).to(getattr(torch, dtype)))
     j = CASES[case](jtorch.tensor(values).to(getattr(jtorch, dtype)))
     assert str(j.dtype) == str(t.dtype)
     e, a = t.double().numpy(), j.double().numpy()
     tiny = np.finfo(getattr(np, dtype) if dtype != "bfloat16" else np.float32).tiny
-    keep = ~((np.abs(e) < tiny) & (e != 0))       # subnormal results: flushed by XLA
+    keep = ~((np.abs(e) < tiny) & (e != 0))  # subnormal results: flushed by XLA
     same = (e == a) | (np.isnan(e) & np.isnan(a))
-    assert same[keep].all(), f"{np.sum(~same[keep])} of {keep.sum()} differ, e.g. " \
+    assert same[keep].all(), (
+        f"{np.sum(~same[keep])} of {keep.sum()} differ, e.g. "
         f"torch {e[keep][~same[keep]][:3]} jtorch {a[keep][~same[keep]][:3]}"
+    )
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int64", "int8",
-                                   "uint8", "bool"])
+@pytest.mark.parametrize(
+    "dtype", ["float32", "float64", "float16", "bfloat16", "int64", "int8", "uint8", "bool"]
+)
 def test_hash_tensor(dtype):
     values = np.concatenate([_VALUES[:64], [-0.0]]).astype(np.float32)
     if dtype == "bool":
@@ -71,18 +79,24 @@ def test_hash_tensor(dtype):
 
     def run(lib):
         x = lib.tensor(values).to(getattr(lib, dtype))
-        return [lib.hash_tensor(x), lib.hash_tensor(x[:64].reshape(8, 8), 1),
-                lib.hash_tensor(x[:64].reshape(8, 8), (0,), keepdim=True)]
+        return [
+            lib.hash_tensor(x),
+            lib.hash_tensor(x[:64].reshape(8, 8), 1),
+            lib.hash_tensor(x[:64].reshape(8, 8), (0,), keepdim=True),
+        ]
+
     for t, j in zip(run(torch), run(jtorch)):
         assert str(j.dtype) == str(t.dtype) == "torch.uint64"
         assert j.tolist() == t.tolist()
 
 
 def test_hash_tensor_errors():
-    for fn in (lambda lib: lib.hash_tensor(lib.ones(3), mode=1),
-               lambda lib: lib.hash_tensor(lib.ones(2, dtype=lib.complex64)),
-               lambda lib: lib.hash_tensor(lib.ones(0)),
-               lambda lib: lib.hash_tensor(lib.ones(0, 3), 0)):
+    for fn in (
+        lambda lib: lib.hash_tensor(lib.ones(3), mode=1),
+        lambda lib: lib.hash_tensor(lib.ones(2, dtype=lib.complex64)),
+        lambda lib: lib.hash_tensor(lib.ones(0)),
+        lambda lib: lib.hash_tensor(lib.ones(0, 3), 0),
+    ):
         with pytest.raises(Exception) as t_err:
             fn(torch)
         with pytest.raises(type(t_err.value), match=str(t_err.value)[:30].replace("(", r"\(")):

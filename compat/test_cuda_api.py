@@ -45,21 +45,32 @@ def _sdpa_query(name):
     def call(c):
         backends = c.__name__.rpartition(".")[0] + ".backends.cuda"
         import importlib
+
         b = importlib.import_module(backends)
         q = (importlib.import_module(c.__name__.rpartition(".")[0])).ones(1, 1, 4, 8)
         p = b.SDPAParams(q, q, q, None, 0.0, False, False)
-        return (getattr(b, name)(p, True) if name.startswith("can_") else getattr(b, name)(),
-                p.dropout, p.is_causal, tuple(p.query.shape))
+        return (
+            getattr(b, name)(p, True) if name.startswith("can_") else getattr(b, name)(),
+            p.dropout,
+            p.is_causal,
+            tuple(p.query.shape),
+        )
+
     return call
 
 
-for _name in ("can_use_flash_attention", "can_use_efficient_attention",
-              "can_use_cudnn_attention", "is_flash_attention_available"):
+for _name in (
+    "can_use_flash_attention",
+    "can_use_efficient_attention",
+    "can_use_cudnn_attention",
+    "is_flash_attention_available",
+):
     CALLS[f"backends.{_name}"] = _sdpa_query(_name)
 
 
-@pytest.mark.skipif(torch.cuda.is_available() or jtorch.cuda.is_available(),
-                    reason="compares CPU-only behaviour")
+@pytest.mark.skipif(
+    torch.cuda.is_available() or jtorch.cuda.is_available(), reason="compares CPU-only behaviour"
+)
 @pytest.mark.parametrize("name", list(CALLS))
 def test_cpu_build_answers(name):
     assert _outcome(lambda: CALLS[name](jtorch.cuda)) == _outcome(lambda: CALLS[name](torch.cuda))

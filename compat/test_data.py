@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
+import jtorch.utils.data as jdata  # noqa: E402
 import torch.utils.data as tdata  # noqa: E402
 
 import jtorch  # noqa: E402
-import jtorch.utils.data as jdata  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:os.fork\\(\\) was called")
 
@@ -65,9 +65,16 @@ class Records:
         return self.n
 
     def __getitem__(self, i):
-        return {"img": np.full((2, 2), i, np.float32), "label": i % 3, "w": 0.5 * i,
-                "ok": i % 2 == 0, "id": f"r{i}", "pair": (np.int32(i), np.float64(-i)),
-                "pt": Point(i, [i, i + 1]), "t": self.mod.tensor([i, 2 * i])}
+        return {
+            "img": np.full((2, 2), i, np.float32),
+            "label": i % 3,
+            "w": 0.5 * i,
+            "ok": i % 2 == 0,
+            "id": f"r{i}",
+            "pair": (np.int32(i), np.float64(-i)),
+            "pt": Point(i, [i, i + 1]),
+            "t": self.mod.tensor([i, 2 * i]),
+        }
 
 
 def records(mod, data):
@@ -95,6 +102,7 @@ def _sharded(data):
             info = data.get_worker_info()
             start, step = (0, 1) if info is None else (info.id, info.num_workers)
             return iter(np.int64(v) for v in range(start, 9, step))
+
     return Sharded()
 
 
@@ -124,8 +132,7 @@ CASES = [
     ("numbers.b2.workers", numbers, dict(batch_size=2, num_workers=2)),
     ("iterable.b2", sharded, dict(batch_size=2)),
     ("iterable.b2.workers", sharded, dict(batch_size=2, num_workers=2)),
-    ("iterable.b4.workers.drop_last", sharded, dict(batch_size=4, num_workers=2,
-                                                    drop_last=True)),
+    ("iterable.b4.workers.drop_last", sharded, dict(batch_size=4, num_workers=2, drop_last=True)),
 ]
 
 
@@ -138,8 +145,11 @@ def test_same_batches(name, make_ds, kw):
     assert _batches("jtorch", make_ds, **jkw) == expected
     mod_t, data_t = FW["torch"]
     mod_j, data_j = FW["jtorch"]
-    n_t = len(data_t.DataLoader(make_ds(mod_t, data_t), **kw)) if name.startswith(
-        ("tensor", "records", "numbers")) else None
+    n_t = (
+        len(data_t.DataLoader(make_ds(mod_t, data_t), **kw))
+        if name.startswith(("tensor", "records", "numbers"))
+        else None
+    )
     if n_t is not None:
         assert len(data_j.DataLoader(make_ds(mod_j, data_j), **jkw)) == n_t
 
@@ -155,10 +165,15 @@ def test_shuffle_is_a_reproducible_permutation(fw):
     mod, data = FW[fw]
 
     def epoch(seed):
-        loader = data.DataLoader(tensor_ds(mod, data), batch_size=3, shuffle=True,
-                                 generator=mod.Generator().manual_seed(seed))
+        loader = data.DataLoader(
+            tensor_ds(mod, data),
+            batch_size=3,
+            shuffle=True,
+            generator=mod.Generator().manual_seed(seed),
+        )
         return [v for _, y in loader for v in y.tolist()], [
-            v for x, _ in loader for v in x[:, 0].tolist()]
+            v for x, _ in loader for v in x[:, 0].tolist()
+        ]
 
     (labels, rows), (labels2, rows2) = epoch(7), epoch(7)
     assert rows == rows2 and sorted(rows) == sorted(_X[:, 0].tolist())
@@ -179,8 +194,9 @@ def test_random_split_sizes():
 
 
 def test_random_subsets_partition():
-    parts = jdata.random_split(range(20), [0.5, 0.25, 0.25],
-                               generator=jtorch.Generator().manual_seed(3))
+    parts = jdata.random_split(
+        range(20), [0.5, 0.25, 0.25], generator=jtorch.Generator().manual_seed(3)
+    )
     assert sorted(i for p in parts for i in p.indices) == list(range(20))
 
 
@@ -188,23 +204,28 @@ def test_random_subsets_partition():
 def test_distributed_sampler_unshuffled(drop_last):
     for n, reps in ((10, 3), (9, 3), (5, 4)):
         for rank in range(reps):
-            t = list(tdata.DistributedSampler(range(n), reps, rank, shuffle=False,
-                                              drop_last=drop_last))
-            j = list(jdata.DistributedSampler(range(n), reps, rank, shuffle=False,
-                                              drop_last=drop_last))
+            t = list(
+                tdata.DistributedSampler(range(n), reps, rank, shuffle=False, drop_last=drop_last)
+            )
+            j = list(
+                jdata.DistributedSampler(range(n), reps, rank, shuffle=False, drop_last=drop_last)
+            )
             assert j == t
 
 
 def test_samplers_deterministic_parts():
-    assert list(jdata.BatchSampler(range(10), 4, False)) == list(tdata.BatchSampler(range(10), 4,
-                                                                                     False))
-    assert list(jdata.BatchSampler(range(10), 4, True)) == list(tdata.BatchSampler(range(10), 4,
-                                                                                    True))
+    assert list(jdata.BatchSampler(range(10), 4, False)) == list(
+        tdata.BatchSampler(range(10), 4, False)
+    )
+    assert list(jdata.BatchSampler(range(10), 4, True)) == list(
+        tdata.BatchSampler(range(10), 4, True)
+    )
     assert list(jdata.SequentialSampler(range(5))) == list(tdata.SequentialSampler(range(5)))
     for cls in ("RandomSampler", "SequentialSampler"):
         assert len(getattr(jdata, cls)(range(7))) == len(getattr(tdata, cls)(range(7)))
-    assert len(jdata.RandomSampler(range(7), True, 20)) == len(tdata.RandomSampler(range(7),
-                                                                                    True, 20))
+    assert len(jdata.RandomSampler(range(7), True, 20)) == len(
+        tdata.RandomSampler(range(7), True, 20)
+    )
 
 
 def _error(fn):
@@ -221,22 +242,25 @@ def _both(build):
 
 ERRORS = {
     "shuffle+sampler": lambda f: f[1].DataLoader(range(3), sampler=[0], shuffle=True),
-    "batch_sampler+batch_size": lambda f: f[1].DataLoader(range(3), batch_sampler=[[0]],
-                                                          batch_size=2),
-    "batch_sampler+drop_last": lambda f: f[1].DataLoader(range(3), batch_sampler=[[0]],
-                                                         drop_last=True),
+    "batch_sampler+batch_size": lambda f: f[1].DataLoader(
+        range(3), batch_sampler=[[0]], batch_size=2
+    ),
+    "batch_sampler+drop_last": lambda f: f[1].DataLoader(
+        range(3), batch_sampler=[[0]], drop_last=True
+    ),
     "none+drop_last": lambda f: f[1].DataLoader(range(3), batch_size=None, drop_last=True),
     "workers<0": lambda f: f[1].DataLoader(range(3), num_workers=-1),
     "timeout<0": lambda f: f[1].DataLoader(range(3), timeout=-1),
     "prefetch": lambda f: f[1].DataLoader(range(3), prefetch_factor=2),
     "persistent": lambda f: f[1].DataLoader(range(3), persistent_workers=True),
     "context.no_workers": lambda f: f[1].DataLoader(range(3), multiprocessing_context="spawn"),
-    "context.bad": lambda f: f[1].DataLoader(range(3), num_workers=1,
-                                             multiprocessing_context="nope"),
-    "context.type": lambda f: f[1].DataLoader(range(3), num_workers=1,
-                                              multiprocessing_context=3),
-    "iterable.shuffle": lambda f: f[1].DataLoader(_SHARDED["jtorch" if f[1] is jdata else
-                                                           "torch"], shuffle=True),
+    "context.bad": lambda f: f[1].DataLoader(
+        range(3), num_workers=1, multiprocessing_context="nope"
+    ),
+    "context.type": lambda f: f[1].DataLoader(range(3), num_workers=1, multiprocessing_context=3),
+    "iterable.shuffle": lambda f: f[1].DataLoader(
+        _SHARDED["jtorch" if f[1] is jdata else "torch"], shuffle=True
+    ),
     "setattr": lambda f: setattr(f[1].DataLoader(range(3)), "batch_size", 2),
     "random.num_samples": lambda f: f[1].RandomSampler(range(3), num_samples=0),
     "random.replacement": lambda f: f[1].RandomSampler(range(3), replacement=1),
@@ -261,8 +285,9 @@ ERRORS = {
     "collate.ragged_np": lambda f: f[1].default_collate([np.zeros(3), np.zeros((3, 1))]),
     "collate.ragged_t": lambda f: f[1].default_collate([f[0].zeros(3), f[0].zeros(4)]),
     "collate.ragged_list": lambda f: f[1].default_collate([[1, 2], [1]]),
-    "index.out_of_range": lambda f: next(iter(f[1].DataLoader(
-        f[1].TensorDataset(f[0].zeros(4)), batch_size=2, sampler=[1, 4]))),
+    "index.out_of_range": lambda f: next(
+        iter(f[1].DataLoader(f[1].TensorDataset(f[0].zeros(4)), batch_size=2, sampler=[1, 4]))
+    ),
 }
 
 
@@ -303,8 +328,12 @@ def test_default_collate_and_convert(case):
 
 
 def test_default_collate_tensors():
-    for dts in ((torch.float32, torch.float32), (torch.float32, torch.float64),
-                (torch.int64, torch.float32), (torch.uint8, torch.int8)):
+    for dts in (
+        (torch.float32, torch.float32),
+        (torch.float32, torch.float64),
+        (torch.int64, torch.float32),
+        (torch.uint8, torch.int8),
+    ):
         tb = [torch.ones(2, dtype=d) for d in dts]
         jb = [jtorch.ones(2, dtype=getattr(jtorch, str(d).split(".")[1])) for d in dts]
         assert _canon(jdata.default_collate(jb)) == _canon(tdata.default_collate(tb))

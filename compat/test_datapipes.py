@@ -20,6 +20,7 @@ def _range_class(lib):
 
         def __len__(self):
             return self.n
+
     Range.__qualname__ = Range.__name__ = f"Range_{lib.__name__}"
     return Range
 
@@ -30,6 +31,7 @@ Range_torch, Range_jtorch = _range_class(torch), _range_class(jtorch)
 
 def _scenario(lib):
     from importlib import import_module
+
     data = import_module(f"{lib.__name__}.utils.data")
     graph = import_module(f"{lib.__name__}.utils.data.graph")
     gs = import_module(f"{lib.__name__}.utils.data.graph_settings")
@@ -42,8 +44,12 @@ def _scenario(lib):
     out.append(len(s))
     gs.apply_shuffle_settings(s, shuffle=False)
     out.append(list(s))
-    out.append([type(p).__name__.replace(f"_{lib.__name__}", "")
-                for p in gs.get_all_graph_pipes(graph.traverse_dps(s))])
+    out.append(
+        [
+            type(p).__name__.replace(f"_{lib.__name__}", "")
+            for p in gs.get_all_graph_pipes(graph.traverse_dps(s))
+        ]
+    )
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         added = gs.apply_shuffle_settings(Range(3), shuffle=True)

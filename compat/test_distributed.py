@@ -20,11 +20,14 @@ def _free_port() -> int:
 
 def _errors(lib):
     out = []
-    for call in (lambda: lib.distributed.get_rank(), lambda: lib.distributed.get_world_size(),
-                 lambda: lib.distributed.all_reduce(lib.ones(2)),
-                 lambda: lib.distributed.barrier(),
-                 lambda: lib.distributed.destroy_process_group(),
-                 lambda: lib.nn.parallel.DistributedDataParallel(lib.nn.Linear(2, 2))):
+    for call in (
+        lambda: lib.distributed.get_rank(),
+        lambda: lib.distributed.get_world_size(),
+        lambda: lib.distributed.all_reduce(lib.ones(2)),
+        lambda: lib.distributed.barrier(),
+        lambda: lib.distributed.destroy_process_group(),
+        lambda: lib.nn.parallel.DistributedDataParallel(lib.nn.Linear(2, 2)),
+    ):
         try:
             call()
             out.append(None)
@@ -36,17 +39,28 @@ def _errors(lib):
 def _session(lib):
     dist = lib.distributed
     before = (dist.is_available(), dist.is_initialized(), _errors(lib))
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{_free_port()}", rank=0,
-                            world_size=1)
+    dist.init_process_group(
+        "gloo", init_method=f"tcp://127.0.0.1:{_free_port()}", rank=0, world_size=1
+    )
     try:
-        with pytest.raises(ValueError, match="trying to initialize the default process group "
-                                             "twice!"):
+        with pytest.raises(
+            ValueError, match="trying to initialize the default process group twice!"
+        ):
             dist.init_process_group("gloo", rank=0, world_size=1)
         t = lib.tensor([1.0, -2.0, 3.5])
-        results = [dist.get_rank(), dist.get_world_size(), str(dist.get_backend()),
-                   dist.is_initialized()]
-        for op in (dist.ReduceOp.SUM, dist.ReduceOp.AVG, dist.ReduceOp.MAX, dist.ReduceOp.MIN,
-                   dist.ReduceOp.PRODUCT):
+        results = [
+            dist.get_rank(),
+            dist.get_world_size(),
+            str(dist.get_backend()),
+            dist.is_initialized(),
+        ]
+        for op in (
+            dist.ReduceOp.SUM,
+            dist.ReduceOp.AVG,
+            dist.ReduceOp.MAX,
+            dist.ReduceOp.MIN,
+            dist.ReduceOp.PRODUCT,
+        ):
             x = t.clone()
             assert dist.all_reduce(x, op=op) is None
             results.append(x.tolist())
@@ -62,8 +76,14 @@ def _session(lib):
         dist.broadcast(b, src=0)
         objs = [None]
         dist.all_gather_object(objs, {"step": 3})
-        results += [gathered[0].tolist(), out.tolist(), rs.tolist(), b.tolist(), objs,
-                    dist.get_process_group_ranks(dist.group.WORLD)]
+        results += [
+            gathered[0].tolist(),
+            out.tolist(),
+            rs.tolist(),
+            b.tolist(),
+            objs,
+            dist.get_process_group_ranks(dist.group.WORLD),
+        ]
         dist.barrier()
         lib.manual_seed(0)
         inner = lib.nn.Linear(3, 2)
@@ -95,15 +115,20 @@ def test_errors_inside_the_world():
     seen = {}
     for lib in (torch, jtorch):
         dist = lib.distributed
-        dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{_free_port()}", rank=0,
-                                world_size=1)
+        dist.init_process_group(
+            "gloo", init_method=f"tcp://127.0.0.1:{_free_port()}", rank=0, world_size=1
+        )
         t = lib.ones(1)
-        calls = (lambda: dist.broadcast(t, src=1), lambda: dist.reduce(t, dst=1),
-                 lambda: dist.gather(t, [lib.ones(1)], dst=1),
-                 lambda: dist.scatter(t, [lib.ones(1)], src=1),
-                 lambda: dist.all_gather([lib.ones(1)] * 2, t),
-                 lambda: dist.new_group([0, 1]), lambda: dist.send(t, 0),
-                 lambda: dist.all_reduce(t, op=dist.ReduceOp.PREMUL_SUM))
+        calls = (
+            lambda: dist.broadcast(t, src=1),
+            lambda: dist.reduce(t, dst=1),
+            lambda: dist.gather(t, [lib.ones(1)], dst=1),
+            lambda: dist.scatter(t, [lib.ones(1)], src=1),
+            lambda: dist.all_gather([lib.ones(1)] * 2, t),
+            lambda: dist.new_group([0, 1]),
+            lambda: dist.send(t, 0),
+            lambda: dist.all_reduce(t, op=dist.ReduceOp.PREMUL_SUM),
+        )
         try:
             out = []
             for call in calls:
@@ -116,21 +141,23 @@ def test_errors_inside_the_world():
             dist.destroy_process_group()
         seen[lib.__name__] = out
     premul_t, premul_j = seen["torch"].pop(), seen["jtorch"].pop()
-    assert premul_t[0] == premul_j[0] == "TypeError"       # pybind's message is not PyTorch's
+    assert premul_t[0] == premul_j[0] == "TypeError"  # pybind's message is not PyTorch's
     assert seen["jtorch"] == seen["torch"]
 
 
 def test_reduce_op_names():
-    assert [str(getattr(jtorch.distributed.ReduceOp, n)) for n in ("SUM", "AVG", "MAX")] == \
-        [str(getattr(torch.distributed.ReduceOp, n)) for n in ("SUM", "AVG", "MAX")]
+    assert [str(getattr(jtorch.distributed.ReduceOp, n)) for n in ("SUM", "AVG", "MAX")] == [
+        str(getattr(torch.distributed.ReduceOp, n)) for n in ("SUM", "AVG", "MAX")
+    ]
 
 
 def test_ddp_logging_data_and_reducer():
     records = []
     for lib in (torch, jtorch):
         dist = lib.distributed
-        dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{_free_port()}", rank=0,
-                                world_size=1)
+        dist.init_process_group(
+            "gloo", init_method=f"tcp://127.0.0.1:{_free_port()}", rank=0, world_size=1
+        )
         try:
             ddp = lib.nn.parallel.DistributedDataParallel(lib.nn.Linear(3, 2))
             ddp.reducer.prepare_for_backward([])

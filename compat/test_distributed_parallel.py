@@ -24,6 +24,7 @@ def _vals(t) -> list:
 
 def _tp_scenario(lib):
     from importlib import import_module
+
     tp = import_module(f"{lib.__name__}.distributed.tensor.parallel")
     dt = import_module(f"{lib.__name__}.distributed.tensor")
     ex = import_module(f"{lib.__name__}.distributed.tensor.experimental")
@@ -32,22 +33,34 @@ def _tp_scenario(lib):
     ref = numpy_mlp(lib, 4, 8, 3)
     yr = ref(x)
     yr.sum().backward()
-    net = tp.parallelize_module(numpy_mlp(lib, 4, 8, 3), mesh, {"0": tp.ColwiseParallel(),
-                                                 "2": tp.RowwiseParallel()})
+    net = tp.parallelize_module(
+        numpy_mlp(lib, 4, 8, 3), mesh, {"0": tp.ColwiseParallel(), "2": tp.RowwiseParallel()}
+    )
     out = [[(n, type(p).__name__, repr(p.placements)) for n, p in net.named_parameters()]]
     y = net(x)
     y.sum().backward()
-    out += [type(y).__name__, _vals(y) == _vals(yr),
-            [_vals(p.grad.full_tensor()) == _vals(q.grad)
-             for p, q in zip(net.parameters(), ref.parameters())]]
-    emb = tp.parallelize_module(lib.nn.Embedding(6, 4), mesh,
-                                tp.ColwiseParallel(output_layouts=dt.Replicate()))
+    out += [
+        type(y).__name__,
+        _vals(y) == _vals(yr),
+        [
+            _vals(p.grad.full_tensor()) == _vals(q.grad)
+            for p, q in zip(net.parameters(), ref.parameters())
+        ],
+    ]
+    emb = tp.parallelize_module(
+        lib.nn.Embedding(6, 4), mesh, tp.ColwiseParallel(output_layouts=dt.Replicate())
+    )
     out += [repr(emb.weight.placements), type(emb(lib.tensor([1, 2]))).__name__]
     ln = tp.parallelize_module(lib.nn.LayerNorm(4), mesh, tp.SequenceParallel())
     o = ln(lib.ones(2, 3, 4))
     out += [type(o).__name__, repr(o.placements), repr(ln.weight.placements)]
-    pm = tp.parallelize_module(lib.nn.Identity(), mesh, tp.PrepareModuleInput(
-        input_layouts=(dt.Shard(0),), desired_input_layouts=(dt.Replicate(),)))
+    pm = tp.parallelize_module(
+        lib.nn.Identity(),
+        mesh,
+        tp.PrepareModuleInput(
+            input_layouts=(dt.Shard(0),), desired_input_layouts=(dt.Replicate(),)
+        ),
+    )
     o = pm(lib.ones(2, 2))
     out += [type(o).__name__, repr(o.placements)]
     out.append(outcome(lambda: tp.parallelize_module(lib.nn.ReLU(), mesh, tp.ColwiseParallel())))
@@ -55,12 +68,16 @@ def _tp_scenario(lib):
     r = f(dt.distribute_tensor(lib.ones(2), mesh, [dt.Replicate()]))
     out += [type(r).__name__, repr(r.placements), _vals(r.to_local())]
     with ex.implicit_replication():
-        out.append(type(dt.distribute_tensor(lib.ones(2), mesh, [dt.Replicate()]) +
-                        lib.ones(2)).__name__)
+        out.append(
+            type(dt.distribute_tensor(lib.ones(2), mesh, [dt.Replicate()]) + lib.ones(2)).__name__
+        )
     with ex.context_parallel(mesh, buffers=[lib.ones(2, 4)], buffer_seq_dims=[1]):
         out.append("in context")
-    out.append(outcome(lambda: ex.context_parallel(mesh, buffers=[lib.ones(2)],
-                                                    buffer_seq_dims=[]).__enter__()))
+    out.append(
+        outcome(
+            lambda: ex.context_parallel(mesh, buffers=[lib.ones(2)], buffer_seq_dims=[]).__enter__()
+        )
+    )
     return out
 
 
@@ -70,6 +87,7 @@ def test_tensor_parallel(worlds):
 
 def _pipeline_scenario(lib):
     from importlib import import_module
+
     pp = import_module(f"{lib.__name__}.distributed.pipelining")
     rng = np.random.default_rng(0)
     net = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.Tanh(), lib.nn.Linear(4, 1))
@@ -84,11 +102,19 @@ def _pipeline_scenario(lib):
         net.zero_grad()
         losses = []
         res = cls(stage, n_microbatches=4, loss_fn=lib.nn.functional.mse_loss).step(
-            x, target=y, losses=losses)
-        out += [type(res).__name__, tuple(res.shape), [round(float(v), 5) for v in losses],
-                _vals(net[0].weight.grad)]
-    out += [pp.pipe_split(), [s.name for s in pp.SplitPoint],
-            tuple(pp.ScheduleGPipe(stage, n_microbatches=2).step(x).shape)]
+            x, target=y, losses=losses
+        )
+        out += [
+            type(res).__name__,
+            tuple(res.shape),
+            [round(float(v), 5) for v in losses],
+            _vals(net[0].weight.grad),
+        ]
+    out += [
+        pp.pipe_split(),
+        [s.name for s in pp.SplitPoint],
+        tuple(pp.ScheduleGPipe(stage, n_microbatches=2).step(x).shape),
+    ]
     return out
 
 
@@ -98,6 +124,7 @@ def test_pipelining(worlds):
 
 def _optim_scenario(lib):
     from importlib import import_module
+
     dopt = import_module(f"{lib.__name__}.distributed.optim")
     av = import_module(f"{lib.__name__}.distributed.algorithms.model_averaging.averagers")
     fn = import_module(f"{lib.__name__}.distributed.nn.functional")
@@ -114,8 +141,9 @@ def _optim_scenario(lib):
     sd = z.state_dict()
     out += [sorted(sd), sorted(sd["state"]), sd["param_groups"][0]["lr"]]
     net2 = numpy_mlp(lib, 4, 8, 3)
-    opt = dopt.PostLocalSGDOptimizer(lib.optim.SGD(net2.parameters(), lr=0.1),
-                                     av.PeriodicModelAverager(period=2, warmup_steps=1))
+    opt = dopt.PostLocalSGDOptimizer(
+        lib.optim.SGD(net2.parameters(), lr=0.1), av.PeriodicModelAverager(period=2, warmup_steps=1)
+    )
     for _ in range(3):
         net2(lib.ones(2, 4)).sum().backward()
         opt.step()
@@ -129,8 +157,9 @@ def _optim_scenario(lib):
     r = fn.all_reduce(t * 2, group=world)
     (g[0].sum() + r.sum()).backward()
     out += [len(g), _vals(g[0]), _vals(r), _vals(t.grad)]
-    du._sync_module_states(net, lib.distributed.distributed_c10d._get_default_group(),
-                           250 * 1024 * 1024, 0, set())
+    du._sync_module_states(
+        net, lib.distributed.distributed_c10d._get_default_group(), 250 * 1024 * 1024, 0, set()
+    )
     out.append(_vals(net[0].bias))
     out.append(du._pack_kwargs(1, 2, a=3))
     return out
@@ -163,14 +192,19 @@ def _launch(runner: list, script: str, tmp_path, name: str, *flags):
     path = tmp_path / name
     path.write_text(script)
     env = dict(os.environ, PYTHONPATH=ROOT)
-    return subprocess.run(runner + ["-m", "torch.distributed.run", *flags, str(path)],
-                          capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    return subprocess.run(
+        runner + ["-m", "torch.distributed.run", *flags, str(path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        cwd=tmp_path,
+    )
 
 
 def test_torchrun_one_process(tmp_path):
     t = _launch([sys.executable], SCRIPT, tmp_path, "s.py", "--nproc-per-node", "1")
-    j = _launch([sys.executable, "-m", "jtorch"], SCRIPT, tmp_path, "s.py", "--nproc-per-node",
-                "1")
+    j = _launch([sys.executable, "-m", "jtorch"], SCRIPT, tmp_path, "s.py", "--nproc-per-node", "1")
     assert t.returncode == j.returncode == 0, j.stderr
     assert j.stdout == t.stdout
     t = _launch([sys.executable], FAILING, tmp_path, "f.py", "--standalone")

@@ -56,28 +56,56 @@ def _vals(t) -> list:
 
 def _mesh_scenario(lib):
     from importlib import import_module
+
     dm = import_module(f"{lib.__name__}.distributed.device_mesh")
     out = []
     m = dm.init_device_mesh("cpu", (1,), mesh_dim_names=("dp",))
-    out += [repr(m), m.mesh.tolist(), str(m.mesh.dtype), m.ndim, m.shape, m.size(), m.size(0),
-            m.get_rank(), m.get_local_rank(), m.get_coordinate(), m.mesh_dim_names,
-            m.device_type, lib.distributed.get_process_group_ranks(m.get_group()),
-            m.get_group().size(), m["dp"] == m, hash(m["dp"]) == hash(m)]
+    out += [
+        repr(m),
+        m.mesh.tolist(),
+        str(m.mesh.dtype),
+        m.ndim,
+        m.shape,
+        m.size(),
+        m.size(0),
+        m.get_rank(),
+        m.get_local_rank(),
+        m.get_coordinate(),
+        m.mesh_dim_names,
+        m.device_type,
+        lib.distributed.get_process_group_ranks(m.get_group()),
+        m.get_group().size(),
+        m["dp"] == m,
+        hash(m["dp"]) == hash(m),
+    ]
     m2 = dm.init_device_mesh("cpu", (1, 1), mesh_dim_names=("dp", "tp"))
-    out += [repr(m2), repr(m2["tp"]), repr(m2["dp", "tp"]), len(m2.get_all_groups()),
-            m2.get_local_rank("tp"), m2.size(1), m2.get_coordinate(), m2.mesh.tolist()]
+    out += [
+        repr(m2),
+        repr(m2["tp"]),
+        repr(m2["dp", "tp"]),
+        len(m2.get_all_groups()),
+        m2.get_local_rank("tp"),
+        m2.size(1),
+        m2.get_coordinate(),
+        m2.mesh.tolist(),
+    ]
     flat = m2["dp", "tp"]._flatten("dp_tp")
     out += [repr(flat), repr(m2["dp_tp"])]
-    out += [repr(dm.DeviceMesh("cpu", [0])),
-            repr(dm.DeviceMesh("cpu", [[0]], mesh_dim_names=("a", "b"))),
-            repr(dm.init_device_mesh("cpu", (1,))),
-            repr(lib.distributed.DeviceMesh.from_group(lib.distributed.group.WORLD, "cpu"))]
-    out += [outcome(lambda: dm.DeviceMesh("cpu", [0, 1])),
-            outcome(lambda: dm.init_device_mesh("cpu", (2,))),
-            outcome(lambda: dm.init_device_mesh("cpu", (1,), mesh_dim_names=("a", "b"))),
-            outcome(lambda: m2.get_local_rank()), outcome(lambda: m2.get_group()),
-            outcome(lambda: dm.init_device_mesh("cpu", (1,))["x"]),
-            outcome(lambda: m2["x"])]
+    out += [
+        repr(dm.DeviceMesh("cpu", [0])),
+        repr(dm.DeviceMesh("cpu", [[0]], mesh_dim_names=("a", "b"))),
+        repr(dm.init_device_mesh("cpu", (1,))),
+        repr(lib.distributed.DeviceMesh.from_group(lib.distributed.group.WORLD, "cpu")),
+    ]
+    out += [
+        outcome(lambda: dm.DeviceMesh("cpu", [0, 1])),
+        outcome(lambda: dm.init_device_mesh("cpu", (2,))),
+        outcome(lambda: dm.init_device_mesh("cpu", (1,), mesh_dim_names=("a", "b"))),
+        outcome(lambda: m2.get_local_rank()),
+        outcome(lambda: m2.get_group()),
+        outcome(lambda: dm.init_device_mesh("cpu", (1,))["x"]),
+        outcome(lambda: m2["x"]),
+    ]
     return out
 
 
@@ -89,6 +117,7 @@ def test_device_mesh(worlds):
 def test_device_mesh_needs_a_process_group():
     for lib in (torch, jtorch):
         from importlib import import_module
+
         dm = import_module(f"{lib.__name__}.distributed.device_mesh")
         os.environ.pop("RANK", None)
         with pytest.raises(ValueError, match="environment variable RANK expected"):
@@ -96,8 +125,10 @@ def test_device_mesh_needs_a_process_group():
 
 
 def test_device_mesh_is_a_jax_mesh(worlds):
-    from jtorch.distributed.device_mesh import init_device_mesh
     import jax
+
+    from jtorch.distributed.device_mesh import init_device_mesh
+
     m = init_device_mesh("cpu", (1, 1), mesh_dim_names=("dp", "tp"))
     assert isinstance(m.jax_mesh, jax.sharding.Mesh)
     assert m.jax_mesh.axis_names == ("dp", "tp")
@@ -106,6 +137,7 @@ def test_device_mesh_is_a_jax_mesh(worlds):
 
 def _dtensor_scenario(lib):
     from importlib import import_module
+
     dt = import_module(f"{lib.__name__}.distributed.tensor")
     pt = import_module(f"{lib.__name__}.distributed.tensor.placement_types")
     ut = import_module(f"{lib.__name__}.distributed.tensor._utils")
@@ -116,7 +148,7 @@ def _dtensor_scenario(lib):
     for pl in ([Replicate()], [Shard(0)]):
         x = lib.arange(4.0)
         d = dt.distribute_tensor(x, m, pl)
-        x.add_(1)                                   # Replicate aliases, Shard copies
+        x.add_(1)  # Replicate aliases, Shard copies
         loc = lib.arange(4.0)
         f = DTensor.from_local(loc, m, pl)
         loc.add_(1)
@@ -135,41 +167,71 @@ def _dtensor_scenario(lib):
     (loc * 3).sum().backward()
     out.append(_vals(leaf.grad))
     r = dt.distribute_tensor(lib.ones(2, 2), m, [Replicate()])
-    out += [type(r.detach()).__name__, type(r.data).__name__, type(r.clone()).__name__,
-            type(r @ r).__name__, _vals((r @ r).full_tensor()), r.shape, r.stride(), r.dim(),
-            str(r.dtype), r.numel(), _vals(r.redistribute(m, [Shard(1)]).to_local()),
-            r.redistribute(m, [Shard(-1)]).placements]
-    out += [outcome(lambda: dt.distribute_tensor(lib.ones(2), m, [Shard(1)])),
-            outcome(lambda: dt.distribute_tensor(lib.ones(2), m, [Shard(0), Shard(0)])),
-            outcome(lambda: dt.distribute_tensor(r, m, [Shard(0)])),
-            outcome(lambda: dt.distribute_tensor(r, m, [Replicate()]) is r),
-            outcome(lambda: r.redistribute(m, [Partial()])),
-            outcome(lambda: DTensor.from_local(lib.ones(2, 3))),
-            outcome(lambda: dt.distribute_tensor(lib.ones(2, 3), m, [Shard(-1)]).placements),
-            outcome(lambda: DTensor.from_local(lib.ones(2, 3), m, [Shard(-1)]).placements)]
+    out += [
+        type(r.detach()).__name__,
+        type(r.data).__name__,
+        type(r.clone()).__name__,
+        type(r @ r).__name__,
+        _vals((r @ r).full_tensor()),
+        r.shape,
+        r.stride(),
+        r.dim(),
+        str(r.dtype),
+        r.numel(),
+        _vals(r.redistribute(m, [Shard(1)]).to_local()),
+        r.redistribute(m, [Shard(-1)]).placements,
+    ]
+    out += [
+        outcome(lambda: dt.distribute_tensor(lib.ones(2), m, [Shard(1)])),
+        outcome(lambda: dt.distribute_tensor(lib.ones(2), m, [Shard(0), Shard(0)])),
+        outcome(lambda: dt.distribute_tensor(r, m, [Shard(0)])),
+        outcome(lambda: dt.distribute_tensor(r, m, [Replicate()]) is r),
+        outcome(lambda: r.redistribute(m, [Partial()])),
+        outcome(lambda: DTensor.from_local(lib.ones(2, 3))),
+        outcome(lambda: dt.distribute_tensor(lib.ones(2, 3), m, [Shard(-1)]).placements),
+        outcome(lambda: DTensor.from_local(lib.ones(2, 3), m, [Shard(-1)]).placements),
+    ]
     mixed = outcome(lambda: r + lib.ones(2, 2))
-    out += [mixed[0], "got mixed torch.Tensor and DTensor" in mixed[1],
-            type(r * lib.tensor(2.0)).__name__]
+    out += [
+        mixed[0],
+        "got mixed torch.Tensor and DTensor" in mixed[1],
+        type(r * lib.tensor(2.0)).__name__,
+    ]
     p = lib.nn.Parameter(r)
     out += [isinstance(p, lib.nn.Parameter), type(p).__name__, p.is_leaf, p.requires_grad]
     lin = lib.nn.Linear(2, 2)
     lin.weight = lib.nn.Parameter(dt.distribute_tensor(lin.weight.detach(), m, [Shard(0)]))
     out += [type(lin.weight).__name__, [type(v).__name__ for v in lin.state_dict().values()]]
-    out += [Shard(0) == Shard(0), Shard(0) != Shard(1), hash(Replicate()),
-            Partial() == Partial("sum"), str(Partial("avg")), repr(Partial("max")),
-            Shard(0).is_shard(0), Shard(0).is_shard(1), Partial().is_partial(),
-            Replicate().is_partial(), Shard(0).is_replicate(), str(Shard(2)), str(Replicate())]
+    out += [
+        Shard(0) == Shard(0),
+        Shard(0) != Shard(1),
+        hash(Replicate()),
+        Partial() == Partial("sum"),
+        str(Partial("avg")),
+        repr(Partial("max")),
+        Shard(0).is_shard(0),
+        Shard(0).is_shard(1),
+        Partial().is_partial(),
+        Replicate().is_partial(),
+        Shard(0).is_replicate(),
+        str(Shard(2)),
+        str(Replicate()),
+    ]
     s = pt._StridedShard(0, split_factor=2)
     out += [str(s), repr(s), s.split_factor, s == Shard(0), isinstance(s, Shard), s.is_shard()]
-    out += [ut.compute_local_shape_and_global_offset((4, 6), m, [Shard(1)]),
-            Shard.local_shard_size_and_offset(10, 3, 2),
-            Shard.local_shard_size_and_offset(9, 3, 1),
-            Shard.local_shard_size_and_offset(2, 4, 3)]
+    out += [
+        ut.compute_local_shape_and_global_offset((4, 6), m, [Shard(1)]),
+        Shard.local_shard_size_and_offset(10, 3, 2),
+        Shard.local_shard_size_and_offset(9, 3, 1),
+        Shard.local_shard_size_and_offset(2, 4, 3),
+    ]
     shards, pads = Shard(0)._split_tensor(lib.arange(5.0), 3)
     out += [[_vals(x) for x in shards], pads]
-    out += [repr(dt.ones(2, device_mesh=m)),
-            repr(dt.zeros(2, 2, device_mesh=m, placements=[Shard(0)])),
-            repr(dt.full((2,), 3.0, device_mesh=m))]
+    out += [
+        repr(dt.ones(2, device_mesh=m)),
+        repr(dt.zeros(2, 2, device_mesh=m, placements=[Shard(0)])),
+        repr(dt.full((2,), 3.0, device_mesh=m)),
+    ]
     return out
 
 
@@ -180,22 +242,33 @@ def test_dtensor(worlds):
 
 def _fsdp_scenario(lib):
     from importlib import import_module
+
     fsdp = import_module(f"{lib.__name__}.distributed.fsdp")
     x = lib.tensor(np.random.default_rng(1).standard_normal((5, 3)), dtype=lib.float32)
     ref = numpy_mlp(lib, 3, 4, 2)(x)
     f = numpy_mlp(lib, 3, 4, 2)
     fsdp.fully_shard(f[0])
     fsdp.fully_shard(f)
-    out = [type(f).__name__, type(f[0]).__name__, type(f[2]).__name__,
-           isinstance(f, fsdp.FSDPModule), type(f).__mro__[1].__name__]
-    out.append([(n, type(p).__name__, p.placements, tuple(p.shape))
-                for n, p in f.named_parameters()])
+    out = [
+        type(f).__name__,
+        type(f[0]).__name__,
+        type(f[2]).__name__,
+        isinstance(f, fsdp.FSDPModule),
+        type(f).__mro__[1].__name__,
+    ]
+    out.append(
+        [(n, type(p).__name__, p.placements, tuple(p.shape)) for n, p in f.named_parameters()]
+    )
     out.append([(k, type(v).__name__) for k, v in f.state_dict().items()])
     y = f(x)
     out += [type(y).__name__, _vals(y) == _vals(ref), str(y.dtype)]
     y.sum().backward()
-    out.append([(n, type(p.grad).__name__, p.grad.placements, _vals(p.grad.to_local()))
-                for n, p in f.named_parameters()])
+    out.append(
+        [
+            (n, type(p.grad).__name__, p.grad.placements, _vals(p.grad.to_local()))
+            for n, p in f.named_parameters()
+        ]
+    )
     opt = lib.optim.SGD(f.parameters(), lr=0.1)
     opt.step()
     out += [type(f[0].weight).__name__, _vals(f[0].weight.to_local())]
@@ -204,9 +277,11 @@ def _fsdp_scenario(lib):
     f.set_requires_gradient_sync(False)
     f.set_is_last_backward(True)
     f.set_reshard_after_backward(True)
-    out += [outcome(lambda: copy.deepcopy(f)),
-            outcome(lambda: type(fsdp.fully_shard(lib.nn.ReLU())).__name__),
-            outcome(lambda: fsdp.fully_shard(lib.nn.ModuleList([lib.nn.ReLU()])))]
+    out += [
+        outcome(lambda: copy.deepcopy(f)),
+        outcome(lambda: type(fsdp.fully_shard(lib.nn.ReLU())).__name__),
+        outcome(lambda: fsdp.fully_shard(lib.nn.ModuleList([lib.nn.ReLU()]))),
+    ]
     g = numpy_mlp(lib, 3, 4, 2)
     fsdp.fully_shard(g, mp_policy=fsdp.MixedPrecisionPolicy(param_dtype=lib.bfloat16))
     yb = g(x)
@@ -214,8 +289,9 @@ def _fsdp_scenario(lib):
     yb.float().sum().backward()
     out += [str(g[0].weight.grad.dtype), _approx(_vals(g[0].weight.grad.to_local()))]
     h = numpy_mlp(lib, 3, 4, 2)
-    fsdp.fully_shard(h, mp_policy=fsdp.MixedPrecisionPolicy(param_dtype=lib.bfloat16,
-                                                            output_dtype=lib.float32))
+    fsdp.fully_shard(
+        h, mp_policy=fsdp.MixedPrecisionPolicy(param_dtype=lib.bfloat16, output_dtype=lib.float32)
+    )
     out.append(str(h(x).dtype))
     m2 = numpy_mlp(lib, 3, 4, 2)
     fsdp.fully_shard(m2)
@@ -231,6 +307,7 @@ def test_fully_shard(worlds):
 
 def _state_dict_scenario(lib):
     from importlib import import_module
+
     sd_mod = import_module(f"{lib.__name__}.distributed.checkpoint.state_dict")
     dcp = import_module(f"{lib.__name__}.distributed.checkpoint")
     fu = import_module(f"{lib.__name__}.distributed.checkpoint.format_utils")
@@ -240,10 +317,18 @@ def _state_dict_scenario(lib):
     opt = lib.optim.Adam(m.parameters(), lr=0.1)
 
     def osd_summary(osd):
-        return ({k: {n: _vals(v) if isinstance(v, lib.Tensor) else v for n, v in s.items()}
-                 for k, s in osd["state"].items()}, osd["param_groups"])
-    out = [list(sd_mod.get_model_state_dict(m)),
-           osd_summary(sd_mod.get_optimizer_state_dict(m, opt))]   # initialises the state
+        return (
+            {
+                k: {n: _vals(v) if isinstance(v, lib.Tensor) else v for n, v in s.items()}
+                for k, s in osd["state"].items()
+            },
+            osd["param_groups"],
+        )
+
+    out = [
+        list(sd_mod.get_model_state_dict(m)),
+        osd_summary(sd_mod.get_optimizer_state_dict(m, opt)),
+    ]  # initialises the state
     x = lib.ones(2, 3)
     m(x).sum().backward()
     opt.step()
@@ -252,22 +337,30 @@ def _state_dict_scenario(lib):
     out.append(list(flat))
     out.append(list(sd_mod.get_model_state_dict(m, options=opts(ignore_frozen_params=True))))
     msd, osd = sd_mod.get_state_dict(m, opt)
-    out += [type(msd).__name__, str(sd_mod.set_model_state_dict(m, msd)),
-            str(sd_mod.set_state_dict(m, opt, model_state_dict=msd, optim_state_dict=osd))]
+    out += [
+        type(msd).__name__,
+        str(sd_mod.set_model_state_dict(m, msd)),
+        str(sd_mod.set_state_dict(m, opt, model_state_dict=msd, optim_state_dict=osd)),
+    ]
     sd_mod.set_optimizer_state_dict(m, opt, flat)
     out.append(osd_summary(sd_mod.get_optimizer_state_dict(m, opt)))
     out.append(outcome(lambda: str(sd_mod.set_model_state_dict(m, {"x": lib.ones(1)}))))
-    out.append(str(sd_mod.set_model_state_dict(m, {"0.weight": lib.ones(4, 3)},
-                                               options=opts(strict=False))))
+    out.append(
+        str(
+            sd_mod.set_model_state_dict(m, {"0.weight": lib.ones(4, 3)}, options=opts(strict=False))
+        )
+    )
     out.append(_vals(m[0].weight))
     ddp = lib.nn.parallel.DistributedDataParallel(m)
     out.append(list(sd_mod.get_model_state_dict(ddp)))
     with tempfile.TemporaryDirectory() as d:
         sd = {"model": m.state_dict(), "step": 3, "extra": {"lst": [1, 2]}}
         meta = dcp.save(sd, checkpoint_id=d)
-        out += [sorted(meta.state_dict_metadata),
-                type(meta.state_dict_metadata["model.0.weight"]).__name__,
-                type(meta.state_dict_metadata["step"]).__name__]
+        out += [
+            sorted(meta.state_dict_metadata),
+            type(meta.state_dict_metadata["model.0.weight"]).__name__,
+            type(meta.state_dict_metadata["step"]).__name__,
+        ]
         m2 = numpy_mlp(lib, 3, 4, 2)
         sd2 = {"model": m2.state_dict(), "step": 0, "extra": {"lst": []}}
         dcp.load(sd2, checkpoint_id=d)
@@ -289,8 +382,11 @@ def _state_dict_scenario(lib):
         with lib.no_grad():
             for p in m3.parameters():
                 p.zero_()
-        dcp.load({"model": m3}, checkpoint_id=os.path.join(d, "s"),
-                 planner=dcp.DefaultLoadPlanner(allow_partial_load=True))
+        dcp.load(
+            {"model": m3},
+            checkpoint_id=os.path.join(d, "s"),
+            planner=dcp.DefaultLoadPlanner(allow_partial_load=True),
+        )
         out.append(_vals(m3[0].weight) == _vals(m2[0].weight))
     return out
 
@@ -302,14 +398,20 @@ def test_checkpoint_state_dict(worlds):
 
 def _collectives_scenario(lib):
     from importlib import import_module
+
     fc = import_module(f"{lib.__name__}.distributed._functional_collectives")
     dm = import_module(f"{lib.__name__}.distributed.device_mesh")
     m = dm.init_device_mesh("cpu", (1,))
     x = lib.arange(6.0).reshape(3, 2)
     out = []
-    for r in (fc.all_reduce(x, "sum", m), fc.all_reduce(x, "avg", [0]),
-              fc.all_gather_tensor(x, 0, m), fc.reduce_scatter_tensor(x, "sum", 0, m),
-              fc.all_to_all_single(x, None, None, m), fc.broadcast(x, 0, m)):
+    for r in (
+        fc.all_reduce(x, "sum", m),
+        fc.all_reduce(x, "avg", [0]),
+        fc.all_gather_tensor(x, 0, m),
+        fc.reduce_scatter_tensor(x, "sum", 0, m),
+        fc.all_to_all_single(x, None, None, m),
+        fc.broadcast(x, 0, m),
+    ):
         w = fc.wait_tensor(r)
         out += [_vals(w), w is x, str(w.dtype)]
     y = lib.arange(3.0, requires_grad=True)
@@ -327,6 +429,7 @@ def test_functional_collectives(worlds):
 
 def _algorithms_scenario(lib):
     from importlib import import_module
+
     join = import_module(f"{lib.__name__}.distributed.algorithms.join")
     av = import_module(f"{lib.__name__}.distributed.algorithms.model_averaging.averagers")
     cw = import_module(f"{lib.__name__}.distributed.algorithms._checkpoint.checkpoint_wrapper")
@@ -363,32 +466,40 @@ def _algorithms_scenario(lib):
     m(lib.ones(1, 3)).sum().backward()
     for _ in range(4):
         avg.average_parameters(m.parameters())
-    out += [avg.step, _vals(m[0].weight) == before,
-            outcome(lambda: av.PeriodicModelAverager(period=0)),
-            outcome(lambda: av.PeriodicModelAverager(period=2).average_parameters([]))]
+    out += [
+        avg.step,
+        _vals(m[0].weight) == before,
+        outcome(lambda: av.PeriodicModelAverager(period=0)),
+        outcome(lambda: av.PeriodicModelAverager(period=2).average_parameters([])),
+    ]
     base = numpy_mlp(lib, 3, 4, 2)
     wrapped = cw.checkpoint_wrapper(numpy_mlp(lib, 3, 4, 2))
     x = lib.tensor(np.random.default_rng(2).standard_normal((4, 3)), dtype=lib.float32)
     ya, yb = base(x), wrapped(x)
     ya.sum().backward()
     yb.sum().backward()
-    out += [type(wrapped).__name__, list(wrapped.state_dict()),
-            [n for n, _ in wrapped.named_parameters()], _vals(ya) == _vals(yb),
-            _vals(base[0].weight.grad) == _vals(wrapped[0].weight.grad)]
+    out += [
+        type(wrapped).__name__,
+        list(wrapped.state_dict()),
+        [n for n, _ in wrapped.named_parameters()],
+        _vals(ya) == _vals(yb),
+        _vals(base[0].weight.grad) == _vals(wrapped[0].weight.grad),
+    ]
     wrapped.load_state_dict(base.state_dict())
     seq = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.ReLU(), lib.nn.Linear(2, 2))
     cw.apply_activation_checkpointing(seq, check_fn=lambda mod: isinstance(mod, lib.nn.Linear))
     out.append([type(c).__name__ for c in seq])
     seq2 = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.ReLU())
-    cw.apply_activation_checkpointing(
-        seq2, auto_wrap_policy=wrap.ModuleWrapPolicy({lib.nn.Linear}))
+    cw.apply_activation_checkpointing(seq2, auto_wrap_policy=wrap.ModuleWrapPolicy({lib.nn.Linear}))
     out.append([type(c).__name__ for c in seq2])
     lin = lib.nn.Linear(100, 100)
-    out += [wrap.size_based_auto_wrap_policy(lin, True, 10_100, min_num_params=10_000),
-            wrap.size_based_auto_wrap_policy(lin, False, 9_000, min_num_params=10_000),
-            wrap.transformer_auto_wrap_policy(lin, False, 0, {lib.nn.Linear}),
-            wrap.lambda_auto_wrap_policy(lin, True, 0, lambda_fn=lambda mod: False),
-            wrap.always_wrap_policy()]
+    out += [
+        wrap.size_based_auto_wrap_policy(lin, True, 10_100, min_num_params=10_000),
+        wrap.size_based_auto_wrap_policy(lin, False, 9_000, min_num_params=10_000),
+        wrap.transformer_auto_wrap_policy(lin, False, 0, {lib.nn.Linear}),
+        wrap.lambda_auto_wrap_policy(lin, True, 0, lambda_fn=lambda mod: False),
+        wrap.always_wrap_policy(),
+    ]
     return out
 
 
@@ -404,10 +515,18 @@ def _store_scenario(lib):
         fs = dist.FileStore(os.path.join(d, "store"), 1)
         fs.set("a", "x")
         out += [fs.get("a"), fs.add("n", 2), fs.add("n", 3), fs.check(["a"]), fs.check(["zz"])]
-        out += [fs.compare_set("a", "x", "y"), fs.get("a"), fs.compare_set("a", "nope", "z"),
-                fs.compare_set("q", "", "w"), fs.get("q"), fs.delete_key("a"),
-                fs.delete_key("a"), fs.check(["a"])]
+        out += [
+            fs.compare_set("a", "x", "y"),
+            fs.get("a"),
+            fs.compare_set("a", "nope", "z"),
+            fs.compare_set("q", "", "w"),
+            fs.get("q"),
+            fs.delete_key("a"),
+            fs.delete_key("a"),
+            fs.check(["a"]),
+        ]
         import datetime
+
         fs.set_timeout(datetime.timedelta(milliseconds=200))
         out.append(outcome(lambda: fs.get("missing")))
     h = dist.HashStore()

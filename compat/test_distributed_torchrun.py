@@ -27,21 +27,37 @@ FULL = os.environ.get("JTORCH_DIST_FULL") == "1"
 def _run(runner: list, script: str, nproc: int) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=ROOT, JTORCH_COMPILE_NOTE="0")
     cmd = runner + ["-m", "torch.distributed.run", "--nproc-per-node", str(nproc), script]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env,
-                          cwd=SCRIPTS, start_new_session=True)
+    return subprocess.run(
+        cmd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        cwd=SCRIPTS,
+        start_new_session=True,
+    )
 
 
 CASES = [("ddp.py", 2, 1e-4, 1e-5)]
 if FULL:
-    CASES += [("collectives.py", 2, 0, 0), ("collectives.py", 4, 0, 0), ("ddp.py", 4, 1e-4, 1e-5),
-              ("fsdp.py", 2, 1e-4, 1e-5), ("fsdp.py", 4, 1e-4, 1e-5), ("dtensor.py", 2, 0, 0),
-              ("dtensor.py", 4, 0, 0), ("tp.py", 2, 1e-4, 1e-5), ("tp.py", 4, 1e-4, 1e-5),
-              ("tp_lm.py", 2, 1e-4, 1e-5), ("tp_lm.py", 4, 1e-4, 1e-5),
-              ("dcp.py", 2, 1e-4, 1e-5), ("dcp.py", 4, 1e-4, 1e-5)]
+    CASES += [
+        ("collectives.py", 2, 0, 0),
+        ("collectives.py", 4, 0, 0),
+        ("ddp.py", 4, 1e-4, 1e-5),
+        ("fsdp.py", 2, 1e-4, 1e-5),
+        ("fsdp.py", 4, 1e-4, 1e-5),
+        ("dtensor.py", 2, 0, 0),
+        ("dtensor.py", 4, 0, 0),
+        ("tp.py", 2, 1e-4, 1e-5),
+        ("tp.py", 4, 1e-4, 1e-5),
+        ("tp_lm.py", 2, 1e-4, 1e-5),
+        ("tp_lm.py", 4, 1e-4, 1e-5),
+        ("dcp.py", 2, 1e-4, 1e-5),
+        ("dcp.py", 4, 1e-4, 1e-5),
+    ]
 
 
-@pytest.mark.parametrize("script,nproc,rtol,atol", CASES,
-                         ids=[f"{c[0]}-{c[1]}" for c in CASES])
+@pytest.mark.parametrize("script,nproc,rtol,atol", CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
 def test_torchrun_script(script, nproc, rtol, atol):
     t = _run([sys.executable], script, nproc)
     assert t.returncode == 0, t.stderr[-3000:]
@@ -58,9 +74,15 @@ def test_mp_spawn_script():
     for args in (["2"], ["2", "fail"]):
         outs = []
         for runner in ([sys.executable], [sys.executable, "-m", "jtorch"]):
-            r = subprocess.run(runner + ["spawn.py", *args], capture_output=True, text=True,
-                               timeout=600, cwd=SCRIPTS, start_new_session=True,
-                               env=dict(os.environ, PYTHONPATH=ROOT, JTORCH_COMPILE_NOTE="0"))
+            r = subprocess.run(
+                runner + ["spawn.py", *args],
+                capture_output=True,
+                text=True,
+                timeout=600,
+                cwd=SCRIPTS,
+                start_new_session=True,
+                env=dict(os.environ, PYTHONPATH=ROOT, JTORCH_COMPILE_NOTE="0"),
+            )
             assert r.returncode == 0, r.stderr[-3000:]
             outs.append(r.stdout)
         assert outs[1] == outs[0]

@@ -20,13 +20,23 @@ def _optimized_module(L):
     m = L.nn.Sequential(L.nn.Linear(2, 3), L.nn.ReLU())
     with L.no_grad():
         for i, p in enumerate(m.parameters()):
-            p.copy_(L.tensor(np.linspace(-1, 1, p.numel()).reshape(tuple(p.shape)) * (i + 1),
-                             dtype=L.float32))
+            p.copy_(
+                L.tensor(
+                    np.linspace(-1, 1, p.numel()).reshape(tuple(p.shape)) * (i + 1), dtype=L.float32
+                )
+            )
     c = L.compile(m)
     x = L.tensor([[1.0, -2.0], [0.5, 0.25]])
-    out = [type(c).__name__, isinstance(c, L._dynamo.OptimizedModule),
-           isinstance(c, L._dynamo.eval_frame.OptimizedModule), list(c.state_dict()),
-           c._orig_mod is m, len(c), repr(c), np.round(c(x).detach().numpy(), 5).tolist()]
+    out = [
+        type(c).__name__,
+        isinstance(c, L._dynamo.OptimizedModule),
+        isinstance(c, L._dynamo.eval_frame.OptimizedModule),
+        list(c.state_dict()),
+        c._orig_mod is m,
+        len(c),
+        repr(c),
+        np.round(c(x).detach().numpy(), 5).tolist(),
+    ]
     c.eval()
     out.append((m.training, c.training))
     c.extra_flag = 3
@@ -53,12 +63,19 @@ def _marks(L):
 
     def h():
         return 1
+
     out.append((L._dynamo.assume_constant_result(h) is h, h._dynamo_marked_constant))
     out.append(L._dynamo.allow_in_graph(h) is h)
     out.append(L.compiler.allow_in_graph(h) is h)
-    out.append([L.compiler.is_compiling(), L.compiler.is_dynamo_compiling(),
-                L.compiler.is_exporting(), L._dynamo.is_compiling(),
-                L.compiler.cudagraph_mark_step_begin()])
+    out.append(
+        [
+            L.compiler.is_compiling(),
+            L.compiler.is_dynamo_compiling(),
+            L.compiler.is_exporting(),
+            L._dynamo.is_compiling(),
+            L.compiler.cudagraph_mark_step_begin(),
+        ]
+    )
     cfg = L._dynamo.config
     out.append((cfg.capture_scalar_outputs, cfg.verbose, cfg.suppress_errors))
     with cfg.patch(verbose=True):
@@ -82,8 +99,10 @@ def test_compiled_function_and_disable():
         @L.compiler.disable
         def eager(x):
             return x + 1
+
         x = L.linspace(0, 1, 5)
         return [round(f(x).item(), 5), eager(x).tolist()]
+
     assert run(jtorch) == run(torch)
 
 
@@ -99,4 +118,5 @@ def test_transform_getitem_to_index():
             c = L.vmap(lambda i: x[i, i])(L.arange(3))
             d = x[0:2]
         return a.tolist(), b.tolist(), c.tolist(), d.tolist()
+
     assert run(jtorch) == run(torch)

@@ -28,11 +28,19 @@ torch = pytest.importorskip("torch")
 from compat.corpus import HERE, Corpus  # noqa: E402
 
 # Files whose name starts with "_" are helpers the cases import, not cases.
-_entries = {os.path.basename(p): p for p in glob.glob(os.path.join(HERE, "ecosystem", "*.py"))
-            if not os.path.basename(p).startswith("_")}
+_entries = {
+    os.path.basename(p): p
+    for p in glob.glob(os.path.join(HERE, "ecosystem", "*.py"))
+    if not os.path.basename(p).startswith("_")
+}
 
-CORPUS = Corpus("ecosystem", _entries, os.path.join(HERE, "ecosystem_status.json"),
-                os.path.join(HERE, "ecosystem_torch_outputs"), "JTORCH_ECOSYSTEM")
+CORPUS = Corpus(
+    "ecosystem",
+    _entries,
+    os.path.join(HERE, "ecosystem_status.json"),
+    os.path.join(HERE, "ecosystem_torch_outputs"),
+    "JTORCH_ECOSYSTEM",
+)
 RESULTS = CORPUS.results  # case -> status record, read by the summary hook in conftest
 
 

@@ -16,8 +16,9 @@ def _calls(lib):
     return {
         "sdpa on cpu": lambda: F.scaled_dot_product_attention(q, q, q),
         "einsum": lambda: lib.einsum("ij,jk->ik", lib.ones(3, 4), lib.ones(4, 5)),
-        "einsum chain": lambda: lib.einsum("ij,jk,kl->il", lib.ones(3, 4), lib.ones(4, 5),
-                                           lib.ones(5, 6)),
+        "einsum chain": lambda: lib.einsum(
+            "ij,jk,kl->il", lib.ones(3, 4), lib.ones(4, 5), lib.ones(5, 6)
+        ),
         "addmm": lambda: lib.addmm(lib.ones(3, 5), lib.ones(3, 4), lib.ones(4, 5)),
         "baddbmm": lambda: lib.baddbmm(lib.ones(2, 3, 5), lib.ones(2, 3, 4), lib.ones(2, 4, 5)),
         "bmm": lambda: lib.bmm(lib.ones(2, 3, 4), lib.ones(2, 4, 5)),
@@ -30,25 +31,30 @@ def _calls(lib):
         "matmul broadcast 1": lambda: lib.ones(2, 3, 4) @ lib.ones(1, 4, 5),
         "matmul batched": lambda: lib.ones(2, 3, 4).matmul(lib.ones(2, 4, 5)),
         "mv": lambda: lib.ones(3, 4) @ lib.ones(4),
-        "mha": lambda: lib.nn.MultiheadAttention(8, 2)(lib.ones(3, 1, 8), lib.ones(3, 1, 8),
-                                                       lib.ones(3, 1, 8)),
+        "mha": lambda: lib.nn.MultiheadAttention(8, 2)(
+            lib.ones(3, 1, 8), lib.ones(3, 1, 8), lib.ones(3, 1, 8)
+        ),
         "mha cross": lambda: lib.nn.MultiheadAttention(8, 2, batch_first=True)(
-            lib.ones(1, 3, 8), lib.ones(1, 4, 8), lib.ones(1, 4, 8)),
+            lib.ones(1, 3, 8), lib.ones(1, 4, 8), lib.ones(1, 4, 8)
+        ),
     }
 
 
 def _counts(lib, mode_cls, call):
     with mode_cls(display=False) as m:
         call()
-    return {str(op): n for op, n in m.get_flop_counts().get("Global", {}).items()}, \
-        m.get_total_flops()
+    return {
+        str(op): n for op, n in m.get_flop_counts().get("Global", {}).items()
+    }, m.get_total_flops()
 
 
 @pytest.mark.parametrize("name", list(_calls(torch)))
 def test_op_counts(name):
     from torch.utils.flop_counter import FlopCounterMode
-    assert _counts(jtorch, JMode, _calls(jtorch)[name]) == \
-        _counts(torch, FlopCounterMode, _calls(torch)[name])
+
+    assert _counts(jtorch, JMode, _calls(jtorch)[name]) == _counts(
+        torch, FlopCounterMode, _calls(torch)[name]
+    )
 
 
 def _net(lib):
@@ -61,6 +67,7 @@ def _net(lib):
 
         def forward(self, x, img):
             return self.fc2(lib.relu(self.fc(x))).sum() + self.conv(img).sum()
+
     return Net()
 
 
@@ -77,6 +84,7 @@ def _module_run(lib, mode_cls, backward: bool):
 
 def test_module_attribution_forward():
     from torch.utils.flop_counter import FlopCounterMode
+
     assert _module_run(jtorch, JMode, False) == _module_run(torch, FlopCounterMode, False)
 
 
@@ -85,8 +93,8 @@ def test_backward_totals():
     backward ops to modules in its own way, which jtorch does not copy (the modules whose
     forward made the op are charged)."""
     from torch.utils.flop_counter import FlopCounterMode
-    (jc, jt), (tc, tt) = _module_run(jtorch, JMode, True), _module_run(torch, FlopCounterMode,
-                                                                       True)
+
+    (jc, jt), (tc, tt) = _module_run(jtorch, JMode, True), _module_run(torch, FlopCounterMode, True)
     assert jt == tt
     assert jc["Global"] == tc["Global"]
     assert jc["Net.fc"] == tc["Net.fc"] and jc["Net.fc2"] == tc["Net.fc2"]

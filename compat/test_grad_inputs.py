@@ -56,8 +56,12 @@ def test_eigh_gradient_of_a_complex_non_hermitian_input():
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-4, atol=1e-5)
 
 
-_SCATTERS = [((1,), (), (), 0), ((3, 3), (2, 2), (1, 2), 1), ((3, 3), (2, 2), (2, 1), 0),
-             ((16,), (2, 1, 1, 2), (1, 2, 4, 8), 0)]
+_SCATTERS = [
+    ((1,), (), (), 0),
+    ((3, 3), (2, 2), (1, 2), 1),
+    ((3, 3), (2, 2), (2, 1), 0),
+    ((16,), (2, 1, 1, 2), (1, 2, 4, 8), 0),
+]
 
 
 @pytest.mark.parametrize("case", _SCATTERS, ids=str)
@@ -71,8 +75,9 @@ def test_as_strided_scatter_gradient_is_the_derivative(case):
     w = rng.standard_normal(ishape)
 
     def f(x, s):
-        out = torch.as_strided_scatter(torch.tensor(x), torch.tensor(s), size, stride,
-                                       storage_offset=offset)
+        out = torch.as_strided_scatter(
+            torch.tensor(x), torch.tensor(s), size, stride, storage_offset=offset
+        )
         return float((out * torch.tensor(w)).sum())
 
     def numeric(v, at):

@@ -26,16 +26,17 @@ def _f(path):
         for p in path.split("."):
             obj = getattr(obj, p)
         return obj
+
     return get
 
 
 # name -> (fn(lib, *inputs), number of inputs, compare the second order too)
 CASES = {
-    "pow2": (lambda L, x: x ** 2, 1, True),
+    "pow2": (lambda L, x: x**2, 1, True),
     "pow3": (lambda L, x: x.pow(3), 1, True),
     "square": (lambda L, x: x.square(), 1, True),
-    "pow_tensor": (lambda L, x, y: x ** y, 2, True),
-    "rpow": (lambda L, x: 2 ** x, 1, True),
+    "pow_tensor": (lambda L, x, y: x**y, 2, True),
+    "rpow": (lambda L, x: 2**x, 1, True),
     "mul": (lambda L, x, y: x * y, 2, True),
     "div": (lambda L, x, y: x / y, 2, True),
     "exp": (lambda L, x: x.exp(), 1, True),
@@ -67,13 +68,18 @@ CASES = {
     "mish": (lambda L, x: _f(F + ".mish")(L)(x), 1, True),
     "softmax": (lambda L, x: x.softmax(-1), 1, True),
     "log_softmax": (lambda L, x: x.log_softmax(-1), 1, True),
-    "cross_entropy": (lambda L, x: _f(F + ".cross_entropy")(L)(x, L.tensor([0, 1, 2])), 1,
-                      True),
+    "cross_entropy": (lambda L, x: _f(F + ".cross_entropy")(L)(x, L.tensor([0, 1, 2])), 1, True),
     "nll_loss": (lambda L, x: _f(F + ".nll_loss")(L)(x, L.tensor([0, 1, 2])), 1, True),
-    "nll_loss_2d": (lambda L, x: _f(F + ".nll_loss")(L)(x[None, :, :, None], L.tensor([[
-        [0], [1], [2]]])), 1, True),
-    "cross_entropy_2d": (lambda L, x: _f(F + ".cross_entropy")(L)(x[None, :, :, None], L.tensor(
-        [[[0], [1], [2]]])), 1, True),
+    "nll_loss_2d": (
+        lambda L, x: _f(F + ".nll_loss")(L)(x[None, :, :, None], L.tensor([[[0], [1], [2]]])),
+        1,
+        True,
+    ),
+    "cross_entropy_2d": (
+        lambda L, x: _f(F + ".cross_entropy")(L)(x[None, :, :, None], L.tensor([[[0], [1], [2]]])),
+        1,
+        True,
+    ),
     "mse_loss": (lambda L, x, y: _f(F + ".mse_loss")(L)(x, y), 2, True),
     "l1_loss": (lambda L, x, y: _f(F + ".l1_loss")(L)(x, y), 2, True),
     "smooth_l1_loss": (lambda L, x, y: _f(F + ".smooth_l1_loss")(L)(x, y), 2, True),
@@ -113,8 +119,7 @@ CASES = {
 
 
 def _pair(t):
-    return None if t is None else (t.requires_grad, None if t.grad_fn is None else
-                                   t.grad_fn.name())
+    return None if t is None else (t.requires_grad, None if t.grad_fn is None else t.grad_fn.name())
 
 
 def _names(lib, fn, n, second):
@@ -137,7 +142,7 @@ def test_double_backward_names(case):
     expected, t_grads = _names(torch, fn, n, second)
     actual, j_grads = _names(jtorch, fn, n, second)
     assert actual == expected
-    for e, a in zip(t_grads, j_grads):   # the split per name keeps the values
+    for e, a in zip(t_grads, j_grads):  # the split per name keeps the values
         # compat/test_grads.py's gradient tolerance (layer_norm's rows of three cancel digits)
         np.testing.assert_allclose(np.asarray(a._array), e.numpy(), rtol=1e-4, atol=1e-4)
 
@@ -147,7 +152,6 @@ def test_linear_weight_only():
     names = []
     for lib in (torch, jtorch):
         x, w = lib.tensor(_X), lib.tensor(_Y, requires_grad=True)
-        (g,) = lib.autograd.grad(_f(F + ".linear")(lib)(x, w).pow(2).sum(), [w],
-                                 create_graph=True)
+        (g,) = lib.autograd.grad(_f(F + ".linear")(lib)(x, w).pow(2).sum(), [w], create_graph=True)
         names.append(g.grad_fn.name())
     assert names[1] == names[0]

@@ -57,21 +57,22 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("expecttest")
 
 import jtorch  # noqa: E402
+from compat import opinfo  # noqa: E402
 from jtorch._tensor import SparseOperand  # noqa: E402
 from jtorch.autograd import _fused  # noqa: E402
-from compat import opinfo  # noqa: E402
 
 RECORD = os.path.join(os.path.dirname(__file__), "grads_status.json")
 _recorded = json.load(open(RECORD)) if os.path.exists(RECORD) else {}
 _FULL = os.environ.get("JTORCH_GRADS_FULL") == "1"
 _CI_SAMPLES = 2
 _max_samples = int(os.environ.get("JTORCH_GRADS_MAX_SAMPLES", 0)) or (
-    None if _FULL else _CI_SAMPLES)
+    None if _FULL else _CI_SAMPLES
+)
 _CI_LOOP_SAMPLES = 1
 _loop_samples = int(os.environ.get("JTORCH_GRADS_LOOP", -1))
 if _loop_samples < 0:
-    _loop_samples = 10 ** 9 if _FULL else _CI_LOOP_SAMPLES
-LOOP_STEPS = 4     # one node by node for reference, then three as a loop runs them
+    _loop_samples = 10**9 if _FULL else _CI_LOOP_SAMPLES
+LOOP_STEPS = 4  # one node by node for reference, then three as a loop runs them
 
 # Gradients are compared more loosely than forward values (opinfo.TOLERANCES: rtol 1.3e-5,
 # atol 1e-5 in float32): a gradient chains a few formulas (each a few ulp apart between ATen
@@ -84,8 +85,8 @@ GRAD_RTOL, GRAD_ATOL = 1e-4, 1e-5
 # Ops whose PyTorch gradient is not the reference to match, with the reason.
 GRAD_SKIPS = {
     "as_strided_scatter": "PyTorch's own backward is wrong here (an expected failure of its "
-                          "TestBwdGradients.test_fn_grad): it passes the gradient to the input "
-                          "elements that src overwrites",
+    "TestBwdGradients.test_fn_grad): it passes the gradient to the input "
+    "elements that src overwrites"
 }
 
 RESULTS: dict = {}  # op id -> status record, read by the summary hook in conftest
@@ -106,8 +107,11 @@ class ValueMismatch(Mismatch):
 def _grad_leaves(x, found):
     """Torch tensors in a sample (nested in tuples/lists/dicts) that require grad, in order."""
     if isinstance(x, torch.Tensor):
-        if x.requires_grad and (x.is_floating_point() or x.is_complex()) and \
-                all(x is not f for f in found):
+        if (
+            x.requires_grad
+            and (x.is_floating_point() or x.is_complex())
+            and all(x is not f for f in found)
+        ):
             found.append(x)
     elif isinstance(x, (list, tuple)):
         for v in x:
@@ -173,8 +177,13 @@ def _flatten(out, acc):
 
 
 def _diff_positions(flat):
-    return [i for i, o in enumerate(flat) if isinstance(o, torch.Tensor) and o.requires_grad
-            and (o.is_floating_point() or o.is_complex())]
+    return [
+        i
+        for i, o in enumerate(flat)
+        if isinstance(o, torch.Tensor)
+        and o.requires_grad
+        and (o.is_floating_point() or o.is_complex())
+    ]
 
 
 def _weights(flat, positions, seed):
@@ -183,8 +192,7 @@ def _weights(flat, positions, seed):
     for i in positions:
         shape = tuple(flat[i].shape)
         w = rng.uniform(-1.0, 1.0, size=shape).astype(np.float32)
-        wi = rng.uniform(-1.0, 1.0, size=shape).astype(np.float32) if flat[i].is_complex() \
-            else None
+        wi = rng.uniform(-1.0, 1.0, size=shape).astype(np.float32) if flat[i].is_complex() else None
         ws[i] = (w, wi)
     return ws
 
@@ -232,7 +240,7 @@ def compare_grad(expected, actual, path) -> None:
         raise Mismatch(f"{path}: {side} gives no gradient, the other a nonzero one")
     if not isinstance(actual, jtorch.Tensor):
         raise Mismatch(f"{path}: expected a Tensor, got {type(actual).__name__}")
-    if expected.layout != torch.strided:    # a sparse gradient: its layout, then its values
+    if expected.layout != torch.strided:  # a sparse gradient: its layout, then its values
         if str(actual.layout) != str(expected.layout):
             raise Mismatch(f"{path}: layout {actual.layout} != torch {expected.layout}")
         expected, actual = expected.to_dense(), actual.to_dense()
@@ -243,7 +251,7 @@ def compare_grad(expected, actual, path) -> None:
         raise Mismatch(f"{path}: dtype {actual.dtype} != torch {expected.dtype}")
     if expected.numel() == 0:
         return
-    if expected._is_zerotensor():       # e.g. sgn's gradient on real input
+    if expected._is_zerotensor():  # e.g. sgn's gradient on real input
         expected = torch.zeros(expected.shape, dtype=expected.dtype)
     e = expected.detach().resolve_conj().resolve_neg().numpy()
     a = np.asarray(actual._array)
@@ -256,8 +264,9 @@ def compare_grad(expected, actual, path) -> None:
         nan_note = ""
         if np.isnan(a).any() != np.isnan(e).any():
             nan_note = " (nan in " + ("jtorch" if np.isnan(a).any() else "torch") + ")"
-        raise ValueMismatch(f"{path}: values differ (max abs diff {diff:.3g}, scale {scale:.3g})"
-                       f"{nan_note}")
+        raise ValueMismatch(
+            f"{path}: values differ (max abs diff {diff:.3g}, scale {scale:.3g}){nan_note}"
+        )
 
 
 # ---------------------------------------------------------------------------
@@ -333,8 +342,11 @@ def run_grads(op, max_samples=None, loop_samples=0) -> dict:
         torch.manual_seed(0)
         samples = list(op.sample_inputs("cpu", torch.float32, requires_grad=True))
     except Exception as e:  # noqa: BLE001 — torch's own sample generation failing
-        return {"name": op.name, "status": "skip",
-                "reason": f"torch sample generation failed: {e!r}"[:200]}
+        return {
+            "name": op.name,
+            "status": "skip",
+            "reason": f"torch sample generation failed: {e!r}"[:200],
+        }
     indexed = list(enumerate(samples))
     if max_samples is not None:
         indexed = sorted(indexed, key=lambda p: (_sample_size(p[1]), p[0]))[:max_samples]
@@ -360,10 +372,17 @@ def run_grads(op, max_samples=None, loop_samples=0) -> dict:
         if names is not None and names[0] != names[1] and name_mismatch is None:
             name_mismatch = f"torch {names[0]}, jtorch {names[1]}"
     if n_total == 0:
-        return {"name": op.name, "status": "skip",
-                "reason": "PyTorch produced no differentiable, deterministic sample"}
-    rec = {"name": op.name, "status": "pass" if n_ok == n_total else "fail",
-           "samples": n_total, "samples_ok": n_ok}
+        return {
+            "name": op.name,
+            "status": "skip",
+            "reason": "PyTorch produced no differentiable, deterministic sample",
+        }
+    rec = {
+        "name": op.name,
+        "status": "pass" if n_ok == n_total else "fail",
+        "samples": n_total,
+        "samples_ok": n_ok,
+    }
     if first_failure:
         rec["first_failure"] = first_failure
     if name_mismatch:
@@ -403,8 +422,7 @@ def _as_close(actual, expected32, expected64) -> bool:
         err_torch = np.nanmax(np.abs(expected32.detach().numpy().astype(np.float64) - e64))
         finite = np.isfinite(e64)
         scale = float(np.max(np.abs(e64[finite]))) if finite.any() else 1.0
-        if np.allclose(a, e64, rtol=GRAD_RTOL, atol=GRAD_ATOL * max(1.0, scale),
-                       equal_nan=True):
+        if np.allclose(a, e64, rtol=GRAD_RTOL, atol=GRAD_ATOL * max(1.0, scale), equal_nan=True):
             return True
         if not np.array_equal(np.isnan(a), np.isnan(e64)):
             return False
@@ -438,8 +456,7 @@ def _float64_grads(op, s, ws):
         raw = op.gradcheck_wrapper(op.op, *args, **kwargs)
         flat = _flatten(s.output_process_fn_grad(raw), [])
         loss = _loss(torch, flat, ws)
-        return torch.autograd.grad(loss, [twins[i] for i in range(len(leaves))],
-                                   allow_unused=True)
+        return torch.autograd.grad(loss, [twins[i] for i in range(len(leaves))], allow_unused=True)
     except Exception:  # noqa: BLE001 — no float64 opinion to be had
         return None
 
@@ -522,8 +539,11 @@ def _run_sample(op, fn, s, seed, loop=False):
     except Exception as e:  # noqa: BLE001 — any jtorch error is a failed sample
         msg = str(e) if isinstance(e, Mismatch) else f"{type(e).__name__}: {e}"
         return msg[:300], names, None
-    lp = _loop_form(lambda: forward()[1], inputs, lambda a: _check_grads(
-        op, s, ws, expected, a)) if loop else None
+    lp = (
+        _loop_form(lambda: forward()[1], inputs, lambda a: _check_grads(op, s, ws, expected, a))
+        if loop
+        else None
+    )
     return None, names, lp
 
 
@@ -600,9 +620,10 @@ def _loop_form(build_loss, inputs, check) -> dict:
         if fused:
             out["fused"] += 1
             out["bitwise"] += all(
-                (a is None and b is None) or (a is not None and b is not None and
-                                              np.array_equal(a, b, equal_nan=True))
-                for a, b in zip(grads, engine))
+                (a is None and b is None)
+                or (a is not None and b is not None and np.array_equal(a, b, equal_nan=True))
+                for a, b in zip(grads, engine)
+            )
     return out
 
 
@@ -634,8 +655,9 @@ def test_opinfo_grads(op):
     if before.get("status") == "pass" and status != "pass":
         pytest.fail(f"regression: {oid} passed before, now {status}: {rec.get('first_failure')}")
     if before.get("loop", {}).get("status") == "pass" and loop.get("status") == "fail":
-        pytest.fail(f"regression: {oid} passed in loop form before, now fails: "
-                    f"{loop.get('first_failure')}")
+        pytest.fail(
+            f"regression: {oid} passed in loop form before, now fails: {loop.get('first_failure')}"
+        )
     if status == "skip":
         pytest.skip(rec["reason"])
     if status == "pass":

@@ -7,9 +7,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from torch._higher_order_ops.associative_scan import associative_scan as torch_ascan  # noqa: E402
+
 import jtorch  # noqa: E402
 import jtorch._higher_order_ops as jhop  # noqa: E402
-from torch._higher_order_ops.associative_scan import associative_scan as torch_ascan  # noqa: E402
 
 
 def _add(a, b):
@@ -61,8 +62,11 @@ def _run(L, scan, name, combine, shapes, dim, reverse):
     outs = [out] if len(ts) == 1 else list(out)
     weights = _leaves([tuple(o.shape) for o in outs], seed=1)
     sum(((o * L.tensor(w)).sum() for o, w in zip(outs, weights)), L.tensor(0.0)).backward()
-    return ([o.detach().numpy() for o in outs], [str(o.dtype) for o in outs],
-            [t.grad.numpy() for t in ts])
+    return (
+        [o.detach().numpy() for o in outs],
+        [str(o.dtype) for o in outs],
+        [t.grad.numpy() for t in ts],
+    )
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
@@ -84,7 +88,7 @@ def test_associative_scan_integers_match_pytorch():
 
 
 ERRORS = [
-    lambda L, f: f(_add, L.ones(3), dim=0),                                # pointwise on CPU
+    lambda L, f: f(_add, L.ones(3), dim=0),  # pointwise on CPU
     lambda L, f: f(_add, L.ones(3), dim=0, combine_mode="fused"),
     lambda L, f: f(_add, L.ones(3), dim=1, combine_mode="generic"),
     lambda L, f: f(_add, L.ones(3, 0), dim=1, combine_mode="generic"),
@@ -108,6 +112,7 @@ def _rnn(L):
     def step(carry, x):
         h = (carry["h"] * 0.5 + x[0] * x[1]).tanh()
         return {"h": h}, (h.sum(-1), h * 2)
+
     return step
 
 
@@ -116,7 +121,7 @@ def _torch_scan_by_definition(combine, init, xs, dim, reverse):
     leaves = [x.movedim(dim, 0) for x in xs]
     order = range(leaves[0].shape[0])
     carry, ys = init, []
-    for i in (reversed(order) if reverse else order):
+    for i in reversed(order) if reverse else order:
         carry, y = combine(carry, tuple(x[i] for x in leaves))
         ys.append(y)
     if reverse:

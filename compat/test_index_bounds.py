@@ -25,8 +25,7 @@ def _cases(L):
         "index_put_ high": lambda: x().index_put_((i(1, 10),), L.ones(2)),
         "index_put_ negative": lambda: x().index_put_((i(1, -6),), L.ones(2)),
         "index_put_ wraps -1": lambda: x().index_put_((i(-1),), L.ones(1)),
-        "index_put_ accumulate": lambda: x().index_put_((i(1, 10),), L.ones(2),
-                                                        accumulate=True),
+        "index_put_ accumulate": lambda: x().index_put_((i(1, 10),), L.ones(2), accumulate=True),
         "index_put": lambda: L.index_put(x(), (i(7),), L.ones(1)),
         "index_put_ 2-d": lambda: m().index_put_((i(0), i(4)), L.ones(1)),
         "index_put_ mask shape": lambda: x().index_put_((L.tensor([True, False]),), L.ones(1)),
@@ -82,8 +81,19 @@ def test_out_of_range_index_matches_pytorch(name):
     assert j == t
 
 
-@pytest.mark.parametrize("op", ["index_put_", "index_add_", "index_copy_", "index_fill_",
-                                "scatter_", "scatter_add_", "put_", "setitem"])
+@pytest.mark.parametrize(
+    "op",
+    [
+        "index_put_",
+        "index_add_",
+        "index_copy_",
+        "index_fill_",
+        "scatter_",
+        "scatter_add_",
+        "put_",
+        "setitem",
+    ],
+)
 def test_a_failed_write_leaves_the_tensor_unchanged(op):
     for L in (torch, jtorch):
         x = L.arange(5.0)
@@ -100,5 +110,5 @@ def test_a_failed_write_leaves_the_tensor_unchanged(op):
         }[op]
         with pytest.raises((IndexError, RuntimeError)):
             call()
-        if L is jtorch:         # PyTorch itself may have written the in-range part
+        if L is jtorch:  # PyTorch itself may have written the in-range part
             assert x.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]

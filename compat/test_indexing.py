@@ -110,7 +110,7 @@ FORMS = {
     "complex": ((4, 6), lambda lib: 1j),
     "object": ((4, 6), lambda lib: object()),
     "dict": ((4, 6), lambda lib: {0: 1}),
-    "huge_int_list": ((4, 6), lambda lib: [2 ** 63]),
+    "huge_int_list": ((4, 6), lambda lib: [2**63]),
     "out_of_range_list": ((4, 6), lambda lib: [4]),
     "out_of_range_negative_list": ((4, 6), lambda lib: [-5]),
     "out_of_range_range": ((4, 6), lambda lib: range(5)),
@@ -153,6 +153,7 @@ def _read(shape, form):
     def fn(lib):
         x = _x(lib, shape)
         return _plain(x[form(lib)], base=x)
+
     return fn
 
 
@@ -164,6 +165,7 @@ def _write_scalar(shape, form):
         except Exception as e:  # noqa: BLE001 - the tensor must be unchanged
             return ("raises", type(e).__name__, str(e).split("\n")[0], _plain(x))
         return _plain(x)
+
     return fn
 
 
@@ -176,6 +178,7 @@ def _write_tensor(shape, form):
             return "unreadable"
         x[form(lib)] = -lib.arange(int(np.prod(n)), dtype=lib.int64).reshape(n) - 1
         return _plain(x)
+
     return fn
 
 
@@ -188,6 +191,7 @@ def _grad(shape, form):
             return "unreadable"
         (y * lib.arange(y.numel(), dtype=lib.float32).reshape(y.shape)).sum().backward()
         return _plain(x.grad)
+
     return fn
 
 
@@ -203,11 +207,17 @@ def _write_grad(shape, form):
         y[form(lib)] = v * 3
         (y * lib.arange(y.numel(), dtype=lib.float32).reshape(y.shape)).sum().backward()
         return _plain(x.grad), _plain(v.grad)
+
     return fn
 
 
-_KINDS = {"read": _read, "write_scalar": _write_scalar, "write_tensor": _write_tensor,
-          "grad": _grad, "write_grad": _write_grad}
+_KINDS = {
+    "read": _read,
+    "write_scalar": _write_scalar,
+    "write_tensor": _write_tensor,
+    "grad": _grad,
+    "write_grad": _write_grad,
+}
 
 
 # PyTorch's CPU index_put_ checks bounds while it writes, so a write through `range(5)` on
@@ -255,7 +265,7 @@ VALUES = {
     "int8_overflow": ("int8", 0, 300),
     "int8_overflow_advanced": ("int8", [0], -300),
     "int16_fits": ("int16", 0, -300),
-    "int32_overflow": ("int32", 0, 2 ** 40),
+    "int32_overflow": ("int32", 0, 2**40),
     "uint8_wraps": ("uint8", 0, -1),
     "uint8_overflow": ("uint8", 0, -300),
     "float32_overflow": ("float32", 0, 1e300),
@@ -267,18 +277,29 @@ VALUES = {
     "float_vector_advanced": ("int64", [0], lambda lib: lib.ones(6)),
     "int32_vector_advanced": ("int64", [0], lambda lib: lib.ones(6, dtype=lib.int32)),
     "float_tensor_basic": ("int64", 0, lambda lib: lib.ones(6)),
-    "float_tensor_mask": ("int64", lambda lib: lib.tensor([True, False, True, False]),
-                          lambda lib: lib.tensor(2.5)),
-    "float_one_element_mask": ("int64", lambda lib: lib.tensor([True, False, True, False]),
-                               lambda lib: lib.tensor([2.5])),
-    "float_tensor_column_mask": ("int64", lambda lib: (slice(None),
-                                                       lib.tensor([True] * 3 + [False] * 3)),
-                                 lambda lib: lib.tensor(2.5)),
+    "float_tensor_mask": (
+        "int64",
+        lambda lib: lib.tensor([True, False, True, False]),
+        lambda lib: lib.tensor(2.5),
+    ),
+    "float_one_element_mask": (
+        "int64",
+        lambda lib: lib.tensor([True, False, True, False]),
+        lambda lib: lib.tensor([2.5]),
+    ),
+    "float_tensor_column_mask": (
+        "int64",
+        lambda lib: (slice(None), lib.tensor([True] * 3 + [False] * 3)),
+        lambda lib: lib.tensor(2.5),
+    ),
     "uint8_mask_scalar": ("int64", lambda lib: lib.tensor([1, 0, 0, 1], dtype=lib.uint8), 5),
     "uint8_mask_in_tuple": ("int64", lambda lib: (lib.tensor([1, 0, 0, 1], dtype=lib.uint8),), 5),
     "uint8_numpy_mask_scalar": ("int64", np.array([1, 0, 0, 1], dtype=np.uint8), 5),
-    "uint8_mask_vector": ("int64", lambda lib: lib.tensor([1, 0, 0, 1], dtype=lib.uint8),
-                          lambda lib: lib.arange(12).reshape(2, 6)),
+    "uint8_mask_vector": (
+        "int64",
+        lambda lib: lib.tensor([1, 0, 0, 1], dtype=lib.uint8),
+        lambda lib: lib.arange(12).reshape(2, 6),
+    ),
     "leading_ones_basic": ("int64", 0, lambda lib: lib.ones(1, 1, 6, dtype=lib.int64)),
     "leading_ones_advanced": ("int64", [0, 1], lambda lib: lib.ones(1, 1, 2, 6, dtype=lib.int64)),
     "mismatch_basic": ("int64", 0, lambda lib: lib.ones(3, dtype=lib.int64)),
@@ -288,8 +309,11 @@ VALUES = {
     "false_index_skips_checks": ("int64", False, lambda lib: lib.ones(3, dtype=lib.int64)),
     "true_index": ("int64", True, 3),
     "bad_value_checked_first": ("int64", "a", [1]),
-    "two_masks_mismatch": ("int64", lambda lib: (lib.tensor([True, False, True, False]),
-                                                 lib.tensor([True] * 6)), 1),
+    "two_masks_mismatch": (
+        "int64",
+        lambda lib: (lib.tensor([True, False, True, False]), lib.tensor([True] * 6)),
+        1,
+    ),
     "mask_and_list": ("int64", lambda lib: (lib.tensor([True, False, True, False]), [1]), 1),
     "duplicate_rows": ("int64", [0, 0], lambda lib: lib.arange(12).reshape(2, 6)),
 }
@@ -305,6 +329,7 @@ def _assign(dtype, index, value):
         except Exception as e:  # noqa: BLE001 - the tensor must be unchanged
             return ("raises", type(e).__name__, str(e).split("\n")[0], _plain(x))
         return _plain(x)
+
     return fn
 
 

@@ -14,8 +14,12 @@ from jtorch.interop import safetensors as jst  # noqa: E402
 
 
 def test_safetensors_written_by_the_package_loads(tmp_path):
-    src = {"w": torch.arange(6.0).reshape(2, 3), "i": torch.tensor([1, -2]),
-           "h": torch.tensor([0.5], dtype=torch.bfloat16), "m": torch.tensor([True, False])}
+    src = {
+        "w": torch.arange(6.0).reshape(2, 3),
+        "i": torch.tensor([1, -2]),
+        "h": torch.tensor([0.5], dtype=torch.bfloat16),
+        "m": torch.tensor([True, False]),
+    }
     st_torch.save_file(src, tmp_path / "a.safetensors", metadata={"format": "pt"})
     out = jst.load_file(tmp_path / "a.safetensors")
     assert set(out) == set(src)
@@ -32,8 +36,9 @@ def test_safetensors_written_by_jtorch_loads_in_the_package(tmp_path):
     tm = torch.nn.Linear(3, 2)
     tm.load_state_dict(out)
     x = np.ones((1, 3), np.float32)
-    np.testing.assert_allclose(tm(torch.tensor(x)).detach().numpy(),
-                               m(jtorch.tensor(x)).detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(
+        tm(torch.tensor(x)).detach().numpy(), m(jtorch.tensor(x)).detach().numpy(), rtol=1e-6
+    )
 
 
 def test_module_as_a_pure_jax_function_matches_torch():
@@ -47,8 +52,8 @@ def test_module_as_a_pure_jax_function_matches_torch():
     grads = jax.grad(loss)(params, jnp.asarray(x))
     (tm(torch.tensor(x)) ** 2).sum().backward()
     for name, p in tm.named_parameters():
-        np.testing.assert_allclose(np.asarray(grads[name]), p.grad.numpy(), rtol=1e-5,
-                                   atol=1e-6)
+        np.testing.assert_allclose(np.asarray(grads[name]), p.grad.numpy(), rtol=1e-5, atol=1e-6)
     per_example = jax.vmap(apply, in_axes=(None, 0))(params, jnp.asarray(x)[:, None])
-    np.testing.assert_allclose(np.asarray(per_example)[:, 0], tm(torch.tensor(x)).detach()
-                               .numpy(), rtol=1e-5)
+    np.testing.assert_allclose(
+        np.asarray(per_example)[:, 0], tm(torch.tensor(x)).detach().numpy(), rtol=1e-5
+    )

@@ -47,8 +47,7 @@ def scaled(x: torch.Tensor, k: int) -> torch.Tensor:
 @pytest.mark.filterwarnings("ignore")
 def test_jit_script_and_trace_look_the_same():
     x = _rng.standard_normal((4, 2)).astype(np.float32)
-    for make in (lambda lib, m: lib.jit.script(m),
-                 lambda lib, m: lib.jit.trace(m, lib.tensor(x))):
+    for make in (lambda lib, m: lib.jit.script(m), lambda lib, m: lib.jit.trace(m, lib.tensor(x))):
         tm, jm = _pair()
         ts, js = make(torch, tm), make(jtorch, jm)
         assert repr(js) == repr(ts)
@@ -56,9 +55,11 @@ def test_jit_script_and_trace_look_the_same():
         assert isinstance(js, jtorch.jit.ScriptModule) and isinstance(ts, torch.jit.ScriptModule)
         assert list(js.state_dict()) == list(ts.state_dict())
         assert (js._modules["0"].weight is jm[0].weight) == (
-            ts._modules["0"].weight is tm[0].weight)
-        np.testing.assert_allclose(js(jtorch.tensor(x)).detach().numpy(),
-                                   ts(torch.tensor(x)).detach().numpy(), rtol=1e-6)
+            ts._modules["0"].weight is tm[0].weight
+        )
+        np.testing.assert_allclose(
+            js(jtorch.tensor(x)).detach().numpy(), ts(torch.tensor(x)).detach().numpy(), rtol=1e-6
+        )
         tm.eval()
         jm.eval()
         assert js.training == ts.training
@@ -67,7 +68,7 @@ def test_jit_script_and_trace_look_the_same():
     np.testing.assert_allclose(js(jtorch.tensor(x), 3).numpy(), ts(torch.tensor(x), 3).numpy())
     flags = {}
     for lib in (torch, jtorch):
-        seen = []   # PyTorch traces, re-traces and runs eagerly to check: three calls
+        seen = []  # PyTorch traces, re-traces and runs eagerly to check: three calls
 
         def f(a, lib=lib, seen=seen):
             seen.append(lib.jit.is_tracing())
@@ -96,8 +97,14 @@ def test_jit_errors_and_helpers_match():
     for lib in (torch, jtorch):
         fut = lib.jit.fork(lambda a, b: a + b, lib.tensor([1.0]), b=lib.tensor([2.0]))
         assert lib.jit.wait(fut).tolist() == [3.0] and fut.done()
-    checks = [([1, 2], List[int]), ([1, "a"], List[int]), ({"a": 1}, Dict[str, int]),
-              (None, Optional[int]), ((1, "a"), Tuple[int, str]), (3, List[int])]
+    checks = [
+        ([1, 2], List[int]),
+        ([1, "a"], List[int]),
+        ({"a": 1}, Dict[str, int]),
+        (None, Optional[int]),
+        ((1, "a"), Tuple[int, str]),
+        (3, List[int]),
+    ]
     got = [jtorch.jit.isinstance(v, t) for v, t in checks]
     assert got == [torch.jit.isinstance(v, t) for v, t in checks]
     assert repr(jtorch.jit.Attribute(3, int)) == repr(torch.jit.Attribute(3, int))
@@ -111,16 +118,19 @@ def test_jit_errors_and_helpers_match():
 
 @pytest.mark.filterwarnings("ignore:Profiler won't be using warmup")
 def test_profiler_schedule_matches():
-    params = [dict(wait=1, warmup=1, active=2, repeat=2, skip_first=1),
-              dict(wait=2, warmup=0, active=1),
-              dict(wait=3, warmup=1, active=1, skip_first=2, skip_first_wait=1)]
+    params = [
+        dict(wait=1, warmup=1, active=2, repeat=2, skip_first=1),
+        dict(wait=2, warmup=0, active=1),
+        dict(wait=3, warmup=1, active=1, skip_first=2, skip_first_wait=1),
+    ]
     for p in params:
         ts, js = torch.profiler.schedule(**p), jtorch.profiler.schedule(**p)
         assert [js(i).name for i in range(14)] == [ts(i).name for i in range(14)]
     bad = dict(wait=-1, warmup=1, active=0)
     assert _err(jtorch.profiler.schedule, **bad) == _err(torch.profiler.schedule, **bad)
     assert [a.name for a in jtorch.profiler.ProfilerAction] == [
-        a.name for a in torch.profiler.ProfilerAction]
+        a.name for a in torch.profiler.ProfilerAction
+    ]
     assert {"CPU", "CUDA"} <= set(jtorch.profiler.ProfilerActivity.__members__)
 
 
@@ -130,12 +140,16 @@ def _profile_run(lib):
 
     def ready(prof):
         avg = prof.key_averages()
-        seen.append(sorted((e.key, e.count) for e in avg
-                           if e.key.startswith(("ProfilerStep", "it", "inner"))))
+        seen.append(
+            sorted(
+                (e.key, e.count) for e in avg if e.key.startswith(("ProfilerStep", "it", "inner"))
+            )
+        )
 
     sched = lib.profiler.schedule(wait=1, warmup=1, active=2, repeat=2)
-    with lib.profiler.profile(activities=[lib.profiler.ProfilerActivity.CPU], schedule=sched,
-                              on_trace_ready=ready) as p:
+    with lib.profiler.profile(
+        activities=[lib.profiler.ProfilerActivity.CPU], schedule=sched, on_trace_ready=ready
+    ) as p:
         for i in range(9):
             with lib.profiler.record_function(f"it{i}"):
                 with lib.profiler.record_function("inner"):
@@ -170,24 +184,50 @@ def test_profiler_records_op_calls():
                 for _ in range(3):
                     m(x).relu().sum()
         avg = {e.key: e.count for e in prof.key_averages()}
-        counts[lib.__name__] = [avg.get(k) for k in ("forward", "aten::linear", "aten::relu",
-                                                     "aten::sum")]
+        counts[lib.__name__] = [
+            avg.get(k) for k in ("forward", "aten::linear", "aten::relu", "aten::sum")
+        ]
     assert counts["jtorch"] == counts["torch"] == [1, 3, 3, 3]
 
 
 def test_multiprocessing_api_and_exit_code_error():
-    names = ["Process", "Queue", "Pool", "Pipe", "Event", "Lock", "Manager", "SimpleQueue",
-             "get_context", "set_start_method", "get_start_method", "get_all_start_methods",
-             "cpu_count", "current_process", "spawn", "start_processes", "ProcessContext",
-             "ProcessRaisedException", "ProcessExitedException", "SpawnContext",
-             "get_sharing_strategy", "set_sharing_strategy", "get_all_sharing_strategies"]
+    names = [
+        "Process",
+        "Queue",
+        "Pool",
+        "Pipe",
+        "Event",
+        "Lock",
+        "Manager",
+        "SimpleQueue",
+        "get_context",
+        "set_start_method",
+        "get_start_method",
+        "get_all_start_methods",
+        "cpu_count",
+        "current_process",
+        "spawn",
+        "start_processes",
+        "ProcessContext",
+        "ProcessRaisedException",
+        "ProcessExitedException",
+        "SpawnContext",
+        "get_sharing_strategy",
+        "set_sharing_strategy",
+        "get_all_sharing_strategies",
+    ]
     assert [n for n in names if not hasattr(jtorch.multiprocessing, n)] == []
-    assert (jtorch.multiprocessing.get_all_sharing_strategies()
-            == torch.multiprocessing.get_all_sharing_strategies())
-    assert (jtorch.multiprocessing.get_sharing_strategy()
-            == torch.multiprocessing.get_sharing_strategy())
-    assert (_err(jtorch.multiprocessing.set_sharing_strategy, "x")
-            == _err(torch.multiprocessing.set_sharing_strategy, "x"))
+    assert (
+        jtorch.multiprocessing.get_all_sharing_strategies()
+        == torch.multiprocessing.get_all_sharing_strategies()
+    )
+    assert (
+        jtorch.multiprocessing.get_sharing_strategy()
+        == torch.multiprocessing.get_sharing_strategy()
+    )
+    assert _err(jtorch.multiprocessing.set_sharing_strategy, "x") == _err(
+        torch.multiprocessing.set_sharing_strategy, "x"
+    )
     out = []
     for lib in (torch, jtorch):
         p = lib.multiprocessing.get_context("spawn").Process(target=sys.exit, args=(2,))
@@ -215,7 +255,7 @@ def test_data_parallel_matches():
     to.sum().backward()
     jo.sum().backward()
     np.testing.assert_allclose(jm[0].weight.grad.numpy(), tm[0].weight.grad.numpy(), rtol=1e-6)
-    case = (lambda lib, m: lib.nn.parallel.data_parallel(m, lib.ones(1, 2)))
+    case = lambda lib, m: lib.nn.parallel.data_parallel(m, lib.ones(1, 2))
     assert _err(case, jtorch, jm) == _err(case, torch, tm)
 
 
@@ -247,10 +287,12 @@ def test_with_indices_pools_match():
     s3 = _rng.uniform(size=(1, 2, 3)).astype(np.float32)
     for s, nd, x, k, out in ((s2, 2, x4, 2, (3, 4)), (s3, 3, x5, 2, (2, 3, 3))):
         name = f"fractional_max_pool{nd}d_with_indices"
-        t_res = getattr(torch.nn.functional, name)(torch.tensor(x), k, output_size=out,
-                                                   _random_samples=torch.tensor(s))
-        j_res = getattr(jtorch.nn.functional, name)(jtorch.tensor(x), k, output_size=out,
-                                                    _random_samples=jtorch.tensor(s))
+        t_res = getattr(torch.nn.functional, name)(
+            torch.tensor(x), k, output_size=out, _random_samples=torch.tensor(s)
+        )
+        j_res = getattr(jtorch.nn.functional, name)(
+            jtorch.tensor(x), k, output_size=out, _random_samples=jtorch.tensor(s)
+        )
         for a, b in zip(j_res, t_res):
             np.testing.assert_array_equal(a.numpy(), b.numpy())
     bad = [(lambda lib: lib.nn.functional.adaptive_max_pool2d_with_indices(lib.ones(3), 2))]
@@ -259,7 +301,8 @@ def test_with_indices_pools_match():
     xs = _rng.standard_normal((2, 6, 3)).astype(np.float32)
     np.testing.assert_array_equal(
         jtorch.nn.functional.native_channel_shuffle(jtorch.tensor(xs), 3).numpy(),
-        torch.nn.functional.native_channel_shuffle(torch.tensor(xs), 3).numpy())
+        torch.nn.functional.native_channel_shuffle(torch.tensor(xs), 3).numpy(),
+    )
 
 
 def _gumbel_relations(lib):

@@ -42,9 +42,14 @@ def _custom_op_scenario(L, ns):
     def backward(ctx, g):
         return g * ctx.k, None
 
-    out = [str(scale._opoverload._schema), getattr(L.ops, ns).scale.overloads(),
-           getattr(L.ops, ns).scale.default.name(), str(getattr(L.ops, ns).scale),
-           str(getattr(L.ops, ns).scale.default), getattr(L.ops, ns).scale.default.__name__]
+    out = [
+        str(scale._opoverload._schema),
+        getattr(L.ops, ns).scale.overloads(),
+        getattr(L.ops, ns).scale.default.name(),
+        str(getattr(L.ops, ns).scale),
+        str(getattr(L.ops, ns).scale.default),
+        getattr(L.ops, ns).scale.default.__name__,
+    ]
     x = L.tensor([1.0, 2.0], requires_grad=True)
     y = getattr(L.ops, ns).scale(x, 3.0)
     out.append((_arr(y), y.requires_grad, type(y.grad_fn).__name__))
@@ -63,26 +68,30 @@ def test_custom_op_and_autograd():
     assert _custom_op_scenario(jtorch, ns) == _custom_op_scenario(torch, ns)
 
 
-@pytest.mark.parametrize("sig", [
-    "tensor_ops", "lists", "mutates", "tuple_ret", "optional",
-])
+@pytest.mark.parametrize("sig", ["tensor_ops", "lists", "mutates", "tuple_ret", "optional"])
 def test_infer_schema(sig):
     def run(L):
         T = L.Tensor
         fns = {
             "tensor_ops": (lambda x, y, z=1: None, {"x": T, "y": T, "z": int, "return": T}),
-            "lists": (lambda x, sizes, scales: None,
-                      {"x": list[T], "sizes": list[int], "scales": list[float], "return": T}),
+            "lists": (
+                lambda x, sizes, scales: None,
+                {"x": list[T], "sizes": list[int], "scales": list[float], "return": T},
+            ),
             "mutates": (lambda x, out: None, {"x": T, "out": T, "return": None}),
-            "tuple_ret": (lambda x, flag=False: None,
-                          {"x": T, "flag": bool, "return": tuple[T, T]}),
-            "optional": (lambda x, w=None, name="a", dt=None: None,
-                         {"x": T, "w": T | None, "name": str, "dt": L.dtype | None,
-                          "return": T}),
+            "tuple_ret": (
+                lambda x, flag=False: None,
+                {"x": T, "flag": bool, "return": tuple[T, T]},
+            ),
+            "optional": (
+                lambda x, w=None, name="a", dt=None: None,
+                {"x": T, "w": T | None, "name": str, "dt": L.dtype | None, "return": T},
+            ),
         }
         fn, ann = fns[sig]
         fn.__annotations__ = ann
         return L.library.infer_schema(fn, mutates_args={"out"} if sig == "mutates" else ())
+
     assert _outcome(lambda: run(jtorch)) == _outcome(lambda: run(torch))
 
 
@@ -90,7 +99,9 @@ def test_infer_schema_errors():
     def run(L):
         def f(x):
             return x
+
         return L.library.infer_schema(f, mutates_args=())
+
     assert _outcome(lambda: run(jtorch)) == _outcome(lambda: run(torch))
 
 
@@ -99,7 +110,9 @@ def test_aliasing_output_rejected():
         @L.library.custom_op(f"{ns}::same", mutates_args=())
         def same(x: L.Tensor) -> L.Tensor:
             return x
+
         return same(L.ones(1))
+
     ns = _ns("alias")
     want, got = _outcome(lambda: run(torch, ns)), _outcome(lambda: run(jtorch, ns))
     assert got[0] == want[0] == "RuntimeError"
@@ -124,36 +137,48 @@ def test_library_define_impl():
         @L.library.impl(f"{ns}::plus", "cpu", lib=lib)
         def plus(x, y):
             return x + y
+
         out.append(_arr(getattr(L.ops, ns).plus(L.ones(1), L.ones(1))))
         lib._destroy()
         return out
+
     ns = _ns("lib")
     assert run(jtorch, ns) == run(torch, ns)
 
 
 def test_parse_schema():
-    text = ("foo::bar.out(Tensor(a!) x, int[2] y=[1, 2], *, Scalar? s=None, "
-            "ScalarType? dtype=None, str mode=\"mean\", float eps=1e-05) -> Tensor(a!)")
+    text = (
+        "foo::bar.out(Tensor(a!) x, int[2] y=[1, 2], *, Scalar? s=None, "
+        'ScalarType? dtype=None, str mode="mean", float eps=1e-05) -> Tensor(a!)'
+    )
 
     def run(L):
         s = L._C.parse_schema(text)
-        return [str(s), s.name, s.overload_name,
-                [(a.name, str(a.type), a.default_value, a.kwarg_only) for a in s.arguments],
-                [str(r.type) for r in s.returns]]
+        return [
+            str(s),
+            s.name,
+            s.overload_name,
+            [(a.name, str(a.type), a.default_value, a.kwarg_only) for a in s.arguments],
+            [str(r.type) for r in s.returns],
+        ]
+
     assert run(jtorch) == run(torch)
 
 
-@pytest.mark.parametrize("call", [
-    lambda L: L.ops.aten.add.Tensor(L.ones(2), L.ones(2), alpha=2),
-    lambda L: L.ops.aten.add(L.ones(2), 3),
-    lambda L: L.ops.aten.slice.Tensor(L.arange(10), 0, 2, 8, 3),
-    lambda L: L.ops.aten.view(L.arange(6), [2, 3]),
-    lambda L: L.ops.aten._to_copy(L.arange(3), dtype=L.float64),
-    lambda L: L.ops.aten.sym_size.int(L.ones(2, 5), 1),
-    lambda L: L.ops.aten.where.self(L.tensor([True, False]), L.ones(2), L.zeros(2)),
-    lambda L: L.ops.aten.unsqueeze.default(L.ones(2), 0),
-    lambda L: L.ops.aten.sum.dim_IntList(L.ones(2, 3), [1]),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda L: L.ops.aten.add.Tensor(L.ones(2), L.ones(2), alpha=2),
+        lambda L: L.ops.aten.add(L.ones(2), 3),
+        lambda L: L.ops.aten.slice.Tensor(L.arange(10), 0, 2, 8, 3),
+        lambda L: L.ops.aten.view(L.arange(6), [2, 3]),
+        lambda L: L.ops.aten._to_copy(L.arange(3), dtype=L.float64),
+        lambda L: L.ops.aten.sym_size.int(L.ones(2, 5), 1),
+        lambda L: L.ops.aten.where.self(L.tensor([True, False]), L.ones(2), L.zeros(2)),
+        lambda L: L.ops.aten.unsqueeze.default(L.ones(2), 0),
+        lambda L: L.ops.aten.sum.dim_IntList(L.ones(2, 3), [1]),
+    ],
+)
 def test_aten_calls(call):
     want, got = call(torch), call(jtorch)
     assert str(got.dtype) == str(want.dtype) if hasattr(want, "dtype") else True
@@ -163,6 +188,13 @@ def test_aten_calls(call):
 def test_aten_packet_names():
     def run(L):
         p = L.ops.aten.add
-        return [str(p), str(p.Tensor), p.Tensor.name(), p.default.name(), type(p).__name__,
-                _outcome(lambda: L.ops.aten.not_an_op)[0]]
+        return [
+            str(p),
+            str(p.Tensor),
+            p.Tensor.name(),
+            p.default.name(),
+            type(p).__name__,
+            _outcome(lambda: L.ops.aten.not_an_op)[0],
+        ]
+
     assert run(jtorch) == run(torch)

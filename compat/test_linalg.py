@@ -16,8 +16,7 @@ _SING = np.zeros((3, 2, 2), np.float32)
 _SING[0] = np.eye(2)
 LINALG_ERRORS = {
     "cholesky": lambda lib: lib.linalg.cholesky(lib.tensor([[1.0, 0], [0, -1]])),
-    "cholesky upper": lambda lib: lib.linalg.cholesky(lib.tensor([[1.0, 2], [2, 1]]),
-                                                      upper=True),
+    "cholesky upper": lambda lib: lib.linalg.cholesky(lib.tensor([[1.0, 2], [2, 1]]), upper=True),
     "cholesky batch": lambda lib: lib.linalg.cholesky(-lib.tensor(_SING)),
     "cholesky nan": lambda lib: lib.linalg.cholesky(lib.tensor([[1.0, 0], [0, float("nan")]])),
     "legacy cholesky": lambda lib: lib.tensor([[1.0, 2], [2, 1]]).cholesky(),
@@ -28,12 +27,12 @@ LINALG_ERRORS = {
     "inv complex": lambda lib: lib.linalg.inv(lib.zeros(2, 2, dtype=lib.complex64)),
     "inv_ex": lambda lib: lib.linalg.inv_ex(lib.tensor(_SING), check_errors=True),
     "solve": lambda lib: lib.linalg.solve(lib.tensor(_SING), lib.ones(2)),
-    "solve_ex": lambda lib: lib.linalg.solve_ex(lib.zeros(2, 2), lib.ones(2),
-                                                check_errors=True),
+    "solve_ex": lambda lib: lib.linalg.solve_ex(lib.zeros(2, 2), lib.ones(2), check_errors=True),
     "matrix_power": lambda lib: lib.tensor(_SING).matrix_power(-2),
     "tensorinv": lambda lib: lib.linalg.tensorinv(lib.zeros(2, 2, 2, 2), ind=2),
-    "cholesky_inverse": lambda lib: lib.cholesky_inverse(lib.tensor([[1.0, 1], [0, 0]]),
-                                                         upper=True),
+    "cholesky_inverse": lambda lib: lib.cholesky_inverse(
+        lib.tensor([[1.0, 1], [0, 0]]), upper=True
+    ),
     "lu_factor": lambda lib: lib.linalg.lu_factor(lib.tensor(_SING)),
     "lu_factor_ex": lambda lib: lib.linalg.lu_factor_ex(lib.tensor(_SING), check_errors=True),
 }
@@ -47,19 +46,30 @@ def test_linalg_errors(case):
         except RuntimeError as e:
             return type(e).__name__, str(e), isinstance(e, lib.linalg.LinAlgError)
         return None
+
     assert same_outcome(run) is not None
 
 
 def test_linalg_infos_and_aliases():
     mats = [[[1.0, 0], [0, -1]], [[4.0, 2, 1], [2, 1, 0], [1, 0, 3]], [[1.0, 2], [0, 1]]]
-    same_outcome(lambda lib: [lib.linalg.cholesky_ex(lib.tensor(m), upper=u).info.tolist()
-                               for m in mats for u in (False, True)])
-    same_outcome(lambda lib: [lib.linalg.inv_ex(lib.tensor(_SING)).info.tolist(),
-                               lib.linalg.lu_factor_ex(lib.tensor(_SING)).info.tolist(),
-                               lib.linalg.solve_ex(lib.tensor(_SING), lib.ones(2)).info.tolist()])
+    same_outcome(
+        lambda lib: [
+            lib.linalg.cholesky_ex(lib.tensor(m), upper=u).info.tolist()
+            for m in mats
+            for u in (False, True)
+        ]
+    )
+    same_outcome(
+        lambda lib: [
+            lib.linalg.inv_ex(lib.tensor(_SING)).info.tolist(),
+            lib.linalg.lu_factor_ex(lib.tensor(_SING)).info.tolist(),
+            lib.linalg.solve_ex(lib.tensor(_SING), lib.ones(2)).info.tolist(),
+        ]
+    )
     # nan input: LAPACK finds no zero pivot, so no error (the result is nan).
-    same_outcome(lambda lib: lib.linalg.inv(lib.tensor([[1.0, 2], [2, float("nan")]]))
-                  .isnan().all().item())
+    same_outcome(
+        lambda lib: lib.linalg.inv(lib.tensor([[1.0, 2], [2, float("nan")]])).isnan().all().item()
+    )
     same_outcome(lambda lib: lib.linalg.matrix_power(lib.zeros(2, 2), 2).tolist())
     assert issubclass(jtorch.linalg.LinAlgError, RuntimeError)
     assert jtorch.linalg.LinAlgError.__name__ == torch.linalg.LinAlgError.__name__
@@ -72,8 +82,14 @@ def test_linalg_infos_and_aliases():
         out = lib.linalg.matmul(x, y)
         lse = lib.special.logsumexp(x, dim=(0, 2), keepdim=True)
         (out.sum() + lse.sum()).backward()
-        res[lib.__name__] = [out.detach().numpy(), lse.detach().numpy(), x.grad.numpy(),
-                             y.grad.numpy(), str(out.dtype), tuple(lse.shape)]
+        res[lib.__name__] = [
+            out.detach().numpy(),
+            lse.detach().numpy(),
+            x.grad.numpy(),
+            y.grad.numpy(),
+            str(out.dtype),
+            tuple(lse.shape),
+        ]
         with pytest.raises(RuntimeError, match="cannot be multiplied"):
             lib.linalg.matmul(lib.ones(2, 3), lib.ones(2, 3))
     for t, j in zip(res["torch"], res["jtorch"]):

@@ -30,13 +30,17 @@ def _net(lib):
             super().__init__()
             self.blocks = nn.ModuleList([Block(), Block()])
             self.shared = nn.Linear(4, 4)
-            self.head = nn.Sequential(collections.OrderedDict(
-                pool=nn.AdaptiveAvgPool2d(1), flat=nn.Flatten(), fc=self.shared))
+            self.head = nn.Sequential(
+                collections.OrderedDict(
+                    pool=nn.AdaptiveAvgPool2d(1), flat=nn.Flatten(), fc=self.shared
+                )
+            )
             self.emb = nn.Embedding(10, 4, padding_idx=0)
             self.gamma = nn.Parameter(lib.zeros(3))
 
         def forward(self, x):
             return self.head(self.blocks[0](x))
+
     return Net()
 
 
@@ -51,8 +55,11 @@ def _run(fn):
 
 
 def test_state_dict_keys_shapes_and_metadata():
-    t, j = _run(lambda lib: [(k, tuple(v.shape), str(v.dtype)[6:])
-                             for k, v in _net(lib).state_dict().items()])
+    t, j = _run(
+        lambda lib: [
+            (k, tuple(v.shape), str(v.dtype)[6:]) for k, v in _net(lib).state_dict().items()
+        ]
+    )
     assert t == j
     t, j = _run(lambda lib: dict(_net(lib).state_dict()._metadata))
     assert t == j
@@ -61,11 +68,15 @@ def test_state_dict_keys_shapes_and_metadata():
 def test_reprs_and_traversal():
     t, j = _run(lambda lib: repr(_net(lib)))
     assert t == j
-    t, j = _run(lambda lib: ([n for n, _ in _net(lib).named_modules()],
-                             [n for n, _ in _net(lib).named_parameters()],
-                             [n for n, _ in _net(lib).named_buffers()],
-                             [n for n, _ in _net(lib).named_children()],
-                             [n for n, _ in _net(lib).named_parameters(remove_duplicate=False)]))
+    t, j = _run(
+        lambda lib: (
+            [n for n, _ in _net(lib).named_modules()],
+            [n for n, _ in _net(lib).named_parameters()],
+            [n for n, _ in _net(lib).named_buffers()],
+            [n for n, _ in _net(lib).named_children()],
+            [n for n, _ in _net(lib).named_parameters(remove_duplicate=False)],
+        )
+    )
     assert t == j
 
 
@@ -90,6 +101,7 @@ def test_load_state_dict_reports_and_errors(case):
                 sd.pop("gamma")
         elif case == "shape":
             sd["emb.weight"] = np.zeros((3, 4), np.float32)
+
     t, j = _run(lambda lib: _load(lib, mutate, strict=case != "nonstrict"))
     assert t == j
 
@@ -102,12 +114,14 @@ def test_forward_hooks_and_train_eval():
         h1 = m.head.register_forward_pre_hook(lambda mod, args: seen.append("pre"))
         m.head.register_forward_hook(lambda mod, args, out: seen.append(tuple(out.shape)))
         m.blocks[0].register_forward_hook(
-            lambda mod, args, kwargs, out: seen.append(sorted(kwargs)), with_kwargs=True)
+            lambda mod, args, kwargs, out: seen.append(sorted(kwargs)), with_kwargs=True
+        )
         x = lib.tensor(np.ones((1, 3, 5, 5), np.float32))
         m(x)
         h1.remove()
         m.eval()
         m(x)
         return seen, [mod.training for mod in m.modules()][:3]
+
     t, j = _run(run)
     assert t == j

@@ -21,13 +21,25 @@ CASES = [
     Case("Identity", lambda nn: nn.Identity(7, k=2), (_x(2, 3),)),
     Case("Flatten", lambda nn: nn.Flatten(), (_x(2, 3, 4),)),
     Case("Unflatten", lambda nn: nn.Unflatten(1, (2, 2)), (_x(3, 4),)),
-    Case("Sequential.mlp", lambda nn: nn.Sequential(nn.Linear(4, 8), nn.Flatten(0),
-                                                    nn.Unflatten(0, (2, 8)), nn.Linear(8, 2)),
-         (_x(2, 4),)),
-    Case("ModuleList", lambda nn: nn.ModuleList([nn.Linear(3, 3) for _ in range(3)]),
-         (_x(2, 3),), forward=lambda m, x: m[2](m[1](m[0](x)))),
-    Case("ModuleDict", lambda nn: nn.ModuleDict({"b": nn.Linear(3, 2), "a": nn.Identity()}),
-         (_x(2, 3),), forward=lambda m, x: m["a"](m["b"](x))),
+    Case(
+        "Sequential.mlp",
+        lambda nn: nn.Sequential(
+            nn.Linear(4, 8), nn.Flatten(0), nn.Unflatten(0, (2, 8)), nn.Linear(8, 2)
+        ),
+        (_x(2, 4),),
+    ),
+    Case(
+        "ModuleList",
+        lambda nn: nn.ModuleList([nn.Linear(3, 3) for _ in range(3)]),
+        (_x(2, 3),),
+        forward=lambda m, x: m[2](m[1](m[0](x))),
+    ),
+    Case(
+        "ModuleDict",
+        lambda nn: nn.ModuleDict({"b": nn.Linear(3, 2), "a": nn.Identity()}),
+        (_x(2, 3),),
+        forward=lambda m, x: m["a"](m["b"](x)),
+    ),
 ]
 
 

@@ -11,8 +11,12 @@ import jtorch  # noqa: E402
 
 def _switches(lib):
     c = lib.backends.cuda
-    return (c.flash_sdp_enabled(), c.mem_efficient_sdp_enabled(), c.math_sdp_enabled(),
-            c.cudnn_sdp_enabled())
+    return (
+        c.flash_sdp_enabled(),
+        c.mem_efficient_sdp_enabled(),
+        c.math_sdp_enabled(),
+        c.cudnn_sdp_enabled(),
+    )
 
 
 def test_sdp_backend_members():
@@ -21,14 +25,24 @@ def test_sdp_backend_members():
     assert j == t
 
 
-@pytest.mark.parametrize("choice", ["MATH", "FLASH_ATTENTION", ["MATH", "EFFICIENT_ATTENTION"],
-                                    ["CUDNN_ATTENTION", "FLASH_ATTENTION", "MATH"]])
+@pytest.mark.parametrize(
+    "choice",
+    [
+        "MATH",
+        "FLASH_ATTENTION",
+        ["MATH", "EFFICIENT_ATTENTION"],
+        ["CUDNN_ATTENTION", "FLASH_ATTENTION", "MATH"],
+    ],
+)
 def test_sdpa_kernel_switches(choice):
     seen = {}
     for lib in (torch, jtorch):
         att = lib.nn.attention
-        pick = ([getattr(att.SDPBackend, c) for c in choice] if isinstance(choice, list)
-                else getattr(att.SDPBackend, choice))
+        pick = (
+            [getattr(att.SDPBackend, c) for c in choice]
+            if isinstance(choice, list)
+            else getattr(att.SDPBackend, choice)
+        )
         before = _switches(lib)
         with att.sdpa_kernel(pick):
             inside = _switches(lib)
@@ -50,5 +64,6 @@ def test_sdpa_kernel_bad_argument_and_results():
         with lib.nn.attention.sdpa_kernel(lib.nn.attention.SDPBackend.MATH):
             x = lib.tensor(q)
             out[lib.__name__] = lib.nn.functional.scaled_dot_product_attention(
-                x, x, x, is_causal=True).numpy()
+                x, x, x, is_causal=True
+            ).numpy()
     np.testing.assert_allclose(out["jtorch"], out["torch"], rtol=1e-5, atol=1e-6)

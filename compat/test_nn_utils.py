@@ -176,58 +176,93 @@ class _Symmetric:
 
 CASES = [
     Case("weight_norm.Linear", lambda nn: _pz(nn).weight_norm(nn.Linear(4, 3)), (_x(2, 4),)),
-    Case("weight_norm.dim1", lambda nn: _pz(nn).weight_norm(nn.Linear(4, 3), dim=1),
-         (_x(2, 4),)),
-    Case("weight_norm.dimNone", lambda nn: _pz(nn).weight_norm(nn.Linear(4, 3), dim=None),
-         (_x(2, 4),)),
-    Case("weight_norm.Bilinear_bias",
-         lambda nn: _pz(nn).weight_norm(nn.Bilinear(2, 3, 2), name="bias"),
-         (_x(2, 2), _x(2, 3))),
-    Case("spectral_norm.Linear", lambda nn: _pz(nn).spectral_norm(nn.Linear(4, 5)),
-         (_x(2, 4),)),
-    Case("spectral_norm.iters_eps",
-         lambda nn: _pz(nn).spectral_norm(nn.Linear(6, 3), n_power_iterations=3, eps=1e-6),
-         (_x(2, 6),)),
-    Case("spectral_norm.Bilinear_dim1",
-         lambda nn: _pz(nn).spectral_norm(nn.Bilinear(2, 3, 4), dim=1),
-         (_x(2, 2), _x(2, 3))),
-    Case("spectral_norm.1d_bias", lambda nn: _pz(nn).spectral_norm(nn.Linear(3, 4), "bias"),
-         (_x(2, 3),)),
-    Case("spectral_norm.Conv2d", lambda nn: _pz(nn).spectral_norm(_conv(nn, "Conv2d", 2, 3, 2)),
-         (_x(1, 2, 4, 4),)),
-    Case("spectral_norm.ConvTranspose2d",
-         lambda nn: _pz(nn).spectral_norm(_conv(nn, "ConvTranspose2d", 2, 3, 2)),
-         (_x(1, 2, 3, 3),)),
-    Case("orthogonal.square_matrix_exp", lambda nn: _pz(nn).orthogonal(nn.Linear(4, 4)),
-         (_x(2, 4),)),
-    Case("orthogonal.cayley",
-         lambda nn: _pz(nn).orthogonal(nn.Linear(3, 3), orthogonal_map="cayley"),
-         (_x(2, 3),)),
-    Case("orthogonal.householder_tall",
-         lambda nn: _pz(nn).orthogonal(nn.Linear(3, 5)), (_x(2, 3),)),
-    Case("orthogonal.householder_wide",
-         lambda nn: _pz(nn).orthogonal(nn.Linear(5, 3)), (_x(2, 5),)),
-    Case("orthogonal.matrix_exp_wide",
-         lambda nn: _pz(nn).orthogonal(nn.Linear(5, 3), orthogonal_map="matrix_exp"), (_x(2, 5),)),
-    Case("orthogonal.householder_no_trivialization",
-         lambda nn: _pz(nn).orthogonal(nn.Linear(3, 5), use_trivialization=False),
-         (_x(2, 3),)),
-    Case("register_parametrization.custom",
-         lambda nn: nn.utils.parametrize.register_parametrization(nn.Linear(3, 3), "weight",
-                                                                  _Symmetric.make(nn)),
-         (_x(2, 3),)),
-    Case("register_parametrization.stacked",
-         lambda nn: nn.utils.parametrize.register_parametrization(
-             _pz(nn).weight_norm(nn.Linear(3, 3)), "weight", _Symmetric.make(nn)),
-         (_x(2, 3),)),
+    Case("weight_norm.dim1", lambda nn: _pz(nn).weight_norm(nn.Linear(4, 3), dim=1), (_x(2, 4),)),
+    Case(
+        "weight_norm.dimNone",
+        lambda nn: _pz(nn).weight_norm(nn.Linear(4, 3), dim=None),
+        (_x(2, 4),),
+    ),
+    Case(
+        "weight_norm.Bilinear_bias",
+        lambda nn: _pz(nn).weight_norm(nn.Bilinear(2, 3, 2), name="bias"),
+        (_x(2, 2), _x(2, 3)),
+    ),
+    Case("spectral_norm.Linear", lambda nn: _pz(nn).spectral_norm(nn.Linear(4, 5)), (_x(2, 4),)),
+    Case(
+        "spectral_norm.iters_eps",
+        lambda nn: _pz(nn).spectral_norm(nn.Linear(6, 3), n_power_iterations=3, eps=1e-6),
+        (_x(2, 6),),
+    ),
+    Case(
+        "spectral_norm.Bilinear_dim1",
+        lambda nn: _pz(nn).spectral_norm(nn.Bilinear(2, 3, 4), dim=1),
+        (_x(2, 2), _x(2, 3)),
+    ),
+    Case(
+        "spectral_norm.1d_bias",
+        lambda nn: _pz(nn).spectral_norm(nn.Linear(3, 4), "bias"),
+        (_x(2, 3),),
+    ),
+    Case(
+        "spectral_norm.Conv2d",
+        lambda nn: _pz(nn).spectral_norm(_conv(nn, "Conv2d", 2, 3, 2)),
+        (_x(1, 2, 4, 4),),
+    ),
+    Case(
+        "spectral_norm.ConvTranspose2d",
+        lambda nn: _pz(nn).spectral_norm(_conv(nn, "ConvTranspose2d", 2, 3, 2)),
+        (_x(1, 2, 3, 3),),
+    ),
+    Case(
+        "orthogonal.square_matrix_exp", lambda nn: _pz(nn).orthogonal(nn.Linear(4, 4)), (_x(2, 4),)
+    ),
+    Case(
+        "orthogonal.cayley",
+        lambda nn: _pz(nn).orthogonal(nn.Linear(3, 3), orthogonal_map="cayley"),
+        (_x(2, 3),),
+    ),
+    Case(
+        "orthogonal.householder_tall", lambda nn: _pz(nn).orthogonal(nn.Linear(3, 5)), (_x(2, 3),)
+    ),
+    Case(
+        "orthogonal.householder_wide", lambda nn: _pz(nn).orthogonal(nn.Linear(5, 3)), (_x(2, 5),)
+    ),
+    Case(
+        "orthogonal.matrix_exp_wide",
+        lambda nn: _pz(nn).orthogonal(nn.Linear(5, 3), orthogonal_map="matrix_exp"),
+        (_x(2, 5),),
+    ),
+    Case(
+        "orthogonal.householder_no_trivialization",
+        lambda nn: _pz(nn).orthogonal(nn.Linear(3, 5), use_trivialization=False),
+        (_x(2, 3),),
+    ),
+    Case(
+        "register_parametrization.custom",
+        lambda nn: nn.utils.parametrize.register_parametrization(
+            nn.Linear(3, 3), "weight", _Symmetric.make(nn)
+        ),
+        (_x(2, 3),),
+    ),
+    Case(
+        "register_parametrization.stacked",
+        lambda nn: nn.utils.parametrize.register_parametrization(
+            _pz(nn).weight_norm(nn.Linear(3, 3)), "weight", _Symmetric.make(nn)
+        ),
+        (_x(2, 3),),
+    ),
     Case("legacy_weight_norm", lambda nn: nn.utils.weight_norm(nn.Linear(4, 3)), (_x(2, 4),)),
-    Case("legacy_weight_norm.dim1", lambda nn: nn.utils.weight_norm(nn.Linear(4, 3), dim=1),
-         (_x(2, 4),)),
-    Case("legacy_spectral_norm", lambda nn: nn.utils.spectral_norm(nn.Linear(4, 5)),
-         (_x(2, 4),)),
-    Case("legacy_spectral_norm.iters",
-         lambda nn: nn.utils.spectral_norm(nn.Linear(4, 3), n_power_iterations=4, dim=1),
-         (_x(2, 4),)),
+    Case(
+        "legacy_weight_norm.dim1",
+        lambda nn: nn.utils.weight_norm(nn.Linear(4, 3), dim=1),
+        (_x(2, 4),),
+    ),
+    Case("legacy_spectral_norm", lambda nn: nn.utils.spectral_norm(nn.Linear(4, 5)), (_x(2, 4),)),
+    Case(
+        "legacy_spectral_norm.iters",
+        lambda nn: nn.utils.spectral_norm(nn.Linear(4, 3), n_power_iterations=4, dim=1),
+        (_x(2, 4),),
+    ),
 ]
 
 
@@ -253,16 +288,16 @@ def test_remove_parametrizations_and_cached():
         assert jtorch.nn.utils.parametrize.is_parametrized(jm)
         assert jtorch.nn.utils.parametrize.is_parametrized(jm, "weight")
         assert not jtorch.nn.utils.parametrize.is_parametrized(jm, "bias")
-        assert (jtorch.nn.utils.parametrize.type_before_parametrizations(jm)
-                is jtorch.nn.Linear)
+        assert jtorch.nn.utils.parametrize.type_before_parametrizations(jm) is jtorch.nn.Linear
         orig = jm.parametrizations.weight.original
         torch.nn.utils.parametrize.remove_parametrizations(tm, "weight", leave)
         jtorch.nn.utils.parametrize.remove_parametrizations(jm, "weight", leave)
         assert type(jm) is jtorch.nn.Linear and repr(jm) == repr(tm)
         assert jm.weight is orig and isinstance(jm.weight, jtorch.nn.Parameter)
         assert list(jm.state_dict()) == list(tm.state_dict())
-        np.testing.assert_allclose(jm.weight.detach().numpy(), tm.weight.detach().numpy(),
-                                   rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(
+            jm.weight.detach().numpy(), tm.weight.detach().numpy(), rtol=1e-5, atol=1e-6
+        )
 
 
 def test_assigning_a_parametrized_tensor_calls_right_inverse():
@@ -275,8 +310,7 @@ def test_assigning_a_parametrized_tensor_calls_right_inverse():
     with jtorch.no_grad():
         jm.weight = jtorch.tensor(q)
     np.testing.assert_allclose(jm.weight.detach().numpy(), q, atol=1e-5)
-    np.testing.assert_allclose(jm.weight.detach().numpy(), tm.weight.detach().numpy(),
-                               atol=1e-5)
+    np.testing.assert_allclose(jm.weight.detach().numpy(), tm.weight.detach().numpy(), atol=1e-5)
     sd_t, sd_j = tm.state_dict(), jm.state_dict()
     assert list(sd_t) == list(sd_j)
     for k in sd_t:
@@ -291,19 +325,21 @@ def test_weight_norm_loads_legacy_checkpoint():
     tm.load_state_dict(sd)
     jm.load_state_dict({k: jtorch.tensor(v.numpy()) for k, v in sd.items()})
     assert list(jm.state_dict()) == list(tm.state_dict())
-    np.testing.assert_allclose(jm.weight.detach().numpy(), tm.weight.detach().numpy(),
-                               rtol=1e-6)
+    np.testing.assert_allclose(jm.weight.detach().numpy(), tm.weight.detach().numpy(), rtol=1e-6)
 
 
 def test_parametrization_errors():
     for lib in (torch, jtorch):
         with pytest.raises(ValueError, match="does not have a parameter, a buffer, or a "):
             lib.nn.utils.parametrize.register_parametrization(
-                lib.nn.Linear(2, 2), "nope", _Symmetric.make(lib.nn))
-        with pytest.raises(ValueError, match="Registering a parametrization may not change "
-                                             "the shape"):
+                lib.nn.Linear(2, 2), "nope", _Symmetric.make(lib.nn)
+            )
+        with pytest.raises(
+            ValueError, match="Registering a parametrization may not change the shape"
+        ):
             lib.nn.utils.parametrize.register_parametrization(
-                lib.nn.Linear(3, 2), "weight", _Symmetric.first_row(lib.nn))
+                lib.nn.Linear(3, 2), "weight", _Symmetric.first_row(lib.nn)
+            )
         with pytest.raises(ValueError, match="Expected a matrix or batch of matrices"):
             lib.nn.utils.parametrizations.orthogonal(lib.nn.Linear(2, 2), "bias")
         with pytest.raises(ValueError, match="does not have a parametrization on weight"):
@@ -334,8 +370,9 @@ def test_legacy_remove_hooks():
 _frng = np.random.default_rng(3)
 
 _W = _frng.standard_normal((4, 3, 3, 3)).astype(np.float32)
-_BN = [_frng.standard_normal(4).astype(np.float32) for _ in range(3)] + \
-    [_frng.uniform(0.5, 2, 4).astype(np.float32)]
+_BN = [_frng.standard_normal(4).astype(np.float32) for _ in range(3)] + [
+    _frng.uniform(0.5, 2, 4).astype(np.float32)
+]
 _X = _frng.standard_normal((2, 3, 5, 5)).astype(np.float32)
 
 
@@ -356,44 +393,77 @@ def _fused(lib, kind):
     else:
         m, bn, x = lib.nn.Linear(3, 4), _bn(lib, lib.nn.BatchNorm1d, 4), _X[:, :, 0, 0]
     with lib.no_grad():
-        m.weight.copy_(lib.tensor(_W.reshape(m.weight.shape) if kind != "linear"
-                                  else _W[:, :, 0, 0]))
-        m.bias.copy_(lib.tensor(_BN[0][:m.bias.shape[0]]))
+        m.weight.copy_(
+            lib.tensor(_W.reshape(m.weight.shape) if kind != "linear" else _W[:, :, 0, 0])
+        )
+        m.bias.copy_(lib.tensor(_BN[0][: m.bias.shape[0]]))
     m.eval()
     if kind == "linear":
         f = lib.nn.utils.fuse_linear_bn_eval(m, bn)
     else:
         f = lib.nn.utils.fuse_conv_bn_eval(m, bn, transpose=kind == "transposed")
     xt = lib.tensor(x)
-    return (f(xt).detach().numpy(), bn(m(xt)).detach().numpy(), type(f.weight).__name__,
-            f.weight.requires_grad, f.bias.requires_grad, f.weight.is_leaf, f is m)
+    return (
+        f(xt).detach().numpy(),
+        bn(m(xt)).detach().numpy(),
+        type(f.weight).__name__,
+        f.weight.requires_grad,
+        f.bias.requires_grad,
+        f.weight.is_leaf,
+        f is m,
+    )
 
 
 @pytest.mark.parametrize("kind", ["conv", "transposed", "linear"])
 def test_fuse_eval(kind):
     t, j = _fused(torch, kind), _fused(jtorch, kind)
     np.testing.assert_allclose(j[0], t[0], rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(j[0], j[1], rtol=1e-5, atol=1e-5)   # fused == conv then bn
+    np.testing.assert_allclose(j[0], j[1], rtol=1e-5, atol=1e-5)  # fused == conv then bn
     assert t[2:] == j[2:]
 
 
 def test_fuse_weights_and_errors():
     def weights(lib):
         w = lib.ones(4, 3, 1, 1, requires_grad=True)
-        fw, fb = lib.nn.utils.fuse_conv_bn_weights(w, None, lib.zeros(4), lib.ones(4), 1e-5,
-                                                   None, None)
+        fw, fb = lib.nn.utils.fuse_conv_bn_weights(
+            w, None, lib.zeros(4), lib.ones(4), 1e-5, None, None
+        )
         lw, lb = lib.nn.utils.fuse_linear_bn_weights(
-            lib.ones(4, 3, dtype=lib.float64), None, lib.ones(4), lib.ones(4), 1e-5,
-            lib.full((4,), 2.0), lib.ones(4))
-        return [(type(t).__name__, t.requires_grad, str(t.dtype), tuple(t.shape),
-                 np.round(t.detach().numpy().ravel()[:2], 6).tolist()) for t in (fw, fb, lw, lb)]
+            lib.ones(4, 3, dtype=lib.float64),
+            None,
+            lib.ones(4),
+            lib.ones(4),
+            1e-5,
+            lib.full((4,), 2.0),
+            lib.ones(4),
+        )
+        return [
+            (
+                type(t).__name__,
+                t.requires_grad,
+                str(t.dtype),
+                tuple(t.shape),
+                np.round(t.detach().numpy().ravel()[:2], 6).tolist(),
+            )
+            for t in (fw, fb, lw, lb)
+        ]
+
     same_outcome(weights)
-    same_outcome(lambda lib: lib.nn.utils.fuse_linear_bn_eval(lib.nn.Linear(3, 4).eval(),
-                                                               lib.nn.BatchNorm1d(3).eval()))
-    same_outcome(lambda lib: lib.nn.utils.fuse_linear_bn_eval(lib.nn.Linear(3, 4),
-                                                               lib.nn.BatchNorm1d(4).eval()))
-    same_outcome(lambda lib: lib.nn.utils.fuse_conv_bn_eval(
-        lib.nn.Conv2d(3, 4, 1).eval(), lib.nn.BatchNorm2d(4, track_running_stats=False).eval()))
+    same_outcome(
+        lambda lib: lib.nn.utils.fuse_linear_bn_eval(
+            lib.nn.Linear(3, 4).eval(), lib.nn.BatchNorm1d(3).eval()
+        )
+    )
+    same_outcome(
+        lambda lib: lib.nn.utils.fuse_linear_bn_eval(
+            lib.nn.Linear(3, 4), lib.nn.BatchNorm1d(4).eval()
+        )
+    )
+    same_outcome(
+        lambda lib: lib.nn.utils.fuse_conv_bn_eval(
+            lib.nn.Conv2d(3, 4, 1).eval(), lib.nn.BatchNorm2d(4, track_running_stats=False).eval()
+        )
+    )
 
 
 def test_skip_init_stateless_memory_format():
@@ -402,8 +472,14 @@ def test_skip_init_stateless_memory_format():
         a = lib.rand(3)
         lib.manual_seed(0)
         m = lib.nn.utils.skip_init(lib.nn.Linear, 3, 2)
-        return (bool((a == lib.rand(3)).all()), tuple(m.weight.shape), m.weight.requires_grad,
-                str(m.weight.device), type(m.weight).__name__)
+        return (
+            bool((a == lib.rand(3)).all()),
+            tuple(m.weight.shape),
+            m.weight.requires_grad,
+            str(m.weight.device),
+            type(m.weight).__name__,
+        )
+
     assert same_outcome(skip)[0] is True
     same_outcome(lambda lib: lib.nn.utils.skip_init(int))
     same_outcome(lambda lib: lib.nn.utils.skip_init(lib.nn.ReLU))
@@ -413,18 +489,26 @@ def test_skip_init_stateless_memory_format():
         with warnings.catch_warnings(record=True) as rec:
             warnings.simplefilter("always")
             y = lib.nn.utils.stateless.functional_call(
-                m, {"weight": lib.ones(1, 2), "bias": lib.zeros(1)}, (lib.ones(1, 2),))
+                m, {"weight": lib.ones(1, 2), "bias": lib.zeros(1)}, (lib.ones(1, 2),)
+            )
         return y.tolist(), [(w.category.__name__, str(w.message)) for w in rec]
+
     same_outcome(stateless)
 
     def memory_format(lib):
-        m = lib.nn.Sequential(lib.nn.Conv2d(3, 4, 3),
-                              lib.nn.Sequential(lib.nn.ConvTranspose2d(4, 2, 2)),
-                              lib.nn.Conv3d(1, 1, 1))
+        m = lib.nn.Sequential(
+            lib.nn.Conv2d(3, 4, 3),
+            lib.nn.Sequential(lib.nn.ConvTranspose2d(4, 2, 2)),
+            lib.nn.Conv3d(1, 1, 1),
+        )
         before = [p.detach().clone() for p in m.parameters()]
         ids = [id(p) for p in m.parameters()]
         out = lib.nn.utils.convert_conv2d_weight_memory_format(m, lib.channels_last)
         out = lib.nn.utils.convert_conv3d_weight_memory_format(out, lib.contiguous_format)
-        return (out is m, [id(p) for p in m.parameters()] == ids,
-                all(bool((a == b).all()) for a, b in zip(before, m.parameters())))
+        return (
+            out is m,
+            [id(p) for p in m.parameters()] == ids,
+            all(bool((a == b).all()) for a, b in zip(before, m.parameters())),
+        )
+
     same_outcome(memory_format)

@@ -27,8 +27,12 @@ from compat import opinfo  # noqa: E402
 RECORD = os.path.join(os.path.dirname(__file__), "ops_status.json")
 _recorded = json.load(open(RECORD)) if os.path.exists(RECORD) else {}
 _FULL = os.environ.get("JTORCH_OPINFO_FULL") == "1"
-_dtypes = tuple(getattr(torch, d) for d in os.environ.get(
-    "JTORCH_OPINFO_DTYPES", "float32,int64,bool" if _FULL else "float32").split(","))
+_dtypes = tuple(
+    getattr(torch, d)
+    for d in os.environ.get(
+        "JTORCH_OPINFO_DTYPES", "float32,int64,bool" if _FULL else "float32"
+    ).split(",")
+)
 _max_samples = int(os.environ.get("JTORCH_OPINFO_MAX_SAMPLES", 0)) or (None if _FULL else 6)
 
 RESULTS: dict = {}  # op id -> status record, read by the summary hook in conftest

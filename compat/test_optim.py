@@ -21,15 +21,16 @@ torch = pytest.importorskip("torch")
 import jtorch  # noqa: E402
 from compat.outcomes import same_outcome  # noqa: E402
 
-RESULTS: dict = {}   # case name -> "pass" or the first mismatch
+RESULTS: dict = {}  # case name -> "pass" or the first mismatch
 
 _rng = np.random.default_rng(0)
 SHAPES = [(3, 4), (4,), (2, 2, 2)]
 INIT = [_rng.standard_normal(s).astype(np.float32) for s in SHAPES]
 GRADS = [[_rng.standard_normal(s).astype(np.float32) for s in SHAPES] for _ in range(20)]
 CINIT = [(a + 1j * _rng.standard_normal(a.shape)).astype(np.complex64) for a in INIT]
-CGRADS = [[(g + 1j * _rng.standard_normal(g.shape)).astype(np.complex64) for g in gs]
-          for gs in GRADS]
+CGRADS = [
+    [(g + 1j * _rng.standard_normal(g.shape)).astype(np.complex64) for g in gs] for gs in GRADS
+]
 
 
 def _record(name, fn):
@@ -80,8 +81,9 @@ def _compare_state_dicts(sd_t, sd_j):
                 if not isinstance(w, jtorch.Tensor):
                     return f"state[{i}][{k}] is {type(w).__name__}, not a Tensor"
                 if str(v.dtype) != str(w.dtype) or tuple(v.shape) != tuple(w.shape):
-                    return (f"state[{i}][{k}]: {v.dtype}{tuple(v.shape)} vs "
-                            f"{w.dtype}{tuple(w.shape)}")
+                    return (
+                        f"state[{i}][{k}]: {v.dtype}{tuple(v.shape)} vs {w.dtype}{tuple(w.shape)}"
+                    )
                 err = _close(v, w, f"state[{i}][{k}]", rtol=1e-4, atol=1e-5)
                 if err:
                     return err
@@ -93,20 +95,25 @@ def _compare_state_dicts(sd_t, sd_j):
 # -- optimizers -------------------------------------------------------------
 
 OPT_CASES = [
-    ("Adamax", {}), ("Adamax", dict(lr=0.01, weight_decay=0.1, maximize=True)),
+    ("Adamax", {}),
+    ("Adamax", dict(lr=0.01, weight_decay=0.1, maximize=True)),
     ("Adamax", dict(lr=0.01, betas=(0.5, 0.9), eps=1e-3)),
-    ("NAdam", {}), ("NAdam", dict(lr=0.01, weight_decay=0.1, momentum_decay=0.01)),
+    ("NAdam", {}),
+    ("NAdam", dict(lr=0.01, weight_decay=0.1, momentum_decay=0.01)),
     ("NAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
-    ("RAdam", {}), ("RAdam", dict(lr=0.01, weight_decay=0.1, betas=(0.8, 0.5))),
+    ("RAdam", {}),
+    ("RAdam", dict(lr=0.01, weight_decay=0.1, betas=(0.8, 0.5))),
     ("RAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
-    ("RMSprop", {}), ("RMSprop", dict(centered=True, momentum=0.9, weight_decay=0.1)),
+    ("RMSprop", {}),
+    ("RMSprop", dict(centered=True, momentum=0.9, weight_decay=0.1)),
     ("RMSprop", dict(lr=0.001, alpha=0.9, momentum=0.5, maximize=True)),
     ("RMSprop", dict(centered=True)),
     ("Adagrad", {}),
-    ("Adagrad", dict(lr_decay=0.1, initial_accumulator_value=0.5, weight_decay=0.1,
-                     maximize=True)),
-    ("Adadelta", {}), ("Adadelta", dict(lr=0.5, rho=0.8, weight_decay=0.1, maximize=True)),
-    ("ASGD", {}), ("ASGD", dict(lr=0.05, lambd=0.01, alpha=0.5, t0=5, weight_decay=0.1)),
+    ("Adagrad", dict(lr_decay=0.1, initial_accumulator_value=0.5, weight_decay=0.1, maximize=True)),
+    ("Adadelta", {}),
+    ("Adadelta", dict(lr=0.5, rho=0.8, weight_decay=0.1, maximize=True)),
+    ("ASGD", {}),
+    ("ASGD", dict(lr=0.05, lambd=0.01, alpha=0.5, t0=5, weight_decay=0.1)),
     ("ASGD", dict(lr=0.05, t0=0, maximize=True)),
     ("Rprop", {}),
     ("Rprop", dict(lr=0.1, etas=(0.3, 1.5), step_sizes=(0.01, 0.2), maximize=True)),
@@ -114,10 +121,17 @@ OPT_CASES = [
     ("Adam", dict(lr=0.01, amsgrad=True, weight_decay=0.1)),
     ("AdamW", dict(lr=0.01)),
 ]
-COMPLEX_CASES = [("Adamax", {}), ("NAdam", {}), ("RAdam", {}), ("RMSprop", dict(centered=True,
-                 momentum=0.9)), ("Adagrad", dict(initial_accumulator_value=0.1)),
-                 ("Adadelta", {}), ("ASGD", dict(t0=3)), ("Rprop", {})]
-SPARSE = 0.7   # SparseAdam: gradient entries below this magnitude are zero (absent)
+COMPLEX_CASES = [
+    ("Adamax", {}),
+    ("NAdam", {}),
+    ("RAdam", {}),
+    ("RMSprop", dict(centered=True, momentum=0.9)),
+    ("Adagrad", dict(initial_accumulator_value=0.1)),
+    ("Adadelta", {}),
+    ("ASGD", dict(t0=3)),
+    ("Rprop", {}),
+]
+SPARSE = 0.7  # SparseAdam: gradient entries below this magnitude are zero (absent)
 
 
 def _grad(lib, g, sparse):
@@ -164,8 +178,9 @@ def _check_opt(cls, kw, init, grads):
         _, _, dtraj = _run_opt(dst, cls, kw, None, grads[10:], 10, sparse, dopt, dparams)
         for i, (a, b) in enumerate(zip(straj, dtraj)):
             for k, (x, y) in enumerate(zip(a, b)):
-                err = _close(x, y, f"resumed {src.__name__}->{dst.__name__} step {i + 11} "
-                                   f"param {k}")
+                err = _close(
+                    x, y, f"resumed {src.__name__}->{dst.__name__} step {i + 11} param {k}"
+                )
                 if err:
                     return err
     return None
@@ -175,10 +190,11 @@ def _case_id(cls, kw):
     return cls + ("" if not kw else "(" + ",".join(f"{k}={v}" for k, v in kw.items()) + ")")
 
 
-@pytest.mark.parametrize("cls,kw", OPT_CASES + [("SparseAdam", {}),
-                                                ("SparseAdam", dict(lr=0.01, maximize=True))],
-                         ids=[_case_id(c, k) for c, k in OPT_CASES]
-                         + ["SparseAdam", "SparseAdam(maximize)"])
+@pytest.mark.parametrize(
+    "cls,kw",
+    OPT_CASES + [("SparseAdam", {}), ("SparseAdam", dict(lr=0.01, maximize=True))],
+    ids=[_case_id(c, k) for c, k in OPT_CASES] + ["SparseAdam", "SparseAdam(maximize)"],
+)
 def test_optimizer(cls, kw):
     _record(f"opt {_case_id(cls, kw)}", lambda: _check_opt(cls, kw, INIT, GRADS))
 
@@ -190,29 +206,51 @@ def test_optimizer_complex(cls, kw):
 
 def test_param_groups_and_defaults():
     def check():
-        for name in ["Adamax", "NAdam", "RAdam", "RMSprop", "Adagrad", "Adadelta", "ASGD",
-                     "Rprop", "LBFGS", "SparseAdam"]:
+        for name in [
+            "Adamax",
+            "NAdam",
+            "RAdam",
+            "RMSprop",
+            "Adagrad",
+            "Adadelta",
+            "ASGD",
+            "Rprop",
+            "LBFGS",
+            "SparseAdam",
+        ]:
             tp = [torch.nn.Parameter(torch.ones(2)), torch.nn.Parameter(torch.ones(3))]
             jp = [jtorch.nn.Parameter(jtorch.ones(2)), jtorch.nn.Parameter(jtorch.ones(3))]
-            groups = (lambda ps: [{"params": [ps[0]]}, {"params": [ps[1]], "lr": 0.5}])
+            groups = lambda ps: [{"params": [ps[0]]}, {"params": [ps[1]], "lr": 0.5}]
             if name == "LBFGS":
-                groups = (lambda ps: ps)
-            ts, js = (getattr(lib.optim, name)(groups(ps)).state_dict()
-                      for lib, ps in ((torch, tp), (jtorch, jp)))
+                groups = lambda ps: ps
+            ts, js = (
+                getattr(lib.optim, name)(groups(ps)).state_dict()
+                for lib, ps in ((torch, tp), (jtorch, jp))
+            )
             err = _compare_state_dicts(ts, js)
             if err:
                 return f"{name}: {err}"
         return None
+
     _record("opt param_groups/defaults", check)
 
 
-BAD_ARGS = [("Adamax", dict(lr=-1.0)), ("Adamax", dict(betas=(1.0, 0.9))),
-            ("NAdam", dict(momentum_decay=-1.0)), ("RAdam", dict(eps=-1.0)),
-            ("RMSprop", dict(alpha=-1.0)), ("RMSprop", dict(momentum=-1.0)),
-            ("Adagrad", dict(lr_decay=-1.0)), ("Adagrad", dict(initial_accumulator_value=-1.0)),
-            ("Adadelta", dict(rho=1.5)), ("ASGD", dict(weight_decay=-1.0)),
-            ("Rprop", dict(etas=(1.5, 1.2))), ("LBFGS", dict(lr=-1.0)),
-            ("SparseAdam", dict(lr=0.0)), ("SparseAdam", dict(eps=0.0))]
+BAD_ARGS = [
+    ("Adamax", dict(lr=-1.0)),
+    ("Adamax", dict(betas=(1.0, 0.9))),
+    ("NAdam", dict(momentum_decay=-1.0)),
+    ("RAdam", dict(eps=-1.0)),
+    ("RMSprop", dict(alpha=-1.0)),
+    ("RMSprop", dict(momentum=-1.0)),
+    ("Adagrad", dict(lr_decay=-1.0)),
+    ("Adagrad", dict(initial_accumulator_value=-1.0)),
+    ("Adadelta", dict(rho=1.5)),
+    ("ASGD", dict(weight_decay=-1.0)),
+    ("Rprop", dict(etas=(1.5, 1.2))),
+    ("LBFGS", dict(lr=-1.0)),
+    ("SparseAdam", dict(lr=0.0)),
+    ("SparseAdam", dict(eps=0.0)),
+]
 
 
 def test_validation_errors():
@@ -228,10 +266,12 @@ def test_validation_errors():
             if msgs[0] != msgs[1]:
                 return f"{name}{kw}: torch {msgs[0]} vs jtorch {msgs[1]}"
         return None
+
     _record("opt validation errors", check)
 
 
 # -- LBFGS --------------------------------------------------------------------
+
 
 def _rosenbrock(lib, x):
     return (1 - x[0]) ** 2 + 100 * (x[1] - x[0] ** 2) ** 2
@@ -244,8 +284,13 @@ def test_lbfgs(line_search):
         for lib in (torch, jtorch):
             # float64: Rosenbrock amplifies last-bit differences of float32 gradients.
             x = lib.nn.Parameter(lib.tensor([-1.5, 2.0], dtype=lib.float64))
-            opt = lib.optim.LBFGS([x], lr=1 if line_search else 0.1, max_iter=10,
-                                  history_size=5, line_search_fn=line_search)
+            opt = lib.optim.LBFGS(
+                [x],
+                lr=1 if line_search else 0.1,
+                max_iter=10,
+                history_size=5,
+                line_search_fn=line_search,
+            )
             losses = []
 
             def closure(lib=lib, x=x, opt=opt):
@@ -253,6 +298,7 @@ def test_lbfgs(line_search):
                 loss = _rosenbrock(lib, x)
                 loss.backward()
                 return loss
+
             for _ in range(5):
                 losses.append(float(opt.step(closure).detach()))
             out[lib.__name__] = (losses, _np(x).copy(), opt.state_dict())
@@ -269,6 +315,7 @@ def test_lbfgs(line_search):
             if ts["state"][0][k] != js["state"][0][k]:
                 return f"state {k}: {ts['state'][0][k]} vs {js['state'][0][k]}"
         return None
+
     _record(f"opt LBFGS(line_search_fn={line_search})", check)
 
 
@@ -288,17 +335,21 @@ def test_lbfgs_quadratic_converges_like_torch():
                 loss = 0.5 * (x @ (A @ x)) - B @ x
                 loss.backward()
                 return loss
+
             opt.step(closure)
             res.append(_np(x).copy())
-        return _close(res[0], res[1], "x", rtol=1e-4, atol=1e-5) or \
-            _close(res[1], np.linalg.solve(a, b), "solution", rtol=1e-3, atol=1e-4)
+        return _close(res[0], res[1], "x", rtol=1e-4, atol=1e-5) or _close(
+            res[1], np.linalg.solve(a, b), "solution", rtol=1e-3, atol=1e-4
+        )
+
     _record("opt LBFGS quadratic", check)
 
 
 # -- schedulers ---------------------------------------------------------------
 
+
 def _sched_cases():
-    half = (lambda e: 0.5 ** (e // 10))
+    half = lambda e: 0.5 ** (e // 10)
     yield "LambdaLR", lambda lr, o: lr.LambdaLR(o, lr_lambda=[half, lambda e: 1 / (e + 1)])
     yield "MultiplicativeLR", lambda lr, o: lr.MultiplicativeLR(o, lambda e: 0.97)
     yield "StepLR", lambda lr, o: lr.StepLR(o, step_size=7, gamma=0.5)
@@ -307,49 +358,100 @@ def _sched_cases():
     yield "ConstantLR", lambda lr, o: lr.ConstantLR(o)
     yield "ConstantLR.opts", lambda lr, o: lr.ConstantLR(o, factor=0.2, total_iters=40)
     yield "LinearLR", lambda lr, o: lr.LinearLR(o)
-    yield "LinearLR.opts", lambda lr, o: lr.LinearLR(o, start_factor=0.1, end_factor=0.6,
-                                                     total_iters=50)
+    yield (
+        "LinearLR.opts",
+        lambda lr, o: lr.LinearLR(o, start_factor=0.1, end_factor=0.6, total_iters=50),
+    )
     yield "ExponentialLR", lambda lr, o: lr.ExponentialLR(o, gamma=0.95)
     yield "PolynomialLR", lambda lr, o: lr.PolynomialLR(o)
     yield "PolynomialLR.opts", lambda lr, o: lr.PolynomialLR(o, total_iters=60, power=2.0)
     yield "CosineAnnealingLR", lambda lr, o: lr.CosineAnnealingLR(o, T_max=30)
-    yield "CosineAnnealingLR.eta_min", lambda lr, o: lr.CosineAnnealingLR(o, T_max=17,
-                                                                          eta_min=0.01)
+    yield "CosineAnnealingLR.eta_min", lambda lr, o: lr.CosineAnnealingLR(o, T_max=17, eta_min=0.01)
     yield "CosineAnnealingWarmRestarts", lambda lr, o: lr.CosineAnnealingWarmRestarts(o, T_0=10)
-    yield "CosineAnnealingWarmRestarts.mult", lambda lr, o: lr.CosineAnnealingWarmRestarts(
-        o, T_0=5, T_mult=2, eta_min=0.001)
+    yield (
+        "CosineAnnealingWarmRestarts.mult",
+        lambda lr, o: lr.CosineAnnealingWarmRestarts(o, T_0=5, T_mult=2, eta_min=0.001),
+    )
     yield "CyclicLR.triangular", lambda lr, o: lr.CyclicLR(o, 0.01, 0.1, step_size_up=10)
-    yield "CyclicLR.triangular2", lambda lr, o: lr.CyclicLR(
-        o, [0.01, 0.02], 0.1, step_size_up=7, step_size_down=13, mode="triangular2")
-    yield "CyclicLR.exp_range", lambda lr, o: lr.CyclicLR(
-        o, 0.01, 0.1, step_size_up=10, mode="exp_range", gamma=0.98)
-    yield "CyclicLR.scale_fn", lambda lr, o: lr.CyclicLR(
-        o, 0.01, 0.1, step_size_up=6, scale_fn=lambda x: 1 / (1 + x), scale_mode="iterations",
-        cycle_momentum=False)
+    yield (
+        "CyclicLR.triangular2",
+        lambda lr, o: lr.CyclicLR(
+            o, [0.01, 0.02], 0.1, step_size_up=7, step_size_down=13, mode="triangular2"
+        ),
+    )
+    yield (
+        "CyclicLR.exp_range",
+        lambda lr, o: lr.CyclicLR(o, 0.01, 0.1, step_size_up=10, mode="exp_range", gamma=0.98),
+    )
+    yield (
+        "CyclicLR.scale_fn",
+        lambda lr, o: lr.CyclicLR(
+            o,
+            0.01,
+            0.1,
+            step_size_up=6,
+            scale_fn=lambda x: 1 / (1 + x),
+            scale_mode="iterations",
+            cycle_momentum=False,
+        ),
+    )
     yield "CyclicLR.adam", lambda lr, o: lr.CyclicLR(o, 0.01, 0.1, step_size_up=8), "Adam"
     yield "OneCycleLR", lambda lr, o: lr.OneCycleLR(o, max_lr=0.1, total_steps=101)
-    yield "OneCycleLR.linear3", lambda lr, o: lr.OneCycleLR(
-        o, max_lr=[0.1, 0.2], epochs=10, steps_per_epoch=11, anneal_strategy="linear",
-        three_phase=True, pct_start=0.25)
-    yield "OneCycleLR.adam", lambda lr, o: lr.OneCycleLR(
-        o, max_lr=0.1, total_steps=120, div_factor=10.0, final_div_factor=100.0), "Adam"
-    yield "OneCycleLR.nomomentum", lambda lr, o: lr.OneCycleLR(
-        o, max_lr=0.1, total_steps=100, cycle_momentum=False)
-    yield "SequentialLR", lambda lr, o: lr.SequentialLR(
-        o, [lr.LinearLR(o, start_factor=0.1, total_iters=10), lr.ExponentialLR(o, 0.9),
-            lr.StepLR(o, 5)], milestones=[10, 40])
-    yield "ChainedScheduler", lambda lr, o: lr.ChainedScheduler(
-        [lr.ConstantLR(o, factor=0.5, total_iters=10), lr.ExponentialLR(o, 0.97),
-         lr.MultiStepLR(o, [20, 50])])
+    yield (
+        "OneCycleLR.linear3",
+        lambda lr, o: lr.OneCycleLR(
+            o,
+            max_lr=[0.1, 0.2],
+            epochs=10,
+            steps_per_epoch=11,
+            anneal_strategy="linear",
+            three_phase=True,
+            pct_start=0.25,
+        ),
+    )
+    yield (
+        "OneCycleLR.adam",
+        lambda lr, o: lr.OneCycleLR(
+            o, max_lr=0.1, total_steps=120, div_factor=10.0, final_div_factor=100.0
+        ),
+        "Adam",
+    )
+    yield (
+        "OneCycleLR.nomomentum",
+        lambda lr, o: lr.OneCycleLR(o, max_lr=0.1, total_steps=100, cycle_momentum=False),
+    )
+    yield (
+        "SequentialLR",
+        lambda lr, o: lr.SequentialLR(
+            o,
+            [
+                lr.LinearLR(o, start_factor=0.1, total_iters=10),
+                lr.ExponentialLR(o, 0.9),
+                lr.StepLR(o, 5),
+            ],
+            milestones=[10, 40],
+        ),
+    )
+    yield (
+        "ChainedScheduler",
+        lambda lr, o: lr.ChainedScheduler(
+            [
+                lr.ConstantLR(o, factor=0.5, total_iters=10),
+                lr.ExponentialLR(o, 0.97),
+                lr.MultiStepLR(o, [20, 50]),
+            ]
+        ),
+    )
     yield "SWALR.cos", lambda lr, o: _swalr(lr, o, swa_lr=0.05, anneal_epochs=10)
-    yield "SWALR.linear", lambda lr, o: _swalr(lr, o, swa_lr=[0.05, 0.2], anneal_epochs=20,
-                                               anneal_strategy="linear")
+    yield (
+        "SWALR.linear",
+        lambda lr, o: _swalr(lr, o, swa_lr=[0.05, 0.2], anneal_epochs=20, anneal_strategy="linear"),
+    )
     yield "SWALR.zero", lambda lr, o: _swalr(lr, o, swa_lr=0.05, anneal_epochs=0)
 
 
 def _swalr(lr_mod, opt, **kw):
-    swa = torch.optim.swa_utils if lr_mod is torch.optim.lr_scheduler else \
-        jtorch.optim.swa_utils
+    swa = torch.optim.swa_utils if lr_mod is torch.optim.lr_scheduler else jtorch.optim.swa_utils
     return swa.SWALR(opt, **kw)
 
 
@@ -385,8 +487,9 @@ def _same_seq(a, b, what):
     for i, ((la, ma), (lb, mb)) in enumerate(zip(a, b)):
         if not np.allclose(la, lb, rtol=1e-12, atol=0):
             return f"{what}: lr at step {i}: {la} vs {lb}"
-        if not np.allclose(np.array(ma, float), np.array(mb, float), rtol=1e-12, atol=0,
-                           equal_nan=True):     # None (no momentum) reads as nan
+        if not np.allclose(
+            np.array(ma, float), np.array(mb, float), rtol=1e-12, atol=0, equal_nan=True
+        ):  # None (no momentum) reads as nan
             return f"{what}: momentum at step {i}: {ma} vs {mb}"
     return None
 
@@ -421,16 +524,42 @@ def test_scheduler(name, make, kind):
         _, _, tcont = _run_sched(torch, make, kind, 40, tsched, topt)
         _, _, jcont = _run_sched(jtorch, make, kind, 40, sched2, opt2)
         return _same_seq(tcont, jcont, "resumed")
+
     _record(f"sched {name}", check)
 
 
 def test_reduce_lr_on_plateau():
-    metrics = [1.0, 0.9, 0.95, 0.95, 0.96, 0.97, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.49999,
-               0.6, 0.7, 0.8, 0.9, 1.0, 0.1, 0.1, 0.1] * 5
-    opts = [dict(), dict(patience=2), dict(mode="max", patience=1, factor=0.5),
-            dict(threshold_mode="abs", threshold=0.05, patience=1, cooldown=2),
-            dict(mode="max", threshold_mode="abs", patience=0, min_lr=[0.02, 0.001]),
-            dict(patience=1, factor=0.5, min_lr=0.01, eps=1e-3)]
+    metrics = [
+        1.0,
+        0.9,
+        0.95,
+        0.95,
+        0.96,
+        0.97,
+        0.5,
+        0.5,
+        0.5,
+        0.5,
+        0.5,
+        0.5,
+        0.49999,
+        0.6,
+        0.7,
+        0.8,
+        0.9,
+        1.0,
+        0.1,
+        0.1,
+        0.1,
+    ] * 5
+    opts = [
+        dict(),
+        dict(patience=2),
+        dict(mode="max", patience=1, factor=0.5),
+        dict(threshold_mode="abs", threshold=0.05, patience=1, cooldown=2),
+        dict(mode="max", threshold_mode="abs", patience=0, min_lr=[0.02, 0.001]),
+        dict(patience=1, factor=0.5, min_lr=0.01, eps=1e-3),
+    ]
 
     def check():
         for kw in opts:
@@ -443,7 +572,7 @@ def test_reduce_lr_on_plateau():
                     opt.step()
                     sched.step(m)
                     seq.append((list(sched.get_last_lr()), [None, None]))
-                    if i == 40 and lib is jtorch:   # a state_dict round trip mid-way
+                    if i == 40 and lib is jtorch:  # a state_dict round trip mid-way
                         sd = sched.state_dict()
                         sched = lib.optim.lr_scheduler.ReduceLROnPlateau(opt, **kw)
                         sched.load_state_dict(sd)
@@ -454,6 +583,7 @@ def test_reduce_lr_on_plateau():
             if sorted(seqs[0][1]) != sorted(seqs[1][1]):
                 return f"state_dict keys {sorted(seqs[0][1])} vs {sorted(seqs[1][1])}"
         return None
+
     _record("sched ReduceLROnPlateau", check)
 
 
@@ -465,17 +595,19 @@ def test_scheduler_warnings_and_closed_form():
             sched = lib.optim.lr_scheduler.StepLR(opt, 3)
             with warnings.catch_warnings(record=True) as w:
                 warnings.simplefilter("always")
-                sched.step()            # before optimizer.step(): PyTorch warns
-                sched.get_lr()          # outside step(): PyTorch warns
-                sched.step(7)           # epoch argument: deprecation warning, closed form
+                sched.step()  # before optimizer.step(): PyTorch warns
+                sched.get_lr()  # outside step(): PyTorch warns
+                sched.step(7)  # epoch argument: deprecation warning, closed form
             msgs.append(([str(x.message) for x in w], sched.get_last_lr()))
         if msgs[0] != msgs[1]:
             return f"torch {msgs[0]} vs jtorch {msgs[1]}"
         return None
+
     _record("sched warnings/closed form", check)
 
 
 # -- swa_utils ----------------------------------------------------------------
+
 
 def _models(lib):
     return lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU(), lib.nn.Linear(4, 2))
@@ -497,17 +629,26 @@ def test_averaged_model(mode):
         for lib in (torch, jtorch):
             swa = lib.optim.swa_utils
             model = _models(lib)
-            kw = {"swa": {}, "ema_multi": dict(multi_avg_fn=swa.get_ema_multi_avg_fn(0.9)),
-                  "swa_multi": dict(multi_avg_fn=swa.get_swa_multi_avg_fn()),
-                  "ema_avg_fn": dict(avg_fn=swa.get_ema_avg_fn(0.8)),
-                  "use_buffers": dict(use_buffers=True)}[mode]
+            kw = {
+                "swa": {},
+                "ema_multi": dict(multi_avg_fn=swa.get_ema_multi_avg_fn(0.9)),
+                "swa_multi": dict(multi_avg_fn=swa.get_swa_multi_avg_fn()),
+                "ema_avg_fn": dict(avg_fn=swa.get_ema_avg_fn(0.8)),
+                "use_buffers": dict(use_buffers=True),
+            }[mode]
             avg = swa.AveragedModel(model, **kw)
             for w in weights:
                 _load(model, w, lib)
                 avg.update_parameters(model)
             x = lib.tensor(np.ones((2, 3), np.float32))
-            res.append(([_np(p).copy() for p in avg.parameters()], _np(avg(x)).copy(),
-                        int(avg.n_averaged), list(avg.state_dict())))
+            res.append(
+                (
+                    [_np(p).copy() for p in avg.parameters()],
+                    _np(avg(x)).copy(),
+                    int(avg.n_averaged),
+                    list(avg.state_dict()),
+                )
+            )
         (tp, tout, tn, tk), (jp, jout, jn, jk) = res
         if tn != jn or tk != jk:
             return f"n_averaged/state_dict keys: {tn} {tk} vs {jn} {jk}"
@@ -516,6 +657,7 @@ def test_averaged_model(mode):
             if err:
                 return err
         return _close(tout, jout, "forward")
+
     _record(f"swa AveragedModel {mode}", check)
 
 
@@ -529,19 +671,28 @@ def test_update_bn():
         for lib in (torch, jtorch):
             model = lib.nn.Sequential(lib.nn.Linear(3, 3), lib.nn.BatchNorm1d(3))
             with lib.no_grad():
-                for p, v in zip(model.parameters(), [np.eye(3), np.zeros(3), np.ones(3),
-                                                     np.zeros(3)]):
+                for p, v in zip(
+                    model.parameters(), [np.eye(3), np.zeros(3), np.ones(3), np.zeros(3)]
+                ):
                     p.copy_(lib.tensor(np.asarray(v, np.float32)))
             model.eval()
             loader = [(lib.tensor(d), 0) for d in data]
             lib.optim.swa_utils.update_bn(loader, model)
             bn = model[1]
-            res.append((_np(bn.running_mean).copy(), _np(bn.running_var).copy(),
-                        int(bn.num_batches_tracked), bn.momentum, model.training))
+            res.append(
+                (
+                    _np(bn.running_mean).copy(),
+                    _np(bn.running_var).copy(),
+                    int(bn.num_batches_tracked),
+                    bn.momentum,
+                    model.training,
+                )
+            )
         (tm, tv, tn, tmom, ttr), (jm, jv, jn, jmom, jtr) = res
         if (tn, tmom, ttr) != (jn, jmom, jtr):
             return f"{(tn, tmom, ttr)} vs {(jn, jmom, jtr)}"
         return _close(tm, jm, "running_mean") or _close(tv, jv, "running_var")
+
     _record("swa update_bn", check)
 
 
@@ -550,9 +701,11 @@ def test_update_bn():
 
 _mrng = np.random.default_rng(3)
 
-ADAFACTOR = [{}, dict(lr=0.05, weight_decay=0.1, maximize=True, beta2_decay=-0.5,
-                      eps=(1e-3, 1e-2), d=1.5)]
-MATRICES = [(3, 5), (6, 2)]          # Muon takes 2-D parameters only (wide and tall)
+ADAFACTOR = [
+    {},
+    dict(lr=0.05, weight_decay=0.1, maximize=True, beta2_decay=-0.5, eps=(1e-3, 1e-2), d=1.5),
+]
+MATRICES = [(3, 5), (6, 2)]  # Muon takes 2-D parameters only (wide and tall)
 MINIT = [_mrng.standard_normal(s).astype(np.float32) for s in MATRICES]
 MGRADS = [[_mrng.standard_normal(s).astype(np.float32) for s in MATRICES] for _ in range(20)]
 MUON = [{}, dict(lr=0.02, nesterov=False, adjust_lr_fn="match_rms_adamw", weight_decay=0.0)]
@@ -560,8 +713,7 @@ MUON = [{}, dict(lr=0.02, nesterov=False, adjust_lr_fn="match_rms_adamw", weight
 
 @pytest.mark.parametrize("kw", ADAFACTOR, ids=["default", "options"])
 def test_adafactor(kw):
-    _record(f"opt {_case_id('Adafactor', kw)}",
-            lambda: _check_opt("Adafactor", kw, INIT, GRADS))
+    _record(f"opt {_case_id('Adafactor', kw)}", lambda: _check_opt("Adafactor", kw, INIT, GRADS))
 
 
 @pytest.fixture
@@ -576,21 +728,26 @@ def one_torch_thread():
 
 @pytest.mark.parametrize("kw", MUON, ids=["default", "options"])
 def test_muon(kw, one_torch_thread):
-    _record(f"opt {_case_id('Muon', kw)}",
-            lambda: _check_opt("Muon", kw, MINIT, MGRADS))
+    _record(f"opt {_case_id('Muon', kw)}", lambda: _check_opt("Muon", kw, MINIT, MGRADS))
 
 
-BAD = [("Adafactor", dict(lr=-1.0)), ("Adafactor", dict(beta2_decay=0.5)),
-       ("Adafactor", dict(eps=(-1.0, 1e-3))), ("Adafactor", dict(eps=(None, -1.0))),
-       ("Adafactor", dict(d=0.5)), ("Adafactor", dict(weight_decay=-1.0)),
-       ("Muon", dict(lr=-1.0)), ("Muon", dict(momentum=-1.0)), ("Muon", dict(weight_decay=-1.0)),
-       ("Muon", dict(adjust_lr_fn="other"))]
+BAD = [
+    ("Adafactor", dict(lr=-1.0)),
+    ("Adafactor", dict(beta2_decay=0.5)),
+    ("Adafactor", dict(eps=(-1.0, 1e-3))),
+    ("Adafactor", dict(eps=(None, -1.0))),
+    ("Adafactor", dict(d=0.5)),
+    ("Adafactor", dict(weight_decay=-1.0)),
+    ("Muon", dict(lr=-1.0)),
+    ("Muon", dict(momentum=-1.0)),
+    ("Muon", dict(weight_decay=-1.0)),
+    ("Muon", dict(adjust_lr_fn="other")),
+]
 
 
 def test_optimizer_errors():
     for name, kw in BAD:
-        same_outcome(lambda lib: getattr(lib.optim, name)([lib.nn.Parameter(lib.ones(2, 2))],
-                                                           **kw))
+        same_outcome(lambda lib: getattr(lib.optim, name)([lib.nn.Parameter(lib.ones(2, 2))], **kw))
     # Muon refuses non-matrix parameters at construction, bad settings at the step.
     same_outcome(lambda lib: lib.optim.Muon([lib.nn.Parameter(lib.ones(3))]))
 
@@ -598,24 +755,38 @@ def test_optimizer_errors():
         p.grad = lib.ones_like(p)
         getattr(lib.optim, opt_name)([p], **kw).step()
         return p.tolist()
+
     same_outcome(lambda lib: step(lib, "Muon", lib.nn.Parameter(lib.ones(2, 2)), ns_steps=100))
-    same_outcome(lambda lib: step(lib, "Muon", lib.nn.Parameter(lib.ones(2, 2)),
-                                   ns_coefficients=(1.0, 2.0)))
-    same_outcome(lambda lib: step(lib, "Adafactor",
-                                   lib.nn.Parameter(lib.ones(2, dtype=lib.complex64))))
+    same_outcome(
+        lambda lib: step(lib, "Muon", lib.nn.Parameter(lib.ones(2, 2)), ns_coefficients=(1.0, 2.0))
+    )
+    same_outcome(
+        lambda lib: step(lib, "Adafactor", lib.nn.Parameter(lib.ones(2, dtype=lib.complex64)))
+    )
 
 
 def test_optimizer_state_and_groups():
     def state(lib):
-        ps = [lib.nn.Parameter(lib.ones(2, 3, 4)), lib.nn.Parameter(lib.ones(3)),
-              lib.nn.Parameter(lib.tensor(2.0))]
+        ps = [
+            lib.nn.Parameter(lib.ones(2, 3, 4)),
+            lib.nn.Parameter(lib.ones(3)),
+            lib.nn.Parameter(lib.tensor(2.0)),
+        ]
         opt = lib.optim.Adafactor(ps)
         for p in ps:
             p.grad = lib.ones_like(p)
         opt.step()
         sd = opt.state_dict()
-        return ([{k: (str(v.dtype), tuple(v.shape)) for k, v in st.items()}
-                 for st in sd["state"].values()], sd["param_groups"], repr(opt))
+        return (
+            [
+                {k: (str(v.dtype), tuple(v.shape)) for k, v in st.items()}
+                for st in sd["state"].values()
+            ],
+            sd["param_groups"],
+            repr(opt),
+        )
+
     same_outcome(state)
-    same_outcome(lambda lib: (lib.optim.Muon([lib.nn.Parameter(lib.ones(2, 2))])
-                               .state_dict()["param_groups"]))
+    same_outcome(
+        lambda lib: lib.optim.Muon([lib.nn.Parameter(lib.ones(2, 2))]).state_dict()["param_groups"]
+    )

@@ -57,11 +57,13 @@ def test_mode_not_implemented_message():
         class NI(lib.overrides.TorchFunctionMode):
             def __torch_function__(self, func, types, args=(), kwargs=None):
                 return NotImplemented
+
         x = lib.ones(1)
         with pytest.raises(TypeError) as e:
             with NI():
                 lib.mul(x, 2)
         return str(e.value).split("\n")[0]
+
     assert run(jtorch) == run(torch)
 
 
@@ -72,15 +74,22 @@ def _subclass_results(lib):
     s = lib.tensor([1.0, -2.0, 3.0]).as_subclass(Sub)
     p = lib.tensor([1.0, 1.0, 1.0])
     results = {
-        "add": s + p, "radd": p + s, "method": s.abs(), "func": lib.exp(s),
-        "cat": lib.cat([p, s]), "max": s.max(0), "view": s.view(3, 1),
-        "index": s[1:], "param_mul": lib.nn.Parameter(lib.ones(3)) * 2,
+        "add": s + p,
+        "radd": p + s,
+        "method": s.abs(),
+        "func": lib.exp(s),
+        "cat": lib.cat([p, s]),
+        "max": s.max(0),
+        "view": s.view(3, 1),
+        "index": s[1:],
+        "param_mul": lib.nn.Parameter(lib.ones(3)) * 2,
     }
     out = {}
     for k, v in results.items():
         items = list(v) if isinstance(v, tuple) else [v]
-        out[k] = [type(x).__name__ if type(x).__name__ in ("Sub", "Tensor") else "other"
-                  for x in items]
+        out[k] = [
+            type(x).__name__ if type(x).__name__ in ("Sub", "Tensor") else "other" for x in items
+        ]
     return out
 
 
@@ -108,6 +117,7 @@ def test_tensor_like_dispatch_and_failure():
             lib.ones(1).mul(Never())
         out.append(str(e.value))
         return out
+
     assert run(jtorch) == run(torch)
 
 
@@ -115,24 +125,35 @@ def test_switches_and_helpers():
     def run(lib):
         C, O = lib._C, lib.overrides
         x = lib.ones(2)
-        out = [C._is_torch_function_enabled(), C._is_torch_function_mode_enabled(),
-               C._len_torch_function_stack(), O.has_torch_function((x,)),
-               O.is_tensor_like(x), O.is_tensor_like(1), O.is_tensor_like(lib.nn.Parameter(x))]
+        out = [
+            C._is_torch_function_enabled(),
+            C._is_torch_function_mode_enabled(),
+            C._len_torch_function_stack(),
+            O.has_torch_function((x,)),
+            O.is_tensor_like(x),
+            O.is_tensor_like(1),
+            O.is_tensor_like(lib.nn.Parameter(x)),
+        ]
         with C.DisableTorchFunctionSubclass():
             out.append(C._is_torch_function_enabled())
             out.append(C._is_torch_function_all_disabled())
         with C.DisableTorchFunction():
             out.append(C._is_torch_function_all_disabled())
         with O.BaseTorchFunctionMode() as m:
-            out += [C._is_torch_function_mode_enabled(), C._len_torch_function_stack(),
-                    O.has_torch_function((x,)), O.has_torch_function_unary(x),
-                    O.has_torch_function_variadic(x, 1),
-                    O._get_current_function_mode() is m]
+            out += [
+                C._is_torch_function_mode_enabled(),
+                C._len_torch_function_stack(),
+                O.has_torch_function((x,)),
+                O.has_torch_function_unary(x),
+                O.has_torch_function_variadic(x, 1),
+                O._get_current_function_mode() is m,
+            ]
             with C.DisableTorchFunction():
                 out += [C._is_torch_function_mode_enabled(), O.has_torch_function((x,))]
         out.append(lib.nn.Parameter.__torch_function__ is C._disabled_torch_function_impl)
         out.append(C._disabled_torch_function_impl(lib.add, (), (x, x), {}).tolist())
         return out
+
     assert run(jtorch) == run(torch)
 
 
@@ -146,7 +167,9 @@ def test_wrap_torch_function():
             @classmethod
             def __torch_function__(cls, func, types, args=(), kwargs=None):
                 return ("like", func is f, len(args))
+
         return [f(lib.ones(1), 2), f(Like(), 2)]
+
     assert run(jtorch) == run(torch)
 
 
@@ -154,8 +177,12 @@ def test_default_nowrap_and_grad_passthrough():
     def run(lib):
         class Sub(lib.Tensor):
             pass
+
         s = lib.ones(2, requires_grad=True).as_subclass(Sub)
         (s * 3).sum().backward()
-        return [type(s.grad).__name__ if s.grad is not None else None,
-                len(lib.overrides.get_default_nowrap_functions())]
+        return [
+            type(s.grad).__name__ if s.grad is not None else None,
+            len(lib.overrides.get_default_nowrap_functions()),
+        ]
+
     assert run(jtorch) == run(torch)

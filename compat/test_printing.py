@@ -16,12 +16,45 @@ import jax.numpy as jnp
 from jtorch import _dtype, _tensor_str
 from jtorch._tensor import wrap
 
-DTYPES = ["float32", "float64", "float16", "bfloat16", "complex64", "complex128",
-          "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool"]
+DTYPES = [
+    "float32",
+    "float64",
+    "float16",
+    "bfloat16",
+    "complex64",
+    "complex128",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "bool",
+]
 
-SHAPES = [(), (1,), (0,), (0, 3), (2, 0, 4), (5,), (17,), (3, 4), (2, 3, 4), (2, 2, 2, 3),
-          (40,), (7, 13), (1, 1, 1), (1001,), (40, 30), (11, 11, 11), (2, 600), (600, 2),
-          (3, 4, 5, 20)]
+SHAPES = [
+    (),
+    (1,),
+    (0,),
+    (0, 3),
+    (2, 0, 4),
+    (5,),
+    (17,),
+    (3, 4),
+    (2, 3, 4),
+    (2, 2, 2, 3),
+    (40,),
+    (7, 13),
+    (1, 1, 1),
+    (1001,),
+    (40, 30),
+    (11, 11, 11),
+    (2, 600),
+    (600, 2),
+    (3, 4, 5, 20),
+]
 
 
 @pytest.fixture(autouse=True)
@@ -141,12 +174,33 @@ def test_default_dtype_float64(seed):
     _check(t, j)
 
 
-@pytest.mark.parametrize("values", [
-    [1e8], [1.1e8], [1e-4], [9.9e-5], [1.0, 1000.0], [1.0, 1000.5], [0.001, 1.0], [0.5, 600.0],
-    [math.nan], [math.inf, -math.inf], [-0.0], [0.0, -0.0], [1e300, 1e-300], [5e-324],
-    [1.5, math.nan], [123456789.0], [-1.0, 2.0, math.nan], [0.1 + 0.2], [2.5, 3.5, -2.5],
-    [0.00005, 0.00015], [1e15, 1.0], [1e-20],
-])
+@pytest.mark.parametrize(
+    "values",
+    [
+        [1e8],
+        [1.1e8],
+        [1e-4],
+        [9.9e-5],
+        [1.0, 1000.0],
+        [1.0, 1000.5],
+        [0.001, 1.0],
+        [0.5, 600.0],
+        [math.nan],
+        [math.inf, -math.inf],
+        [-0.0],
+        [0.0, -0.0],
+        [1e300, 1e-300],
+        [5e-324],
+        [1.5, math.nan],
+        [123456789.0],
+        [-1.0, 2.0, math.nan],
+        [0.1 + 0.2],
+        [2.5, 3.5, -2.5],
+        [0.00005, 0.00015],
+        [1e15, 1.0],
+        [1e-20],
+    ],
+)
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "complex128"])
 def test_float_edge_values(values, dtype):
     t, j = _pair(np.array(values), dtype)

@@ -59,18 +59,27 @@ def _hook_kinds(m):
 # Recipes: (function name, tensor name, kwargs); `scores`/`mask` stand for fixed arrays.
 _RECIPES = {
     "l1_float": [("l1_unstructured", "weight", {"amount": 0.3})],
-    "iterative": [("l1_unstructured", "weight", {"amount": 5}),
-                  ("ln_structured", "weight", {"amount": 1, "n": 2, "dim": 0}),
-                  ("ln_structured", "weight", {"amount": 0.5, "n": 1, "dim": -1}),
-                  ("l1_unstructured", "weight", {"amount": 0.0}),
-                  ("identity", "weight", {}),
-                  ("l1_unstructured", "bias", {"amount": 1})],
-    "scores_and_mask": [("custom_from_mask", "weight", {"mask": "mask"}),
-                        ("l1_unstructured", "weight", {"amount": 3, "importance_scores": "scores"}),
-                        ("ln_structured", "weight", {"amount": 1, "n": float("inf"), "dim": 1,
-                                                     "importance_scores": "scores"})],
-    "fro_then_mask": [("ln_structured", "weight", {"amount": 2, "n": "fro", "dim": 0}),
-                      ("custom_from_mask", "weight", {"mask": "mask"})],
+    "iterative": [
+        ("l1_unstructured", "weight", {"amount": 5}),
+        ("ln_structured", "weight", {"amount": 1, "n": 2, "dim": 0}),
+        ("ln_structured", "weight", {"amount": 0.5, "n": 1, "dim": -1}),
+        ("l1_unstructured", "weight", {"amount": 0.0}),
+        ("identity", "weight", {}),
+        ("l1_unstructured", "bias", {"amount": 1}),
+    ],
+    "scores_and_mask": [
+        ("custom_from_mask", "weight", {"mask": "mask"}),
+        ("l1_unstructured", "weight", {"amount": 3, "importance_scores": "scores"}),
+        (
+            "ln_structured",
+            "weight",
+            {"amount": 1, "n": float("inf"), "dim": 1, "importance_scores": "scores"},
+        ),
+    ],
+    "fro_then_mask": [
+        ("ln_structured", "weight", {"amount": 2, "n": "fro", "dim": 0}),
+        ("custom_from_mask", "weight", {"mask": "mask"}),
+    ],
 }
 
 
@@ -95,11 +104,10 @@ def test_deterministic_pruning(recipe):
 
     ty, jy = tm(torch.tensor(_X)), jm(jtorch.tensor(_X))
     np.testing.assert_allclose(_np(jy), _np(ty), rtol=1e-6, atol=1e-6)
-    (ty ** 2).sum().backward()
-    (jy ** 2).sum().backward()
+    (ty**2).sum().backward()
+    (jy**2).sum().backward()
     for (n, tp), (_, jp) in zip(tm.named_parameters(), jm.named_parameters()):
-        np.testing.assert_allclose(_np(jp.grad), _np(tp.grad), rtol=1e-5, atol=1e-6,
-                                   err_msg=n)
+        np.testing.assert_allclose(_np(jp.grad), _np(tp.grad), rtol=1e-5, atol=1e-6, err_msg=n)
 
     for name in ("weight", "bias"):
         if hasattr(tm, name + "_orig"):
@@ -116,8 +124,9 @@ def test_hook_recomputes_and_state_dict_moves():
         tm.weight_orig.mul_(2)
     with jtorch.no_grad():
         jm.weight_orig.mul_(2)
-    np.testing.assert_allclose(_np(jm(jtorch.tensor(_X))), _np(tm(torch.tensor(_X))),
-                               rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(
+        _np(jm(jtorch.tensor(_X))), _np(tm(torch.tensor(_X))), rtol=1e-6, atol=1e-6
+    )
     np.testing.assert_array_equal(_np(jm.weight), _np(tm.weight))
     # A PyTorch state_dict of a pruned module loads into a pruned jtorch module.
     fresh = _run(jtorch, _RECIPES["l1_float"])
@@ -162,10 +171,12 @@ def test_method_prune_and_containers():
         P = lib.nn.utils.prune
         t = lib.tensor(_W)
         dm = lib.tensor(_MASK)
-        got = [P.L1Unstructured(amount=0.5).prune(t),
-               P.L1Unstructured(amount=4).prune(t, importance_scores=lib.tensor(_SCORES)),
-               P.LnStructured(amount=2, n=1, dim=1).prune(t, default_mask=dm),
-               P.CustomFromMask(mask=dm).prune(t)]
+        got = [
+            P.L1Unstructured(amount=0.5).prune(t),
+            P.L1Unstructured(amount=4).prune(t, importance_scores=lib.tensor(_SCORES)),
+            P.LnStructured(amount=2, n=1, dim=1).prune(t, default_mask=dm),
+            P.CustomFromMask(mask=dm).prune(t),
+        ]
         if lib is torch:
             expect = [_np(g) for g in got]
         else:
@@ -225,10 +236,12 @@ def _errors(lib):
         "missing": lambda: P.identity(m, "nope"),
         "remove_unpruned": lambda: P.remove(m, "weight"),
         "global_struct": lambda: P.global_unstructured(
-            [(m, "weight")], P.LnStructured, amount=1, n=2),
+            [(m, "weight")], P.LnStructured, amount=1, n=2
+        ),
         "global_not_iter": lambda: P.global_unstructured(3, P.L1Unstructured, amount=1),
         "global_scores": lambda: P.global_unstructured(
-            [(m, "weight")], P.L1Unstructured, importance_scores=[1], amount=1),
+            [(m, "weight")], P.L1Unstructured, importance_scores=[1], amount=1
+        ),
         "add_unnamed": lambda: P.PruningContainer(P.Identity()),
         "add_not_method": lambda: _named_container(P).add_pruning_method(3),
     }

@@ -19,6 +19,7 @@ def test_fork_rng():
         lib.manual_seed(1)
         d, _, f = lib.rand(2), lib.rand(2), lib.rand(2)
         return bool((a == b).all()), bool((b == d).all()), bool((c == f).all())
+
     assert same_outcome(fork) == (True, True, True)
 
     def raising(lib):
@@ -31,4 +32,5 @@ def test_fork_rng():
         except KeyError:
             pass
         return bool((lib.get_rng_state() == state).all())
+
     assert same_outcome(raising) is True

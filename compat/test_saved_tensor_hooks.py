@@ -37,7 +37,7 @@ def _mul_exp(lib, a, b, pack, unpack):
 
 def _add_only(lib, a, b, pack, unpack):
     with lib.autograd.graph.saved_tensors_hooks(pack, unpack):
-        d = (a + b).sum()       # add saves nothing
+        d = (a + b).sum()  # add saves nothing
     d.backward()
 
 
@@ -56,7 +56,7 @@ def _save_on_cpu(lib, a, b, pack, unpack):
 def _nested(lib, a, b, pack, unpack):
     with lib.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
         with lib.autograd.graph.saved_tensors_hooks(pack, unpack):
-            y = (a * b).sum()       # the innermost pair is used
+            y = (a * b).sum()  # the innermost pair is used
     y.backward()
 
 
@@ -78,8 +78,16 @@ def _bad_unpack(lib, a, b, pack, unpack):
     y.backward()
 
 
-CASES = [_mul_exp, _add_only, _matmul, _save_on_cpu, _nested, _disabled, _disable_inside,
-         _bad_unpack]
+CASES = [
+    _mul_exp,
+    _add_only,
+    _matmul,
+    _save_on_cpu,
+    _nested,
+    _disabled,
+    _disable_inside,
+    _bad_unpack,
+]
 
 
 @pytest.mark.parametrize("body", CASES, ids=[c.__name__ for c in CASES])

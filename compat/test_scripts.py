@@ -27,11 +27,21 @@ torch = pytest.importorskip("torch")
 from compat.corpus import HERE, ROOT, Corpus, first_difference, has_header, line_matches  # noqa
 
 _entries = {os.path.basename(p): p for p in glob.glob(os.path.join(HERE, "scripts", "*.py"))}
-_entries.update({"examples/" + os.path.basename(p): p
-                 for p in glob.glob(os.path.join(ROOT, "examples", "*.py")) if has_header(p)})
+_entries.update(
+    {
+        "examples/" + os.path.basename(p): p
+        for p in glob.glob(os.path.join(ROOT, "examples", "*.py"))
+        if has_header(p)
+    }
+)
 
-CORPUS = Corpus("scripts", _entries, os.path.join(HERE, "scripts_status.json"),
-                os.path.join(HERE, "scripts_torch_outputs"), "JTORCH_SCRIPTS")
+CORPUS = Corpus(
+    "scripts",
+    _entries,
+    os.path.join(HERE, "scripts_status.json"),
+    os.path.join(HERE, "scripts_torch_outputs"),
+    "JTORCH_SCRIPTS",
+)
 RESULTS = CORPUS.results  # script -> status record, read by the summary hook in conftest
 
 

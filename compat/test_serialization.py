@@ -10,8 +10,20 @@ torch = pytest.importorskip("torch")
 
 import jtorch  # noqa: E402
 
-_DTYPES = ["float32", "float64", "float16", "bfloat16", "int8", "uint8", "int16", "int32",
-           "int64", "bool", "complex64", "complex128"]
+_DTYPES = [
+    "float32",
+    "float64",
+    "float16",
+    "bfloat16",
+    "int8",
+    "uint8",
+    "int16",
+    "int32",
+    "int64",
+    "bool",
+    "complex64",
+    "complex128",
+]
 
 
 def _np(t):
@@ -53,11 +65,18 @@ def _same(a, b):
 
 @pytest.mark.parametrize("direction", ["torch->jtorch", "jtorch->torch"])
 def test_every_dtype_and_shared_noncontiguous_storages(direction):
-    src_lib, move = ((torch, _torch_to_jtorch) if direction == "torch->jtorch"
-                     else (jtorch, _jtorch_to_torch))
+    src_lib, move = (
+        (torch, _torch_to_jtorch) if direction == "torch->jtorch" else (jtorch, _jtorch_to_torch)
+    )
     x = src_lib.arange(12.0).reshape(3, 4)
-    obj = dict(_every_dtype(src_lib), x=x, col=x[:, 1], t=x.t(), tail=x.view(-1)[5:],
-               scalar=src_lib.tensor(2.5))
+    obj = dict(
+        _every_dtype(src_lib),
+        x=x,
+        col=x[:, 1],
+        t=x.t(),
+        tail=x.view(-1)[5:],
+        scalar=src_lib.tensor(2.5),
+    )
     back = move(obj)
     for k in obj:
         _same(obj[k], back[k])
@@ -68,8 +87,11 @@ def test_every_dtype_and_shared_noncontiguous_storages(direction):
 
 def _model(lib):
     lib.manual_seed(0)
-    return lib.nn.Sequential(lib.nn.Linear(4, 3), lib.nn.ReLU() if hasattr(lib.nn, "ReLU")
-                             else lib.nn.Identity(), lib.nn.Linear(3, 2))
+    return lib.nn.Sequential(
+        lib.nn.Linear(4, 3),
+        lib.nn.ReLU() if hasattr(lib.nn, "ReLU") else lib.nn.Identity(),
+        lib.nn.Linear(3, 2),
+    )
 
 
 def _train_state(lib, model):
@@ -106,8 +128,12 @@ def test_model_optimizer_checkpoint_torch_to_jtorch_resumes_identically():
 def test_model_optimizer_checkpoint_jtorch_to_torch():
     jm = _model(jtorch)
     jopt = _train_state(jtorch, jm)
-    ck = {"model": jm.state_dict(), "optimizer": jopt.state_dict(), "epoch": 2,
-          "meta": collections.OrderedDict(name="run")}
+    ck = {
+        "model": jm.state_dict(),
+        "optimizer": jopt.state_dict(),
+        "epoch": 2,
+        "meta": collections.OrderedDict(name="run"),
+    }
     loaded = _jtorch_to_torch(ck)
     tm = _model(torch)
     tm.load_state_dict(loaded["model"])
@@ -121,8 +147,11 @@ def test_model_optimizer_checkpoint_jtorch_to_torch():
 def test_legacy_format_written_by_pytorch_loads():
     x = torch.arange(6.0).reshape(2, 3)
     buf = io.BytesIO()
-    torch.save({"x": x, "col": x[:, 2], "p": torch.nn.Parameter(torch.ones(2))}, buf,
-               _use_new_zipfile_serialization=False)
+    torch.save(
+        {"x": x, "col": x[:, 2], "p": torch.nn.Parameter(torch.ones(2))},
+        buf,
+        _use_new_zipfile_serialization=False,
+    )
     buf.seek(0)
     out = jtorch.load(buf)
     assert out["x"].tolist() == x.tolist() and out["col"].tolist() == [2.0, 5.0]

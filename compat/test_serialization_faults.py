@@ -55,7 +55,8 @@ def test_truncated_pytorch_checkpoint_fails_alike(name):
     # start of the buffer (a ValueError from io.BytesIO)
     t = _outcome(torch, data)
     assert (t[0] is exc and message.split(".")[0] in t[1]) or (
-        t[0] is ValueError and "negative seek value" in t[1]), t
+        t[0] is ValueError and "negative seek value" in t[1]
+    ), t
 
 
 def _known_difference(t, j) -> bool:
@@ -85,8 +86,9 @@ def _same_values(a, b) -> bool:
         if a.dtype == torch.bfloat16:
             a = a.float()
         b = b.detach().float() if str(b.dtype) == "torch.bfloat16" else b.detach()
-        return (tuple(a.shape) == tuple(b.shape)
-                and np.array_equal(a.numpy(), b.numpy(), equal_nan=True))
+        return tuple(a.shape) == tuple(b.shape) and np.array_equal(
+            a.numpy(), b.numpy(), equal_nan=True
+        )
     return a == b
 
 
@@ -97,7 +99,7 @@ def test_fuzzed_pytorch_checkpoints_meet_the_same_fate():
     for i in range(400):
         damaged = bytearray(data)
         if i % 4 == 0:
-            damaged = damaged[:rng.randrange(len(data))]
+            damaged = damaged[: rng.randrange(len(data))]
         else:
             for _ in range(1 + i % 3):
                 damaged[rng.randrange(len(damaged))] ^= 1 << rng.randrange(8)
@@ -108,8 +110,13 @@ def test_fuzzed_pytorch_checkpoints_meet_the_same_fate():
                 assert _same_values(t[1], j[1]), f"variant {i} loads different values"
             same += 1
         else:
-            assert _known_difference(t, j), (i, t[0], t[1][:300] if t[0] != "loaded" else "",
-                                              j[0], str(j[1])[:300])
+            assert _known_difference(t, j), (
+                i,
+                t[0],
+                t[1][:300] if t[0] != "loaded" else "",
+                j[0],
+                str(j[1])[:300],
+            )
             known += 1
     print(f"fuzz: {same} variants alike, {known} known differences")
     assert same >= 380
@@ -137,8 +144,13 @@ _REFUSED = {
 
 
 def _materialize(v):
-    return {"SIZE": torch.Size([3, 1]), "DEVICE": torch.device("cpu"),
-            "DTYPE": torch.float16}.get(v, v) if isinstance(v, str) else v
+    return (
+        {"SIZE": torch.Size([3, 1]), "DEVICE": torch.device("cpu"), "DTYPE": torch.float16}.get(
+            v, v
+        )
+        if isinstance(v, str)
+        else v
+    )
 
 
 @pytest.mark.parametrize("name", sorted(_ALLOWED))
@@ -160,7 +172,7 @@ def test_globals_pytorch_refuses_are_refused_with_its_message(name):
     t, j = _outcome(torch, buf.getvalue()), _outcome(jtorch, buf.getvalue())
     assert t[0] is j[0] is pickle.UnpicklingError
     assert j[1] == t[1]
-    for lib in (torch, jtorch):     # and both load it when told the file is trusted
+    for lib in (torch, jtorch):  # and both load it when told the file is trusted
         assert _outcome(lib, buf.getvalue(), weights_only=False)[0] == "loaded"
 
 
@@ -173,6 +185,7 @@ def test_pickle_protocol_4_is_refused_as_pytorch_refuses_it():
 
 def test_blocked_modules_stay_blocked_even_when_allowlisted():
     import os
+
     buf = io.BytesIO()
     torch.save({"f": os.getcwd}, buf)
     t = _outcome(torch, buf.getvalue())
@@ -198,13 +211,14 @@ def test_files_pytorch_wrote_with_every_allowed_kind_load_alike():
             assert getattr(a, "tag", None) == getattr(b, "tag", None), k
             if a.device.type == "meta":
                 assert b.device.type == "meta" and str(b.dtype) == str(a.dtype)
-            elif a.dtype == torch.complex32:    # jtorch keeps complex32 as complex64
+            elif a.dtype == torch.complex32:  # jtorch keeps complex32 as complex64
                 np.testing.assert_array_equal(a.to(torch.complex64).numpy(), b.numpy())
             else:
                 assert str(a.dtype) == str(b.dtype), k
-                np.testing.assert_array_equal(a.view(torch.uint8).numpy(),
-                                              b.view(jtorch.uint8).numpy())
-        elif hasattr(a, "tolist") and not isinstance(a, (list, tuple, set)):   # storages
+                np.testing.assert_array_equal(
+                    a.view(torch.uint8).numpy(), b.view(jtorch.uint8).numpy()
+                )
+        elif hasattr(a, "tolist") and not isinstance(a, (list, tuple, set)):  # storages
             assert a.tolist() == b.tolist() and str(a.dtype) == str(b.dtype), k
         else:
             assert str(a) == str(b) and type(a).__name__ == type(b).__name__, k
@@ -225,8 +239,7 @@ def test_jtorch_writes_new_dtypes_as_pytorch_does():
 
 def test_mmap_loads_alike_and_refuses_what_pytorch_refuses(tmp_path):
     path = tmp_path / "ck.pt"
-    torch.save({"w": torch.arange(12.0).reshape(3, 4), "b": torch.ones(3, dtype=torch.int64)},
-               path)
+    torch.save({"w": torch.arange(12.0).reshape(3, 4), "b": torch.ones(3, dtype=torch.int64)}, path)
     t, j = torch.load(path, mmap=True), jtorch.load(path, mmap=True)
     assert _same_values(t, j)
     data = path.read_bytes()
@@ -245,19 +258,26 @@ def test_damaged_legacy_checkpoint_fails_alike():
     torch.save({"x": torch.arange(4.0)}, buf, _use_new_zipfile_serialization=False)
     data = buf.getvalue()
     count = data.rfind(struct.pack("<q", 4))
-    cases = [data[:-1], data[:-8], data[:30], data[:10],
-             data[:count] + struct.pack("<q", 3) + data[count + 8:],
-             data[:count] + struct.pack("<q", 2**40) + data[count + 8:]]
+    cases = [
+        data[:-1],
+        data[:-8],
+        data[:30],
+        data[:10],
+        data[:count] + struct.pack("<q", 3) + data[count + 8 :],
+        data[:count] + struct.pack("<q", 2**40) + data[count + 8 :],
+    ]
     for damaged in cases:
         t, j = _outcome(torch, damaged), _outcome(jtorch, damaged)
         assert t[0] is j[0], (t, j)
-        if "wrong byte size" not in t[1]:     # PyTorch's message there is a broken printf
+        if "wrong byte size" not in t[1]:  # PyTorch's message there is a broken printf
             assert t[1] == j[1]
 
 
 def test_cuda_storages_on_a_machine_without_cuda_fail_or_map_alike():
-    data = forge.checkpoint({"x": forge.Tensor(forge.Storage("0", 4, location="cuda:0"), 0,
-                                               (4,), (1,))}, {"0": forge.FOUR_FLOATS})
+    data = forge.checkpoint(
+        {"x": forge.Tensor(forge.Storage("0", 4, location="cuda:0"), 0, (4,), (1,))},
+        {"0": forge.FOUR_FLOATS},
+    )
     if torch.cuda.is_available():
         pytest.skip("this machine has CUDA")
     t, j = _outcome(torch, data), _outcome(jtorch, data)

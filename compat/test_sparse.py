@@ -18,19 +18,38 @@ torch = pytest.importorskip("torch")
 import jtorch  # noqa: E402
 
 # Warned once per process by both libraries, so whether a case sees them depends on order.
-_ONCE = ("Sparse invariant checks are implicitly disabled", "Sparse CSR tensor support is in "
-         "beta state")
+_ONCE = (
+    "Sparse invariant checks are implicitly disabled",
+    "Sparse CSR tensor support is in beta state",
+)
 
 
 def _plain(x):
     if isinstance(x, (torch.Tensor, jtorch.Tensor)):
         lay = str(x.layout)
         if lay == "torch.sparse_coo":
-            return ("coo", x._indices().tolist(), _round(x._values()), tuple(x.shape),
-                    x._nnz(), str(x.dtype), x.is_coalesced(), x.requires_grad, repr(x))
+            return (
+                "coo",
+                x._indices().tolist(),
+                _round(x._values()),
+                tuple(x.shape),
+                x._nnz(),
+                str(x.dtype),
+                x.is_coalesced(),
+                x.requires_grad,
+                repr(x),
+            )
         if lay == "torch.sparse_csr":
-            return ("csr", x.crow_indices().tolist(), x.col_indices().tolist(),
-                    _round(x.values()), tuple(x.shape), x._nnz(), str(x.dtype), repr(x))
+            return (
+                "csr",
+                x.crow_indices().tolist(),
+                x.col_indices().tolist(),
+                _round(x.values()),
+                tuple(x.shape),
+                x._nnz(),
+                str(x.dtype),
+                repr(x),
+            )
         return ("dense", _round(x), str(x.dtype), tuple(x.shape))
     if isinstance(x, (tuple, list)):
         return tuple(_plain(v) for v in x)
@@ -54,8 +73,13 @@ def _run(lib, case):
             out = ("ok", _plain(case(lib)))
         except Exception as e:  # noqa: BLE001 - the exception is what is compared
             out = ("raises", type(e).__name__, str(e).split("\n")[0][:160])
-    messages = sorted({str(w.message).split(" (Triggered internally")[0] for w in caught
-                       if not str(w.message).startswith(_ONCE)})
+    messages = sorted(
+        {
+            str(w.message).split(" (Triggered internally")[0]
+            for w in caught
+            if not str(w.message).startswith(_ONCE)
+        }
+    )
     return out, messages
 
 
@@ -67,8 +91,9 @@ def coo(lib, dtype="float32", requires_grad=False):
 
 def uncoalesced(lib):
     """Out of order, with a duplicate at (1, 0)."""
-    return lib.sparse_coo_tensor(lib.tensor([[1, 0, 1], [0, 2, 0]]),
-                                 lib.tensor([1.0, 2.0, 3.0]), (2, 3))
+    return lib.sparse_coo_tensor(
+        lib.tensor([[1, 0, 1], [0, 2, 0]]), lib.tensor([1.0, 2.0, 3.0]), (2, 3)
+    )
 
 
 def dense(lib, *shape):
@@ -87,45 +112,69 @@ def adjacency(lib):
 CASES = {
     # construction and metadata
     "coo": coo,
-    "coo_no_size": lambda L: L.sparse_coo_tensor(L.tensor([[0, 1, 1], [2, 0, 2]]),
-                                                 L.tensor([3.0, 4.0, 5.0])),
+    "coo_no_size": lambda L: L.sparse_coo_tensor(
+        L.tensor([[0, 1, 1], [2, 0, 2]]), L.tensor([3.0, 4.0, 5.0])
+    ),
     "coo_lists": lambda L: L.sparse_coo_tensor([[0, 1], [1, 0]], [1, 2], (2, 2)),
     "coo_float64": lambda L: coo(L, "float64"),
     "coo_int64": lambda L: coo(L, "int64"),
-    "coo_dtype_arg": lambda L: L.sparse_coo_tensor([[0], [1]], [1.0], (2, 2),
-                                                   dtype=L.float64),
+    "coo_dtype_arg": lambda L: L.sparse_coo_tensor([[0], [1]], [1.0], (2, 2), dtype=L.float64),
     "coo_requires_grad": lambda L: coo(L, requires_grad=True),
-    "coo_hybrid": lambda L: L.sparse_coo_tensor(L.tensor([[0, 2]]),
-                                                L.tensor([[1.0, 2.0], [3.0, 4.0]]), (3, 2)),
-    "coo_empty": lambda L: L.sparse_coo_tensor(L.zeros(2, 0, dtype=L.int64), L.zeros(0),
-                                               (2, 3)),
+    "coo_hybrid": lambda L: L.sparse_coo_tensor(
+        L.tensor([[0, 2]]), L.tensor([[1.0, 2.0], [3.0, 4.0]]), (3, 2)
+    ),
+    "coo_empty": lambda L: L.sparse_coo_tensor(L.zeros(2, 0, dtype=L.int64), L.zeros(0), (2, 3)),
     "coo_is_coalesced_flag": lambda L: L.sparse_coo_tensor(
-        L.tensor([[0, 1]]), L.tensor([1.0, 2.0]), (2,), is_coalesced=True),
-    "coo_3d": lambda L: L.sparse_coo_tensor(L.tensor([[0, 1], [1, 0], [0, 2]]),
-                                            L.tensor([1.5, -2.0]), (2, 2, 3)),
+        L.tensor([[0, 1]]), L.tensor([1.0, 2.0]), (2,), is_coalesced=True
+    ),
+    "coo_3d": lambda L: L.sparse_coo_tensor(
+        L.tensor([[0, 1], [1, 0], [0, 2]]), L.tensor([1.5, -2.0]), (2, 2, 3)
+    ),
     "coo_large_print": lambda L: L.eye(12).to_sparse(),
-    "coo_metadata": lambda L: (coo(L).shape, coo(L).dim(), coo(L).numel(), coo(L).layout,
-                               coo(L).is_sparse, coo(L).is_sparse_csr, coo(L).sparse_dim(),
-                               coo(L).dense_dim(), coo(L).dtype, str(coo(L).device),
-                               coo(L).is_cuda, len(coo(L)), coo(L).requires_grad,
-                               coo(L).is_leaf, coo(L).grad_fn, coo(L).stride(),
-                               coo(L).is_contiguous(), coo(L).type(), coo(L, "int64").type()),
+    "coo_metadata": lambda L: (
+        coo(L).shape,
+        coo(L).dim(),
+        coo(L).numel(),
+        coo(L).layout,
+        coo(L).is_sparse,
+        coo(L).is_sparse_csr,
+        coo(L).sparse_dim(),
+        coo(L).dense_dim(),
+        coo(L).dtype,
+        str(coo(L).device),
+        coo(L).is_cuda,
+        len(coo(L)),
+        coo(L).requires_grad,
+        coo(L).is_leaf,
+        coo(L).grad_fn,
+        coo(L).stride(),
+        coo(L).is_contiguous(),
+        coo(L).type(),
+        coo(L, "int64").type(),
+    ),
     "values_alias_input": lambda L: _aliasing(L),
-    "csr": lambda L: L.sparse_csr_tensor(L.tensor([0, 2, 3]), L.tensor([0, 2, 1]),
-                                         L.tensor([1.0, 2.0, 3.0]), (2, 3)),
-    "csr_no_size": lambda L: L.sparse_csr_tensor(L.tensor([0, 1, 2]), L.tensor([1, 0]),
-                                                 L.tensor([1.0, 2.0])),
-    "csr_metadata": lambda L: (coo(L).to_sparse_csr().layout, coo(L).to_sparse_csr().is_sparse,
-                               coo(L).to_sparse_csr().is_sparse_csr,
-                               coo(L).to_sparse_csr()._nnz(), coo(L).to_sparse_csr().shape),
+    "csr": lambda L: L.sparse_csr_tensor(
+        L.tensor([0, 2, 3]), L.tensor([0, 2, 1]), L.tensor([1.0, 2.0, 3.0]), (2, 3)
+    ),
+    "csr_no_size": lambda L: L.sparse_csr_tensor(
+        L.tensor([0, 1, 2]), L.tensor([1, 0]), L.tensor([1.0, 2.0])
+    ),
+    "csr_metadata": lambda L: (
+        coo(L).to_sparse_csr().layout,
+        coo(L).to_sparse_csr().is_sparse,
+        coo(L).to_sparse_csr().is_sparse_csr,
+        coo(L).to_sparse_csr()._nnz(),
+        coo(L).to_sparse_csr().shape,
+    ),
     # conversions
     "to_dense": lambda L: coo(L).to_dense(),
     "to_dense_uncoalesced": lambda L: uncoalesced(L).to_dense(),
     "to_dense_hybrid": lambda L: CASES["coo_hybrid"](L).to_dense(),
     "to_sparse": lambda L: L.tensor([[0.0, 1.0], [2.0, 0.0]]).to_sparse(),
     "to_sparse_zeros": lambda L: L.zeros(3, 4).to_sparse(),
-    "to_sparse_sparse_dim": lambda L: L.tensor([[0.0, 1.0, 2.0], [0.0, 0.0, 0.0],
-                                                [3.0, 0.0, 0.0]]).to_sparse(1),
+    "to_sparse_sparse_dim": lambda L: L.tensor(
+        [[0.0, 1.0, 2.0], [0.0, 0.0, 0.0], [3.0, 0.0, 0.0]]
+    ).to_sparse(1),
     "to_sparse_coo": lambda L: dense(L, 2, 3).to_sparse_coo(),
     "to_sparse_3d": lambda L: (dense(L, 2, 2, 3) * (dense(L, 2, 2, 3) > 0)).to_sparse(),
     "to_sparse_of_sparse": lambda L: uncoalesced(L).to_sparse(),
@@ -136,17 +185,20 @@ CASES = {
     "csr_to_dense": lambda L: adjacency(L).to_sparse_csr().to_dense(),
     "coalesce": lambda L: uncoalesced(L).coalesce(),
     "coalesce_sorted": lambda L: coo(L).coalesce(),
-    "coalesce_hybrid": lambda L: L.sparse_coo_tensor(L.tensor([[2, 0, 2]]), L.tensor(
-        [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]), (3, 2)).coalesce(),
+    "coalesce_hybrid": lambda L: L.sparse_coo_tensor(
+        L.tensor([[2, 0, 2]]), L.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]), (3, 2)
+    ).coalesce(),
     "coalesce_twice_is_same": lambda L: (lambda c: c.coalesce() is c)(uncoalesced(L).coalesce()),
     "indices_uncoalesced": lambda L: uncoalesced(L).indices(),
     "values_uncoalesced": lambda L: uncoalesced(L).values(),
     "indices_coalesced": lambda L: uncoalesced(L).coalesce().indices(),
     "values_coalesced": lambda L: uncoalesced(L).coalesce().values(),
     "raw_parts": lambda L: (uncoalesced(L)._indices(), uncoalesced(L)._values()),
-    "csr_parts": lambda L: (coo(L).to_sparse_csr().crow_indices(),
-                            coo(L).to_sparse_csr().col_indices(),
-                            coo(L).to_sparse_csr().values()),
+    "csr_parts": lambda L: (
+        coo(L).to_sparse_csr().crow_indices(),
+        coo(L).to_sparse_csr().col_indices(),
+        coo(L).to_sparse_csr().values(),
+    ),
     "crow_on_coo": lambda L: coo(L).crow_indices(),
     "indices_on_csr": lambda L: coo(L).to_sparse_csr().indices(),
     "coalesce_on_csr": lambda L: coo(L).to_sparse_csr().coalesce(),
@@ -181,10 +233,10 @@ CASES = {
     "csr_mm": lambda L: adjacency(L).to_sparse_csr() @ dense(L, 5, 3),
     "csr_sparse_mm": lambda L: L.sparse.mm(adjacency(L).to_sparse_csr(), dense(L, 5, 3)),
     "addmm": lambda L: L.addmm(L.ones(2, 4), coo(L), dense(L, 3, 4)),
-    "addmm_beta_alpha": lambda L: L.addmm(L.ones(2, 4), coo(L), dense(L, 3, 4), beta=0.5,
-                                          alpha=2.0),
-    "sparse_addmm": lambda L: L.sparse.addmm(L.ones(2, 4), coo(L), dense(L, 3, 4), beta=2,
-                                             alpha=3),
+    "addmm_beta_alpha": lambda L: L.addmm(
+        L.ones(2, 4), coo(L), dense(L, 3, 4), beta=0.5, alpha=2.0
+    ),
+    "sparse_addmm": lambda L: L.sparse.addmm(L.ones(2, 4), coo(L), dense(L, 3, 4), beta=2, alpha=3),
     "mm_dtype_mismatch": lambda L: L.sparse.mm(coo(L), dense(L, 3, 2).double()),
     "mm_shape_mismatch": lambda L: L.sparse.mm(coo(L), dense(L, 2, 2)),
     "matmul_shape_mismatch": lambda L: coo(L) @ dense(L, 2, 2),
@@ -283,15 +335,18 @@ CASES = {
     "setitem_not_supported": lambda L: coo(L).__setitem__(0, 1.0),
     "data_ptr_not_supported": lambda L: coo(L).data_ptr(),
     # construction errors
-    "nnz_mismatch": lambda L: L.sparse_coo_tensor(L.tensor([[0, 1, 1], [2, 0, 2]]),
-                                                  L.tensor([1.0, 2.0]), (2, 3)),
-    "size_rank_mismatch": lambda L: L.sparse_coo_tensor(L.tensor([[0, 1, 1], [2, 0, 2]]),
-                                                        L.tensor([1.0, 2.0, 3.0]), (2, 3, 4)),
-    "check_invariants": lambda L: L.sparse_coo_tensor(L.tensor([[0, 1, 1], [2, 0, 2]]),
-                                                      L.tensor([1.0, 2.0, 3.0]), (1, 3),
-                                                      check_invariants=True),
-    "csr_crow_length": lambda L: L.sparse_csr_tensor(L.tensor([0, 1]), L.tensor([1, 0]),
-                                                     L.tensor([1.0, 2.0]), (2, 2)),
+    "nnz_mismatch": lambda L: L.sparse_coo_tensor(
+        L.tensor([[0, 1, 1], [2, 0, 2]]), L.tensor([1.0, 2.0]), (2, 3)
+    ),
+    "size_rank_mismatch": lambda L: L.sparse_coo_tensor(
+        L.tensor([[0, 1, 1], [2, 0, 2]]), L.tensor([1.0, 2.0, 3.0]), (2, 3, 4)
+    ),
+    "check_invariants": lambda L: L.sparse_coo_tensor(
+        L.tensor([[0, 1, 1], [2, 0, 2]]), L.tensor([1.0, 2.0, 3.0]), (1, 3), check_invariants=True
+    ),
+    "csr_crow_length": lambda L: L.sparse_csr_tensor(
+        L.tensor([0, 1]), L.tensor([1, 0]), L.tensor([1.0, 2.0]), (2, 2)
+    ),
 }
 
 
@@ -316,6 +371,7 @@ def _grad_dense_operand(fn):
         out = fn(L, coo(L), d)
         (out * out).sum().backward()
         return out, d.grad
+
     return case
 
 
@@ -324,9 +380,10 @@ def _grad_values(fn):
         v = L.tensor([3.0, 4.0, -5.0], requires_grad=True)
         s = L.sparse_coo_tensor(L.tensor([[0, 1, 1], [2, 0, 2]]), v, (2, 3))
         out = fn(L, s)
-        loss = (out.to_dense() if out.layout != L.strided else out)
+        loss = out.to_dense() if out.layout != L.strided else out
         (loss * loss).sum().backward()
         return out, v.grad
+
     return case
 
 
@@ -337,6 +394,7 @@ def _grad_leaf(fn):
         loss = out.to_dense() if out.layout != L.strided else out
         (loss * loss).sum().backward()
         return s.grad, s.grad is not None and s.grad.layout
+
     return case
 
 
@@ -347,6 +405,7 @@ def _embedding_grad(sparse):
         out = emb(L.tensor([[1, 3, 1], [0, 5, 3]]))
         (out * L.tensor([1.0, -2.0])).sum().backward()
         return emb.weight.grad
+
     return case
 
 
@@ -372,9 +431,11 @@ GRADS = {
     "spmm_dense_grad": _grad_dense_operand(lambda L, s, d: L.spmm(s, d)),
     "csr_mm_dense_grad": _grad_dense_operand(lambda L, s, d: s.to_sparse_csr() @ d),
     "addmm_dense_grad": _grad_dense_operand(
-        lambda L, s, d: L.sparse.addmm(L.ones(2, 4), s, d, beta=0.5, alpha=2.0)),
-    "dense_at_sparse_grad": lambda L: (lambda d: ((d @ coo(L)).pow(2).sum().backward(),
-                                                  d.grad)[1])(dense(L, 2, 2).requires_grad_()),
+        lambda L, s, d: L.sparse.addmm(L.ones(2, 4), s, d, beta=0.5, alpha=2.0)
+    ),
+    "dense_at_sparse_grad": lambda L: (lambda d: ((d @ coo(L)).pow(2).sum().backward(), d.grad)[1])(
+        dense(L, 2, 2).requires_grad_()
+    ),
     "values_sparse_mm": _grad_values(lambda L, s: L.sparse.mm(s, dense(L, 3, 4))),
     "values_matmul": _grad_values(lambda L, s: s @ dense(L, 3, 4)),
     "values_to_dense": _grad_values(lambda L, s: s.to_dense()),
@@ -391,16 +452,16 @@ GRADS = {
     "leaf_mul": _grad_leaf(lambda L, s: s * 2),
     "leaf_softmax": _grad_leaf(lambda L, s: L.sparse.softmax(s, 1)),
     "leaf_sum": _grad_leaf(lambda L, s: L.sparse.sum(s)),
-    "to_sparse_sparse_mm": lambda L: (lambda x: (L.sparse.mm(x.to_sparse(), dense(L, 2, 3))
-                                                 .pow(2).sum().backward(), x.grad)[1])(
-        L.tensor([[0.0, 1.5], [-2.0, 0.0]], requires_grad=True)),
-    "to_sparse_to_dense": lambda L: (lambda x: (x.to_sparse().to_dense().pow(2).sum()
-                                                .backward(), x.grad)[1])(
-        L.tensor([[0.0, 1.5], [-2.0, 0.0]], requires_grad=True)),
+    "to_sparse_sparse_mm": lambda L: (
+        lambda x: (L.sparse.mm(x.to_sparse(), dense(L, 2, 3)).pow(2).sum().backward(), x.grad)[1]
+    )(L.tensor([[0.0, 1.5], [-2.0, 0.0]], requires_grad=True)),
+    "to_sparse_to_dense": lambda L: (
+        lambda x: (x.to_sparse().to_dense().pow(2).sum().backward(), x.grad)[1]
+    )(L.tensor([[0.0, 1.5], [-2.0, 0.0]], requires_grad=True)),
     "grad_fn_names": lambda L: _grad_fn_names(L),
-    "repr_grad_fn": lambda L: L.sparse_coo_tensor(L.tensor([[0, 1]]),
-                                                  L.tensor([1.0, 2.0], requires_grad=True),
-                                                  (3,)),
+    "repr_grad_fn": lambda L: L.sparse_coo_tensor(
+        L.tensor([[0, 1]]), L.tensor([1.0, 2.0], requires_grad=True), (3,)
+    ),
     "embedding_sparse_grad": _embedding_grad(True),
     "embedding_dense_grad": _embedding_grad(False),
     "embedding_sparse_grad_twice": _embedding_grad_twice,
@@ -412,8 +473,16 @@ def _grad_fn_names(L):
     v = L.tensor([3.0, 4.0, 5.0], requires_grad=True)
     s = L.sparse_coo_tensor(L.tensor([[0, 1, 1], [2, 0, 2]]), v, (2, 3))
     x = L.tensor([[0.0, 1.0], [2.0, 0.0]], requires_grad=True)
-    nodes = [s.grad_fn, s.coalesce().grad_fn, (s * 2).grad_fn, L.sparse.softmax(s, 1).grad_fn,
-             L.sparse.sum(s, 0).grad_fn, (s + s).grad_fn, (-s).grad_fn, x.to_sparse().grad_fn]
+    nodes = [
+        s.grad_fn,
+        s.coalesce().grad_fn,
+        (s * 2).grad_fn,
+        L.sparse.softmax(s, 1).grad_fn,
+        L.sparse.sum(s, 0).grad_fn,
+        (s + s).grad_fn,
+        (-s).grad_fn,
+        x.to_sparse().grad_fn,
+    ]
     return [type(n).__name__ if type(n).__name__ != "_SparseNode" else n.name() for n in nodes]
 
 
@@ -426,7 +495,7 @@ def test_case(name):
 _KNOWN = {
     # jtorch keeps a sparse leaf's gradient on its values, with the leaf's own coalesced
     # flag; PyTorch's SparseSumBackward0 returns the gradient flagged coalesced.
-    "leaf_sum": "coalesced flag of S.grad",
+    "leaf_sum": "coalesced flag of S.grad"
 }
 
 
@@ -450,12 +519,14 @@ def test_mm_gradient_of_a_sparse_leaf_is_masked(product):
     """A known difference: for `torch.mm`/`@`/`spmm` PyTorch gives a sparse leaf the full
     dense gradient `G @ Dᵀ`; jtorch's sparse autograd follows the values, so the leaf gets
     that gradient at its own entries (what `torch.sparse.mm` gives in PyTorch)."""
+
     def run(lib):
         s = coo(lib, requires_grad=True)
         d = dense(lib, 3, 4)
         fn = {"mm": lib.mm, "matmul": lambda a, b: a @ b, "spmm": lib.spmm}[product]
         fn(s, d).pow(2).sum().backward()
         return s.grad
+
     t, j = run(torch), run(jtorch)
     assert t.layout == torch.strided and j.layout == jtorch.sparse_coo
     masked = t.sparse_mask(coo(torch).coalesce())
@@ -466,24 +537,31 @@ def test_mm_gradient_of_a_sparse_leaf_is_masked(product):
 # Optimizers with nn.Embedding(sparse=True) gradients: SGD and Adagrad take them on
 # PyTorch's per-tensor path, SparseAdam needs them; the others raise PyTorch's error.
 OPTIMIZERS = [
-    ("SGD", dict(lr=0.1)), ("SGD", dict(lr=0.1, momentum=0.9)),
+    ("SGD", dict(lr=0.1)),
+    ("SGD", dict(lr=0.1, momentum=0.9)),
     ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True)),
-    ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.5)), ("SGD", dict(lr=0.1, maximize=True)),
+    ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.5)),
+    ("SGD", dict(lr=0.1, maximize=True)),
     ("SGD", dict(lr=0.1, weight_decay=0.1)),
-    ("Adagrad", dict(lr=0.1)), ("Adagrad", dict(lr=0.1, lr_decay=0.01)),
+    ("Adagrad", dict(lr=0.1)),
+    ("Adagrad", dict(lr=0.1, lr_decay=0.01)),
     ("Adagrad", dict(lr=0.1, weight_decay=0.1)),
     ("Adagrad", dict(lr=0.1, initial_accumulator_value=0.5, maximize=True)),
-    ("SparseAdam", dict(lr=0.1)), ("SparseAdam", dict(lr=0.1, maximize=True)),
-    ("Adam", dict(lr=0.1)), ("AdamW", dict(lr=0.1)), ("RMSprop", dict(lr=0.1)),
+    ("SparseAdam", dict(lr=0.1)),
+    ("SparseAdam", dict(lr=0.1, maximize=True)),
+    ("Adam", dict(lr=0.1)),
+    ("AdamW", dict(lr=0.1)),
+    ("RMSprop", dict(lr=0.1)),
 ]
 
 
 def _optimize(lib, cls, kw, sparse=True):
     w = lib.tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(6, 2))
     emb = lib.nn.Embedding.from_pretrained(w.clone(), freeze=False, sparse=sparse)
-    dense_w = lib.nn.Parameter(lib.tensor([0.5, -0.25]))       # a dense-gradient neighbour
-    opt = getattr(lib.optim, cls)([emb.weight, dense_w] if cls != "SparseAdam" else
-                                  [emb.weight], **kw)
+    dense_w = lib.nn.Parameter(lib.tensor([0.5, -0.25]))  # a dense-gradient neighbour
+    opt = getattr(lib.optim, cls)(
+        [emb.weight, dense_w] if cls != "SparseAdam" else [emb.weight], **kw
+    )
     try:
         for k in range(3):
             opt.zero_grad()
@@ -496,18 +574,21 @@ def _optimize(lib, cls, kw, sparse=True):
     except RuntimeError as e:
         return ("raises", str(e))
     state = opt.state[emb.weight]
-    return (emb.weight.detach().numpy().astype(np.float64),
-            dense_w.detach().numpy().astype(np.float64),
-            {k: str(v.layout) if hasattr(v, "layout") else v for k, v in state.items()})
+    return (
+        emb.weight.detach().numpy().astype(np.float64),
+        dense_w.detach().numpy().astype(np.float64),
+        {k: str(v.layout) if hasattr(v, "layout") else v for k, v in state.items()},
+    )
 
 
-@pytest.mark.parametrize("cls,kw", OPTIMIZERS,
-                         ids=[f"{c}-{'-'.join(map(str, k.values()))}" for c, k in OPTIMIZERS])
+@pytest.mark.parametrize(
+    "cls,kw", OPTIMIZERS, ids=[f"{c}-{'-'.join(map(str, k.values()))}" for c, k in OPTIMIZERS]
+)
 def test_optimizer_with_sparse_gradients(cls, kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         t, j = _optimize(torch, cls, kw), _optimize(jtorch, cls, kw)
-    if isinstance(t[0], str):       # ("raises", message)
+    if isinstance(t[0], str):  # ("raises", message)
         assert j == t
         return
     np.testing.assert_allclose(j[0], t[0], rtol=2e-5, atol=1e-6)
@@ -518,20 +599,26 @@ def test_optimizer_with_sparse_gradients(cls, kw):
 def test_sparse_adam_refuses_dense_gradients():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        t, j = (_optimize(lib, "SparseAdam", dict(lr=0.1), sparse=False)
-                for lib in (torch, jtorch))
+        t, j = (_optimize(lib, "SparseAdam", dict(lr=0.1), sparse=False) for lib in (torch, jtorch))
     assert isinstance(t[0], str) and j == t
 
 
 def _checkpoint(lib):
     s = uncoalesced(lib)
     hybrid = lib.tensor([[0.0, 1.0], [0.0, 0.0], [2.0, 3.0]]).to_sparse(1)
-    return {"coo": s, "coalesced": s.coalesce(), "csr": s.to_sparse_csr(), "hybrid": hybrid,
-            "float64": coo(lib, "float64"), "dense": lib.ones(2)}
+    return {
+        "coo": s,
+        "coalesced": s.coalesce(),
+        "csr": s.to_sparse_csr(),
+        "hybrid": hybrid,
+        "float64": coo(lib, "float64"),
+        "dense": lib.ones(2),
+    }
 
 
-@pytest.mark.parametrize("writer,reader", [("torch", "jtorch"), ("jtorch", "torch"),
-                                           ("jtorch", "jtorch")])
+@pytest.mark.parametrize(
+    "writer,reader", [("torch", "jtorch"), ("jtorch", "torch"), ("jtorch", "jtorch")]
+)
 def test_save_load_sparse(tmp_path, writer, reader):
     """PyTorch's checkpoint format for sparse tensors (`_rebuild_sparse_tensor`, layouts by
     `serialization._get_layout`), loaded with the default weights_only=True."""

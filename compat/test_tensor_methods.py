@@ -18,8 +18,15 @@ import jtorch  # noqa: E402
 
 def _plain(x):
     if isinstance(x, (torch.Tensor, jtorch.Tensor)):
-        return ("tensor", x.tolist(), str(x.dtype), tuple(x.shape), tuple(x.stride()),
-                x.storage_offset(), x.requires_grad)
+        return (
+            "tensor",
+            x.tolist(),
+            str(x.dtype),
+            tuple(x.shape),
+            tuple(x.stride()),
+            x.storage_offset(),
+            x.requires_grad,
+        )
     if isinstance(x, (torch.dtype, jtorch.dtype)):
         return str(x)
     if isinstance(x, (tuple, list)):
@@ -38,8 +45,11 @@ def _run(lib, case):
             out = ("ok", _plain(case(lib)))
         except Exception as e:  # noqa: BLE001 - the exception is what is compared
             out = ("raises", type(e).__name__, str(e).split("\n")[0])
-    messages = [str(w.message).split(" (Triggered internally")[0] for w in caught
-                if "TypedStorage is deprecated" not in str(w.message)]
+    messages = [
+        str(w.message).split(" (Triggered internally")[0]
+        for w in caught
+        if "TypedStorage is deprecated" not in str(w.message)
+    ]
     return out, messages
 
 
@@ -50,10 +60,19 @@ def grid(lib, *shape):
 def _restride_grads(lib):
     a = lib.ones(2, 3, requires_grad=True)
     b = a * 1
-    out = [b.t_().grad_fn, b.unsqueeze_(0).grad_fn, b.squeeze_().grad_fn,
-           b.unsqueeze_(2).grad_fn, b.squeeze_(2).grad_fn, b.unsqueeze_(0).grad_fn,
-           b.squeeze_((0,)).grad_fn, b.transpose_(0, 1).grad_fn, b.swapaxes_(0, 1).grad_fn,
-           b.swapdims_(1, 0).grad_fn, b.as_strided_((3, 2), (1, 3)).grad_fn]
+    out = [
+        b.t_().grad_fn,
+        b.unsqueeze_(0).grad_fn,
+        b.squeeze_().grad_fn,
+        b.unsqueeze_(2).grad_fn,
+        b.squeeze_(2).grad_fn,
+        b.unsqueeze_(0).grad_fn,
+        b.squeeze_((0,)).grad_fn,
+        b.transpose_(0, 1).grad_fn,
+        b.swapaxes_(0, 1).grad_fn,
+        b.swapdims_(1, 0).grad_fn,
+        b.as_strided_((3, 2), (1, 3)).grad_fn,
+    ]
     (b * lib.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])).sum().backward()
     return out, b._version, a.grad
 
@@ -96,10 +115,20 @@ def _inplace_views_plain(lib):
     s = lib.tensor(3.0)
     w = lib.zeros(1, 2, 1)
     u = grid(lib, 2, 3).t()
-    return (x, before, x._version, x._base is None, s.t_(), s.unsqueeze_(0),
-            s.transpose_(0, 0), w.squeeze_(-1), w.squeeze_((0,)), u.unsqueeze_(1),
-            grid(lib, 2, 3).as_strided_((2, 2), (1, 2), 1), grid(lib, 2, 3)[1].as_strided_(
-                (2,), (1,)))
+    return (
+        x,
+        before,
+        x._version,
+        x._base is None,
+        s.t_(),
+        s.unsqueeze_(0),
+        s.transpose_(0, 0),
+        w.squeeze_(-1),
+        w.squeeze_((0,)),
+        u.unsqueeze_(1),
+        grid(lib, 2, 3).as_strided_((2, 2), (1, 2), 1),
+        grid(lib, 2, 3)[1].as_strided_((2,), (1,)),
+    )
 
 
 def _saved_result_invalidated(lib):
@@ -179,10 +208,23 @@ def _storage(lib):
         warnings.simplefilter("ignore")
         s = w.storage()
         st = w.storage_type()
-        out = [s.size(), len(s), str(s.dtype), str(s.device), s.tolist(), s[1], s.nbytes(),
-               s.element_size(), s.data_ptr() == w.data_ptr(),
-               w[1:].storage().data_ptr() == s.data_ptr(), w[1:].storage().size(), st,
-               w.untyped_storage().size(), w.untyped_storage().nbytes(), repr(s)]
+        out = [
+            s.size(),
+            len(s),
+            str(s.dtype),
+            str(s.device),
+            s.tolist(),
+            s[1],
+            s.nbytes(),
+            s.element_size(),
+            s.data_ptr() == w.data_ptr(),
+            w[1:].storage().data_ptr() == s.data_ptr(),
+            w[1:].storage().size(),
+            st,
+            w.untyped_storage().size(),
+            w.untyped_storage().nbytes(),
+            repr(s),
+        ]
         s[0] = 7
         c = lib.zeros(2, dtype=lib.complex64).storage()
     return out + [w, str(c.dtype), c.size()]
@@ -193,36 +235,65 @@ def _fill_diagonal(lib):
     b = a * 2
     b.fill_diagonal_(0)
     b.sum().backward()
-    return (lib.zeros(7, 3).fill_diagonal_(5, wrap=True), lib.zeros(7, 3).fill_diagonal_(5),
-            lib.zeros(3, 5).fill_diagonal_(5, wrap=True), lib.zeros(2, 2, 2).fill_diagonal_(1),
-            lib.zeros(3, 3, dtype=lib.int64).fill_diagonal_(2.7),
-            lib.zeros(4, 3).t().fill_diagonal_(1, wrap=True), b.grad_fn, a.grad)
+    return (
+        lib.zeros(7, 3).fill_diagonal_(5, wrap=True),
+        lib.zeros(7, 3).fill_diagonal_(5),
+        lib.zeros(3, 5).fill_diagonal_(5, wrap=True),
+        lib.zeros(2, 2, 2).fill_diagonal_(1),
+        lib.zeros(3, 3, dtype=lib.int64).fill_diagonal_(2.7),
+        lib.zeros(4, 3).t().fill_diagonal_(1, wrap=True),
+        b.grad_fn,
+        a.grad,
+    )
 
 
 def _callbacks(lib):
-    return (grid(lib, 2, 3).apply_(lambda v: v * 2 + 1),
-            lib.arange(4).apply_(lambda v: v * 1.7),
-            lib.tensor([True, False]).apply_(lambda v: not v),
-            lib.ones(2, 3).map_(lib.tensor([1.0, 2.0, 3.0]), lambda a, b: a + b),
-            lib.ones(2, 2).map2_(lib.full((2, 2), 2.0), lib.full((2, 1), 3.0),
-                                 lambda a, b, c: a + b * c))
+    return (
+        grid(lib, 2, 3).apply_(lambda v: v * 2 + 1),
+        lib.arange(4).apply_(lambda v: v * 1.7),
+        lib.tensor([True, False]).apply_(lambda v: not v),
+        lib.ones(2, 3).map_(lib.tensor([1.0, 2.0, 3.0]), lambda a, b: a + b),
+        lib.ones(2, 2).map2_(
+            lib.full((2, 2), 2.0), lib.full((2, 1), 3.0), lambda a, b, c: a + b * c
+        ),
+    )
 
 
 def _inference(lib):
     with lib.inference_mode():
         n = lib.ones(3)
         v = n[0:2]
-    return (n.is_inference(), v.is_inference(), v[0:1].is_inference(),
-            n.clone().is_inference(), (n + 1).is_inference(), lib.ones(2).is_inference())
+    return (
+        n.is_inference(),
+        v.is_inference(),
+        v[0:1].is_inference(),
+        n.clone().is_inference(),
+        (n + 1).is_inference(),
+        lib.ones(2).is_inference(),
+    )
 
 
 def _predicates(lib):
     x = lib.ones(2)
-    return (lib.tensor([0.0]).is_nonzero(), lib.tensor(2).is_nonzero(),
-            lib.ones(2, 3).is_same_size(lib.zeros(2, 3)),
-            lib.ones(2, 3).is_same_size(lib.zeros(3, 2)), x.is_pinned(), x.is_shared(),
-            x.share_memory_() is x, x.is_shared(), x.to_dense() is x, x.is_xla, x.is_xpu,
-            x.is_mps, x.is_ipu, x.is_vulkan, x.is_maia, x.is_mtia, x.is_sparse_csr)
+    return (
+        lib.tensor([0.0]).is_nonzero(),
+        lib.tensor(2).is_nonzero(),
+        lib.ones(2, 3).is_same_size(lib.zeros(2, 3)),
+        lib.ones(2, 3).is_same_size(lib.zeros(3, 2)),
+        x.is_pinned(),
+        x.is_shared(),
+        x.share_memory_() is x,
+        x.is_shared(),
+        x.to_dense() is x,
+        x.is_xla,
+        x.is_xpu,
+        x.is_mps,
+        x.is_ipu,
+        x.is_vulkan,
+        x.is_maia,
+        x.is_mtia,
+        x.is_sparse_csr,
+    )
 
 
 def _new(lib):
@@ -230,26 +301,50 @@ def _new(lib):
     i = lib.ones(2, dtype=lib.int64)
     t = lib.arange(3.0)
     n = x.new(t)
-    return (x.new(2, 3).shape, x.new((2, 3)), x.new([2, 3]), x.new(lib.Size([2, 3])).shape,
-            x.new(()), x.new([]), x.new([[1, 2], [3, 4]]), x.new(), i.new([1.5, 2]),
-            i.new(2).dtype, n, n._base is t, n is t)
+    return (
+        x.new(2, 3).shape,
+        x.new((2, 3)),
+        x.new([2, 3]),
+        x.new(lib.Size([2, 3])).shape,
+        x.new(()),
+        x.new([]),
+        x.new([[1, 2], [3, 4]]),
+        x.new(),
+        i.new([1.5, 2]),
+        i.new(2).dtype,
+        n,
+        n._base is t,
+        n is t,
+    )
 
 
 def _dim_order(lib):
     z = lib.zeros(2, 3, 4)
-    return (z.dim_order(), z.permute(2, 0, 1).dim_order(), lib.zeros(2, 3).t().dim_order(),
-            z.transpose(0, 1).dim_order(), lib.zeros(3, 1, 2).permute(1, 2, 0).dim_order(),
-            lib.zeros(2, 3, 4)[:, :, ::2].dim_order(), lib.zeros(4).dim_order(),
-            lib.zeros(()).dim_order())
+    return (
+        z.dim_order(),
+        z.permute(2, 0, 1).dim_order(),
+        lib.zeros(2, 3).t().dim_order(),
+        z.transpose(0, 1).dim_order(),
+        lib.zeros(3, 1, 2).permute(1, 2, 0).dim_order(),
+        lib.zeros(2, 3, 4)[:, :, ::2].dim_order(),
+        lib.zeros(4).dim_order(),
+        lib.zeros(()).dim_order(),
+    )
 
 
 def _subclass_reversed(lib):
     class M(lib.Tensor):
         pass
+
     x = lib.ones(2)
     y = x.as_subclass(M)
-    return (type(y).__name__, y.data_ptr() == x.data_ptr(), list(reversed(lib.arange(3))),
-            reversed(lib.arange(6).reshape(2, 3)), reversed(lib.tensor(3)))
+    return (
+        type(y).__name__,
+        y.data_ptr() == x.data_ptr(),
+        list(reversed(lib.arange(3))),
+        reversed(lib.arange(6).reshape(2, 3)),
+        reversed(lib.tensor(3)),
+    )
 
 
 CASES = {
@@ -298,10 +393,14 @@ def _errors():
         "as_strided_leaf": leaf(lambda a: a.as_strided_((2,), (1,))),
         "view_of_leaf": leaf(lambda a: a[0].unsqueeze_(0)),
         "grad_size": leaf(lambda a: setattr(a, "grad", torch_like(a).ones(3, 2))),
-        "grad_dtype_msg": leaf(lambda a: setattr(a, "grad", torch_like(a).ones(
-            2, 3, dtype=getattr(torch_like(a), t64)))),
-        "grad_int_dtype": leaf(lambda a: setattr(a, "grad", torch_like(a).ones(
-            3, dtype=torch_like(a).int64))),
+        "grad_dtype_msg": leaf(
+            lambda a: setattr(
+                a, "grad", torch_like(a).ones(2, 3, dtype=getattr(torch_like(a), t64))
+            )
+        ),
+        "grad_int_dtype": leaf(
+            lambda a: setattr(a, "grad", torch_like(a).ones(3, dtype=torch_like(a).int64))
+        ),
         "grad_type": leaf(lambda a: setattr(a, "grad", 3)),
         "grad_self": leaf(lambda a: setattr(a, "grad", a)),
         "grad_dtype_nonleaf": leaf(lambda a: (a * 2).grad_dtype),
@@ -320,18 +419,24 @@ def _errors():
         "apply_str": lambda lib: lib.ones(2).apply_(lambda v: "a"),
         "apply_not_callable": lambda lib: lib.ones(2).apply_(3),
         "map_expand": lambda lib: lib.ones(2, 3).map_(lib.ones(2), lambda a, b: a + b),
-        "map_dtype": lambda lib: lib.ones(2, 3).map_(lib.ones(2, 3, dtype=getattr(lib, t64)),
-                                                     lambda a, b: a),
+        "map_dtype": lambda lib: lib.ones(2, 3).map_(
+            lib.ones(2, 3, dtype=getattr(lib, t64)), lambda a, b: a
+        ),
         "map_grad_self": lambda lib: lib.ones(2, requires_grad=True).map_(
-            lib.ones(2), lambda a, b: a),
-        "map_grad_other": lambda lib: lib.ones(2).map_(lib.ones(2, requires_grad=True),
-                                                       lambda a, b: a),
-        "map2_dtype_x": lambda lib: lib.ones(2).map2_(lib.ones(2, dtype=getattr(lib, t64)),
-                                                      lib.ones(2), lambda a, b, c: a),
+            lib.ones(2), lambda a, b: a
+        ),
+        "map_grad_other": lambda lib: lib.ones(2).map_(
+            lib.ones(2, requires_grad=True), lambda a, b: a
+        ),
+        "map2_dtype_x": lambda lib: lib.ones(2).map2_(
+            lib.ones(2, dtype=getattr(lib, t64)), lib.ones(2), lambda a, b, c: a
+        ),
         "map2_dtype_y": lambda lib: lib.ones(2, dtype=getattr(lib, t32)).map2_(
-            lib.ones(2), lib.ones(2, dtype=lib.int64), lambda a, b, c: a),
-        "map2_grad": lambda lib: lib.ones(2).map2_(lib.ones(2), lib.ones(
-            2, requires_grad=True), lambda a, b, c: a),
+            lib.ones(2), lib.ones(2, dtype=lib.int64), lambda a, b, c: a
+        ),
+        "map2_grad": lambda lib: lib.ones(2).map2_(
+            lib.ones(2), lib.ones(2, requires_grad=True), lambda a, b, c: a
+        ),
         "new_negative": lambda lib: lib.ones(2).new(-1),
         "new_float": lambda lib: lib.ones(2).new(2.5),
         "as_subclass_int": lambda lib: lib.ones(2).as_subclass(int),
@@ -345,7 +450,7 @@ def torch_like(t):
 
 
 ERRORS = _errors()
-if not jtorch.cuda.is_available():      # PyTorch here is a CPU-only build
+if not jtorch.cuda.is_available():  # PyTorch here is a CPU-only build
     ERRORS["pin_memory_cpu_build"] = lambda lib: lib.ones(2).pin_memory()
 
 
@@ -366,19 +471,61 @@ def test_error(name):
 
 def test_tensor_method_coverage():
     """The methods this file covers exist on jtorch.Tensor as on torch.Tensor."""
-    names = ["t_", "transpose_", "swapaxes_", "swapdims_", "squeeze_", "unsqueeze_",
-             "as_strided_", "resize_", "resize_as_", "set_", "storage", "storage_type",
-             "untyped_storage", "fill_diagonal_", "apply_", "map_", "map2_", "is_nonzero",
-             "is_same_size", "is_inference", "pin_memory", "is_pinned", "share_memory_",
-             "is_shared", "record_stream", "new", "dim_order", "to_dense", "as_subclass",
-             "__reversed__", "grad_dtype"]
-    assert [n for n in names if hasattr(torch.Tensor, n) and not hasattr(jtorch.Tensor, n)] \
-        == []
+    names = [
+        "t_",
+        "transpose_",
+        "swapaxes_",
+        "swapdims_",
+        "squeeze_",
+        "unsqueeze_",
+        "as_strided_",
+        "resize_",
+        "resize_as_",
+        "set_",
+        "storage",
+        "storage_type",
+        "untyped_storage",
+        "fill_diagonal_",
+        "apply_",
+        "map_",
+        "map2_",
+        "is_nonzero",
+        "is_same_size",
+        "is_inference",
+        "pin_memory",
+        "is_pinned",
+        "share_memory_",
+        "is_shared",
+        "record_stream",
+        "new",
+        "dim_order",
+        "to_dense",
+        "as_subclass",
+        "__reversed__",
+        "grad_dtype",
+    ]
+    assert [n for n in names if hasattr(torch.Tensor, n) and not hasattr(jtorch.Tensor, n)] == []
 
 
-_NAMED_DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "int16",
-                 "int8", "uint8", "uint16", "uint32", "uint64", "bool", "complex64",
-                 "complex128", "float8_e4m3fn", "float8_e5m2"]
+_NAMED_DTYPES = [
+    "float32",
+    "float64",
+    "float16",
+    "bfloat16",
+    "int64",
+    "int32",
+    "int16",
+    "int8",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "bool",
+    "complex64",
+    "complex128",
+    "float8_e4m3fn",
+    "float8_e5m2",
+]
 
 
 @pytest.mark.parametrize("dtype", _NAMED_DTYPES)
@@ -387,6 +534,7 @@ def test_legacy_type_names(dtype):
     def names(lib):
         x = lib.zeros(2, dtype=getattr(lib, dtype))
         return x.type(), lib.typename(x)
+
     assert names(jtorch) == names(torch)
 
 
@@ -404,7 +552,7 @@ def test_zero_grad_module_and_optimizer(set_to_none):
         out = []
         for p in (w, m.weight, m.bias):
             g = p.grad
-            out.append(None if g is None else (g.tolist(), g.requires_grad,
-                                               g.grad_fn is None))
+            out.append(None if g is None else (g.tolist(), g.requires_grad, g.grad_fn is None))
         return out
+
     assert run(jtorch) == run(torch)

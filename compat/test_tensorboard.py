@@ -12,14 +12,14 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("tensorboard")
 pytest.importorskip("PIL")
 
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator  # noqa: E402
+
 import jtorch  # noqa: E402
-from tensorboard.backend.event_processing.event_accumulator import (  # noqa: E402
-    EventAccumulator,
-)
 
 
 def _log(lib, log_dir):
     from importlib import import_module
+
     tb = import_module(("torch" if lib is torch else "jtorch") + ".utils.tensorboard")
     rng = np.random.default_rng(0)
     weights = rng.normal(0, 1, (64, 8)).astype(np.float32)
@@ -33,15 +33,18 @@ def _log(lib, log_dir):
             w.add_histogram("np_weights", weights[:, 0] + step, step, bins="auto")
             w.add_histogram("few_bins", lib.tensor(weights), step, max_bins=7)
         w.add_image("chw", lib.tensor(rng.random((3, 5, 4)).astype(np.float32)), 0)
-        w.add_image("hw_uint8", (rng.random((6, 3)) * 255).astype(np.uint8), 1,
-                    dataformats="HW")
-        w.add_image("hwc", lib.tensor(rng.random((4, 4, 1)).astype(np.float32)), 2,
-                    dataformats="HWC")
+        w.add_image("hw_uint8", (rng.random((6, 3)) * 255).astype(np.uint8), 1, dataformats="HW")
+        w.add_image(
+            "hwc", lib.tensor(rng.random((4, 4, 1)).astype(np.float32)), 2, dataformats="HWC"
+        )
         w.add_images("batch", lib.tensor(rng.random((10, 3, 4, 4)).astype(np.float32)), 3)
         w.add_text("notes", "hello *tensorboard*", 0)
         w.add_tensor("t", lib.tensor([[1.0, 2.0], [3.0, 4.0]]), 0)
-        w.add_hparams({"lr": 0.1, "bsize": 16, "opt": "sgd", "flag": True},
-                      {"hparam/accuracy": 0.9}, run_name="hp")
+        w.add_hparams(
+            {"lr": 0.1, "bsize": 16, "opt": "sgd", "flag": True},
+            {"hparam/accuracy": 0.9},
+            run_name="hp",
+        )
 
 
 def _read(log_dir):
@@ -50,30 +53,40 @@ def _read(log_dir):
     for root, _dirs, files in sorted(os.walk(log_dir)):
         if not any(f.startswith("events.out.tfevents") for f in files):
             continue
-        acc = EventAccumulator(root, size_guidance={"images": 0, "histograms": 0,
-                                                    "scalars": 0, "tensors": 0})
+        acc = EventAccumulator(
+            root, size_guidance={"images": 0, "histograms": 0, "scalars": 0, "tensors": 0}
+        )
         acc.Reload()
         run = {}
         for tag in acc.Tags()["scalars"]:
             run[("scalar", tag)] = [(e.step, round(e.value, 6)) for e in acc.Scalars(tag)]
         for tag in acc.Tags()["histograms"]:
             run[("histogram", tag)] = [
-                (e.step, round(e.histogram_value.min, 5), round(e.histogram_value.max, 5),
-                 e.histogram_value.num, round(e.histogram_value.sum, 3),
-                 round(e.histogram_value.sum_squares, 2),
-                 [round(x, 6) for x in e.histogram_value.bucket_limit],
-                 list(e.histogram_value.bucket)) for e in acc.Histograms(tag)]
+                (
+                    e.step,
+                    round(e.histogram_value.min, 5),
+                    round(e.histogram_value.max, 5),
+                    e.histogram_value.num,
+                    round(e.histogram_value.sum, 3),
+                    round(e.histogram_value.sum_squares, 2),
+                    [round(x, 6) for x in e.histogram_value.bucket_limit],
+                    list(e.histogram_value.bucket),
+                )
+                for e in acc.Histograms(tag)
+            ]
         for tag in acc.Tags()["images"]:
-            run[("image", tag)] = [(e.step, e.width, e.height, e.encoded_image_string)
-                                   for e in acc.Images(tag)]
+            run[("image", tag)] = [
+                (e.step, e.width, e.height, e.encoded_image_string) for e in acc.Images(tag)
+            ]
         for tag in acc.Tags()["tensors"]:
-            run[("tensor", tag)] = [(e.step, e.tensor_proto.SerializeToString())
-                                    for e in acc.Tensors(tag)]
+            run[("tensor", tag)] = [
+                (e.step, e.tensor_proto.SerializeToString()) for e in acc.Tensors(tag)
+            ]
         meta = {}
         for tag in acc.Tags()["tensors"]:
             try:
                 meta[tag] = acc.SummaryMetadata(tag).plugin_data.content
-            except KeyError:            # a plain tensor summary has no plugin metadata
+            except KeyError:  # a plain tensor summary has no plugin metadata
                 meta[tag] = None
         run["plugin_content"] = meta
         out[os.path.relpath(root, log_dir)] = run
@@ -95,6 +108,7 @@ def test_summary_writer_matches_pytorch(tmp_path):
 def test_default_log_dir_and_purge_step(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     from jtorch.utils.tensorboard import SummaryWriter
+
     w = SummaryWriter(comment="_exp")
     assert w.get_logdir().startswith("runs" + os.sep) and w.get_logdir().endswith("_exp")
     w.close()
@@ -108,6 +122,7 @@ def test_default_log_dir_and_purge_step(tmp_path, monkeypatch):
 
 def test_unsupported_calls_say_so(tmp_path):
     from jtorch.utils.tensorboard import SummaryWriter
+
     with SummaryWriter(log_dir=str(tmp_path)) as w:
         with pytest.raises(NotImplementedError, match="torch.jit.trace"):
             w.add_graph(jtorch.nn.Linear(2, 2), jtorch.ones(1, 2))

@@ -62,8 +62,9 @@ _SCRIPTS = {
 def _run(script: str, jtorch: bool) -> str:
     env = dict(os.environ, PYTHONPATH=_ROOT, PYTHONWARNINGS="default")
     cmd = [sys.executable] + (["-m", "jtorch"] if jtorch else []) + [script]
-    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300,
-                         cwd=os.path.dirname(script))
+    out = subprocess.run(
+        cmd, capture_output=True, text=True, env=env, timeout=300, cwd=os.path.dirname(script)
+    )
     assert out.returncode == 1, out.stderr
     return out.stderr
 
@@ -78,14 +79,16 @@ def test_script_errors_read_as_under_pytorch(name, tmp_path):
     with open(script, "w") as f:
         f.write(textwrap.dedent(_SCRIPTS[name]))
     t, j = _run(script, False), _run(script, True)
-    t_tb, j_tb = t[t.index("Traceback (most recent call last)"):], \
-        j[j.index("Traceback (most recent call last)"):]
+    t_tb, j_tb = (
+        t[t.index("Traceback (most recent call last)") :],
+        j[j.index("Traceback (most recent call last)") :],
+    )
     assert _script_frames(j_tb, script) == _script_frames(t_tb, script)
     assert j_tb.rstrip().splitlines()[-1] == t_tb.rstrip().splitlines()[-1]
     assert "JAX" not in j
     if name == "anomaly":
         marker = "Traceback of forward call that caused the error:"
-        t_warn = t[t.index(marker):t.index("Traceback (most recent call last)")]
-        j_warn = j[j.index(marker):j.index("Traceback (most recent call last)")]
+        t_warn = t[t.index(marker) : t.index("Traceback (most recent call last)")]
+        j_warn = j[j.index(marker) : j.index("Traceback (most recent call last)")]
         assert _script_frames(j_warn, script) == _script_frames(t_warn, script)
         assert "Error detected in SqrtBackward0." in j

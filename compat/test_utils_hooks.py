@@ -22,9 +22,11 @@ def _run(L):
     h2 = pickle.loads(pickle.dumps(h))
     out += [h2.id == h.id, H.next_id > h.id]
     m = L.nn.Linear(2, 2)
-    handles = [m.register_forward_hook(lambda *a: None),
-               m.register_forward_pre_hook(lambda *a: None),
-               L.ones(1, requires_grad=True).register_hook(lambda g: g)]
+    handles = [
+        m.register_forward_hook(lambda *a: None),
+        m.register_forward_pre_hook(lambda *a: None),
+        L.ones(1, requires_grad=True).register_hook(lambda g: g),
+    ]
     out.append([isinstance(x, H) for x in handles])
     return out
 

@@ -4,6 +4,8 @@
 `python -m jtorch script.py`. See docs/design.md for the decisions this rests on.
 """
 
+# The imports below run in the order the package must initialise in: not sorted.
+# isort: skip_file
 import jax as _jax
 
 # Torch's dtypes need int64/float64 (DESIGN 4). This is process-wide in jax.
@@ -11,14 +13,39 @@ _jax.config.update("jax_enable_x64", True)
 
 # Compiled programs persist across runs, and compiling is counted (DESIGN 13).
 from . import _disk_cache, _programs  # noqa: E402,F401
+
 _disk_cache.install()
 
 from . import _dtype, _device, _tensor  # noqa: E402,F401
 from ._dtype import (  # noqa: E402,F401
-    bfloat16, bool, can_cast, complex32, complex64, complex128, dtype, finfo, float16, float32,
-    float64, get_default_dtype, iinfo, int8, int16, int32, int64, promote_types,
-    set_default_dtype, uint8, uint16, uint32, uint64, float8_e4m3fn, float8_e5m2,
-    float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu,
+    bfloat16,
+    bool,
+    can_cast,
+    complex32,
+    complex64,
+    complex128,
+    dtype,
+    finfo,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    iinfo,
+    int8,
+    int16,
+    int32,
+    int64,
+    promote_types,
+    set_default_dtype,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+    float8_e4m3fn,
+    float8_e5m2,
+    float8_e4m3fnuz,
+    float8_e5m2fnuz,
+    float8_e8m0fnu,
 )
 from ._device import device  # noqa: E402,F401
 
@@ -31,24 +58,58 @@ globals().update(_NAMESPACES[""])
 
 from ._ops.creation import get_default_device, set_default_device  # noqa: E402,F401
 from ._random import (  # noqa: E402,F401
-    Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state,
+    Generator,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    seed,
+    set_rng_state,
 )
 from ._ops.tensor_queries import (  # noqa: E402,F401
-    is_complex, is_floating_point, is_nonzero, is_tensor, numel, result_type, typename,
-    is_storage, broadcast_shapes,
+    is_complex,
+    is_floating_point,
+    is_nonzero,
+    is_tensor,
+    numel,
+    result_type,
+    typename,
+    is_storage,
+    broadcast_shapes,
 )
 from .autograd.grad_mode import (  # noqa: E402,F401
-    no_grad, enable_grad, set_grad_enabled, is_grad_enabled, inference_mode,
+    no_grad,
+    enable_grad,
+    set_grad_enabled,
+    is_grad_enabled,
+    inference_mode,
     is_inference_mode_enabled,
 )
 from ._layout import (  # noqa: E402,F401
-    strided, contiguous_format, channels_last, channels_last_3d, preserve_format, layout,
-    memory_format, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc, _mkldnn, jagged,
+    strided,
+    contiguous_format,
+    channels_last,
+    channels_last_3d,
+    preserve_format,
+    layout,
+    memory_format,
+    sparse_coo,
+    sparse_csr,
+    sparse_csc,
+    sparse_bsr,
+    sparse_bsc,
+    _mkldnn,
+    jagged,
 )
 from ._knobs import (  # noqa: E402,F401
-    set_printoptions, get_printoptions, use_deterministic_algorithms,
-    are_deterministic_algorithms_enabled, set_num_threads, get_num_threads,
-    set_float32_matmul_precision, get_float32_matmul_precision,
+    set_printoptions,
+    get_printoptions,
+    use_deterministic_algorithms,
+    are_deterministic_algorithms_enabled,
+    set_num_threads,
+    get_num_threads,
+    set_float32_matmul_precision,
+    get_float32_matmul_precision,
 )
 from ._alias import install_as_torch  # noqa: E402,F401
 from . import autograd  # noqa: E402,F401
@@ -57,16 +118,37 @@ from . import cuda, linalg, special, fft, random, backends, nn, masked, signal  
 from . import optim  # noqa: E402,F401
 from . import sparse  # noqa: E402,F401
 from .sparse import (  # noqa: E402,F401
-    empty_like, full_like, hspmm, ones_like, rand_like, randn_like, smm,
-    sparse_compressed_tensor, sparse_coo_tensor, sparse_csr_tensor, spmm, zeros_like,
+    empty_like,
+    full_like,
+    hspmm,
+    ones_like,
+    rand_like,
+    randn_like,
+    smm,
+    sparse_compressed_tensor,
+    sparse_coo_tensor,
+    sparse_csr_tensor,
+    spmm,
+    zeros_like,
 )
 from . import distributions  # noqa: E402,F401
 from . import amp, cpu  # noqa: E402,F401
 from .amp.autocast_mode import (  # noqa: E402,F401
-    autocast, autocast_decrement_nesting, autocast_increment_nesting, clear_autocast_cache,
-    get_autocast_cpu_dtype, get_autocast_dtype, get_autocast_gpu_dtype, is_autocast_cache_enabled,
-    is_autocast_cpu_enabled, is_autocast_enabled, set_autocast_cache_enabled,
-    set_autocast_cpu_dtype, set_autocast_cpu_enabled, set_autocast_dtype, set_autocast_enabled,
+    autocast,
+    autocast_decrement_nesting,
+    autocast_increment_nesting,
+    clear_autocast_cache,
+    get_autocast_cpu_dtype,
+    get_autocast_dtype,
+    get_autocast_gpu_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_cpu_enabled,
+    is_autocast_enabled,
+    set_autocast_cache_enabled,
+    set_autocast_cpu_dtype,
+    set_autocast_cpu_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
     set_autocast_gpu_dtype,
 )
 from . import serialization  # noqa: E402,F401
@@ -86,24 +168,53 @@ from ._storage import TypedStorage, UntypedStorage  # noqa: E402,F401
 globals().update({c.__name__: c for c in _LEGACY_STORAGES.values()})  # FloatStorage, ...
 from . import accelerator, testing  # noqa: E402,F401
 from ._knobs import (  # noqa: E402,F401
-    is_deterministic_algorithms_warn_only_enabled, get_deterministic_debug_mode,
-    set_deterministic_debug_mode, set_num_interop_threads, get_num_interop_threads,
-    set_flush_denormal, set_warn_always, is_warn_always_enabled, is_anomaly_enabled,
-    is_anomaly_check_nan_enabled, set_anomaly_enabled, get_device_module,
-    compiled_with_cxx11_abi, has_lapack, has_spectral, has_mkl, has_openmp, is_vulkan_available,
+    is_deterministic_algorithms_warn_only_enabled,
+    get_deterministic_debug_mode,
+    set_deterministic_debug_mode,
+    set_num_interop_threads,
+    get_num_interop_threads,
+    set_flush_denormal,
+    set_warn_always,
+    is_warn_always_enabled,
+    is_anomaly_enabled,
+    is_anomaly_check_nan_enabled,
+    set_anomaly_enabled,
+    get_device_module,
+    compiled_with_cxx11_abi,
+    has_lapack,
+    has_spectral,
+    has_mkl,
+    has_openmp,
+    is_vulkan_available,
 )
 from ._ops.tensor_queries import (  # noqa: E402,F401
-    is_same_size, is_signed, get_device, is_inference, cudnn_is_acceptable, is_distributed,
+    is_same_size,
+    is_signed,
+    get_device,
+    is_inference,
+    cudnn_is_acceptable,
+    is_distributed,
 )
 from ._sym import (  # noqa: E402,F401
-    sym_not, sym_float, sym_int, sym_max, sym_min, sym_ite, sym_sqrt, sym_sum,
+    sym_not,
+    sym_float,
+    sym_int,
+    sym_max,
+    sym_min,
+    sym_ite,
+    sym_sqrt,
+    sym_sum,
 )
 from ._ops.views import detach_  # noqa: E402,F401
 from ._torch_function import DisableTorchFunction, DisableTorchFunctionSubclass  # noqa: E402,F401
 from .amp import GradScaler  # noqa: E402,F401
 from .jit import fork, wait  # noqa: E402,F401
 from .sparse import (  # noqa: E402,F401
-    dsmm, hsmm, sparse_bsc_tensor, sparse_bsr_tensor, sparse_csc_tensor,
+    dsmm,
+    hsmm,
+    sparse_bsc_tensor,
+    sparse_bsr_tensor,
+    sparse_csc_tensor,
 )
 from ._legacy_types import set_default_tensor_type  # noqa: E402,F401
 from ._legacy_types import CPU_TYPES as _CPU_TYPES  # noqa: E402
@@ -114,7 +225,7 @@ from .func import vmap  # noqa: E402,F401
 from math import e, inf, nan, pi  # noqa: E402,F401
 
 newaxis = None
-legacy_contiguous_format = contiguous_format    # PyTorch's alias (the same format)
+legacy_contiguous_format = contiguous_format  # PyTorch's alias (the same format)
 
 half, float, double = float16, float32, float64
 cfloat, cdouble, chalf = complex64, complex128, complex32
@@ -125,9 +236,19 @@ from ._C import ScriptModule  # noqa: E402,F401
 from . import library  # noqa: E402,F401
 from .library import ops  # noqa: E402,F401
 from ._checks import (  # noqa: E402,F401
-    SymBool, SymFloat, SymInt, _assert, _check, _check_index, _check_is_size,
-    _check_not_implemented, _check_tensor_all, _check_tensor_all_with, _check_type,
-    _check_value, _check_with,
+    SymBool,
+    SymFloat,
+    SymInt,
+    _assert,
+    _check,
+    _check_index,
+    _check_is_size,
+    _check_not_implemented,
+    _check_tensor_all,
+    _check_tensor_all_with,
+    _check_type,
+    _check_value,
+    _check_with,
 )
 from ._streams import Event, Stream  # noqa: E402,F401
 from . import _utils, classes, export, fx, hub, onnx, return_types, storage, types  # noqa: E402,F401,E501

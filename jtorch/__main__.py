@@ -43,6 +43,7 @@ def main(argv=None) -> None:
         sys.exit(2)
     import jtorch
     from jtorch._alias import install_in_children
+
     jtorch.install_as_torch()
     install_in_children()
     try:
@@ -57,8 +58,11 @@ def main(argv=None) -> None:
         else:
             script = argv[0]
             if not os.path.exists(script):
-                print(f"{sys.executable}: can't open file {os.path.abspath(script)!r}: "
-                      "[Errno 2] No such file or directory", file=sys.stderr)
+                print(
+                    f"{sys.executable}: can't open file {os.path.abspath(script)!r}: "
+                    "[Errno 2] No such file or directory",
+                    file=sys.stderr,
+                )
                 sys.exit(2)
             sys.argv = argv
             if os.path.isfile(script):
@@ -66,13 +70,14 @@ def main(argv=None) -> None:
                 path = os.path.abspath(script)
                 with open(path, "rb") as f:
                     _run_main(f.read(), path, path)
-            else:   # a directory or zip file with a __main__.py
+            else:  # a directory or zip file with a __main__.py
                 runpy.run_path(script, run_name="__main__")
     except (SystemExit, KeyboardInterrupt):
         raise
     except BaseException as e:  # noqa: B036 - reported as the interpreter would
         from jtorch._tracebacks import clean_chain
-        clean_chain(e)      # jtorch's internal frames are as invisible as PyTorch's C++ ones
+
+        clean_chain(e)  # jtorch's internal frames are as invisible as PyTorch's C++ ones
         tb = _user_traceback(e.__traceback__)
         sys.excepthook(type(e), e.with_traceback(tb), tb)
         sys.exit(1)

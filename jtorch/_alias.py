@@ -74,8 +74,11 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
             return None
         # Where the code lives, as PyTorch's spec says where torch's does.
         spec = importlib.util.spec_from_loader(
-            fullname, _AliasLoader(real), origin=real_spec.origin,
-            is_package=real_spec.submodule_search_locations is not None)
+            fullname,
+            _AliasLoader(real),
+            origin=real_spec.origin,
+            is_package=real_spec.submodule_search_locations is not None,
+        )
         if real_spec.submodule_search_locations is not None:
             spec.submodule_search_locations = list(real_spec.submodule_search_locations)
         spec.has_location = real_spec.has_location
@@ -87,7 +90,7 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
         if name is not None and _normalize(name) not in _ALIASES:
             return iter(())
         if name is None and SHIM_DIR in sys.path:
-            return iter(())     # a listing of all: the path finder lists the shim's already
+            return iter(())  # a listing of all: the path finder lists the shim's already
         return iter([torch_distribution()])
 
 
@@ -104,7 +107,7 @@ def install_as_torch() -> None:
         sys.meta_path.insert(0, _AliasFinder())
     for name, mod in list(sys.modules.items()):
         if name == "jtorch" or name.startswith("jtorch."):
-            sys.modules.setdefault("torch" + name[len("jtorch"):], mod)
+            sys.modules.setdefault("torch" + name[len("jtorch") :], mod)
 
 
 SHIM_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_shim")

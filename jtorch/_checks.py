@@ -11,12 +11,26 @@ from __future__ import annotations
 import builtins
 import warnings
 
-__all__ = ["_check", "_check_with", "_check_index", "_check_value", "_check_type",
-           "_check_not_implemented", "_check_tensor_all", "_check_tensor_all_with",
-           "_check_is_size", "_assert", "SymInt", "SymFloat", "SymBool"]
+__all__ = [
+    "_check",
+    "_check_with",
+    "_check_index",
+    "_check_value",
+    "_check_type",
+    "_check_not_implemented",
+    "_check_tensor_all",
+    "_check_tensor_all_with",
+    "_check_is_size",
+    "_assert",
+    "SymInt",
+    "SymFloat",
+    "SymBool",
+]
 
-_DEFAULT = ("Expected cond to be True, but got False. (Could this error message be improved? "
-            "If so, please report an enhancement request to PyTorch.)")
+_DEFAULT = (
+    "Expected cond to be True, but got False. (Could this error message be improved? "
+    "If so, please report an enhancement request to PyTorch.)"
+)
 
 
 def _check_with(error_type, cond, message=None) -> None:
@@ -57,8 +71,9 @@ def _check_not_implemented(cond, message=None) -> None:
 
 def _check_tensor_all_with(error_type, cond, message=None) -> None:
     """Matches `torch._check_tensor_all_with`: every element of the bool tensor is True."""
-    from ._tensor import Tensor
     from . import _dtype
+    from ._tensor import Tensor
+
     if not isinstance(cond, Tensor):
         raise TypeError(f"cond must be a tensor, but got {type(cond)}")
     if cond.dtype is not _dtype.bool:
@@ -72,9 +87,12 @@ def _check_tensor_all(cond, message=None) -> None:
 
 def _check_is_size(i, message=None, *, max=None) -> None:  # noqa: A002 - PyTorch's name
     """Matches `torch._check_is_size` (deprecated there): `0 <= i (<= max)`."""
-    warnings.warn("_check_is_size will be removed in a future PyTorch release along with "
-                  "guard_size_oblivious.     Use _check(i >= 0) instead.", FutureWarning,
-                  stacklevel=2)
+    warnings.warn(
+        "_check_is_size will be removed in a future PyTorch release along with "
+        "guard_size_oblivious.     Use _check(i >= 0) instead.",
+        FutureWarning,
+        stacklevel=2,
+    )
     _check(i >= 0, message)
     if max is not None:
         _check(i <= max, message)
@@ -84,6 +102,7 @@ def _assert(condition, message) -> None:
     """Matches `torch._assert`: a traceable `assert`."""
     if type(condition) is not bool and hasattr(condition, "__torch_function__"):
         from .overrides import handle_torch_function, has_torch_function
+
         if has_torch_function((condition,)):
             return handle_torch_function(_assert, (condition,), condition, message)
     assert condition, message

@@ -28,8 +28,8 @@ that call falls back to eager with one warning, or raises under `fullgraph=True`
 from __future__ import annotations
 
 import functools
-import os
 import inspect
+import os
 import threading
 import traceback
 import types
@@ -43,8 +43,12 @@ from ._tensor import Tensor, wrap
 
 __all__ = ["compile", "disable", "reset", "is_compiling"]
 
-_GRAPH_BREAKS = (jax.errors.ConcretizationTypeError, jax.errors.TracerBoolConversionError,
-                 jax.errors.TracerIntegerConversionError, jax.errors.TracerArrayConversionError)
+_GRAPH_BREAKS = (
+    jax.errors.ConcretizationTypeError,
+    jax.errors.TracerBoolConversionError,
+    jax.errors.TracerIntegerConversionError,
+    jax.errors.TracerArrayConversionError,
+)
 
 _compiling = [False]
 _DONATE = os.environ.get("JTORCH_COMPILE_DONATE", "1") != "0"
@@ -70,6 +74,7 @@ def disable(fn=None, recursive: bool = True):
         if _compiling[0]:
             raise GraphBreak(f"jtorch.compiler.disable'd function {fn.__qualname__} called")
         return fn(*args, **kwargs)
+
     wrapper._jtorch_disabled = True
     return wrapper
 
@@ -91,18 +96,25 @@ class _Entry:
 
 def _is_module(obj) -> bool:
     from .nn import Module
+
     return isinstance(obj, Module)
 
 
 def _is_optimizer(obj) -> bool:
     from .optim import Optimizer
+
     return isinstance(obj, Optimizer)
 
 
 def _tensor_entries(path, t, get, set_, out):
     out.append(_Entry(path, get, set_))
-    out.append(_Entry(path + ".grad", lambda: get()._grad if get() is not None else None,
-                      lambda v: setattr(get(), "_grad", v)))
+    out.append(
+        _Entry(
+            path + ".grad",
+            lambda: get()._grad if get() is not None else None,
+            lambda v: setattr(get(), "_grad", v),
+        )
+    )
 
 
 class _Collector:
@@ -160,6 +172,7 @@ class _Collector:
 
         def set_(v):
             table[key] = v
+
         if id(table[key]) in self._seen:
             return
         self._seen.add(id(table[key]))
@@ -169,19 +182,28 @@ class _Collector:
         if id(obj.__dict__[key]) in self._seen:
             return
         self._seen.add(id(obj.__dict__[key]))
-        _tensor_entries(path, obj.__dict__[key], lambda: obj.__dict__.get(key),
-                        lambda v: obj.__dict__.__setitem__(key, v), self.entries)
+        _tensor_entries(
+            path,
+            obj.__dict__[key],
+            lambda: obj.__dict__.get(key),
+            lambda v: obj.__dict__.__setitem__(key, v),
+            self.entries,
+        )
 
     def _optimizer(self, prefix, opt):
         self.optimizers.append(opt)
         for gi, group in enumerate(opt.param_groups):
-            self.python.append((f"{prefix}.group{gi}", "options", tuple(
-                (k, _hashable(v)) for k, v in group.items() if k not in ("params", "lr"))))
+            self.python.append(
+                (
+                    f"{prefix}.group{gi}",
+                    "options",
+                    tuple((k, _hashable(v)) for k, v in group.items() if k not in ("params", "lr")),
+                )
+            )
             for pi, p in enumerate(group["params"]):
                 if id(p) not in self._seen:
                     self._seen.add(id(p))
-                    _tensor_entries(f"{prefix}.p{gi}.{pi}", p, lambda p=p: p, None,
-                                    self.entries)
+                    _tensor_entries(f"{prefix}.p{gi}.{pi}", p, lambda p=p: p, None, self.entries)
                 self._opt_state(f"{prefix}.state{gi}.{pi}", opt, p)
 
     def _opt_state(self, path, opt, p):
@@ -193,12 +215,15 @@ class _Collector:
             def get():
                 st = opt.state.get(p)
                 return None if st is None else st.get(k)
+
             return get
 
         def setter(k):
             def set_(v):
                 opt.state[p][k] = v
+
             return set_
+
         for k in keys:
             v = state[k]
             if isinstance(v, Tensor):
@@ -250,11 +275,13 @@ def _roots(fn, args, kwargs) -> list:
                 _consider(f"{prefix}.{name}", g[name], depth)
 
     def _consider(path, value, depth):
-        if inspect.isfunction(value) or isinstance(value, (types.MethodType,
-                                                           functools.partial)):
+        if inspect.isfunction(value) or isinstance(value, (types.MethodType, functools.partial)):
             from_function(value, path, depth + 1)
-        elif isinstance(value, (Tensor, list, tuple, dict)) or _is_module(value) or \
-                _is_optimizer(value):
+        elif (
+            isinstance(value, (Tensor, list, tuple, dict))
+            or _is_module(value)
+            or _is_optimizer(value)
+        ):
             roots.append((path, value))
         elif hasattr(value, "__dict__") and _is_module_like(value):
             roots.append((path, value))
@@ -324,26 +351,34 @@ def _arg_signature(x, depth=0):
     return ("v", _hashable(x))
 
 
-_ARRAY = object()    # marks an output leaf that is a tensor
+_ARRAY = object()  # marks an output leaf that is a tensor
 
 
 class _Program:
     def __init__(self):
         self.jitted = None
-        self.post = None        # post-call entries (resolved on the live objects)
+        self.post = None  # post-call entries (resolved on the live objects)
         self.post_shared = None  # for each post storage index, the entry index
         self.out_tree = None
         self.eager = False
-        self.trains = False       # the traced call ran backward(): a training step
+        self.trains = False  # the traced call ran backward(): a training step
         self.donating = False
-        self.once = None          # the quickly compiled executable of a state-creating call
+        self.once = None  # the quickly compiled executable of a state-creating call
 
 
 class CompiledFunction:
     """What `jtorch.compile(fn)` returns: call it like `fn`."""
 
-    def __init__(self, fn, fullgraph=False, dynamic=None, mode=None, backend=None,
-                 options=None, disable=False):
+    def __init__(
+        self,
+        fn,
+        fullgraph=False,
+        dynamic=None,
+        mode=None,
+        backend=None,
+        options=None,
+        disable=False,
+    ):
         functools.update_wrapper(self, fn)
         self._fn = fn
         self._fullgraph = fullgraph
@@ -378,9 +413,13 @@ class CompiledFunction:
             # A view's positions (`X[j*64:(j+1)*64]`) are inputs of the program, not keys.
             layout.append((e.path, k, t._rg, t._chain and tuple(s.key for s in t._chain)))
         lrs_slots = [(g, "lr") for opt in coll.optimizers for g in opt.param_groups]
-        key = (tuple(layout), tuple(coll.python),
-               tuple((s.value.shape, s.value.dtype) for s in storages),
-               _arg_signature(args), _arg_signature(kwargs))
+        key = (
+            tuple(layout),
+            tuple(coll.python),
+            tuple((s.value.shape, s.value.dtype) for s in storages),
+            _arg_signature(args),
+            _arg_signature(kwargs),
+        )
         prog = self._programs.get(key)
         if prog is not None and prog.eager:
             return self._fn(*args, **kwargs)
@@ -392,22 +431,28 @@ class CompiledFunction:
         steps = _view_steps(tensors)
         positions = tuple(s.params for s in steps)
         try:
-            outs, new_values = self._run(prog, coll, storages, lrs_slots, steps,
-                                         (values, lrs, rng, positions), args, kwargs)
+            outs, new_values = self._run(
+                prog, coll, storages, lrs_slots, steps, (values, lrs, rng, positions), args, kwargs
+            )
         except (GraphBreak, *_GRAPH_BREAKS) as e:
             self._restore(coll, tensors, storages, values, lrs_slots, lrs)
             where = _user_frame(e)
             why = str(e) if isinstance(e, GraphBreak) else "data-dependent Python"
             if self._fullgraph:
-                raise RuntimeError(f"jtorch.compile(fullgraph=True): {why} cannot be compiled "
-                                   f"({type(e).__name__}) at {where}") from e
+                raise RuntimeError(
+                    f"jtorch.compile(fullgraph=True): {why} cannot be compiled "
+                    f"({type(e).__name__}) at {where}"
+                ) from e
             prog.eager = True
             self._programs[key] = prog
             if not self._warned:
                 self._warned = True
-                warnings.warn(f"jtorch.compile: falling back to eager mode for "
-                              f"{getattr(self._fn, '__qualname__', self._fn)}: {why} at "
-                              f"{where} ({type(e).__name__})", stacklevel=2)
+                warnings.warn(
+                    f"jtorch.compile: falling back to eager mode for "
+                    f"{getattr(self._fn, '__qualname__', self._fn)}: {why} at "
+                    f"{where} ({type(e).__name__})",
+                    stacklevel=2,
+                )
             return self._fn(*args, **kwargs)
         self._write_back(prog, coll, storages, values, new_values)
         results = [wrap(o) for o in outs]
@@ -421,8 +466,9 @@ class CompiledFunction:
         of the eager tape (so `compiled_model(x)` then `loss.backward()` works)."""
         from .autograd import _engine
         from .autograd.graph import DIFF_DTYPES, FnNode, edge_of
+
         if not _engine._grad_enabled() or not results or prog.trains:
-            return      # a training step ran its own backward: its outputs end the graph
+            return  # a training step ran its own backward: its outputs end the graph
         owner = {}
         index = {id(st): i for i, st in enumerate(storages)}
         for e in coll.entries:
@@ -439,16 +485,23 @@ class CompiledFunction:
         values, lrs, rng, positions = inputs
         edges = tuple(edge_of(owner[k]) if m else None for k, m in enumerate(mask))
         edges += (None,) * (len(lrs) + 1)
-        node = FnNode("CompiledFunctionBackward", prog.jitted,
-                      (tuple(values), tuple(lrs), rng, positions), (mask, False, False, False),
-                      edges, (), len(results) + len(prog.post_storages),
-                      epos=(0, len(values), len(values) + len(lrs), len(edges)))
+        node = FnNode(
+            "CompiledFunctionBackward",
+            prog.jitted,
+            (tuple(values), tuple(lrs), rng, positions),
+            (mask, False, False, False),
+            edges,
+            (),
+            len(results) + len(prog.post_storages),
+            epos=(0, len(values), len(values) + len(lrs), len(edges)),
+        )
         for i, r in enumerate(results):
             if r._array.dtype in DIFF_DTYPES:
                 r._rg = True
                 r.grad_fn = node
                 if i:
                     from ._tensor import AutogradMeta
+
                     r._grad_state = AutogradMeta(i)
 
     # -- running -----------------------------------------------------------
@@ -456,9 +509,8 @@ class CompiledFunction:
     def _run(self, prog, coll, storages, lrs_slots, steps, inputs, args, kwargs):
         if prog.jitted is None:
             before = _state_paths(e.path for e in coll.entries if e.get() is not None)
-            prog.jitted = self._trace(prog, coll, storages, lrs_slots, steps, args, kwargs,
-                                      False)
-            traced = prog.jitted.trace(*inputs)     # (a call of `prog.jitted` reuses it)
+            prog.jitted = self._trace(prog, coll, storages, lrs_slots, steps, args, kwargs, False)
+            traced = prog.jitted.trace(*inputs)  # (a call of `prog.jitted` reuses it)
             if _QUICK_ONCE and _state_paths(e.path for e, _ in prog.post) != before:
                 prog.once = _compile_once(traced)
             if prog.once is not None:
@@ -471,12 +523,12 @@ class CompiledFunction:
             # A training step replaces every buffer it reads: donate them, so a step does not
             # hold two copies of the model and optimizer state (XLA's CPU backend cannot).
             prog.donating = True
-            prog.jitted = self._trace(prog, coll, storages, lrs_slots, steps, args, kwargs,
-                                      True)
+            prog.jitted = self._trace(prog, coll, storages, lrs_slots, steps, args, kwargs, True)
         return prog.jitted(*inputs)
 
     def _trace(self, prog, coll, storages, lrs_slots, steps, args, kwargs, donate):
         from .autograd import _engine
+
         fn = self._fn
 
         def pure(values, lrs, rng, positions):
@@ -489,7 +541,7 @@ class CompiledFunction:
                 g[k] = v
             concrete = [s.params for s in steps]
             for s, p in zip(steps, positions):
-                s.params = p        # traced while the function runs
+                s.params = p  # traced while the function runs
             _compiling[0] = True
             source = _random.trace_keys(rng)
             unchecked = _guard_unlifted()
@@ -504,8 +556,7 @@ class CompiledFunction:
                 for s, p in zip(steps, concrete):
                     s.params = p
             prog.trains = _engine.backward_calls[0] != calls
-            leaves, tree = jax.tree_util.tree_flatten(out, is_leaf=lambda x: isinstance(
-                x, Tensor))
+            leaves, tree = jax.tree_util.tree_flatten(out, is_leaf=lambda x: isinstance(x, Tensor))
             prog.out_tree = tree
             prog.out_leaves = [_ARRAY if isinstance(x, Tensor) else x for x in leaves]
             outs = [x._array for x in leaves if isinstance(x, Tensor)]
@@ -532,7 +583,7 @@ class CompiledFunction:
         # call reaches too (its arguments, above all) is written through this call's entry.
         current = {e.path: e for e in coll.entries}
         live = {}
-        for (entry, k) in prog.post:
+        for entry, k in prog.post:
             if k in live:
                 continue
             entry = current.get(entry.path, entry)
@@ -548,7 +599,7 @@ class CompiledFunction:
             written.add(id(st))
         for st, v in zip(storages, old_values):
             if id(st) not in written and isinstance(st.value, jax.core.Tracer):
-                st.value = v        # dropped by the call: keep what it had
+                st.value = v  # dropped by the call: keep what it had
                 st.gen += 1
 
     def _restore(self, coll, tensors, storages, values, lrs_slots, lrs):
@@ -576,7 +627,7 @@ class CompiledFunction:
         return self._lowered(args, kwargs, lambda j, *a: j.lower(*a).as_text())
 
     def _lowered(self, args, kwargs, how):
-        self(*args, **kwargs)   # make sure the program for this state exists
+        self(*args, **kwargs)  # make sure the program for this state exists
         coll = _discover(self._fn, args, kwargs)
         prog = next(reversed(self._programs.values()))
         storages, seen = [], set()
@@ -588,9 +639,13 @@ class CompiledFunction:
         lrs = tuple(float(g["lr"]) for opt in coll.optimizers for g in opt.param_groups)
         # The same argument structure as a call: jax reuses that trace, so the function's
         # Python (and its side effects) does not run again.
-        return how(prog.jitted, tuple(s.value for s in storages), lrs,
-                   _random.default_generator.next_key(),
-                   tuple(s.params for s in _view_steps(tensors)))
+        return how(
+            prog.jitted,
+            tuple(s.value for s in storages),
+            lrs,
+            _random.default_generator.next_key(),
+            tuple(s.params for s in _view_steps(tensors)),
+        )
 
 
 # The first call of a training step creates optimizer state (and `.grad`), so the second call
@@ -616,7 +671,7 @@ def _compile_once(traced):
     lowered = traced.lower()
     try:
         moved = float((lowered.cost_analysis() or {}).get("bytes accessed", float("inf")))
-    except Exception:   # noqa: BLE001 (no cost model for this program: compile in full)
+    except Exception:  # noqa: BLE001 (no cost model for this program: compile in full)
         return None
     if moved > _QUICK_MAX_BYTES:
         return None
@@ -641,14 +696,19 @@ def _guard_unlifted():
     def record(op, fn, slot_values, arrays, result):
         if threading.get_ident() == thread:
             for v in slot_values:
-                for t in (v if isinstance(v, (tuple, list)) else (v,)):
-                    if isinstance(t, Tensor) and t._rg and not isinstance(t._array,
-                                                                          jax.core.Tracer):
+                for t in v if isinstance(v, (tuple, list)) else (v,):
+                    if (
+                        isinstance(t, Tensor)
+                        and t._rg
+                        and not isinstance(t._array, jax.core.Tracer)
+                    ):
                         raise GraphBreak(
                             f"{op.name}() uses a tensor that requires grad but is not "
                             "reachable from the function's arguments, closure, globals or "
-                            "self, so a compiled program would lose its gradient")
+                            "self, so a compiled program would lose its gradient"
+                        )
         inner(op, fn, slot_values, arrays, result)
+
     _registry.record = record
     return inner
 
@@ -661,8 +721,16 @@ def _user_frame(e) -> str:
     return "<unknown>"
 
 
-def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="inductor",
-            mode=None, options=None, disable: bool = False):
+def compile(
+    model=None,
+    *,
+    fullgraph: bool = False,
+    dynamic=None,
+    backend="inductor",
+    mode=None,
+    options=None,
+    disable: bool = False,
+):
     """Matches `torch.compile`: the function (or module) runs as one jax.jit program.
 
     Usable as `compile(fn)`, `@compile`, `@compile(fullgraph=True)`; a module comes back
@@ -671,22 +739,44 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="induc
     traces again).
     """
     if model is None:
-        return functools.partial(compile, fullgraph=fullgraph, dynamic=dynamic,
-                                 backend=backend, mode=mode, options=options, disable=disable)
+        return functools.partial(
+            compile,
+            fullgraph=fullgraph,
+            dynamic=dynamic,
+            backend=backend,
+            mode=mode,
+            options=options,
+            disable=disable,
+        )
     if _is_module(model):
         # As in PyTorch: a wrapper (state_dict keys `_orig_mod.*`); `model.compile()` is
         # the in-place form.
         from ._dynamo.eval_frame import OptimizedModule
-        return OptimizedModule(model, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
-                               mode=mode, options=options, disable=disable)
-    return CompiledFunction(model, fullgraph=fullgraph, dynamic=dynamic, mode=mode,
-                            backend=backend, options=options, disable=disable)
+
+        return OptimizedModule(
+            model,
+            fullgraph=fullgraph,
+            dynamic=dynamic,
+            backend=backend,
+            mode=mode,
+            options=options,
+            disable=disable,
+        )
+    return CompiledFunction(
+        model,
+        fullgraph=fullgraph,
+        dynamic=dynamic,
+        mode=mode,
+        backend=backend,
+        options=options,
+        disable=disable,
+    )
 
 
 def reset() -> None:
     """Matches `torch._dynamo.reset`: forget compiled programs, jtorch's caches of them and
     jax's (the persistent cache on disk is kept)."""
     from . import _programs
+
     _programs.clear()
     jax.clear_caches()
-

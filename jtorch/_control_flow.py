@@ -27,8 +27,9 @@ def _traced(x) -> bool:
 
 def _check_operands(name: str, operands) -> tuple:
     if not isinstance(operands, (tuple, list)):
-        raise RuntimeError(f"Expected {name} to be a tuple or list of tensors, but got "
-                           f"{type(operands).__name__}.")
+        raise RuntimeError(
+            f"Expected {name} to be a tuple or list of tensors, but got {type(operands).__name__}."
+        )
     return tuple(operands)
 
 
@@ -36,8 +37,9 @@ def _arrays(tree, what: str) -> tuple:
     leaves, treedef = flatten(tree)
     for leaf in leaves:
         if not isinstance(leaf, Tensor):
-            raise RuntimeError(f"Expected {what} to only contain tensors, but got "
-                               f"{type(leaf).__name__}")
+            raise RuntimeError(
+                f"Expected {what} to only contain tensors, but got {type(leaf).__name__}"
+            )
     return tuple(t._array for t in leaves), treedef
 
 
@@ -51,12 +53,14 @@ def _lifted(fn, treedef, what: str):
         flat, out_tree = _arrays(out, what)
         out_def.append(out_tree)
         return flat
+
     return run, out_def
 
 
 def cond(pred, true_fn, false_fn, operands=()):
     """Matches `torch.cond`: `true_fn(*operands)` if `pred` else `false_fn(*operands)`."""
     from . import where
+
     if isinstance(pred, Tensor) and pred.numel() != 1:
         raise RuntimeError(f"Expected pred to be bool or single-element tensor, but got {pred}.")
     if not isinstance(pred, (Tensor, bool, int, float)):
@@ -69,10 +73,13 @@ def cond(pred, true_fn, false_fn, operands=()):
         a, b = true_fn(*operands), false_fn(*operands)
         a_leaves, a_def = flatten(a)
         b_leaves, b_def = flatten(b)
-        if a_def != b_def or any(x.shape != y.shape or x.dtype != y.dtype
-                                 for x, y in zip(a_leaves, b_leaves)):
-            raise RuntimeError("torch.cond: true_fn and false_fn must return outputs of the same "
-                               "structure, shapes and dtypes")
+        if a_def != b_def or any(
+            x.shape != y.shape or x.dtype != y.dtype for x, y in zip(a_leaves, b_leaves)
+        ):
+            raise RuntimeError(
+                "torch.cond: true_fn and false_fn must return outputs of the same "
+                "structure, shapes and dtypes"
+            )
         p = pred.reshape(()).bool()
         return a_def.unflatten([where(p, x, y) for x, y in zip(a_leaves, b_leaves)])
     arrays, treedef = _arrays(operands, "operands")
@@ -93,17 +100,21 @@ def while_loop(cond_fn, body_fn, carried_inputs):
             result = body_fn(*carried)
             carried = tuple(result) if isinstance(result, (tuple, list)) else (result,)
         return result
-    if grad_mode.is_grad_enabled() and any(isinstance(x, Tensor) and x.requires_grad
-                                          for x in carried):
-        raise RuntimeError("torch.while_loop under jtorch.compile cannot record autograd: "
-                           "jax.lax.while_loop is not reverse-differentiable")
+    if grad_mode.is_grad_enabled() and any(
+        isinstance(x, Tensor) and x.requires_grad for x in carried
+    ):
+        raise RuntimeError(
+            "torch.while_loop under jtorch.compile cannot record autograd: "
+            "jax.lax.while_loop is not reverse-differentiable"
+        )
     arrays, treedef = _arrays(carried, "carried_inputs")
 
     def test(arrays):
         with grad_mode.no_grad():
             p = cond_fn(*treedef.unflatten([wrap(a) for a in arrays]))
-        return (p._array if isinstance(p, Tensor) else jax.numpy.asarray(p)).reshape(()).astype(
-            bool)
+        return (
+            (p._array if isinstance(p, Tensor) else jax.numpy.asarray(p)).reshape(()).astype(bool)
+        )
 
     def body(arrays):
         with grad_mode.no_grad():
@@ -111,8 +122,10 @@ def while_loop(cond_fn, body_fn, carried_inputs):
         out = out if isinstance(out, (tuple, list)) else (out,)
         flat, _ = _arrays(tuple(out), "the body outputs")
         if len(flat) != len(arrays):
-            raise RuntimeError(f"body_fn should return as many tensors as carried_inputs: got "
-                               f"{len(flat)}, expected {len(arrays)}")
+            raise RuntimeError(
+                f"body_fn should return as many tensors as carried_inputs: got "
+                f"{len(flat)}, expected {len(arrays)}"
+            )
         # The carry keeps its dtype, as PyTorch requires the body to.
         return tuple(f.astype(a.dtype) for f, a in zip(flat, arrays))
 

@@ -28,9 +28,29 @@ import numpy as np
 __all__ = ["device"]
 
 # PyTorch's device types (c10's DeviceType names), and jtorch's `tpu`.
-_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
-          "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone",
-          "tpu")
+_TYPES = (
+    "cpu",
+    "cuda",
+    "ipu",
+    "xpu",
+    "mkldnn",
+    "opengl",
+    "opencl",
+    "ideep",
+    "hip",
+    "ve",
+    "fpga",
+    "maia",
+    "xla",
+    "lazy",
+    "vulkan",
+    "mps",
+    "meta",
+    "hpu",
+    "mtia",
+    "privateuseone",
+    "tpu",
+)
 
 
 class device:
@@ -45,12 +65,15 @@ class device:
         if isinstance(type, int):
             type, index = "cuda", type
         if not isinstance(type, str):
-            raise TypeError(f"device() received an invalid combination of arguments - got "
-                            f"({type!r})")
+            raise TypeError(
+                f"device() received an invalid combination of arguments - got ({type!r})"
+            )
         if ":" in type:
             if index is not None:
-                raise RuntimeError(f"type (string) must not include an index because index was "
-                                   f"passed explicitly: {type}")
+                raise RuntimeError(
+                    f"type (string) must not include an index because index was "
+                    f"passed explicitly: {type}"
+                )
             type, _, idx = type.partition(":")
             if not idx.isdigit():
                 raise RuntimeError(f"Invalid device string: '{type}:{idx}'")
@@ -59,7 +82,8 @@ class device:
             raise RuntimeError(
                 "Expected one of cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, "
                 "fpga, maia, xla, lazy, vulkan, mps, meta, hpu, mtia, privateuseone device type "
-                f"at start of device string: {type}")
+                f"at start of device string: {type}"
+            )
         if index is not None and index < 0:
             raise RuntimeError("Device index must not be negative")
         self.type, self.index = type, index
@@ -98,11 +122,13 @@ def _cuda_is_tpu() -> bool:
 @functools.lru_cache(maxsize=None)
 def accelerators(kind: str) -> tuple:
     """The jax devices a torch device type means (empty if none)."""
+
     def safe(platform):
         try:
             return tuple(jax.local_devices(backend=platform))
         except RuntimeError:
             return ()
+
     if kind == "cpu":
         return safe("cpu")
     if kind == "cuda":
@@ -128,8 +154,10 @@ def to_jax(d: device | str | int | None):
     idx = d.index or 0
     if idx >= len(devs):
         raise RuntimeError(
-            "CUDA error: invalid device ordinal" if d.type == "cuda"
-            else f"device index {idx} out of range for '{d.type}'")
+            "CUDA error: invalid device ordinal"
+            if d.type == "cuda"
+            else f"device index {idx} out of range for '{d.type}'"
+        )
     return devs[idx]
 
 
@@ -154,7 +182,7 @@ META = device("meta")
 # `with torch.device(d):` pushes and pops.
 
 _default_stack: list = [None]
-_jax_default = []       # jax's default device before jtorch first changed it
+_jax_default = []  # jax's default device before jtorch first changed it
 
 
 def default_device() -> device | None:
@@ -213,8 +241,11 @@ def from_host(data, dtype=None):
 @functools.lru_cache(maxsize=None)
 def multi_device() -> bool:
     """True when tensors can live on more than one jax device (then ops check they agree)."""
-    return (len(jax.local_devices()) > 1 or len(accelerators("cpu")) > 1
-            or jax.default_backend() != "cpu")
+    return (
+        len(jax.local_devices()) > 1
+        or len(accelerators("cpu")) > 1
+        or jax.default_backend() != "cpu"
+    )
 
 
 def use_cpu_by_default() -> None:
@@ -250,5 +281,7 @@ def check_same_device(arrays) -> None:
             d1, d2 = (from_jax(next(iter(x))) for x in (first, devs))
             if d1 == d2:  # two host devices both report as 'cpu'
                 d1, d2 = (f"cpu:{next(iter(x)).id}" for x in (first, devs))
-            raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
-                               f"least two devices, {d1} and {d2}!")
+            raise RuntimeError(
+                f"Expected all tensors to be on the same device, but found at "
+                f"least two devices, {d1} and {d2}!"
+            )

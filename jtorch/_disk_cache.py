@@ -46,14 +46,14 @@ def directory() -> str | None:
 
 def _max_bytes() -> int:
     try:
-        return int(float(os.environ.get("JTORCH_CACHE_SIZE_MB", "2048")) * 2 ** 20)
+        return int(float(os.environ.get("JTORCH_CACHE_SIZE_MB", "2048")) * 2**20)
     except ValueError:
-        return 2048 * 2 ** 20
+        return 2048 * 2**20
 
 
 try:
     from jax._src.compilation_cache_interface import CacheInterface as _Interface
-except ImportError:        # a jax without the interface: jax's own store is used
+except ImportError:  # a jax without the interface: jax's own store is used
     _Interface = object
 
 
@@ -62,6 +62,7 @@ class AtomicStore(_Interface):
 
     def __init__(self, path: str, max_bytes: int):
         import pathlib
+
         self._path = pathlib.Path(path)
         self.dir = path
         self.max_bytes = max_bytes
@@ -80,7 +81,7 @@ class AtomicStore(_Interface):
         except OSError:
             return None
         try:
-            os.utime(path)      # recently read: trimmed last
+            os.utime(path)  # recently read: trimmed last
         except OSError:
             pass
         return data
@@ -114,7 +115,7 @@ class AtomicStore(_Interface):
         time: a process that finds another trimming skips)."""
         try:
             import fcntl
-        except ImportError:     # not POSIX: no trimming
+        except ImportError:  # not POSIX: no trimming
             return
         try:
             lock = open(os.path.join(self.dir, ".trim-lock"), "w")
@@ -166,7 +167,7 @@ def install() -> None:
     try:
         os.makedirs(path, mode=0o700, exist_ok=True)
     except OSError:
-        return      # an unwritable home: no persistent cache
+        return  # an unwritable home: no persistent cache
     if "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS" not in os.environ:
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
     jax.config.update("jax_compilation_cache_dir", path)
@@ -175,9 +176,10 @@ def install() -> None:
         return
     try:
         from jax._src import compilation_cache as cc
+
         with cc._cache_initialized_mutex:
             if not cc._cache_initialized:
                 cc._cache = AtomicStore(path, _max_bytes())
                 cc._cache_initialized = True
     except (ImportError, AttributeError):
-        pass        # jax's own store, from the directory set above
+        pass  # jax's own store, from the directory set above

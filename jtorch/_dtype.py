@@ -15,8 +15,13 @@ import jax.numpy as jnp
 import numpy as np
 
 __all__ = [
-    "dtype", "finfo", "iinfo", "promote_types", "can_cast",
-    "get_default_dtype", "set_default_dtype",
+    "dtype",
+    "finfo",
+    "iinfo",
+    "promote_types",
+    "can_cast",
+    "get_default_dtype",
+    "set_default_dtype",
 ]
 
 
@@ -64,8 +69,23 @@ complex32 = dtype("complex32", np.complex64, "c")  # no native chalf in jax; kep
 complex64 = dtype("complex64", np.complex64, "c")
 complex128 = dtype("complex128", np.complex128, "c")
 
-ALL = (bool, uint8, uint16, uint32, uint64, int8, int16, int32, int64,
-       float16, bfloat16, float32, float64, complex64, complex128)
+ALL = (
+    bool,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+    int8,
+    int16,
+    int32,
+    int64,
+    float16,
+    bfloat16,
+    float32,
+    float64,
+    complex64,
+    complex128,
+)
 
 # The 8-bit floats (ml_dtypes' types, as in jax). PyTorch stores and converts them but does not
 # promote them with anything else, and few kernels accept them.
@@ -79,8 +99,15 @@ FLOAT8 = (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e
 
 # Torch's aliases: torch.float is torch.float32, torch.long is torch.int64, ...
 ALIASES = {
-    "half": float16, "float": float32, "double": float64, "cfloat": complex64,
-    "cdouble": complex128, "chalf": complex32, "short": int16, "int": int32, "long": int64,
+    "half": float16,
+    "float": float32,
+    "double": float64,
+    "cfloat": complex64,
+    "cdouble": complex128,
+    "chalf": complex32,
+    "short": int16,
+    "int": int32,
+    "long": int64,
 }
 
 _BY_NAME = {d._name: d for d in ALL + FLOAT8 + (complex32,)}
@@ -100,10 +127,12 @@ def from_np(np_dtype) -> dtype:
         if d in _BY_NP:
             return _BY_NP[d]
         # PyTorch names the numpy scalar type (`numpy.str_`, `numpy.object_`)
-        raise TypeError(f"can't convert np.ndarray of type numpy.{d.type.__name__}. The only "
-                        "supported types are: "
-                        "float64, float32, float16, complex64, complex128, int64, int32, int16, "
-                        "int8, uint64, uint32, uint16, uint8, and bool.") from None
+        raise TypeError(
+            f"can't convert np.ndarray of type numpy.{d.type.__name__}. The only "
+            "supported types are: "
+            "float64, float32, float16, complex64, complex128, int64, int32, int16, "
+            "int8, uint64, uint32, uint16, uint8, and bool."
+        ) from None
 
 
 # ---------------------------------------------------------------------------
@@ -147,8 +176,10 @@ def _promote(a: dtype, b: dtype) -> dtype:
     if a is b:
         return a
     if a in FLOAT8 or b in FLOAT8:
-        raise RuntimeError(f"Promotion for Float8 Types is not supported, attempted to promote "
-                           f"{c10_name(a)} and {c10_name(b)}")
+        raise RuntimeError(
+            f"Promotion for Float8 Types is not supported, attempted to promote "
+            f"{c10_name(a)} and {c10_name(b)}"
+        )
     ka, kb = a._kind, b._kind
     if ka == "b":
         return b
@@ -160,8 +191,10 @@ def _promote(a: dtype, b: dtype) -> dtype:
         u, s = (a, b) if ka == "u" else (b, a)
         if u is not uint8:
             # c10 leaves uint16/32/64 promotion with signed ints undefined.
-            raise TypeError(f"Promotion for uint16, uint32, uint64 types is not supported, "
-                            f"attempted to promote {u._name} and {s._name}")
+            raise TypeError(
+                f"Promotion for uint16, uint32, uint64 types is not supported, "
+                f"attempted to promote {u._name} and {s._name}"
+            )
         return s if s.itemsize > 1 else int16
     if ka in "ui":
         return b
@@ -176,14 +209,22 @@ def _promote(a: dtype, b: dtype) -> dtype:
     return _promote(ra, rb).to_complex()
 
 
-_PROMOTE_TABLE = {(a, b): _promote(a, b) for a in ALL for b in ALL
-                  if not ({a._kind, b._kind} == {"u", "i"} and uint8 not in (a, b))}
+_PROMOTE_TABLE = {
+    (a, b): _promote(a, b)
+    for a in ALL
+    for b in ALL
+    if not ({a._kind, b._kind} == {"u", "i"} and uint8 not in (a, b))
+}
 
 
 # Python's scalar types stand for dtypes wherever PyTorch's argument parser takes a dtype
 # (`torch.zeros(2, dtype=float)` is float64, `x.to(bool)`).
-PYTHON_TYPES = {builtins.bool: bool, builtins.int: int64, builtins.float: float64,
-                builtins.complex: complex128}
+PYTHON_TYPES = {
+    builtins.bool: bool,
+    builtins.int: int64,
+    builtins.float: float64,
+    builtins.complex: complex128,
+}
 
 
 def from_python_type(d):
@@ -261,12 +302,26 @@ def result_type_of(dims: list, zero_dims: list, scalars: list) -> dtype:
 # Names in PyTorch's messages
 
 _C10_NAMES = {
-    "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-    "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-    "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64", "bool": "Bool",
-    "complex32": "ComplexHalf", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
-    "float8_e4m3fn": "Float8_e4m3fn", "float8_e5m2": "Float8_e5m2",
-    "float8_e4m3fnuz": "Float8_e4m3fnuz", "float8_e5m2fnuz": "Float8_e5m2fnuz",
+    "float32": "Float",
+    "float64": "Double",
+    "float16": "Half",
+    "bfloat16": "BFloat16",
+    "int64": "Long",
+    "int32": "Int",
+    "int16": "Short",
+    "int8": "Char",
+    "uint8": "Byte",
+    "uint16": "UInt16",
+    "uint32": "UInt32",
+    "uint64": "UInt64",
+    "bool": "Bool",
+    "complex32": "ComplexHalf",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
+    "float8_e4m3fn": "Float8_e4m3fn",
+    "float8_e5m2": "Float8_e5m2",
+    "float8_e4m3fnuz": "Float8_e4m3fnuz",
+    "float8_e5m2fnuz": "Float8_e5m2fnuz",
     "float8_e8m0fnu": "Float8_e8m0fnu",
 }
 
@@ -293,9 +348,17 @@ def legacy_type_name(x, cuda: bool = False) -> str:
 # c10's C++ type names (TypeMeta), as in "expected m1 and m2 to have the same dtype, but got:
 # float != double" and in a TensorOptions' repr.
 _CPP_NAMES = {
-    "float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-    "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-    "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
+    "float32": "float",
+    "float64": "double",
+    "float16": "c10::Half",
+    "bfloat16": "c10::BFloat16",
+    "int64": "long int",
+    "int32": "int",
+    "int16": "short int",
+    "int8": "signed char",
+    "uint8": "unsigned char",
+    "bool": "bool",
+    "complex64": "c10::complex<float>",
     "complex128": "c10::complex<double>",
 }
 
@@ -316,8 +379,10 @@ class finfo:
     def __init__(self, type: dtype | None = None):
         type = get_default_dtype() if type is None else type
         if not (type.is_floating_point or type.is_complex):
-            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo "
-                            "to handle 'torch.finfo'")
+            raise TypeError(
+                "torch.finfo() requires a floating point input type. Use torch.iinfo "
+                "to handle 'torch.finfo'"
+            )
         type = type.to_real()
         info = jnp.finfo(type.np)
         self.bits = info.bits
@@ -332,9 +397,11 @@ class finfo:
         self.dtype = type._name
 
     def __repr__(self) -> str:
-        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
-                f"eps={self.eps:g}, smallest_normal={self.tiny:g}, tiny={self.tiny:g}, "
-                f"dtype={self.dtype})")
+        return (
+            f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+            f"eps={self.eps:g}, smallest_normal={self.tiny:g}, tiny={self.tiny:g}, "
+            f"dtype={self.dtype})"
+        )
 
 
 class iinfo:
@@ -342,8 +409,10 @@ class iinfo:
 
     def __init__(self, type: dtype):
         if type.is_floating_point or type.is_complex:
-            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to "
-                            "handle 'torch.iinfo'")
+            raise TypeError(
+                "torch.iinfo() requires an integer input type. Use torch.finfo to "
+                "handle 'torch.iinfo'"
+            )
         info = np.iinfo(np.int8 if type is bool else type.np)
         self.bits = info.bits
         self.max = int(info.max)

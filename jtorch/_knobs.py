@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import os
 
-
-_knobs = {"deterministic": False, "warn_only": False, "threads": os.cpu_count() or 1,
-          "interop_threads": os.cpu_count() or 1, "matmul": "highest", "warn_always": False}
+_knobs = {
+    "deterministic": False,
+    "warn_only": False,
+    "threads": os.cpu_count() or 1,
+    "interop_threads": os.cpu_count() or 1,
+    "matmul": "highest",
+    "warn_always": False,
+}
 
 
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
@@ -35,11 +40,14 @@ def get_num_threads() -> int:
 def set_float32_matmul_precision(precision: str) -> None:
     """Matches `torch.set_float32_matmul_precision`, mapped onto jax's default matmul precision."""
     import jax
+
     if precision not in ("highest", "high", "medium"):
         raise RuntimeError(f"Invalid precision {precision}")
     _knobs["matmul"] = precision
-    jax.config.update("jax_default_matmul_precision",
-                      {"highest": "highest", "high": "high", "medium": "bfloat16"}[precision])
+    jax.config.update(
+        "jax_default_matmul_precision",
+        {"highest": "highest", "high": "high", "medium": "bfloat16"}[precision],
+    )
 
 
 def get_float32_matmul_precision() -> str:
@@ -62,14 +70,17 @@ def set_deterministic_debug_mode(debug_mode: int | str) -> None:
     if isinstance(debug_mode, str):
         names = {"default": 0, "warn": 1, "error": 2}
         if debug_mode not in names:
-            raise RuntimeError(f"invalid value of debug_mode, expected one of `default`, `warn`, "
-                               f"`error`, but got {debug_mode}")
+            raise RuntimeError(
+                f"invalid value of debug_mode, expected one of `default`, `warn`, "
+                f"`error`, but got {debug_mode}"
+            )
         debug_mode = names[debug_mode]
     elif not isinstance(debug_mode, int):
         raise TypeError(f"debug_mode must be str or int, but got {type(debug_mode)}")
     if debug_mode not in (0, 1, 2):
-        raise RuntimeError(f"invalid value of debug_mode, expected 0, 1, or 2, but got "
-                           f"{debug_mode}")
+        raise RuntimeError(
+            f"invalid value of debug_mode, expected 0, 1, or 2, but got {debug_mode}"
+        )
     use_deterministic_algorithms(debug_mode != 0, warn_only=debug_mode == 1)
 
 
@@ -104,36 +115,44 @@ def is_warn_always_enabled() -> bool:
 
 def is_anomaly_enabled() -> bool:
     from .autograd import anomaly_mode
+
     return anomaly_mode.is_anomaly_enabled()
 
 
 def is_anomaly_check_nan_enabled() -> bool:
     from .autograd import anomaly_mode
+
     return anomaly_mode.is_anomaly_check_nan_enabled()
 
 
 def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
     """Matches `torch.set_anomaly_enabled`: the switch behind `autograd.set_detect_anomaly`."""
     from .autograd import anomaly_mode
+
     anomaly_mode._set(enabled, check_nan)
 
 
 def set_printoptions(*args, **kwargs) -> None:
     from ._tensor_str import set_printoptions as impl
+
     impl(*args, **kwargs)
 
 
 def get_printoptions() -> dict:
     from ._tensor_str import get_printoptions as impl
+
     return impl()
 
 
 def get_device_module(device=None):
     """Matches `torch.get_device_module`: `jtorch.cuda` for 'cuda', `jtorch.cpu` for 'cpu'."""
     import importlib
+
     from ._device import device as _device_cls
+
     if device is None:
         from . import accelerator
+
         acc = accelerator.current_accelerator()
         kind = acc.type if acc is not None else "cpu"
     elif isinstance(device, str):
@@ -141,13 +160,13 @@ def get_device_module(device=None):
     elif isinstance(device, _device_cls):
         kind = device.type
     else:
-        raise RuntimeError(f"Invalid value of device '{device}', expect torch.device, str, or "
-                           "None")
+        raise RuntimeError(f"Invalid value of device '{device}', expect torch.device, str, or None")
     try:
         return importlib.import_module(f"jtorch.{kind}")
     except ImportError:
-        raise RuntimeError(f"Device '{kind}' does not have a corresponding module registered as "
-                           f"'torch.{kind}'.") from None
+        raise RuntimeError(
+            f"Device '{kind}' does not have a corresponding module registered as 'torch.{kind}'."
+        ) from None
 
 
 def compiled_with_cxx11_abi() -> bool:

@@ -20,9 +20,21 @@ __all__ = ["set_default_tensor_type"]
 
 # (class name, dtype) of the dtypes that have a legacy type class, in PyTorch's order; the
 # names are `_dtype.legacy_type_name`'s ("torch.FloatTensor" -> FloatTensor).
-_TYPES = tuple((_dtype.legacy_type_name(d).rpartition(".")[2], d) for d in (
-    _dtype.float32, _dtype.float64, _dtype.float16, _dtype.bfloat16, _dtype.int64,
-    _dtype.int32, _dtype.int16, _dtype.int8, _dtype.uint8, _dtype.bool))
+_TYPES = tuple(
+    (_dtype.legacy_type_name(d).rpartition(".")[2], d)
+    for d in (
+        _dtype.float32,
+        _dtype.float64,
+        _dtype.float16,
+        _dtype.bfloat16,
+        _dtype.int64,
+        _dtype.int32,
+        _dtype.int16,
+        _dtype.int8,
+        _dtype.uint8,
+        _dtype.bool,
+    )
+)
 
 
 class tensortype(type):
@@ -33,8 +45,11 @@ class tensortype(type):
     is_sparse = False
 
     def __instancecheck__(cls, obj) -> bool:
-        return (isinstance(obj, Tensor) and obj.dtype is cls.dtype
-                and obj.device.type == ("cuda" if cls.is_cuda else "cpu"))
+        return (
+            isinstance(obj, Tensor)
+            and obj.dtype is cls.dtype
+            and obj.device.type == ("cuda" if cls.is_cuda else "cpu")
+        )
 
     def __getattr__(cls, name):
         # PyTorch's type objects carry Tensor's methods: `torch.FloatTensor.add(x, y)`.
@@ -46,8 +61,16 @@ class tensortype(type):
 
 def _make(name: str, dt: _dtype.dtype, cuda: bool) -> tensortype:
     doc = f"Matches `torch.{'cuda.' if cuda else ''}{name}`: the legacy {dt} tensor type."
-    return tensortype(name, (), {"__module__": "torch.cuda" if cuda else "torch",
-                                 "__doc__": doc, "dtype": dt, "is_cuda": cuda})
+    return tensortype(
+        name,
+        (),
+        {
+            "__module__": "torch.cuda" if cuda else "torch",
+            "__doc__": doc,
+            "dtype": dt,
+            "is_cuda": cuda,
+        },
+    )
 
 
 CPU_TYPES = {name: _make(name, dt, False) for name, dt in _TYPES}
@@ -56,8 +79,12 @@ CUDA_TYPES = {name: _make(name, dt, True) for name, dt in _TYPES}
 
 def _arg_names(args, kwargs) -> str:
     parts = [type(a).__name__ for a in args]
-    parts += [f"{k}=torch.{type(v).__name__}" if isinstance(v, (_dtype.dtype, _device.device))
-              else f"{k}={type(v).__name__}" for k, v in kwargs.items()]
+    parts += [
+        f"{k}=torch.{type(v).__name__}"
+        if isinstance(v, (_dtype.dtype, _device.device))
+        else f"{k}={type(v).__name__}"
+        for k, v in kwargs.items()
+    ]
     return ", ".join(parts)
 
 
@@ -66,13 +93,16 @@ def _invalid(args, kwargs) -> TypeError:
         f"new() received an invalid combination of arguments - got ({_arg_names(args, kwargs)}), "
         "but expected one of:\n * (*, torch.device device = None)\n * (torch.Storage storage)\n"
         " * (Tensor other)\n * (tuple of ints size, *, torch.device device = None)\n"
-        " * (object data, *, torch.device device = None)\n")
+        " * (object data, *, torch.device device = None)\n"
+    )
 
 
 def _options(dt: _dtype.dtype, kind: str) -> str:
     name = _dtype.cpp_name(dt)
-    return (f"TensorOptions(dtype={name}, device={kind}, layout=Strided, requires_grad=false "
-            "(default), pinned_memory=false (default), memory_format=(nullopt))")
+    return (
+        f"TensorOptions(dtype={name}, device={kind}, layout=Strided, requires_grad=false "
+        "(default), pinned_memory=false (default), memory_format=(nullopt))"
+    )
 
 
 def _is_int(x) -> bool:
@@ -84,6 +114,7 @@ def _new(cls: tensortype, args: tuple, kwargs: dict) -> Tensor:
     # The ops are declared after this module is imported.
     from ._ops.creation import tensor, zeros
     from ._ops.views import alias
+
     if set(kwargs) - {"device", "size"} or ("size" in kwargs and args):
         raise _invalid(args, kwargs)
     if "size" in kwargs:
@@ -93,32 +124,41 @@ def _new(cls: tensortype, args: tuple, kwargs: dict) -> Tensor:
     if device is not None:
         device = _device.device(device)
         if device.type != kind:
-            raise RuntimeError(f"legacy constructor expects device type: {kind} but device "
-                               f"type: {device.type} was passed")
+            raise RuntimeError(
+                f"legacy constructor expects device type: {kind} but device "
+                f"type: {device.type} was passed"
+            )
     if cls.is_cuda:
         if not _device.accelerators("cuda"):
-            raise TypeError(f"type torch.cuda.{cls.__name__} not available. Torch not compiled "
-                            "with CUDA enabled.")
+            raise TypeError(
+                f"type torch.cuda.{cls.__name__} not available. Torch not compiled "
+                "with CUDA enabled."
+            )
         device = device or _device.device("cuda")
     if len(args) == 1 and isinstance(args[0], Tensor):
         other = args[0]
         if other.dtype is not cls.dtype or other.device.type != kind:
-            raise TypeError(f"expected {_options(cls.dtype, kind)} (got "
-                            f"{_options(other.dtype, other.device.type)})")
+            raise TypeError(
+                f"expected {_options(cls.dtype, kind)} (got "
+                f"{_options(other.dtype, other.device.type)})"
+            )
         return alias(other)
     if len(args) == 1 and isinstance(args[0], Size):
         args = tuple(args[0])
     if not args or _is_int(args[0]):
         for pos, n in enumerate(args):
             if not _is_int(n):
-                raise TypeError(f"new(): argument 'size' failed to unpack the object at pos "
-                                f"{pos + 1} with error \"type must be tuple of ints,but got "
-                                f"{type(n).__name__}\"")
+                raise TypeError(
+                    f"new(): argument 'size' failed to unpack the object at pos "
+                    f'{pos + 1} with error "type must be tuple of ints,but got '
+                    f'{type(n).__name__}"'
+                )
         shape = tuple(int(n) for n in args) if args else (0,)
         if any(n < 0 for n in shape):
             bad = next(n for n in shape if n < 0)
-            raise RuntimeError(f"Trying to create tensor with negative dimension {bad}: "
-                               f"{list(shape)}")
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {bad}: {list(shape)}"
+            )
         # PyTorch leaves this memory uninitialised; jtorch gives zeros.
         return zeros(shape, dtype=cls.dtype, device=device)
     if len(args) > 1:
@@ -147,27 +187,36 @@ def set_default_tensor_type(t, /) -> None:
     import importlib
 
     import jtorch
+
     from ._ops.creation import set_default_device
+
     if isinstance(t, str):
         first, *rest = t.split(".")
         obj = jtorch if first == "torch" else importlib.import_module(first)
         for part in rest:
             if not hasattr(obj, part):
-                raise AttributeError(f"module '{'.'.join([first] + rest[:rest.index(part)])}' "
-                                     f"has no attribute '{part}'")
+                raise AttributeError(
+                    f"module '{'.'.join([first] + rest[: rest.index(part)])}' "
+                    f"has no attribute '{part}'"
+                )
             obj = getattr(obj, part)
         t = obj
-    warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
-                  "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
-                  UserWarning, stacklevel=2)
+    warnings.warn(
+        "torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+        "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
+        UserWarning,
+        stacklevel=2,
+    )
     if not isinstance(t, tensortype):
-        raise TypeError("invalid type object: only floating-point types are supported as the "
-                        "default type")
+        raise TypeError(
+            "invalid type object: only floating-point types are supported as the default type"
+        )
     if not t.dtype.is_floating_point:
         raise TypeError("only floating-point types are supported as the default type")
     if t.is_cuda and not _device.accelerators("cuda"):
-        raise TypeError(f"type torch.cuda.{t.__name__} not available. Torch not compiled with "
-                        "CUDA enabled.")
+        raise TypeError(
+            f"type torch.cuda.{t.__name__} not available. Torch not compiled with CUDA enabled."
+        )
     _dtype.set_default_dtype(t.dtype)
     if t.is_cuda:
         set_default_device("cuda")

@@ -18,8 +18,10 @@ from __future__ import annotations
 import jax
 
 NO_DATA = "Cannot copy out of meta tensor; no data!"
-VALUE_DEPENDENT = ("this operator's output shape depends on the values of its inputs, so it "
-                   "cannot run on meta tensors (PyTorch has no meta kernel for it either)")
+VALUE_DEPENDENT = (
+    "this operator's output shape depends on the values of its inputs, so it "
+    "cannot run on meta tensors (PyTorch has no meta kernel for it either)"
+)
 
 
 # Set once the first meta array is made: until then the dispatcher never looks for one.
@@ -44,8 +46,7 @@ class MetaArray(jax.ShapeDtypeStruct):
 
     def reshape(self, *shape) -> MetaArray:
         shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
-        return MetaArray(tuple(jax.eval_shape(lambda a: a.reshape(shape), self).shape),
-                         self.dtype)
+        return MetaArray(tuple(jax.eval_shape(lambda a: a.reshape(shape), self).shape), self.dtype)
 
     def __repr__(self) -> str:
         return f"MetaArray(shape={self.shape}, dtype={self.dtype})"
@@ -72,22 +73,27 @@ def like(x) -> MetaArray:
 
 def _to_meta(tree):
     return jax.tree_util.tree_map(
-        lambda s: like(s) if isinstance(s, jax.ShapeDtypeStruct) else s, tree)
+        lambda s: like(s) if isinstance(s, jax.ShapeDtypeStruct) else s, tree
+    )
 
 
 def _abstract(tree):
     """Kernel arguments for `eval_shape`: real arrays stand for their shape too."""
     return jax.tree_util.tree_map(
-        lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype) if hasattr(a, "shape") else a, tree)
+        lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype) if hasattr(a, "shape") else a, tree
+    )
 
 
 def eval_shape(fn, *args):
     """What `fn(*args)` would return, as meta arrays, computed without data."""
     try:
         out = jax.eval_shape(fn, *_abstract(args))
-    except (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError,
-            jax.errors.TracerBoolConversionError,
-            jax.errors.TracerIntegerConversionError) as e:
+    except (
+        jax.errors.ConcretizationTypeError,
+        jax.errors.TracerArrayConversionError,
+        jax.errors.TracerBoolConversionError,
+        jax.errors.TracerIntegerConversionError,
+    ) as e:
         raise NotImplementedError(VALUE_DEPENDENT) from e
     return _to_meta(out)
 
@@ -113,8 +119,7 @@ def check_devices(values) -> None:
         if expected is None:
             expected = kind
         elif kind != expected:
-            raise RuntimeError(f"Tensor on device {kind} is not on the expected device "
-                               f"{expected}!")
+            raise RuntimeError(f"Tensor on device {kind} is not on the expected device {expected}!")
 
 
 def no_values(a) -> bool:

@@ -16,8 +16,15 @@ import numpy as np
 
 from . import _device
 
-__all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
-           "get_rng_state", "set_rng_state"]
+__all__ = [
+    "Generator",
+    "default_generator",
+    "manual_seed",
+    "seed",
+    "initial_seed",
+    "get_rng_state",
+    "set_rng_state",
+]
 
 _DEFAULT_SEED = 67280421310721  # PyTorch's default seed at start-up
 
@@ -37,9 +44,9 @@ class Generator:
 
     def manual_seed(self, seed: int) -> Generator:
         seed = int(seed)
-        if not -(2 ** 63) <= seed < 2 ** 64:
+        if not -(2**63) <= seed < 2**64:
             raise RuntimeError("Overflow when unpacking long long")
-        self._seed = seed % (2 ** 64)
+        self._seed = seed % (2**64)
         self._offset = 0
         return self
 
@@ -53,14 +60,18 @@ class Generator:
 
     def get_state(self):
         from ._tensor import wrap
+
         raw = np.asarray([self._seed, self._offset], dtype=np.uint64).view(np.uint8)
         return wrap(jnp.asarray(raw))
 
     def set_state(self, new_state) -> Generator:
         raw = np.asarray(new_state._array if hasattr(new_state, "_array") else new_state)
         if raw.dtype != np.uint8 or raw.size != 16:
-            raise RuntimeError("RNG state is wrong size" if raw.dtype == np.uint8 else
-                               "expected a torch.ByteTensor")
+            raise RuntimeError(
+                "RNG state is wrong size"
+                if raw.dtype == np.uint8
+                else "expected a torch.ByteTensor"
+            )
         self._seed, self._offset = (int(v) for v in raw.view(np.uint64))
         return self
 
@@ -68,8 +79,10 @@ class Generator:
         """A fresh jax PRNG key; advances the generator."""
         if _trace_source is not None:
             return _trace_source.next()
-        k = _key(np.uint64(self._seed).astype(np.int64) if self._seed >= 2 ** 63 else self._seed,
-                 self._offset)
+        k = _key(
+            np.uint64(self._seed).astype(np.int64) if self._seed >= 2**63 else self._seed,
+            self._offset,
+        )
         self._offset += 1
         return k
 

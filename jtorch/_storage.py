@@ -34,9 +34,10 @@ def _flat_view(st, np_dtype) -> np.ndarray:
 def _write_flat(st, flat: np.ndarray) -> None:
     """Rebinds the storage to `flat` reinterpreted as its own dtype and shape."""
     import jax.numpy as jnp
+
     value = st.value
     st.value = jnp.asarray(flat.view(value.dtype).reshape(value.shape))
-    st.gen += 1     # views re-derive (PyTorch's storage writes bump no tensor's version)
+    st.gen += 1  # views re-derive (PyTorch's storage writes bump no tensor's version)
 
 
 def _device_of(st) -> _device.device:
@@ -53,22 +54,26 @@ def _nbytes(st) -> int:
 # storage -> weak reference to the jax array whose buffer it owns (see `address`)
 _owned: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
-_NO_DATA = ("Cannot access data pointer of Tensor (e.g. FakeTensor, FunctionalTensor). If "
-            "you're using torch.compile/export/fx, it is likely that we are erroneously "
-            "tracing into a custom kernel. To fix this, please wrap the custom kernel into an "
-            "opaque custom op. Please see the following for details: "
-            "https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html")
+_NO_DATA = (
+    "Cannot access data pointer of Tensor (e.g. FakeTensor, FunctionalTensor). If "
+    "you're using torch.compile/export/fx, it is likely that we are erroneously "
+    "tracing into a custom kernel. To fix this, please wrap the custom kernel into an "
+    "opaque custom op. Please see the following for details: "
+    "https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html"
+)
 
 
 def _pointer(value) -> int:
     import jax
+
     if isinstance(value, jax.core.Tracer):
         raise RuntimeError(_NO_DATA)
     try:
         return int(value.unsafe_buffer_pointer())
     except Exception as e:  # noqa: BLE001 - sharded or deleted arrays have no one buffer
-        raise RuntimeError(f"data_ptr(): this tensor's data is not one buffer jtorch can "
-                           f"address ({e})") from None
+        raise RuntimeError(
+            f"data_ptr(): this tensor's data is not one buffer jtorch can address ({e})"
+        ) from None
 
 
 def address(st) -> int:
@@ -82,7 +87,7 @@ def address(st) -> int:
     if _nbytes(st) == 0 or _meta.is_meta(st.value):
         return 0
     value = st.value
-    _pointer(value)                      # a clean error for tracers and sharded arrays first
+    _pointer(value)  # a clean error for tracers and sharded arrays first
     ref = _owned.get(st)
     if ref is None or ref() is not value:
         value = st.value = value.copy()
@@ -92,6 +97,7 @@ def address(st) -> int:
 
 def _new_root(arr):
     from ._tensor import Storage
+
     return Storage(arr)
 
 
@@ -99,6 +105,7 @@ def _from_bytes(data: np.ndarray, device=None):
     """A new storage holding `data` (uint8) on `device`."""
     import jax
     import jax.numpy as jnp
+
     arr = jnp.asarray(np.ascontiguousarray(data, dtype=np.uint8))
     if device is not None and _device.device(device).type != "cpu":
         arr = jax.device_put(arr, _device.to_jax(device))
@@ -125,7 +132,7 @@ class UntypedStorage:
     is_sparse_csr = False
 
     def __init__(self, *args, device=None, _offset: int = 0, _nbytes: int | None = None):
-        if len(args) == 1 and hasattr(args[0], "gen"):      # jtorch's own Storage
+        if len(args) == 1 and hasattr(args[0], "gen"):  # jtorch's own Storage
             self._storage = args[0]
         elif not args:
             self._storage = _from_bytes(np.zeros(0, np.uint8), device)
@@ -136,8 +143,10 @@ class UntypedStorage:
         elif len(args) == 1 and isinstance(args[0], (list, tuple)):
             self._storage = _from_bytes(np.asarray(args[0], dtype=np.uint8), device)
         else:
-            raise TypeError(f"UntypedStorage(): unsupported arguments "
-                            f"({', '.join(type(a).__name__ for a in args)})")
+            raise TypeError(
+                f"UntypedStorage(): unsupported arguments "
+                f"({', '.join(type(a).__name__ for a in args)})"
+            )
         self._offset = _offset
         self._window = _nbytes
 
@@ -146,11 +155,11 @@ class UntypedStorage:
     def _bytes(self) -> np.ndarray:
         flat = _flat_view(self._storage, np.uint8)
         end = None if self._window is None else self._offset + self._window
-        return flat[self._offset:end]
+        return flat[self._offset : end]
 
     def _write_bytes(self, data: np.ndarray) -> None:
         flat = _flat_view(self._storage, np.uint8).copy()
-        flat[self._offset:self._offset + len(data)] = data
+        flat[self._offset : self._offset + len(data)] = data
         _write_flat(self._storage, flat)
 
     def data_ptr(self) -> int:
@@ -201,10 +210,12 @@ class UntypedStorage:
         if isinstance(i, slice):
             start, stop, step = i.indices(n)
             if step != 1:
-                raise RuntimeError(f"Trying to slice with a step of {step}, but only a step of 1 "
-                                   "is supported")
-            return UntypedStorage(self._storage, _offset=self._offset + start,
-                                  _nbytes=max(stop - start, 0))
+                raise RuntimeError(
+                    f"Trying to slice with a step of {step}, but only a step of 1 is supported"
+                )
+            return UntypedStorage(
+                self._storage, _offset=self._offset + start, _nbytes=max(stop - start, 0)
+            )
         return int(self._bytes()[_index(i, n)])
 
     def __setitem__(self, i, value) -> None:
@@ -243,8 +254,9 @@ class UntypedStorage:
     def resize_(self, size: int):
         if int(size) == self.nbytes():
             return self
-        raise RuntimeError("Trying to resize storage that is not resizable (jtorch storages "
-                           "have a fixed size)")
+        raise RuntimeError(
+            "Trying to resize storage that is not resizable (jtorch storages have a fixed size)"
+        )
 
     def resizable(self) -> bool:
         return False
@@ -260,30 +272,44 @@ class UntypedStorage:
         return self
 
     def __eq__(self, other):
-        return (isinstance(other, UntypedStorage) and other._storage is self._storage
-                and other._offset == self._offset and other._window == self._window)
+        return (
+            isinstance(other, UntypedStorage)
+            and other._storage is self._storage
+            and other._offset == self._offset
+            and other._window == self._window
+        )
 
     def __hash__(self):
         return hash((self._storage.id, self._offset))
 
     def __repr__(self) -> str:
         info = f"[torch.storage.UntypedStorage(device={self.device}) of size {len(self)}]"
-        return " " + "\n ".join(str(v) for v in self.tolist()) + "\n" + info if len(self) else (
-            f"[torch.storage.UntypedStorage(device={self.device}) of size 0]")
+        return (
+            " " + "\n ".join(str(v) for v in self.tolist()) + "\n" + info
+            if len(self)
+            else (f"[torch.storage.UntypedStorage(device={self.device}) of size 0]")
+        )
 
     __str__ = __repr__
 
     @classmethod
-    def from_buffer(cls, buffer, byte_order: str = "native", count: int = -1,
-                    offset: int = 0, *, dtype=None, device=None) -> UntypedStorage:
+    def from_buffer(
+        cls,
+        buffer,
+        byte_order: str = "native",
+        count: int = -1,
+        offset: int = 0,
+        *,
+        dtype=None,
+        device=None,
+    ) -> UntypedStorage:
         """Matches `torch.UntypedStorage.from_buffer`: a copy of the buffer's bytes."""
         dt = _dtype.uint8 if dtype is None else dtype
         if dt.itemsize > 1 and byte_order not in ("native", "little", "big"):
-            raise ValueError(f"byte_order must be 'native', 'little' or 'big', got "
-                             f"{byte_order!r}")
+            raise ValueError(f"byte_order must be 'native', 'little' or 'big', got {byte_order!r}")
         raw = np.frombuffer(memoryview(buffer), dtype=np.uint8)[offset:]
         if count >= 0:
-            raw = raw[:count * dt.itemsize]
+            raw = raw[: count * dt.itemsize]
         if dt.itemsize > 1 and byte_order == ("big" if np.little_endian else "little"):
             raw = raw.view(dt.np).byteswap().view(np.uint8)
         return cls(_from_bytes(raw, device))
@@ -294,9 +320,11 @@ class UntypedStorage:
         `nbytes` bytes (a copy; a shared mapping that writes back to the file is not
         available in jtorch)."""
         if shared:
-            raise NotImplementedError("UntypedStorage.from_file(shared=True): jtorch storages "
-                                      "are jax arrays and cannot map a file for writing; use "
-                                      "shared=False for a copy of its bytes")
+            raise NotImplementedError(
+                "UntypedStorage.from_file(shared=True): jtorch storages "
+                "are jax arrays and cannot map a file for writing; use "
+                "shared=False for a copy of its bytes"
+            )
         with open(filename, "rb") as f:
             data = f.read(nbytes) if nbytes else f.read()
         if nbytes and len(data) < nbytes:
@@ -313,11 +341,14 @@ def warn_typed_storage_removal() -> None:
     """PyTorch's once-per-process deprecation warning for `TypedStorage`."""
     if not _warned[0]:
         _warned[0] = True
-        warnings.warn("TypedStorage is deprecated. It will be removed in the future and "
-                      "UntypedStorage will be the only storage class. This should only matter "
-                      "to you if you are using storages directly.  To access UntypedStorage "
-                      "directly, use tensor.untyped_storage() instead of tensor.storage()",
-                      UserWarning, stacklevel=3)
+        warnings.warn(
+            "TypedStorage is deprecated. It will be removed in the future and "
+            "UntypedStorage will be the only storage class. This should only matter "
+            "to you if you are using storages directly.  To access UntypedStorage "
+            "directly, use tensor.untyped_storage() instead of tensor.storage()",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 class TypedStorage:
@@ -328,11 +359,10 @@ class TypedStorage:
     """
 
     is_sparse = False
-    _fixed_dtype = None     # the legacy classes' (FloatStorage...)
+    _fixed_dtype = None  # the legacy classes' (FloatStorage...)
 
-    def __init__(self, *args, wrap_storage=None, dtype=None, device=None,
-                 _internal: bool = False):
-        if len(args) == 2 and hasattr(args[0], "gen"):         # jtorch's (Storage, dtype)
+    def __init__(self, *args, wrap_storage=None, dtype=None, device=None, _internal: bool = False):
+        if len(args) == 2 and hasattr(args[0], "gen"):  # jtorch's (Storage, dtype)
             storage, dtype = args
             self._storage, self.dtype, self._offset = storage, dtype, 0
             return
@@ -340,31 +370,34 @@ class TypedStorage:
             warn_typed_storage_removal()
         dtype = self._fixed_dtype or dtype or _dtype.get_default_dtype()
         if device is not None and _device.device(device).type == "meta":
-            raise NotImplementedError("TypedStorage on the meta device is not supported by "
-                                      "jtorch")
+            raise NotImplementedError("TypedStorage on the meta device is not supported by jtorch")
         if wrap_storage is not None:
             if args:
-                raise RuntimeError("No positional arguments should be given when using "
-                                   "`wrap_storage`")
+                raise RuntimeError(
+                    "No positional arguments should be given when using `wrap_storage`"
+                )
             if not isinstance(wrap_storage, UntypedStorage):
-                raise TypeError(f"expected wrap_storage to be an UntypedStorage, but got "
-                                f"{type(wrap_storage)}")
+                raise TypeError(
+                    f"expected wrap_storage to be an UntypedStorage, but got {type(wrap_storage)}"
+                )
             self._storage, self._offset = wrap_storage._storage, wrap_storage._offset
         elif not args or isinstance(args[0], (int, np.integer)):
             n = int(args[0]) if args else 0
             self._storage = _from_bytes(np.zeros(n * dtype.itemsize, np.uint8), device)
             self._offset = 0
         elif isinstance(args[0], (list, tuple)):
-            arr = np.asarray(args[0], dtype=np.float32 if dtype is _dtype.bfloat16
-                             else dtype.np)
+            arr = np.asarray(args[0], dtype=np.float32 if dtype is _dtype.bfloat16 else dtype.np)
             if dtype is _dtype.bfloat16:
                 import jax.numpy as jnp
+
                 arr = np.asarray(jnp.asarray(arr, jnp.bfloat16))
             self._storage = _from_bytes(arr.reshape(-1).view(np.uint8), device)
             self._offset = 0
         else:
-            raise TypeError(f"TypedStorage(): unsupported arguments "
-                            f"({', '.join(type(a).__name__ for a in args)})")
+            raise TypeError(
+                f"TypedStorage(): unsupported arguments "
+                f"({', '.join(type(a).__name__ for a in args)})"
+            )
         self.dtype = dtype
         if self._offset % dtype.itemsize:
             raise RuntimeError("the storage's byte offset is not a multiple of the element size")
@@ -458,15 +491,21 @@ class TypedStorage:
         return TypedStorage(wrap_storage=untyped, dtype=dt, _internal=True)
 
     def __eq__(self, other):
-        return (isinstance(other, TypedStorage) and other._storage is self._storage
-                and other.dtype == self.dtype and other._offset == self._offset)
+        return (
+            isinstance(other, TypedStorage)
+            and other._storage is self._storage
+            and other.dtype == self.dtype
+            and other._offset == self._offset
+        )
 
     def __hash__(self):
         return hash((self._storage.id, self.dtype))
 
     def __repr__(self) -> str:
-        info = (f"[torch.storage.TypedStorage(dtype={self.dtype}, device={self.device}) of "
-                f"size {len(self)}]")
+        info = (
+            f"[torch.storage.TypedStorage(dtype={self.dtype}, device={self.device}) of "
+            f"size {len(self)}]"
+        )
         return " " + "\n ".join(str(v) for v in self.tolist()) + "\n" + info
 
     __str__ = __repr__
@@ -474,11 +513,27 @@ class TypedStorage:
 
 # torch.FloatStorage, ...: what `Tensor.storage_type()` returns.
 LEGACY_STORAGES = {}
-for _name, _dt in (("Float", "float32"), ("Double", "float64"), ("Half", "float16"),
-                   ("BFloat16", "bfloat16"), ("Long", "int64"), ("Int", "int32"),
-                   ("Short", "int16"), ("Char", "int8"), ("Byte", "uint8"), ("Bool", "bool"),
-                   ("ComplexFloat", "complex64"), ("ComplexDouble", "complex128")):
+for _name, _dt in (
+    ("Float", "float32"),
+    ("Double", "float64"),
+    ("Half", "float16"),
+    ("BFloat16", "bfloat16"),
+    ("Long", "int64"),
+    ("Int", "int32"),
+    ("Short", "int16"),
+    ("Char", "int8"),
+    ("Byte", "uint8"),
+    ("Bool", "bool"),
+    ("ComplexFloat", "complex64"),
+    ("ComplexDouble", "complex128"),
+):
     _d = getattr(_dtype, _dt)
-    LEGACY_STORAGES[_d] = type(_name + "Storage", (TypedStorage,), {
-        "__doc__": f"Matches `torch.{_name}Storage` (a TypedStorage of {_d}).",
-        "__module__": __name__, "_fixed_dtype": _d})
+    LEGACY_STORAGES[_d] = type(
+        _name + "Storage",
+        (TypedStorage,),
+        {
+            "__doc__": f"Matches `torch.{_name}Storage` (a TypedStorage of {_d}).",
+            "__module__": __name__,
+            "_fixed_dtype": _d,
+        },
+    )

@@ -42,6 +42,7 @@ class Stream:
     def synchronize(self) -> None:
         if self.device.type != "cpu":
             from . import cuda
+
             cuda.synchronize()
 
     def wait_event(self, event) -> None:
@@ -56,8 +57,11 @@ class Stream:
         return event
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, Stream) and other.device == self.device and (
-            other.stream_id == self.stream_id)
+        return (
+            isinstance(other, Stream)
+            and other.device == self.device
+            and (other.stream_id == self.stream_id)
+        )
 
     def __hash__(self) -> int:
         return hash((self.device, self.stream_id))
@@ -69,16 +73,24 @@ class Stream:
         return False
 
     def __repr__(self) -> str:
-        return (f"torch.Stream device_type={self.device.type}, device_index="
-                f"{self.device_index}, stream_id={self.stream_id}")
+        return (
+            f"torch.Stream device_type={self.device.type}, device_index="
+            f"{self.device_index}, stream_id={self.stream_id}"
+        )
 
 
 class Event:
     """Matches `torch.Event`: a marker in a device's stream (CPU streams have none to
     record)."""
 
-    def __init__(self, device=None, *, enable_timing: bool = False, blocking: bool = False,
-                 interprocess: bool = False):
+    def __init__(
+        self,
+        device=None,
+        *,
+        enable_timing: bool = False,
+        blocking: bool = False,
+        interprocess: bool = False,
+    ):
         self.device = _resolve(device)
         self.enable_timing, self.blocking = enable_timing, blocking
         self._recorded = False
@@ -97,15 +109,21 @@ class Event:
     def synchronize(self) -> None:
         if self._recorded:
             from . import cuda
+
             cuda.synchronize()
 
     def elapsed_time(self, end_event) -> float:
-        raise RuntimeError(_NO_EVENTS.format(kind=self.device.type) if self.device.type ==
-                           "cpu" else "Events were not created with enable_timing=True"
-                           if not self.enable_timing else
-                           "jtorch events carry no timestamps (time with jax's profiler)")
+        raise RuntimeError(
+            _NO_EVENTS.format(kind=self.device.type)
+            if self.device.type == "cpu"
+            else "Events were not created with enable_timing=True"
+            if not self.enable_timing
+            else "jtorch events carry no timestamps (time with jax's profiler)"
+        )
 
     def __repr__(self) -> str:
         index = -1 if self.device.type == "cpu" else (self.device.index or 0)
-        return (f"torch.Event device_type={self.device.type}, device_index={index}, "
-                "event_flag=0, event_id=0")
+        return (
+            f"torch.Event device_type={self.device.type}, device_index={index}, "
+            "event_flag=0, event_id=0"
+        )

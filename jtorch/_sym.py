@@ -5,7 +5,6 @@ import math
 
 import numpy as np
 
-
 _SYM_NUMBERS = (np.integer, np.floating, int, float)
 
 

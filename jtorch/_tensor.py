@@ -66,7 +66,7 @@ class Storage:
         self.value = value
         self.gen = 0
         self.id = next(_storage_ids)
-        self.shared = False     # share_memory_() was called (is_shared() reports it)
+        self.shared = False  # share_memory_() was called (is_shared() reports it)
 
 
 class AutogradMeta:
@@ -82,8 +82,16 @@ class AutogradMeta:
     `grad_dtype`: a leaf's `grad_dtype` when set (`...` means the tensor's own dtype).
     """
 
-    __slots__ = ("output_nr", "accumulator", "post_hooks", "retains_grad", "token",
-                 "detached", "name", "grad_dtype")
+    __slots__ = (
+        "output_nr",
+        "accumulator",
+        "post_hooks",
+        "retains_grad",
+        "token",
+        "detached",
+        "name",
+        "grad_dtype",
+    )
 
     def __init__(self, output_nr: int = 0):
         self.output_nr = output_nr
@@ -107,8 +115,9 @@ def wrap_dim(dim: int, ndim: int) -> int:
     """Normalises a possibly negative dim, raising PyTorch's IndexError when out of range."""
     lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
     if not lo <= dim <= hi:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], "
-                         f"but got {dim})")
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})"
+        )
     return dim + ndim if dim < 0 else dim
 
 
@@ -118,25 +127,41 @@ class SparseOperand(NotImplementedError):
     the operation has no sparse form."""
 
     def __init__(self, layout):
-        super().__init__(f"this operation does not support sparse tensors (layout={layout}); "
-                         "convert with .to_dense() first")
+        super().__init__(
+            f"this operation does not support sparse tensors (layout={layout}); "
+            "convert with .to_dense() first"
+        )
 
 
 class Tensor:
     """Matches `torch.Tensor`: a mutable, possibly viewing, tensor over jax arrays."""
 
-    __slots__ = ("_storage", "_chain", "_value", "_seen", "_vc", "_meta", "_base",
-                 "_rg", "_grad", "grad_fn", "_grad_state", "__dict__", "__weakref__")
+    __slots__ = (
+        "_storage",
+        "_chain",
+        "_value",
+        "_seen",
+        "_vc",
+        "_meta",
+        "_base",
+        "_rg",
+        "_grad",
+        "grad_fn",
+        "_grad_state",
+        "__dict__",
+        "__weakref__",
+    )
 
-    _inf = False    # an inference tensor (made under `inference_mode()`)
-    _fw = None      # forward AD: the tangent in an open dual level (autograd/forward_ad.py)
+    _inf = False  # an inference tensor (made under `inference_mode()`)
+    _fw = None  # forward AD: the tangent in an open dual level (autograd/forward_ad.py)
 
     # Legacy constructor: torch.Tensor(2, 3), torch.Tensor([1, 2]), torch.Tensor(t): the
     # default legacy type's (`torch.FloatTensor(...)` for float32), see `_legacy_types`.
     def __new__(cls, *args, **kwargs):
         if len(args) == 1 and isinstance(args[0], Tensor) and not kwargs:
-            return Tensor._make_subclass(cls, args[0])      # aliases, whatever its dtype
+            return Tensor._make_subclass(cls, args[0])  # aliases, whatever its dtype
         from . import _legacy_types
+
         t = _legacy_types.new_default(args, kwargs)
         return t if cls is Tensor else Tensor._make_subclass(cls, t)
 
@@ -216,10 +241,14 @@ class Tensor:
     def _set_layout(self, chain: tuple, shape, stride, offset: int) -> None:
         """Sets this tensor's chain from its storage and the layout it gives."""
         root_shape = self._storage.value.shape
-        if (self._base is None and offset == 0 and tuple(shape) == tuple(root_shape)
-                and tuple(stride) == _views.contiguous_strides(root_shape)
-                and not any(s.changes_dtype for s in chain)):
-            chain, layout = (), None     # back to the storage's own layout: a plain root
+        if (
+            self._base is None
+            and offset == 0
+            and tuple(shape) == tuple(root_shape)
+            and tuple(stride) == _views.contiguous_strides(root_shape)
+            and not any(s.changes_dtype for s in chain)
+        ):
+            chain, layout = (), None  # back to the storage's own layout: a plain root
         else:
             layout = (tuple(stride), offset, tuple(shape))
         self._chain = chain
@@ -246,7 +275,7 @@ class Tensor:
         st = self._storage
         if arr.dtype != self.dtype.np:
             arr = arr.astype(self.dtype.np)
-        if type(st.value) is MetaArray:     # a meta tensor stays one, whatever is written
+        if type(st.value) is MetaArray:  # a meta tensor stays one, whatever is written
             arr = _meta.like(arr)
         elif type(arr) is MetaArray:
             raise NotImplementedError(_meta.NO_DATA)
@@ -256,7 +285,8 @@ class Tensor:
                 raise RuntimeError(
                     "unsupported operation: more than one element of the written-to tensor "
                     "refers to a single memory location. Please clone() the tensor before "
-                    "performing the operation.")
+                    "performing the operation."
+                )
             st.value = _views.writeback(self._chain, st.value, arr)
             self._value = arr
             st.gen += 1
@@ -327,12 +357,15 @@ class Tensor:
 
     @property
     def device(self) -> _device.device:
-        arr = self._storage.value       # a view lives where its storage does
+        arr = self._storage.value  # a view lives where its storage does
         if type(arr) is MetaArray:
             return _device.META
         if isinstance(arr, jax.core.Tracer):
-            return _device.CPU if jax.default_backend() == "cpu" else _device.from_jax(
-                jax.local_devices()[0])
+            return (
+                _device.CPU
+                if jax.default_backend() == "cpu"
+                else _device.from_jax(jax.local_devices()[0])
+            )
         return _device.from_jax(next(iter(arr.devices())))
 
     @property
@@ -345,6 +378,7 @@ class Tensor:
 
     is_sparse = False
     is_quantized = False
+
     @property
     def is_meta(self) -> bool:
         return type(self._storage.value) is MetaArray
@@ -371,8 +405,11 @@ class Tensor:
 
     def stride(self, dim: int | None = None):
         """Matches `torch.Tensor.stride`: element strides PyTorch would report."""
-        strides = self._meta[0] if self._meta is not None else _views.contiguous_strides(
-            self._storage.value.shape)
+        strides = (
+            self._meta[0]
+            if self._meta is not None
+            else _views.contiguous_strides(self._storage.value.shape)
+        )
         if dim is None:
             return tuple(strides)
         return strides[wrap_dim(dim, len(strides))]
@@ -396,9 +433,12 @@ class Tensor:
         return UntypedStorage(self._storage)
 
     def is_set_to(self, other: Tensor) -> bool:
-        return (self._storage is other._storage and self.shape == other.shape
-                and self.stride() == other.stride()
-                and self.storage_offset() == other.storage_offset())
+        return (
+            self._storage is other._storage
+            and self.shape == other.shape
+            and self.stride() == other.stride()
+            and self.storage_offset() == other.storage_offset()
+        )
 
     @property
     def _version(self) -> int:
@@ -418,12 +458,15 @@ class Tensor:
         if self.grad_fn is not None:
             msg = "you can only change requires_grad flags of leaf variables."
             if not value:
-                msg += (" If you want to use a computed variable in a subgraph that doesn't "
-                        "require differentiation use var_no_grad = var.detach().")
+                msg += (
+                    " If you want to use a computed variable in a subgraph that doesn't "
+                    "require differentiation use var_no_grad = var.detach()."
+                )
             raise RuntimeError(msg)
         if value and not (self.dtype.is_floating_point or self.dtype.is_complex):
-            raise RuntimeError("only Tensors of floating point and complex dtype can require "
-                               "gradients")
+            raise RuntimeError(
+                "only Tensors of floating point and complex dtype can require gradients"
+            )
         self._rg = value
 
     @property
@@ -459,16 +502,19 @@ class Tensor:
         if self.grad_fn is not None:
             raise RuntimeError("grad_dtype can only be set on leaf tensors.")
         if value is not None and not isinstance(value, _dtype.dtype):
-            raise RuntimeError(f"grad_dtype must be a torch.dtype or None, but got "
-                               f"{type(value).__name__}")
+            raise RuntimeError(
+                f"grad_dtype must be a torch.dtype or None, but got {type(value).__name__}"
+            )
         g = self._grad
         if g is not None and value is not None and g.dtype != value:
-            raise RuntimeError(f"Cannot set grad_dtype to '{_dtype.c10_name(value)}' because "
-                               f"there is already a gradient with dtype "
-                               f"'{_dtype.cpp_name(g.dtype)}'. "
-                               "Please clear the gradient (.grad = None) before changing "
-                               "grad_dtype, or ensure the new grad_dtype matches the existing "
-                               "gradient's dtype.")
+            raise RuntimeError(
+                f"Cannot set grad_dtype to '{_dtype.c10_name(value)}' because "
+                f"there is already a gradient with dtype "
+                f"'{_dtype.cpp_name(g.dtype)}'. "
+                "Please clear the gradient (.grad = None) before changing "
+                "grad_dtype, or ensure the new grad_dtype matches the existing "
+                "gradient's dtype."
+            )
         meta(self).grad_dtype = value
 
     def _is_view(self) -> bool:
@@ -496,8 +542,10 @@ class Tensor:
     def __contains__(self, element) -> bool:
         """Matches `torch.Tensor.__contains__`: `(element == self).any()`."""
         if not isinstance(element, (Tensor, int, float, complex, bool, np.number, np.bool_)):
-            raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you "
-                               f"passed in a {type(element)}.")
+            raise RuntimeError(
+                f"Tensor.__contains__ only supports Tensor or scalar, but you "
+                f"passed in a {type(element)}."
+            )
         return builtins.bool((self == element).any().item())
 
     def item(self):
@@ -520,11 +568,15 @@ class Tensor:
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """Matches `torch.Tensor.numpy`; the result is a read-only copy of the jax array."""
         if self.requires_grad and not force:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
-                               "tensor.detach().numpy() instead.")
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use "
+                "tensor.detach().numpy() instead."
+            )
         if self.device.type != "cpu" and not force:
-            raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
-                            "Tensor.cpu() to copy the tensor to host memory first.")
+            raise TypeError(
+                f"can't convert {self.device} device type tensor to numpy. Use "
+                "Tensor.cpu() to copy the tensor to host memory first."
+            )
         return np.asarray(self._array)
 
     def __array__(self, dtype=None, copy=None):
@@ -534,9 +586,11 @@ class Tensor:
     def __bool__(self) -> bool:
         arr = self._array
         if arr.size != 1:
-            raise RuntimeError("Boolean value of Tensor with no values is ambiguous" if not
-                               arr.size else
-                               "Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError(
+                "Boolean value of Tensor with no values is ambiguous"
+                if not arr.size
+                else "Boolean value of Tensor with more than one value is ambiguous"
+            )
         if type(arr) is MetaArray:
             raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return builtins.bool(np.asarray(arr).reshape(()))
@@ -562,6 +616,7 @@ class Tensor:
 
     def __repr__(self, *, tensor_contents=None) -> str:
         from ._tensor_str import tensor_repr
+
         return tensor_repr(self)
 
     def __reduce_ex__(self, protocol):
@@ -611,13 +666,16 @@ _NON_LEAF_GRAD = (
     "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
     "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
     "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
-    "instead. See github.com/pytorch/pytorch/pull/30531 for more information.")
+    "instead. See github.com/pytorch/pytorch/pull/30531 for more information."
+)
+
 
 def _check_grad(t: Tensor, g) -> None:
     """PyTorch's checks when `.grad` is assigned (THPVariable_set_grad)."""
     if not isinstance(g, Tensor):
-        raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
-                        f"{type(g).__name__}")
+        raise TypeError(
+            f"assigned grad expected to be a Tensor or None but got grad of type {type(g).__name__}"
+        )
     if g is t:
         raise RuntimeError("can't assign Variable as its own grad")
     m = t._grad_state
@@ -629,16 +687,21 @@ def _check_grad(t: Tensor, g) -> None:
             "grad_dtype (defaults to the tensor's dtype). You can set the tensor's grad_dtype "
             "attribute with a specific dtype, or None to allow any dtype. Set grad_dtype with "
             "caution. Diverging the dtypes of a tensor and its gradient may break downstream "
-            "systems that assume they match.")
+            "systems that assume they match."
+        )
     if g.device.type != t.device.type:
-        raise RuntimeError(f"attempting to assign a gradient with device type "
-                           f"'{g.device.type}' to a tensor with device type '{t.device.type}'. "
-                           "Please ensure that the gradient and the tensor are on the same "
-                           "device")
+        raise RuntimeError(
+            f"attempting to assign a gradient with device type "
+            f"'{g.device.type}' to a tensor with device type '{t.device.type}'. "
+            "Please ensure that the gradient and the tensor are on the same "
+            "device"
+        )
     if tuple(g.shape) != tuple(t.shape):
-        raise RuntimeError(f"attempting to assign a gradient of size '{list(g.shape)}' to a "
-                           f"tensor of size '{list(t.shape)}'. Please ensure that the gradient "
-                           "and the tensor are the same size")
+        raise RuntimeError(
+            f"attempting to assign a gradient of size '{list(g.shape)}' to a "
+            f"tensor of size '{list(t.shape)}'. Please ensure that the gradient "
+            "and the tensor are the same size"
+        )
 
 
 def zero_grads(params, set_to_none: bool = True) -> None:

@@ -74,8 +74,12 @@ def set_printoptions(
     if profile in _PROFILES:
         for name, value in _PROFILES[profile].items():
             setattr(PRINT_OPTS, name, value)
-    for name, value in (("precision", precision), ("threshold", threshold),
-                        ("edgeitems", edgeitems), ("linewidth", linewidth)):
+    for name, value in (
+        ("precision", precision),
+        ("threshold", threshold),
+        ("edgeitems", edgeitems),
+        ("linewidth", linewidth),
+    ):
         if value is not None:
             setattr(PRINT_OPTS, name, value)
     # PyTorch quirk: sci_mode is always assigned, so any call that leaves it out
@@ -208,14 +212,17 @@ def _vector_str(values: np.ndarray, indent: int, summarize: bool, fmt) -> str:
     if summarize and not edge:
         items = ["..."]
     elif summarize and len(values) > 2 * edge:
-        items = ([fmt(v) for v in values[:edge].tolist()] + [" ..."]
-                 + [fmt(v) for v in values[-edge:].tolist()])
+        items = (
+            [fmt(v) for v in values[:edge].tolist()]
+            + [" ..."]
+            + [fmt(v) for v in values[-edge:].tolist()]
+        )
     else:
         items = [fmt(v) for v in values.tolist()]
 
     # Each element takes its width plus ", ".
     per_line = max(1, math.floor((PRINT_OPTS.linewidth - indent) / (fmt.width + 2)))
-    lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
+    lines = [", ".join(items[i : i + per_line]) for i in range(0, len(items), per_line)]
     return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
 
 
@@ -228,9 +235,11 @@ def _nested_str(values: np.ndarray, indent: int, summarize: bool, fmt) -> str:
     edge = PRINT_OPTS.edgeitems
     n = len(values)
     if summarize and n > 2 * edge:
-        rows = ([_nested_str(values[i], indent + 1, summarize, fmt) for i in range(edge)]
-                + ["..."]
-                + [_nested_str(values[i], indent + 1, summarize, fmt) for i in range(n - edge, n)])
+        rows = (
+            [_nested_str(values[i], indent + 1, summarize, fmt) for i in range(edge)]
+            + ["..."]
+            + [_nested_str(values[i], indent + 1, summarize, fmt) for i in range(n - edge, n)]
+        )
     else:
         rows = [_nested_str(row, indent + 1, summarize, fmt) for row in values]
     # Sub-tensors of a k-d tensor are separated by k-1 newlines (a blank line
@@ -274,8 +283,7 @@ def tensor_str(t, indent: int = 0) -> str:
 # The whole repr
 
 
-def _add_suffixes(text: str, suffixes: list[str], indent: int,
-                  force_newline: bool = False) -> str:
+def _add_suffixes(text: str, suffixes: list[str], indent: int, force_newline: bool = False) -> str:
     """Appends `, suffix` for each suffix, moving one to a new line when it would pass
     linewidth (and the first one when `force_newline`, as PyTorch does for sparse COO)."""
     parts = [text]
@@ -328,7 +336,7 @@ def tensor_repr(t) -> str:
 
     dtype = t.dtype
     default = _dtype.get_default_dtype()
-    if t.is_meta:     # no values: the size, and the dtype unless it is the default
+    if t.is_meta:  # no values: the size, and the dtype unless it is the default
         values = None
         suffixes.append(f"size={tuple(t.shape)}")
         if dtype is not default:
@@ -356,7 +364,8 @@ def tensor_repr(t) -> str:
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
     from ._ops import _registry
-    if _registry.forward_ad is not None:        # a dual level is open
+
+    if _registry.forward_ad is not None:  # a dual level is open
         tangent = _registry.forward_ad.unpack_dual(t).tangent
         if tangent is not None:
             suffixes.append(f"tangent={tangent}")

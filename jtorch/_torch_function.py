@@ -24,11 +24,26 @@ from . import _tensor
 from ._tensor import Tensor
 
 __all__ = [
-    "DisableTorchFunction", "DisableTorchFunctionSubclass", "disabled_torch_function_impl",
-    "has_torch_function", "has_torch_function_unary", "has_torch_function_variadic",
-    "handle_torch_function", "dispatch", "get_overloaded_args", "push_mode", "pop_mode",
-    "pop_mode_temporarily", "stack_len", "get_stack_at", "is_enabled", "is_mode_enabled",
-    "is_all_disabled", "wants", "set_active", "get_default_nowrap_functions",
+    "DisableTorchFunction",
+    "DisableTorchFunctionSubclass",
+    "disabled_torch_function_impl",
+    "has_torch_function",
+    "has_torch_function_unary",
+    "has_torch_function_variadic",
+    "handle_torch_function",
+    "dispatch",
+    "get_overloaded_args",
+    "push_mode",
+    "pop_mode",
+    "pop_mode_temporarily",
+    "stack_len",
+    "get_stack_at",
+    "is_enabled",
+    "is_mode_enabled",
+    "is_all_disabled",
+    "wants",
+    "set_active",
+    "get_default_nowrap_functions",
 ]
 
 _ENABLED, _SUBCLASSES_DISABLED, _ALL_DISABLED = 0, 1, 2
@@ -36,14 +51,14 @@ _ENABLED, _SUBCLASSES_DISABLED, _ALL_DISABLED = 0, 1, 2
 
 class _State(threading.local):
     def __init__(self):
-        self.modes: list = []             # innermost mode last
+        self.modes: list = []  # innermost mode last
         self.disabled = _ENABLED
 
 
 _state = _State()
 # Process-wide counts that decide whether any check is needed at all.
 _counts = {"modes": 0, "subclasses": 0}
-_active_hooks: list = []        # called with the new activity on each change (the registry's)
+_active_hooks: list = []  # called with the new activity on each change (the registry's)
 active = False
 
 
@@ -170,8 +185,11 @@ def _overrides(t: type) -> bool:
     if t is Tensor:
         return False
     impl = getattr(t, "__torch_function__", None)
-    return (impl is not None and impl is not disabled_torch_function_impl
-            and getattr(impl, "__func__", None) is not disabled_torch_function_impl)
+    return (
+        impl is not None
+        and impl is not disabled_torch_function_impl
+        and getattr(impl, "__func__", None) is not disabled_torch_function_impl
+    )
 
 
 def _has_overloaded(args) -> bool:
@@ -247,8 +265,9 @@ def _flatten_relevant(args) -> list:
 
 def _overloaded_cpp(relevant_args) -> list:
     """The overloaded arguments as PyTorch's C++ ops find them: plain Tensors are not."""
-    return [a for a in get_overloaded_args(_flatten_relevant(relevant_args))
-            if type(a) is not Tensor]
+    return [
+        a for a in get_overloaded_args(_flatten_relevant(relevant_args)) if type(a) is not Tensor
+    ]
 
 
 def dispatch(public_api, qualname: str, relevant_args, args: tuple, kwargs: dict):
@@ -269,9 +288,12 @@ def dispatch(public_api, qualname: str, relevant_args, args: tuple, kwargs: dict
         if result is not NotImplemented:
             return result
         tried.append(f"  - tensor subclass {type(arg)!r}")
-    raise TypeError(f"Multiple dispatch failed for '{qualname}'; all __torch_function__ "
-                    "handlers returned NotImplemented:\n\n" + "\n".join(tried) +
-                    "\n\nFor more information, try re-running with TORCH_LOGS=not_implemented")
+    raise TypeError(
+        f"Multiple dispatch failed for '{qualname}'; all __torch_function__ "
+        "handlers returned NotImplemented:\n\n"
+        + "\n".join(tried)
+        + "\n\nFor more information, try re-running with TORCH_LOGS=not_implemented"
+    )
 
 
 def handle_torch_function(public_api, relevant_args, *args, **kwargs):
@@ -288,18 +310,23 @@ def handle_torch_function(public_api, relevant_args, *args, **kwargs):
     for arg in overloaded:
         method = arg.__torch_function__
         if getattr(method, "__self__", None) is arg:
-            warnings.warn("Defining your `__torch_function__` as a plain method is deprecated "
-                          "and will be an error in future, please define it as a classmethod.",
-                          DeprecationWarning, stacklevel=2)
+            warnings.warn(
+                "Defining your `__torch_function__` as a plain method is deprecated "
+                "and will be an error in future, please define it as a classmethod.",
+                DeprecationWarning,
+                stacklevel=2,
+            )
         result = method(public_api, types, args, kwargs)
         if result is not NotImplemented:
             return result
     module = str(getattr(public_api, "__module__", None))
     if module == "jtorch" or module.startswith("jtorch."):
-        module = "torch" + module[len("jtorch"):]   # PyTorch's names, in messages
+        module = "torch" + module[len("jtorch") :]  # PyTorch's names, in messages
     name = f"{module}.{getattr(public_api, '__name__', '')}"
-    msg = (f"no implementation found for '{name}' on types that implement "
-           f"__torch_function__: {[type(a) for a in overloaded]}")
+    msg = (
+        f"no implementation found for '{name}' on types that implement "
+        f"__torch_function__: {[type(a) for a in overloaded]}"
+    )
     if is_mode_enabled():
         msg += f" nor in mode {_state.modes[-1]}"
     raise TypeError(msg)

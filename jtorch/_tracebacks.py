@@ -26,10 +26,9 @@ import warnings
 import jax
 import jaxlib
 
-__all__ = ["boundary", "clean", "clean_chain", "GENERATED_FILE", "user_stack",
-           "warn_at_user_frame"]
+__all__ = ["boundary", "clean", "clean_chain", "GENERATED_FILE", "user_stack", "warn_at_user_frame"]
 
-GENERATED_FILE = "<jtorch>"     # the file name of the registry's generated functions
+GENERATED_FILE = "<jtorch>"  # the file name of the registry's generated functions
 _ROOT = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _JAX = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep for m in (jax, jaxlib))
 _JAX_NOTE = "For simplicity, JAX has removed its internal frames"
@@ -47,9 +46,8 @@ def internal(filename: str) -> bool:
     if filename == GENERATED_FILE or filename.startswith(_JAX):
         return True
     if filename.startswith(_ROOT):
-        parts = filename[len(_ROOT):].split(os.sep)
-        return any(p.startswith("_") and p not in ("__init__.py", "__main__.py")
-                   for p in parts)
+        parts = filename[len(_ROOT) :].split(os.sep)
+        return any(p.startswith("_") and p not in ("__init__.py", "__main__.py") for p in parts)
     return False
 
 
@@ -85,8 +83,11 @@ def clean_chain(e: BaseException) -> None:
     while e is not None and id(e) not in seen:
         seen.add(id(e))
         clean(e)
-        e = e.__cause__ if e.__cause__ is not None else (
-            None if e.__suppress_context__ else e.__context__)
+        e = (
+            e.__cause__
+            if e.__cause__ is not None
+            else (None if e.__suppress_context__ else e.__context__)
+        )
 
 
 def user_stack(skip: int = 1) -> list:
@@ -98,12 +99,13 @@ def user_stack(skip: int = 1) -> list:
         return list(frames)
     frames = [f for f in frames if not internal(f.filename)]
     while frames and frames[-1].filename.startswith(_ROOT):
-        frames.pop()        # jtorch's own public frames below the user's call
+        frames.pop()  # jtorch's own public frames below the user's call
     return frames
 
 
 def boundary(fn):
     """`fn` as a public entry point: errors leaving it are `clean`ed (see `_gen` for ops)."""
+
     @functools.wraps(fn)
     def entry(*args, **kwargs):
         try:
@@ -111,12 +113,13 @@ def boundary(fn):
         except Exception as e:
             clean(e)
             raise
+
     return entry
 
 
 def warn_at_user_frame(message: str, category=UserWarning) -> None:
     """`warnings.warn` attributed to the innermost frame of the user's code."""
-    f, level = sys._getframe(1), 2       # stacklevel 2 is our caller's frame
+    f, level = sys._getframe(1), 2  # stacklevel 2 is our caller's frame
     while f is not None and internal(f.f_code.co_filename):
         f, level = f.f_back, level + 1
     warnings.warn(message, category, stacklevel=level)

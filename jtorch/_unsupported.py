@@ -18,8 +18,10 @@ class Unsupported(ImportError):
 
 def unsupported_module_getattr(module: str, reason: str):
     """A module-level `__getattr__` raising `Unsupported` for every public name."""
+
     def __getattr__(name: str):
         if name.startswith("__"):
             raise AttributeError(name)
         raise Unsupported(f"{module}.{name} is not available in jtorch: {reason}")
+
     return __getattr__

@@ -5,9 +5,18 @@ from __future__ import annotations
 
 from . import _device, _dtype
 
-__all__ = ["_get_device_index", "_element_size", "_rebuild_tensor", "_rebuild_tensor_v2",
-           "_rebuild_parameter", "_flatten_dense_tensors", "_unflatten_dense_tensors",
-           "_get_available_device_type", "_import_dotted_name", "classproperty"]
+__all__ = [
+    "_get_device_index",
+    "_element_size",
+    "_rebuild_tensor",
+    "_rebuild_tensor_v2",
+    "_rebuild_parameter",
+    "_flatten_dense_tensors",
+    "_unflatten_dense_tensors",
+    "_get_available_device_type",
+    "_import_dotted_name",
+    "classproperty",
+]
 
 
 def _get_device_index(device, optional: bool = False, allow_cpu: bool = False) -> int:
@@ -25,9 +34,11 @@ def _get_device_index(device, optional: bool = False, allow_cpu: bool = False) -
     if index is None:
         if optional:
             from . import cuda
+
             return cuda.current_device() if cuda.is_available() else -1
-        raise ValueError(f"Expected a torch.device with a specified index or an integer, but "
-                         f"got:{device}")
+        raise ValueError(
+            f"Expected a torch.device with a specified index or an integer, but got:{device}"
+        )
     return index
 
 
@@ -41,12 +52,14 @@ def _element_size(dtype) -> int:
 def _rebuild_tensor(storage, storage_offset: int, size, stride):
     """A tensor over `storage` (a TypedStorage) with the given layout, as checkpoints say."""
     from ._ops.creation import empty
+
     t = empty((0,), dtype=storage.dtype, device=storage.device)
     return t.set_(storage, storage_offset, tuple(size), tuple(stride))
 
 
-def _rebuild_tensor_v2(storage, storage_offset: int, size, stride, requires_grad: bool,
-                       backward_hooks, metadata=None):
+def _rebuild_tensor_v2(
+    storage, storage_offset: int, size, stride, requires_grad: bool, backward_hooks, metadata=None
+):
     """Matches `torch._utils._rebuild_tensor_v2` (what `torch.save` pickles name)."""
     t = _rebuild_tensor(storage, storage_offset, size, stride)
     t.requires_grad = requires_grad
@@ -58,6 +71,7 @@ def _rebuild_tensor_v2(storage, storage_offset: int, size, stride, requires_grad
 def _rebuild_parameter(data, requires_grad: bool, backward_hooks):
     """Matches `torch._utils._rebuild_parameter`."""
     from .nn.parameter import Parameter
+
     return Parameter(data, requires_grad)
 
 
@@ -71,6 +85,7 @@ def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
 def _flatten_dense_tensors(tensors):
     """Matches `torch._utils._flatten_dense_tensors`: one flat tensor of them all."""
     from ._ops.shape import cat
+
     return cat([t.contiguous().view(-1) for t in tensors], 0)
 
 
@@ -86,13 +101,15 @@ def _unflatten_dense_tensors(flat, tensors) -> tuple:
 
 
 def _get_available_device_type():
-    """"cuda" when jtorch has an accelerator, else None (as PyTorch's CPU build)."""
+    """ "cuda" when jtorch has an accelerator, else None (as PyTorch's CPU build)."""
     from . import cuda
+
     return "cuda" if cuda.is_available() else None
 
 
 def _import_dotted_name(name: str):
     import importlib
+
     components = name.split(".")
     obj = importlib.import_module(components[0])
     for component in components[1:]:

@@ -19,14 +19,22 @@ import warnings
 
 __all__ = ["Unpickler", "blocked_modules", "unsupported_global"]
 
-blocked_modules = ("sys", "os", "posix", "nt")   # never loadable, even when allowlisted
+blocked_modules = ("sys", "os", "posix", "nt")  # never loadable, even when allowlisted
 
 # Names that Python 2 pickles (protocol 2, which torch.save writes) use for Python 3's:
 # PyTorch's copy of `_compat_pickle`'s table, so `__builtin__.set` means `builtins.set`.
 _IMPORT_MAPPING = {
-    "__builtin__": "builtins", "copy_reg": "copyreg", "Queue": "queue", "repr": "reprlib",
-    "_abcoll": "collections.abc", "UserDict": "collections", "UserList": "collections",
-    "UserString": "collections", "whichdb": "dbm", "StringIO": "io", "cStringIO": "io",
+    "__builtin__": "builtins",
+    "copy_reg": "copyreg",
+    "Queue": "queue",
+    "repr": "reprlib",
+    "_abcoll": "collections.abc",
+    "UserDict": "collections",
+    "UserList": "collections",
+    "UserString": "collections",
+    "whichdb": "dbm",
+    "StringIO": "io",
+    "cStringIO": "io",
 }
 _NAME_MAPPING = {
     ("__builtin__", "xrange"): ("builtins", "range"),
@@ -56,11 +64,13 @@ def python3_name(module: str, name: str) -> tuple[str, str]:
 def unsupported_global(full_path: str) -> str:
     """PyTorch's message for a global outside the allowlist (`builtins.` left off)."""
     if full_path.startswith("builtins."):
-        full_path = full_path[len("builtins."):]
-    return (f"Unsupported global: GLOBAL {full_path} was not an allowed global by default. "
-            f"Please use `torch.serialization.add_safe_globals([{full_path}])` or the "
-            f"`torch.serialization.safe_globals([{full_path}])` context manager to allowlist "
-            "this global if you trust this class/function.")
+        full_path = full_path[len("builtins.") :]
+    return (
+        f"Unsupported global: GLOBAL {full_path} was not an allowed global by default. "
+        f"Please use `torch.serialization.add_safe_globals([{full_path}])` or the "
+        f"`torch.serialization.safe_globals([{full_path}])` context manager to allowlist "
+        "this global if you trust this class/function."
+    )
 
 
 _DICT_TYPES = (dict, collections.OrderedDict, collections.Counter)
@@ -78,8 +88,14 @@ class Unpickler:
             import there; what jtorch lacks).
     """
 
-    def __init__(self, file, allowed: dict, persistent_load, special: dict | None = None,
-                 encoding: str = "utf-8"):
+    def __init__(
+        self,
+        file,
+        allowed: dict,
+        persistent_load,
+        special: dict | None = None,
+        encoding: str = "utf-8",
+    ):
         self._read = file.read
         self._readline = file.readline
         self._allowed = allowed
@@ -115,8 +131,8 @@ class Unpickler:
         full_path = f"{module}.{name}"
         if module in blocked_modules:
             raise pickle.UnpicklingError(
-                f"Trying to load unsupported GLOBAL {full_path} whose module {module} is "
-                "blocked.")
+                f"Trying to load unsupported GLOBAL {full_path} whose module {module} is blocked."
+            )
         obj = self._allowed.get(full_path, _MISSING)
         if obj is _MISSING:
             if full_path in self._special:
@@ -131,7 +147,8 @@ class Unpickler:
         if id(cls) not in self._callable:
             raise pickle.UnpicklingError(
                 "Can only create new object for nn.Parameter or classes allowlisted via "
-                f"`add_safe_globals` but got {cls}")
+                f"`add_safe_globals` but got {cls}"
+            )
         self._stack.append(cls.__new__(cls, *args))
 
     def _reduce(self):
@@ -153,7 +170,8 @@ class Unpickler:
         if id(type(inst)) not in self._callable:
             raise pickle.UnpicklingError(
                 "Can only build Tensor, Parameter, OrderedDict or types allowlisted via "
-                f"`add_safe_globals`, but got {type(inst)}")
+                f"`add_safe_globals`, but got {type(inst)}"
+            )
         if hasattr(inst, "__setstate__"):
             inst.__setstate__(state)
             return
@@ -170,12 +188,14 @@ class Unpickler:
         pid = self._stack.pop()
         if type(pid) is not tuple and type(pid) is not int:
             raise pickle.UnpicklingError(
-                f"persistent_load id must be tuple or int, but got {type(pid)}")
+                f"persistent_load id must be tuple or int, but got {type(pid)}"
+            )
         if type(pid) is tuple and len(pid) > 0:
             kind = pid[0].decode("ascii") if isinstance(pid[0], bytes) else pid[0]
             if kind != "storage":
                 raise pickle.UnpicklingError(
-                    f"Only persistent_load of storage is allowed, but got {type(pid[0])}")
+                    f"Only persistent_load of storage is allowed, but got {type(pid[0])}"
+                )
         self._stack.append(self._persistent_load(pid))
 
     # -- containers --------------------------------------------------------
@@ -208,7 +228,8 @@ class Unpickler:
         if type(target) not in _DICT_TYPES:
             raise pickle.UnpicklingError(
                 f"Can only {opcode} for dict, collections.OrderedDict, collections.Counter, "
-                f"but got {type(target)}")
+                f"but got {type(target)}"
+            )
         return target
 
     def _setitem(self):
@@ -222,7 +243,7 @@ class Unpickler:
             target[items[i]] = items[i + 1]
 
     def _tuple(self):
-        items = self._pop_mark()     # first: it changes which list self._stack is
+        items = self._pop_mark()  # first: it changes which list self._stack is
         self._stack.append(tuple(items))
 
     def _tuple1(self):
@@ -261,8 +282,9 @@ class Unpickler:
     def _short_binstring(self):
         n = self._read(1)[0]
         data = self._read(n)
-        self._stack.append(data if self._encoding == "bytes"
-                           else data.decode(self._encoding, "strict"))
+        self._stack.append(
+            data if self._encoding == "bytes" else data.decode(self._encoding, "strict")
+        )
 
     def _binget(self):
         self._stack.append(self.memo[self._read(1)[0]])
@@ -283,7 +305,9 @@ class Unpickler:
                 f"Detected pickle protocol {proto} in the checkpoint, which was not the default "
                 "pickle protocol used by `torch.load` (2). The weights_only Unpickler might not "
                 "support all instructions implemented by this protocol, please file an issue "
-                "for adding support if you encounter this.", stacklevel=4)
+                "for adding support if you encounter this.",
+                stacklevel=4,
+            )
 
     def _stop(self):
         pass
@@ -291,25 +315,44 @@ class Unpickler:
     def _push(value):
         def op(self):
             self._stack.append(value() if callable(value) else value)
+
         return op
 
     _dispatch = {
-        pickle.GLOBAL[0]: _global, pickle.NEWOBJ[0]: _newobj, pickle.REDUCE[0]: _reduce,
-        pickle.BUILD[0]: _build, pickle.BINPERSID[0]: _binpersid,
-        pickle.MARK[0]: _mark, pickle.APPEND[0]: _append, pickle.APPENDS[0]: _appends,
-        pickle.SETITEM[0]: _setitem, pickle.SETITEMS[0]: _setitems,
-        pickle.TUPLE[0]: _tuple, pickle.TUPLE1[0]: _tuple1, pickle.TUPLE2[0]: _tuple2,
+        pickle.GLOBAL[0]: _global,
+        pickle.NEWOBJ[0]: _newobj,
+        pickle.REDUCE[0]: _reduce,
+        pickle.BUILD[0]: _build,
+        pickle.BINPERSID[0]: _binpersid,
+        pickle.MARK[0]: _mark,
+        pickle.APPEND[0]: _append,
+        pickle.APPENDS[0]: _appends,
+        pickle.SETITEM[0]: _setitem,
+        pickle.SETITEMS[0]: _setitems,
+        pickle.TUPLE[0]: _tuple,
+        pickle.TUPLE1[0]: _tuple1,
+        pickle.TUPLE2[0]: _tuple2,
         pickle.TUPLE3[0]: _tuple3,
-        pickle.NONE[0]: _push(None), pickle.NEWFALSE[0]: _push(False),
-        pickle.NEWTRUE[0]: _push(True), pickle.EMPTY_TUPLE[0]: _push(()),
-        pickle.EMPTY_LIST[0]: _push(list), pickle.EMPTY_DICT[0]: _push(dict),
+        pickle.NONE[0]: _push(None),
+        pickle.NEWFALSE[0]: _push(False),
+        pickle.NEWTRUE[0]: _push(True),
+        pickle.EMPTY_TUPLE[0]: _push(()),
+        pickle.EMPTY_LIST[0]: _push(list),
+        pickle.EMPTY_DICT[0]: _push(dict),
         pickle.EMPTY_SET[0]: _push(set),
-        pickle.BININT[0]: _binint, pickle.BININT1[0]: _binint1, pickle.BININT2[0]: _binint2,
-        pickle.BINFLOAT[0]: _binfloat, pickle.LONG1[0]: _long1,
-        pickle.BINUNICODE[0]: _binunicode, pickle.SHORT_BINSTRING[0]: _short_binstring,
-        pickle.BINGET[0]: _binget, pickle.LONG_BINGET[0]: _long_binget,
-        pickle.BINPUT[0]: _binput, pickle.LONG_BINPUT[0]: _long_binput,
-        pickle.PROTO[0]: _proto, pickle.STOP[0]: _stop,
+        pickle.BININT[0]: _binint,
+        pickle.BININT1[0]: _binint1,
+        pickle.BININT2[0]: _binint2,
+        pickle.BINFLOAT[0]: _binfloat,
+        pickle.LONG1[0]: _long1,
+        pickle.BINUNICODE[0]: _binunicode,
+        pickle.SHORT_BINSTRING[0]: _short_binstring,
+        pickle.BINGET[0]: _binget,
+        pickle.LONG_BINGET[0]: _long_binget,
+        pickle.BINPUT[0]: _binput,
+        pickle.LONG_BINPUT[0]: _long_binput,
+        pickle.PROTO[0]: _proto,
+        pickle.STOP[0]: _stop,
     }
     del _push
 

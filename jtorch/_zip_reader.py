@@ -25,18 +25,19 @@ import numpy as np
 
 __all__ = ["ZipReader", "zip_error", "aligned_empty", "ALIGNMENT"]
 
-ALIGNMENT = 64     # PyTorch aligns storage records to 64 bytes; XLA's CPU client wants 64 too
-_EOCD = struct.Struct("<4s4H2LH")              # end of central directory record (22 bytes)
-_EOCD64_LOCATOR = struct.Struct("<4sLQL")      # zip64 end of central directory locator (20)
-_EOCD64 = struct.Struct("<4sQ2H2L4Q")          # zip64 end of central directory record (56)
-_CENTRAL = struct.Struct("<4s6H3L5H2L")        # central directory file header (46)
-_LOCAL = struct.Struct("<4s5H3L2H")            # local file header (30)
+ALIGNMENT = 64  # PyTorch aligns storage records to 64 bytes; XLA's CPU client wants 64 too
+_EOCD = struct.Struct("<4s4H2LH")  # end of central directory record (22 bytes)
+_EOCD64_LOCATOR = struct.Struct("<4sLQL")  # zip64 end of central directory locator (20)
+_EOCD64 = struct.Struct("<4sQ2H2L4Q")  # zip64 end of central directory record (56)
+_CENTRAL = struct.Struct("<4s6H3L5H2L")  # central directory file header (46)
+_LOCAL = struct.Struct("<4s5H3L2H")  # local file header (30)
 _U16, _U32 = 0xFFFF, 0xFFFFFFFF
-_MIN_VERSION, _MAX_VERSION = 1, 10             # caffe2's supported file format versions
+_MIN_VERSION, _MAX_VERSION = 1, 10  # caffe2's supported file format versions
 _MINIZ_HINT = (
     ". This is an internal miniz error. If you are seeing this error, there is a high likelihood "
     "that your checkpoint file is corrupted. This can happen if the checkpoint was not saved "
-    "properly, was transferred incorrectly, or the file was modified after saving.")
+    "properly, was transferred incorrectly, or the file was modified after saving."
+)
 
 
 def zip_error(what: str) -> RuntimeError:
@@ -54,8 +55,9 @@ _CORRUPT = "invalid header or archive is corrupted"
 class _Entry:
     __slots__ = ("name", "method", "flags", "comp_size", "size", "header_offset")
 
-    def __init__(self, name: bytes, method: int, flags: int, comp_size: int, size: int,
-                 header_offset: int):
+    def __init__(
+        self, name: bytes, method: int, flags: int, comp_size: int, size: int, header_offset: int
+    ):
         self.name, self.method, self.flags = name, method, flags
         self.comp_size, self.size, self.header_offset = comp_size, size, header_offset
 
@@ -79,11 +81,11 @@ class ZipReader:
         entries = self._central_directory()
         if not entries:
             raise RuntimeError("archive does not contain any files")
-        self._entries = {e.name.lower(): e for e in reversed(entries)}   # first one wins
+        self._entries = {e.name.lower(): e for e in reversed(entries)}  # first one wins
         first = entries[0].name.decode("utf-8", "replace")
         if "/" not in first:
             raise RuntimeError(f"file in archive is not in a subdirectory: {first}")
-        self.prefix = first[:first.index("/") + 1]
+        self.prefix = first[: first.index("/") + 1]
         if self.has_record(".data/serialization_id"):
             self.get_record(".data/serialization_id")
         self._check_version()
@@ -91,8 +93,9 @@ class ZipReader:
         for e in entries:
             name = e.name.decode("utf-8")
             if not name.startswith(self.prefix):
-                raise RuntimeError(f"file in archive is not in a subdirectory {self.prefix}: "
-                                   f"{name}")
+                raise RuntimeError(
+                    f"file in archive is not in a subdirectory {self.prefix}: {name}"
+                )
         if use_mmap:
             with open(path, "rb") as fh:
                 self._mmap = _mmap.mmap(fh.fileno(), 0, access=_mmap.ACCESS_COPY)
@@ -111,8 +114,11 @@ class ZipReader:
             raise _archive_error("failed finding central directory")
         eocd_at = tail_start + pos
         (_, disk, cd_disk, here, total, cd_size, cd_offset, _) = _EOCD.unpack_from(tail, pos)
-        loc = self._read_at(eocd_at - _EOCD64_LOCATOR.size, _EOCD64_LOCATOR.size) if (
-            eocd_at >= _EOCD64_LOCATOR.size + _EOCD64.size) else b""
+        loc = (
+            self._read_at(eocd_at - _EOCD64_LOCATOR.size, _EOCD64_LOCATOR.size)
+            if (eocd_at >= _EOCD64_LOCATOR.size + _EOCD64.size)
+            else b""
+        )
         if loc[:4] == b"PK\x06\x07":
             _, _, rec_at, disks = _EOCD64_LOCATOR.unpack(loc)
             if rec_at > self._size - _EOCD64.size:
@@ -121,8 +127,9 @@ class ZipReader:
             # miniz reads a zip64 end record only when its signature is right; otherwise it
             # goes on with the 32-bit one
             if rec[:4] == b"PK\x06\x06":
-                (_, rec_size, _, _, disk, cd_disk, here, total, cd_size,
-                 cd_offset) = _EOCD64.unpack(rec)
+                (_, rec_size, _, _, disk, cd_disk, here, total, cd_size, cd_offset) = (
+                    _EOCD64.unpack(rec)
+                )
                 if rec_size < _EOCD64.size - 12:
                     raise _archive_error(_CORRUPT)
                 if disks != 1:
@@ -138,18 +145,34 @@ class ZipReader:
         cd = self._read_at(cd_offset, cd_size)
         entries, p = [], 0
         for _ in range(total):
-            if p + _CENTRAL.size > len(cd) or cd[p:p + 4] != b"PK\x01\x02":
+            if p + _CENTRAL.size > len(cd) or cd[p : p + 4] != b"PK\x01\x02":
                 raise _archive_error(_CORRUPT)
-            (_, _, _, flags, method, mod_time, _, _, comp_size, size, name_len, extra_len,
-             comment_len, entry_disk, _, _, header_offset) = _CENTRAL.unpack_from(cd, p)
+            (
+                _,
+                _,
+                _,
+                flags,
+                method,
+                mod_time,
+                _,
+                _,
+                comp_size,
+                size,
+                name_len,
+                extra_len,
+                comment_len,
+                entry_disk,
+                _,
+                _,
+                header_offset,
+            ) = _CENTRAL.unpack_from(cd, p)
             end = p + _CENTRAL.size + name_len + extra_len + comment_len
             if end > len(cd):
                 raise _archive_error(_CORRUPT)
-            name = cd[p + _CENTRAL.size:p + _CENTRAL.size + name_len]
-            extra = cd[p + _CENTRAL.size + name_len:p + _CENTRAL.size + name_len + extra_len]
+            name = cd[p + _CENTRAL.size : p + _CENTRAL.size + name_len]
+            extra = cd[p + _CENTRAL.size + name_len : p + _CENTRAL.size + name_len + extra_len]
             if _U32 in (comp_size, size, header_offset):
-                size, comp_size, header_offset = _zip64_sizes(extra, size, comp_size,
-                                                              header_offset)
+                size, comp_size, header_offset = _zip64_sizes(extra, size, comp_size, header_offset)
             # miniz reads the method as 32 bits here, the modification time with it, so
             # sizes that disagree pass when the time is not 0 (PyTorch writes 0)
             if (not method | mod_time << 16 and size != comp_size) or (size and not comp_size):
@@ -172,23 +195,24 @@ class ZipReader:
         # std::stoull: leading blanks, a sign, digits; a minus sign wraps around
         m = re.match(rb"\s*([+-]?)(\d+)", text)
         if m is None:
-            raise RuntimeError(f"Couldn't parse the version {text.decode('latin1')} as Long "
-                               "Long.")
+            raise RuntimeError(f"Couldn't parse the version {text.decode('latin1')} as Long Long.")
         version = int(m.group(2))
         if m.group(1) == b"-" and version:
-            version = 2 ** 64 - version
+            version = 2**64 - version
         if version < _MIN_VERSION:
             raise RuntimeError(
                 f"Attempted to read a PyTorch file with version {version}, but the minimum "
                 f"supported version for reading is {_MIN_VERSION}. Your PyTorch script module "
                 "file is too old. Please regenerate it with latest version of PyTorch to "
-                "mitigate this issue.")
+                "mitigate this issue."
+            )
         if version > _MAX_VERSION:
             raise RuntimeError(
                 f"Attempted to read a PyTorch file with version {version}, but the maximum "
                 f"supported version for reading is {_MAX_VERSION}. The version of your PyTorch "
                 "installation may be too old, please upgrade PyTorch to latest version to "
-                "mitigate this issue.")
+                "mitigate this issue."
+            )
 
     def close(self) -> None:
         """Forgets the file (a mapping stays alive while arrays use it)."""
@@ -199,7 +223,7 @@ class ZipReader:
     def all_records(self) -> list[str]:
         """Every record's name inside the archive folder, in the archive's order."""
         names = sorted(self._entries.values(), key=lambda e: e.header_offset)
-        return [e.name.decode("utf-8")[len(self.prefix):] for e in names]
+        return [e.name.decode("utf-8")[len(self.prefix) :] for e in names]
 
     def record_offset(self, name: str) -> int:
         """Where a stored record's bytes start in the file."""
@@ -254,7 +278,7 @@ class ZipReader:
         readinto = getattr(self._f, "readinto", None)
         if readinto is not None:
             got = readinto(memoryview(buf)) if e.size else 0
-        else:       # a file-like object with read() only
+        else:  # a file-like object with read() only
             data = self._f.read(e.size)
             got = len(data)
             buf[:got] = np.frombuffer(data, np.uint8)
@@ -277,7 +301,7 @@ def _zip64_sizes(extra: bytes, size: int, comp_size: int, header_offset: int):
     while p + 4 <= len(extra):
         tag, n = struct.unpack_from("<HH", extra, p)
         if tag == 1:
-            field = extra[p + 4:p + 4 + n]
+            field = extra[p + 4 : p + 4 + n]
             values, q = [], 0
             for v in (size, comp_size, header_offset):
                 if v == _U32:
@@ -305,7 +329,7 @@ def _inflate(data: bytes, size: int, name: str) -> bytes:
 
 try:
     from numpy._core.multiarray import _set_madvise_hugepage
-except ImportError:     # numpy 1.x
+except ImportError:  # numpy 1.x
     try:
         from numpy.core.multiarray import _set_madvise_hugepage
     except ImportError:
@@ -327,4 +351,4 @@ def aligned_empty(n: int) -> np.ndarray:
         if prev is not None:
             _set_madvise_hugepage(prev)
     skip = -raw.ctypes.data % ALIGNMENT
-    return raw[skip:skip + n]
+    return raw[skip : skip + n]

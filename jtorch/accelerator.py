@@ -10,8 +10,17 @@ from __future__ import annotations
 
 from . import _device, cuda
 
-__all__ = ["current_accelerator", "current_device_idx", "current_device_index", "device_count",
-           "device_index", "is_available", "set_device_idx", "set_device_index", "synchronize"]
+__all__ = [
+    "current_accelerator",
+    "current_device_idx",
+    "current_device_index",
+    "device_count",
+    "device_index",
+    "is_available",
+    "set_device_idx",
+    "set_device_index",
+    "synchronize",
+]
 
 _NONE = "Cannot access accelerator device when none is available."
 
@@ -55,8 +64,9 @@ def _index(device, optional: bool) -> int:
         index = device.index
     if index is None:
         if not optional:
-            raise ValueError(f"Expected a torch.device with a specified index or an integer, "
-                             f"but got:{device}")
+            raise ValueError(
+                f"Expected a torch.device with a specified index or an integer, but got:{device}"
+            )
         return current_device_index()
     return index
 
@@ -84,6 +94,7 @@ def synchronize(device=None, /) -> None:
 def current_device_idx() -> int:
     """Deprecated alias of `current_device_index`, as in PyTorch."""
     import warnings
+
     warnings.warn("Use `current_device_index` instead.", FutureWarning, stacklevel=2)
     return current_device_index()
 
@@ -91,6 +102,7 @@ def current_device_idx() -> int:
 def set_device_idx(device, /) -> None:
     """Deprecated alias of `set_device_index`, as in PyTorch."""
     import warnings
+
     warnings.warn("Use `set_device_index` instead.", FutureWarning, stacklevel=2)
     set_device_index(device)
 

@@ -22,8 +22,10 @@ class _ClassNamespace:
     def __getattr__(self, attr: str):
         if attr.startswith("__"):
             raise AttributeError(attr)
-        raise _Unregistered(f"Tried to instantiate class '{self.name}.{attr}', but it does not "
-                           "exist! Ensure that it is registered via torch::class_")
+        raise _Unregistered(
+            f"Tried to instantiate class '{self.name}.{attr}', but it does not "
+            "exist! Ensure that it is registered via torch::class_"
+        )
 
 
 def __getattr__(name: str) -> _ClassNamespace:
@@ -35,4 +37,5 @@ def __getattr__(name: str) -> _ClassNamespace:
 def load_library(path: str) -> None:
     """Raises: jtorch cannot load C++ extension libraries (see `torch.ops.load_library`)."""
     from .library import ops
+
     ops.load_library(path)

@@ -13,10 +13,21 @@ from ._compile import compile, disable, is_compiling, reset  # noqa: F401
 from ._dynamo import allow_in_graph, assume_constant_result, list_backends  # noqa: F401
 from ._programs import stats  # noqa: F401
 
-__all__ = ["compile", "disable", "is_compiling", "is_dynamo_compiling", "is_exporting",
-           "reset", "allow_in_graph", "assume_constant_result", "list_backends",
-           "cudagraph_mark_step_begin", "substitute_in_graph", "nested_compile_region",
-           "wrap_numpy"]
+__all__ = [
+    "compile",
+    "disable",
+    "is_compiling",
+    "is_dynamo_compiling",
+    "is_exporting",
+    "reset",
+    "allow_in_graph",
+    "assume_constant_result",
+    "list_backends",
+    "cudagraph_mark_step_begin",
+    "substitute_in_graph",
+    "nested_compile_region",
+    "wrap_numpy",
+]
 
 
 def is_dynamo_compiling() -> bool:
@@ -35,17 +46,21 @@ def cudagraph_mark_step_begin() -> None:
     so there is no step to mark."""
 
 
-def substitute_in_graph(original_fn, *, can_constant_fold_through: bool = False,
-                        skip_signature_check: bool = False):
+def substitute_in_graph(
+    original_fn, *, can_constant_fold_through: bool = False, skip_signature_check: bool = False
+):
     """Matches `torch.compiler.substitute_in_graph`: the decorated polyfill stands for
     `original_fn` in compiled code; calling it runs `original_fn` (jtorch traces the
     original itself)."""
+
     def decorate(polyfill):
         @functools.wraps(original_fn)
         def wrapper(*args, **kwargs):
             return original_fn(*args, **kwargs)
+
         wrapper.__torch_dynamo_polyfill__ = polyfill
         return wrapper
+
     return decorate
 
 
@@ -65,8 +80,8 @@ def wrap_numpy(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        args, kwargs = _pytree.tree_map_only(_tensor.Tensor, lambda t: t.numpy(),
-                                             (args, kwargs))
+        args, kwargs = _pytree.tree_map_only(_tensor.Tensor, lambda t: t.numpy(), (args, kwargs))
         out = fn(*args, **kwargs)
         return _pytree.tree_map_only(np.ndarray, from_numpy, out)
+
     return wrapper

@@ -43,8 +43,10 @@ class Future(Generic[T]):
     def _complete(self, value, error) -> None:
         with self._lock:
             if self._done.is_set():
-                raise RuntimeError("Attempting to mark a completed Future as complete again. "
-                                   "Note that a Future can only be marked completed once.")
+                raise RuntimeError(
+                    "Attempting to mark a completed Future as complete again. "
+                    "Note that a Future can only be marked completed once."
+                )
             self._value, self._error = value, error
             self._done.set()
             callbacks, self._callbacks = self._callbacks, []
@@ -74,6 +76,7 @@ class Future(Generic[T]):
                 out.set_result(callback(fut))
             except BaseException as e:  # noqa: BLE001 - carried by the chained future
                 out.set_exception(e)
+
         self.add_done_callback(run)
         return out
 
@@ -93,6 +96,7 @@ def collect_all(futures: list) -> Future:
             last = pending[0] == 0
         if last:
             out.set_result(list(futures))
+
     for f in futures:
         f.add_done_callback(one_done)
     return out

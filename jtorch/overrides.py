@@ -17,8 +17,11 @@ import warnings
 from . import _torch_function as _tf
 from ._tensor import Tensor
 from ._torch_function import (  # noqa: F401
-    get_default_nowrap_functions, handle_torch_function, has_torch_function,
-    has_torch_function_unary, has_torch_function_variadic,
+    get_default_nowrap_functions,
+    handle_torch_function,
+    has_torch_function,
+    has_torch_function_unary,
+    has_torch_function_variadic,
 )
 from ._torch_function import get_overloaded_args as _get_overloaded_args  # noqa: F401
 from ._torch_function import is_mode_enabled as _is_torch_function_mode_enabled  # noqa: F401
@@ -27,10 +30,19 @@ from ._torch_function import pop_mode_temporarily as _pop_mode_temporarily  # no
 from ._torch_function import push_mode as _push_mode  # noqa: F401
 
 __all__ = [
-    "get_ignored_functions", "get_overridable_functions", "get_testing_overrides",
-    "get_default_nowrap_functions", "handle_torch_function", "has_torch_function",
-    "resolve_name", "is_tensor_like", "is_tensor_method_or_property", "wrap_torch_function",
-    "enable_reentrant_dispatch", "TorchFunctionMode", "BaseTorchFunctionMode",
+    "get_ignored_functions",
+    "get_overridable_functions",
+    "get_testing_overrides",
+    "get_default_nowrap_functions",
+    "handle_torch_function",
+    "has_torch_function",
+    "resolve_name",
+    "is_tensor_like",
+    "is_tensor_method_or_property",
+    "wrap_torch_function",
+    "enable_reentrant_dispatch",
+    "TorchFunctionMode",
+    "BaseTorchFunctionMode",
 ]
 
 
@@ -56,8 +68,10 @@ class TorchFunctionMode:
 
     @classmethod
     def push(cls, *args, **kwargs):
-        warnings.warn("`Mode.push()` is no longer necessary and can be replaced with just "
-                      "`with Mode()`", stacklevel=2)
+        warnings.warn(
+            "`Mode.push()` is no longer necessary and can be replaced with just `with Mode()`",
+            stacklevel=2,
+        )
         return cls(*args, **kwargs)
 
 
@@ -86,6 +100,7 @@ def is_tensor_like(inp) -> bool:
 def wrap_torch_function(dispatcher):
     """Matches `torch.overrides.wrap_torch_function`: makes a function dispatch on the
     arguments `dispatcher(*args, **kwargs)` names."""
+
     def inner(func):
         @functools.wraps(func)
         def wrapped(*args, **kwargs):
@@ -93,7 +108,9 @@ def wrap_torch_function(dispatcher):
             if has_torch_function(relevant_args):
                 return handle_torch_function(wrapped, relevant_args, *args, **kwargs)
             return func(*args, **kwargs)
+
         return wrapped
+
     return inner
 
 
@@ -108,7 +125,9 @@ def _overridable() -> dict:
     """{namespace object: [functions]} over what the registry declares, as PyTorch's
     `get_overridable_functions` maps torch, torch.Tensor, torch.nn.functional, ..."""
     import importlib
+
     from ._ops import _registry
+
     out = {}
     for ns, names in _registry.NAMESPACES.items():
         module = importlib.import_module("jtorch" + ("." + ns if ns else ""))
@@ -127,10 +146,16 @@ def get_ignored_functions() -> set:
     """Matches `torch.overrides.get_ignored_functions`: public torch functions that do not
     dispatch on `__torch_function__` (those that are not ops: `typename`, `set_rng_state`...)."""
     import jtorch
+
     overridable = {id(f) for fns in _overridable().values() for f in fns}
-    return {f for name, f in vars(jtorch).items()
-            if not name.startswith("_") and callable(f) and not isinstance(f, type)
-            and id(f) not in overridable}
+    return {
+        f
+        for name, f in vars(jtorch).items()
+        if not name.startswith("_")
+        and callable(f)
+        and not isinstance(f, type)
+        and id(f) not in overridable
+    }
 
 
 def get_testing_overrides() -> dict:
@@ -141,7 +166,7 @@ def get_testing_overrides() -> dict:
 def resolve_name(f):
     """Matches `torch.overrides.resolve_name`: "torch.add" for `torch.add`, else None."""
     for ns, fns in _overridable().items():
-        prefix = "torch.Tensor" if ns is Tensor else "torch" + ns.__name__[len("jtorch"):]
+        prefix = "torch.Tensor" if ns is Tensor else "torch" + ns.__name__[len("jtorch") :]
         for fn in fns:
             if fn is f:
                 return f"{prefix}.{getattr(f, '__name__', '')}"

@@ -6,15 +6,26 @@ import contextlib
 import warnings
 
 from ._random import (  # noqa: F401
-    Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state,
+    Generator,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    seed,
+    set_rng_state,
 )
 
 _fork_rng_warned_already = False
 
 
 @contextlib.contextmanager
-def fork_rng(devices=None, enabled: bool = True, _caller: str = "fork_rng",
-             _devices_kw: str = "devices", device_type: str | None = None):
+def fork_rng(
+    devices=None,
+    enabled: bool = True,
+    _caller: str = "fork_rng",
+    _devices_kw: str = "devices",
+    device_type: str | None = None,
+):
     """Matches `torch.random.fork_rng`: restores the RNG states when the block exits.
 
     The CPU generator is always forked; `devices` lists the accelerator devices whose
@@ -27,6 +38,7 @@ def fork_rng(devices=None, enabled: bool = True, _caller: str = "fork_rng",
         return
     from . import accelerator
     from ._knobs import get_device_module
+
     acc = accelerator.current_accelerator()
     # CPU's generator is always forked, so the default device type is the accelerator's.
     device_type = device_type or (acc.type if acc is not None else "cuda")
@@ -49,7 +61,9 @@ def fork_rng(devices=None, enabled: bool = True, _caller: str = "fork_rng",
                 "CPU only, set device.upper()_VISIBLE_DEVICES= or devices=[]; if you are using "
                 f"device 0 only, set {kind}_VISIBLE_DEVICES=0 or devices=[0].  To initialize "
                 f"all devices and suppress this warning, set the '{_devices_kw}' keyword "
-                f"argument to `range(torch.{device_type}.device_count())`.", stacklevel=3)
+                f"argument to `range(torch.{device_type}.device_count())`.",
+                stacklevel=3,
+            )
             _fork_rng_warned_already = True
         devices = list(range(num_devices))
     else:

@@ -38,8 +38,16 @@ from . import _device, _dtype, _layout, _rebuild, _weights_only, _zip_reader
 from ._tensor import Size, Tensor
 from ._views import contiguous_strides
 
-__all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals",
-           "safe_globals", "DEFAULT_PROTOCOL", "PyTorchFileReader"]
+__all__ = [
+    "save",
+    "load",
+    "add_safe_globals",
+    "get_safe_globals",
+    "clear_safe_globals",
+    "safe_globals",
+    "DEFAULT_PROTOCOL",
+    "PyTorchFileReader",
+]
 
 DEFAULT_PROTOCOL = 2
 _MAGIC = 0x1950A86A20F9469CFC6C
@@ -89,7 +97,7 @@ class _Global:
         self.module = module
         self.name = name
 
-    def __call__(self, *args, **kwargs):   # pickle requires a reduce function be callable
+    def __call__(self, *args, **kwargs):  # pickle requires a reduce function be callable
         raise TypeError(f"{self.module}.{self.name} is a name written into a pickle")
 
 
@@ -134,8 +142,11 @@ class _Pickler(pickle._Pickler):
 
     def persistent_id(self, obj):
         if isinstance(obj, _StorageRef):
-            kind = (_Global("torch.storage", "UntypedStorage") if obj.untyped
-                    else _Global("torch", _DTYPE_STORAGE[obj.dtype]))
+            kind = (
+                _Global("torch.storage", "UntypedStorage")
+                if obj.untyped
+                else _Global("torch", _DTYPE_STORAGE[obj.dtype])
+            )
             return ("storage", kind, obj.key, obj.location, obj.numel)
         return None
 
@@ -144,7 +155,7 @@ class _Pickler(pickle._Pickler):
             return _reduce_tensor(obj, self._storages)
         if isinstance(obj, Size):
             return (_Global("torch", "Size"), (tuple(obj),))
-        if isinstance(obj, _layout.layout):   # PyTorch's copyreg entry for layouts
+        if isinstance(obj, _layout.layout):  # PyTorch's copyreg entry for layouts
             return (_GET_LAYOUT, (repr(obj),))
         if isinstance(obj, _device.device):
             args = (obj.type,) if obj.index is None else (obj.type, obj.index)
@@ -154,7 +165,7 @@ class _Pickler(pickle._Pickler):
 
 def _save_dtype(self, obj):
     """A dtype pickles as the bare global `torch.float32`, as PyTorch's does."""
-    self._save_torch_global(_Global("torch", str(obj)[len("torch."):]))
+    self._save_torch_global(_Global("torch", str(obj)[len("torch.") :]))
 
 
 _Pickler.dispatch[_dtype.dtype] = _save_dtype
@@ -170,8 +181,10 @@ def _location(t: Tensor) -> str:
 
 def _reduce_tensor(t: Tensor, storages: dict):
     from .nn.parameter import Parameter
-    if t.layout is not _layout.strided:    # PyTorch's `_rebuild_sparse_tensor(layout, data)`
+
+    if t.layout is not _layout.strided:  # PyTorch's `_rebuild_sparse_tensor(layout, data)`
         from .sparse._tensor import _reduce_args
+
         return (_REBUILD_SPARSE, _reduce_args(t))
     if isinstance(t, Parameter):
         plain = Tensor._make_subclass(Tensor, t)
@@ -186,12 +199,19 @@ def _reduce_tensor(t: Tensor, storages: dict):
         st_id = id(t._storage)
     entry = storages.get(st_id)
     if entry is None:
-        ref = _StorageRef(str(len(storages)), _dtype.from_np(root_arr.dtype),
-                          int(root_arr.size), _location(t))
+        ref = _StorageRef(
+            str(len(storages)), _dtype.from_np(root_arr.dtype), int(root_arr.size), _location(t)
+        )
         entry = storages[st_id] = (ref, root_arr)
     ref = entry[0]
-    layout = (ref, int(offset), tuple(int(n) for n in t.shape), tuple(int(s) for s in stride),
-              bool(t.requires_grad), _ORDERED_DICT())
+    layout = (
+        ref,
+        int(offset),
+        tuple(int(n) for n in t.shape),
+        tuple(int(s) for s in stride),
+        bool(t.requires_grad),
+        _ORDERED_DICT(),
+    )
     if ref.untyped:
         return (_REBUILD_TENSOR_V3, layout + (ref.dtype,))
     return (_REBUILD_TENSOR, layout)
@@ -204,9 +224,14 @@ def _storage_bytes(arr) -> memoryview:
     return memoryview(a.view(np.uint8))
 
 
-def save(obj, f, pickle_module=pickle, pickle_protocol: int = DEFAULT_PROTOCOL,
-         _use_new_zipfile_serialization: bool = True,
-         _disable_byteorder_record: bool = False) -> None:
+def save(
+    obj,
+    f,
+    pickle_module=pickle,
+    pickle_protocol: int = DEFAULT_PROTOCOL,
+    _use_new_zipfile_serialization: bool = True,
+    _disable_byteorder_record: bool = False,
+) -> None:
     """Matches `torch.save`: PyTorch's zip checkpoint format (loadable by PyTorch).
 
     Saving to a path is atomic: the checkpoint is written next to it under a temporary
@@ -220,9 +245,10 @@ def save(obj, f, pickle_module=pickle, pickle_protocol: int = DEFAULT_PROTOCOL,
         return
     path = os.fspath(f)
     name = os.path.splitext(os.path.basename(path))[0] or "archive"
-    tmp = os.path.join(os.path.dirname(path) or ".",
-                       f".{os.path.basename(path)}.{os.getpid()}.{random.getrandbits(32):08x}"
-                       ".tmp")
+    tmp = os.path.join(
+        os.path.dirname(path) or ".",
+        f".{os.path.basename(path)}.{os.getpid()}.{random.getrandbits(32):08x}.tmp",
+    )
     try:
         with open(tmp, "xb") as fh:
             _write_zip(fh, name, buf.getvalue(), storages)
@@ -233,11 +259,12 @@ def save(obj, f, pickle_module=pickle, pickle_protocol: int = DEFAULT_PROTOCOL,
         raise
 
 
-_FB_EXTRA = b"FB"     # the extra-field id PyTorch pads local headers with
+_FB_EXTRA = b"FB"  # the extra-field id PyTorch pads local headers with
 
 
 def _write_zip(fh, name, pkl, storages):
     with zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED) as z:
+
         def put(path, data, align: bool = False):
             info = zipfile.ZipInfo(f"{name}/{path}", date_time=(1980, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_STORED
@@ -251,6 +278,7 @@ def _write_zip(fh, name, pkl, storages):
                 info.extra = _FB_EXTRA + struct.pack("<H", pad) + b"Z" * pad
             with z.open(info, "w") as out:
                 out.write(data)
+
         put("data.pkl", pkl)
         put(".format_version", b"1")
         put(".storage_alignment", b"64")
@@ -268,26 +296,32 @@ _UNSAFE_MESSAGE = (
     "In PyTorch 2.6, we changed the default value of the `weights_only` argument in "
     "`torch.load` from `False` to `True`. Re-running `torch.load` with `weights_only` set to "
     "`False` will likely succeed, but it can result in arbitrary code execution. Do it only if "
-    "you got the file from a trusted source.")
+    "you got the file from a trusted source."
+)
 _DOCS_MESSAGE = (
     "\n\nCheck the documentation of torch.load to learn more about types accepted by default "
-    "with weights_only https://pytorch.org/docs/stable/generated/torch.load.html.")
+    "with weights_only https://pytorch.org/docs/stable/generated/torch.load.html."
+)
 
 
 def _weights_only_message(message: str) -> str:
     """PyTorch's wording around an error of the weights-only unpickler."""
     if re.search(r"GLOBAL (\S+) was not an allowed global by default.", message):
-        return ("Weights only load failed. This file can still be loaded, to do so you have two "
-                "options, \033[1mdo those steps only if you trust the source of the "
-                f"checkpoint\033[0m. \n\t(1) {_UNSAFE_MESSAGE}\n\t(2) Alternatively, to load "
-                "with `weights_only=True` please check the recommended steps in the following "
-                "error message.\n\tWeightsUnpickler error: " + message + _DOCS_MESSAGE)
+        return (
+            "Weights only load failed. This file can still be loaded, to do so you have two "
+            "options, \033[1mdo those steps only if you trust the source of the "
+            f"checkpoint\033[0m. \n\t(1) {_UNSAFE_MESSAGE}\n\t(2) Alternatively, to load "
+            "with `weights_only=True` please check the recommended steps in the following "
+            "error message.\n\tWeightsUnpickler error: " + message + _DOCS_MESSAGE
+        )
     if re.search(r"(\S+) must be (\S+) to load", message):
         return f"Weights only load failed. {message}\n {_UNSAFE_MESSAGE}\n"
     out = f"Weights only load failed. {_UNSAFE_MESSAGE}\n"
     if not re.search(r"whose module (\S+) is blocked", message):
-        out += ("Please file an issue with the following so that we can make `weights_only=True` "
-                "compatible with your use case: WeightsUnpickler error: ")
+        out += (
+            "Please file an issue with the following so that we can make `weights_only=True` "
+            "compatible with your use case: WeightsUnpickler error: "
+        )
     return out + "\n\n" + message + _DOCS_MESSAGE
 
 
@@ -307,8 +341,9 @@ class _StorageForMapLocation:
         return self
 
     def cuda(self, device=None):
-        self.device = _device.device("cuda" if device is None else
-                                     (f"cuda:{device}" if isinstance(device, int) else device))
+        self.device = _device.device(
+            "cuda" if device is None else (f"cuda:{device}" if isinstance(device, int) else device)
+        )
         return self
 
     def to(self, device=None, *args, **kwargs):
@@ -329,8 +364,10 @@ def _target_device(map_location, location: str):
         out = map_location(_StorageForMapLocation(location), location)
         target = out.device if isinstance(out, _StorageForMapLocation) else location
     else:
-        raise ValueError(f"map_location should be a string, a device, a dict or a callable, "
-                         f"but got {type(map_location).__name__}")
+        raise ValueError(
+            f"map_location should be a string, a device, a dict or a callable, "
+            f"but got {type(map_location).__name__}"
+        )
     d = _device.device(target)
     if d.type == "cpu":
         return None
@@ -338,7 +375,8 @@ def _target_device(map_location, location: str):
         raise RuntimeError(
             "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() "
             "is False. If you are running on a CPU-only machine, please use torch.load with "
-            "map_location=torch.device('cpu') to map your storages to the CPU.")
+            "map_location=torch.device('cpu') to map your storages to the CPU."
+        )
     return d
 
 
@@ -363,18 +401,17 @@ class _Storages:
             raise AssertionError(f"saved_id must be a tuple, got {type(saved_id).__name__}")
         typename = _decode(saved_id[0])
         if typename != "storage":
-            raise AssertionError(f"Unknown typename for persistent_load, expected 'storage' "
-                                 f"but got '{typename}'")
+            raise AssertionError(
+                f"Unknown typename for persistent_load, expected 'storage' but got '{typename}'"
+            )
         storage_type, key, location, numel = saved_id[1:]
         if not isinstance(storage_type, _rebuild.StorageType):
-            raise AttributeError(f"'{type(storage_type).__name__}' object has no attribute "
-                                 "'dtype'")
+            raise AttributeError(f"'{type(storage_type).__name__}' object has no attribute 'dtype'")
         st = self.by_key.get(key)
         if st is not None:
             return st
         if not isinstance(numel, int):
-            raise TypeError(f"a storage's element count must be an int, got "
-                            f"{type(numel).__name__}")
+            raise TypeError(f"a storage's element count must be an int, got {type(numel).__name__}")
         dtype = storage_type.dtype
         nbytes = numel * _rebuild.element_size(dtype)
         device = _target_device(self._map_location, _decode(location))
@@ -387,8 +424,7 @@ class _Storages:
         if data is not None and self._byteswap and dtype.itemsize > 1:
             swap = np.float16 if dtype == _dtype.complex32 else dtype.np
             data.view(swap).byteswap(inplace=True)
-        st = self.by_key[key] = _rebuild.LoadedStorage(dtype, nbytes, _rebuild.placer(device),
-                                                       data)
+        st = self.by_key[key] = _rebuild.LoadedStorage(dtype, nbytes, _rebuild.placer(device), data)
         return st
 
 
@@ -396,9 +432,13 @@ def _unpickle(file, storages: _Storages, weights_only: bool, pickle_module, load
     """The checkpoint's object, from its pickle (restricted as PyTorch's when weights_only)."""
     if weights_only:
         allowed = {**_user_allowed_globals(), **_rebuild.allowed_globals()}
-        obj = _weights_only.Unpickler(file, allowed, storages.persistent_load,
-                                      _rebuild.unavailable_globals(),
-                                      load_args.get("encoding", "utf-8")).load()
+        obj = _weights_only.Unpickler(
+            file,
+            allowed,
+            storages.persistent_load,
+            _rebuild.unavailable_globals(),
+            load_args.get("encoding", "utf-8"),
+        ).load()
     else:
         unpickler = _full_unpickler(pickle_module)(file, **load_args)
         unpickler.persistent_load = storages.persistent_load
@@ -413,11 +453,15 @@ def _user_allowed_globals() -> dict:
     for g in _safe_globals:
         if isinstance(g, tuple):
             if len(g) != 2:
-                raise ValueError(f"Expected tuple of length 2 (global, str of callable full "
-                                 f"path), but got tuple of length: {len(g)}")
+                raise ValueError(
+                    f"Expected tuple of length 2 (global, str of callable full "
+                    f"path), but got tuple of length: {len(g)}"
+                )
             if type(g[1]) is not str:
-                raise TypeError(f"Expected second item in tuple to be str of callable full "
-                                f"path, but got: {type(g[1])}")
+                raise TypeError(
+                    f"Expected second item in tuple to be str of callable full "
+                    f"path, but got: {type(g[1])}"
+                )
             out[g[1]] = g[0]
         else:
             out[f"{g.__module__}.{g.__qualname__}"] = g
@@ -438,7 +482,7 @@ def _full_unpickler(pickle_module):
             if unavailable is not None:
                 raise unavailable[0](unavailable[1])
             if module == "torch" or module.startswith("torch."):
-                module = "jtorch" + module[len("torch"):]
+                module = "jtorch" + module[len("torch") :]
             return super().find_class(module, name)
 
     return Unpickler
@@ -466,8 +510,9 @@ def _is_zipfile(f) -> bool:
     return magic == b"PK\x03\x04"
 
 
-def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None,
-         **pickle_load_args):
+def load(
+    f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args
+):
     """Matches `torch.load` (zip and legacy formats; `weights_only=True` by default).
 
     Every record is checked against the bytes the file holds before a tensor is built.
@@ -480,15 +525,16 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     force = os.getenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "0").lower() in true_values
     force_no = os.getenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "0").lower() in true_values
     if force and force_no:
-        raise RuntimeError("Only one of `TORCH_FORCE_WEIGHTS_ONLY_LOAD` or "
-                           "`TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD` should be set, but both were set.")
+        raise RuntimeError(
+            "Only one of `TORCH_FORCE_WEIGHTS_ONLY_LOAD` or "
+            "`TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD` should be set, but both were set."
+        )
     if force:
         weights_only = True
     elif force_no and weights_only_not_set:
         weights_only = False
     if weights_only and pickle_module is not None:
-        raise RuntimeError("Can not safely load weights when explicit pickle_module is "
-                           "specified")
+        raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
     if pickle_module is None:
         pickle_module = pickle
     if pickle_load_args and weights_only:
@@ -507,8 +553,9 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
                     raise ValueError("f must be a file path in order to use the mmap argument")
                 reader = _zip_reader.ZipReader(f, path, bool(mmap))
                 try:
-                    return _load_zip(reader, map_location, weights_only, pickle_module,
-                                     pickle_load_args)
+                    return _load_zip(
+                        reader, map_location, weights_only, pickle_module, pickle_load_args
+                    )
                 finally:
                     reader.close()
             if mmap:
@@ -516,7 +563,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
                 raise RuntimeError(
                     "mmap can only be used with files saved with `torch.save("
                     f"{name}_use_new_zipfile_serialization=True), please torch.save your "
-                    "checkpoint with this option in order to use mmap.")
+                    "checkpoint with this option in order to use mmap."
+                )
             return _load_legacy(f, map_location, weights_only, pickle_module, pickle_load_args)
         except pickle.UnpicklingError as e:
             if not weights_only:
@@ -527,14 +575,16 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
             opened.close()
 
 
-def _load_zip(reader: _zip_reader.ZipReader, map_location, weights_only, pickle_module,
-              load_args):
+def _load_zip(reader: _zip_reader.ZipReader, map_location, weights_only, pickle_module, load_args):
     if reader.has_record("constants.pkl"):
         if weights_only:
-            raise RuntimeError("Cannot use ``weights_only=True`` with TorchScript archives "
-                               "passed to ``torch.load``. " + _UNSAFE_MESSAGE)
-        raise RuntimeError("This is a TorchScript archive (torch.jit.save), which jtorch "
-                           "cannot load")
+            raise RuntimeError(
+                "Cannot use ``weights_only=True`` with TorchScript archives "
+                "passed to ``torch.load``. " + _UNSAFE_MESSAGE
+            )
+        raise RuntimeError(
+            "This is a TorchScript archive (torch.jit.save), which jtorch cannot load"
+        )
     # The records PyTorch reads before data.pkl, in its order (each may be damaged).
     if reader.has_record(".format_version"):
         reader.get_record(".format_version")
@@ -550,14 +600,17 @@ def _load_zip(reader: _zip_reader.ZipReader, map_location, weights_only, pickle_
         name = f"data/{key}"
         size = reader.record_size(name)
         if size != nbytes:
-            raise RuntimeError(f"record size ({size} bytes) does not match expected size "
-                               f"({nbytes} bytes = {nbytes} elements * 1 bytes/element) for "
-                               "dtype Byte")
+            raise RuntimeError(
+                f"record size ({size} bytes) does not match expected size "
+                f"({nbytes} bytes = {nbytes} elements * 1 bytes/element) for "
+                "dtype Byte"
+            )
         return None if check_only else reader.read_storage(name)
 
     storages = _Storages(read, map_location, byteswap=byteorder != sys.byteorder.encode())
-    return _unpickle(io.BytesIO(reader.get_record("data.pkl")), storages, weights_only,
-                     pickle_module, load_args)
+    return _unpickle(
+        io.BytesIO(reader.get_record("data.pkl")), storages, weights_only, pickle_module, load_args
+    )
 
 
 def _load_legacy(f, map_location, weights_only, pickle_module, load_args):
@@ -567,6 +620,7 @@ def _load_legacy(f, map_location, weights_only, pickle_module, load_args):
     later; each storage's size is checked against the bytes left in the file before it is
     read.
     """
+
     def read_small():
         return _unpickle(f, _Storages(None, None), weights_only, pickle_module, load_args)
 
@@ -575,7 +629,7 @@ def _load_legacy(f, map_location, weights_only, pickle_module, load_args):
     protocol = read_small()
     if protocol != _LEGACY_PROTOCOL:
         raise RuntimeError(f"Invalid protocol version: {protocol}")
-    read_small()   # sys_info
+    read_small()  # sys_info
     storages = _LegacyStorages(map_location)
     result = _unpickle(f, storages, weights_only, pickle_module, load_args)
     for key in read_small():
@@ -585,14 +639,17 @@ def _load_legacy(f, map_location, weights_only, pickle_module, load_args):
         (n,) = struct.unpack("<q", _read_exact(f, 8))
         itemsize = _rebuild.element_size(st.dtype)
         if n * itemsize != st.nbytes:
-            raise RuntimeError(f"storage has wrong byte size: expected {st.nbytes // itemsize} "
-                               f"got {n}")
+            raise RuntimeError(
+                f"storage has wrong byte size: expected {st.nbytes // itemsize} got {n}"
+            )
         # The size was checked against the pickle, not the file: read no more than is there.
         data = _zip_reader.aligned_empty(min(st.nbytes, _bytes_left(f)))
         got = f.readinto(memoryview(data)) if data.size else 0
         if got != st.nbytes:
-            raise RuntimeError(f"unexpected EOF, expected {st.nbytes - got} more bytes. The "
-                               "file might be corrupted.")
+            raise RuntimeError(
+                f"unexpected EOF, expected {st.nbytes - got} more bytes. The "
+                "file might be corrupted."
+            )
         st.fill(data)
     for st in storages.by_key.values():
         if st.data is None:
@@ -610,8 +667,9 @@ def _bytes_left(f) -> int:
 def _read_exact(f, n: int) -> bytes:
     data = f.read(n)
     if len(data) != n:
-        raise RuntimeError(f"unexpected EOF, expected {n - len(data)} more bytes. The file "
-                           "might be corrupted.")
+        raise RuntimeError(
+            f"unexpected EOF, expected {n - len(data)} more bytes. The file might be corrupted."
+        )
     return data
 
 
@@ -627,8 +685,10 @@ class _LegacyStorages(_Storages):
         st = super().persistent_load(saved_id[:5])
         view = saved_id[5] if len(saved_id) > 5 else None
         if view is not None:
-            raise RuntimeError("This legacy checkpoint holds storage views (written before "
-                               "PyTorch 1.0), which jtorch does not load")
+            raise RuntimeError(
+                "This legacy checkpoint holds storage views (written before "
+                "PyTorch 1.0), which jtorch does not load"
+            )
         return st
 
 
@@ -660,14 +720,17 @@ class PyTorchFileReader:
         for `dtype` means bytes). PyTorch returns a tensor over the storage; jtorch's tensor
         holds the elements directly."""
         from ._tensor import wrap
+
         if not isinstance(dtype, _dtype.dtype):
             dtype = _dtype.uint8
         nbytes = numel * dtype.itemsize
         size = self._reader.record_size(name)
         if size != nbytes:
-            raise RuntimeError(f"record size ({size} bytes) does not match expected size "
-                               f"({nbytes} bytes = {nbytes} elements * 1 bytes/element) for "
-                               "dtype Byte")
+            raise RuntimeError(
+                f"record size ({size} bytes) does not match expected size "
+                f"({nbytes} bytes = {nbytes} elements * 1 bytes/element) for "
+                "dtype Byte"
+            )
         data = self._reader.read_storage(name).view(dtype.np)
         return wrap(_rebuild.placer(None)(data))
 

@@ -22,9 +22,9 @@ def _key(v) -> tuple:
     if m.group(2):
         pre = (_PRE[m.group(2)], int(m.group(3) or 0))
     elif m.group(4) is not None:
-        pre = (-1, int(m.group(4) or 0))   # 2.0.dev1 < 2.0a0
+        pre = (-1, int(m.group(4) or 0))  # 2.0.dev1 < 2.0a0
     else:
-        pre = (3, 0)                        # a final release sorts after its pre-releases
+        pre = (3, 0)  # a final release sorts after its pre-releases
     return tuple(release), pre
 
 

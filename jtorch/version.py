@@ -18,6 +18,7 @@ __all__ = ["__version__", "debug", "git_version", "hip"]  # and `cuda`, computed
 
 def _cuda_version():
     import jax
+
     try:
         gpus = jax.devices("gpu")
     except RuntimeError:
@@ -27,6 +28,7 @@ def _cuda_version():
         return None
     try:
         from jax._src.lib import cuda_versions
+
         v = int(cuda_versions.cuda_runtime_get_version())
         return f"{v // 1000}.{v % 1000 // 10}"
     except Exception:  # noqa: BLE001 - the plugin's layout varies across jax versions

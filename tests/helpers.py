@@ -29,8 +29,12 @@ def same(x, expected, dtype=None):
 
 def close(actual, expected, rtol=1e-5, atol=1e-6):
     """`actual` is within tolerance of `expected`, compared in float64."""
-    np.testing.assert_allclose(np.asarray(actual.numpy(), dtype=np.float64),
-                               np.asarray(expected, dtype=np.float64), rtol=rtol, atol=atol)
+    np.testing.assert_allclose(
+        np.asarray(actual.numpy(), dtype=np.float64),
+        np.asarray(expected, dtype=np.float64),
+        rtol=rtol,
+        atol=atol,
+    )
 
 
 def numpy_mlp(lib, *sizes, seed=0):

@@ -43,7 +43,11 @@ def test_parse_to():
     x = torch.zeros(2, dtype=torch.float64)
     assert _C._nn._parse_to(x) == (x.device, torch.float64, False, None)
     assert _C._nn._parse_to("cpu", torch.float16, True) == (
-        torch.device("cpu"), torch.float16, True, None)
+        torch.device("cpu"),
+        torch.float16,
+        True,
+        None,
+    )
     assert _C._nn._parse_to(memory_format=torch.channels_last)[3] is torch.channels_last
     with pytest.raises(RuntimeError, match="copy"):
         _C._nn._parse_to("cpu", copy=True)

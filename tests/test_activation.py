@@ -61,8 +61,10 @@ def test_values_float32(name):
 
 def test_parameters():
     x64 = X.astype(np.float64)
-    close(F.gelu(t(X), approximate="tanh"),
-          0.5 * x64 * (1 + np.tanh(math.sqrt(2 / math.pi) * (x64 + 0.044715 * x64 ** 3))))
+    close(
+        F.gelu(t(X), approximate="tanh"),
+        0.5 * x64 * (1 + np.tanh(math.sqrt(2 / math.pi) * (x64 + 0.044715 * x64**3))),
+    )
     close(F.softplus(t(X), beta=2.0, threshold=1.0), softplus(x64, 2.0, 1.0))
     close(F.elu(t(X), alpha=0.5), np.where(x64 > 0, x64, 0.5 * np.expm1(x64)))
     close(F.celu(t(X), alpha=2.0), np.where(x64 > 0, x64, 2 * np.expm1(x64 / 2)))
@@ -117,10 +119,15 @@ def test_inplace_forms():
     assert torch.relu_(x) is x and x.tolist() == np.maximum(X, 0).tolist()
     x = t(X)
     assert x.relu_() is x and x.min().item() == 0
-    for fn, ref in ((F.elu_, EXPECTED["elu"]), (F.selu_, EXPECTED["selu"]),
-                    (torch.selu_, EXPECTED["selu"]), (torch.celu_, EXPECTED["celu"]),
-                    (F.leaky_relu_, EXPECTED["leaky_relu"]), (F.hardtanh_, EXPECTED["hardtanh"]),
-                    (F.rrelu_, EXPECTED["rrelu"])):
+    for fn, ref in (
+        (F.elu_, EXPECTED["elu"]),
+        (F.selu_, EXPECTED["selu"]),
+        (torch.selu_, EXPECTED["selu"]),
+        (torch.celu_, EXPECTED["celu"]),
+        (F.leaky_relu_, EXPECTED["leaky_relu"]),
+        (F.hardtanh_, EXPECTED["hardtanh"]),
+        (F.rrelu_, EXPECTED["rrelu"]),
+    ):
         x = t(X)
         assert fn(x) is x
         close(x, ref(X.astype(np.float64)))
@@ -150,13 +157,17 @@ def test_errors():
     x = t(X)
     with pytest.raises(RuntimeError, match="approximate argument must be either none or tanh"):
         F.gelu(x, approximate="fast")
-    with pytest.raises(RuntimeError, match="Halving dimension must be even, but dimension 0 is "
-                       "size 3"):
+    with pytest.raises(
+        RuntimeError, match="Halving dimension must be even, but dimension 0 is size 3"
+    ):
         F.glu(t([1.0, 2.0, 3.0]))
     with pytest.raises(RuntimeError, match="glu does not support scalars"):
         F.glu(t(1.0))
-    with pytest.raises(RuntimeError, match=r"lambda must be in range \[0, 3.40282e\+38\] for "
-                       "input dtype Float, but found -1"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"lambda must be in range \[0, 3.40282e\+38\] for "
+        "input dtype Float, but found -1",
+    ):
         F.softshrink(x, -1.0)
     with pytest.raises(ValueError, match="min_val cannot be greater than max_val"):
         F.hardtanh(x, 2.0, 1.0)
@@ -207,8 +218,9 @@ def test_dropout():
     assert (F.dropout(x, 1.0).numpy() == 0).all()
     z = torch.ones(100)
     assert F.dropout(z, 0.5, inplace=True) is z and (z.numpy() == 0).any()
-    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but "
-                       "got 1.5"):
+    with pytest.raises(
+        ValueError, match="dropout probability has to be between 0 and 1, but got 1.5"
+    ):
         F.dropout(x, 1.5)
     # Channel dropout zeroes whole channels.
     f = F.dropout2d(torch.ones(8, 16, 3, 3), 0.5).numpy().reshape(8, 16, 9)
@@ -239,8 +251,14 @@ def test_rrelu_training_slopes_in_range():
 def test_dropout_function_variants():
     x = torch.ones(4, 50)
     # train=False leaves every variant the identity
-    for fn in (torch.alpha_dropout_, torch.dropout_, torch.feature_alpha_dropout,
-               torch.feature_dropout, torch.feature_dropout_, torch.feature_alpha_dropout_):
+    for fn in (
+        torch.alpha_dropout_,
+        torch.dropout_,
+        torch.feature_alpha_dropout,
+        torch.feature_dropout,
+        torch.feature_dropout_,
+        torch.feature_alpha_dropout_,
+    ):
         assert fn(x.clone(), 0.5, False).tolist() == x.tolist()
     torch.manual_seed(0)
     y = x.clone()
@@ -257,6 +275,7 @@ def test_dropout_function_variants():
 # The aten backward kernels PyTorch's OpInfo tests: _softmax_backward_data,
 # native_dropout_backward
 
+
 def test_softmax_backward_data():
     x = np.array([[1.0, 2.0, 0.5], [0.0, -1.0, 3.0]])
     y = np.exp(x) / np.exp(x).sum(1, keepdims=True)
@@ -270,8 +289,10 @@ def test_softmax_backward_data():
 
 def test_native_dropout_backward():
     mask = torch.tensor([True, False, True])
-    same(torch.native_dropout_backward(torch.tensor([1.0, 2.0, 3.0]), mask, 2.0), [2, 0, 6],
-         torch.float32)
+    same(
+        torch.native_dropout_backward(torch.tensor([1.0, 2.0, 3.0]), mask, 2.0),
+        [2, 0, 6],
+        torch.float32,
+    )
     # integer gradients promote with the float scale to the default float dtype
-    assert torch.native_dropout_backward(torch.tensor([1, 2, 3]), mask, 2.0).dtype is \
-        torch.float32
+    assert torch.native_dropout_backward(torch.tensor([1, 2, 3]), mask, 2.0).dtype is torch.float32

@@ -32,7 +32,7 @@ def grad_of(f, values=X):
 
 DERIVATIVES = {
     "square": (lambda x: x * x, lambda x: 2 * x),
-    "cube": (lambda x: x ** 3, lambda x: 3 * x ** 2),
+    "cube": (lambda x: x**3, lambda x: 3 * x**2),
     "exp": (lambda x: x.exp(), np.exp),
     "sin": (lambda x: x.sin(), np.cos),
     "tanh": (lambda x: x.tanh(), lambda x: 1 - np.tanh(x) ** 2),
@@ -40,11 +40,11 @@ DERIVATIVES = {
     "relu": (lambda x: x.relu(), lambda x: (x > 0).astype(np.float32)),
     "abs": (lambda x: x.abs(), np.sign),
     "log_abs": (lambda x: x.abs().log(), lambda x: 1 / x),
-    "reciprocal": (lambda x: 1 / x, lambda x: -1 / x ** 2),
+    "reciprocal": (lambda x: 1 / x, lambda x: -1 / x**2),
     "div_scalar": (lambda x: x / 4, lambda x: np.full_like(x, 0.25)),
     "rsub": (lambda x: 1 - x, lambda x: -np.ones_like(x)),
     "neg_mul": (lambda x: -(x * 3), lambda x: np.full_like(x, -3.0)),
-    "pow_base": (lambda x: 2 ** x, lambda x: np.log(2) * 2 ** x),
+    "pow_base": (lambda x: 2**x, lambda x: np.log(2) * 2**x),
 }
 
 
@@ -89,7 +89,7 @@ def test_max_softmax_and_losses():
     close(x.grad, [p - np.array([0, 1, 0])])
     x = leaf([1.0, 2.0])
     torch.nn.functional.mse_loss(x, torch.tensor([0.0, 4.0])).backward()
-    close(x.grad, [1.0, -2.0])      # 2 (x - t) / n
+    close(x.grad, [1.0, -2.0])  # 2 (x - t) / n
 
 
 def test_cat_stack_split_unbind():
@@ -131,7 +131,7 @@ def test_next_functions_list_tensor_inputs():
 
     acc = "torch::autograd::AccumulateGrad"
     assert edges(x + 2) == edges(x * c) == edges(torch.add(x, c, alpha=3)) == [acc, None]
-    assert edges(x ** 2) == edges(1 - x) == edges(x.clamp(0, 1)) == [acc]
+    assert edges(x**2) == edges(1 - x) == edges(x.clamp(0, 1)) == [acc]
     assert edges(x.index_select(0, torch.tensor([1]))) == edges(x[x > 0]) == [acc]
     assert edges(torch.where(x > 0, x, c)) == edges(torch.where(x > 0, x, 0.0)) == [acc, None]
     assert edges(torch.addcmul(x, c, c, value=0.5)) == [acc, None, None]
@@ -155,7 +155,7 @@ def test_requires_grad_method_and_detach():
     assert x.requires_grad_() is x and x.requires_grad and x.is_leaf
     d = x.detach()
     assert not d.requires_grad and d.is_leaf
-    d[0] = 5.0                      # shares storage, not history
+    d[0] = 5.0  # shares storage, not history
     assert x.tolist() == [5.0, 2.0]
     y = x * 2
     assert y.detach_() is y and y.is_leaf and not y.requires_grad
@@ -176,7 +176,7 @@ def test_data_is_untracked():
     y = x + 1
     x.data.mul_(3)
     assert x.tolist() == [3.0, 6.0] and not x.data.requires_grad
-    y.sum().backward()              # no version error: .data is not seen by autograd
+    y.sum().backward()  # no version error: .data is not seen by autograd
     close(x.grad, [1, 1])
 
 
@@ -235,7 +235,7 @@ def test_autograd_grad():
     close(g, [2, 20])
     (g,) = torch.autograd.grad([x.sum(), (x * x).sum()], x)
     close(g, [3, 5])
-    (g,) = torch.autograd.grad(x, x, torch.tensor([4.0, 5.0]))   # the output is the input
+    (g,) = torch.autograd.grad(x, x, torch.tensor([4.0, 5.0]))  # the output is the input
     close(g, [4, 5])
 
 
@@ -256,7 +256,7 @@ def test_autograd_grad_unused():
 def test_grad_nonleaf_input():
     x = leaf([1.0, 2.0])
     y = x * 2
-    gy, gx = torch.autograd.grad((y ** 2).sum(), [y, x])
+    gy, gx = torch.autograd.grad((y**2).sum(), [y, x])
     close(gy, [4, 8])
     close(gx, [8, 16])
 
@@ -305,7 +305,7 @@ def test_second_backward_allowed_when_nothing_saved():
 
 def test_higher_derivatives():
     x = leaf([0.5, 1.0, 2.0])
-    (g,) = torch.autograd.grad((x ** 3).sum(), x, create_graph=True)
+    (g,) = torch.autograd.grad((x**3).sum(), x, create_graph=True)
     (g2,) = torch.autograd.grad(g.sum(), x, create_graph=True)
     (g3,) = torch.autograd.grad(g2.sum(), x)
     close(g.detach(), 3 * np.array([0.5, 1, 2]) ** 2)
@@ -343,9 +343,9 @@ def test_gradient_penalty_mlp():
     F = torch.nn.functional
     w = leaf([[1.0, -1.0]])
     x = leaf([[0.5, 0.25]])
-    out = F.linear(torch.tanh(x), w)              # out = tanh(x0) - tanh(x1)
+    out = F.linear(torch.tanh(x), w)  # out = tanh(x0) - tanh(x1)
     (gx,) = torch.autograd.grad(out.sum(), x, create_graph=True)
-    penalty = (gx ** 2).sum()                     # w0^2 s0^2 + w1^2 s1^2, s = sech^2(x)
+    penalty = (gx**2).sum()  # w0^2 s0^2 + w1^2 s1^2, s = sech^2(x)
     penalty.backward()
     s = 1 / np.cosh([0.5, 0.25]) ** 2
     close(w.grad, [[2 * 1.0 * s[0] ** 2, 2 * -1.0 * s[1] ** 2]])
@@ -396,7 +396,7 @@ def test_modified_saved_tensor_is_named_by_its_legacy_type():
 def test_modified_unsaved_input_is_fine():
     x = leaf([1.0, 2.0])
     w = torch.ones(2)
-    y = x + w                  # add saves nothing
+    y = x + w  # add saves nothing
     w.add_(1)
     y.sum().backward()
     close(x.grad, [1, 1])
@@ -439,7 +439,7 @@ def test_buffer_filled_by_setitem():
     x = leaf([1.0, 2.0, 3.0])
     buf = torch.zeros(2, 3)
     buf[0] = x * 2
-    buf[1] = x ** 2
+    buf[1] = x**2
     assert buf.requires_grad and buf.grad_fn.name() == "torch::autograd::CopySlices"
     buf.sum().backward()
     close(x.grad, 2 + 2 * np.array([1.0, 2.0, 3.0]))
@@ -479,6 +479,7 @@ def test_no_grad_and_enable_grad():
     @torch.no_grad
     def g():
         return x * 2
+
     assert not f().requires_grad and not g().requires_grad and torch.is_grad_enabled()
 
 
@@ -493,7 +494,8 @@ def test_set_grad_enabled():
     @torch.set_grad_enabled(False)
     def f():
         return torch.is_grad_enabled()
-    assert torch.is_grad_enabled()      # decorating does not switch the mode
+
+    assert torch.is_grad_enabled()  # decorating does not switch the mode
     assert not f() and torch.is_grad_enabled()
 
 
@@ -548,7 +550,7 @@ def test_complex_grads():
     (x.real * 2 + x.imag * 3).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), [2 + 3j])
     x = leaf([1 + 1j, 2 - 1j])
-    (x * x.conj()).real.sum().backward()       # |x|^2: grad 2x
+    (x * x.conj()).real.sum().backward()  # |x|^2: grad 2x
     np.testing.assert_allclose(x.grad.numpy(), [2 + 2j, 4 - 2j])
     with pytest.raises(RuntimeError, match="only for real scalar outputs"):
         leaf([1 + 1j]).sum().backward()
@@ -559,7 +561,7 @@ def test_double_backward_nodes_carry_pytorchs_names():
     # div's is grad / other for self and -grad * self / other**2 (a mul) for other.
     x = torch.tensor([1.0, 2.0], requires_grad=True)
     y = torch.tensor([4.0, 8.0], requires_grad=True)
-    (g,) = torch.autograd.grad((x ** 2).sum(), [x], create_graph=True)
+    (g,) = torch.autograd.grad((x**2).sum(), [x], create_graph=True)
     assert g.grad_fn.name() == "MulBackward0"
     (gg,) = torch.autograd.grad(g.sum(), [x], create_graph=True)
     assert gg.grad_fn.name() == "MulBackward0"
@@ -600,12 +602,33 @@ def test_double_backward_follows_each_formulas_inputs():
 
 def test_node_names_follow_the_overload():
     x = torch.ones(2, 3, requires_grad=True)
-    names = [t.grad_fn.name() for t in (x.sum(), x.sum(1), x.mean(), x.mean(0), x.prod(1),
-                                        x.var(1), x.std(), torch.var_mean(x, 1)[0],
-                                        x.round(decimals=2), x.div(2.0, rounding_mode="floor"))]
-    assert names == ["SumBackward0", "SumBackward1", "MeanBackward0", "MeanBackward1",
-                     "ProdBackward1", "VarBackward0", "StdBackward0", "VarMeanBackward0",
-                     "RoundBackward1", "DivBackward2"]
+    names = [
+        t.grad_fn.name()
+        for t in (
+            x.sum(),
+            x.sum(1),
+            x.mean(),
+            x.mean(0),
+            x.prod(1),
+            x.var(1),
+            x.std(),
+            torch.var_mean(x, 1)[0],
+            x.round(decimals=2),
+            x.div(2.0, rounding_mode="floor"),
+        )
+    ]
+    assert names == [
+        "SumBackward0",
+        "SumBackward1",
+        "MeanBackward0",
+        "MeanBackward1",
+        "ProdBackward1",
+        "VarBackward0",
+        "StdBackward0",
+        "VarMeanBackward0",
+        "RoundBackward1",
+        "DivBackward2",
+    ]
 
 
 def test_node_names_of_one_kernel_for_several_aten_ops():
@@ -613,30 +636,66 @@ def test_node_names_of_one_kernel_for_several_aten_ops():
     F = torch.nn.functional
     x = torch.ones(3, 2, 4, requires_grad=True)
     i = torch.zeros(1, 2, 4, dtype=torch.long)
-    got = [t.grad_fn.name() for t in (
-        x.scatter(0, i, x[:1]), x.scatter(0, i, 1.0), x.scatter_add(0, i, x[:1]),
-        x.index_add(0, torch.tensor([0]), x[:1]), x.index_fill(0, torch.tensor([0]), 1.0),
-        F.interpolate(x, scale_factor=2), F.interpolate(x, scale_factor=2, mode="linear"),
-        F.pad(x, (1, 1)), F.pad(x, (1, 1), mode="reflect"), torch.t_copy(x[0]),
-        torch.narrow_copy(x, 0, 0, 1))]
-    assert got == ["ScatterBackward0", "ScatterBackward1", "ScatterAddBackward0",
-                   "IndexAddBackward0", "IndexFillBackward0", "UpsampleNearest1DBackward0",
-                   "UpsampleLinear1DBackward0", "ConstantPadNdBackward0",
-                   "ReflectionPad1DBackward0", "TBackward0_copy", "NarrowCopyBackward0"]
+    got = [
+        t.grad_fn.name()
+        for t in (
+            x.scatter(0, i, x[:1]),
+            x.scatter(0, i, 1.0),
+            x.scatter_add(0, i, x[:1]),
+            x.index_add(0, torch.tensor([0]), x[:1]),
+            x.index_fill(0, torch.tensor([0]), 1.0),
+            F.interpolate(x, scale_factor=2),
+            F.interpolate(x, scale_factor=2, mode="linear"),
+            F.pad(x, (1, 1)),
+            F.pad(x, (1, 1), mode="reflect"),
+            torch.t_copy(x[0]),
+            torch.narrow_copy(x, 0, 0, 1),
+        )
+    ]
+    assert got == [
+        "ScatterBackward0",
+        "ScatterBackward1",
+        "ScatterAddBackward0",
+        "IndexAddBackward0",
+        "IndexFillBackward0",
+        "UpsampleNearest1DBackward0",
+        "UpsampleLinear1DBackward0",
+        "ConstantPadNdBackward0",
+        "ReflectionPad1DBackward0",
+        "TBackward0_copy",
+        "NarrowCopyBackward0",
+    ]
 
 
 def test_node_names_follow_the_ranks_and_dtypes():
     F = torch.nn.functional
     v = torch.ones(4, requires_grad=True)
     m = torch.ones(3, 4, requires_grad=True)
-    got = [t.grad_fn.name() for t in (
-        v @ v, m @ v, v @ m.t(), m @ m.t(), torch.fft.fft(v), torch.fft.ifft(v),
-        torch.diag(v), F.conv1d(torch.ones(2, 5, requires_grad=True), torch.ones(3, 2, 2)),
-        F.cross_entropy(m, torch.tensor([0, 1, 2])))]
-    assert got == ["DotBackward0", "MvBackward0", "SqueezeBackward4", "MmBackward0",
-                   "FftR2CBackward0", "ConjBackward0", "DiagEmbedBackward0",
-                   "SqueezeBackward1", "NllLossBackward0"]
+    got = [
+        t.grad_fn.name()
+        for t in (
+            v @ v,
+            m @ v,
+            v @ m.t(),
+            m @ m.t(),
+            torch.fft.fft(v),
+            torch.fft.ifft(v),
+            torch.diag(v),
+            F.conv1d(torch.ones(2, 5, requires_grad=True), torch.ones(3, 2, 2)),
+            F.cross_entropy(m, torch.tensor([0, 1, 2])),
+        )
+    ]
+    assert got == [
+        "DotBackward0",
+        "MvBackward0",
+        "SqueezeBackward4",
+        "MmBackward0",
+        "FftR2CBackward0",
+        "ConjBackward0",
+        "DiagEmbedBackward0",
+        "SqueezeBackward1",
+        "NllLossBackward0",
+    ]
     # cross_entropy's input gradient is log_softmax's, as in PyTorch's graph
-    (g,) = torch.autograd.grad(F.cross_entropy(m, torch.tensor([0, 1, 2])), [m],
-                               create_graph=True)
+    (g,) = torch.autograd.grad(F.cross_entropy(m, torch.tensor([0, 1, 2])), [m], create_graph=True)
     assert g.grad_fn.name() == "LogSoftmaxBackwardDataBackward0"

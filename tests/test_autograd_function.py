@@ -63,6 +63,7 @@ def test_function_saved_tensors_freed_and_modified():
         @staticmethod
         def backward(ctx, g):
             return g
+
     with pytest.raises(TypeError, match="save_for_backward can only save variables"):
         SavesNumber.apply(x)
 
@@ -80,6 +81,7 @@ def test_function_needs_input_grad_and_grad_mode():
         def backward(ctx, g):
             seen.append((ctx.needs_input_grad, torch.is_grad_enabled()))
             return g * 2, None, None
+
     x = leaf([1.0])
     F.apply(x, torch.tensor([2.0]), 3).sum().backward()
     assert seen == [((True, False, False), False)] * 2
@@ -100,6 +102,7 @@ def test_function_setup_context_and_multiple_outputs():
         def backward(ctx, gs, gc):
             (a,) = ctx.saved_tensors
             return gs * a.cos() - gc * a.sin()
+
     x = leaf([0.5, 1.0])
     s, c = SinCos.apply(x)
     assert s.grad_fn is c.grad_fn and (s.output_nr, c.output_nr) == (0, 1)
@@ -120,6 +123,7 @@ def test_function_materialize_grads():
         def backward(ctx, g1, g2):
             seen.append(None if g2 is None else g2.tolist())
             return g1 * 2, None
+
     for materialize in (True, False):
         x = leaf([1.0, 2.0])
         Two.apply(x, materialize)[0].sum().backward()
@@ -142,6 +146,7 @@ def test_function_mark_non_differentiable_and_dirty():
             out = torch.zeros_like(gv)
             out[i] = gv
             return out
+
     x = leaf([3.0, 1.0, 2.0])
     v, i = Sort.apply(x)
     assert v.requires_grad and not i.requires_grad
@@ -158,6 +163,7 @@ def test_function_mark_non_differentiable_and_dirty():
         @staticmethod
         def backward(ctx, g):
             return g * 2
+
     y = leaf([1.0, 2.0]) * 1
     z = AddOne.apply(y)
     assert z is y and y.grad_fn.name() == "AddOneBackward" and y.tolist() == [2.0, 3.0]
@@ -174,6 +180,7 @@ def test_function_returning_input_is_a_new_tensor():
         @staticmethod
         def backward(ctx, g):
             return g * 5
+
     x = leaf([1.0, 2.0])
     y = Ident.apply(x)
     assert y is not x and x.is_leaf and y.grad_fn.name() == "IdentBackward"
@@ -186,12 +193,13 @@ def test_function_double_backward_and_once_differentiable():
         @staticmethod
         def forward(ctx, a):
             ctx.save_for_backward(a)
-            return a ** 3
+            return a**3
 
         @staticmethod
         def backward(ctx, g):
             (a,) = ctx.saved_tensors
             return 3 * a * a * g
+
     x = leaf([1.0, 2.0])
     (g,) = torch.autograd.grad(Cube.apply(x).sum(), x, create_graph=True)
     (g2,) = torch.autograd.grad(g.sum(), x)
@@ -203,6 +211,7 @@ def test_function_double_backward_and_once_differentiable():
         def backward(ctx, g):
             (a,) = ctx.saved_tensors
             return 3 * a * a * g
+
     (g,) = torch.autograd.grad(Once.apply(x).sum(), x, create_graph=True)
     close(g, [3, 12])
     assert not g.requires_grad
@@ -217,8 +226,10 @@ def test_function_grad_count_shape_and_type_errors():
         @staticmethod
         def backward(ctx, g):
             return g
-    with pytest.raises(RuntimeError, match="returned an incorrect number of gradients "
-                                           "\\(expected 2, got 1\\)"):
+
+    with pytest.raises(
+        RuntimeError, match="returned an incorrect number of gradients \\(expected 2, got 1\\)"
+    ):
         Wrong.apply(leaf([1.0]), leaf([2.0])).backward()
 
     class Shape(torch.autograd.Function):
@@ -229,6 +240,7 @@ def test_function_grad_count_shape_and_type_errors():
         @staticmethod
         def backward(ctx, g):
             return torch.ones(2)
+
     with pytest.raises(RuntimeError, match="got \\[2\\] but expected shape compatible with"):
         Shape.apply(leaf([1.0, 2.0, 3.0])).backward()
 
@@ -240,6 +252,7 @@ def test_function_grad_count_shape_and_type_errors():
         @staticmethod
         def backward(ctx, g):
             return 3.0
+
     with pytest.raises(RuntimeError, match="expected Variable or None \\(got float\\)"):
         Number.apply(leaf([1.0])).backward()
 
@@ -253,6 +266,7 @@ def test_function_vjp_alias_and_legacy_call():
         @staticmethod
         def vjp(ctx, g):
             return g * 7
+
     x = leaf([1.0])
     V.apply(x).sum().backward()
     close(x.grad, [7])
@@ -290,8 +304,8 @@ def test_hook_runs_once_on_summed_grad_and_before_retain_grad():
     y.retain_grad()
     y.register_hook(lambda g: calls.append(g.tolist()) or g * 10)
     (y * y + y).sum().backward()
-    assert calls == [[5.0, 9.0]]      # 2y + 1, once
-    close(y.grad, [50, 90])           # retain_grad sees the hooked grad
+    assert calls == [[5.0, 9.0]]  # 2y + 1, once
+    close(y.grad, [50, 90])  # retain_grad sees the hooked grad
     close(x.grad, [100, 180])
 
 
@@ -313,8 +327,9 @@ def test_node_hooks():
     x, w = leaf([1.0, 2.0]), leaf([3.0, 4.0])
     y = x * w
     seen = []
-    y.grad_fn.register_hook(lambda gi, go: seen.append(([g.tolist() for g in gi],
-                                                        [g.tolist() for g in go])))
+    y.grad_fn.register_hook(
+        lambda gi, go: seen.append(([g.tolist() for g in gi], [g.tolist() for g in go]))
+    )
     y.sum().backward()
     assert seen == [([[3.0, 4.0], [1.0, 2.0]], [[1.0, 1.0]])]
     x = leaf([1.0, 2.0])
@@ -324,8 +339,9 @@ def test_node_hooks():
     close(x.grad, [1, 1])
     y = x * 2
     y.grad_fn.register_hook(lambda gi, go: (gi[0],) * 3)
-    with pytest.raises(RuntimeError, match="has returned an incorrect number of values "
-                                           "\\(got 3, but expected 2\\)"):
+    with pytest.raises(
+        RuntimeError, match="has returned an incorrect number of values \\(got 3, but expected 2\\)"
+    ):
         y.sum().backward()
 
 
@@ -355,7 +371,7 @@ def test_detect_anomaly_reports_nan():
     with mode, pytest.raises(RuntimeError) as err:
         (x.sqrt() * 0).sum().backward()
     assert str(err.value) == NAN_MESSAGE
-    (x.sqrt() * 0).sum().backward()          # off again: nan passes silently
+    (x.sqrt() * 0).sum().backward()  # off again: nan passes silently
     assert np.isnan(x.grad.numpy()[0])
 
 
@@ -380,12 +396,13 @@ def test_anomaly_in_custom_function_and_repeated_graphs():
         @staticmethod
         def backward(ctx, g):
             return g * float("nan")
+
     x = leaf([1.0])
     with torch.autograd.set_detect_anomaly(True):
         with pytest.raises(RuntimeError, match="Function 'BadBackward' returned nan values"):
             Bad.apply(x).sum().backward()
     y = leaf([0.0, 1.0])
-    for _ in range(3):                       # a repeated graph may be run fused; not here
+    for _ in range(3):  # a repeated graph may be run fused; not here
         (y.sqrt() * 0).sum().backward()
     with torch.autograd.set_detect_anomaly(True):
         with pytest.raises(RuntimeError, match="returned nan values"):

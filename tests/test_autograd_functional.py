@@ -15,15 +15,16 @@ A = np.array([[1.0, 2.0, 0.0], [0.5, 3.0, 1.0], [0.0, -1.0, 2.0]])
 
 
 def f64(a, requires_grad=False):
-    return torch.tensor(np.asarray(a, dtype=np.float64).tolist(), dtype=torch.float64,
-                        requires_grad=requires_grad)
+    return torch.tensor(
+        np.asarray(a, dtype=np.float64).tolist(), dtype=torch.float64, requires_grad=requires_grad
+    )
 
 
 def test_jacobian_single_and_tuple_structures():
-    j = AF.jacobian(lambda x: x ** 2, f64(X))
+    j = AF.jacobian(lambda x: x**2, f64(X))
     close(j, np.diag(2 * X))
     assert not j.requires_grad
-    (jx, jy), (kx, ky) = AF.jacobian(lambda x, y: (x * y, (x ** 2).sum()), (f64(X), f64(X)))
+    (jx, jy), (kx, ky) = AF.jacobian(lambda x, y: (x * y, (x**2).sum()), (f64(X), f64(X)))
     close(jx, np.diag(X))
     close(jy, np.diag(X))
     close(kx, 2 * X)
@@ -41,7 +42,7 @@ def test_jacobian_unused_input_is_zero_or_strict_error():
 
 def test_jacobian_create_graph_is_differentiable():
     x = f64(X, requires_grad=True)
-    j = AF.jacobian(lambda x: x ** 3, x, create_graph=True)   # diag(3 x^2)
+    j = AF.jacobian(lambda x: x**3, x, create_graph=True)  # diag(3 x^2)
     assert j.requires_grad
     (g,) = torch.autograd.grad(j.sum(), x)
     close(g, 6 * X)
@@ -75,10 +76,10 @@ def test_vjp_jvp_hvp_vhp():
     close(t, A @ v)
     out, t = AF.jvp(lambda x: x.sin(), f64(X), f64(v))
     close(t, np.cos(X) * v)
-    cubic = lambda x: (x ** 3).sum() + x @ (a @ x)   # noqa: E731
+    cubic = lambda x: (x**3).sum() + x @ (a @ x)  # noqa: E731
     hess = np.diag(6 * X) + A + A.T
     value, hv = AF.hvp(cubic, f64(X), f64(v))
-    close(value, (X ** 3).sum() + X @ A @ X)
+    close(value, (X**3).sum() + X @ A @ X)
     close(hv, hess @ v)
     _, vh = AF.vhp(cubic, f64(X), f64(v))
     close(vh, v @ hess)
@@ -97,7 +98,7 @@ def test_functional_errors_as_torch():
 
 def test_vjp_create_graph_keeps_history():
     x = f64(X, requires_grad=True)
-    _, g = AF.vjp(lambda x: x ** 3, x, f64(np.ones(3)), create_graph=True)   # 3 x^2
+    _, g = AF.vjp(lambda x: x**3, x, f64(np.ones(3)), create_graph=True)  # 3 x^2
     (gg,) = torch.autograd.grad(g.sum(), x)
     close(gg, 6 * X)
 
@@ -115,30 +116,32 @@ class WrongSquare(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
-        return g * x        # should be 2 x
+        return g * x  # should be 2 x
 
 
 def test_gradcheck_passes_on_correct_functions():
     x = f64(X, requires_grad=True)
     y = f64([[0.5, 1.0], [2.0, -1.0]], requires_grad=True)
-    assert torch.autograd.gradcheck(lambda x: (x ** 3).sin(), (x,))
+    assert torch.autograd.gradcheck(lambda x: (x**3).sin(), (x,))
     assert torch.autograd.gradcheck(lambda x, y: (y @ y, x.exp().sum()), (x, y))
     assert torch.autograd.gradcheck(lambda x: x * 2, x, check_forward_ad=True)
-    assert torch.autograd.gradgradcheck(lambda x: (x ** 3).sin(), (x,))
+    assert torch.autograd.gradgradcheck(lambda x: (x**3).sin(), (x,))
     z = torch.tensor([1 + 2j, -0.5 + 1j], dtype=torch.complex128, requires_grad=True)
-    assert torch.autograd.gradcheck(lambda z: (z * z.conj() + z ** 2, z.abs()), (z,))
+    assert torch.autograd.gradcheck(lambda z: (z * z.conj() + z**2, z.abs()), (z,))
 
 
 def test_gradcheck_fails_on_a_wrong_backward():
     x = f64(X, requires_grad=True)
-    with pytest.raises(GradcheckError, match="Jacobian mismatch for output 0 with respect to "
-                                             "input 0,\nnumerical:"):
+    with pytest.raises(
+        GradcheckError, match="Jacobian mismatch for output 0 with respect to input 0,\nnumerical:"
+    ):
         torch.autograd.gradcheck(WrongSquare.apply, (x,))
     assert isinstance(GradcheckError("x"), RuntimeError)
     assert torch.autograd.gradcheck(WrongSquare.apply, (x,), raise_exception=False) is False
     # forward mode sees the forward, which is right
-    assert torch.autograd.gradcheck(WrongSquare.apply, (x,), check_forward_ad=True,
-                                    check_backward_ad=False)
+    assert torch.autograd.gradcheck(
+        WrongSquare.apply, (x,), check_forward_ad=True, check_backward_ad=False
+    )
 
 
 def test_gradcheck_warns_for_single_precision_and_needs_an_input():

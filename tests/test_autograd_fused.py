@@ -13,7 +13,7 @@ import pytest
 
 import jtorch as torch
 from jtorch._ops import _registry
-from jtorch._ops._registry import NONE, T, TI
+from jtorch._ops._registry import NONE, TI, T
 from jtorch.autograd import _fused
 
 
@@ -43,7 +43,7 @@ def test_masked_select_in_a_loop_fuses_and_matches(foreground):
     expected = np.where(mask.numpy(), 2 * x.detach().numpy(), 0.0)
     for (g,) in grads:
         np.testing.assert_array_equal(g, expected)
-    assert len(_fused._compiled) == fused_before + 1   # the graph did fuse
+    assert len(_fused._compiled) == fused_before + 1  # the graph did fuse
 
 
 def test_masked_select_loop_with_background_compile():
@@ -100,12 +100,12 @@ def test_fused_sums_meeting_gradients_in_the_engines_order(foreground):
     w = torch.randn(64, requires_grad=True)
 
     def loss():
-        return ((x * w).exp() + torch.sin(x) * 1e3 + x.tanh() / 7 + (x * 1e-3).cos()
-                + x * x).sum()
+        return ((x * w).exp() + torch.sin(x) * 1e3 + x.tanh() / 7 + (x * 1e-3).cos() + x * x).sum()
+
     grads = _steps(loss, [x, w], n=3)
     fused_before = len(_fused._compiled)
     grads += _steps(loss, [x, w], n=1)
-    assert len(_fused._compiled) == fused_before      # (compiled by the steps before)
+    assert len(_fused._compiled) == fused_before  # (compiled by the steps before)
     for step in grads[1:]:
         for g, g0 in zip(step, grads[0]):
             np.testing.assert_array_equal(g, g0)
@@ -141,7 +141,8 @@ def test_masked_select_values_and_errors():
     with pytest.raises(NotImplementedError):
         torch.masked_select(torch.empty(2, 3, device="meta"), m.to("meta"))
     np.testing.assert_array_equal(
-        torch.masked_select(torch.tensor(3.0), torch.tensor(True)).numpy(), [3.0])
+        torch.masked_select(torch.tensor(3.0), torch.tensor(True)).numpy(), [3.0]
+    )
 
 
 def test_masked_select_under_compile_of_the_step():

@@ -28,8 +28,12 @@ def _sgd_step(param_arrays, x, y, lr=0.1):
 
 def _data():
     rng = np.random.default_rng(0)
-    params = [rng.standard_normal((8, 4)) * 0.5, np.zeros(8), rng.standard_normal((3, 8)) * 0.5,
-              np.zeros(3)]
+    params = [
+        rng.standard_normal((8, 4)) * 0.5,
+        np.zeros(8),
+        rng.standard_normal((3, 8)) * 0.5,
+        np.zeros(3),
+    ]
     params = [jnp.asarray(p, jnp.float32) for p in params]
     x = jnp.asarray(rng.standard_normal((5, 4)), jnp.float32)
     y = jnp.asarray([0, 1, 2, 1, 0])
@@ -46,7 +50,7 @@ def test_training_step_under_jit_matches_eager():
         np.testing.assert_allclose(jit_loss, eager_loss, rtol=1e-5, atol=1e-6)
         for a, b in zip(jit_params, eager_params):
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
-    assert step._cache_size() == 1     # one trace, reused
+    assert step._cache_size() == 1  # one trace, reused
 
 
 def test_traced_gradient_is_the_analytic_one():
@@ -58,14 +62,14 @@ def test_traced_gradient_is_the_analytic_one():
 
     w = jnp.asarray([1.0, -2.0, 0.5])
     x = jnp.asarray([3.0, 1.0, 2.0])
-    np.testing.assert_allclose(jax.jit(f)(w, x), 2 * w * x ** 2, rtol=1e-6)
+    np.testing.assert_allclose(jax.jit(f)(w, x), 2 * w * x**2, rtol=1e-6)
 
 
 def test_jax_grad_through_jtorch_backward():
     # jax can differentiate the tape's own backward: d/dw of (d/dw sum(w^3)) summed is 6w
     def g(w):
         wt = wrap(w).requires_grad_()
-        (wt ** 3).sum().backward()
+        (wt**3).sum().backward()
         return wt.grad._array.sum()
 
     w = jnp.asarray([1.0, 2.0, -1.0])

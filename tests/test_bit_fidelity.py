@@ -12,8 +12,7 @@ import pytest
 import jtorch as torch
 
 _rng = np.random.default_rng(1)
-X32 = np.concatenate([_rng.standard_normal(3000), _rng.uniform(-1e5, 1e5, 3000)]).astype(
-    np.float32)
+X32 = np.concatenate([_rng.standard_normal(3000), _rng.uniform(-1e5, 1e5, 3000)]).astype(np.float32)
 
 
 def same_bits(a, b):
@@ -52,10 +51,10 @@ def test_half_precision_scalars_enter_in_float32():
 
 def test_small_integer_powers_are_products():
     x = torch.tensor(X32)
-    same_bits((x ** 2).numpy(), X32 * X32)
-    same_bits((x ** 3).numpy(), X32 * X32 * X32)
-    same_bits((x ** -1).numpy(), np.float32(1) / X32)
-    same_bits((x ** -2).numpy(), np.float32(1) / (X32 * X32))
+    same_bits((x**2).numpy(), X32 * X32)
+    same_bits((x**3).numpy(), X32 * X32 * X32)
+    same_bits((x**-1).numpy(), np.float32(1) / X32)
+    same_bits((x**-2).numpy(), np.float32(1) / (X32 * X32))
     # bfloat16 rounds after each product, as PyTorch's vectorized bfloat16 kernel does
     xb = X32[np.abs(X32) < 100].astype(ml_dtypes.bfloat16)
     sq = (xb.astype(np.float32) ** 2).astype(ml_dtypes.bfloat16)

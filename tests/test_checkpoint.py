@@ -27,7 +27,7 @@ def test_module_grads_equal_plain_run_with_dropout(use_reentrant):
     params = list(model.parameters()) + [x]
     torch.manual_seed(7)
     expected_out = model(x)
-    (expected_out ** 2).sum().backward()
+    (expected_out**2).sum().backward()
     expected = _grads(params)
     torch.manual_seed(7)
     out = checkpoint(model, x, use_reentrant=use_reentrant)
@@ -36,7 +36,7 @@ def test_module_grads_equal_plain_run_with_dropout(use_reentrant):
     inner = {type(f).__name__ for f, _ in out.grad_fn.next_functions if f is not None}
     assert inner == {"AccumulateGrad"}
     np.testing.assert_allclose(out.detach().numpy(), expected_out.detach().numpy(), rtol=1e-6)
-    (out ** 2).sum().backward()
+    (out**2).sum().backward()
     for e, a in zip(expected, _grads(params)):
         np.testing.assert_allclose(a, e, rtol=1e-5, atol=1e-6)
 

@@ -10,7 +10,6 @@ import jtorch
 import jtorch.nn as nn
 import jtorch.nn.functional as F
 
-
 # The first call's quick compile is a CPU path (elsewhere every program is compiled in full).
 QUICK = jax.default_backend() == "cpu"
 
@@ -63,11 +62,12 @@ def test_the_first_step_program_runs_once_and_the_steady_one_is_compiled_once():
     assert [p.once is not None for p in f._programs.values()] == [QUICK, False]
     x, y = _data()
     from jtorch.autograd import _fused
+
     for _, future in list(_fused._pending.values()):
-        future.result()     # (an eager backward's compile, counted when it ends)
+        future.result()  # (an eager backward's compile, counted when it ends)
     before = jtorch.compiler.stats()["compiles"]
     f(x, y)
-    assert jtorch.compiler.stats()["compiles"] == before      # nothing new in steady state
+    assert jtorch.compiler.stats()["compiles"] == before  # nothing new in steady state
 
 
 def test_grads_set_to_none_outside_the_step_compile_the_steady_program_in_full():
@@ -84,12 +84,14 @@ def test_grads_set_to_none_outside_the_step_compile_the_steady_program_in_full()
             loss.backward()
             opt.step()
             return loss
+
         f = jtorch.compile(step) if compiled else step
         losses = []
         for _ in range(4):
             opt.zero_grad()
             losses.append(f().item())
         return losses, f
+
     losses, f = run(True)
     assert f.trace_count == 2
     assert [p.once is not None for p in f._programs.values()] == [QUICK, False]
@@ -105,6 +107,7 @@ def test_a_state_creating_program_that_comes_back_is_compiled_in_full():
     def f():
         model.cache = model(x).detach()
         return model.cache.sum()
+
     g = jtorch.compile(f)
     got = [g().item()]
     del model.cache
@@ -123,14 +126,14 @@ def test_retraces_only_when_a_guard_changes():
     f(x)
     f(x)
     assert f.trace_count == 1
-    f(x[:5])                      # new input shape
+    f(x[:5])  # new input shape
     assert f.trace_count == 2
-    model.eval()                  # Python state the program depends on
+    model.eval()  # Python state the program depends on
     f(x)
     assert f.trace_count == 3
     model.train()
     f(x)
-    assert f.trace_count == 3     # back to a program already traced
+    assert f.trace_count == 3  # back to a program already traced
 
 
 def test_learning_rate_changes_do_not_retrace():
@@ -152,7 +155,7 @@ def test_learning_rate_changes_do_not_retrace():
     after = [p.detach().numpy().copy() for p in model.parameters()]
     assert step.trace_count == 2
     for a, b in zip(before, after):
-        np.testing.assert_array_equal(a, b)     # lr 0 really reached the program
+        np.testing.assert_array_equal(a, b)  # lr 0 really reached the program
 
 
 def test_compiled_forward_with_eager_backward():
@@ -178,11 +181,12 @@ def test_new_argument_tensors_leave_earlier_ones_alone():
     assert x.tolist() == [[1.0, 1.0]]
     y = cm(-x)
     y.sum().backward()
-    assert lin.weight.grad.tolist() == [[-1.0, -1.0]]      # d(w . x)/dw = x
+    assert lin.weight.grad.tolist() == [[-1.0, -1.0]]  # d(w . x)/dw = x
 
     def step(a, b):
         a.add_(b)
         return a.sum()
+
     cs = jtorch.compile(step)
     first, second = jtorch.zeros(2), jtorch.zeros(2)
     cs(first, jtorch.ones(2))
@@ -196,10 +200,12 @@ def test_a_grad_tensor_discovery_cannot_reach_runs_eagerly_not_wrongly():
     class Holder:
         def __init__(self):
             self.w = jtorch.tensor([2.0, 3.0], requires_grad=True)
+
     h = Holder()
 
     def f(x):
         return (x * h.w).sum()
+
     with pytest.warns(UserWarning, match="requires grad but is not reachable"):
         out = jtorch.compile(f)(jtorch.ones(2))
     out.backward()
@@ -223,8 +229,9 @@ def test_tensors_reached_only_through_nested_functions_are_lifted():
     w = jtorch.tensor([2.0, 3.0], requires_grad=True)
 
     def f(x):
-        scale = lambda a: a * w     # noqa: E731
+        scale = lambda a: a * w  # noqa: E731
         return scale(x)
+
     out = jtorch.compile(f)(jtorch.ones(2))
     out.sum().backward()
     assert out.tolist() == [2.0, 3.0] and w.grad.tolist() == [1.0, 1.0]
@@ -234,7 +241,7 @@ def test_graph_break_falls_back_to_eager_with_one_warning():
     x = jtorch.arange(4.0)
 
     def f(x):
-        if x.sum() > 0:          # data-dependent branch
+        if x.sum() > 0:  # data-dependent branch
             return x * 2
         return x
 
@@ -260,7 +267,7 @@ def test_state_is_restored_after_a_graph_break():
         loss = F.cross_entropy(model(x), y)
         loss.backward()
         opt.step()
-        return loss.item()      # graph break after the update
+        return loss.item()  # graph break after the update
 
     with pytest.warns(UserWarning):
         step()
@@ -288,7 +295,7 @@ def test_disable_and_decorator_forms():
 
     with pytest.warns(UserWarning):
         assert f(jtorch.ones(2)).tolist() == [2.0, 2.0]
-    assert calls == [1]       # the eager rerun called it; the trace did not
+    assert calls == [1]  # the eager rerun called it; the trace did not
 
 
 def test_random_ops_draw_fresh_numbers_each_call():
@@ -298,7 +305,7 @@ def test_random_ops_draw_fresh_numbers_each_call():
     assert f.trace_count == 1
     assert not np.array_equal(a.numpy(), b.numpy())
     kept = a.numpy()[a.numpy() != 0]
-    np.testing.assert_allclose(kept, 2.0)     # inverted-dropout scaling 1/(1-p)
+    np.testing.assert_allclose(kept, 2.0)  # inverted-dropout scaling 1/(1-p)
 
 
 def test_jaxpr_and_hlo_are_visible():
@@ -310,6 +317,7 @@ def test_jaxpr_and_hlo_are_visible():
 
 def test_a_cached_training_step_is_one_program_call(monkeypatch):
     from jtorch._ops import _registry
+
     model = _mlp()
     opt = jtorch.optim.Adam(model.parameters(), lr=0.01)
     x, y = _data()
@@ -328,12 +336,12 @@ def test_a_cached_training_step_is_one_program_call(monkeypatch):
     real = _registry._dispatch
     monkeypatch.setattr(_registry, "_dispatch", lambda *a: dispatched.append(a) or real(*a))
     programs = []
-    prog = list(step._programs.values())[-1]     # the steady-state program
+    prog = list(step._programs.values())[-1]  # the steady-state program
     real_jitted = prog.jitted
     prog.jitted = lambda *a: programs.append(1) or real_jitted(*a)
     for _ in range(3):
         step(x, y)
-    assert dispatched == [] and len(programs) == 3    # no eager op: one program per step
+    assert dispatched == [] and len(programs) == 3  # no eager op: one program per step
 
 
 class _CNN(nn.Module):
@@ -341,7 +349,7 @@ class _CNN(nn.Module):
         super().__init__()
         self.conv = nn.Conv2d(1, 4, 3, padding=1)
         self.bn = nn.BatchNorm2d(4)
-        self.drop = nn.Dropout(0.0)          # dropout runs; p=0 keeps eager == compiled
+        self.drop = nn.Dropout(0.0)  # dropout runs; p=0 keeps eager == compiled
         self.fc = nn.Linear(4 * 4 * 4, 3)
 
     def forward(self, x):
@@ -391,8 +399,10 @@ def test_model_trajectories_equal_eager(name):
     rng = np.random.default_rng(0)
     if name == "cnn_batchnorm_dropout":
         make = _CNN
-        batch = (jtorch.tensor(rng.standard_normal((6, 1, 8, 8)).astype(np.float32)),
-                 jtorch.tensor(rng.integers(0, 3, 6)))
+        batch = (
+            jtorch.tensor(rng.standard_normal((6, 1, 8, 8)).astype(np.float32)),
+            jtorch.tensor(rng.integers(0, 3, 6)),
+        )
     else:
         make = _TinyLM
         seq = jtorch.tensor(rng.integers(0, 11, (4, 7)))
@@ -400,7 +410,7 @@ def test_model_trajectories_equal_eager(name):
     eager_losses, eager_state, _ = _trajectory(make, batch, False)
     losses, state, f = _trajectory(make, batch, True)
     np.testing.assert_allclose(losses, eager_losses, rtol=2e-5, atol=1e-6)
-    for k in eager_state:      # parameters and BatchNorm running statistics
+    for k in eager_state:  # parameters and BatchNorm running statistics
         np.testing.assert_allclose(state[k], eager_state[k], rtol=2e-5, atol=2e-6, err_msg=k)
     assert f.trace_count == 2
 
@@ -419,14 +429,15 @@ def test_slices_at_new_offsets_reuse_the_program():
         loss.backward()
         opt.step()
         return loss
-    losses = [float(step(X[j * 4:(j + 1) * 4])) for j in range(3)]
-    losses += [float(step(X[j * 4:(j + 1) * 4])) for j in range(3)]
-    assert step.trace_count <= 2       # (the first step traces without .grad)
+
+    losses = [float(step(X[j * 4 : (j + 1) * 4])) for j in range(3)]
+    losses += [float(step(X[j * 4 : (j + 1) * 4])) for j in range(3)]
+    assert step.trace_count <= 2  # (the first step traces without .grad)
     # eager reference: the same updates by hand
     ref, wv = [], np.ones(4, np.float32)
     xs = np.arange(48.0, dtype=np.float32).reshape(12, 4)
     for j in list(range(3)) * 2:
-        xb = xs[j * 4:(j + 1) * 4]
+        xb = xs[j * 4 : (j + 1) * 4]
         ref.append(float((xb * wv).sum()))
         wv = wv - 0.1 * xb.sum(0)
     np.testing.assert_allclose(losses, ref, rtol=1e-6)
@@ -436,7 +447,6 @@ def test_slices_at_new_offsets_reuse_the_program():
     for i in range(4):
         np.testing.assert_array_equal(f(rows[i]).numpy(), xs[i] * 2)
     assert f.trace_count == 1
-
 
 
 def test_fresh_closures_of_the_same_code_reuse_the_program():
@@ -454,5 +464,5 @@ def test_fresh_closures_of_the_same_code_reuse_the_program():
         assert jtorch.allclose(out, ref, atol=1e-5)
     assert f.trace_count == 1
     k = 2.0
-    f(q, lambda s: s * k)       # other code: its own program
+    f(q, lambda s: s * k)  # other code: its own program
     assert f.trace_count == 2

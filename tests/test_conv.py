@@ -19,7 +19,7 @@ def np_conv2d(x, w, stride=1, pad=0):
     out = np.zeros((n, o, oh, ow), x.dtype)
     for i in range(oh):
         for j in range(ow):
-            patch = x[:, :, i * stride:i * stride + kh, j * stride:j * stride + kw]
+            patch = x[:, :, i * stride : i * stride + kh, j * stride : j * stride + kw]
             out[:, :, i, j] = np.einsum("nchw,ochw->no", patch, w)
     return out
 
@@ -47,8 +47,9 @@ def test_conv1d_groups():
     x = RNG.standard_normal((1, 4, 5))
     w = RNG.standard_normal((2, 2, 1))
     out = F.conv1d(t(x), t(w), groups=2).numpy()
-    expect = np.stack([np.einsum("cl,c->l", x[0, :2], w[0, :, 0]),
-                       np.einsum("cl,c->l", x[0, 2:], w[1, :, 0])])
+    expect = np.stack(
+        [np.einsum("cl,c->l", x[0, :2], w[0, :, 0]), np.einsum("cl,c->l", x[0, 2:], w[1, :, 0])]
+    )
     np.testing.assert_allclose(out[0], expect, rtol=1e-10)
 
 
@@ -62,11 +63,17 @@ def test_conv_transpose_is_adjoint_of_conv():
 
 
 def test_conv_errors():
-    with pytest.raises(RuntimeError, match=r"Expected 3D \(unbatched\) or 4D \(batched\) input "
-                       r"to conv2d, but got input of size: \[6, 6\]"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"Expected 3D \(unbatched\) or 4D \(batched\) input "
+        r"to conv2d, but got input of size: \[6, 6\]",
+    ):
         F.conv2d(t(X[0, 0]), t(W))
-    with pytest.raises(RuntimeError, match=r"expected input\[2, 2, 6, 6\] to have 3 channels, "
-                       r"but got 2 channels instead"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"expected input\[2, 2, 6, 6\] to have 3 channels, "
+        r"but got 2 channels instead",
+    ):
         F.conv2d(t(X[:, :2]), t(W))
     with pytest.raises(RuntimeError, match="not supported for strided"):
         F.conv2d(t(X), t(W), stride=2, padding="same")

@@ -45,24 +45,30 @@ def test_type_strings():
     assert x.type("torch.FloatTensor") is x
     with pytest.raises(ValueError, match="invalid type: 'torch.Foo'"):
         x.type("torch.Foo")
-    with pytest.raises(ValueError, match="invalid type: 'int'"):     # builtins unprefixed
+    with pytest.raises(ValueError, match="invalid type: 'int'"):  # builtins unprefixed
         x.type(int)
     assert x.type_as(torch.tensor([1], dtype=torch.int16)).dtype == torch.int16
 
 
-@pytest.mark.parametrize("dtype, name", [
-    # PyTorch's names: c10's ScalarType name + "Tensor", for every dtype
-    (torch.float32, "torch.FloatTensor"), (torch.bfloat16, "torch.BFloat16Tensor"),
-    (torch.uint8, "torch.ByteTensor"), (torch.int8, "torch.CharTensor"),
-    (torch.uint16, "torch.UInt16Tensor"), (torch.complex64, "torch.ComplexFloatTensor"),
-    (torch.float8_e4m3fn, "torch.Float8_e4m3fnTensor"),
-])
+@pytest.mark.parametrize(
+    "dtype, name",
+    [
+        # PyTorch's names: c10's ScalarType name + "Tensor", for every dtype
+        (torch.float32, "torch.FloatTensor"),
+        (torch.bfloat16, "torch.BFloat16Tensor"),
+        (torch.uint8, "torch.ByteTensor"),
+        (torch.int8, "torch.CharTensor"),
+        (torch.uint16, "torch.UInt16Tensor"),
+        (torch.complex64, "torch.ComplexFloatTensor"),
+        (torch.float8_e4m3fn, "torch.Float8_e4m3fnTensor"),
+    ],
+)
 def test_legacy_type_names(dtype, name):
     x = torch.zeros(2, dtype=dtype)
     assert x.type() == name
     assert torch.typename(x) == name
     if dtype in (torch.float32, torch.bfloat16, torch.uint8, torch.int8):
-        assert getattr(torch, name.rpartition(".")[2]).dtype == dtype     # the legacy class
+        assert getattr(torch, name.rpartition(".")[2]).dtype == dtype  # the legacy class
 
 
 def test_zero_grad_set_to_none_false_detaches_and_zeroes():
@@ -79,12 +85,23 @@ def test_zero_grad_set_to_none_false_detaches_and_zeroes():
     assert m.weight.grad is None and w.grad is not None
 
 
-@pytest.mark.parametrize("method, dtype", [
-    ("float", torch.float32), ("double", torch.float64), ("half", torch.float16),
-    ("bfloat16", torch.bfloat16), ("long", torch.int64), ("int", torch.int32),
-    ("short", torch.int16), ("char", torch.int8), ("byte", torch.uint8), ("bool", torch.bool),
-    ("cfloat", torch.complex64), ("cdouble", torch.complex128),
-])
+@pytest.mark.parametrize(
+    "method, dtype",
+    [
+        ("float", torch.float32),
+        ("double", torch.float64),
+        ("half", torch.float16),
+        ("bfloat16", torch.bfloat16),
+        ("long", torch.int64),
+        ("int", torch.int32),
+        ("short", torch.int16),
+        ("char", torch.int8),
+        ("byte", torch.uint8),
+        ("bool", torch.bool),
+        ("cfloat", torch.complex64),
+        ("cdouble", torch.complex128),
+    ],
+)
 def test_named_casts(method, dtype):
     out = getattr(torch.tensor([0.0, 2.0]), method)()
     assert out.dtype == dtype
@@ -133,8 +150,10 @@ def test_fill_and_zero():
 
 def test_fill_rejects_non_scalar_value():
     x = torch.ones(2)
-    with pytest.raises(RuntimeError, match="fill_ only supports 0-dimension value tensor but "
-                                           "got tensor with 1 dimensions"):
+    with pytest.raises(
+        RuntimeError,
+        match="fill_ only supports 0-dimension value tensor but got tensor with 1 dimensions",
+    ):
         x.fill_(torch.ones(2))
     assert x.tolist() == [1.0, 1.0]
 

@@ -10,17 +10,31 @@ import os
 import time
 import warnings
 
+import jtorch.utils.data as tud
 import numpy as np
 import pytest
+from jtorch.utils.data import (
+    BatchSampler,
+    ChainDataset,
+    ConcatDataset,
+    DataLoader,
+    Dataset,
+    DistributedSampler,
+    IterableDataset,
+    RandomSampler,
+    SequentialSampler,
+    StackDataset,
+    Subset,
+    SubsetRandomSampler,
+    TensorDataset,
+    WeightedRandomSampler,
+    default_collate,
+    default_convert,
+    get_worker_info,
+    random_split,
+)
 
 import jtorch as torch
-import jtorch.utils.data as tud
-from jtorch.utils.data import (
-    BatchSampler, ChainDataset, ConcatDataset, DataLoader, Dataset, DistributedSampler,
-    IterableDataset, RandomSampler, SequentialSampler, StackDataset, Subset,
-    SubsetRandomSampler, TensorDataset, WeightedRandomSampler, default_collate, default_convert,
-    get_worker_info, random_split,
-)
 
 pytestmark = pytest.mark.filterwarnings("ignore:os.fork\\(\\) was called")
 
@@ -32,6 +46,7 @@ def _np(t):
 
 
 # -- module-level datasets (picklable, for worker processes) --------------------------------
+
 
 class Squares(Dataset):
     """Sample i: {"x": float32 [i, i*i], "y": i, "name": "s<i>"}."""
@@ -54,8 +69,7 @@ class WorkerTagged(Dataset):
 
     def __getitem__(self, i):
         info = get_worker_info()
-        return (i, info.id, info.num_workers, info.seed, os.getpid(),
-                info.dataset is self)
+        return (i, info.id, info.num_workers, info.seed, os.getpid(), info.dataset is self)
 
 
 class FailsAt(Dataset):
@@ -163,6 +177,7 @@ class UsesJax(Dataset):
 
 # -- datasets ------------------------------------------------------------------------------
 
+
 def test_tensor_dataset():
     x = torch.arange(12.0).reshape(4, 3)
     y = torch.arange(4)
@@ -227,6 +242,7 @@ def test_random_split():
 
 # -- samplers ------------------------------------------------------------------------------
 
+
 def test_sequential_and_random_samplers():
     assert list(SequentialSampler(range(4))) == [0, 1, 2, 3]
     g = torch.Generator().manual_seed(3)
@@ -234,12 +250,14 @@ def test_sequential_and_random_samplers():
     assert sorted(perm) == list(range(7))
     assert list(RandomSampler(range(7), generator=torch.Generator().manual_seed(3))) == perm
     more = list(RandomSampler(range(4), num_samples=10, generator=g))
-    assert len(more) == 10 and sorted(more[:4]) == [0, 1, 2, 3] and sorted(more[4:8]) == [0, 1,
-                                                                                          2, 3]
+    assert (
+        len(more) == 10 and sorted(more[:4]) == [0, 1, 2, 3] and sorted(more[4:8]) == [0, 1, 2, 3]
+    )
     drawn = list(RandomSampler(range(3), replacement=True, num_samples=40, generator=g))
     assert len(drawn) == 40 and set(drawn) <= {0, 1, 2}
-    with pytest.raises(ValueError, match="num_samples should be a positive integer value, but "
-                                         "got num_samples=0"):
+    with pytest.raises(
+        ValueError, match="num_samples should be a positive integer value, but got num_samples=0"
+    ):
         RandomSampler(range(3), num_samples=0)
     with pytest.raises(TypeError, match="replacement should be a boolean value"):
         RandomSampler(range(3), replacement=1)
@@ -269,8 +287,9 @@ def test_distributed_sampler():
     # 10 samples over 3 replicas: padded to 12 by repeating the start.
     shares = [list(DistributedSampler(range(10), 3, r, shuffle=False)) for r in range(3)]
     assert shares == [[0, 3, 6, 9], [1, 4, 7, 0], [2, 5, 8, 1]]
-    dropped = [list(DistributedSampler(range(10), 3, r, shuffle=False, drop_last=True))
-               for r in range(3)]
+    dropped = [
+        list(DistributedSampler(range(10), 3, r, shuffle=False, drop_last=True)) for r in range(3)
+    ]
     assert dropped == [[0, 3, 6], [1, 4, 7], [2, 5, 8]]
     s = [DistributedSampler(range(9), 3, r, seed=5) for r in range(3)]
     first = [list(x) for x in s]
@@ -279,12 +298,16 @@ def test_distributed_sampler():
     for x in s:
         x.set_epoch(1)
     assert sorted(sum([list(x) for x in s], [])) == list(range(9))
-    with pytest.raises(ValueError, match=r"Invalid rank 3, rank should be in the interval "
-                                         r"\[0, 2\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"Invalid rank 3, rank should be in the interval "
+        r"\[0, 2\]",
+    ):
         DistributedSampler(range(9), 3, 3)
 
 
 # -- collation ------------------------------------------------------------------------------
+
 
 def test_default_collate_types():
     b = default_collate([1.5, 2.0])
@@ -315,13 +338,19 @@ def test_default_collate_structures():
 
 
 def test_default_collate_errors():
-    with pytest.raises(RuntimeError, match=r"stack expects each tensor to be equal size, but got "
-                                           r"\[3\] at entry 0 and \[4\] at entry 1"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"stack expects each tensor to be equal size, but got "
+        r"\[3\] at entry 0 and \[4\] at entry 1",
+    ):
         default_collate([np.zeros(3), np.zeros(4)])
     with pytest.raises(RuntimeError, match=r"stack expects each tensor to be equal size"):
         default_collate([torch.zeros(3), torch.zeros(4)])
-    with pytest.raises(TypeError, match="default_collate: batch must contain tensors, numpy "
-                                        "arrays, numbers, dicts or lists; found <class 'object'>"):
+    with pytest.raises(
+        TypeError,
+        match="default_collate: batch must contain tensors, numpy "
+        "arrays, numbers, dicts or lists; found <class 'object'>",
+    ):
         default_collate([object(), object()])
     with pytest.raises(TypeError, match="found <U1"):
         default_collate([np.array(["a"]), np.array(["b"])])
@@ -338,6 +367,7 @@ def test_default_convert():
 
 
 # -- DataLoader, main process -----------------------------------------------------------------
+
 
 def test_loader_tensor_dataset_sequential():
     x = np.arange(20, dtype=np.float32).reshape(10, 2)
@@ -358,20 +388,20 @@ def test_loader_tensor_dataset_sequential():
 def test_loader_gathers_fresh_batches_from_the_current_values():
     # The fast path gathers on the host from the dataset's current values: a write into
     # the dataset shows in the next batch, and a write into a batch leaves the dataset.
-    x = torch.arange(12.).reshape(6, 2)
+    x = torch.arange(12.0).reshape(6, 2)
     ds = TensorDataset(x, torch.arange(6))
     loader = DataLoader(ds, batch_size=4, sampler=[5, 0, -1, 2])
-    (xb, yb), = list(loader)
-    np.testing.assert_array_equal(_np(xb), np.arange(12.).reshape(6, 2)[[5, 0, -1, 2]])
+    ((xb, yb),) = list(loader)
+    np.testing.assert_array_equal(_np(xb), np.arange(12.0).reshape(6, 2)[[5, 0, -1, 2]])
     assert xb.dtype == torch.float32 and yb.dtype == torch.int64 and not xb.requires_grad
     xb.add_(100)
     x[0].fill_(-1)
-    (xb2, _), = list(loader)
+    ((xb2, _),) = list(loader)
     assert _np(xb2)[1].tolist() == [-1, -1] and _np(xb2)[0].tolist() == [10, 11]
     assert _np(x)[5].tolist() == [10, 11]
     # a tensor that requires grad keeps the differentiable gather
     w = torch.ones(4, 2, requires_grad=True)
-    (wb,), = list(DataLoader(TensorDataset(w), batch_size=4))
+    ((wb,),) = list(DataLoader(TensorDataset(w), batch_size=4))
     assert wb.requires_grad and wb.grad_fn is not None
 
 
@@ -394,8 +424,11 @@ def test_loader_shuffle_reproducible():
 
     def order(seed):
         g = torch.Generator().manual_seed(seed)
-        return [v for (b,) in DataLoader(ds, batch_size=3, shuffle=True, generator=g)
-                for v in _np(b).tolist()]
+        return [
+            v
+            for (b,) in DataLoader(ds, batch_size=3, shuffle=True, generator=g)
+            for v in _np(b).tolist()
+        ]
 
     first = order(0)
     assert sorted(first) == list(range(10))
@@ -414,15 +447,19 @@ def test_loader_shuffle_reproducible():
             return (torch.tensor(i),)
 
     g = torch.Generator().manual_seed(0)
-    slow = [v for (b,) in DataLoader(Plain(), batch_size=3, shuffle=True, generator=g)
-            for v in _np(b).tolist()]
+    slow = [
+        v
+        for (b,) in DataLoader(Plain(), batch_size=3, shuffle=True, generator=g)
+        for v in _np(b).tolist()
+    ]
     assert slow == first  # the fast path gives the same batches
 
 
 def test_loader_dicts_and_no_batching():
     batches = list(DataLoader(Squares(5), batch_size=2))
-    assert _np(batches[0]["x"]).tolist() == [[0, 0], [1, 1]] and batches[0]["x"].dtype == \
-        torch.float32
+    assert (
+        _np(batches[0]["x"]).tolist() == [[0, 0], [1, 1]] and batches[0]["x"].dtype == torch.float32
+    )
     assert batches[2]["name"] == ["s4"] and _np(batches[1]["y"]).tolist() == [2, 3]
     single = list(DataLoader(Squares(3), batch_size=None))
     assert single[2]["y"] == 2 and _np(single[2]["x"]).tolist() == [2, 4]
@@ -444,8 +481,11 @@ def test_loader_option_errors():
     ds = Squares(4)
     with pytest.raises(ValueError, match="sampler option is mutually exclusive with shuffle"):
         DataLoader(ds, sampler=[0], shuffle=True)
-    with pytest.raises(ValueError, match="batch_sampler option is mutually exclusive with "
-                                         "batch_size, shuffle, sampler, and drop_last"):
+    with pytest.raises(
+        ValueError,
+        match="batch_sampler option is mutually exclusive with "
+        "batch_size, shuffle, sampler, and drop_last",
+    ):
         DataLoader(ds, batch_sampler=[[0]], batch_size=2)
     with pytest.raises(ValueError, match="batch_size=None option disables auto-batching"):
         DataLoader(ds, batch_size=None, drop_last=True)
@@ -462,8 +502,9 @@ def test_loader_option_errors():
     with pytest.raises(ValueError, match="should specify a valid start method"):
         DataLoader(ds, num_workers=1, multiprocessing_context="nope")
     loader = DataLoader(ds)
-    with pytest.raises(ValueError, match="batch_size attribute should not be set after "
-                                         "DataLoader is initialized"):
+    with pytest.raises(
+        ValueError, match="batch_size attribute should not be set after DataLoader is initialized"
+    ):
         loader.batch_size = 3
 
 
@@ -478,9 +519,15 @@ def test_iterable_dataset_main_process():
 
 # -- DataLoader, worker processes ------------------------------------------------------------
 
+
 def test_workers_batches_and_worker_info():
-    loader = DataLoader(WorkerTagged(), batch_size=2, num_workers=2, multiprocessing_context="fork",
-                        generator=torch.Generator().manual_seed(0))
+    loader = DataLoader(
+        WorkerTagged(),
+        batch_size=2,
+        num_workers=2,
+        multiprocessing_context="fork",
+        generator=torch.Generator().manual_seed(0),
+    )
     batches = list(loader)
     assert [_np(b[0]).tolist() for b in batches] == [[0, 1], [2, 3], [4, 5]]
     assert [_np(b[1]).tolist() for b in batches] == [[0, 0], [1, 1], [0, 0]]  # round robin
@@ -492,18 +539,34 @@ def test_workers_batches_and_worker_info():
 
 
 def test_workers_iterable_sharding_and_unordered():
-    got = [_np(b).tolist() for b in DataLoader(Sharded(7), batch_size=2, num_workers=2,
-                                                multiprocessing_context="fork")]
+    got = [
+        _np(b).tolist()
+        for b in DataLoader(Sharded(7), batch_size=2, num_workers=2, multiprocessing_context="fork")
+    ]
     assert got == [[0, 2], [1, 3], [4, 6], [5]]
-    got = [_np(b).tolist() for b in DataLoader(Strided(5), batch_size=2, num_workers=2,
-                                                worker_init_fn=_shard_by_worker,
-                                                multiprocessing_context="fork")]
+    got = [
+        _np(b).tolist()
+        for b in DataLoader(
+            Strided(5),
+            batch_size=2,
+            num_workers=2,
+            worker_init_fn=_shard_by_worker,
+            multiprocessing_context="fork",
+        )
+    ]
     assert got == [[0, 2], [1, 3], [4]]
     with pytest.raises(OSError, match="Caught OSError in DataLoader worker process 0"):
-        list(DataLoader(Strided(5), num_workers=1, worker_init_fn=_failing_init,
-                        multiprocessing_context="fork"))
-    un = DataLoader(Squares(6), batch_size=1, num_workers=2, multiprocessing_context="fork",
-                    in_order=False)
+        list(
+            DataLoader(
+                Strided(5),
+                num_workers=1,
+                worker_init_fn=_failing_init,
+                multiprocessing_context="fork",
+            )
+        )
+    un = DataLoader(
+        Squares(6), batch_size=1, num_workers=2, multiprocessing_context="fork", in_order=False
+    )
     assert sorted(b["y"].item() for b in un) == list(range(6))
 
 
@@ -524,27 +587,45 @@ def _unpicklable_batch(batch):
 
 def test_worker_unpicklable_result_raises():
     with pytest.raises(Exception, match="in DataLoader worker process 0") as e:
-        list(DataLoader(Squares(2), num_workers=1, collate_fn=_unpicklable_batch,
-                        multiprocessing_context="fork", timeout=60))
+        list(
+            DataLoader(
+                Squares(2),
+                num_workers=1,
+                collate_fn=_unpicklable_batch,
+                multiprocessing_context="fork",
+                timeout=60,
+            )
+        )
     assert "pickle" in str(e.value).lower()
 
 
 def test_worker_death_and_timeout():
-    with pytest.raises(RuntimeError, match=r"DataLoader worker \(pid\(s\) \d+\) exited "
-                                           "unexpectedly"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"DataLoader worker \(pid\(s\) \d+\) exited "
+        "unexpectedly",
+    ):
         list(DataLoader(FailsAt(0, "exit"), num_workers=1, multiprocessing_context="fork"))
     t0 = time.monotonic()
     with pytest.raises(RuntimeError, match="DataLoader timed out after 0.5 seconds"):
-        list(DataLoader(FailsAt(0, "sleep"), num_workers=1, timeout=0.5,
-                        multiprocessing_context="fork"))
+        list(
+            DataLoader(
+                FailsAt(0, "sleep"), num_workers=1, timeout=0.5, multiprocessing_context="fork"
+            )
+        )
     assert time.monotonic() - t0 < 20
     with pytest.raises(AssertionError):  # as PyTorch: timeout needs workers
         iter(DataLoader(Squares(2), timeout=1))
 
 
 def test_persistent_workers_are_reused():
-    loader = DataLoader(WorkerTagged(), batch_size=3, num_workers=2, persistent_workers=True,
-                        multiprocessing_context="fork")
+    loader = DataLoader(
+        WorkerTagged(),
+        batch_size=3,
+        num_workers=2,
+        persistent_workers=True,
+        multiprocessing_context="fork",
+    )
     first = [_np(b[4]).tolist() for b in loader]
     it = loader._iterator
     second = [_np(b[4]).tolist() for b in loader]
@@ -558,8 +639,9 @@ def test_persistent_workers_are_reused():
 
 
 def test_forked_worker_refuses_jax():
-    with pytest.raises(RuntimeError, match="JAX cannot run in a DataLoader worker started with "
-                                           "'fork'"):
+    with pytest.raises(
+        RuntimeError, match="JAX cannot run in a DataLoader worker started with 'fork'"
+    ):
         list(DataLoader(UsesJax(), num_workers=1, multiprocessing_context="fork"))
 
 
@@ -571,7 +653,7 @@ def test_spawned_workers_run_jtorch():
     batches = list(loader)
     assert [_np(b).tolist() for b in batches] == [[[0, 0], [2, 20]], [[4, 40], [6, 60]]]
     assert batches[0].dtype == torch.int64
-    assert loader._worker_context()[0].get_start_method() == "spawn"   # later epochs too
+    assert loader._worker_context()[0].get_start_method() == "spawn"  # later epochs too
     assert [_np(b).tolist() for b in loader] == [_np(b).tolist() for b in batches]
 
 
@@ -585,17 +667,23 @@ def test_default_workers_fork_and_run_numpy_datasets():
 def test_respawned_epoch_is_the_epoch_spawned_workers_would_give():
     # The epoch starts over from the random state it began with: same shuffle, same seeds.
     def epoch(context):
-        loader = DataLoader(JtorchSamples(), batch_size=2, num_workers=2, shuffle=True,
-                            generator=torch.Generator().manual_seed(5),
-                            multiprocessing_context=context)
+        loader = DataLoader(
+            JtorchSamples(),
+            batch_size=2,
+            num_workers=2,
+            shuffle=True,
+            generator=torch.Generator().manual_seed(5),
+            multiprocessing_context=context,
+        )
         return [_np(b).tolist() for b in loader]
+
     assert epoch(None) == epoch("spawn")
 
 
 def test_a_start_method_set_globally_is_used(monkeypatch):
     import multiprocessing
-    monkeypatch.setattr(multiprocessing, "get_start_method",
-                        lambda allow_none=False: "forkserver")
+
+    monkeypatch.setattr(multiprocessing, "get_start_method", lambda allow_none=False: "forkserver")
     ctx, may_respawn = DataLoader(Squares(), num_workers=1)._worker_context()
     assert ctx.get_start_method() == "forkserver" and not may_respawn
 
@@ -604,16 +692,17 @@ def test_forked_workers_read_arrays_the_parent_was_still_computing():
     # Every live array is finished before the fork: a child cannot wait for the parent's
     # threads, which it does not have.
     a = torch.randn(600, 600)
-    held = HoldsTensor(a @ a @ a)    # a root tensor: the worker reads its buffer, no jax
+    held = HoldsTensor(a @ a @ a)  # a root tensor: the worker reads its buffer, no jax
     loader = DataLoader(held, batch_size=300, num_workers=2, timeout=60)
     got = np.concatenate([_np(b) for b in loader])
-    assert loader._worker_context()[0].get_start_method() == "fork"     # no respawn needed
+    assert loader._worker_context()[0].get_start_method() == "fork"  # no respawn needed
     np.testing.assert_array_equal(got, _np(held.t))
 
 
 def test_forked_workers_survive_a_busy_parent():
     # Forks taken while the parent's XLA threads run: no worker hangs or fails.
     import threading
+
     stop = threading.Event()
     x = torch.randn(128, 128)
 
@@ -625,8 +714,13 @@ def test_forked_workers_survive_a_busy_parent():
     t.start()
     try:
         for k in range(4):
-            loader = DataLoader(NumpyMatmul(), batch_size=4, num_workers=2, timeout=60,
-                                persistent_workers=k % 2 == 0)
+            loader = DataLoader(
+                NumpyMatmul(),
+                batch_size=4,
+                num_workers=2,
+                timeout=60,
+                persistent_workers=k % 2 == 0,
+            )
             assert sum(len(y) for _, y in loader) == 8
     finally:
         stop.set()
@@ -637,6 +731,7 @@ def test_scripts_without_a_main_guard_run_under_the_runner(tmp_path):
     import subprocess
     import sys
     import textwrap
+
     script = tmp_path / "unguarded.py"
     body = """
         import numpy as np
@@ -658,8 +753,13 @@ def test_scripts_without_a_main_guard_run_under_the_runner(tmp_path):
 
     def run(extra):
         script.write_text(textwrap.dedent(body.format(extra=extra)))
-        return subprocess.run([sys.executable, "-m", "jtorch", str(script)],
-                              capture_output=True, text=True, env=env, timeout=300)
+        return subprocess.run(
+            [sys.executable, "-m", "jtorch", str(script)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
 
     out = run("")
     assert out.returncode == 0, out.stderr
@@ -672,13 +772,22 @@ def test_scripts_without_a_main_guard_run_under_the_runner(tmp_path):
 
 def test_alias_module_paths():
     import importlib
+
     assert tud is torch.data
-    for name in ("dataloader", "dataset", "sampler", "distributed", "_utils.collate",
-                 "_utils.worker"):
+    for name in (
+        "dataloader",
+        "dataset",
+        "sampler",
+        "distributed",
+        "_utils.collate",
+        "_utils.worker",
+    ):
         mod = importlib.import_module("jtorch.utils.data." + name)
         assert mod is importlib.import_module("jtorch.data." + name)
     assert importlib.import_module("jtorch.utils.data.dataloader").DataLoader is DataLoader
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert importlib.import_module("jtorch.utils.data.distributed").DistributedSampler is \
-            DistributedSampler
+        assert (
+            importlib.import_module("jtorch.utils.data.distributed").DistributedSampler
+            is DistributedSampler
+        )

@@ -3,10 +3,11 @@ PyTorch names."""
 
 import warnings
 
-import jtorch
 from jtorch.utils.data import DataLoader, IterDataPipe, graph_settings
 from jtorch.utils.data.datapipes.iter.combinatorics import ShufflerIterDataPipe
 from jtorch.utils.data.graph import traverse_dps
+
+import jtorch
 
 
 class Range(IterDataPipe):
@@ -31,7 +32,7 @@ def test_shuffler_is_a_permutation_and_seedable():
     jtorch.manual_seed(3)
     b = list(s)
     jtorch.manual_seed(3)
-    assert list(s) == b                     # the seed comes from torch's generator
+    assert list(s) == b  # the seed comes from torch's generator
 
 
 def test_shuffle_settings_over_the_graph():
@@ -39,8 +40,10 @@ def test_shuffle_settings_over_the_graph():
     assert graph_settings.apply_shuffle_settings(s, shuffle=False) is s
     assert list(s) == [0, 1, 2, 3, 4]
     graph = traverse_dps(s)
-    assert [type(p).__name__ for p in graph_settings.get_all_graph_pipes(graph)] == \
-        ["ShufflerIterDataPipe", "Range"]
+    assert [type(p).__name__ for p in graph_settings.get_all_graph_pipes(graph)] == [
+        "ShufflerIterDataPipe",
+        "Range",
+    ]
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         added = graph_settings.apply_shuffle_settings(Range(3), shuffle=True)
@@ -49,8 +52,11 @@ def test_shuffle_settings_over_the_graph():
 
 def test_loader_iterators_have_pytorch_names():
     from jtorch.utils.data.dataloader import (
-        _BaseDataLoaderIter, _MultiProcessingDataLoaderIter, _SingleProcessDataLoaderIter,
+        _BaseDataLoaderIter,
+        _MultiProcessingDataLoaderIter,
+        _SingleProcessDataLoaderIter,
     )
+
     it = iter(DataLoader(Range(4), batch_size=2))
     assert isinstance(it, _SingleProcessDataLoaderIter) and isinstance(it, _BaseDataLoaderIter)
     assert issubclass(_MultiProcessingDataLoaderIter, _BaseDataLoaderIter)

@@ -24,14 +24,14 @@ def test_meta_tensors_have_shapes_and_no_data():
     with pytest.raises(RuntimeError, match="not on the expected device meta"):
         torch.cat([x, torch.ones(2, 3)])
     with pytest.raises(NotImplementedError):
-        x.nonzero()         # data-dependent output shape
+        x.nonzero()  # data-dependent output shape
 
 
 def test_meta_in_place_ops_keep_meta():
     x = torch.empty(4, 4, device="meta")
     x.normal_()
     x[1:].mul_(2)
-    x.copy_(torch.ones(4))         # copying into meta only checks shapes
+    x.copy_(torch.ones(4))  # copying into meta only checks shapes
     assert x.is_meta and x.shape == (4, 4)
     with pytest.raises(NotImplementedError, match="no data"):
         torch.zeros(4, 4).copy_(x)
@@ -52,7 +52,7 @@ def test_device_context_builds_modules_on_meta():
 
 
 def test_device_equality_is_between_devices():
-    assert torch.device("cpu") != "cpu"     # as in PyTorch: no string comparison
+    assert torch.device("cpu") != "cpu"  # as in PyTorch: no string comparison
     assert torch.device("xpu").type == "xpu"
     with pytest.raises(RuntimeError, match="Expected one of cpu, cuda"):
         torch.device("npu")
@@ -68,7 +68,7 @@ def test_view_dtype_across_element_sizes():
     d = x.view(torch.float64)
     assert d.shape == (2, 1) and d.stride() == (1, 1)
     assert np.array_equal(d.numpy(), x.numpy().view(np.float64))
-    b[0, :4] = torch.tensor([0, 0, 0, 64], dtype=torch.uint8)     # 2.0f
+    b[0, :4] = torch.tensor([0, 0, 0, 64], dtype=torch.uint8)  # 2.0f
     assert x[0, 0].item() == 2.0
     with pytest.raises(RuntimeError, match="self.size\\(-1\\) must be divisible by 2"):
         x[:, :1].view(torch.float64)
@@ -86,7 +86,7 @@ def test_float8_conversions():
     e5 = v.to(torch.float8_e5m2)
     assert e5.float().tolist() == [1.0, 2.5, 320.0, 512.0, float("inf"), float("-inf")]
     e8 = torch.tensor([0.0, 3.0, -3.0]).to(torch.float8_e8m0fnu)
-    assert e8.float().tolist() == [2.0 ** -127, 4.0, 4.0]
+    assert e8.float().tolist() == [2.0**-127, 4.0, 4.0]
     assert torch.finfo(torch.float8_e4m3fn).max == 448.0
     with pytest.raises(RuntimeError, match="Promotion for Float8 Types is not supported"):
         torch.promote_types(torch.float8_e4m3fn, torch.float32)

@@ -29,17 +29,17 @@ def test_a_cache_configured_for_jax_is_left_as_it_is():
 
 
 def test_entries_are_written_whole_and_read_back(tmp_path):
-    store = _disk_cache.AtomicStore(str(tmp_path), max_bytes=10 ** 9)
+    store = _disk_cache.AtomicStore(str(tmp_path), max_bytes=10**9)
     assert store.get("k") is None
     store.put("k", b"abc" * 1000)
-    store.put("k", b"something else")       # an existing entry is kept
+    store.put("k", b"something else")  # an existing entry is kept
     assert store.get("k") == b"abc" * 1000
-    assert sorted(os.listdir(tmp_path)) == [".trim-lock", "k-cache"]     # no temporary left
+    assert sorted(os.listdir(tmp_path)) == [".trim-lock", "k-cache"]  # no temporary left
 
 
 def test_concurrent_writers_never_show_half_an_entry(tmp_path):
-    value = bytes(range(256)) * 4096        # 1 MiB
-    stores = [_disk_cache.AtomicStore(str(tmp_path), max_bytes=10 ** 9) for _ in range(4)]
+    value = bytes(range(256)) * 4096  # 1 MiB
+    stores = [_disk_cache.AtomicStore(str(tmp_path), max_bytes=10**9) for _ in range(4)]
     seen, errors = [], []
 
     def write(store, k):
@@ -53,6 +53,7 @@ def test_concurrent_writers_never_show_half_an_entry(tmp_path):
                 if got is not None and got != value:
                     errors.append(len(got))
                 seen.append(got is not None)
+
     threads = [threading.Thread(target=write, args=(s, k)) for k, s in enumerate(stores[:2])]
     threads += [threading.Thread(target=read, args=(s,)) for s in stores[2:]]
     for t in threads:
@@ -63,15 +64,15 @@ def test_concurrent_writers_never_show_half_an_entry(tmp_path):
 
 
 def test_trimming_drops_the_least_recently_read(tmp_path):
-    store = _disk_cache.AtomicStore(str(tmp_path), max_bytes=10 ** 9)
+    store = _disk_cache.AtomicStore(str(tmp_path), max_bytes=10**9)
     for i in range(4):
         store.put(f"e{i}", b"x" * 3000)
         os.utime(tmp_path / f"e{i}-cache", (1000 + i, 1000 + i))
-    store.get("e0")                         # read: now the most recent
+    store.get("e0")  # read: now the most recent
     store.max_bytes = 10_000
     store.trim()
     left = sorted(f for f in os.listdir(tmp_path) if f.endswith("-cache"))
-    assert left == ["e0-cache", "e3-cache"]     # under 80% of the bound, oldest reads gone
+    assert left == ["e0-cache", "e3-cache"]  # under 80% of the bound, oldest reads gone
 
 
 _SCRIPT = """
@@ -84,13 +85,23 @@ print(json.dumps({k: v for k, v in torch.compiler.stats().items() if k != "cache
 
 def test_a_second_run_reads_its_programs_from_disk(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("JAX_")}
-    env.update(JTORCH_CACHE_DIR=str(tmp_path / "xla"), JAX_PLATFORMS="cpu",
-               PYTHONPATH=os.pathsep.join(p for p in [os.path.dirname(os.path.dirname(
-                   os.path.abspath(__file__))), env.get("PYTHONPATH")] if p))
+    env.update(
+        JTORCH_CACHE_DIR=str(tmp_path / "xla"),
+        JAX_PLATFORMS="cpu",
+        PYTHONPATH=os.pathsep.join(
+            p
+            for p in [
+                os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                env.get("PYTHONPATH"),
+            ]
+            if p
+        ),
+    )
     runs = []
     for _ in range(2):
-        out = subprocess.run([sys.executable, "-c", _SCRIPT], env=env, capture_output=True,
-                             text=True, timeout=300)
+        out = subprocess.run(
+            [sys.executable, "-c", _SCRIPT], env=env, capture_output=True, text=True, timeout=300
+        )
         assert out.returncode == 0, out.stderr
         runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
     first, second = runs

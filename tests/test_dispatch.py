@@ -39,11 +39,12 @@ def test_signed_zero_and_nan_scalars():
 def test_scalar_values_reuse_one_kernel_and_stay_exact():
     x = torch.tensor([1.0, 2.0], dtype=torch.float64)
     for alpha in (1, 2, 3, -7, 0.5, 2.5):
-        np.testing.assert_array_equal(x.add(x, alpha=alpha).numpy(),
-                                      np.array([1.0, 2.0]) * (1 + alpha))
-    big = 2 ** 40 + 1        # past the cached range: passed as the Python number it is
+        np.testing.assert_array_equal(
+            x.add(x, alpha=alpha).numpy(), np.array([1.0, 2.0]) * (1 + alpha)
+        )
+    big = 2**40 + 1  # past the cached range: passed as the Python number it is
     assert (torch.tensor([1]) + big).tolist() == [big + 1]
-    assert (torch.tensor([1]) * 2 ** 31).tolist() == [2 ** 31]
+    assert (torch.tensor([1]) * 2**31).tolist() == [2**31]
 
 
 def test_numbers_stay_weakly_typed_against_half_tensors():
@@ -60,10 +61,10 @@ def test_dtypes_in_the_key_promote_as_torch_does():
     f64_0d = torch.tensor(3.0, dtype=torch.float64)
     f64 = torch.tensor([3.0, 4.0], dtype=torch.float64)
     i64 = torch.tensor([1, 2])
-    assert (f32 + f64_0d).dtype == torch.float32    # a zero-dim tensor does not win
+    assert (f32 + f64_0d).dtype == torch.float32  # a zero-dim tensor does not win
     assert (f32 + f64).dtype == torch.float64
     assert (f64_0d + f32).dtype == torch.float32
-    assert (i64 + f64_0d).dtype == torch.float64    # a higher category does
+    assert (i64 + f64_0d).dtype == torch.float64  # a higher category does
     assert (f32 + f64_0d).tolist() == [4.0, 5.0]
     assert torch.true_divide(i64, i64).dtype == torch.float32
 
@@ -96,6 +97,7 @@ def test_cached_scalars_are_concrete_arrays():
     # made while jax traces (a concrete tensor used inside jax.jit), a cached scalar is
     # still a concrete array, not a tracer that would leak out of the trace
     import jax
+
     x = torch.ones(1)
     out = jax.jit(lambda v: (x * 4321.5)._array + v)(1.0)
     assert float(out[0]) == 4322.5

@@ -23,11 +23,15 @@ def test_distances():
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     cos = (a64 * b64).sum(1) / np.linalg.norm(a64, axis=1) / np.linalg.norm(b64, axis=1)
     close(F.cosine_similarity(t(a), t(b)), cos)
-    close(torch.cosine_similarity(t(a), t(b[:1]), dim=1),
-          (a64 * b64[:1]).sum(1) / np.linalg.norm(a64, axis=1) / np.linalg.norm(b64[0]))
+    close(
+        torch.cosine_similarity(t(a), t(b[:1]), dim=1),
+        (a64 * b64[:1]).sum(1) / np.linalg.norm(a64, axis=1) / np.linalg.norm(b64[0]),
+    )
     close(F.pairwise_distance(t(a), t(b)), np.linalg.norm(a64 - b64 + 1e-6, axis=1))
-    close(F.pairwise_distance(t(a), t(b), p=1.0, keepdim=True),
-          np.abs(a64 - b64 + 1e-6).sum(1, keepdims=True))
+    close(
+        F.pairwise_distance(t(a), t(b), p=1.0, keepdim=True),
+        np.abs(a64 - b64 + 1e-6).sum(1, keepdims=True),
+    )
     pairs = [(0, 1), (0, 2), (1, 2)]
     close(F.pdist(t(a)), [np.linalg.norm(a64[i] - a64[j]) for i, j in pairs])
     close(torch.pdist(t(a), p=math.inf), [np.abs(a64[i] - a64[j]).max() for i, j in pairs])

@@ -24,8 +24,11 @@ def test_needs_a_process_group():
             call()
     with pytest.raises(ValueError, match="environment variable RANK expected"):
         dist.init_process_group("gloo")
-    with pytest.raises(ValueError, match=r"Invalid rank 4, rank should be in the interval "
-                                         r"\[0, 1\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"Invalid rank 4, rank should be in the interval "
+        r"\[0, 1\]",
+    ):
         dist.init_process_group("gloo", init_method="tcp://127.0.0.1:1", rank=4, world_size=2)
     with pytest.raises(ValueError, match="Unsupported init_method"):
         dist.init_process_group("gloo", init_method="udp://x:1", rank=0, world_size=2)
@@ -66,7 +69,7 @@ def test_ddp_is_the_module_behind_a_prefix(world):
     x = jtorch.ones(3, 2)
     with ddp.no_sync():
         ddp(x).sum().backward()
-    assert inner.weight.grad.tolist() == [[3.0, 3.0]]       # d sum(x w^T + b)/dw = sum of rows
+    assert inner.weight.grad.tolist() == [[3.0, 3.0]]  # d sum(x w^T + b)/dw = sum of rows
     sampler = jtorch.utils.data.DistributedSampler(range(4), shuffle=False)
     assert list(sampler) == [0, 1, 2, 3]
 
@@ -83,19 +86,20 @@ def test_ddp_logging_record(world):
 
 def test_comm_debug_mode_counts_collectives_by_operator(world):
     from jtorch.distributed.tensor.debug import CommDebugMode
+
     mode, t = CommDebugMode(), jtorch.ones(2)
     with mode:
         dist.all_reduce(t)
         dist.broadcast(t, 0)
         dist.all_reduce(t)
-        dist.barrier()                      # PyTorch's mode does not count barriers
+        dist.barrier()  # PyTorch's mode does not count barriers
     c10d = jtorch.ops.c10d
     assert dict(mode.get_comm_counts()) == {c10d.allreduce_: 2, c10d.broadcast_: 1}
     assert str(c10d.allreduce_) == "c10d.allreduce_"
     assert repr(mode) == "CommDebugMode(get_total_counts()=3)"
-    dist.all_reduce(t)                      # outside the mode: not counted
+    dist.all_reduce(t)  # outside the mode: not counted
     assert mode.get_total_counts() == 3
-    with mode:                              # entering again starts from zero
+    with mode:  # entering again starts from zero
         pass
     assert mode.get_total_counts() == 0
     with pytest.raises(NotImplementedError, match="internal collective operator"):

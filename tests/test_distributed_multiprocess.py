@@ -17,9 +17,10 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dist_scripts")
-FULL = pytest.mark.skipif(os.environ.get("JTORCH_DIST_FULL") != "1",
-                          reason="multi-process runs beyond the default two: "
-                                 "set JTORCH_DIST_FULL=1")
+FULL = pytest.mark.skipif(
+    os.environ.get("JTORCH_DIST_FULL") != "1",
+    reason="multi-process runs beyond the default two: set JTORCH_DIST_FULL=1",
+)
 
 
 def _env() -> dict:
@@ -28,10 +29,26 @@ def _env() -> dict:
 
 def torchrun(script: str, nproc: int = 2, *flags, timeout: float = 300):
     """Runs dist_scripts/`script` with jtorch's torchrun in its own session."""
-    cmd = [sys.executable, "-m", "jtorch", "-m", "torch.distributed.run",
-           "--nproc-per-node", str(nproc), *flags, script]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=_env(),
-                          cwd=SCRIPTS, start_new_session=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "jtorch",
+        "-m",
+        "torch.distributed.run",
+        "--nproc-per-node",
+        str(nproc),
+        *flags,
+        script,
+    ]
+    return subprocess.run(
+        cmd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=_env(),
+        cwd=SCRIPTS,
+        start_new_session=True,
+    )
 
 
 def test_collectives_over_two_processes():
@@ -40,7 +57,7 @@ def test_collectives_over_two_processes():
     lines = r.stdout.splitlines()
     assert lines[-1] == "ok 2"
     assert "rank 1 all_reduce RedOpType.SUM: [10.0, 12.0, 14.0, 16.0, 18.0, 20.0]" in lines
-    assert "[Gloo]" not in r.stdout         # gloo's connection line stays out of the output
+    assert "[Gloo]" not in r.stdout  # gloo's connection line stays out of the output
 
 
 FAILING = """
@@ -68,7 +85,7 @@ def test_a_failing_rank_ends_the_job(tmp_path):
     assert r.returncode == 1
     assert "ChildFailedError" in r.stderr and "failing.py FAILED" in r.stderr
     assert "ValueError: rank 1 fails" in r.stderr and "rank      : 1 (local_rank: 1)" in r.stderr
-    assert elapsed < 30         # the other rank was stopped, not waited for (about 6 s)
+    assert elapsed < 30  # the other rank was stopped, not waited for (about 6 s)
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     assert str(script) not in ps
 
@@ -116,9 +133,10 @@ def test_tensor_parallel_trains_like_the_plain_model():
     assert lines[-1] == "ok 2"
     # PyTorch's counts for this script (its torchrun, gloo): the layers compute on their local
     # pieces, so no weight is ever gathered.
-    assert lines[:2] == ["forward: [('c10d_functional.all_reduce', 1)]",
-                         "forward and backward, input requiring grad: "
-                         "[('c10d_functional.all_reduce', 2)]"]
+    assert lines[:2] == [
+        "forward: [('c10d_functional.all_reduce', 1)]",
+        "forward and backward, input requiring grad: [('c10d_functional.all_reduce', 2)]",
+    ]
 
 
 @FULL
@@ -131,8 +149,10 @@ def test_tensor_parallel_language_model_computes_on_local_pieces():
     # masked partial sum, the MLP's and the head's input gradients are all-reduced, the
     # head's replicated output is gathered.
     for line in lines[:4]:
-        assert line.endswith("collectives [('c10d_functional.all_gather_into_tensor', 1), "
-                             "('c10d_functional.all_reduce', 4)]"), line
+        assert line.endswith(
+            "collectives [('c10d_functional.all_gather_into_tensor', 1), "
+            "('c10d_functional.all_reduce', 4)]"
+        ), line
 
 
 @FULL
@@ -146,10 +166,24 @@ def test_checkpoint_of_sharded_state_resumes_training_exactly(nproc):
 @FULL
 def test_multiprocessing_spawn_with_tcp_init():
     cmd = [sys.executable, "-m", "jtorch", "spawn.py", "2"]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=_env(),
-                       cwd=SCRIPTS, start_new_session=True)
+    r = subprocess.run(
+        cmd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=_env(),
+        cwd=SCRIPTS,
+        start_new_session=True,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.strip() == "sum [0.0, 3.0, 6.0] ranks agree True"
-    r = subprocess.run(cmd + ["fail"], capture_output=True, text=True, timeout=300,
-                       env=_env(), cwd=SCRIPTS, start_new_session=True)
+    r = subprocess.run(
+        cmd + ["fail"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=_env(),
+        cwd=SCRIPTS,
+        start_new_session=True,
+    )
     assert r.stdout.strip() == "failed: RuntimeError: rank 1 fails", r.stderr[-3000:]

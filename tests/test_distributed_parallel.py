@@ -11,12 +11,14 @@ import numpy as np
 import pytest
 
 import jtorch
-from tests.helpers import numpy_mlp
 import jtorch.distributed as dist
 from jtorch.distributed.elastic.multiprocessing.errors import (
-    ChildFailedError, ProcessFailure, record,
+    ChildFailedError,
+    ProcessFailure,
+    record,
 )
 from jtorch.distributed.tensor import DTensor, Replicate, Shard
+from tests.helpers import numpy_mlp
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -30,13 +32,17 @@ def mesh():
 
 def test_colwise_rowwise_mlp_matches_the_unsharded_one(mesh):
     from jtorch.distributed.tensor.parallel import (
-        ColwiseParallel, RowwiseParallel, parallelize_module,
+        ColwiseParallel,
+        RowwiseParallel,
+        parallelize_module,
     )
+
     x = jtorch.ones(5, 4)
     ref = numpy_mlp(jtorch, 4, 8, 3)
     ref(x).sum().backward()
-    net = parallelize_module(numpy_mlp(jtorch, 4, 8, 3), mesh,
-                             {"0": ColwiseParallel(), "2": RowwiseParallel()})
+    net = parallelize_module(
+        numpy_mlp(jtorch, 4, 8, 3), mesh, {"0": ColwiseParallel(), "2": RowwiseParallel()}
+    )
     assert net[0].weight.placements == (Shard(0),) and net[2].weight.placements == (Shard(1),)
     assert net[2].bias.placements == (Replicate(),)
     y = net(x)
@@ -52,6 +58,7 @@ def test_colwise_rowwise_mlp_matches_the_unsharded_one(mesh):
 def test_local_map_and_implicit_replication(mesh):
     from jtorch.distributed.tensor import distribute_tensor
     from jtorch.distributed.tensor.experimental import implicit_replication, local_map
+
     d = distribute_tensor(jtorch.ones(2), mesh, [Replicate()])
     out = local_map(lambda a: a * 3, out_placements=[Replicate()])(d)
     assert isinstance(out, DTensor) and out.to_local().tolist() == [3.0, 3.0]
@@ -63,6 +70,7 @@ def test_local_map_and_implicit_replication(mesh):
 
 def test_single_stage_pipeline_gives_full_batch_gradients(mesh):
     from jtorch.distributed.pipelining import PipelineStage, ScheduleGPipe, pipeline
+
     rng = np.random.default_rng(0)
     net = jtorch.nn.Linear(3, 1)
     x = jtorch.tensor(rng.standard_normal((8, 3)), dtype=jtorch.float32)
@@ -71,8 +79,11 @@ def test_single_stage_pipeline_gives_full_batch_gradients(mesh):
     full = net.weight.grad.clone()
     net.zero_grad()
     losses = []
-    out = ScheduleGPipe(PipelineStage(net, 0, 1, jtorch.device("cpu")), n_microbatches=4,
-                        loss_fn=jtorch.nn.functional.mse_loss).step(x, target=y, losses=losses)
+    out = ScheduleGPipe(
+        PipelineStage(net, 0, 1, jtorch.device("cpu")),
+        n_microbatches=4,
+        loss_fn=jtorch.nn.functional.mse_loss,
+    ).step(x, target=y, losses=losses)
     assert tuple(out.shape) == (8, 1) and len(losses) == 4
     # equal microbatches: the mean of their mean losses' gradients is the full-batch gradient
     np.testing.assert_allclose(net.weight.grad.numpy(), full.numpy(), rtol=1e-5)
@@ -83,21 +94,25 @@ def test_single_stage_pipeline_gives_full_batch_gradients(mesh):
 def test_zero_and_post_local_sgd(mesh):
     from jtorch.distributed.algorithms.model_averaging.averagers import PeriodicModelAverager
     from jtorch.distributed.optim import (
-        DistributedOptimizer, PostLocalSGDOptimizer, ZeroRedundancyOptimizer,
+        DistributedOptimizer,
+        PostLocalSGDOptimizer,
+        ZeroRedundancyOptimizer,
     )
+
     a, b = numpy_mlp(jtorch, 4, 8, 3), numpy_mlp(jtorch, 4, 8, 3)
     z = ZeroRedundancyOptimizer(a.parameters(), jtorch.optim.Adam, lr=0.1)
     plain = jtorch.optim.Adam(b.parameters(), lr=0.1)
     for net, opt in ((a, z), (b, plain)):
         net(jtorch.ones(2, 4)).sum().backward()
         opt.step()
-    assert a[0].weight.tolist() == b[0].weight.tolist()     # one shard is the whole state
+    assert a[0].weight.tolist() == b[0].weight.tolist()  # one shard is the whole state
     with pytest.raises(RuntimeError, match="has not been consolidated"):
         z.state_dict()
     z.consolidate_state_dict()
     assert sorted(z.state_dict()) == ["param_groups", "state"]
-    opt = PostLocalSGDOptimizer(jtorch.optim.SGD(b.parameters(), lr=0.1),
-                                PeriodicModelAverager(period=2))
+    opt = PostLocalSGDOptimizer(
+        jtorch.optim.SGD(b.parameters(), lr=0.1), PeriodicModelAverager(period=2)
+    )
     b(jtorch.ones(1, 4)).sum().backward()
     opt.step()
     assert opt.state_dict()["step"] == 1
@@ -107,6 +122,7 @@ def test_zero_and_post_local_sgd(mesh):
 
 def test_differentiable_collectives(mesh):
     from jtorch.distributed.nn import functional as fn
+
     t = jtorch.arange(3.0, requires_grad=True)
     (gathered,) = fn.all_gather(t)
     (gathered.sum() + fn.all_reduce(t * 2).sum()).backward()
@@ -120,6 +136,7 @@ def test_record_writes_the_error_file(tmp_path, monkeypatch):
     @record
     def main():
         raise ValueError("boom")
+
     with pytest.raises(ValueError):
         main()
     data = json.loads(error_file.read_text())
@@ -135,16 +152,23 @@ def test_record_writes_the_error_file(tmp_path, monkeypatch):
 def _torchrun(tmp_path, script: str, *flags):
     path = tmp_path / "s.py"
     path.write_text(script)
-    return subprocess.run([sys.executable, "-m", "jtorch", "-m", "torch.distributed.run",
-                           *flags, str(path)], capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ, PYTHONPATH=ROOT), cwd=tmp_path)
+    return subprocess.run(
+        [sys.executable, "-m", "jtorch", "-m", "torch.distributed.run", *flags, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, PYTHONPATH=ROOT),
+        cwd=tmp_path,
+    )
 
 
 def test_torchrun_runs_one_worker(tmp_path):
-    script = ("import os, torch.distributed as dist\n"
-              "dist.init_process_group('gloo')\n"
-              "print(dist.get_rank(), dist.get_world_size(), os.environ['LOCAL_RANK'],"
-              " dist.is_torchelastic_launched())\n")
+    script = (
+        "import os, torch.distributed as dist\n"
+        "dist.init_process_group('gloo')\n"
+        "print(dist.get_rank(), dist.get_world_size(), os.environ['LOCAL_RANK'],"
+        " dist.is_torchelastic_launched())\n"
+    )
     r = _torchrun(tmp_path, script, "--nproc-per-node", "1")
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["0", "1", "0", "True"]

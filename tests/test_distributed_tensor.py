@@ -12,18 +12,23 @@ import numpy as np
 import pytest
 
 import jtorch
-from tests.helpers import numpy_mlp
 import jtorch.distributed as dist
+from jtorch.distributed import _functional_collectives as fc
 from jtorch.distributed import checkpoint as dcp
 from jtorch.distributed import fsdp
-from jtorch.distributed import _functional_collectives as fc
 from jtorch.distributed.checkpoint import state_dict as dsd
 from jtorch.distributed.device_mesh import DeviceMesh, init_device_mesh
 from jtorch.distributed.tensor import (
-    DTensor, Partial, Replicate, Shard, distribute_module, distribute_tensor,
+    DTensor,
+    Partial,
+    Replicate,
+    Shard,
+    distribute_module,
+    distribute_tensor,
 )
 from jtorch.distributed.tensor._utils import compute_local_shape_and_global_offset
 from jtorch.distributed.tensor.placement_types import _StridedShard
+from tests.helpers import numpy_mlp
 
 
 @pytest.fixture
@@ -49,7 +54,7 @@ def test_mesh_is_a_jax_mesh_of_this_process(world):
     assert m.mesh.tolist() == [[0]] and m.mesh.dtype == jtorch.int32
     assert (m.ndim, m.shape, m.size(), m.get_coordinate()) == (2, (1, 1), 1, (0, 0))
     assert repr(m) == "DeviceMesh((dp=1, tp=1), 'cpu', stride=((), ()))"
-    assert m.get_group("dp") is dist.group.WORLD       # a dim spanning the world is the world
+    assert m.get_group("dp") is dist.group.WORLD  # a dim spanning the world is the world
     assert repr(m["tp"]) == "DeviceMesh((tp=1), 'cpu', stride=((),))"
     flat = m._flatten()
     assert repr(flat) == "DeviceMesh((dp_tp=1), 'cpu', stride=((),))"
@@ -112,7 +117,7 @@ def test_dtensor_ops_and_errors(mesh):
     r = distribute_tensor(jtorch.ones(2, 2), mesh, [Replicate()])
     prod = r @ r
     assert isinstance(prod, DTensor) and prod.full_tensor().tolist() == [[2.0, 2.0]] * 2
-    assert isinstance(r * jtorch.tensor(2.0), DTensor)      # one-element tensors replicate
+    assert isinstance(r * jtorch.tensor(2.0), DTensor)  # one-element tensors replicate
     with pytest.raises(RuntimeError, match="got mixed torch.Tensor and DTensor"):
         r + jtorch.ones(2, 2)
     assert type(r.detach()) is DTensor and type(r.data) is DTensor
@@ -181,7 +186,7 @@ def test_fully_shard_computes_what_the_module_computed(world):
     for (_, p), q in zip(f.named_parameters(), ref.parameters()):
         assert isinstance(p.grad, DTensor)
         np.testing.assert_allclose(p.grad.to_local().numpy(), q.grad.numpy(), rtol=1e-6)
-    assert all(type(p) is DTensor for p in f.parameters())     # back after forward
+    assert all(type(p) is DTensor for p in f.parameters())  # back after forward
     with pytest.raises(AssertionError, match="does not support deepcopy"):
         copy.deepcopy(f)
     with pytest.raises(ValueError, match="containers that do not implement forward"):
@@ -197,8 +202,12 @@ def test_fully_shard_mixed_precision(world):
     y.float().sum().backward()
     assert g[0].weight.dtype == g[0].weight.grad.dtype == jtorch.float32
     h = numpy_mlp(jtorch, 3, 4, 2)
-    fsdp.fully_shard(h, mp_policy=fsdp.MixedPrecisionPolicy(param_dtype=jtorch.bfloat16,
-                                                            output_dtype=jtorch.float32))
+    fsdp.fully_shard(
+        h,
+        mp_policy=fsdp.MixedPrecisionPolicy(
+            param_dtype=jtorch.bfloat16, output_dtype=jtorch.float32
+        ),
+    )
     assert h(x).dtype == jtorch.float32
 
 
@@ -206,6 +215,7 @@ def test_fsdp1_is_refused_and_policies():
     with pytest.raises(NotImplementedError, match="fully_shard"):
         fsdp.FullyShardedDataParallel(jtorch.nn.Linear(2, 2))
     from jtorch.distributed.fsdp import wrap
+
     lin = jtorch.nn.Linear(100, 100)
     assert wrap.size_based_auto_wrap_policy(lin, False, 10_100, min_num_params=10_000)
     assert not wrap.size_based_auto_wrap_policy(lin, False, 9_000, min_num_params=10_000)
@@ -220,8 +230,9 @@ def test_fsdp1_is_refused_and_policies():
 
 def test_dcp_round_trip(tmp_path, world):
     m = numpy_mlp(jtorch, 3, 4, 2)
-    meta = dcp.save({"model": m.state_dict(), "step": 3, "extra": {"lst": [1, 2]}},
-                    checkpoint_id=str(tmp_path))
+    meta = dcp.save(
+        {"model": m.state_dict(), "step": 3, "extra": {"lst": [1, 2]}}, checkpoint_id=str(tmp_path)
+    )
     assert sorted(meta.state_dict_metadata)[:2] == ["extra.lst", "model.0.bias"]
     assert sorted(os.listdir(tmp_path)) == [".metadata", "__0_0.distcp"]
     m2 = jtorch.nn.Sequential(jtorch.nn.Linear(3, 4), jtorch.nn.ReLU(), jtorch.nn.Linear(4, 2))
@@ -255,16 +266,18 @@ def test_state_dict_by_fqn(world):
     assert osd["param_groups"][0]["params"] == ["0.weight", "0.bias", "2.weight", "2.bias"]
     assert opt.param_groups[0]["lr"] == 0.1
     flat = dsd.get_optimizer_state_dict(
-        m, opt, options=dsd.StateDictOptions(flatten_optimizer_state_dict=True))
+        m, opt, options=dsd.StateDictOptions(flatten_optimizer_state_dict=True)
+    )
     assert "state.0.weight.exp_avg" in flat and "param_groups.0.weight.lr" in flat
     dsd.set_optimizer_state_dict(m, opt, flat)
     ddp = jtorch.nn.parallel.DistributedDataParallel(m)
     assert list(dsd.get_model_state_dict(ddp)) == ["0.weight", "0.bias", "2.weight", "2.bias"]
-    assert list(dsd.get_model_state_dict(
-        m, options=dsd.StateDictOptions(ignore_frozen_params=True))) == [
-            "0.weight", "0.bias", "2.bias"]
-    result = dsd.set_model_state_dict(ddp, {"0.weight": jtorch.ones(4, 3)},
-                                      options=dsd.StateDictOptions(strict=False))
+    assert list(
+        dsd.get_model_state_dict(m, options=dsd.StateDictOptions(ignore_frozen_params=True))
+    ) == ["0.weight", "0.bias", "2.bias"]
+    result = dsd.set_model_state_dict(
+        ddp, {"0.weight": jtorch.ones(4, 3)}, options=dsd.StateDictOptions(strict=False)
+    )
     assert result.missing_keys == ["module.0.bias", "module.2.weight", "module.2.bias"]
     assert m[0].weight.tolist() == [[1.0] * 3] * 4
 
@@ -274,8 +287,12 @@ def test_state_dict_by_fqn(world):
 
 def test_functional_collectives_copy(mesh):
     x = jtorch.arange(4.0)
-    for out in (fc.all_reduce(x, "sum", mesh), fc.all_gather_single(x, 0, mesh),
-                fc.reduce_scatter_single(x, "avg", 0, mesh), fc.broadcast(x, 0, mesh)):
+    for out in (
+        fc.all_reduce(x, "sum", mesh),
+        fc.all_gather_single(x, 0, mesh),
+        fc.reduce_scatter_single(x, "avg", 0, mesh),
+        fc.broadcast(x, 0, mesh),
+    ):
         assert out is not x and fc.wait_tensor(out).tolist() == x.tolist()
     with pytest.raises(ValueError, match="Unrecognized reduce_op"):
         fc.all_reduce(x, "median", mesh)
@@ -285,8 +302,9 @@ def test_functional_collectives_copy(mesh):
 
 
 def test_join_and_model_averaging(world):
-    from jtorch.distributed.algorithms import Join, JoinHook, Joinable
+    from jtorch.distributed.algorithms import Join, Joinable, JoinHook
     from jtorch.distributed.algorithms.model_averaging.averagers import PeriodicModelAverager
+
     calls = []
 
     class Hook(JoinHook):
@@ -309,8 +327,8 @@ def test_join_and_model_averaging(world):
     p.grad = jtorch.ones(2)
     for _ in range(3):
         avg.average_parameters([p])
-    assert avg.step == 3 and p.tolist() == [1.0, 1.0]       # the mean over one rank
-    with pytest.raises(ValueError, match="non-empty list"):   # no parameter has a gradient
+    assert avg.step == 3 and p.tolist() == [1.0, 1.0]  # the mean over one rank
+    with pytest.raises(ValueError, match="non-empty list"):  # no parameter has a gradient
         PeriodicModelAverager(period=2).average_parameters([jtorch.ones(2)])
     with pytest.raises(ValueError, match="positive"):
         PeriodicModelAverager(period=0)
@@ -325,19 +343,24 @@ def test_comm_hooks_round_like_their_dtype(world):
 
         def buffer(self):
             return self._t
-    values = jtorch.tensor([1.0 + 2.0 ** -12, 3.14159265])
+
+    values = jtorch.tensor([1.0 + 2.0**-12, 3.14159265])
     out = default_hooks.fp16_compress_hook(None, Bucket(values.clone())).wait()
     assert out.tolist() == values.half().float().tolist()
     out = default_hooks.bf16_compress_hook(None, Bucket(values.clone())).wait()
     assert out.tolist() == values.bfloat16().float().tolist()
-    assert default_hooks.allreduce_hook(None, Bucket(values.clone())).wait().tolist() == \
-        values.tolist()
+    assert (
+        default_hooks.allreduce_hook(None, Bucket(values.clone())).wait().tolist()
+        == values.tolist()
+    )
 
 
 def test_checkpoint_wrapper_hides_its_prefix():
     from jtorch.distributed.algorithms._checkpoint.checkpoint_wrapper import (
-        apply_activation_checkpointing, checkpoint_wrapper,
+        apply_activation_checkpointing,
+        checkpoint_wrapper,
     )
+
     base, wrapped = numpy_mlp(jtorch, 3, 4, 2), checkpoint_wrapper(numpy_mlp(jtorch, 3, 4, 2))
     assert list(wrapped.state_dict()) == list(base.state_dict())
     assert [n for n, _ in wrapped.named_parameters()] == [n for n, _ in base.named_parameters()]
@@ -357,7 +380,7 @@ def test_stores(tmp_path):
     assert fs.get("a") == b"x" and fs.add("n", 2) == 2 and fs.add("n", 3) == 5
     assert fs.compare_set("a", "x", "y") == b"y" and fs.compare_set("a", "no", "z") == b"y"
     assert fs.delete_key("a") and fs.delete_key("a") and not fs.check(["a"])
-    other = dist.FileStore(str(tmp_path / "store"), 1)          # another opener sees the keys
+    other = dist.FileStore(str(tmp_path / "store"), 1)  # another opener sees the keys
     assert other.get("n") == b"5"
     fs.set_timeout(datetime.timedelta(milliseconds=50))
     with pytest.raises(RuntimeError, match="Timeout waiting for key: missing"):

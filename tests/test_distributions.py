@@ -16,9 +16,11 @@ def test_normal_closed_forms():
     d = D.Normal(torch.tensor([0.0, 1.0]), torch.tensor([1.0, 2.0]))
     x = np.array([0.5, -1.0])
     mu, s = np.array([0.0, 1.0]), np.array([1.0, 2.0])
-    close(d.log_prob(torch.tensor(x, dtype=torch.float32)),
-          -((x - mu) ** 2) / (2 * s ** 2) - np.log(s) - 0.5 * np.log(2 * np.pi))
-    close(d.entropy(), 0.5 * np.log(2 * np.pi * np.e * s ** 2))
+    close(
+        d.log_prob(torch.tensor(x, dtype=torch.float32)),
+        -((x - mu) ** 2) / (2 * s**2) - np.log(s) - 0.5 * np.log(2 * np.pi),
+    )
+    close(d.entropy(), 0.5 * np.log(2 * np.pi * np.e * s**2))
     close(d.cdf(torch.tensor([0.0, 1.0])), [0.5, 0.5])
     close(d.icdf(torch.tensor([0.5, 0.5])), mu)
     assert d.batch_shape == (2,) and d.event_shape == ()
@@ -36,7 +38,7 @@ def test_bernoulli_and_categorical():
     close(b.entropy()[0], math.log(2))
     close(b.log_prob(torch.tensor([1.0, 0.0])), [math.log(0.5), math.log(0.75)])
     assert b.enumerate_support().tolist() == [[0.0, 0.0], [1.0, 1.0]]
-    c = D.Categorical(probs=torch.tensor([1.0, 1.0, 2.0]))   # normalised to 1/4, 1/4, 1/2
+    c = D.Categorical(probs=torch.tensor([1.0, 1.0, 2.0]))  # normalised to 1/4, 1/4, 1/2
     close(c.log_prob(torch.tensor([0, 2])), [math.log(0.25), math.log(0.5)])
     close(D.Categorical(logits=torch.zeros(4)).entropy(), math.log(4))
     s = c.sample((5,))
@@ -71,7 +73,7 @@ def test_discrete_closed_forms():
     assert b.enumerate_support().tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
     g = D.Geometric(probs=torch.tensor(0.25))
     close(g.mean, 3.0)
-    close(g.log_prob(torch.tensor(2.0)), math.log(0.75 ** 2 * 0.25))
+    close(g.log_prob(torch.tensor(2.0)), math.log(0.75**2 * 0.25))
     m = D.Multinomial(3, probs=torch.tensor([0.5, 0.5]))
     close(m.log_prob(torch.tensor([1.0, 2.0])), math.log(3 / 8))
     assert m.sample((4,)).sum(-1).tolist() == [3.0] * 4
@@ -95,8 +97,10 @@ def test_kl_closed_forms():
     p, q = D.Normal(0.0, 1.0), D.Normal(1.0, 2.0)
     close(D.kl_divergence(p, q), math.log(2) + (1 + 1) / 8 - 0.5)
     close(D.kl_divergence(p, p), 0.0)
-    close(D.kl_divergence(D.Bernoulli(0.5), D.Bernoulli(0.25)),
-          0.5 * math.log(0.5 / 0.25) + 0.5 * math.log(0.5 / 0.75))
+    close(
+        D.kl_divergence(D.Bernoulli(0.5), D.Bernoulli(0.25)),
+        0.5 * math.log(0.5 / 0.25) + 0.5 * math.log(0.5 / 0.75),
+    )
     close(D.kl_divergence(D.Exponential(1.0), D.Exponential(2.0)), 2 - 1 - math.log(2))
     close(D.kl_divergence(D.Poisson(2.0), D.Poisson(1.0)), 2 * math.log(2) - 1)
     close(D.kl_divergence(D.Uniform(0.0, 1.0), D.Uniform(0.0, 2.0)), math.log(2))
@@ -127,7 +131,7 @@ def test_transforms():
     y = t(x)
     close(y, np.exp([-1.0, 0.0, 2.0]))
     close(t.inv(y), x)
-    close(t.log_abs_det_jacobian(x, y), x)   # log |d exp(x)/dx| = x
+    close(t.log_abs_det_jacobian(x, y), x)  # log |d exp(x)/dx| = x
     a = D.AffineTransform(1.0, -2.0)
     close(a(x), [3.0, 1.0, -3.0])
     close(a.log_abs_det_jacobian(x, a(x)), [math.log(2)] * 3)
@@ -149,8 +153,10 @@ def test_transformed_distribution_log_prob():
     d = D.TransformedDistribution(D.Normal(0.0, 1.0), D.ExpTransform())
     y = torch.tensor([0.5, 2.0])
     close(d.log_prob(y), D.LogNormal(0.0, 1.0).log_prob(y))
-    close(d.log_prob(y), -np.log([0.5, 2.0]) ** 2 / 2 - 0.5 * math.log(2 * math.pi)
-          - np.log([0.5, 2.0]))
+    close(
+        d.log_prob(y),
+        -(np.log([0.5, 2.0]) ** 2) / 2 - 0.5 * math.log(2 * math.pi) - np.log([0.5, 2.0]),
+    )
 
 
 def test_biject_to_and_constraints():
@@ -160,8 +166,11 @@ def test_biject_to_and_constraints():
     assert isinstance(D.transform_to(constraints.simplex), D.SoftmaxTransform)
     t = D.biject_to(constraints.interval(-1.0, 3.0))
     assert constraints.interval(-1.0, 3.0).check(t(torch.tensor([-20.0, 0.0, 20.0]))).all()
-    assert constraints.positive.check(torch.tensor([1.0, 0.0, -1.0])).tolist() == [True, False,
-                                                                                  False]
+    assert constraints.positive.check(torch.tensor([1.0, 0.0, -1.0])).tolist() == [
+        True,
+        False,
+        False,
+    ]
     assert constraints.simplex.check(torch.tensor([0.25, 0.75])).item()
     assert repr(constraints.greater_than(0.5)) == "GreaterThan(lower_bound=0.5)"
 
@@ -181,8 +190,9 @@ def test_validation_errors():
 def test_expand_and_mixture():
     d = D.Normal(torch.zeros(3), 1.0).expand((2, 3))
     assert d.batch_shape == (2, 3) and d.sample().shape == (2, 3)
-    mix = D.MixtureSameFamily(D.Categorical(torch.tensor([0.5, 0.5])),
-                              D.Normal(torch.tensor([-1.0, 1.0]), 1.0))
+    mix = D.MixtureSameFamily(
+        D.Categorical(torch.tensor([0.5, 0.5])), D.Normal(torch.tensor([-1.0, 1.0]), 1.0)
+    )
     close(mix.mean, 0.0)
     close(mix.variance, 2.0)
     n = D.Normal(torch.tensor([-1.0, 1.0]), 1.0)
@@ -206,7 +216,7 @@ def test_samplers_behind_distributions():
     g = torch._standard_gamma(a)
     assert g.shape == (3,) and bool((g > 0).all())
     g.sum().backward()
-    assert a.grad.shape == (3,) and bool((a.grad > 0).all())   # draws increase with alpha
+    assert a.grad.shape == (3,) and bool((a.grad > 0).all())  # draws increase with alpha
     d = torch._sample_dirichlet(torch.ones(4, 3))
     close(d.sum(-1), [1.0] * 4)
     b = torch.binomial(torch.tensor([5.0, 10.0]), torch.tensor([0.0, 1.0]))
@@ -216,9 +226,9 @@ def test_samplers_behind_distributions():
 
 
 def test_half_cauchy_pareto_weibull():
-    close(D.HalfCauchy(2.0).cdf(torch.tensor(2.0)), 0.5)   # 2/pi * atan(1)
-    close(D.Pareto(2.0, 3.0).mean, 3.0)                     # alpha * scale / (alpha - 1)
-    close(D.Pareto(2.0, 3.0).log_prob(torch.tensor(4.0)), math.log(3 * 2 ** 3 / 4 ** 4))
+    close(D.HalfCauchy(2.0).cdf(torch.tensor(2.0)), 0.5)  # 2/pi * atan(1)
+    close(D.Pareto(2.0, 3.0).mean, 3.0)  # alpha * scale / (alpha - 1)
+    close(D.Pareto(2.0, 3.0).log_prob(torch.tensor(4.0)), math.log(3 * 2**3 / 4**4))
     # Weibull with concentration 1 is Exponential(1 / scale).
     x = torch.tensor([0.5, 3.0])
     close(D.Weibull(2.0, 1.0).log_prob(x), D.Exponential(0.5).log_prob(x))
@@ -229,7 +239,8 @@ def test_low_rank_multivariate_normal_is_a_multivariate_normal():
     loc, x = torch.tensor([1.0, 0.0, -1.0]), torch.tensor([[0.5, 0.0, 1.0], [0.0, 0.0, 0.0]])
     lr = D.LowRankMultivariateNormal(loc, W, d)
     cov = np.array([[1.0, 0.5, -0.5], [0.5, 0.25, -0.25], [-0.5, -0.25, 0.25]]) + np.diag(
-        [0.5, 1.0, 2.0])
+        [0.5, 1.0, 2.0]
+    )
     mvn = D.MultivariateNormal(loc, covariance_matrix=torch.tensor(cov, dtype=torch.float32))
     close(lr.log_prob(x), mvn.log_prob(x), rtol=1e-5)
     close(lr.entropy(), mvn.entropy(), rtol=1e-5)
@@ -246,7 +257,7 @@ def test_low_rank_multivariate_normal_is_a_multivariate_normal():
 
 
 def test_kumaraswamy_closed_forms():
-    k = D.Kumaraswamy(1.0, 1.0)   # Uniform(0, 1)
+    k = D.Kumaraswamy(1.0, 1.0)  # Uniform(0, 1)
     close(k.log_prob(torch.tensor([0.2, 0.7])), [0.0, 0.0], atol=1e-6)
     close(k.mean, 0.5)
     close(k.entropy(), 0.0, atol=1e-6)
@@ -260,7 +271,7 @@ def test_kumaraswamy_closed_forms():
 
 
 def test_fisher_snedecor_closed_forms():
-    f = D.FisherSnedecor(2.0, 2.0)   # density (1 + x)^-2
+    f = D.FisherSnedecor(2.0, 2.0)  # density (1 + x)^-2
     x = np.array([0.5, 3.0])
     close(f.log_prob(torch.tensor(x, dtype=torch.float32)), -2 * np.log1p(x))
     close(D.FisherSnedecor(3.0, 6.0).mean, 1.5)
@@ -271,8 +282,9 @@ def test_fisher_snedecor_closed_forms():
 def test_negative_binomial_closed_forms():
     nb = D.NegativeBinomial(2.0, probs=torch.tensor(0.5))
     # P(k) = C(k + r - 1, k) p^k (1 - p)^r
-    close(nb.log_prob(torch.tensor([0.0, 1.0, 3.0])),
-          np.log([0.25, 2 * 0.5 * 0.25, 4 * 0.125 * 0.25]))
+    close(
+        nb.log_prob(torch.tensor([0.0, 1.0, 3.0])), np.log([0.25, 2 * 0.5 * 0.25, 4 * 0.125 * 0.25])
+    )
     close(nb.mean, 2.0)
     close(nb.variance, 4.0)
     close(D.NegativeBinomial(0.0, probs=torch.tensor(0.3)).log_prob(torch.tensor(0.0)), 0.0)
@@ -282,15 +294,17 @@ def test_negative_binomial_closed_forms():
 
 
 def test_continuous_bernoulli_closed_forms():
-    u = D.ContinuousBernoulli(probs=torch.tensor(0.5))   # Uniform(0, 1)
+    u = D.ContinuousBernoulli(probs=torch.tensor(0.5))  # Uniform(0, 1)
     close(u.log_prob(torch.tensor([0.1, 0.9])), [0.0, 0.0], atol=1e-6)
     close(u.mean, 0.5)
     close(u.variance, 1 / 12)
     p, x = 0.2, np.array([0.0, 0.3, 1.0])
     log_c = math.log(2 * math.atanh(1 - 2 * p) / (1 - 2 * p))
     cb = D.ContinuousBernoulli(probs=torch.tensor(p))
-    close(cb.log_prob(torch.tensor(x, dtype=torch.float32)),
-          log_c + x * math.log(p) + (1 - x) * math.log(1 - p))
+    close(
+        cb.log_prob(torch.tensor(x, dtype=torch.float32)),
+        log_c + x * math.log(p) + (1 - x) * math.log(1 - p),
+    )
     close(cb.cdf(torch.tensor([0.0, 1.0])), [0.0, 1.0], atol=1e-6)
     close(cb.icdf(cb.cdf(torch.tensor(0.3))), 0.3)
     close(D.kl_divergence(cb, cb), 0.0, atol=1e-6)
@@ -302,8 +316,9 @@ def test_von_mises():
     kappa = np.array([0.5, 5.0])
     vm = D.VonMises(torch.tensor([0.0, 1.0]), torch.tensor(kappa, dtype=torch.float32))
     # The density at the mode is exp(kappa) / (2 pi I0(kappa)).
-    close(vm.log_prob(torch.tensor([0.0, 1.0])), kappa - np.log(2 * np.pi * np.i0(kappa)),
-          rtol=1e-5)
+    close(
+        vm.log_prob(torch.tensor([0.0, 1.0])), kappa - np.log(2 * np.pi * np.i0(kappa)), rtol=1e-5
+    )
     s = vm.sample((50,))
     assert s.shape == (50, 2) and s.dtype == torch.float32
     assert bool(((s >= -math.pi) & (s < math.pi)).all())
@@ -314,8 +329,12 @@ def test_logistic_normal_two_categories():
     d = D.LogisticNormal(torch.tensor([0.5]), torch.tensor([2.0]))
     y1 = 0.3
     logit = math.log(y1 / (1 - y1))
-    expected = (-((logit - 0.5) ** 2) / 8 - math.log(2) - 0.5 * math.log(2 * math.pi)
-                - math.log(y1 * (1 - y1)))
+    expected = (
+        -((logit - 0.5) ** 2) / 8
+        - math.log(2)
+        - 0.5 * math.log(2 * math.pi)
+        - math.log(y1 * (1 - y1))
+    )
     close(d.log_prob(torch.tensor([y1, 1 - y1])), expected, rtol=1e-5)
     s = d.sample((3,))
     assert s.shape == (3, 2)
@@ -331,7 +350,7 @@ def test_lkj_cholesky():
     torch.manual_seed(0)
     L = D.LKJCholesky(3, 2.0).sample((2000,))
     assert L.shape == (2000, 3, 3)
-    close((L * L).sum(-1), np.ones((2000, 3)), atol=1e-5)   # unit-norm rows
+    close((L * L).sum(-1), np.ones((2000, 3)), atol=1e-5)  # unit-norm rows
     corr = (L @ L.mT)[:, 2, 0].numpy()
     assert abs(corr.mean()) < 0.05 and abs(corr.var() - 1 / 6) < 0.02
 
@@ -357,8 +376,11 @@ def test_inverse_gamma_closed_forms():
     a, b = 3.0, 2.0
     d = D.InverseGamma(a, b)
     x = np.array([0.5, 2.0])
-    close(d.log_prob(torch.tensor(x, dtype=torch.float32)),
-          a * math.log(b) - math.lgamma(a) - (a + 1) * np.log(x) - b / x, rtol=1e-5)
+    close(
+        d.log_prob(torch.tensor(x, dtype=torch.float32)),
+        a * math.log(b) - math.lgamma(a) - (a + 1) * np.log(x) - b / x,
+        rtol=1e-5,
+    )
     close(d.mean, b / (a - 1))
     close(d.mode, b / (a + 1))
     assert math.isinf(D.InverseGamma(1.0, 1.0).mean.item())
@@ -392,4 +414,5 @@ def test_torch_module_paths():
     from jtorch.distributions.beta import Beta
     from jtorch.distributions.chi2 import Chi2
     from jtorch.distributions.von_mises import VonMises
+
     assert Beta is D.Beta and Chi2 is D.Chi2 and VonMises is D.VonMises

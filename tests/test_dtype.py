@@ -14,12 +14,20 @@ def test_dtype_attributes_and_aliases():
     assert torch.bfloat16.itemsize == 2 and torch.complex128.itemsize == 16
 
 
-@pytest.mark.parametrize("a,b,expected", [
-    ("uint8", "int8", "int16"), ("bool", "int32", "int32"), ("int32", "int64", "int64"),
-    ("float16", "bfloat16", "float32"), ("int64", "float16", "float16"),
-    ("float64", "complex64", "complex128"), ("uint8", "uint8", "uint8"),
-    ("bool", "bool", "bool"), ("float32", "int64", "float32"),
-])
+@pytest.mark.parametrize(
+    "a,b,expected",
+    [
+        ("uint8", "int8", "int16"),
+        ("bool", "int32", "int32"),
+        ("int32", "int64", "int64"),
+        ("float16", "bfloat16", "float32"),
+        ("int64", "float16", "float16"),
+        ("float64", "complex64", "complex128"),
+        ("uint8", "uint8", "uint8"),
+        ("bool", "bool", "bool"),
+        ("float32", "int64", "float32"),
+    ],
+)
 def test_promote_types(a, b, expected):
     assert torch.promote_types(getattr(torch, a), getattr(torch, b)) is getattr(torch, expected)
     assert torch.promote_types(getattr(torch, b), getattr(torch, a)) is getattr(torch, expected)
@@ -47,8 +55,9 @@ def test_ops_promote():
     assert (i / 2).dtype is torch.float32
     assert (i > 1).dtype is torch.bool
     assert (torch.tensor([1.0]) * torch.tensor(2.0, dtype=torch.float64)).dtype is torch.float32
-    assert (torch.tensor([1], dtype=torch.uint8) + torch.tensor([1], dtype=torch.int8)).dtype \
-        is torch.int16
+    assert (
+        torch.tensor([1], dtype=torch.uint8) + torch.tensor([1], dtype=torch.int8)
+    ).dtype is torch.int16
 
 
 def test_default_dtype():
@@ -66,8 +75,9 @@ def test_default_dtype():
 
 def test_inplace_refuses_lossy_result_type():
     x = torch.tensor([1, 2])
-    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired "
-                                           "output type Long"):
+    with pytest.raises(
+        RuntimeError, match="result type Float can't be cast to the desired output type Long"
+    ):
         x.add_(1.5)
     assert x.tolist() == [1, 2]
 
@@ -75,7 +85,7 @@ def test_inplace_refuses_lossy_result_type():
 def test_can_cast_finfo_iinfo():
     assert torch.can_cast(torch.int32, torch.float32)
     assert not torch.can_cast(torch.float32, torch.int32)
-    assert torch.finfo(torch.float32).eps == 2.0 ** -23
+    assert torch.finfo(torch.float32).eps == 2.0**-23
     assert torch.finfo().bits == 32
     assert torch.iinfo(torch.int8).min == -128 and torch.iinfo(torch.uint8).max == 255
     with pytest.raises(TypeError):
@@ -116,6 +126,6 @@ def test_python_types_stand_for_dtypes():
     t = torch.arange(3.0)
     assert t.to(bool).dtype == torch.bool and t.to("cpu", int).dtype == torch.int64
     assert t.sum(dtype=float).dtype == torch.float64
-    assert torch.arange(4.0).view(int).shape == (2,)      # two float32 per int64
+    assert torch.arange(4.0).view(int).shape == (2,)  # two float32 per int64
     with pytest.raises(ValueError, match="invalid type: 'float'"):
-        t.type(float)            # Tensor.type reads a class as a legacy type name
+        t.type(float)  # Tensor.type reads a class as a legacy type name

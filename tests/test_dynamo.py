@@ -64,12 +64,14 @@ def test_compiler_helpers():
     @torch.compiler.wrap_numpy
     def npfn(a):
         return a * 2
+
     assert npfn(torch.ones(2)).tolist() == [2.0, 2.0]
     assert torch.compiler.nested_compile_region(len) is len
 
 
 def test_transform_getitem_to_index_under_vmap():
     from jtorch._dynamo._trace_wrapped_higher_order_op import TransformGetItemToIndex
+
     x = torch.arange(12.0).reshape(3, 4)
     with TransformGetItemToIndex():
         diag = torch.vmap(lambda i: x[i, i])(torch.arange(3))

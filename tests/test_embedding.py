@@ -44,26 +44,36 @@ def test_embedding_renorm_rescales_only_long_indexed_rows():
     w = torch.tensor([[3.0, 4.0], [0.3, 0.4], [6.0, 8.0]])
     torch.embedding_renorm_(w, torch.tensor([0, 1]), 1.0, 2.0)
     got = np.asarray(w)
-    np.testing.assert_allclose(got[0], [0.6, 0.8], rtol=1e-5)   # norm 5 -> 1
-    np.testing.assert_allclose(got[1], [0.3, 0.4], rtol=1e-6)   # norm 0.5 <= 1: unchanged
-    np.testing.assert_allclose(got[2], [6.0, 8.0], rtol=1e-6)   # not indexed: unchanged
+    np.testing.assert_allclose(got[0], [0.6, 0.8], rtol=1e-5)  # norm 5 -> 1
+    np.testing.assert_allclose(got[1], [0.3, 0.4], rtol=1e-6)  # norm 0.5 <= 1: unchanged
+    np.testing.assert_allclose(got[2], [6.0, 8.0], rtol=1e-6)  # not indexed: unchanged
 
 
 def test_embedding_bag():
     w = rand(6, 2)
     inp = t([1, 2, 4, 5, 4, 3], np.int64)
     offsets = t([0, 2, 2], np.int64)
-    close(F.embedding_bag(inp, t(w), offsets, mode="sum"),
-          [w[1] + w[2], [0, 0], w[4] + w[5] + w[4] + w[3]])
-    close(F.embedding_bag(inp, t(w), offsets), [(w[1] + w[2]) / 2, [0, 0],
-                                                (w[4] + w[5] + w[4] + w[3]) / 4])
-    close(F.embedding_bag(inp, t(w), offsets, mode="max"),
-          [np.maximum(w[1], w[2]), [0, 0], w[[4, 5, 3]].max(0)])
-    close(F.embedding_bag(inp, t(w), t([0, 2, 4], np.int64), include_last_offset=True,
-                          mode="sum"), [w[1] + w[2], w[4] + w[5]])
+    close(
+        F.embedding_bag(inp, t(w), offsets, mode="sum"),
+        [w[1] + w[2], [0, 0], w[4] + w[5] + w[4] + w[3]],
+    )
+    close(
+        F.embedding_bag(inp, t(w), offsets),
+        [(w[1] + w[2]) / 2, [0, 0], (w[4] + w[5] + w[4] + w[3]) / 4],
+    )
+    close(
+        F.embedding_bag(inp, t(w), offsets, mode="max"),
+        [np.maximum(w[1], w[2]), [0, 0], w[[4, 5, 3]].max(0)],
+    )
+    close(
+        F.embedding_bag(inp, t(w), t([0, 2, 4], np.int64), include_last_offset=True, mode="sum"),
+        [w[1] + w[2], w[4] + w[5]],
+    )
     psw = np.arange(1, 7, dtype=np.float32)
-    close(F.embedding_bag(inp, t(w), offsets, mode="sum", per_sample_weights=t(psw)),
-          [w[1] + 2 * w[2], [0, 0], 3 * w[4] + 4 * w[5] + 5 * w[4] + 6 * w[3]])
+    close(
+        F.embedding_bag(inp, t(w), offsets, mode="sum", per_sample_weights=t(psw)),
+        [w[1] + 2 * w[2], [0, 0], 3 * w[4] + 4 * w[5] + 5 * w[4] + 6 * w[3]],
+    )
     two_d = t([[1, 2], [4, 4]], np.int64)
     close(F.embedding_bag(two_d, t(w), mode="sum", padding_idx=4), [w[1] + w[2], [0, 0]])
     with pytest.raises(ValueError, match="offsets has to be a 1D Tensor but got None"):

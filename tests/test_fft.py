@@ -57,15 +57,18 @@ def test_out():
     close(out, np.fft.fft(X))
 
 
-@pytest.mark.parametrize("call, msg", [
-    (lambda: torch.fft.fft(t(X), norm="foo"), 'Invalid normalization mode: "foo"'),
-    (lambda: torch.fft.fft(t(X), n=0), r"Invalid number of data points \(0\) specified"),
-    (lambda: torch.fft.rfft(t(XC)), "rfft expects a real input tensor, but got ComplexFloat"),
-    (lambda: torch.fft.fftn(t(X), dim=(0, 0)), "FFT dims must be unique"),
-    (lambda: torch.fft.fftn(t(X), s=(2, 2, 2)), "Got shape with 3 values"),
-    (lambda: torch.fft.fft(t(X.astype(np.float16))), "Unsupported dtype Half"),
-    (lambda: torch.fft.fftfreq(4, dtype=torch.int64), "fftfreq requires a floating point"),
-])
+@pytest.mark.parametrize(
+    "call, msg",
+    [
+        (lambda: torch.fft.fft(t(X), norm="foo"), 'Invalid normalization mode: "foo"'),
+        (lambda: torch.fft.fft(t(X), n=0), r"Invalid number of data points \(0\) specified"),
+        (lambda: torch.fft.rfft(t(XC)), "rfft expects a real input tensor, but got ComplexFloat"),
+        (lambda: torch.fft.fftn(t(X), dim=(0, 0)), "FFT dims must be unique"),
+        (lambda: torch.fft.fftn(t(X), s=(2, 2, 2)), "Got shape with 3 values"),
+        (lambda: torch.fft.fft(t(X.astype(np.float16))), "Unsupported dtype Half"),
+        (lambda: torch.fft.fftfreq(4, dtype=torch.int64), "fftfreq requires a floating point"),
+    ],
+)
 def test_errors(call, msg):
     with pytest.raises(RuntimeError, match=msg):
         call()

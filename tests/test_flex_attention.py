@@ -11,15 +11,24 @@ import pytest
 
 import jtorch as torch
 from jtorch.nn.attention.flex_attention import (
-    AuxRequest, BlockMask, and_masks, create_block_mask, create_mask, flex_attention,
-    noop_mask, or_masks,
+    AuxRequest,
+    BlockMask,
+    and_masks,
+    create_block_mask,
+    create_mask,
+    flex_attention,
+    noop_mask,
+    or_masks,
 )
 
 
 def _data(B=2, Hq=4, L=9, E=8, Hkv=2, S=11, Ev=5, seed=0):
     rng = np.random.default_rng(seed)
-    return (rng.standard_normal((B, Hq, L, E)), rng.standard_normal((B, Hkv, S, E)),
-            rng.standard_normal((B, Hkv, S, Ev)))
+    return (
+        rng.standard_normal((B, Hq, L, E)),
+        rng.standard_normal((B, Hkv, S, E)),
+        rng.standard_normal((B, Hkv, S, Ev)),
+    )
 
 
 def _ref(q, k, v, scale=None, bias=None, allowed=None):
@@ -48,8 +57,7 @@ def _t(a, dtype=torch.float64, grad=False):
 
 def test_no_mods_is_softmax_attention_with_gqa_and_other_value_dim():
     q, k, v = _data()
-    out, aux = flex_attention(_t(q), _t(k), _t(v), enable_gqa=True,
-                              return_aux=AuxRequest(lse=True))
+    out, aux = flex_attention(_t(q), _t(k), _t(v), enable_gqa=True, return_aux=AuxRequest(lse=True))
     ref, lse, _ = _ref(q, k, v)
     assert tuple(out.shape) == (2, 4, 9, 5) and out.dtype == torch.float64
     np.testing.assert_allclose(out.numpy(), ref, rtol=1e-10, atol=1e-12)
@@ -59,8 +67,9 @@ def test_no_mods_is_softmax_attention_with_gqa_and_other_value_dim():
 
 def test_float32_default_scale_and_explicit_scale():
     q, k, v = _data(Hq=2)
-    out = flex_attention(_t(q, torch.float32), _t(k, torch.float32), _t(v, torch.float32),
-                         scale=0.25)
+    out = flex_attention(
+        _t(q, torch.float32), _t(k, torch.float32), _t(v, torch.float32), scale=0.25
+    )
     assert out.dtype == torch.float32
     np.testing.assert_allclose(out.numpy(), _ref(q, k, v, scale=0.25)[0], rtol=1e-5, atol=1e-5)
 
@@ -71,9 +80,12 @@ def test_causal_mask_mod_equals_sdpa_is_causal():
     out = flex_attention(_t(q), _t(k), _t(v), block_mask=bm)
     sdpa = torch.nn.functional.scaled_dot_product_attention(_t(q), _t(k), _t(v), is_causal=True)
     np.testing.assert_allclose(out.numpy(), sdpa.numpy(), rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(out.numpy(), _ref(q, k, v, allowed=np.tril(np.ones((37, 37),
-                                                                                   bool)))[0],
-                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(
+        out.numpy(),
+        _ref(q, k, v, allowed=np.tril(np.ones((37, 37), bool)))[0],
+        rtol=1e-10,
+        atol=1e-12,
+    )
 
 
 def test_fully_masked_rows_give_zero_and_minus_inf_and_finite_gradients():
@@ -81,8 +93,9 @@ def test_fully_masked_rows_give_zero_and_minus_inf_and_finite_gradients():
     rows = (np.arange(9) % 3 != 0)[:, None]
     bm = create_block_mask(lambda b, h, qi, kv: (qi % 3 != 0) & (kv <= qi), 2, 4, 9, 11)
     tq, tk, tv = _t(q, grad=True), _t(k, grad=True), _t(v, grad=True)
-    out, aux = flex_attention(tq, tk, tv, block_mask=bm, enable_gqa=True,
-                              return_aux=AuxRequest(lse=True, max_scores=True))
+    out, aux = flex_attention(
+        tq, tk, tv, block_mask=bm, enable_gqa=True, return_aux=AuxRequest(lse=True, max_scores=True)
+    )
     allowed = rows & np.tril(np.ones((9, 11), bool))
     ref, lse, _ = _ref(q, k, v, allowed=allowed)
     np.testing.assert_allclose(out.detach().numpy(), ref, rtol=1e-10, atol=1e-12)
@@ -96,8 +109,13 @@ def test_fully_masked_rows_give_zero_and_minus_inf_and_finite_gradients():
 
 def test_max_scores_are_the_row_maxima_of_modified_scores():
     q, k, v = _data(Hq=2, Hkv=2)
-    _, aux = flex_attention(_t(q), _t(k), _t(v), score_mod=lambda s, b, h, qi, kv: s * 2,
-                            return_aux=AuxRequest(max_scores=True))
+    _, aux = flex_attention(
+        _t(q),
+        _t(k),
+        _t(v),
+        score_mod=lambda s, b, h, qi, kv: s * 2,
+        return_aux=AuxRequest(max_scores=True),
+    )
     s = q @ np.swapaxes(k, -1, -2) / math.sqrt(8) * 2
     np.testing.assert_allclose(aux.max_scores.numpy(), s.max(-1), rtol=1e-12)
     assert aux.lse is None
@@ -120,24 +138,31 @@ def test_score_and_mask_mods(mod):
         tt = _t(table)
         score_mod = lambda s, b, h, i, j: s + tt[b, 0, i, j]  # noqa: E731
         bias = table
-    elif mod == "chained_index":    # not elementwise on broadcast indices: runs under vmap
+    elif mod == "chained_index":  # not elementwise on broadcast indices: runs under vmap
         tt = _t(table)
         score_mod = lambda s, b, h, i, j: s + tt[b][0][i][j]  # noqa: E731
         bias = table
     elif mod == "document":
         td = torch.tensor(docs)
-        block_mask = create_block_mask(lambda b, h, i, j: td[i] == td[j], None, None, L, S,
-                                       BLOCK_SIZE=4)
+        block_mask = create_block_mask(
+            lambda b, h, i, j: td[i] == td[j], None, None, L, S, BLOCK_SIZE=4
+        )
         allowed = docs[:L, None] == docs[None, :]
     if mod == "softcap":
-        out = flex_attention(_t(q), _t(k), _t(v), enable_gqa=True,
-                             score_mod=lambda s, b, h, i, j: 2.0 * torch.tanh(s / 2.0))
+        out = flex_attention(
+            _t(q),
+            _t(k),
+            _t(v),
+            enable_gqa=True,
+            score_mod=lambda s, b, h, i, j: 2.0 * torch.tanh(s / 2.0),
+        )
         s = q @ np.swapaxes(np.repeat(k, 2, 1), -1, -2) / math.sqrt(8)
         p = np.exp(2 * np.tanh(s / 2))
         ref = (p / p.sum(-1, keepdims=True)) @ np.repeat(v, 2, 1)
     else:
-        out = flex_attention(_t(q), _t(k), _t(v), score_mod=score_mod, block_mask=block_mask,
-                             enable_gqa=True)
+        out = flex_attention(
+            _t(q), _t(k), _t(v), score_mod=score_mod, block_mask=block_mask, enable_gqa=True
+        )
         ref = _ref(q, k, v, bias=bias, allowed=allowed)[0]
     np.testing.assert_allclose(out.numpy(), ref, rtol=1e-10, atol=1e-12)
 
@@ -156,8 +181,9 @@ def test_gradients_are_the_analytic_ones():
     ds = p * (dp - (dp * p).sum(-1, keepdims=True))
     np.testing.assert_allclose(tv.grad.numpy(), dv, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(tq.grad.numpy(), scale * ds @ k, rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(tk.grad.numpy(), scale * np.swapaxes(ds, -1, -2) @ q, rtol=1e-9,
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        tk.grad.numpy(), scale * np.swapaxes(ds, -1, -2) @ q, rtol=1e-9, atol=1e-12
+    )
 
 
 def test_lse_gradient_is_the_softmax():
@@ -171,9 +197,13 @@ def test_lse_gradient_is_the_softmax():
 
 def test_half_inputs_compute_in_float32():
     q, k, v = _data()
-    out, aux = flex_attention(_t(q, torch.bfloat16), _t(k, torch.bfloat16),
-                              _t(v, torch.bfloat16), enable_gqa=True,
-                              return_aux=AuxRequest(lse=True))
+    out, aux = flex_attention(
+        _t(q, torch.bfloat16),
+        _t(k, torch.bfloat16),
+        _t(v, torch.bfloat16),
+        enable_gqa=True,
+        return_aux=AuxRequest(lse=True),
+    )
     assert out.dtype == torch.bfloat16 and aux.lse.dtype == torch.float32
     np.testing.assert_allclose(out.float().numpy(), _ref(q, k, v)[0], atol=3e-2)
 
@@ -193,9 +223,14 @@ def test_block_tables_are_honoured_as_the_kernels_read_them():
     q, k, v = _data(B=1, Hq=1, Hkv=1, L=8, S=8)
     num = torch.tensor([[[1, 1]]], dtype=torch.int32)
     idx = torch.tensor([[[[1, 0], [0, 1]]]], dtype=torch.int32)
-    bm = BlockMask.from_kv_blocks(num, idx, num, torch.tensor([[[[0, 0], [1, 0]]]],
-                                                              dtype=torch.int32),
-                                  BLOCK_SIZE=4, mask_mod=lambda b, h, i, j: i == j)
+    bm = BlockMask.from_kv_blocks(
+        num,
+        idx,
+        num,
+        torch.tensor([[[[0, 0], [1, 0]]]], dtype=torch.int32),
+        BLOCK_SIZE=4,
+        mask_mod=lambda b, h, i, j: i == j,
+    )
     # row block 0: partial block 1 (diagonal: nothing there), full block 0
     # row block 1: partial block 0 (diagonal: nothing there), full block 1
     allowed = np.zeros((8, 8), bool)
@@ -216,7 +251,7 @@ def test_causal_block_tables():
     assert bm.q_num_blocks.tolist() == [[[1] * R]]
     assert bm.full_q_num_blocks.tolist() == [[[R - 1 - c for c in range(R)]]]
     for c, row in enumerate(bm.full_q_indices[0, 0].tolist()):
-        assert row[:R - 1 - c] == list(range(c + 1, R))
+        assert row[: R - 1 - c] == list(range(c + 1, R))
     assert bm.to_dense().tolist() == [[np.tril(np.ones((R, R), int)).tolist()]]
     assert bm.kv_num_blocks.dtype == torch.int32 and bm.kv_indices.dtype == torch.int32
     # 4 partial + 6 full blocks of 256 over 64 * 64 positions
@@ -239,8 +274,7 @@ def test_block_mask_indexing_and_adjust():
 def test_create_mask_and_mask_combinators():
     causal = lambda b, h, i, j: i >= j  # noqa: E731
     first = lambda b, h, i, j: j == 0  # noqa: E731
-    m = create_mask(or_masks(and_masks(causal, lambda b, h, i, j: i - j < 2), first), 2, None,
-                    5, 5)
+    m = create_mask(or_masks(and_masks(causal, lambda b, h, i, j: i - j < 2), first), 2, None, 5, 5)
     i, j = np.arange(5)[:, None], np.arange(5)[None, :]
     expected = ((i >= j) & (i - j < 2)) | (j == 0)
     assert m.dtype == torch.bool and tuple(m.shape) == (2, 1, 5, 5)
@@ -256,15 +290,19 @@ def test_compiled_flex_attention_matches_eager_and_trains():
 
     def step(q, k, v):
         bm = create_block_mask(lambda b, h, i, j: i >= j, None, None, 9, 11)
-        out = flex_attention(q, k, v, score_mod=lambda s, b, h, i, j: s + bias[h] * j,
-                             block_mask=bm)
+        out = flex_attention(
+            q, k, v, score_mod=lambda s, b, h, i, j: s + bias[h] * j, block_mask=bm
+        )
         return out
 
-    compiled = torch.compile(step, fullgraph=True)   # raises rather than falling back
+    compiled = torch.compile(step, fullgraph=True)  # raises rather than falling back
     eager = step(_t(q), _t(k), _t(v))
-    np.testing.assert_allclose(compiled(_t(q), _t(k), _t(v)).detach().numpy(),
-                               eager.detach().numpy(),
-                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(
+        compiled(_t(q), _t(k), _t(v)).detach().numpy(),
+        eager.detach().numpy(),
+        rtol=1e-10,
+        atol=1e-12,
+    )
     fa = torch.compile(flex_attention, fullgraph=True)
     tq = _t(q, grad=True)
     out = fa(tq, _t(k), _t(v))
@@ -295,8 +333,9 @@ def test_bad_arguments_raise(bad):
 def test_compiled_create_block_mask_returns_the_same_block_mask():
     mod = lambda b, h, i, j: (i >= j) & (i - j < 70)  # noqa: E731
     eager = create_block_mask(mod, 2, None, 300, 260, BLOCK_SIZE=(64, 32))
-    compiled = torch.compile(create_block_mask, fullgraph=True)(mod, 2, None, 300, 260,
-                                                                BLOCK_SIZE=(64, 32))
+    compiled = torch.compile(create_block_mask, fullgraph=True)(
+        mod, 2, None, 300, 260, BLOCK_SIZE=(64, 32)
+    )
     assert isinstance(compiled, BlockMask) and compiled.mask_mod is mod
     assert compiled.shape == eager.shape and compiled.BLOCK_SIZE == eager.BLOCK_SIZE
     for name in BlockMask._TENSOR_ATTRS[:8]:

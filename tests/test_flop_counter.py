@@ -13,10 +13,10 @@ def _global(m):
 
 def test_matrix_products():
     with FlopCounterMode(display=False) as m:
-        jtorch.ones(3, 4) @ jtorch.ones(4, 5)                        # 2*3*4*5
-        jtorch.bmm(jtorch.ones(2, 3, 4), jtorch.ones(2, 4, 5))        # 2*2*3*4*5
+        jtorch.ones(3, 4) @ jtorch.ones(4, 5)  # 2*3*4*5
+        jtorch.bmm(jtorch.ones(2, 3, 4), jtorch.ones(2, 4, 5))  # 2*2*3*4*5
         jtorch.nn.functional.linear(jtorch.ones(6, 4), jtorch.ones(5, 4), jtorch.ones(5))
-        jtorch.ones(3) @ jtorch.ones(3)                              # a dot: not counted
+        jtorch.ones(3) @ jtorch.ones(3)  # a dot: not counted
     assert _global(m) == {"aten.mm": 120, "aten.bmm": 240, "aten.addmm": 240}
     assert m.get_total_flops() == 600
 
@@ -29,8 +29,9 @@ def test_convolution():
 
 
 def test_modules_and_backward():
-    net = jtorch.nn.Sequential(jtorch.nn.Linear(8, 4), jtorch.nn.ReLU(),
-                               jtorch.nn.Linear(4, 2, bias=False))
+    net = jtorch.nn.Sequential(
+        jtorch.nn.Linear(8, 4), jtorch.nn.ReLU(), jtorch.nn.Linear(4, 2, bias=False)
+    )
     with FlopCounterMode(display=False) as m:
         net(jtorch.ones(6, 8)).sum().backward()
     counts = {k: {str(op): n for op, n in v.items()} for k, v in m.get_flop_counts().items()}
@@ -46,12 +47,13 @@ def test_nothing_counted_outside_and_custom_formula():
     a = jtorch.ones(2, 2, requires_grad=True)
     with FlopCounterMode(display=False) as m:
         y = a @ a
-    y.sum().backward()                   # after the mode: not charged
+    y.sum().backward()  # after the mode: not charged
     assert m.get_total_flops() == 16
 
     @register_flop_formula(jtorch.cumsum)
     def cumsum_flops(x, dim, **kwargs):
         return x.numel()
+
     with FlopCounterMode(display=False) as m:
         jtorch.cumsum(jtorch.ones(10), 0)
     assert m.get_total_flops() == 10

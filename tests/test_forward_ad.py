@@ -34,7 +34,7 @@ def test_product_rule_and_matmul():
         dx, dy = fwAD.make_dual(x, v), fwAD.make_dual(y, w)
         prod = fwAD.unpack_dual(dx * dy + 3 * dx).tangent
         mm = fwAD.unpack_dual(dx @ dy.t()).tangent
-        red = fwAD.unpack_dual((dx ** 2).sum()).tangent
+        red = fwAD.unpack_dual((dx**2).sum()).tangent
     W = V[::-1]
     close(prod, V * Y + X * W + 3 * V)
     close(mm, V @ Y.T + X @ W.T)
@@ -59,8 +59,10 @@ def test_views_carry_views_of_the_tangent():
         d = fwAD.make_dual(x, v)
         close(fwAD.unpack_dual(d.t()[1:]).tangent, V.T[1:])
         close(fwAD.unpack_dual(d.reshape(-1)).tangent, V.reshape(-1))
-        close(fwAD.unpack_dual(d[:, None].expand(2, 2, 3)).tangent,
-              np.broadcast_to(V[:, None], (2, 2, 3)))
+        close(
+            fwAD.unpack_dual(d[:, None].expand(2, 2, 3)).tangent,
+            np.broadcast_to(V[:, None], (2, 2, 3)),
+        )
         assert fwAD.unpack_dual(d.detach()).tangent is None
 
 
@@ -83,7 +85,7 @@ def test_writing_a_dual_into_a_plain_tensor():
     x, v = _xv()
     with fwAD.dual_level():
         base = torch.zeros(3, 3)
-        first = base[0]         # made before the base has a tangent
+        first = base[0]  # made before the base has a tangent
         base[1:] = fwAD.make_dual(x, v)
         expected = np.zeros((3, 3))
         expected[1:] = V
@@ -98,8 +100,8 @@ def test_make_dual_aliases_the_primal_but_keeps_its_own_tangent():
         assert d._base is x
         assert fwAD.unpack_dual(d).tangent is v
         d.mul_(2.0)
-        close(x, 2 * X)                         # the primal's storage
-        close(v, 2 * V)                         # the tangent given, updated in place
+        close(x, 2 * X)  # the primal's storage
+        close(v, 2 * V)  # the tangent given, updated in place
         assert fwAD.unpack_dual(x).tangent is None
         assert fwAD.unpack_dual(fwAD.unpack_dual(d).primal).tangent is None
 
@@ -108,7 +110,7 @@ def test_level_exit_drops_tangents_and_hook_is_off_outside():
     x, v = _xv()
     assert _registry.forward_ad is None
     y = torch.sin(x)
-    assert "_fw" not in y.__dict__              # no per-op cost outside a level
+    assert "_fw" not in y.__dict__  # no per-op cost outside a level
     with fwAD.dual_level() as level:
         assert level == 0 and _registry.forward_ad is not None
         out = torch.sin(fwAD.make_dual(x, v))
@@ -169,7 +171,7 @@ def test_errors():
         out = torch.full((2, 3), 7.0)
         with pytest.raises(NotImplementedError, match="sin_out"):
             torch.sin(d, out=out)
-        close(out, np.full((2, 3), 7.0))            # left unchanged
+        close(out, np.full((2, 3), 7.0))  # left unchanged
         with pytest.raises(RuntimeError, match="not the last one"):
             fwAD.exit_dual_level(level=1)
 

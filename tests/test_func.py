@@ -21,8 +21,8 @@ def f64(a):
 
 
 def test_grad_of_cubic_sum():
-    g = func.grad(lambda x: (x ** 3).sum())(f64(X))
-    close(g, 3 * X ** 2)
+    g = func.grad(lambda x: (x**3).sum())(f64(X))
+    close(g, 3 * X**2)
     assert g.dtype == torch.float64 and not g.requires_grad
 
 
@@ -43,18 +43,20 @@ def test_grad_argnums_pytrees_and_aux():
 
 
 def test_grad_and_value_and_nesting():
-    g, v = func.grad_and_value(lambda x: (x ** 3).sum())(f64(X))
-    close(v, (X ** 3).sum())
-    close(g, 3 * X ** 2)
+    g, v = func.grad_and_value(lambda x: (x**3).sum())(f64(X))
+    close(v, (X**3).sum())
+    close(g, 3 * X**2)
     # d2/dx2 of x^4 is 12 x^2, through two nested jax.grad
     x = f64(1.5)
-    close(func.grad(func.grad(lambda x: x ** 4))(x), 12 * 1.5 ** 2)
+    close(func.grad(func.grad(lambda x: x**4))(x), 12 * 1.5**2)
 
 
 def test_grad_errors_as_torch():
     x = f64(X)
-    with pytest.raises(RuntimeError, match="Expected f\\(\\*args\\) to return a scalar Tensor, "
-                                           "got tensor with 1 dims"):
+    with pytest.raises(
+        RuntimeError,
+        match="Expected f\\(\\*args\\) to return a scalar Tensor, got tensor with 1 dims",
+    ):
         func.grad(lambda x: x)(x)
     with pytest.raises(RuntimeError, match="output of function f should be a tuple"):
         func.grad(lambda x: x.sum(), has_aux=True)(x)
@@ -74,15 +76,15 @@ def test_grad_complex_input_is_conjugate_of_jax():
 def test_grad_of_function_using_the_tape_inside():
     def f(x):
         y = x.clone().requires_grad_()
-        (g,) = torch.autograd.grad((y ** 2).sum(), y, create_graph=True)
-        return (g * x).sum()        # 2 x^2, differentiated through both `g` and `x`
+        (g,) = torch.autograd.grad((y**2).sum(), y, create_graph=True)
+        return (g * x).sum()  # 2 x^2, differentiated through both `g` and `x`
 
     close(func.grad(f)(f64(X)), 4 * X)
 
 
 def test_grad_outputs_stay_on_the_tape():
     x = f64(X).requires_grad_()
-    g = func.grad(lambda x: (x ** 3).sum())(x)      # 3 x^2
+    g = func.grad(lambda x: (x**3).sum())(x)  # 3 x^2
     assert g.requires_grad
     g.sum().backward()
     close(x.grad, 6 * X)
@@ -107,8 +109,9 @@ def test_vjp_and_jvp():
 
 
 def test_vjp_multiple_outputs_and_aux():
-    out, vjp_fn, aux = func.vjp(lambda x, y: ((x * y, x + y), y.sum()), f64(X), f64(2 * X),
-                                has_aux=True)
+    out, vjp_fn, aux = func.vjp(
+        lambda x, y: ((x * y, x + y), y.sum()), f64(X), f64(2 * X), has_aux=True
+    )
     close(aux, 2 * X.sum())
     gx, gy = vjp_fn((f64([1.0, 1.0, 1.0]), f64([1.0, 0.0, 0.0])))
     close(gx, 2 * X + [1, 0, 0])
@@ -130,7 +133,7 @@ def test_jacrev_jacfwd_match_the_analytic_jacobian():
 
 def test_jacobian_structure_for_many_inputs_and_outputs():
     def f(x, y):
-        return x * y.sum(), (x ** 2).sum()
+        return x * y.sum(), (x**2).sum()
 
     x, y = f64(X), f64([1.0, 2.0])
     for jac in (func.jacrev, func.jacfwd):
@@ -184,8 +187,9 @@ def test_vmap_in_dims_out_dims_nested_and_chunks():
         return d["a"] * d["b"][0] * d["b"][1], d["a"].sum()
 
     for chunk in (None, 2):
-        out, s = func.vmap(f, in_dims=({"a": 1, "b": (0, None)},), out_dims=(1, 0),
-                           chunk_size=chunk)(pair)
+        out, s = func.vmap(
+            f, in_dims=({"a": 1, "b": (0, None)},), out_dims=(1, 0), chunk_size=chunk
+        )(pair)
         close(out, 2 * A * A)
         close(s, A.sum(0))
 
@@ -280,8 +284,7 @@ def test_functional_call_ties_weights():
     m = Affine(np.eye(2), [0.0, 0.0], tied=True)
     w = f64([[2.0, 0.0], [0.0, 3.0]])
     close(func.functional_call(m, {"weight": w}, (f64([1.0, 1.0]),)), [7.0, 8.0])
-    close(func.functional_call(m, {"weight": w}, (f64([1.0, 1.0]),), tie_weights=False),
-          [4.0, 5.0])
+    close(func.functional_call(m, {"weight": w}, (f64([1.0, 1.0]),), tie_weights=False), [4.0, 5.0])
 
 
 def test_stack_module_state_ensemble_with_vmap():
@@ -302,6 +305,7 @@ def test_stack_module_state_ensemble_with_vmap():
 # ---------------------------------------------------------------------------
 # replace_all_batch_norm_modules_
 
+
 def test_replace_all_batch_norm_modules_():
     m = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
     assert torch.func.replace_all_batch_norm_modules_(m) is m
@@ -309,5 +313,5 @@ def test_replace_all_batch_norm_modules_():
     assert not bn.track_running_stats and bn.running_mean is None and bn.running_var is None
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        out = m.eval()(torch.tensor([[1.0, 2.0], [3.0, 6.0]]))   # batch statistics in eval
+        out = m.eval()(torch.tensor([[1.0, 2.0], [3.0, 6.0]]))  # batch statistics in eval
     assert np.allclose(out.sum(0).detach().numpy(), 2 * bn.bias.detach().numpy(), atol=1e-5)

@@ -48,26 +48,35 @@ def test_inf_norm_shares_ties_and_p_below_one_skips_zeros():
 def test_kinks():
     np.testing.assert_array_equal(grads(lambda x: x.abs().sum(), [0.0, -2.0])[0], [0.0, -1.0])
     np.testing.assert_array_equal(grads(lambda x: torch.relu(x).sum(), [0.0, 1.0])[0], [0, 1])
-    np.testing.assert_array_equal(grads(lambda x: F.hardtanh(x).sum(), [-1.0, 1.0, 0.0])[0],
-                                  [0.0, 0.0, 1.0])
-    np.testing.assert_array_equal(grads(lambda x: x.clamp(0, 1).sum(), [0.0, 1.0, 2.0])[0],
-                                  [1.0, 1.0, 0.0])
-    g = grads(lambda x, lo, hi: torch.clamp(x, lo, hi).sum(), [0.0, 3.0, -2.0],
-              [0.0, 1.0, 0.0], [1.0, 1.0, -1.0])
+    np.testing.assert_array_equal(
+        grads(lambda x: F.hardtanh(x).sum(), [-1.0, 1.0, 0.0])[0], [0.0, 0.0, 1.0]
+    )
+    np.testing.assert_array_equal(
+        grads(lambda x: x.clamp(0, 1).sum(), [0.0, 1.0, 2.0])[0], [1.0, 1.0, 0.0]
+    )
+    g = grads(
+        lambda x, lo, hi: torch.clamp(x, lo, hi).sum(),
+        [0.0, 3.0, -2.0],
+        [0.0, 1.0, 0.0],
+        [1.0, 1.0, -1.0],
+    )
     # x at its lower bound keeps the gradient; max wins when min > max
     np.testing.assert_array_equal(g[0], [1.0, 0.0, 0.0])
     np.testing.assert_array_equal(g[1], [0.0, 0.0, 0.0])
     np.testing.assert_array_equal(g[2], [0.0, 1.0, 1.0])
-    np.testing.assert_allclose(grads(lambda x: F.hardsigmoid(x).sum(), [-3.0, 0.0, 3.0])[0],
-                               [0.0, 1 / 6, 0.0], rtol=1e-6)
-    np.testing.assert_allclose(grads(lambda x: F.hardswish(x).sum(), [-3.0, 1.5, 3.0])[0],
-                               [0.0, 1.0, 1.0], rtol=1e-6)
+    np.testing.assert_allclose(
+        grads(lambda x: F.hardsigmoid(x).sum(), [-3.0, 0.0, 3.0])[0], [0.0, 1 / 6, 0.0], rtol=1e-6
+    )
+    np.testing.assert_allclose(
+        grads(lambda x: F.hardswish(x).sum(), [-3.0, 1.5, 3.0])[0], [0.0, 1.0, 1.0], rtol=1e-6
+    )
 
 
 def test_ties_share_the_gradient():
     np.testing.assert_array_equal(grads(lambda x: x.max(), [1.0, 3.0, 3.0])[0], [0, 0.5, 0.5])
-    np.testing.assert_allclose(grads(lambda x: x.median(), [1.0, 1.0, 2.0, 1.0])[0],
-                               [1 / 3, 1 / 3, 0.0, 1 / 3], rtol=1e-6)
+    np.testing.assert_allclose(
+        grads(lambda x: x.median(), [1.0, 1.0, 2.0, 1.0])[0], [1 / 3, 1 / 3, 0.0, 1 / 3], rtol=1e-6
+    )
     np.testing.assert_array_equal(grads(lambda x: x.max(), [math.nan, 1.0])[0], [1.0, 0.0])
     g = grads(lambda x, y: torch.fmax(x, y).sum(), [1.0, 2.0], [1.0, 3.0])
     np.testing.assert_array_equal(g[0], [1.0, 0.0])
@@ -94,10 +103,10 @@ def test_zero_exponents_and_origins():
     np.testing.assert_array_equal(gy, [0.0, 0.0])
     gy, gx = grads(lambda y, x: torch.atan2(y, x).sum(), [0.0], [0.0])
     np.testing.assert_array_equal(np.concatenate([gy, gx]), [0.0, 0.0])
-    assert all(math.isnan(v[0]) for v in grads(lambda x, y: torch.hypot(x, y).sum(), [0.0],
-                                                [0.0]))
-    np.testing.assert_array_equal(grads(lambda x, y: torch.copysign(x, y).sum(), [0.0],
-                                        [-1.0])[0], [0.0])
+    assert all(math.isnan(v[0]) for v in grads(lambda x, y: torch.hypot(x, y).sum(), [0.0], [0.0]))
+    np.testing.assert_array_equal(
+        grads(lambda x, y: torch.copysign(x, y).sum(), [0.0], [-1.0])[0], [0.0]
+    )
 
 
 def test_constant_std_and_bce_edges():
@@ -108,8 +117,18 @@ def test_constant_std_and_bce_edges():
     np.testing.assert_allclose(g, [1 / (1 + math.exp(-1))], rtol=1e-6)
 
 
-@pytest.mark.parametrize("fn", [torch.relu, F.relu6, F.hardtanh, F.hardsigmoid, F.hardswish,
-                                torch.abs, lambda x: x.clamp(-1, 1)])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        torch.relu,
+        F.relu6,
+        F.hardtanh,
+        F.hardsigmoid,
+        F.hardswish,
+        torch.abs,
+        lambda x: x.clamp(-1, 1),
+    ],
+)
 def test_forward_values_keep_nan(fn):
     out = fn(torch.tensor([math.nan, 0.5]))
     assert math.isnan(float(out[0]))
@@ -117,6 +136,7 @@ def test_forward_values_keep_nan(fn):
 
 def test_conventions_hold_in_forward_mode():
     import jtorch.autograd.forward_ad as fwAD
+
     with fwAD.dual_level():
         x = fwAD.make_dual(torch.tensor([0.0, 0.0]), torch.tensor([1.0, 1.0]))
         t = fwAD.unpack_dual(torch.linalg.vector_norm(x)).tangent
@@ -134,6 +154,7 @@ def test_pinv_gradient_on_a_rank_deficient_matrix():
 
     def f(t):
         return float(np.sum(w * np.linalg.pinv((a + t * da) @ (b + t * db).T)))
+
     h = 1e-6
     expected = (f(h) - f(-h)) / (2 * h)
     at, bt = (torch.tensor(v, dtype=torch.float32, requires_grad=True) for v in (a, b))
@@ -168,8 +189,9 @@ def test_eigh_of_a_non_symmetric_input_has_pytorchs_hermitian_gradient(uplo):
 
 def test_matrix_norm_gives_zero_entries_no_gradient():
     # inf-norm = max row sum of |x|: the maximal row's gradient is sgn(x), 0 at 0
-    (g,) = grads(lambda x: torch.linalg.matrix_norm(x, math.inf), [[0.0, 1.0, -2.0],
-                                                                  [1.0, 1.0, 0.0]])
+    (g,) = grads(
+        lambda x: torch.linalg.matrix_norm(x, math.inf), [[0.0, 1.0, -2.0], [1.0, 1.0, 0.0]]
+    )
     np.testing.assert_array_equal(g, [[0.0, 1.0, -1.0], [0.0, 0.0, 0.0]])
     (g,) = grads(lambda x: torch.linalg.norm(x, 1), [[0.0, 0.0], [0.0, 0.0]])
     np.testing.assert_array_equal(g, [[0.0, 0.0], [0.0, 0.0]])

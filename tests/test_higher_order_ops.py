@@ -31,7 +31,7 @@ def test_linear_recurrence_pairs():
 
     prod, h = _ascan(combine, (jtorch.tensor(a), jtorch.tensor(b)), 1)
     want, state = np.zeros_like(b), np.zeros(3, np.float32)
-    for t in range(9):       # h_t = a_t h_{t-1} + b_t
+    for t in range(9):  # h_t = a_t h_{t-1} + b_t
         state = a[:, t] * state + b[:, t]
         want[:, t] = state
     np.testing.assert_allclose(h.numpy(), want, rtol=1e-5)
@@ -94,7 +94,7 @@ def test_scan_gradient():
     x = jtorch.tensor([1.0, 2.0, 3.0], requires_grad=True)
     c0 = jtorch.tensor(2.0, requires_grad=True)
     carry, _ = scan(lambda c, xi: (c * xi, c.clone()), c0, x)
-    carry.backward()             # carry = c0 * x0 * x1 * x2
+    carry.backward()  # carry = c0 * x0 * x1 * x2
     np.testing.assert_allclose(x.grad.numpy(), [12.0, 6.0, 4.0])
     assert c0.grad.item() == 6.0
 
@@ -109,7 +109,7 @@ def test_scan_carry_must_keep_its_metadata():
     with pytest.raises(RuntimeError, match="requires init leaves"):
         scan(lambda c, x: (c, x), [], jtorch.ones(3))
     init = jtorch.zeros(1)
-    carry, ys = scan(lambda c, x: (c, x), init, [])     # no xs: PyTorch returns (init, [])
+    carry, ys = scan(lambda c, x: (c, x), init, [])  # no xs: PyTorch returns (init, [])
     assert carry is init and ys == []
 
 
@@ -117,5 +117,6 @@ def test_under_compile():
     @jtorch.compile
     def f(x):
         return _ascan(lambda a, b: a + b, x, 0)
+
     x = np.arange(1.0, 6.0, dtype=np.float32)
     np.testing.assert_allclose(f(jtorch.tensor(x)).numpy(), np.cumsum(x))

@@ -7,7 +7,6 @@ import pytest
 import jtorch as torch
 from tests.helpers import close, same
 
-
 PTS = np.array([[0.0, 1.0], [1.0, 2.0], [2.0, 2.0], [5.0, 5.0]], np.float32)
 
 

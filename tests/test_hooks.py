@@ -14,7 +14,7 @@ def test_remove_from_hooks_and_extra_dicts():
     with h:
         pass
     assert not hooks and not extra
-    h.remove()      # twice is harmless
+    h.remove()  # twice is harmless
 
 
 def test_ids_increase_and_dicts_are_weak():
@@ -38,4 +38,5 @@ def test_pickle_keeps_the_id():
 def test_unserializable_hook_marks():
     def f(grad):
         return grad
+
     assert unserializable_hook(f).__torch_unserializable__ is True

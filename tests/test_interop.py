@@ -37,12 +37,15 @@ def test_module_as_pure_function_under_grad_and_vmap():
 
 
 def test_safetensors_round_trip(tmp_path):
-    src = {"a": jtorch.arange(6.0).reshape(2, 3), "b": jtorch.tensor([1, 2]),
-           "c": jtorch.ones(2, dtype=jtorch.bfloat16)}
+    src = {
+        "a": jtorch.arange(6.0).reshape(2, 3),
+        "b": jtorch.tensor([1, 2]),
+        "c": jtorch.ones(2, dtype=jtorch.bfloat16),
+    }
     jst.save_file(src, tmp_path / "x.safetensors", metadata={"k": "v"})
     raw = (tmp_path / "x.safetensors").read_bytes()
     n = int.from_bytes(raw[:8], "little")
-    assert (8 + n) % 8 == 0                      # data starts aligned
+    assert (8 + n) % 8 == 0  # data starts aligned
     back = jst.load_file(tmp_path / "x.safetensors")
     assert back["a"].tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
     assert back["b"].dtype == jtorch.int64 and back["c"].dtype == jtorch.bfloat16
@@ -51,6 +54,7 @@ def test_safetensors_round_trip(tmp_path):
 
 def test_dlpack_exchange_with_numpy():
     from jtorch.utils import dlpack
+
     t = jtorch.arange(4.0)
     np.testing.assert_array_equal(np.from_dlpack(t), [0.0, 1.0, 2.0, 3.0])
     back = dlpack.from_dlpack(np.arange(3, dtype=np.int32))

@@ -8,9 +8,7 @@ import pytest
 nnx = pytest.importorskip("flax.nnx")
 
 import jtorch  # noqa: E402
-from jtorch.interop.flax import (  # noqa: E402
-    FlaxModule, from_flax_params, to_flax, to_flax_params,
-)
+from jtorch.interop.flax import FlaxModule, from_flax_params, to_flax, to_flax_params  # noqa: E402
 
 
 class _Net(nnx.Module):
@@ -34,8 +32,12 @@ def test_nnx_module_trains_inside_a_jtorch_model():
     loss = m(x).pow(2).sum()
     loss.backward()
     g = nnx.grad(lambda mod: (mod(jnp.asarray(x.numpy())) ** 2).sum())(_Net(nnx.Rngs(0)))
-    np.testing.assert_allclose(m.get_parameter("lin.kernel").grad.numpy(),
-                               np.asarray(g.lin.kernel[...]), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        m.get_parameter("lin.kernel").grad.numpy(),
+        np.asarray(g.lin.kernel[...]),
+        rtol=1e-5,
+        atol=1e-6,
+    )
     # running statistics were updated in train mode (they start at 0 and 1)
     assert not np.allclose(m.get_buffer("bn.mean").numpy(), 0)
     opt = jtorch.optim.SGD(m.parameters(), lr=0.1)
@@ -66,10 +68,12 @@ def test_layer_parameters_convert_both_ways():
     flax_lin.kernel[...] = p["kernel"]
     flax_lin.bias[...] = p["bias"]
     x = np.ones((1, 3), np.float32)
-    np.testing.assert_allclose(flax_lin(jnp.asarray(x)), lin(jtorch.tensor(x)).detach().numpy(),
-                               rtol=1e-5, atol=1e-7)
-    back = from_flax_params(jtorch.nn.Linear(3, 2), {"kernel": flax_lin.kernel[...],
-                                                     "bias": flax_lin.bias[...]})
+    np.testing.assert_allclose(
+        flax_lin(jnp.asarray(x)), lin(jtorch.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-7
+    )
+    back = from_flax_params(
+        jtorch.nn.Linear(3, 2), {"kernel": flax_lin.kernel[...], "bias": flax_lin.bias[...]}
+    )
     np.testing.assert_array_equal(back.weight.detach().numpy(), lin.weight.detach().numpy())
     emb = jtorch.nn.Embedding(5, 2) if hasattr(jtorch.nn, "Embedding") else None
     if emb is not None:

@@ -37,6 +37,7 @@ def test_flax_optax_step_keeps_float32():
     def step(model, opt, x, y):
         def loss_fn(m):
             return jnp.mean((m(x) - y) ** 2)
+
         loss, grads = nnx.value_and_grad(loss_fn)(model)
         opt.update(model, grads)
         return loss, grads

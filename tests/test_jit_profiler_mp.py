@@ -38,12 +38,14 @@ def test_script_module_shares_parameters_and_prints_as_pytorch():
     assert isinstance(s[0], jit.RecursiveScriptModule)
     assert s[0].weight is m[0].weight
     assert list(s.state_dict()) == ["0.weight", "0.bias"]
-    assert repr(s) == ("RecursiveScriptModule(\n  original_name=Sequential\n"
-                       "  (0): RecursiveScriptModule(original_name=Linear)\n"
-                       "  (1): RecursiveScriptModule(original_name=ReLU)\n)")
+    assert repr(s) == (
+        "RecursiveScriptModule(\n  original_name=Sequential\n"
+        "  (0): RecursiveScriptModule(original_name=Linear)\n"
+        "  (1): RecursiveScriptModule(original_name=ReLU)\n)"
+    )
     x = torch.ones(1, 2)
     same(s(x), m(x).detach().numpy())
-    m.eval()   # the scripted module keeps its own training flag
+    m.eval()  # the scripted module keeps its own training flag
     assert s.training and jit.script(s) is s
     with pytest.raises(AttributeError, match="has no TorchScript graph"):
         assert s.graph is None
@@ -78,9 +80,12 @@ def test_trace_runs_once_while_tracing_and_keeps_python():
     same(tf(torch.tensor([1.0, 3.0])), [2.0, 6.0])
     t = jit.trace(_net(), torch.ones(1, 2))
     assert isinstance(t, jit.TopLevelTracedModule)
-    assert repr(t).splitlines()[:3] == ["Sequential(", "  original_name=Sequential",
-                                        "  (0): Linear(original_name=Linear)"]
-    s = jit.script(_WithAttribute())   # Attribute(value, type) becomes the value
+    assert repr(t).splitlines()[:3] == [
+        "Sequential(",
+        "  original_name=Sequential",
+        "  (0): Linear(original_name=Linear)",
+    ]
+    s = jit.script(_WithAttribute())  # Attribute(value, type) becomes the value
     same(s(torch.ones(1)), [2.0])
     tm = jit.trace_module(_net(), {"forward": torch.ones(1, 2)})
     assert isinstance(tm, jit.TopLevelTracedModule)
@@ -113,8 +118,7 @@ def test_freeze_optimize_for_inference_and_helpers():
     assert jit.annotate(list, [1]) == [1] and jit.Final is typing.Final
     assert jit.isinstance([1, 2], list[int]) and not jit.isinstance([1, "a"], list[int])
     assert jit.isinstance({"a": torch.ones(1)}, typing.Dict[str, torch.Tensor])
-    assert jit.isinstance(None, typing.Optional[int]) and jit.isinstance((1, "a"),
-                                                                        tuple[int, str])
+    assert jit.isinstance(None, typing.Optional[int]) and jit.isinstance((1, "a"), tuple[int, str])
     with pytest.raises(Exception, match=r"unrecognized fuser option \(name: fuser9\)"):
         with jit.fuser("fuser9"):
             pass
@@ -125,8 +129,12 @@ def test_freeze_optimize_for_inference_and_helpers():
 
 
 def test_schedule_follows_pytorch_cycle():
-    N, W, R, S = (ProfilerAction.NONE, ProfilerAction.WARMUP, ProfilerAction.RECORD,
-                  ProfilerAction.RECORD_AND_SAVE)
+    N, W, R, S = (
+        ProfilerAction.NONE,
+        ProfilerAction.WARMUP,
+        ProfilerAction.RECORD,
+        ProfilerAction.RECORD_AND_SAVE,
+    )
     s = schedule(wait=1, warmup=1, active=2, repeat=2, skip_first=1)
     assert [s(i) for i in range(11)] == [N, N, W, R, S, N, W, R, S, N, N]
     s = schedule(wait=2, warmup=1, active=1, skip_first_wait=1)
@@ -156,8 +164,25 @@ def test_record_function_ranges_nest_and_average():
     assert outer.self_cpu_time_total == pytest.approx(outer.cpu_time_total - inner.cpu_time_total)
     table = p.key_averages().table(sort_by="cpu_time_total", row_limit=1)
     lines = table.splitlines()
-    assert lines[1].split() == ["Name", "Self", "CPU", "%", "Self", "CPU", "CPU", "total", "%",
-                                "CPU", "total", "CPU", "time", "avg", "#", "of", "Calls"]
+    assert lines[1].split() == [
+        "Name",
+        "Self",
+        "CPU",
+        "%",
+        "Self",
+        "CPU",
+        "CPU",
+        "total",
+        "%",
+        "CPU",
+        "total",
+        "CPU",
+        "time",
+        "avg",
+        "#",
+        "of",
+        "Calls",
+    ]
     assert lines[3].split()[0] == "outer" and len(lines) == 6
     assert lines[5].startswith("Self CPU time total: ")
 
@@ -182,8 +207,12 @@ def test_schedule_steps_trace_ready_and_chrome_trace(tmp_path):
     (name,) = os.listdir(tmp_path / "tb")
     assert name.startswith("w.") and name.endswith(".pt.trace.json")
     trace = json.load(open(tmp_path / "tb" / name))
-    assert [e["name"] for e in trace["traceEvents"]] == ["ProfilerStep#1", "it1",
-                                                         "ProfilerStep#2", "it2"]
+    assert [e["name"] for e in trace["traceEvents"]] == [
+        "ProfilerStep#1",
+        "it1",
+        "ProfilerStep#2",
+        "it2",
+    ]
     assert all(e["ph"] == "X" and e["dur"] >= 0 for e in trace["traceEvents"])
 
 
@@ -193,7 +222,7 @@ def test_legacy_autograd_profiler_and_decorator():
         return 1
 
     prof = torch.autograd.profiler.profile()
-    assert list(prof.key_averages()) == []   # nothing yet, as PyTorch answers
+    assert list(prof.key_averages()) == []  # nothing yet, as PyTorch answers
     with pytest.raises(AssertionError, match="must be initialized before getting key"):
         profile().key_averages()
     with prof:
@@ -201,7 +230,7 @@ def test_legacy_autograd_profiler_and_decorator():
         f()
     assert [(e.key, e.count) for e in prof.key_averages()] == [("deco", 2)]
     assert torch.autograd.profiler.record_function is record_function
-    f()   # no profiler: nothing recorded, nothing raised
+    f()  # no profiler: nothing recorded, nothing raised
 
 
 # ---------------------------------------------------------------------------
@@ -215,8 +244,7 @@ def test_sharing_strategies_and_exports():
         mp.set_sharing_strategy("bad")
     assert mp.Queue is multiprocessing.Queue and mp.get_context is multiprocessing.get_context
     e = pickle.loads(pickle.dumps(mp.ProcessExitedException("m", 1, 2, 3, "SIGX")))
-    assert (e.msg, e.error_index, e.error_pid, e.exit_code, e.signal_name) == ("m", 1, 2, 3,
-                                                                              "SIGX")
+    assert (e.msg, e.error_index, e.error_pid, e.exit_code, e.signal_name) == ("m", 1, 2, 3, "SIGX")
 
 
 def test_process_context_raises_for_failed_child(tmp_path):
@@ -225,8 +253,9 @@ def test_process_context_raises_for_failed_child(tmp_path):
     p = ctx.Process(target=sys.exit, args=(3,))
     p.start()
     missing = str(tmp_path / "none.pickle")
-    with pytest.raises(mp.ProcessExitedException,
-                       match="process 0 terminated with exit code 3") as info:
+    with pytest.raises(
+        mp.ProcessExitedException, match="process 0 terminated with exit code 3"
+    ) as info:
         mp.ProcessContext([p], [missing]).join()
     assert info.value.exit_code == 3 and info.value.error_index == 0
     # A child whose error file holds a traceback: ProcessRaisedException carries it.
@@ -237,8 +266,9 @@ def test_process_context_raises_for_failed_child(tmp_path):
         pickle.dump("Traceback ...\nValueError: boom\n", f)
     with pytest.raises(mp.ProcessRaisedException) as info:
         mp.ProcessContext([p], [err]).join()
-    assert str(info.value) == ("\n\n-- Process 0 terminated with the following error:\n"
-                               "Traceback ...\nValueError: boom\n")
+    assert str(info.value) == (
+        "\n\n-- Process 0 terminated with the following error:\nTraceback ...\nValueError: boom\n"
+    )
 
 
 def _spawned(i, q, ready):
@@ -268,8 +298,10 @@ def test_spawn_passes_tensors_and_raises_the_child_error():
 
 
 def test_spawn_under_the_alias_gives_children_the_alias(monkeypatch):
-    from jtorch import _alias
     import sys
+
+    from jtorch import _alias
+
     _spawn = sys.modules["jtorch.multiprocessing.spawn"]
     calls = []
     monkeypatch.setattr(_alias, "install_in_children", lambda: calls.append(1))
@@ -291,12 +323,13 @@ def test_data_parallel_on_cpu_calls_the_module():
     dp = nn.DataParallel(m)
     assert dp.module is m and dp.device_ids == []
     assert list(dp.state_dict()) == ["module.weight", "module.bias"]
-    assert repr(dp) == ("DataParallel(\n  (module): Linear(in_features=2, out_features=3, "
-                        "bias=True)\n)")
+    assert repr(dp) == (
+        "DataParallel(\n  (module): Linear(in_features=2, out_features=3, bias=True)\n)"
+    )
     x = torch.ones(4, 2)
     same(dp(x).detach(), m(x).detach().numpy())
     with pytest.raises(RuntimeError, match="device type could not be determined"):
-        nn.parallel.data_parallel(m, x)   # PyTorch's functional form needs an accelerator
+        nn.parallel.data_parallel(m, x)  # PyTorch's functional form needs an accelerator
     dp(x).sum().backward()
     same(m.bias.grad, [4.0, 4.0, 4.0])
 
@@ -313,7 +346,7 @@ def test_gumbel_softmax_hard_is_straight_through():
     (soft * w).sum().backward()
     g_soft = logits.grad.clone()
     logits.grad = None
-    torch.manual_seed(5)   # the same noise
+    torch.manual_seed(5)  # the same noise
     hard = F.gumbel_softmax(logits, tau=0.5, hard=True)
     (hard * w).sum().backward()
     onehot = np.eye(3)[soft.detach().numpy().argmax(-1)]
@@ -350,20 +383,23 @@ def test_with_indices_pools_and_native_channel_shuffle():
     same(idx, [[[[5, 7], [13, 15]]]])
     samples3 = torch.full((1, 1, 3), 0.5)
     out, idx = F.fractional_max_pool3d_with_indices(
-        x.reshape(1, 1, 1, 4, 4), (1, 2, 2), output_size=(1, 2, 2), _random_samples=samples3)
+        x.reshape(1, 1, 1, 4, 4), (1, 2, 2), output_size=(1, 2, 2), _random_samples=samples3
+    )
     same(idx, [[[[[5, 7], [13, 15]]]]])
-    same(F.native_channel_shuffle(torch.arange(4.0).reshape(1, 4, 1), 2).flatten(),
-         [0.0, 2.0, 1.0, 3.0])
-
+    same(
+        F.native_channel_shuffle(torch.arange(4.0).reshape(1, 4, 1), 2).flatten(),
+        [0.0, 2.0, 1.0, 3.0],
+    )
 
 
 def test_profiler_records_each_op_call_and_unhooks():
     from jtorch._ops import _registry
+
     x = torch.ones(4)
     with torch.profiler.profile() as prof:
         for _ in range(2):
             (x * 2).sin()
-    assert _registry.profile_hook is None           # no cost once no profiler records
+    assert _registry.profile_hook is None  # no cost once no profiler records
     counts = {e.key: e.count for e in prof.key_averages()}
     assert counts["aten::mul"] == 2 and counts["aten::sin"] == 2
     assert all(e.cpu_time_total >= 0 for e in prof.events())
@@ -378,5 +414,4 @@ def test_autograd_profiler_enabled_and_disable():
         events = jtorch.autograd._disable_profiler()
         assert any("add" in e.name for e in events)
         assert not jtorch.autograd._profiler_enabled()
-    assert jtorch.profiler.profiler._default_schedule_fn(5) == \
-        jtorch.profiler.ProfilerAction.RECORD
+    assert jtorch.profiler.profiler._default_schedule_fn(5) == jtorch.profiler.ProfilerAction.RECORD

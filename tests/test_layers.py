@@ -37,21 +37,82 @@ MAX_CYCLES = 2
 # docs/design.md's layer table, bottom to top: the top-level units (`jtorch.<name>`) of
 # each layer. A unit may import, at module level, units of its own layer and below.
 LAYERS = [
-    ("support", ["_disk_cache", "_programs", "_errors", "_tracebacks", "_meta", "_checks",
-                 "_unsupported", "_absent_device", "_alias", "_zip_reader", "_weights_only",
-                 "_knobs", "_sym", "torch_version", "version", "futures", "hub",
-                 "multiprocessing", "backends", "classes", "export"]),
+    (
+        "support",
+        [
+            "_disk_cache",
+            "_programs",
+            "_errors",
+            "_tracebacks",
+            "_meta",
+            "_checks",
+            "_unsupported",
+            "_absent_device",
+            "_alias",
+            "_zip_reader",
+            "_weights_only",
+            "_knobs",
+            "_sym",
+            "torch_version",
+            "version",
+            "futures",
+            "hub",
+            "multiprocessing",
+            "backends",
+            "classes",
+            "export",
+        ],
+    ),
     ("types", ["_dtype", "_device", "_layout", "_random", "_streams", "_utils"]),
-    ("tensor", ["_tensor", "_views", "_storage", "_tensor_str", "_legacy_types",
-                "_torch_function", "_rebuild", "storage", "types"]),
-    ("ops", ["_ops", "linalg", "special", "fft", "masked", "signal", "return_types",
-             "random"]),
+    (
+        "tensor",
+        [
+            "_tensor",
+            "_views",
+            "_storage",
+            "_tensor_str",
+            "_legacy_types",
+            "_torch_function",
+            "_rebuild",
+            "storage",
+            "types",
+        ],
+    ),
+    ("ops", ["_ops", "linalg", "special", "fft", "masked", "signal", "return_types", "random"]),
     ("autograd", ["autograd", "amp"]),
     ("transforms", ["func", "_compile", "_control_flow"]),
-    ("library", ["nn", "optim", "data", "utils", "distributions", "distributed", "sparse",
-                 "library", "profiler", "accelerator", "cuda", "cpu", "mps", "mtia", "xpu",
-                 "jit", "fx", "onnx", "testing", "overrides", "nested", "ao",
-                 "quantization", "_C", "_dynamo", "compiler", "_higher_order_ops"]),
+    (
+        "library",
+        [
+            "nn",
+            "optim",
+            "data",
+            "utils",
+            "distributions",
+            "distributed",
+            "sparse",
+            "library",
+            "profiler",
+            "accelerator",
+            "cuda",
+            "cpu",
+            "mps",
+            "mtia",
+            "xpu",
+            "jit",
+            "fx",
+            "onnx",
+            "testing",
+            "overrides",
+            "nested",
+            "ao",
+            "quantization",
+            "_C",
+            "_dynamo",
+            "compiler",
+            "_higher_order_ops",
+        ],
+    ),
     ("edges", ["serialization", "interop", "__main__", "_shim"]),
 ]
 LIBRARY = [name for name, _ in LAYERS].index("library")
@@ -67,7 +128,7 @@ def _modules() -> dict:
             if f.endswith(".py"):
                 path = os.path.join(d, f)
                 rel = os.path.relpath(path, ROOT)[:-3].replace(os.sep, ".")
-                files[rel[:-len(".__init__")] if rel.endswith(".__init__") else rel] = path
+                files[rel[: -len(".__init__")] if rel.endswith(".__init__") else rel] = path
     return files
 
 
@@ -98,13 +159,14 @@ def import_graph():
                 targets = [a.name for a in node.names]
             else:
                 if node.level:
-                    base = mod.split(".")[:None if is_pkg else -1]
-                    base = base[:len(base) - node.level + 1]
+                    base = mod.split(".")[: None if is_pkg else -1]
+                    base = base[: len(base) - node.level + 1]
                     base = ".".join(base + ([node.module] if node.module else []))
                 else:
                     base = node.module
-                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in files else base
-                           for a in node.names]
+                targets = [
+                    f"{base}.{a.name}" if f"{base}.{a.name}" in files else base for a in node.names
+                ]
             for t in targets:
                 if t in files and t != mod:
                     edges[mod].add(t)
@@ -163,8 +225,7 @@ def test_import_cycles_stay_under_the_ceiling():
     edges, _ = import_graph()
     found = cycles({m: {t for t in ts if t != "jtorch"} for m, ts in edges.items()})
     report = "\n".join(f"  {len(c)}: {' '.join(c)}" for c in found)
-    assert len(found) <= MAX_CYCLES, f"{len(found)} import cycles (ceiling {MAX_CYCLES}):\n" \
-                                     f"{report}"
+    assert len(found) <= MAX_CYCLES, f"{len(found)} import cycles (ceiling {MAX_CYCLES}):\n{report}"
     if len(found) < MAX_CYCLES:
         print(f"{len(found)} import cycles: lower MAX_CYCLES in tests/test_layers.py")
 
@@ -172,20 +233,19 @@ def test_import_cycles_stay_under_the_ceiling():
 def test_every_module_has_a_layer():
     layer_of = {u for _, units in LAYERS for u in units}
     missing = sorted({_unit(m) for m in _modules()} - layer_of - {""})
-    assert not missing, f"give these a layer in tests/test_layers.py and docs/design.md: " \
-                        f"{missing}"
+    assert not missing, f"give these a layer in tests/test_layers.py and docs/design.md: {missing}"
 
 
 def test_module_level_imports_follow_the_layer_table():
     layer = {u: i for i, (_, units) in enumerate(LAYERS) for u in units}
-    layer[""] = len(LAYERS)     # the root `jtorch`: the assembled namespace, above all
+    layer[""] = len(LAYERS)  # the root `jtorch`: the assembled namespace, above all
     _, top = import_graph()
     bad = []
     for mod, targets in top.items():
         for t in targets:
             src, dst = layer[_unit(mod)], layer[_unit(t)]
             if t == "jtorch":
-                dst = LIBRARY     # library code may use the namespace, as user code does
+                dst = LIBRARY  # library code may use the namespace, as user code does
             if dst > src and (mod, t) not in KNOWN_UPWARD:
                 bad.append(f"{mod} ({LAYERS[src][0]}) imports {t} ({LAYERS[dst][0]})")
     assert not bad, "imports up the layer table:\n  " + "\n  ".join(sorted(bad))
@@ -218,5 +278,5 @@ def test_design_document_has_the_same_table():
         name, units = cells[1].strip(), cells[2]
         if name in ("layer", "values"):
             continue
-        doc[name] = set(re.findall(r"`(\w+)`", units))    # `utils.data`, `jax.Array`: no
+        doc[name] = set(re.findall(r"`(\w+)`", units))  # `utils.data`, `jax.Array`: no
     assert doc == {name: set(units) for name, units in LAYERS}

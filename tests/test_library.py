@@ -21,8 +21,9 @@ def test_custom_op_with_schema_fake_and_autograd():
     def mm(a, b):
         return a @ b
 
-    torch.library.custom_op(f"{ns}::mm", mm, mutates_args=(),
-                            schema="(Tensor a, Tensor b) -> Tensor")
+    torch.library.custom_op(
+        f"{ns}::mm", mm, mutates_args=(), schema="(Tensor a, Tensor b) -> Tensor"
+    )
     torch.library.register_fake(f"{ns}::mm", lambda a, b: torch.empty(a.shape[0], b.shape[1]))
 
     def setup(ctx, inputs, output):
@@ -70,12 +71,15 @@ def test_no_autograd_formula_fails_at_backward():
 
 
 def test_infer_schema_text():
-    def f(x: Tensor, sizes: list[int], out: Tensor, k: float = 2.0, *,
-          name: str = "a") -> tuple[Tensor, Tensor]:
+    def f(
+        x: Tensor, sizes: list[int], out: Tensor, k: float = 2.0, *, name: str = "a"
+    ) -> tuple[Tensor, Tensor]:
         raise AssertionError
+
     assert torch.library.infer_schema(f, mutates_args={"out"}) == (
         '(Tensor x, SymInt[] sizes, Tensor(a2!) out, float k=2., *, str name="a") -> '
-        "(Tensor, Tensor)")
+        "(Tensor, Tensor)"
+    )
 
 
 def test_library_lifecycle():
@@ -84,7 +88,7 @@ def test_library_lifecycle():
     lib.define("neg(Tensor x) -> Tensor")
     lib.impl("neg", lambda x: -x, "CompositeImplicitAutograd")
     x = torch.ones(1, requires_grad=True)
-    getattr(torch.ops, ns).neg(x).sum().backward()       # autograd through the composite
+    getattr(torch.ops, ns).neg(x).sum().backward()  # autograd through the composite
     assert x.grad.item() == -1.0
     with pytest.raises(RuntimeError, match="Only a single TORCH_LIBRARY"):
         torch.library.Library(ns, "DEF")

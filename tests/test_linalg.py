@@ -23,8 +23,9 @@ def t(a):
 
 
 def close(x, expected, tol=1e-8):
-    np.testing.assert_allclose(np.asarray(x.numpy() if hasattr(x, "numpy") else x), expected,
-                               rtol=tol, atol=tol)
+    np.testing.assert_allclose(
+        np.asarray(x.numpy() if hasattr(x, "numpy") else x), expected, rtol=tol, atol=tol
+    )
 
 
 def test_cholesky_gradient_is_the_hermitian_part():
@@ -55,8 +56,10 @@ def test_cholesky_and_solves():
     close(torch.linalg.solve(t(M), t(B)), np.linalg.solve(M, B))
     close(torch.linalg.solve(t(M), t(B[:, 0])), np.linalg.solve(M, B[:, 0]))
     close(torch.linalg.solve(t(M), t(B.T.copy()), left=False), B.T @ np.linalg.inv(M))
-    close(torch.linalg.solve_triangular(t(np.triu(M)), t(B), upper=True),
-          np.linalg.solve(np.triu(M), B))
+    close(
+        torch.linalg.solve_triangular(t(np.triu(M)), t(B), upper=True),
+        np.linalg.solve(np.triu(M), B),
+    )
 
 
 def test_lu_family():
@@ -125,17 +128,24 @@ def test_misc():
     close(torch.linalg.tensorinv(t(A4), ind=2), np.linalg.tensorinv(A4, ind=2))
 
 
-@pytest.mark.parametrize("call, msg", [
-    (lambda: torch.linalg.inv(t(W)), "linalg.inv: A must be batches of square matrices, but "
-                                     "they are 4 by 3 matrices"),
-    (lambda: torch.linalg.inv(t(np.eye(2, dtype=np.int64))),
-     "linalg.inv: Expected a floating point or complex tensor as input. Got Long"),
-    (lambda: torch.linalg.det(t(B[:, 0])), "must have at least 2 dimensions"),
-    (lambda: torch.linalg.eigh(t(SPD), UPLO="X"), "Expected UPLO argument to be 'L' or 'U'"),
-    (lambda: torch.linalg.solve(t(M), t(np.ones(4))), "Incompatible shapes of A and B"),
-    (lambda: torch.linalg.matrix_norm(t(W), ord=3), "Order 3 not supported"),
-    (lambda: torch.linalg.qr(t(M), mode="x"), "qr received unrecognized mode 'x'"),
-])
+@pytest.mark.parametrize(
+    "call, msg",
+    [
+        (
+            lambda: torch.linalg.inv(t(W)),
+            "linalg.inv: A must be batches of square matrices, but they are 4 by 3 matrices",
+        ),
+        (
+            lambda: torch.linalg.inv(t(np.eye(2, dtype=np.int64))),
+            "linalg.inv: Expected a floating point or complex tensor as input. Got Long",
+        ),
+        (lambda: torch.linalg.det(t(B[:, 0])), "must have at least 2 dimensions"),
+        (lambda: torch.linalg.eigh(t(SPD), UPLO="X"), "Expected UPLO argument to be 'L' or 'U'"),
+        (lambda: torch.linalg.solve(t(M), t(np.ones(4))), "Incompatible shapes of A and B"),
+        (lambda: torch.linalg.matrix_norm(t(W), ord=3), "Order 3 not supported"),
+        (lambda: torch.linalg.qr(t(M), mode="x"), "qr received unrecognized mode 'x'"),
+    ],
+)
 def test_errors(call, msg):
     with pytest.raises(RuntimeError, match=msg):
         call()
@@ -144,20 +154,30 @@ def test_errors(call, msg):
 # ---------------------------------------------------------------------------
 # LinAlgError, the _ex variants' info, linalg.matmul and special.logsumexp
 
+
 def test_linalg_errors():
     err = torch.linalg.LinAlgError
     assert issubclass(err, RuntimeError)
-    with pytest.raises(err, match=r"linalg.cholesky: The factorization could not be completed "
-                                  r"because the input is not positive-definite \(the leading "
-                                  r"minor of order 2 is not positive-definite\)."):
+    with pytest.raises(
+        err,
+        match=r"linalg.cholesky: The factorization could not be completed "
+        r"because the input is not positive-definite \(the leading "
+        r"minor of order 2 is not positive-definite\).",
+    ):
         torch.linalg.cholesky(torch.tensor([[1.0, 0.0], [0.0, -1.0]]))
     a = torch.zeros(3, 2, 2)
     a[0] = torch.eye(2)
-    with pytest.raises(err, match=r"linalg.inv: \(Batch element 1\): The diagonal element 1 is "
-                                  "zero, the inversion could not be completed"):
+    with pytest.raises(
+        err,
+        match=r"linalg.inv: \(Batch element 1\): The diagonal element 1 is "
+        "zero, the inversion could not be completed",
+    ):
         torch.linalg.inv(a)
-    with pytest.raises(err, match=r"torch.linalg.solve: The solver failed because the input "
-                                  "matrix is singular."):
+    with pytest.raises(
+        err,
+        match=r"torch.linalg.solve: The solver failed because the input "
+        "matrix is singular.",
+    ):
         torch.linalg.solve(torch.tensor([[1.0, 2.0], [2.0, 4.0]]), torch.ones(2))
     with pytest.raises(err, match=r"linalg.inv: \(Batch element 1\)"):
         a.matrix_power(-1)
@@ -168,15 +188,18 @@ def test_linalg_errors():
     # Without check_errors the `_ex` variants report through `info` (LAPACK's 1-based index).
     assert torch.linalg.inv_ex(a).info.tolist() == [0, 1, 1]
     m = torch.tensor([[4.0, 2.0, 1.0], [2.0, 1.0, 0.0], [1.0, 0.0, 3.0]])
-    assert torch.linalg.cholesky_ex(m).info.item() == 2          # det of the 2x2 minor is 0
+    assert torch.linalg.cholesky_ex(m).info.item() == 2  # det of the 2x2 minor is 0
     assert torch.linalg.cholesky_ex(torch.eye(2)).info.item() == 0
 
 
 def test_linalg_matmul_and_special_logsumexp():
     assert torch.linalg.matmul(torch.ones(2, 3), torch.ones(3)).tolist() == [3.0, 3.0]
     x = torch.tensor([[1.0, 2.0], [0.0, 0.0]])
-    np.testing.assert_allclose(torch.special.logsumexp(x, 1).numpy(),
-                               [math.log(math.e + math.e ** 2), math.log(2)], rtol=1e-6)
+    np.testing.assert_allclose(
+        torch.special.logsumexp(x, 1).numpy(),
+        [math.log(math.e + math.e**2), math.log(2)],
+        rtol=1e-6,
+    )
 
 
 def test_out_and_failed_out():
@@ -204,6 +227,7 @@ def test_cholesky_solve_gradient_treats_the_factor_as_full():
 
     def f(L):
         return (np.linalg.solve(L @ L.T, B0) ** 2).sum()
+
     x = torch.tensor(L0, requires_grad=True)
     torch.cholesky_solve(torch.tensor(B0), x).pow(2).sum().backward()
     h, fd = 1e-6, np.zeros((2, 2))
@@ -227,14 +251,21 @@ def test_full_svd_gradient_reads_the_first_k_singular_vectors(shape):
 
     def loss_np(a):
         u, s, vh = np.linalg.svd(a)
-        return s.sum() + ((u[:, :k] * c[:, :1]).sum(0) ** 2).sum() + \
-            ((vh[:k] * c[:1, :]).sum(1) ** 2).sum()
+        return (
+            s.sum()
+            + ((u[:, :k] * c[:, :1]).sum(0) ** 2).sum()
+            + ((vh[:k] * c[:1, :]).sum(1) ** 2).sum()
+        )
 
     x = torch.tensor(a, requires_grad=True)
     U, S, Vh = torch.linalg.svd(x, full_matrices=True)
     extra = U[:, k:].sum() + Vh[k:].sum()  # ignored
-    loss = S.sum() + ((U[:, :k] * t(c[:, :1])).sum(0) ** 2).sum() + \
-        ((Vh[:k] * t(c[:1, :])).sum(1) ** 2).sum() + extra
+    loss = (
+        S.sum()
+        + ((U[:, :k] * t(c[:, :1])).sum(0) ** 2).sum()
+        + ((Vh[:k] * t(c[:1, :])).sum(1) ** 2).sum()
+        + extra
+    )
     loss.backward()
     h = 1e-6
     fd = np.zeros(shape)

@@ -50,18 +50,24 @@ def test_rmatmul_and_out():
     close(t(A23).__rmatmul__(t(o)), o @ A23)
 
 
-@pytest.mark.parametrize("fn, args, msg", [
-    (torch.mm, (A23, A23), r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 2x3\)"),
-    (torch.mm, (A23, B34.astype(np.float64)),
-     "expected m1 and m2 to have the same dtype, but got: float != double"),
-    (torch.matmul, (V3, V3[:2]), "inconsistent tensor size"),
-    (torch.matmul, (BA, BB[:, :2]), "Expected size for first two dimensions of batch2"),
-    (torch.bmm, (A23, B34), "batch1 must be a 3D tensor"),
-    (torch.dot, (V3, V3.astype(np.float64)), "dot : expected both vectors to have same dtype"),
-    (torch.mv, (A23, V3[:2]), r"size mismatch, got input \(2\), mat \(2x3\), vec \(2\)"),
-    (torch.outer, (A23, V3), "outer: Expected 1-D argument self, but got 2-D"),
-    (torch.trace, (V3,), "trace: expected a matrix, but got tensor with dim 1"),
-])
+@pytest.mark.parametrize(
+    "fn, args, msg",
+    [
+        (torch.mm, (A23, A23), r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 2x3\)"),
+        (
+            torch.mm,
+            (A23, B34.astype(np.float64)),
+            "expected m1 and m2 to have the same dtype, but got: float != double",
+        ),
+        (torch.matmul, (V3, V3[:2]), "inconsistent tensor size"),
+        (torch.matmul, (BA, BB[:, :2]), "Expected size for first two dimensions of batch2"),
+        (torch.bmm, (A23, B34), "batch1 must be a 3D tensor"),
+        (torch.dot, (V3, V3.astype(np.float64)), "dot : expected both vectors to have same dtype"),
+        (torch.mv, (A23, V3[:2]), r"size mismatch, got input \(2\), mat \(2x3\), vec \(2\)"),
+        (torch.outer, (A23, V3), "outer: Expected 1-D argument self, but got 2-D"),
+        (torch.trace, (V3,), "trace: expected a matrix, but got tensor with dim 1"),
+    ],
+)
 def test_errors(fn, args, msg):
     with pytest.raises(RuntimeError, match=msg):
         fn(*[t(a) for a in args])
@@ -144,7 +150,7 @@ def test_cdist():
     x = RNG.standard_normal((3, 2)).astype(np.float32)
     y = RNG.standard_normal((4, 2)).astype(np.float32)
     d = np.abs(x[:, None] - y[None])
-    close(torch.cdist(t(x), t(y)), np.sqrt((d ** 2).sum(-1)))
+    close(torch.cdist(t(x), t(y)), np.sqrt((d**2).sum(-1)))
     close(torch.cdist(t(x), t(y), p=1), d.sum(-1))
     close(torch.cdist(t(x), t(y), p=float("inf")), d.max(-1))
     with pytest.raises(RuntimeError, match="cdist only supports non-negative p values"):

@@ -17,8 +17,13 @@ def test_constants():
     assert math.isnan(jtorch.nan) and jtorch.newaxis is None
     assert jtorch.zeros(3)[jtorch.newaxis].shape == (1, 3)
     assert repr(jtorch.channels_last_3d) == "torch.channels_last_3d"
-    assert jtorch.ones(1, 2, 1, 1, 1).contiguous(memory_format=jtorch.channels_last_3d).shape \
-        == (1, 2, 1, 1, 1)
+    assert jtorch.ones(1, 2, 1, 1, 1).contiguous(memory_format=jtorch.channels_last_3d).shape == (
+        1,
+        2,
+        1,
+        1,
+        1,
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -33,8 +38,9 @@ def test_legacy_types_construct_and_check():
     x = F(2, 3)
     same(x, np.zeros((2, 3), np.float32), jtorch.float32)
     same(F([1, 2]), [1.0, 2.0], jtorch.float32)
-    assert F().shape == (0,) and F(jtorch.Size([4])).shape == (4,) and F(size=(1, 2)).shape == (
-        1, 2)
+    assert (
+        F().shape == (0,) and F(jtorch.Size([4])).shape == (4,) and F(size=(1, 2)).shape == (1, 2)
+    )
     same(jtorch.LongTensor([1.7, -2.7]), [1, -2], jtorch.int64)
     same(jtorch.BoolTensor([1, 0]), [True, False], jtorch.bool)
     assert jtorch.HalfTensor(1).dtype is jtorch.float16
@@ -49,15 +55,18 @@ def test_legacy_types_construct_and_check():
     same(base, [5.0, 1.0])
 
 
-@pytest.mark.parametrize("args,kwargs,exc,msg", [
-    ((2.5,), {}, TypeError, r"data must be a sequence \(got float\)"),
-    (("a",), {}, TypeError, "invalid data type 'str'"),
-    ((-1,), {}, RuntimeError, "negative dimension -1"),
-    ((2, "a"), {}, TypeError, "failed to unpack the object at pos 2"),
-    (([1], [2]), {}, TypeError, r"invalid combination of arguments - got \(list, list\)"),
-    (([1],), {"dtype": jtorch.float64}, TypeError, r"got \(list, dtype=torch.dtype\)"),
-    ((2,), {"device": "cuda"}, RuntimeError, "expects device type: cpu"),
-])
+@pytest.mark.parametrize(
+    "args,kwargs,exc,msg",
+    [
+        ((2.5,), {}, TypeError, r"data must be a sequence \(got float\)"),
+        (("a",), {}, TypeError, "invalid data type 'str'"),
+        ((-1,), {}, RuntimeError, "negative dimension -1"),
+        ((2, "a"), {}, TypeError, "failed to unpack the object at pos 2"),
+        (([1], [2]), {}, TypeError, r"invalid combination of arguments - got \(list, list\)"),
+        (([1],), {"dtype": jtorch.float64}, TypeError, r"got \(list, dtype=torch.dtype\)"),
+        ((2,), {"device": "cuda"}, RuntimeError, "expects device type: cpu"),
+    ],
+)
 def test_legacy_constructor_errors(args, kwargs, exc, msg):
     with pytest.raises(exc, match=msg):
         jtorch.FloatTensor(*args, **kwargs)
@@ -109,8 +118,9 @@ def test_assert_close_passes_within_default_tolerances():
     jtorch.testing.assert_close(1.0, 1.0 + 1e-8)
     jtorch.testing.assert_close({"a": [jtorch.ones(2), 3]}, {"a": [jtorch.ones(2), 3]})
     jtorch.testing.assert_close(np.array([1.0, 2.0]), np.array([1.0, 2.0]))
-    jtorch.testing.assert_close(jtorch.tensor([math.nan]), jtorch.tensor([math.nan]),
-                                equal_nan=True)
+    jtorch.testing.assert_close(
+        jtorch.tensor([math.nan]), jtorch.tensor([math.nan]), equal_nan=True
+    )
     jtorch.testing.assert_close(jtorch.nn.Parameter(jtorch.ones(2)), jtorch.ones(2))
 
 
@@ -118,38 +128,53 @@ def test_assert_close_message_layout():
     # The example in PyTorch's assert_close documentation.
     expected = jtorch.tensor([1.0, 2.0, 3.0])
     actual = jtorch.tensor([1.0, 4.0, 5.0])
-    msg = _message(lambda: jtorch.testing.assert_close(
-        actual, expected, msg=lambda m: f"Header\n\n{m}\n\nFooter"))
-    assert msg == ("Header\n\nTensor-likes are not close!\n\n"
-                   "Mismatched elements: 2 / 3 (66.7%)\n"
-                   "Greatest absolute difference: 2.0 at index (1,) (up to 1e-05 allowed)\n"
-                   "Greatest relative difference: 1.0 at index (1,) (up to 1.3e-06 allowed)"
-                   "\n\nFooter")
+    msg = _message(
+        lambda: jtorch.testing.assert_close(
+            actual, expected, msg=lambda m: f"Header\n\n{m}\n\nFooter"
+        )
+    )
+    assert msg == (
+        "Header\n\nTensor-likes are not close!\n\n"
+        "Mismatched elements: 2 / 3 (66.7%)\n"
+        "Greatest absolute difference: 2.0 at index (1,) (up to 1e-05 allowed)\n"
+        "Greatest relative difference: 1.0 at index (1,) (up to 1.3e-06 allowed)"
+        "\n\nFooter"
+    )
     assert _message(lambda: jtorch.testing.assert_close(actual, expected, msg="Argh")) == "Argh"
-    ints = _message(lambda: jtorch.testing.assert_close(jtorch.tensor([[1, 2], [3, 4]]),
-                                                        jtorch.tensor([[1, 2], [3, 8]])))
-    assert ints == ("Tensor-likes are not equal!\n\nMismatched elements: 1 / 4 (25.0%)\n"
-                    "Greatest absolute difference: 4 at index (1, 1)\n"
-                    "Greatest relative difference: 0.5 at index (1, 1)")
+    ints = _message(
+        lambda: jtorch.testing.assert_close(
+            jtorch.tensor([[1, 2], [3, 4]]), jtorch.tensor([[1, 2], [3, 8]])
+        )
+    )
+    assert ints == (
+        "Tensor-likes are not equal!\n\nMismatched elements: 1 / 4 (25.0%)\n"
+        "Greatest absolute difference: 4 at index (1, 1)\n"
+        "Greatest relative difference: 0.5 at index (1, 1)"
+    )
     scalar = _message(lambda: jtorch.testing.assert_close(1.0, 1.5))
-    assert scalar == ("Scalars are not close!\n\nExpected 1.5 but got 1.0.\n"
-                      "Absolute difference: 0.5 (up to 1e-07 allowed)\n"
-                      "Relative difference: 0.3333333333333333 (up to 1e-07 allowed)")
+    assert scalar == (
+        "Scalars are not close!\n\nExpected 1.5 but got 1.0.\n"
+        "Absolute difference: 0.5 (up to 1e-07 allowed)\n"
+        "Relative difference: 0.3333333333333333 (up to 1e-07 allowed)"
+    )
 
 
 def test_assert_close_attribute_and_structure_errors():
     ac = jtorch.testing.assert_close
     assert _message(lambda: ac(jtorch.ones(2), jtorch.ones(3))) == (
-        "The values for attribute 'shape' do not match: torch.Size([2]) != torch.Size([3]).")
+        "The values for attribute 'shape' do not match: torch.Size([2]) != torch.Size([3])."
+    )
     assert "'dtype' do not match: torch.float32 != torch.float64" in _message(
-        lambda: ac(jtorch.ones(2), jtorch.ones(2, dtype=jtorch.float64)))
+        lambda: ac(jtorch.ones(2), jtorch.ones(2, dtype=jtorch.float64))
+    )
     ac(jtorch.ones(2), jtorch.ones(2, dtype=jtorch.float64), check_dtype=False)
     assert "'stride()' do not match: (1, 2) != (2, 1)" in _message(
-        lambda: ac(jtorch.ones(2, 2).t(), jtorch.ones(2, 2), check_stride=True))
+        lambda: ac(jtorch.ones(2, 2).t(), jtorch.ones(2, 2), check_stride=True)
+    )
     assert _message(lambda: ac([jtorch.ones(1)], [jtorch.ones(1), 1])) == (
-        "The length of the sequences mismatch: 1 != 2")
-    assert _message(lambda: ac({"a": 1}, {"a": 2})).endswith(
-        "The failure occurred for item ['a']")
+        "The length of the sequences mismatch: 1 != 2"
+    )
+    assert _message(lambda: ac({"a": 1}, {"a": 2})).endswith("The failure occurred for item ['a']")
     with pytest.raises(TypeError, match="No comparison pair was able to handle inputs"):
         ac(np.ones(1), jtorch.ones(1))
     with pytest.raises(ValueError, match="Both 'rtol' and 'atol' must be either specified"):
@@ -166,8 +191,7 @@ def test_make_tensor_ranges_and_flags():
     x = mt((2, 60), dtype=jtorch.float32, device="cpu")
     v = np.asarray(x)
     assert x.shape == (2, 60) and v.min() >= -9 and v.max() < 9
-    i = np.asarray(mt((2, 60), dtype=jtorch.int64, device="cpu", low=-2, high=2,
-                      exclude_zero=True))
+    i = np.asarray(mt((2, 60), dtype=jtorch.int64, device="cpu", low=-2, high=2, exclude_zero=True))
     assert set(i.ravel().tolist()) <= {-2, -1, 1}
     n = mt(2, 3, dtype=jtorch.float64, device="cpu", noncontiguous=True, requires_grad=True)
     assert n.shape == (2, 3) and not n.is_contiguous() and n.requires_grad
@@ -260,8 +284,11 @@ def test_vander_values_and_grad():
     same(jtorch.vander(x), [[1, 1, 1], [4, 2, 1], [9, 3, 1]], jtorch.float32)
     same(jtorch.vander(x, N=2, increasing=True), [[1, 1], [1, 2], [1, 3]])
     assert jtorch.vander(x, 0).shape == (3, 0)
-    same(jtorch.vander(jtorch.tensor([2, 3], dtype=jtorch.int32), 3), [[4, 2, 1], [9, 3, 1]],
-         jtorch.int64)
+    same(
+        jtorch.vander(jtorch.tensor([2, 3], dtype=jtorch.int32), 3),
+        [[4, 2, 1], [9, 3, 1]],
+        jtorch.int64,
+    )
     g = jtorch.tensor([1.0, 2.0, 3.0], dtype=jtorch.float64, requires_grad=True)
     jtorch.vander(g, 3).sum().backward()  # d/dx (x^2 + x + 1) = 2x + 1
     same(g.grad, [3.0, 5.0, 7.0])
@@ -276,8 +303,7 @@ def test_frombuffer():
     same(jtorch.frombuffer(raw, dtype=jtorch.int32), [1, 2, 3], jtorch.int32)
     same(jtorch.frombuffer(raw, dtype=jtorch.int32, count=2, offset=4), [2, 3])
     same(jtorch.frombuffer(raw, dtype=jtorch.int16, offset=2), [0, 2, 0, 3, 0], jtorch.int16)
-    f = jtorch.frombuffer(struct.pack("<2f", 1.5, -2.0), dtype=jtorch.float32,
-                          requires_grad=True)
+    f = jtorch.frombuffer(struct.pack("<2f", 1.5, -2.0), dtype=jtorch.float32, requires_grad=True)
     same(f.detach(), [1.5, -2.0])
     assert f.requires_grad and f.is_leaf
     # jtorch copies the buffer (documented): later writes do not show.
@@ -301,6 +327,7 @@ def test_cond_eager_and_grad():
 
     def f(x):
         return jtorch.cond(x.sum() > 0, lambda a: a * w, lambda a: a - w, (x,))
+
     same(f(jtorch.ones(2)).detach(), [2.0, 3.0])
     f(-jtorch.ones(2)).sum().backward()
     same(w.grad, [-1.0, -1.0])
@@ -330,8 +357,9 @@ def test_cond_traced():
     batched = jtorch.vmap(lambda p, a: jtorch.cond(p, lambda b: b + 1, lambda b: b - 1, (a,)))
     same(batched(jtorch.tensor([True, False]), jtorch.zeros(2)), [1.0, -1.0])
     # d/da of sum(a^2) at a = 1 is 2 per element.
-    g = jtorch.func.grad(lambda a: jtorch.cond(a.sum() > 0, lambda b: (b * b).sum(),
-                                               lambda b: b.sum(), (a,)))
+    g = jtorch.func.grad(
+        lambda a: jtorch.cond(a.sum() > 0, lambda b: (b * b).sum(), lambda b: b.sum(), (a,))
+    )
     same(g(jtorch.ones(2)), [2.0, 2.0])
 
 
@@ -343,8 +371,9 @@ def test_while_loop_eager_and_traced():
     same(i, 3)
     same(s, [8.0, 8.0])
     assert jtorch.while_loop(lambda i: i < 3, lambda i: (i + 1,), (5,)) == (5,)
-    cg = jtorch.compile(lambda n, s: jtorch.while_loop(lambda i, s: i < n, body,
-                                                       (jtorch.tensor(0), s)))
+    cg = jtorch.compile(
+        lambda n, s: jtorch.while_loop(lambda i, s: i < n, body, (jtorch.tensor(0), s))
+    )
     i, s = cg(jtorch.tensor(4), jtorch.ones(2))
     same(s, [16.0, 16.0])
     i, s = cg(jtorch.tensor(2), jtorch.ones(2))
@@ -354,10 +383,17 @@ def test_while_loop_eager_and_traced():
 
 def test_backends_cuda_attention_queries():
     import jtorch.backends.cuda as bc
+
     q = jtorch.ones(1, 2, 4, 8)
     p = bc.SDPAParams(q, q, q, None, 0.1, True, False)
     assert (p.dropout, p.is_causal, p.enable_gqa) == (0.1, True, False)
     # No fused CUDA attention kernels: every query answers no, as a build without them.
-    assert not any(f(p) for f in (bc.can_use_flash_attention, bc.can_use_efficient_attention,
-                                  bc.can_use_cudnn_attention))
+    assert not any(
+        f(p)
+        for f in (
+            bc.can_use_flash_attention,
+            bc.can_use_efficient_attention,
+            bc.can_use_cudnn_attention,
+        )
+    )
     assert bc.is_flash_attention_available() is False

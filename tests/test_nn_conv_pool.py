@@ -40,9 +40,12 @@ def _conv2d_ref(x, w, b, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=
         g = oc // og
         for i in range(oh):
             for j in range(ow):
-                patch = x[:, g * cg:(g + 1) * cg,
-                          i * stride[0]: i * stride[0] + dilation[0] * (kh - 1) + 1: dilation[0],
-                          j * stride[1]: j * stride[1] + dilation[1] * (kw - 1) + 1: dilation[1]]
+                patch = x[
+                    :,
+                    g * cg : (g + 1) * cg,
+                    i * stride[0] : i * stride[0] + dilation[0] * (kh - 1) + 1 : dilation[0],
+                    j * stride[1] : j * stride[1] + dilation[1] * (kw - 1) + 1 : dilation[1],
+                ]
                 out[:, oc, i, j] = np.sum(patch * w[oc], axis=(1, 2, 3))
     if b is not None:
         out += b[None, :, None, None]
@@ -56,8 +59,9 @@ def _conv2d_ref(x, w, b, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=
 def test_conv2d_matches_direct_convolution():
     m = nn.Conv2d(4, 6, (3, 2), stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=2)
     x = _x(2, 4, 7, 6)
-    ref = _conv2d_ref(x, m.weight.detach().numpy(), m.bias.detach().numpy(), (2, 1), (1, 2),
-                      (1, 2), 2)
+    ref = _conv2d_ref(
+        x, m.weight.detach().numpy(), m.bias.detach().numpy(), (2, 1), (1, 2), (1, 2), 2
+    )
     close(m(f32(x)), ref, rtol=1e-4, atol=1e-5)
 
 
@@ -66,17 +70,17 @@ def test_conv_shapes_and_default_init_bounds(cls, nd):
     m = cls(4, 6, 3, groups=2)
     assert tuple(m.weight.shape) == (6, 2) + (3,) * nd
     assert tuple(m.bias.shape) == (6,)
-    bound = 1 / math.sqrt(2 * 3 ** nd)     # fan_in = in_channels / groups * prod(kernel)
+    bound = 1 / math.sqrt(2 * 3**nd)  # fan_in = in_channels / groups * prod(kernel)
     for p in (m.weight, m.bias):
         a = p.detach().numpy()
         assert a.min() >= -bound and a.max() <= bound
-        assert a.max() - a.min() > bound / 2   # spread over the range, not all zeros
+        assert a.max() - a.min() > bound / 2  # spread over the range, not all zeros
     assert list(m.state_dict()) == ["weight", "bias"]
     assert m.kernel_size == (3,) * nd and m.stride == (1,) * nd and m.padding == (0,) * nd
     assert list(cls(4, 6, 3, bias=False).state_dict()) == ["weight"]
     x = torch.zeros((2, 4) + (5,) * nd)
     assert tuple(m(x).shape) == (2, 6) + (3,) * nd
-    assert tuple(m(x[0]).shape) == (6,) + (3,) * nd          # unbatched
+    assert tuple(m(x[0]).shape) == (6,) + (3,) * nd  # unbatched
 
 
 def test_conv_transpose_weight_layout_and_shape():
@@ -105,15 +109,19 @@ def test_conv_transpose_output_size():
     for size in (12, 13, 14):
         assert m(x, output_size=[size]).shape[-1] == size
         assert m(x, output_size=[1, 2, size]).shape[-1] == size
-    with pytest.raises(ValueError, match=r"requested an output size of \[15\], but valid sizes "
-                                         r"range from \[12\] to \[14\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"requested an output size of \[15\], but valid sizes "
+        r"range from \[12\] to \[14\]",
+    ):
         m(x, output_size=[15])
     with pytest.raises(ValueError, match="output_size must have 1 or 3 elements"):
         m(x, output_size=[1, 12])
 
 
-@pytest.mark.parametrize("mode,np_mode", [("reflect", "reflect"), ("replicate", "edge"),
-                                          ("circular", "wrap")])
+@pytest.mark.parametrize(
+    "mode,np_mode", [("reflect", "reflect"), ("replicate", "edge"), ("circular", "wrap")]
+)
 def test_conv_padding_modes(mode, np_mode):
     # A centred one-hot kernel copies the padded input: the padding itself is visible.
     m = nn.Conv2d(1, 1, (3, 5), padding=(1, 2), padding_mode=mode, bias=False)
@@ -137,23 +145,32 @@ def test_conv_same_and_valid_padding():
 
 def test_conv_reprs():
     assert repr(nn.Conv2d(3, 4, 3)) == "Conv2d(3, 4, kernel_size=(3, 3), stride=(1, 1))"
-    assert repr(nn.Conv1d(2, 4, 3, stride=2, padding=1, dilation=2, groups=2, bias=False,
-                          padding_mode="circular")) == (
+    assert repr(
+        nn.Conv1d(
+            2, 4, 3, stride=2, padding=1, dilation=2, groups=2, bias=False, padding_mode="circular"
+        )
+    ) == (
         "Conv1d(2, 4, kernel_size=(3,), stride=(2,), padding=(1,), dilation=(2,), groups=2, "
-        "bias=False, padding_mode=circular)")
+        "bias=False, padding_mode=circular)"
+    )
     assert repr(nn.Conv3d(1, 1, 3, padding="same")) == (
-        "Conv3d(1, 1, kernel_size=(3, 3, 3), stride=(1, 1, 1), padding=same)")
+        "Conv3d(1, 1, kernel_size=(3, 3, 3), stride=(1, 1, 1), padding=same)"
+    )
     assert repr(nn.ConvTranspose2d(2, 2, 3, stride=2, output_padding=1)) == (
-        "ConvTranspose2d(2, 2, kernel_size=(3, 3), stride=(2, 2), output_padding=(1, 1))")
+        "ConvTranspose2d(2, 2, kernel_size=(3, 3), stride=(2, 2), output_padding=(1, 1))"
+    )
 
 
-@pytest.mark.parametrize("kwargs,message", [
-    (dict(groups=0), "groups must be a positive integer"),
-    (dict(groups=4), "in_channels must be divisible by groups"),
-    (dict(padding="full"), "Invalid padding string 'full', should be one of"),
-    (dict(padding="same", stride=2), "padding='same' is not supported for strided"),
-    (dict(padding_mode="wrap"), "padding_mode must be one of"),
-])
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        (dict(groups=0), "groups must be a positive integer"),
+        (dict(groups=4), "in_channels must be divisible by groups"),
+        (dict(padding="full"), "Invalid padding string 'full', should be one of"),
+        (dict(padding="same", stride=2), "padding='same' is not supported for strided"),
+        (dict(padding_mode="wrap"), "padding_mode must be one of"),
+    ],
+)
 def test_conv_constructor_errors(kwargs, message):
     with pytest.raises(ValueError, match=message):
         nn.Conv2d(6, 4, 3, **kwargs)
@@ -162,19 +179,23 @@ def test_conv_constructor_errors(kwargs, message):
 def test_conv_constructor_errors_out_channels_and_transpose_mode():
     with pytest.raises(ValueError, match="out_channels must be divisible by groups"):
         nn.Conv1d(4, 3, 1, groups=2)
-    with pytest.raises(ValueError, match='Only "zeros" padding mode is supported for '
-                                         'ConvTranspose2d'):
+    with pytest.raises(
+        ValueError, match='Only "zeros" padding mode is supported for ConvTranspose2d'
+    ):
         nn.ConvTranspose2d(2, 2, 3, padding_mode="reflect")
 
 
-@pytest.mark.parametrize("lazy,full,shape,weight", [
-    (nn.LazyConv1d, nn.Conv1d, (2, 3, 5), (4, 3, 2)),
-    (nn.LazyConv2d, nn.Conv2d, (3, 4, 4), (4, 3, 2, 2)),
-    (nn.LazyConv3d, nn.Conv3d, (1, 3, 3, 3, 3), (4, 3, 2, 2, 2)),
-    (nn.LazyConvTranspose1d, nn.ConvTranspose1d, (1, 3, 4), (3, 4, 2)),
-    (nn.LazyConvTranspose2d, nn.ConvTranspose2d, (1, 3, 2, 2), (3, 4, 2, 2)),
-    (nn.LazyConvTranspose3d, nn.ConvTranspose3d, (3, 2, 2, 2), (3, 4, 2, 2, 2)),
-])
+@pytest.mark.parametrize(
+    "lazy,full,shape,weight",
+    [
+        (nn.LazyConv1d, nn.Conv1d, (2, 3, 5), (4, 3, 2)),
+        (nn.LazyConv2d, nn.Conv2d, (3, 4, 4), (4, 3, 2, 2)),
+        (nn.LazyConv3d, nn.Conv3d, (1, 3, 3, 3, 3), (4, 3, 2, 2, 2)),
+        (nn.LazyConvTranspose1d, nn.ConvTranspose1d, (1, 3, 4), (3, 4, 2)),
+        (nn.LazyConvTranspose2d, nn.ConvTranspose2d, (1, 3, 2, 2), (3, 4, 2, 2)),
+        (nn.LazyConvTranspose3d, nn.ConvTranspose3d, (3, 2, 2, 2), (3, 4, 2, 2, 2)),
+    ],
+)
 def test_lazy_conv_materialises(lazy, full, shape, weight):
     m = lazy(4, 2)
     assert isinstance(m.weight, nn.UninitializedParameter)
@@ -195,8 +216,11 @@ def test_lazy_conv_dtype_groups_and_errors():
     assert m.bias is None
     with pytest.raises(ValueError, match="in_channels must be divisible by groups"):
         nn.LazyConv1d(4, 3, groups=2)(torch.zeros(1, 3, 5))
-    with pytest.raises(RuntimeError, match=r"Expected 3D \(unbatched\) or 4D \(batched\) input "
-                                           r"to LazyConv2d"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"Expected 3D \(unbatched\) or 4D \(batched\) input "
+        r"to LazyConv2d",
+    ):
         nn.LazyConv2d(4, 3)(torch.zeros(3, 5))
 
 
@@ -207,7 +231,7 @@ def test_conv_gradients_flow_to_weight_and_bias():
     # d(sum)/d bias = number of output positions; d/d weight = sum of the input windows.
     same(m.bias.grad, np.full(3, 4.0, np.float32))
     xs = x.detach().numpy()
-    ref = np.stack([xs[0, :, i:i + 2, j:j + 2] for i in range(2) for j in range(2)]).sum(0)
+    ref = np.stack([xs[0, :, i : i + 2, j : j + 2] for i in range(2) for j in range(2)]).sum(0)
     close(m.weight.grad, np.broadcast_to(ref, (3, 2, 2, 2)), rtol=1e-5, atol=1e-5)
     assert tuple(x.grad.shape) == (1, 2, 3, 3)
 
@@ -225,15 +249,21 @@ def test_max_pool2d_values_and_indices():
     rows = np.arange(2)[:, None] * 2 + arg // 2
     cols = np.arange(3)[None, :] * 2 + arg % 2
     same(idx, rows * 6 + cols, torch.int64)
-    assert repr(nn.MaxPool2d(2)) == ("MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, "
-                                     "ceil_mode=False)")
+    assert repr(nn.MaxPool2d(2)) == (
+        "MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)"
+    )
 
 
 def test_max_pool_ceil_mode_and_padding_shapes():
     assert nn.MaxPool1d(2, ceil_mode=True)(torch.zeros(1, 1, 5)).shape[-1] == 3
     assert nn.MaxPool1d(2)(torch.zeros(1, 1, 5)).shape[-1] == 2
-    assert tuple(nn.MaxPool3d(3, 2, padding=1, dilation=1)(torch.zeros(1, 1, 5, 6, 7)).shape) \
-        == (1, 1, 3, 3, 4)
+    assert tuple(nn.MaxPool3d(3, 2, padding=1, dilation=1)(torch.zeros(1, 1, 5, 6, 7)).shape) == (
+        1,
+        1,
+        3,
+        3,
+        4,
+    )
 
 
 def test_avg_pool_count_include_pad_and_divisor():
@@ -244,8 +274,10 @@ def test_avg_pool_count_include_pad_and_divisor():
     same(without, np.ones((1, 1, 3, 3), np.float32))
     div = nn.AvgPool2d(3, stride=1, padding=1, divisor_override=2)(f32(x))
     same(div[0, 0], np.array([[2, 3, 2], [3, 4.5, 3], [2, 3, 2]], np.float32))
-    same(nn.AvgPool1d(2)(f32(np.arange(6, dtype=np.float32)[None, None])),
-         np.array([[[0.5, 2.5, 4.5]]], np.float32))
+    same(
+        nn.AvgPool1d(2)(f32(np.arange(6, dtype=np.float32)[None, None])),
+        np.array([[[0.5, 2.5, 4.5]]], np.float32),
+    )
     m = nn.AvgPool1d(3, padding=1)
     assert m.kernel_size == (3,) and m.stride == (3,) and m.padding == (1,)
     assert repr(m) == "AvgPool1d(kernel_size=(3,), stride=(3,), padding=(1,))"
@@ -261,8 +293,7 @@ def test_adaptive_pools():
     # Windows [floor(i*n/o), ceil((i+1)*n/o)): 5 -> 3 covers [0,2), [1,4), [3,5).
     y = np.arange(5, dtype=np.float32)[None, None]
     close(nn.AdaptiveAvgPool1d(3)(f32(y)), [[[0.5, 2.0, 3.5]]])
-    assert tuple(nn.AdaptiveAvgPool3d((2, None, 1))(torch.zeros(1, 4, 5, 6)).shape) == \
-        (1, 2, 5, 1)
+    assert tuple(nn.AdaptiveAvgPool3d((2, None, 1))(torch.zeros(1, 4, 5, 6)).shape) == (1, 2, 5, 1)
     assert repr(nn.AdaptiveAvgPool2d((None, 3))) == "AdaptiveAvgPool2d(output_size=(None, 3))"
 
 
@@ -273,8 +304,10 @@ def test_lp_pool():
     y = np.abs(_x(1, 1, 4, 4)) + 0.1
     ref2 = (y.reshape(1, 1, 2, 2, 2, 2) ** 3).sum((3, 5)) ** (1 / 3)
     close(nn.LPPool2d(3, 2)(f32(y)), ref2, rtol=1e-5, atol=1e-6)
-    assert repr(nn.LPPool2d(2, 3)) == "LPPool2d(norm_type=2, kernel_size=3, stride=None, " \
-                                      "ceil_mode=False)"
+    assert (
+        repr(nn.LPPool2d(2, 3)) == "LPPool2d(norm_type=2, kernel_size=3, stride=None, "
+        "ceil_mode=False)"
+    )
 
 
 def test_max_unpool_roundtrip():
@@ -287,8 +320,10 @@ def test_max_unpool_roundtrip():
     same(f32(back[keep]), x[keep])
     assert keep.sum() == 8
     assert tuple(unpool(out, idx, output_size=[5, 5]).shape) == (1, 2, 5, 5)
-    assert repr(nn.MaxUnpool3d(2)) == "MaxUnpool3d(kernel_size=(2, 2, 2), stride=(2, 2, 2), " \
-                                      "padding=(0, 0, 0))"
+    assert (
+        repr(nn.MaxUnpool3d(2)) == "MaxUnpool3d(kernel_size=(2, 2, 2), stride=(2, 2, 2), "
+        "padding=(0, 0, 0))"
+    )
     one, i1 = nn.MaxPool1d(2, return_indices=True)(f32(x[0, :, 0]))
     assert tuple(nn.MaxUnpool1d(2)(one, i1).shape) == (2, 4)
 
@@ -296,7 +331,7 @@ def test_max_unpool_roundtrip():
 def test_fractional_max_pool():
     x = _x(2, 3, 9, 8)
     m = nn.FractionalMaxPool2d(2, output_size=(4, 5))
-    assert list(m.state_dict()) == []           # a None buffer is not saved
+    assert list(m.state_dict()) == []  # a None buffer is not saved
     out = m(f32(x))
     assert tuple(out.shape) == (2, 3, 4, 5)
     # Every output is the maximum of some 2x2 window of its plane.
@@ -304,8 +339,7 @@ def test_fractional_max_pool():
     for v, plane in zip(out.numpy().reshape(6, -1), windows.reshape(6, -1)):
         assert np.isin(v, plane).all()
     samples = torch.full((1, 2, 3), 0.5)
-    m3 = nn.FractionalMaxPool3d(2, output_ratio=0.5, return_indices=True,
-                                _random_samples=samples)
+    m3 = nn.FractionalMaxPool3d(2, output_ratio=0.5, return_indices=True, _random_samples=samples)
     assert list(m3.state_dict()) == ["_random_samples"]
     out, idx = m3(torch.zeros(1, 2, 6, 6, 8))
     assert tuple(out.shape) == (1, 2, 3, 3, 4) and idx.dtype == torch.int64
@@ -337,13 +371,15 @@ def test_upsample_nearest_and_bilinear():
 
 def test_upsample_area_and_reprs():
     x = _x(1, 1, 4, 6)
-    close(nn.Upsample(scale_factor=0.5, mode="area")(f32(x)),
-          x.reshape(1, 1, 2, 2, 3, 2).mean((3, 5)))
+    close(
+        nn.Upsample(scale_factor=0.5, mode="area")(f32(x)), x.reshape(1, 1, 2, 2, 3, 2).mean((3, 5))
+    )
     assert repr(nn.Upsample(scale_factor=2)) == "Upsample(scale_factor=2.0, mode='nearest')"
-    assert repr(nn.Upsample(size=(3, 4), mode="bicubic")) == \
-        "Upsample(size=(3, 4), mode='bicubic')"
-    assert repr(nn.UpsamplingBilinear2d(scale_factor=(2, 3))) == \
-        "UpsamplingBilinear2d(scale_factor=(2.0, 3.0), mode='bilinear')"
+    assert repr(nn.Upsample(size=(3, 4), mode="bicubic")) == "Upsample(size=(3, 4), mode='bicubic')"
+    assert (
+        repr(nn.UpsamplingBilinear2d(scale_factor=(2, 3)))
+        == "UpsamplingBilinear2d(scale_factor=(2.0, 3.0), mode='bilinear')"
+    )
     assert nn.UpsamplingBilinear2d(4).align_corners is True
 
 
@@ -353,11 +389,11 @@ def test_interpolate_antialias_triangle_filter():
     x = _x(1, 1, 1, 10)
     out = nn.functional.interpolate(f32(x), size=(1, 5), mode="bilinear", antialias=True)
     v = x[0, 0, 0]
-    ref = [(v[2 * i - 1] + 3 * v[2 * i] + 3 * v[2 * i + 1] + v[2 * i + 2]) / 8
-           for i in range(1, 4)]
+    ref = [(v[2 * i - 1] + 3 * v[2 * i] + 3 * v[2 * i + 1] + v[2 * i + 2]) / 8 for i in range(1, 4)]
     close(out[0, 0, 0, 1:4], ref, rtol=1e-5, atol=1e-6)
-    with pytest.raises(ValueError, match="Anti-alias option is restricted to bilinear and "
-                                         "bicubic modes"):
+    with pytest.raises(
+        ValueError, match="Anti-alias option is restricted to bilinear and bicubic modes"
+    ):
         nn.functional.interpolate(torch.zeros(1, 1, 4), size=2, mode="linear", antialias=True)
 
 
@@ -384,25 +420,32 @@ def test_fold_unfold():
     counts = nn.Fold((3, 3), 2)(nn.Unfold(2)(ones))
     same(counts[0, 0], np.array([[1, 2, 1], [2, 4, 2], [1, 2, 1]], np.float32))
     assert repr(nn.Unfold(2)) == "Unfold(kernel_size=2, dilation=1, padding=0, stride=1)"
-    assert repr(nn.Fold(3, 2)) == ("Fold(output_size=3, kernel_size=2, dilation=1, padding=0, "
-                                   "stride=1)")
+    assert repr(nn.Fold(3, 2)) == (
+        "Fold(output_size=3, kernel_size=2, dilation=1, padding=0, stride=1)"
+    )
 
 
 # ---------------------------------------------------------------------------
 # Padding
 
 
-@pytest.mark.parametrize("cls,np_mode", [
-    ("ReflectionPad", "reflect"), ("ReplicationPad", "edge"), ("CircularPad", "wrap"),
-    ("ZeroPad", "constant")])
+@pytest.mark.parametrize(
+    "cls,np_mode",
+    [
+        ("ReflectionPad", "reflect"),
+        ("ReplicationPad", "edge"),
+        ("CircularPad", "wrap"),
+        ("ZeroPad", "constant"),
+    ],
+)
 @pytest.mark.parametrize("nd", [1, 2, 3])
 def test_padding_layers(cls, np_mode, nd):
-    pads = (2, 1, 0, 1, 1, 2)[:2 * nd]
+    pads = (2, 1, 0, 1, 1, 2)[: 2 * nd]
     x = _x(*((2, 3) + (3,) * nd))
     m = getattr(nn, f"{cls}{nd}d")(pads)
     np_pads = [(0, 0), (0, 0)] + [(pads[2 * i], pads[2 * i + 1]) for i in reversed(range(nd))]
     same(m(f32(x)), np.pad(x, np_pads, mode=np_mode))
-    same(m(f32(x[0])), np.pad(x[0], np_pads[1:], mode=np_mode))   # unbatched
+    same(m(f32(x[0])), np.pad(x[0], np_pads[1:], mode=np_mode))  # unbatched
     assert m.padding == pads
     assert repr(m) == f"{cls}{nd}d({pads})"
     assert getattr(nn, f"{cls}{nd}d")(1).padding == (1,) * (2 * nd)

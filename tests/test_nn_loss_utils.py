@@ -24,8 +24,7 @@ def t(a):
 
 
 def close(x, y, rtol=1e-5, atol=1e-6):
-    np.testing.assert_allclose(np.asarray(x.detach().numpy(), np.float64), y, rtol=rtol,
-                               atol=atol)
+    np.testing.assert_allclose(np.asarray(x.detach().numpy(), np.float64), y, rtol=rtol, atol=atol)
 
 
 def _log_softmax(z, axis):
@@ -58,8 +57,11 @@ def test_nll_bce_kl_huber_margin_modules():
     close(nn.NLLLoss(reduction="none")(t(x), t(y)), -x[np.arange(5), y])
     p, q = 1 / (1 + np.exp(-_x(3, 4))), RNG.uniform(0, 1, (3, 4))
     p, q = p.astype(np.float32), q.astype(np.float32)
-    close(nn.BCELoss(reduction="sum")(t(p), t(q)),
-          -(q * np.log(p) + (1 - q) * np.log(1 - p)).sum(), rtol=1e-5)
+    close(
+        nn.BCELoss(reduction="sum")(t(p), t(q)),
+        -(q * np.log(p) + (1 - q) * np.log(1 - p)).sum(),
+        rtol=1e-5,
+    )
     z, pw = _x(3, 4), np.array([1.0, 2.0, 0.5, 3.0], np.float32)
     sp = np.log1p(np.exp(-z))
     expected = ((1 - q) * z + (1 + (pw - 1) * q) * sp).mean()
@@ -67,14 +69,15 @@ def test_nll_bce_kl_huber_margin_modules():
     lp, tg = _log_softmax(_x(4, 3), 1), np.exp(_log_softmax(_x(4, 3), 1))
     kl = (tg * (np.log(tg) - lp)).sum() / 4
     close(nn.KLDivLoss(reduction="batchmean")(t(lp), t(tg)), kl, rtol=1e-5)
-    close(nn.KLDivLoss(reduction="batchmean", log_target=True)(t(lp), t(np.log(tg))), kl,
-          rtol=1e-5)
+    close(nn.KLDivLoss(reduction="batchmean", log_target=True)(t(lp), t(np.log(tg))), kl, rtol=1e-5)
     a, b = _x(3, 4) * 2, _x(3, 4)
     d = np.abs(a - b)
-    close(nn.HuberLoss(delta=0.5)(t(a), t(b)),
-          np.where(d < 0.5, 0.5 * d * d, 0.5 * (d - 0.25)).mean())
-    close(nn.SmoothL1Loss(beta=0.5)(t(a), t(b)),
-          np.where(d < 0.5, 0.5 * d * d / 0.5, d - 0.25).mean())
+    close(
+        nn.HuberLoss(delta=0.5)(t(a), t(b)), np.where(d < 0.5, 0.5 * d * d, 0.5 * (d - 0.25)).mean()
+    )
+    close(
+        nn.SmoothL1Loss(beta=0.5)(t(a), t(b)), np.where(d < 0.5, 0.5 * d * d / 0.5, d - 0.25).mean()
+    )
     m = x[np.arange(5), y][:, None]
     z2 = np.maximum(0.7 - m + x, 0) ** 2
     z2[np.arange(5), y] = 0
@@ -96,7 +99,7 @@ def test_ctc_loss_gradient_is_pytorchs():
     zero_inf = nn.CTCLoss(reduction="none", zero_infinity=True)
     lp2 = t(_log_softmax(_x(2, 1, 3), 2).astype(np.float32)).requires_grad_()
     out = zero_inf(lp2, t(np.array([[1, 1]], np.int64)), t(np.array([2])), t(np.array([2])))
-    assert out.item() == 0.0      # "1 1" needs a blank between: 3 frames, only 2 given
+    assert out.item() == 0.0  # "1 1" needs a blank between: 3 frames, only 2 given
     out.sum().backward()
     np.testing.assert_array_equal(lp2.grad.numpy(), 0)
 
@@ -110,18 +113,24 @@ def test_loss_module_state_and_repr():
     assert list(nn.BCEWithLogitsLoss(pos_weight=w).state_dict()) == ["pos_weight"]
     assert list(nn.NLLLoss().state_dict()) == []
     assert [n for n, _ in nn.NLLLoss().named_buffers()] == []
-    assert "weight" in nn.NLLLoss()._buffers      # registered, as None
+    assert "weight" in nn.NLLLoss()._buffers  # registered, as None
     assert repr(nn.TripletMarginWithDistanceLoss()) == (
-        "TripletMarginWithDistanceLoss(\n  (distance_function): PairwiseDistance()\n)")
+        "TripletMarginWithDistanceLoss(\n  (distance_function): PairwiseDistance()\n)"
+    )
     assert nn.TripletMarginWithDistanceLoss(distance_function=abs).distance_function is abs
     lce = nn.LinearCrossEntropyLoss(4, 3)
     assert list(lce.state_dict()) == ["linear.weight"]
 
 
-@pytest.mark.parametrize("kw,reduction", [({"size_average": False}, "sum"),
-                                          ({"reduce": False}, "none"),
-                                          ({"size_average": True}, "mean"),
-                                          ({"size_average": False, "reduce": False}, "none")])
+@pytest.mark.parametrize(
+    "kw,reduction",
+    [
+        ({"size_average": False}, "sum"),
+        ({"reduce": False}, "none"),
+        ({"size_average": True}, "mean"),
+        ({"size_average": False, "reduce": False}, "none"),
+    ],
+)
 def test_legacy_reduction_args(kw, reduction):
     with pytest.warns(UserWarning, match=f"please use reduction='{reduction}' instead"):
         m = nn.L1Loss(**kw)
@@ -164,8 +173,11 @@ def _params(grads):
 def test_clip_grad_norm_matches_numpy(norm_type):
     grads = [_x(3, 2), _x(4)]
     flat = np.concatenate([g.ravel() for g in grads]).astype(np.float64)
-    total = (np.abs(flat).max() if norm_type == math.inf
-             else (np.abs(flat) ** norm_type).sum() ** (1 / norm_type))
+    total = (
+        np.abs(flat).max()
+        if norm_type == math.inf
+        else (np.abs(flat) ** norm_type).sum() ** (1 / norm_type)
+    )
     ps = _params(grads)
     n = nn.utils.clip_grad_norm_(ps, 0.5, norm_type=norm_type, foreach=True)
     close(n, total, rtol=1e-5)
@@ -206,19 +218,25 @@ def test_parameters_vector_roundtrip():
 
 def test_norm_except_dim_and_weight_norm_ops():
     v = _x(3, 4, 2)
-    close(jtorch.norm_except_dim(t(v), 2, 0), np.sqrt((v ** 2).sum((1, 2), keepdims=True)))
-    close(jtorch.norm_except_dim(t(v), 2, 1), np.sqrt((v ** 2).sum((0, 2), keepdims=True)))
-    close(jtorch.norm_except_dim(t(v), 2, -1), np.sqrt((v ** 2).sum()))
+    close(jtorch.norm_except_dim(t(v), 2, 0), np.sqrt((v**2).sum((1, 2), keepdims=True)))
+    close(jtorch.norm_except_dim(t(v), 2, 1), np.sqrt((v**2).sum((0, 2), keepdims=True)))
+    close(jtorch.norm_except_dim(t(v), 2, -1), np.sqrt((v**2).sum()))
     g = RNG.uniform(1, 2, (1, 4, 1)).astype(np.float32)
-    close(jtorch._weight_norm(t(v), t(g), 1),
-          v * g / np.sqrt((v ** 2).sum((0, 2), keepdims=True)), rtol=1e-5)
+    close(
+        jtorch._weight_norm(t(v), t(g), 1),
+        v * g / np.sqrt((v**2).sum((0, 2), keepdims=True)),
+        rtol=1e-5,
+    )
 
 
 def test_weight_norm_parametrization():
     m = parametrizations.weight_norm(nn.Linear(4, 3))
     assert type(m).__name__ == "ParametrizedLinear" and isinstance(m, nn.Linear)
-    assert list(m.state_dict()) == ["bias", "parametrizations.weight.original0",
-                                    "parametrizations.weight.original1"]
+    assert list(m.state_dict()) == [
+        "bias",
+        "parametrizations.weight.original0",
+        "parametrizations.weight.original1",
+    ]
     g = m.parametrizations.weight.original0.detach().numpy()
     v = m.parametrizations.weight.original1.detach().numpy()
     assert g.shape == (3, 1)
@@ -234,9 +252,17 @@ def test_weight_norm_parametrization():
     close(m.weight, 2 * v, rtol=1e-5)
 
 
-@pytest.mark.parametrize("shape,kind", [((4, 4), None), ((3, 3), "cayley"),
-                                        ((5, 3), None), ((3, 5), None),
-                                        ((5, 3), "matrix_exp"), ((4, 4), "householder")])
+@pytest.mark.parametrize(
+    "shape,kind",
+    [
+        ((4, 4), None),
+        ((3, 3), "cayley"),
+        ((5, 3), None),
+        ((3, 5), None),
+        ((5, 3), "matrix_exp"),
+        ((4, 4), "householder"),
+    ],
+)
 def test_orthogonal_parametrization_is_orthogonal(shape, kind):
     m = parametrizations.orthogonal(nn.Linear(shape[1], shape[0]), orthogonal_map=kind)
     w = m.weight.detach().numpy().astype(np.float64)
@@ -246,7 +272,7 @@ def test_orthogonal_parametrization_is_orthogonal(shape, kind):
     q = np.linalg.qr(_x(*shape) if shape[0] >= shape[1] else _x(*shape[::-1]))[0]
     q = (q if shape[0] >= shape[1] else q.T).astype(np.float32)
     with jtorch.no_grad():
-        m.weight = t(q)            # right_inverse: the parametrized weight becomes q
+        m.weight = t(q)  # right_inverse: the parametrized weight becomes q
     close(m.weight, q, atol=1e-5)
     m(t(_x(2, shape[1]))).sum().backward()
     assert m.parametrizations.weight.original.grad is not None
@@ -264,19 +290,22 @@ def test_orthogonal_householder_without_trivialization():
 
 def test_spectral_norm_parametrization():
     m = parametrizations.spectral_norm(nn.Linear(6, 4), n_power_iterations=5)
-    assert list(m.state_dict()) == ["bias", "parametrizations.weight.original",
-                                    "parametrizations.weight.0._u",
-                                    "parametrizations.weight.0._v"]
+    assert list(m.state_dict()) == [
+        "bias",
+        "parametrizations.weight.original",
+        "parametrizations.weight.0._u",
+        "parametrizations.weight.0._v",
+    ]
     u0 = m.parametrizations.weight[0]._u
     for _ in range(3):
         m(t(_x(2, 6)))
-    assert m.parametrizations.weight[0]._u is u0          # updated in place
+    assert m.parametrizations.weight[0]._u is u0  # updated in place
     sv = np.linalg.svd(m.weight.detach().numpy().astype(np.float64), compute_uv=False)
     np.testing.assert_allclose(sv[0], 1.0, rtol=1e-4)
     m.eval()
     before = u0.numpy().copy()
     m(t(_x(2, 6)))
-    np.testing.assert_array_equal(u0.numpy(), before)      # no power iteration in eval
+    np.testing.assert_array_equal(u0.numpy(), before)  # no power iteration in eval
     b = parametrizations.spectral_norm(nn.Linear(3, 4), "bias")
     close(t(np.linalg.norm(b.bias.detach().numpy())), 1.0, rtol=1e-5)
 
@@ -297,16 +326,20 @@ def test_parametrize_register_cached_and_errors():
     assert m.weight is not m.weight
     with pytest.raises(RuntimeError, match="does not implement right_inverse"):
         m.weight = t(np.eye(3, dtype=np.float32))
-    with pytest.raises(ValueError, match="does not have a parameter, a buffer, or a "
-                                         "parametrized element with name 'nope'"):
+    with pytest.raises(
+        ValueError,
+        match="does not have a parameter, a buffer, or a parametrized element with name 'nope'",
+    ):
         parametrize.register_parametrization(nn.Linear(3, 3), "nope", Symmetric())
     with pytest.raises(ValueError, match="may not change the shape"):
         parametrize.register_parametrization(nn.Linear(3, 2), "weight", _FirstRow())
     with pytest.raises(RuntimeError, match="Serialization of parametrized modules"):
         pickle.dumps(m)
     c = copy.deepcopy(m)
-    assert type(c) is type(m) and c.parametrizations.weight.original is not \
-        m.parametrizations.weight.original
+    assert (
+        type(c) is type(m)
+        and c.parametrizations.weight.original is not m.parametrizations.weight.original
+    )
     close(c.weight, w)
     parametrize.remove_parametrizations(m, "weight", leave_parametrized=False)
     assert type(m) is nn.Linear and not hasattr(m, "parametrizations")
@@ -366,14 +399,15 @@ def test_adaptive_log_softmax_is_a_distribution_and_scores_targets():
     x = t(_x(6, 8))
     target = jtorch.tensor([0, 4, 9, 2, 7, 5])
     lp = m.log_prob(x).detach().numpy()
-    np.testing.assert_allclose(np.exp(lp).sum(1), 1.0, rtol=1e-5)    # a distribution per row
+    np.testing.assert_allclose(np.exp(lp).sum(1), 1.0, rtol=1e-5)  # a distribution per row
     out, loss = m(x, target)
-    np.testing.assert_allclose(out.detach().numpy(), lp[np.arange(6), target.numpy()],
-                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        out.detach().numpy(), lp[np.arange(6), target.numpy()], rtol=1e-5, atol=1e-6
+    )
     np.testing.assert_allclose(loss.item(), -lp[np.arange(6), target.numpy()].mean(), rtol=1e-5)
     loss.backward()
     assert all(p.grad is not None for p in m.parameters())
     # predict is the argmax of log_prob, whichever head columns win
     with jtorch.no_grad():
-        m.head.weight[3:].mul_(20.0)        # push some rows' best head column into a cluster
+        m.head.weight[3:].mul_(20.0)  # push some rows' best head column into a cluster
     assert m.predict(x).tolist() == m.log_prob(x).argmax(1).tolist()

@@ -28,15 +28,23 @@ def _x(*shape):
 
 def test_batchnorm_buffers_and_state_dict():
     m = nn.BatchNorm2d(3)
-    assert list(m.state_dict()) == ["weight", "bias", "running_mean", "running_var",
-                                    "num_batches_tracked"]
+    assert list(m.state_dict()) == [
+        "weight",
+        "bias",
+        "running_mean",
+        "running_var",
+        "num_batches_tracked",
+    ]
     assert m.num_batches_tracked.dtype == torch.int64 and m.num_batches_tracked.ndim == 0
     close(m.weight.detach(), np.ones(3))
     close(m.bias.detach(), np.zeros(3))
     close(m.running_mean, np.zeros(3))
     close(m.running_var, np.ones(3))
     assert list(nn.BatchNorm1d(3, affine=False).state_dict()) == [
-        "running_mean", "running_var", "num_batches_tracked"]
+        "running_mean",
+        "running_var",
+        "num_batches_tracked",
+    ]
     assert list(nn.BatchNorm1d(3, bias=False).state_dict())[:2] == ["weight", "running_mean"]
     m = nn.BatchNorm1d(3, track_running_stats=False)
     assert list(m.state_dict()) == ["weight", "bias"]
@@ -58,7 +66,7 @@ def test_batchnorm_running_stats_momentum():
     z = _x(2, 3, 4)
     rm, rv = m.running_mean.numpy(), m.running_var.numpy()
     close(m(f32(z)), (z - rm[:, None]) / np.sqrt(rv[:, None] + 1e-5), atol=1e-5)
-    assert int(m.num_batches_tracked) == 1   # eval does not count batches
+    assert int(m.num_batches_tracked) == 1  # eval does not count batches
 
 
 def test_batchnorm_momentum_none_is_cumulative_average():
@@ -90,8 +98,9 @@ def test_batchnorm_errors():
 
 def test_batchnorm_reset_and_repr():
     m = nn.BatchNorm3d(4, momentum=None, eps=1e-3)
-    assert repr(m) == ("BatchNorm3d(4, eps=0.001, momentum=None, affine=True, bias=True, "
-                       "track_running_stats=True)")
+    assert repr(m) == (
+        "BatchNorm3d(4, eps=0.001, momentum=None, affine=True, bias=True, track_running_stats=True)"
+    )
     m(torch.randn(2, 4, 2, 2, 2))
     m.reset_running_stats()
     close(m.running_var, np.ones(4))
@@ -113,7 +122,7 @@ def test_sync_batchnorm_convert():
     out = nn.SyncBatchNorm.convert_sync_batchnorm(net)
     assert type(out[1]) is nn.SyncBatchNorm and out[1].momentum == 0.3
     assert out[1].weight is w
-    out[1](torch.randn(4, 3, 2))   # any rank >= 2
+    out[1](torch.randn(4, 3, 2))  # any rank >= 2
 
 
 # ---------------------------------------------------------------------------
@@ -160,8 +169,10 @@ def test_layer_norm():
     mean = x.mean(axis=(1, 2), keepdims=True)
     close(m(f32(x)), (x - mean) / np.sqrt(x.var(axis=(1, 2), keepdims=True) + 1e-6), atol=1e-5)
     assert m.normalized_shape == (3, 4) and tuple(m.weight.shape) == (3, 4)
-    assert repr(nn.LayerNorm(4, bias=False)) == \
-        "LayerNorm((4,), eps=1e-05, elementwise_affine=True, bias=False)"
+    assert (
+        repr(nn.LayerNorm(4, bias=False))
+        == "LayerNorm((4,), eps=1e-05, elementwise_affine=True, bias=False)"
+    )
     assert list(nn.LayerNorm(4, elementwise_affine=False).state_dict()) == []
     assert list(nn.LayerNorm(4, bias=False).state_dict()) == ["weight"]
 
@@ -169,21 +180,29 @@ def test_layer_norm():
 def test_group_norm():
     x = _x(2, 4, 3)
     g = x.reshape(2, 2, 6)
-    ref = ((g - g.mean(-1, keepdims=True)) / np.sqrt(g.var(-1, keepdims=True) + 1e-5))
+    ref = (g - g.mean(-1, keepdims=True)) / np.sqrt(g.var(-1, keepdims=True) + 1e-5)
     close(nn.GroupNorm(2, 4)(f32(x)), ref.reshape(2, 4, 3), atol=1e-5)
-    with pytest.raises(ValueError, match=r"num_channels \(5\) must be divisible by "
-                                         r"num_groups \(2\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"num_channels \(5\) must be divisible by "
+        r"num_groups \(2\)",
+    ):
         nn.GroupNorm(2, 5)
-    assert repr(nn.GroupNorm(2, 4, affine=False)) == \
-        "GroupNorm(2, 4, eps=1e-05, affine=False, bias=False)"
+    assert (
+        repr(nn.GroupNorm(2, 4, affine=False))
+        == "GroupNorm(2, 4, eps=1e-05, affine=False, bias=False)"
+    )
 
 
 def test_rms_norm():
     x = _x(3, 5)
     ref = x / np.sqrt((x * x).mean(-1, keepdims=True) + np.finfo(np.float32).eps)
     close(nn.RMSNorm(5)(f32(x)), ref, atol=1e-5)
-    close(nn.RMSNorm(5, eps=0.5, elementwise_affine=False)(f32(x)),
-          x / np.sqrt((x * x).mean(-1, keepdims=True) + 0.5), atol=1e-5)
+    close(
+        nn.RMSNorm(5, eps=0.5, elementwise_affine=False)(f32(x)),
+        x / np.sqrt((x * x).mean(-1, keepdims=True) + 0.5),
+        atol=1e-5,
+    )
     assert repr(nn.RMSNorm([2, 3], eps=0.1)) == "RMSNorm((2, 3), eps=0.1, elementwise_affine=True)"
 
 
@@ -191,9 +210,10 @@ def test_local_response_norm():
     x = _x(1, 4, 2)
     size, alpha, beta, k = 3, 0.5, 0.75, 2.0
     sq = np.pad(x * x, ((0, 0), (1, 1), (0, 0)))
-    avg = np.stack([sq[:, c:c + size].mean(1) for c in range(4)], 1)
-    close(nn.LocalResponseNorm(size, alpha, beta, k)(f32(x)), x / (k + alpha * avg) ** beta,
-          atol=1e-6)
+    avg = np.stack([sq[:, c : c + size].mean(1) for c in range(4)], 1)
+    close(
+        nn.LocalResponseNorm(size, alpha, beta, k)(f32(x)), x / (k + alpha * avg) ** beta, atol=1e-6
+    )
 
 
 def test_cross_map_lrn2d():
@@ -204,7 +224,7 @@ def test_cross_map_lrn2d():
     sq = x * x
     win = [sq[:, 0:2].sum(1), sq[:, 0:3].sum(1), sq[:, 0:4].sum(1), sq[:, [0, 2, 3]].sum(1)]
     scale = 1.0 + (0.3 / 3) * np.stack(win, 1)
-    close(nn.CrossMapLRN2d(3, 0.3)(f32(x)), x * scale ** -0.75, atol=1e-6)
+    close(nn.CrossMapLRN2d(3, 0.3)(f32(x)), x * scale**-0.75, atol=1e-6)
     with pytest.raises(ValueError, match="Expected input to be 4D, got 3D"):
         nn.CrossMapLRN2d(3)(torch.zeros(1, 4, 2))
 
@@ -233,13 +253,16 @@ def test_dropout_eval_is_identity_and_inplace():
 
 
 def test_feature_dropout_zeroes_whole_channels():
-    for cls, shape in ((nn.Dropout1d, (8, 16, 5)), (nn.Dropout2d, (8, 16, 3, 3)),
-                       (nn.Dropout3d, (8, 16, 2, 2, 2))):
+    for cls, shape in (
+        (nn.Dropout1d, (8, 16, 5)),
+        (nn.Dropout2d, (8, 16, 3, 3)),
+        (nn.Dropout3d, (8, 16, 2, 2, 2)),
+    ):
         y = cls(0.5)(torch.ones(*shape)).numpy().reshape(8, 16, -1)
         per_channel = y.min(-1) == y.max(-1)
         assert per_channel.all(), cls
         assert set(np.unique(y)) <= {0.0, 2.0} and 0.2 < (y == 0).mean() < 0.8
-    y = nn.Dropout1d(0.5)(torch.ones(16, 5)).numpy()   # unbatched (C, L)
+    y = nn.Dropout1d(0.5)(torch.ones(16, 5)).numpy()  # unbatched (C, L)
     assert (y.min(-1) == y.max(-1)).all()
 
 
@@ -252,13 +275,14 @@ def test_alpha_dropout_keeps_mean_and_variance():
     dropped = y.min(-1) == y.max(-1)
     assert dropped.any()
     # a dropped channel holds alpha' * a + b = the SELU saturation value, mapped
-    a = 1 / math.sqrt((1.7580993408473766 ** 2 * 0.5 + 1) * 0.5)
+    a = 1 / math.sqrt((1.7580993408473766**2 * 0.5 + 1) * 0.5)
     np.testing.assert_allclose(y[dropped], -1.7580993408473766 * a * 0.5, rtol=1e-5)
 
 
 def test_dropout_errors_and_repr():
-    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but "
-                                         "got 1.5"):
+    with pytest.raises(
+        ValueError, match="dropout probability has to be between 0 and 1, but got 1.5"
+    ):
         nn.Dropout(1.5)
     assert repr(nn.Dropout2d(0.1, True)) == "Dropout2d(p=0.1, inplace=True)"
 
@@ -273,7 +297,7 @@ def test_embedding_init_and_padding():
     assert m.padding_idx == 998
     w = m.weight.detach().numpy()
     assert (w[998] == 0).all()
-    assert abs(w.std() - 1) < 0.05 and abs(w.mean()) < 0.05   # N(0, 1)
+    assert abs(w.std() - 1) < 0.05 and abs(w.mean()) < 0.05  # N(0, 1)
     out = m(torch.tensor([[998, 1], [1, 5]]))
     out.sum().backward()
     g = m.weight.grad.numpy()
@@ -287,8 +311,9 @@ def test_embedding_checks_and_repr():
     with pytest.raises(AssertionError, match="Padding_idx must be within num_embeddings"):
         nn.Embedding(5, 2, padding_idx=-6)
     m = nn.Embedding(5, 2, max_norm=1.0, norm_type=1.0, scale_grad_by_freq=True, sparse=True)
-    assert repr(m) == ("Embedding(5, 2, max_norm=1.0, norm_type=1.0, scale_grad_by_freq=True, "
-                       "sparse=True)")
+    assert repr(m) == (
+        "Embedding(5, 2, max_norm=1.0, norm_type=1.0, scale_grad_by_freq=True, sparse=True)"
+    )
 
 
 def test_embedding_max_norm_renormalises_used_rows():
@@ -367,8 +392,7 @@ def _act_ref():
         nn.LogSigmoid(): np.log(sig),
         nn.Threshold(0.5, -3.0): np.where(x > 0.5, x, -3.0),
         nn.GELU(): np.array([0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in x]),
-        nn.GELU("tanh"): 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) *
-                                                (x + 0.044715 * x ** 3))),
+        nn.GELU("tanh"): 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3))),
         nn.PReLU(init=0.3): np.where(x > 0, x, 0.3 * x),
         nn.RReLU(0.1, 0.3).eval(): np.where(x >= 0, x, 0.2 * x),
     }
@@ -381,10 +405,21 @@ def test_activation_values():
 
 
 def test_activation_inplace_returns_input():
-    for m in (nn.ReLU(True), nn.ReLU6(True), nn.LeakyReLU(0.1, True), nn.ELU(inplace=True),
-              nn.CELU(inplace=True), nn.SELU(True), nn.SiLU(True), nn.Mish(True),
-              nn.Hardtanh(inplace=True), nn.Hardsigmoid(True), nn.Hardswish(True),
-              nn.Threshold(0.0, 1.0, True), nn.RReLU(inplace=True)):
+    for m in (
+        nn.ReLU(True),
+        nn.ReLU6(True),
+        nn.LeakyReLU(0.1, True),
+        nn.ELU(inplace=True),
+        nn.CELU(inplace=True),
+        nn.SELU(True),
+        nn.SiLU(True),
+        nn.Mish(True),
+        nn.Hardtanh(inplace=True),
+        nn.Hardsigmoid(True),
+        nn.Hardswish(True),
+        nn.Threshold(0.0, 1.0, True),
+        nn.RReLU(inplace=True),
+    ):
         x = torch.tensor([-1.5, 7.0])
         assert m(x) is x, m
         assert x.tolist() != [-1.5, 7.0], m
@@ -451,8 +486,11 @@ def test_activation_reprs():
 
 
 def test_hardtanh_checks():
-    with pytest.raises(AssertionError, match=r"max_val \(1.0\) must be greater than min_val "
-                                             r"\(2.0\)"):
+    with pytest.raises(
+        AssertionError,
+        match=r"max_val \(1.0\) must be greater than min_val "
+        r"\(2.0\)",
+    ):
         nn.Hardtanh(2.0, 1.0)
     with pytest.warns(FutureWarning, match="min_value"):
         m = nn.Hardtanh(min_value=-3.0)
@@ -471,12 +509,17 @@ def test_glu():
 
 def test_pairwise_distance_and_cosine_similarity():
     a, b = _x(4, 5), _x(4, 5)
-    close(nn.PairwiseDistance()(f32(a), f32(b)), np.linalg.norm(a - b + 1e-6, axis=-1),
-          atol=1e-5)
-    close(nn.PairwiseDistance(p=1.0, keepdim=True)(f32(a), f32(b)),
-          np.abs(a - b + 1e-6).sum(-1, keepdims=True), atol=1e-5)
+    close(nn.PairwiseDistance()(f32(a), f32(b)), np.linalg.norm(a - b + 1e-6, axis=-1), atol=1e-5)
+    close(
+        nn.PairwiseDistance(p=1.0, keepdim=True)(f32(a), f32(b)),
+        np.abs(a - b + 1e-6).sum(-1, keepdims=True),
+        atol=1e-5,
+    )
     cos = (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
     close(nn.CosineSimilarity()(f32(a), f32(b)), cos, atol=1e-6)
-    close(nn.CosineSimilarity(dim=0)(f32(a), f32(b)),
-          (a * b).sum(0) / (np.linalg.norm(a, axis=0) * np.linalg.norm(b, axis=0)), atol=1e-6)
+    close(
+        nn.CosineSimilarity(dim=0)(f32(a), f32(b)),
+        (a * b).sum(0) / (np.linalg.norm(a, axis=0) * np.linalg.norm(b, axis=0)),
+        atol=1e-6,
+    )
     assert repr(nn.PairwiseDistance()) == "PairwiseDistance()"

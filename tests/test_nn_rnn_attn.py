@@ -44,8 +44,10 @@ def _gru_ref(x, h, w_ih, w_hh, b_ih, b_hh):
 
 
 def _params(m, suffix=""):
-    return [_np(getattr(m, f"{n}_l0{suffix}")).astype(np.float64)
-            for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+    return [
+        _np(getattr(m, f"{n}_l0{suffix}")).astype(np.float64)
+        for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+    ]
 
 
 def test_lstm_matches_equations():
@@ -72,11 +74,14 @@ def test_gru_and_cell_match_equations():
     np.testing.assert_allclose(_np(out), ro.transpose(1, 0, 2), atol=1e-5)
     np.testing.assert_allclose(_np(h)[0], rh, atol=1e-5)
     cell = nn.GRUCell(3, 4)
-    w = [_np(p).astype(np.float64) for p in (cell.weight_ih, cell.weight_hh, cell.bias_ih,
-                                              cell.bias_hh)]
+    w = [
+        _np(p).astype(np.float64)
+        for p in (cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh)
+    ]
     got = cell(jtorch.tensor(x[:, 0], dtype=jtorch.float32))
-    np.testing.assert_allclose(_np(got), _gru_ref(x[:, :1].transpose(1, 0, 2), np.zeros((2, 4)),
-                                                  *w)[1], atol=1e-5)
+    np.testing.assert_allclose(
+        _np(got), _gru_ref(x[:, :1].transpose(1, 0, 2), np.zeros((2, 4)), *w)[1], atol=1e-5
+    )
 
 
 def test_rnn_relu_and_tanh():
@@ -94,8 +99,13 @@ def test_rnn_relu_and_tanh():
 def test_parameter_names_shapes_and_init_bounds():
     m = nn.LSTM(3, 6, num_layers=2, bidirectional=True, proj_size=2)
     shapes = {k: tuple(v.shape) for k, v in m.state_dict().items()}
-    assert list(shapes)[:5] == ["weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0",
-                                "weight_hr_l0"]
+    assert list(shapes)[:5] == [
+        "weight_ih_l0",
+        "weight_hh_l0",
+        "bias_ih_l0",
+        "bias_hh_l0",
+        "weight_hr_l0",
+    ]
     assert shapes["weight_ih_l0"] == (24, 3)
     assert shapes["weight_hh_l0"] == (24, 2)
     assert shapes["weight_hr_l0_reverse"] == (2, 6)
@@ -106,7 +116,7 @@ def test_parameter_names_shapes_and_init_bounds():
         assert float(p.abs().max()) <= bound
     assert [len(w) for w in m.all_weights] == [5, 5, 5, 5]
     assert m._flat_weights[0] is m.weight_ih_l0
-    m.flatten_parameters()   # a no-op
+    m.flatten_parameters()  # a no-op
     g = nn.GRU(2, 3, bias=False)
     assert list(g.state_dict()) == ["weight_ih_l0", "weight_hh_l0"]
     assert tuple(g.weight_ih_l0.shape) == (9, 2)
@@ -115,16 +125,21 @@ def test_parameter_names_shapes_and_init_bounds():
 
 
 def test_reprs():
-    assert repr(nn.LSTM(3, 4, 2, batch_first=True, dropout=0.5, bidirectional=True,
-                        proj_size=2, bias=False)) == (
+    assert repr(
+        nn.LSTM(3, 4, 2, batch_first=True, dropout=0.5, bidirectional=True, proj_size=2, bias=False)
+    ) == (
         "LSTM(3, 4, proj_size=2, num_layers=2, bias=False, batch_first=True, dropout=0.5, "
-        "bidirectional=True)")
+        "bidirectional=True)"
+    )
     assert repr(nn.RNN(3, 4, nonlinearity="relu")) == "RNN(3, 4)"
     assert repr(nn.RNNCell(3, 4, bias=False, nonlinearity="relu")) == (
-        "RNNCell(3, 4, bias=False, nonlinearity=relu)")
+        "RNNCell(3, 4, bias=False, nonlinearity=relu)"
+    )
     assert repr(nn.GRUCell(3, 4)) == "GRUCell(3, 4)"
-    assert "(out_proj): NonDynamicallyQuantizableLinear(in_features=4, out_features=4, " \
-           "bias=True)" in repr(nn.MultiheadAttention(4, 2))
+    assert (
+        "(out_proj): NonDynamicallyQuantizableLinear(in_features=4, out_features=4, "
+        "bias=True)" in repr(nn.MultiheadAttention(4, 2))
+    )
 
 
 def test_unbatched_and_hidden_shapes():
@@ -173,7 +188,7 @@ def test_dropout_between_layers_train_only():
     m.train()
     c, _ = m(x)
     d, _ = m(x)
-    assert not np.allclose(_np(c), _np(d))   # fresh masks per call
+    assert not np.allclose(_np(c), _np(d))  # fresh masks per call
     m1 = nn.LSTM(3, 8, num_layers=2, dropout=1.0)
     m1.train()
     m1.load_state_dict(m.state_dict())
@@ -238,7 +253,7 @@ def test_pack_pad_roundtrip_and_structure():
         expected[n:, b] = -1
     np.testing.assert_array_equal(_np(padded), expected)
     assert lens.tolist() == [2, 4, 1]
-    data, bs, si, ui = p   # a 4-tuple
+    data, bs, si, ui = p  # a 4-tuple
     assert data is p.data and si is p.sorted_indices
     q = p.to(jtorch.float64)
     assert q.data.dtype == jtorch.float64 and q.batch_sizes is p.batch_sizes
@@ -269,13 +284,13 @@ def _attention_ref(q, k, v, w_in, b_in, w_out, b_out, heads, mask=None):
     qq, kk, vv = q @ wq.T + bq, k @ wk.T + bk, v @ wv.T + bv
     outs, ws = [], []
     for i in range(heads):
-        s = qq[:, i * d:(i + 1) * d] @ kk[:, i * d:(i + 1) * d].T / math.sqrt(d)
+        s = qq[:, i * d : (i + 1) * d] @ kk[:, i * d : (i + 1) * d].T / math.sqrt(d)
         if mask is not None:
             s = np.where(mask, -np.inf, s)
         w = np.exp(s - s.max(-1, keepdims=True))
         w /= w.sum(-1, keepdims=True)
         ws.append(w)
-        outs.append(w @ vv[:, i * d:(i + 1) * d])
+        outs.append(w @ vv[:, i * d : (i + 1) * d])
     return np.concatenate(outs, -1) @ w_out.T + b_out, np.mean(ws, 0)
 
 
@@ -288,10 +303,20 @@ def test_multihead_attention_matches_definition():
     rng = np.random.default_rng(0)
     q, k = rng.standard_normal((4, 8)), rng.standard_normal((5, 8))
     mask = np.triu(np.ones((4, 5), bool), 1)
-    out, w = m(*(jtorch.tensor(a, dtype=jtorch.float32) for a in (q, k, k)),
-               attn_mask=jtorch.tensor(mask))
-    ref_out, ref_w = _attention_ref(q, k, k, _np(m.in_proj_weight), _np(m.in_proj_bias),
-                                    _np(m.out_proj.weight), _np(m.out_proj.bias), 2, mask)
+    out, w = m(
+        *(jtorch.tensor(a, dtype=jtorch.float32) for a in (q, k, k)), attn_mask=jtorch.tensor(mask)
+    )
+    ref_out, ref_w = _attention_ref(
+        q,
+        k,
+        k,
+        _np(m.in_proj_weight),
+        _np(m.in_proj_bias),
+        _np(m.out_proj.weight),
+        _np(m.out_proj.bias),
+        2,
+        mask,
+    )
     np.testing.assert_allclose(_np(out), ref_out, atol=1e-5)
     np.testing.assert_allclose(_np(w), ref_w, atol=1e-6)
 
@@ -299,20 +324,25 @@ def test_multihead_attention_matches_definition():
 def test_multihead_attention_parameters():
     m = nn.MultiheadAttention(8, 2, kdim=3, vdim=5, add_bias_kv=True, bias=False)
     names = [n for n, _ in m.named_parameters()]
-    assert names == ["q_proj_weight", "k_proj_weight", "v_proj_weight", "bias_k", "bias_v",
-                     "out_proj.weight"]
+    assert names == [
+        "q_proj_weight",
+        "k_proj_weight",
+        "v_proj_weight",
+        "bias_k",
+        "bias_v",
+        "out_proj.weight",
+    ]
     assert m.in_proj_weight is None and m.in_proj_bias is None
     assert tuple(m.k_proj_weight.shape) == (8, 3) and tuple(m.bias_k.shape) == (1, 1, 8)
     m2 = nn.MultiheadAttention(8, 2)
     assert not _np(m2.in_proj_bias).any() and not _np(m2.out_proj.bias).any()
-    bound = math.sqrt(6 / (8 + 24))   # xavier_uniform_ on (24, 8)
+    bound = math.sqrt(6 / (8 + 24))  # xavier_uniform_ on (24, 8)
     assert float(m2.in_proj_weight.abs().max()) <= bound
 
 
 def test_transformer_shapes_and_mask():
     mask = nn.Transformer.generate_square_subsequent_mask(3)
-    np.testing.assert_array_equal(_np(mask), [[0, -np.inf, -np.inf], [0, 0, -np.inf],
-                                              [0, 0, 0]])
+    np.testing.assert_array_equal(_np(mask), [[0, -np.inf, -np.inf], [0, 0, -np.inf], [0, 0, 0]])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         t = nn.Transformer(8, 2, 1, 1, 16, dropout=0.0, batch_first=True)
@@ -342,10 +372,15 @@ def test_encoder_layer_causal_equals_mask():
 
 def test_sdpa_kernel_records_the_choice_and_restores_it():
     from jtorch.nn.attention import SDPBackend, sdpa_kernel
+
     cuda = jtorch.backends.cuda
     assert (int(SDPBackend.MATH), int(SDPBackend.FLASH_ATTENTION)) == (0, 1)
-    state = lambda: (cuda.flash_sdp_enabled(), cuda.mem_efficient_sdp_enabled(),  # noqa: E731
-                     cuda.math_sdp_enabled(), cuda.cudnn_sdp_enabled())
+    state = lambda: (
+        cuda.flash_sdp_enabled(),
+        cuda.mem_efficient_sdp_enabled(),  # noqa: E731
+        cuda.math_sdp_enabled(),
+        cuda.cudnn_sdp_enabled(),
+    )
     before = state()
     with sdpa_kernel([SDPBackend.MATH, SDPBackend.EFFICIENT_ATTENTION]):
         assert state() == (False, True, True, False)

@@ -37,11 +37,15 @@ def test_layer_norm():
     close(m, mean)
     close(r, rstd)
     assert F.layer_norm(t(X).half(), [5]).dtype == torch.float16
-    with pytest.raises(RuntimeError, match=r"Given normalized_shape=\[3\], expected input with "
-                       r"shape \[\*, 3\], but got input of size\[4, 3, 5\]"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"Given normalized_shape=\[3\], expected input with "
+        r"shape \[\*, 3\], but got input of size\[4, 3, 5\]",
+    ):
         F.layer_norm(t(X), [3])
-    with pytest.raises(RuntimeError, match="Expected weight to be of same shape as "
-                       "normalized_shape"):
+    with pytest.raises(
+        RuntimeError, match="Expected weight to be of same shape as normalized_shape"
+    ):
         F.layer_norm(t(X), [5], weight=t(np.ones(3, np.float32)))
     with pytest.raises(NotImplementedError, match="LayerNormKernelImpl"):
         F.layer_norm(t(np.ones((2, 3), np.int64)), [3])
@@ -53,8 +57,10 @@ def test_rms_norm():
     eps = float(np.finfo(np.float32).eps)
     ref = x / np.sqrt((x * x).mean(-1, keepdims=True) + eps)
     close(F.rms_norm(t(X), [5]), ref)
-    close(torch.rms_norm(t(X), [5], t(w), eps=0.5),
-          x / np.sqrt((x * x).mean(-1, keepdims=True) + 0.5) * w)
+    close(
+        torch.rms_norm(t(X), [5], t(w), eps=0.5),
+        x / np.sqrt((x * x).mean(-1, keepdims=True) + 0.5) * w,
+    )
     assert F.rms_norm(t(X), [5], t(w.astype(np.float64))).dtype == torch.float32
 
 
@@ -71,8 +77,11 @@ def test_group_norm():
     assert tuple(m.shape) == (2, 3)
     close(m, mean.reshape(2, 3))
     close(r, rstd.reshape(2, 3), rtol=1e-4)
-    with pytest.raises(RuntimeError, match="Expected number of channels in input to be divisible "
-                       r"by num_groups, but got input of shape \[2, 6, 4\] and num_groups=4"):
+    with pytest.raises(
+        RuntimeError,
+        match="Expected number of channels in input to be divisible "
+        r"by num_groups, but got input of shape \[2, 6, 4\] and num_groups=4",
+    ):
         F.group_norm(t(x), 4)
     with pytest.raises(ValueError, match="Expected more than 1 value per channel when training"):
         F.group_norm(t(np.ones((1, 2), np.float32)), 2)
@@ -92,21 +101,24 @@ def test_batch_norm_training_updates_running_stats():
     w = np.array([1.0, 2.0, 3.0], np.float32)
     before = rm.numpy().copy()
     out = F.batch_norm(t(X), rm, rv, t(w), None, training=False)
-    close(out, (x - rm.numpy()[:, None]) / np.sqrt(rv.numpy()[:, None] + 1e-5) * w[:, None],
-          atol=2e-5)
+    close(
+        out, (x - rm.numpy()[:, None]) / np.sqrt(rv.numpy()[:, None] + 1e-5) * w[:, None], atol=2e-5
+    )
     assert np.array_equal(rm.numpy(), before)
 
 
 def test_batch_norm_variants_and_errors():
     rm, rv = t(np.zeros(3, np.float32)), t(np.ones(3, np.float32))
-    out, save_mean, save_invstd = torch.native_batch_norm(t(X), None, None, rm, rv, True, 0.1,
-                                                          1e-5)
+    out, save_mean, save_invstd = torch.native_batch_norm(t(X), None, None, rm, rv, True, 0.1, 1e-5)
     close(save_mean, X.astype(np.float64).mean((0, 2)))
     close(save_invstd, 1 / np.sqrt(X.astype(np.float64).var((0, 2)) + 1e-5), rtol=1e-4)
     _, sm, _ = torch.native_batch_norm(t(X), None, None, rm, rv, False, 0.1, 1e-5)
     assert tuple(sm.shape) == (0,)
-    close(torch.batch_norm(t(X), None, None, rm, rv, False, 0.1, 1e-5, True),
-          (X - rm.numpy()[:, None]) / np.sqrt(rv.numpy()[:, None] + 1e-5), atol=2e-5)
+    close(
+        torch.batch_norm(t(X), None, None, rm, rv, False, 0.1, 1e-5, True),
+        (X - rm.numpy()[:, None]) / np.sqrt(rv.numpy()[:, None] + 1e-5),
+        atol=2e-5,
+    )
     with pytest.raises(RuntimeError, match="running_mean must be defined in evaluation mode"):
         F.batch_norm(t(X), None, None)
     with pytest.raises(ValueError, match="Expected more than 1 value per channel when training"):
@@ -135,8 +147,10 @@ def test_local_response_norm():
     size, alpha, beta, k = 3, 0.1, 0.75, 2.0
     sq = np.pad(x * x, ((0, 0), (1, 1), (0, 0)))
     avg = (sq[:, :-2] + sq[:, 1:-1] + sq[:, 2:]) / size
-    close(F.local_response_norm(t(x.astype(np.float32)), size, alpha, beta, k),
-          x / (avg * alpha + k) ** beta)
+    close(
+        F.local_response_norm(t(x.astype(np.float32)), size, alpha, beta, k),
+        x / (avg * alpha + k) ** beta,
+    )
     with pytest.raises(ValueError, match="Expected 3D or higher dimensionality"):
         F.local_response_norm(t(np.ones((2, 3), np.float32)), 2)
 
@@ -157,8 +171,9 @@ def test_normalize():
 
 def test_native_batch_norm_legit_without_running_stats():
     x = np.arange(24.0, dtype=np.float32).reshape(2, 3, 4)
-    out, mean, rstd = torch._native_batch_norm_legit(torch.from_numpy(x), None, None, True, 0.1,
-                                                     1e-5)
+    out, mean, rstd = torch._native_batch_norm_legit(
+        torch.from_numpy(x), None, None, True, 0.1, 1e-5
+    )
     m = x.mean(axis=(0, 2))
     v = x.var(axis=(0, 2))
     close(mean, m)

@@ -23,8 +23,8 @@ def _log_softmax(z, axis):
 # linear_cross_entropy: weight (C, d_1..d_K, in), logits (N, C, d_1..d_K)
 
 
-X = np.array([[1.0, -2.0, 0.5], [0.0, 1.0, 2.0]], np.float32)          # (N=2, in=3)
-W = np.arange(12, dtype=np.float32).reshape(2, 2, 3) / 10 - 0.5        # (C=2, d=2, in=3)
+X = np.array([[1.0, -2.0, 0.5], [0.0, 1.0, 2.0]], np.float32)  # (N=2, in=3)
+W = np.arange(12, dtype=np.float32).reshape(2, 2, 3) / 10 - 0.5  # (C=2, d=2, in=3)
 
 
 def test_linear_cross_entropy_k_dimensional_class_indices():
@@ -41,10 +41,9 @@ def test_linear_cross_entropy_probabilities_bias_and_unbatched():
     bias = np.array([[0.5, -0.5], [1.0, 0.0]], np.float32)
     probs = np.full((2, 2, 2), 0.5, np.float32)
     logp = _log_softmax(np.einsum("ni,cdi->ncd", X, W) + bias, axis=1)
-    got = F.linear_cross_entropy(f32(X), f32(W), f32(probs), linear_bias=f32(bias),
-                                 reduction="sum")
+    got = F.linear_cross_entropy(f32(X), f32(W), f32(probs), linear_bias=f32(bias), reduction="sum")
     close(got, -(probs * logp).sum(1).sum(), rtol=1e-5)
-    w2 = W[:, 0]                                                        # (C=2, in=3)
+    w2 = W[:, 0]  # (C=2, in=3)
     got = F.linear_cross_entropy(f32(X[0]), f32(w2), torch.tensor(1))
     close(got, -_log_softmax(w2 @ X[0], 0)[1])
 
@@ -66,7 +65,7 @@ def test_linear_cross_entropy_bad_input_raises_as_pytorch():
 
 
 def test_matrix_exp_jordan_block_is_accurate_relative_to_its_largest_entry():
-    a, b = 10.0, 3.0                       # exp([[a, b], [0, a]]) = e^a [[1, b], [0, 1]]
+    a, b = 10.0, 3.0  # exp([[a, b], [0, a]]) = e^a [[1, b], [0, 1]]
     got = torch.matrix_exp(f32([[a, b], [0.0, a]]))
     expected = math.exp(a) * np.array([[1.0, b], [0.0, 1.0]])
     close(got, expected, rtol=0, atol=2e-6 * expected.max())
@@ -76,10 +75,10 @@ def test_matrix_exp_jordan_block_is_accurate_relative_to_its_largest_entry():
 # svd_lowrank / pca_lowrank: A = U0 diag(s0) V0^T with known orthonormal, zero-mean factors
 
 
-_U0 = np.array([[1, 1], [-1, 1], [1, -1], [-1, -1]], np.float64) / 2    # (4, 2)
-_V0 = np.array([[1, 0], [0, 0.6], [0, 0.8]], np.float64)               # (3, 2)
+_U0 = np.array([[1, 1], [-1, 1], [1, -1], [-1, -1]], np.float64) / 2  # (4, 2)
+_V0 = np.array([[1, 0], [0, 0.6], [0, 0.8]], np.float64)  # (3, 2)
 _S0 = np.array([5.0, 2.0])
-_A = _U0 @ np.diag(_S0) @ _V0.T                                         # rank 2, (4, 3)
+_A = _U0 @ np.diag(_S0) @ _V0.T  # rank 2, (4, 3)
 
 
 def _reconstruct(usv):
@@ -94,7 +93,7 @@ def test_svd_lowrank_recovers_a_rank_two_matrix_both_orientations_and_with_m():
     close(s, _S0, rtol=1e-5)
     close(u.mT @ u, np.eye(2), atol=1e-5)
     np.testing.assert_allclose(_reconstruct((u, s, v)), _A, atol=1e-5)
-    wide = torch.svd_lowrank(f32(_A.T), q=2)                            # m < n path
+    wide = torch.svd_lowrank(f32(_A.T), q=2)  # m < n path
     np.testing.assert_allclose(_reconstruct(wide), _A.T, atol=1e-5)
     m = np.full((4, 3), 0.25)
     shifted = torch.svd_lowrank(f32(_A + m), q=2, M=f32(m))
@@ -102,20 +101,23 @@ def test_svd_lowrank_recovers_a_rank_two_matrix_both_orientations_and_with_m():
 
 
 def test_pca_lowrank_centres_columns_and_checks_q():
-    offset = np.array([1.0, -2.0, 3.0])                 # _A's columns have zero mean
+    offset = np.array([1.0, -2.0, 3.0])  # _A's columns have zero mean
     torch.manual_seed(0)
     u, s, v = torch.pca_lowrank(f32(_A + offset), q=2)
     close(s, _S0, rtol=1e-5)
     np.testing.assert_allclose(_reconstruct((u, s, v)), _A, atol=1e-5)
-    with pytest.raises(ValueError, match=r"q\(=4\) must be non-negative integer and not "
-                                         r"greater than min\(m, n\)=3"):
+    with pytest.raises(
+        ValueError,
+        match=r"q\(=4\) must be non-negative integer and not "
+        r"greater than min\(m, n\)=3",
+    ):
         torch.pca_lowrank(f32(_A), q=4)
 
 
 def test_svd_lowrank_is_differentiable():
     a = f32(_A).requires_grad_(True)
     u, s, v = torch.svd_lowrank(a, q=2)
-    s.sum().backward()                     # d(sum of singular values)/dA = U0 V0^T
+    s.sum().backward()  # d(sum of singular values)/dA = U0 V0^T
     np.testing.assert_allclose(a.grad.numpy(), _U0 @ _V0.T, atol=1e-4)
 
 
@@ -127,24 +129,25 @@ def test_safe_softmax_zeroes_all_masked_rows_with_zero_gradient():
     x = f32([[-math.inf, -math.inf], [0.0, math.log(3.0)]]).requires_grad_(True)
     y = torch._safe_softmax(x, 1)
     close(y.detach(), [[0.0, 0.0], [0.25, 0.75]])
-    y[:, 0].sum().backward()               # d y00 / dx = y00 (e - y) = [3/16, -3/16]
+    y[:, 0].sum().backward()  # d y00 / dx = y00 (e - y) = [3/16, -3/16]
     close(x.grad, [[0.0, 0.0], [0.1875, -0.1875]])
-    assert torch._safe_softmax(f32([1.0, 2.0]).half(), 0, dtype=torch.float32).dtype == \
-        torch.float32
+    assert (
+        torch._safe_softmax(f32([1.0, 2.0]).half(), 0, dtype=torch.float32).dtype == torch.float32
+    )
     with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
         torch._safe_softmax(torch.tensor([1, 2]), 0)
 
 
 def test_batch_norm_with_update_returns_reserve_and_updates_running_stats():
-    x = f32([[1.0, 2.0], [3.0, 6.0]])      # batch mean [2, 4], biased var [1, 4]
+    x = f32([[1.0, 2.0], [3.0, 6.0]])  # batch mean [2, 4], biased var [1, 4]
     rm, rv = f32([0.0, 0.0]), f32([1.0, 1.0])
     out, mean, invstd, reserve = torch._batch_norm_with_update(x, None, None, rm, rv, 0.5, 0.0)
     close(out, [[-1.0, -1.0], [1.0, 1.0]])
     close(mean, [2.0, 4.0])
     close(invstd, [1.0, 0.5])
     same(reserve, np.zeros(0, np.uint8), dtype=torch.uint8)
-    close(rm, [1.0, 2.0])                  # 0.5 * 0 + 0.5 * mean
-    close(rv, [1.5, 4.5])                  # 0.5 * 1 + 0.5 * unbiased var [2, 8]
+    close(rm, [1.0, 2.0])  # 0.5 * 0 + 0.5 * mean
+    close(rv, [1.5, 4.5])  # 0.5 * 1 + 0.5 * unbiased var [2, 8]
 
 
 def test_upsample_bilinear2d_aa_is_pils_triangle_filter():

@@ -12,7 +12,7 @@ from jtorch import nn, optim
 from jtorch.optim import lr_scheduler, swa_utils
 
 TARGET = np.array([1.0, -2.0, 0.5], np.float32)
-G = np.array([0.5, -1.0, 2.0], np.float32)   # a fixed gradient for the hand-computed steps
+G = np.array([0.5, -1.0, 2.0], np.float32)  # a fixed gradient for the hand-computed steps
 P0 = np.array([0.1, 0.2, -0.3], np.float32)
 
 
@@ -31,12 +31,18 @@ def _step(opt, p, grad):
     return p.detach().numpy().astype(np.float64)
 
 
-CONVERGE = [(optim.Adamax, dict(lr=0.1)), (optim.NAdam, dict(lr=0.1)),
-            (optim.RAdam, dict(lr=0.1)), (optim.RMSprop, dict(lr=0.01)),
-            (optim.RMSprop, dict(lr=0.01, centered=True, momentum=0.5)),
-            (optim.Adagrad, dict(lr=0.5)), (optim.Adadelta, dict(lr=10.0)),
-            (optim.ASGD, dict(lr=0.1)), (optim.Rprop, dict(lr=0.1)),
-            (optim.SparseAdam, dict(lr=0.1))]
+CONVERGE = [
+    (optim.Adamax, dict(lr=0.1)),
+    (optim.NAdam, dict(lr=0.1)),
+    (optim.RAdam, dict(lr=0.1)),
+    (optim.RMSprop, dict(lr=0.01)),
+    (optim.RMSprop, dict(lr=0.01, centered=True, momentum=0.5)),
+    (optim.Adagrad, dict(lr=0.5)),
+    (optim.Adadelta, dict(lr=10.0)),
+    (optim.ASGD, dict(lr=0.1)),
+    (optim.Rprop, dict(lr=0.1)),
+    (optim.SparseAdam, dict(lr=0.1)),
+]
 
 
 @pytest.mark.parametrize("cls,kw", CONVERGE, ids=lambda v: getattr(v, "__name__", str(v)))
@@ -45,8 +51,8 @@ def test_converges_on_quadratic(cls, kw):
     opt = cls([p], **kw)
     for _ in range(300):
         x = p.detach().numpy()
-        p.grad = jtorch.tensor(2 * (x - TARGET))    # gradient of |x - target|^2
-        if cls is optim.SparseAdam:                 # it takes sparse gradients only
+        p.grad = jtorch.tensor(2 * (x - TARGET))  # gradient of |x - target|^2
+        if cls is optim.SparseAdam:  # it takes sparse gradients only
             p.grad = p.grad.to_sparse()
         opt.step()
     np.testing.assert_allclose(p.detach().numpy(), TARGET, atol=0.05)
@@ -56,24 +62,25 @@ def test_first_steps_by_hand():
     g, p0 = G.astype(np.float64), P0.astype(np.float64)
     lr, eps = 0.1, 1e-8
     # Adamax: m = (1-b1) g, u = |g| + eps, p -= lr / (1-b1) * m / u
-    _close(_step(optim.Adamax([p := _param()], lr=lr), p, G),
-                               p0 - lr * g / (np.abs(g) + eps))
+    _close(_step(optim.Adamax([p := _param()], lr=lr), p, G), p0 - lr * g / (np.abs(g) + eps))
     # Adagrad: sum = g^2, p -= lr * g / (sqrt(sum) + eps)
-    _close(_step(optim.Adagrad([p := _param()], lr=lr), p, G),
-                               p0 - lr * g / (np.abs(g) + 1e-10))
+    _close(_step(optim.Adagrad([p := _param()], lr=lr), p, G), p0 - lr * g / (np.abs(g) + 1e-10))
     # RMSprop: v = (1-alpha) g^2
-    _close(_step(optim.RMSprop([p := _param()], lr=lr), p, G),
-                               p0 - lr * g / (np.sqrt(0.01 * g * g) + eps))
+    _close(
+        _step(optim.RMSprop([p := _param()], lr=lr), p, G),
+        p0 - lr * g / (np.sqrt(0.01 * g * g) + eps),
+    )
     # Adadelta: delta = sqrt(0 + eps) / sqrt(v + eps) * g
     v = 0.1 * g * g
-    _close(_step(optim.Adadelta([p := _param()], lr=1.0), p, G),
-                               p0 - np.sqrt(1e-6) / np.sqrt(v + 1e-6) * g)
+    _close(
+        _step(optim.Adadelta([p := _param()], lr=1.0), p, G),
+        p0 - np.sqrt(1e-6) / np.sqrt(v + 1e-6) * g,
+    )
     # RAdam: rho_1 = 1 <= 5, so the first step is the unrectified p -= lr * m_hat = lr * g
-    _close(_step(optim.RAdam([p := _param()], lr=lr), p, G),
-                               p0 - lr * g)
+    _close(_step(optim.RAdam([p := _param()], lr=lr), p, G), p0 - lr * g)
     # NAdam: mu_t = b1 (1 - 0.5 * 0.96^(t psi))
     b1, psi = 0.9, 4e-3
-    mu1, mu2 = b1 * (1 - 0.5 * 0.96 ** psi), b1 * (1 - 0.5 * 0.96 ** (2 * psi))
+    mu1, mu2 = b1 * (1 - 0.5 * 0.96**psi), b1 * (1 - 0.5 * 0.96 ** (2 * psi))
     denom = np.abs(g) + eps
     want = p0 - lr * g / denom - lr * mu2 / (1 - mu1 * mu2) * (1 - b1) * g / denom
     _close(_step(optim.NAdam([p := _param()], lr=lr), p, G), want)
@@ -90,11 +97,11 @@ def test_first_steps_by_hand():
 def test_rprop_steps_by_hand():
     opt = optim.Rprop([p := _param()], lr=0.1, etas=(0.5, 1.2), step_sizes=(0.01, 0.13))
     s = np.sign(G)
-    p1 = _step(opt, p, G)                     # no previous gradient: step size lr
+    p1 = _step(opt, p, G)  # no previous gradient: step size lr
     _close(p1, P0 - 0.1 * s)
-    p2 = _step(opt, p, G)                     # same sign: 0.1 * 1.2 clamped to 0.13
+    p2 = _step(opt, p, G)  # same sign: 0.1 * 1.2 clamped to 0.13
     _close(p2, p1 - 0.12 * s)
-    p3 = _step(opt, p, -G)                    # sign flip: step * 0.5, no move, prev = 0
+    p3 = _step(opt, p, -G)  # sign flip: step * 0.5, no move, prev = 0
     _close(p3, p2)
     _close(opt.state[p]["step_size"].numpy(), [0.06] * 3)
     _close(opt.state[p]["prev"].numpy(), 0.0)
@@ -127,17 +134,23 @@ def test_complex_params_update_real_and_imaginary_parts():
     np.testing.assert_allclose(z.detach().numpy(), want, rtol=1e-6)
 
 
-@pytest.mark.parametrize("cls,kw,msg", [
-    (optim.Adamax, dict(lr=-1.0), "Invalid learning rate: -1.0"),
-    (optim.NAdam, dict(momentum_decay=-0.1), "Invalid momentum_decay value: -0.1"),
-    (optim.RAdam, dict(betas=(0.9, 1.0)), "Invalid beta parameter at index 1: 1.0"),
-    (optim.RMSprop, dict(alpha=-0.5), "Invalid alpha value: -0.5"),
-    (optim.Adagrad, dict(initial_accumulator_value=-1),
-     "Invalid initial_accumulator_value value: -1"),
-    (optim.Adadelta, dict(rho=2.0), "Invalid rho value: 2.0"),
-    (optim.Rprop, dict(etas=(0.5, 0.9)), "Invalid eta values: 0.5, 0.9"),
-    (optim.SparseAdam, dict(eps=0.0), "Invalid epsilon value: 0.0"),
-])
+@pytest.mark.parametrize(
+    "cls,kw,msg",
+    [
+        (optim.Adamax, dict(lr=-1.0), "Invalid learning rate: -1.0"),
+        (optim.NAdam, dict(momentum_decay=-0.1), "Invalid momentum_decay value: -0.1"),
+        (optim.RAdam, dict(betas=(0.9, 1.0)), "Invalid beta parameter at index 1: 1.0"),
+        (optim.RMSprop, dict(alpha=-0.5), "Invalid alpha value: -0.5"),
+        (
+            optim.Adagrad,
+            dict(initial_accumulator_value=-1),
+            "Invalid initial_accumulator_value value: -1",
+        ),
+        (optim.Adadelta, dict(rho=2.0), "Invalid rho value: 2.0"),
+        (optim.Rprop, dict(etas=(0.5, 0.9)), "Invalid eta values: 0.5, 0.9"),
+        (optim.SparseAdam, dict(eps=0.0), "Invalid epsilon value: 0.0"),
+    ],
+)
 def test_invalid_arguments(cls, kw, msg):
     with pytest.raises(ValueError, match=msg):
         cls([_param()], **kw)
@@ -153,6 +166,7 @@ def test_lbfgs_rejects_param_groups_and_bad_line_search():
         loss = (p * p).sum()
         loss.backward()
         return loss
+
     with pytest.raises(RuntimeError, match="only 'strong_wolfe' is supported"):
         opt.step(closure)
 
@@ -172,17 +186,35 @@ def test_lbfgs_solves_quadratic(line_search):
         loss = 0.5 * (x @ (A @ x)) - B @ x
         loss.backward()
         return loss
+
     for _ in range(3):
         opt.step(closure)
     np.testing.assert_allclose(x.detach().numpy(), np.linalg.solve(a, b), atol=1e-4)
     st = opt.state_dict()["state"][0]
-    assert {"func_evals", "n_iter", "d", "t", "old_dirs", "old_stps", "ro", "H_diag",
-            "prev_flat_grad", "prev_loss"} <= set(st)
+    assert {
+        "func_evals",
+        "n_iter",
+        "d",
+        "t",
+        "old_dirs",
+        "old_stps",
+        "ro",
+        "H_diag",
+        "prev_flat_grad",
+        "prev_loss",
+    } <= set(st)
 
 
-@pytest.mark.parametrize("cls,kw", [(optim.RMSprop, dict(momentum=0.9, centered=True)),
-                                    (optim.NAdam, {}), (optim.ASGD, dict(t0=2)),
-                                    (optim.Rprop, {}), (optim.Adagrad, dict(lr_decay=0.1))])
+@pytest.mark.parametrize(
+    "cls,kw",
+    [
+        (optim.RMSprop, dict(momentum=0.9, centered=True)),
+        (optim.NAdam, {}),
+        (optim.ASGD, dict(t0=2)),
+        (optim.Rprop, {}),
+        (optim.Adagrad, dict(lr_decay=0.1)),
+    ],
+)
 def test_state_dict_round_trip_resumes(cls, kw):
     rng = np.random.default_rng(2)
     grads = [rng.standard_normal(3).astype(np.float32) for _ in range(6)]
@@ -212,40 +244,60 @@ def _lrs(sched, opt, n):
     return np.array(out)
 
 
-@pytest.mark.parametrize("make,closed", [
-    (lambda o: lr_scheduler.StepLR(o, 4, gamma=0.5), lambda e: 0.1 * 0.5 ** (e // 4)),
-    (lambda o: lr_scheduler.MultiStepLR(o, [3, 7], gamma=0.1),
-     lambda e: 0.1 * 0.1 ** ((e >= 3) + (e >= 7))),
-    (lambda o: lr_scheduler.ExponentialLR(o, 0.9), lambda e: 0.1 * 0.9 ** e),
-    (lambda o: lr_scheduler.CosineAnnealingLR(o, 10, eta_min=0.01),
-     lambda e: 0.01 + 0.09 * (1 + math.cos(math.pi * e / 10)) / 2),
-    (lambda o: lr_scheduler.LinearLR(o, 0.25, 1.0, total_iters=8),
-     lambda e: 0.1 * (0.25 + 0.75 * min(e, 8) / 8)),
-    (lambda o: lr_scheduler.PolynomialLR(o, total_iters=10, power=2.0),
-     lambda e: 0.1 * (1 - min(e, 10) / 10) ** 2),
-    (lambda o: lr_scheduler.ConstantLR(o, factor=0.5, total_iters=3),
-     lambda e: 0.1 * (0.5 if e < 3 else 1.0)),
-    (lambda o: lr_scheduler.LambdaLR(o, lambda e: 1 / (1 + e)), lambda e: 0.1 / (1 + e)),
-    (lambda o: lr_scheduler.CosineAnnealingWarmRestarts(o, T_0=5),
-     lambda e: 0.05 * (1 + math.cos(math.pi * (e % 5) / 5))),
-    (lambda o: lr_scheduler.CyclicLR(o, 0.01, 0.11, step_size_up=5),
-     lambda e: 0.01 + 0.1 * (1 - abs((e % 10) / 5 - 1))),
-])
+@pytest.mark.parametrize(
+    "make,closed",
+    [
+        (lambda o: lr_scheduler.StepLR(o, 4, gamma=0.5), lambda e: 0.1 * 0.5 ** (e // 4)),
+        (
+            lambda o: lr_scheduler.MultiStepLR(o, [3, 7], gamma=0.1),
+            lambda e: 0.1 * 0.1 ** ((e >= 3) + (e >= 7)),
+        ),
+        (lambda o: lr_scheduler.ExponentialLR(o, 0.9), lambda e: 0.1 * 0.9**e),
+        (
+            lambda o: lr_scheduler.CosineAnnealingLR(o, 10, eta_min=0.01),
+            lambda e: 0.01 + 0.09 * (1 + math.cos(math.pi * e / 10)) / 2,
+        ),
+        (
+            lambda o: lr_scheduler.LinearLR(o, 0.25, 1.0, total_iters=8),
+            lambda e: 0.1 * (0.25 + 0.75 * min(e, 8) / 8),
+        ),
+        (
+            lambda o: lr_scheduler.PolynomialLR(o, total_iters=10, power=2.0),
+            lambda e: 0.1 * (1 - min(e, 10) / 10) ** 2,
+        ),
+        (
+            lambda o: lr_scheduler.ConstantLR(o, factor=0.5, total_iters=3),
+            lambda e: 0.1 * (0.5 if e < 3 else 1.0),
+        ),
+        (lambda o: lr_scheduler.LambdaLR(o, lambda e: 1 / (1 + e)), lambda e: 0.1 / (1 + e)),
+        (
+            lambda o: lr_scheduler.CosineAnnealingWarmRestarts(o, T_0=5),
+            lambda e: 0.05 * (1 + math.cos(math.pi * (e % 5) / 5)),
+        ),
+        (
+            lambda o: lr_scheduler.CyclicLR(o, 0.01, 0.11, step_size_up=5),
+            lambda e: 0.01 + 0.1 * (1 - abs((e % 10) / 5 - 1)),
+        ),
+    ],
+)
 def test_scheduler_closed_forms(make, closed):
     opt = _sgd()
     sched = make(opt)
-    np.testing.assert_allclose(_lrs(sched, opt, 20), [closed(e) for e in range(21)],
-                               rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(
+        _lrs(sched, opt, 20), [closed(e) for e in range(21)], rtol=1e-9, atol=1e-12
+    )
 
 
 def test_one_cycle_endpoints_and_momentum():
     opt = _sgd()
-    sched = lr_scheduler.OneCycleLR(opt, max_lr=1.0, total_steps=10, pct_start=0.5,
-                                    anneal_strategy="linear")
+    sched = lr_scheduler.OneCycleLR(
+        opt, max_lr=1.0, total_steps=10, pct_start=0.5, anneal_strategy="linear"
+    )
     lrs = _lrs(sched, opt, 9)
     # phase 1 ends at step 0.5 * 10 - 1 = 4 (max_lr), phase 2 at step 9 (min_lr)
-    np.testing.assert_allclose(lrs[[0, 2, 4, 9]], [1 / 25, (1 + 1 / 25) / 2, 1.0, 1 / 25 / 1e4],
-                               rtol=1e-9)
+    np.testing.assert_allclose(
+        lrs[[0, 2, 4, 9]], [1 / 25, (1 + 1 / 25) / 2, 1.0, 1 / 25 / 1e4], rtol=1e-9
+    )
     assert opt.param_groups[0]["momentum"] == pytest.approx(0.95)
     sched.step()
     with pytest.raises(ValueError, match="Tried to step 11 times"):
@@ -254,8 +306,7 @@ def test_one_cycle_endpoints_and_momentum():
 
 def test_reduce_lr_on_plateau():
     opt = _sgd()
-    sched = lr_scheduler.ReduceLROnPlateau(opt, patience=2, factor=0.5, cooldown=1,
-                                           min_lr=0.02)
+    sched = lr_scheduler.ReduceLROnPlateau(opt, patience=2, factor=0.5, cooldown=1, min_lr=0.02)
     lrs = []
     for m in [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.5, 0.5]:
         sched.step(m)
@@ -266,14 +317,17 @@ def test_reduce_lr_on_plateau():
 
 def test_sequential_and_chained():
     opt = _sgd()
-    seq = lr_scheduler.SequentialLR(opt, [lr_scheduler.ConstantLR(opt, 0.1, 2),
-                                          lr_scheduler.ExponentialLR(opt, 0.5)], [3])
+    seq = lr_scheduler.SequentialLR(
+        opt, [lr_scheduler.ConstantLR(opt, 0.1, 2), lr_scheduler.ExponentialLR(opt, 0.5)], [3]
+    )
     np.testing.assert_allclose(_lrs(seq, opt, 5), [0.01, 0.01, 0.1, 0.1, 0.05, 0.025])
     opt = _sgd()
-    chain = lr_scheduler.ChainedScheduler([lr_scheduler.ExponentialLR(opt, 0.5),
-                                           lr_scheduler.StepLR(opt, 2, 0.1)])
-    np.testing.assert_allclose(_lrs(chain, opt, 4),
-                               [0.1, 0.05, 0.0025, 0.00125, 0.0000625], rtol=1e-9)
+    chain = lr_scheduler.ChainedScheduler(
+        [lr_scheduler.ExponentialLR(opt, 0.5), lr_scheduler.StepLR(opt, 2, 0.1)]
+    )
+    np.testing.assert_allclose(
+        _lrs(chain, opt, 4), [0.1, 0.05, 0.0025, 0.00125, 0.0000625], rtol=1e-9
+    )
 
 
 def test_scheduler_state_dict_and_warnings():
@@ -291,7 +345,7 @@ def test_scheduler_state_dict_and_warnings():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         opt.step()
-        sched.step()       # right order: no warning
+        sched.step()  # right order: no warning
 
 
 def test_averaged_model_mean_and_ema():
@@ -320,6 +374,7 @@ def test_swalr_anneals_to_swa_lr():
 
 # ---------------------------------------------------------------------------
 # Adafactor and Muon: first steps by hand, from the documented formulas
+
 
 def _rms(a):
     return float(np.sqrt(np.mean(np.square(np.asarray(a, np.float64)))))
@@ -383,9 +438,9 @@ def test_adafactor_errors():
 
 
 def _newton_schulz_scalar(x, steps=5, a=3.4445, b=-4.7750, c=2.0315):
-    y = math.copysign(1.0, x)                 # normalized by its norm
+    y = math.copysign(1.0, x)  # normalized by its norm
     for _ in range(steps):
-        y = a * y + (b * y * y + c * y ** 4) * y
+        y = a * y + (b * y * y + c * y**4) * y
     return y
 
 
@@ -414,8 +469,11 @@ def test_muon_orthogonalizes_and_adjusts_lr():
 
 
 def test_muon_errors():
-    with pytest.raises(ValueError, match=r"Muon only supports 2D parameters whereas we found a "
-                                         r"parameter with size: torch.Size\(\[3\]\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"Muon only supports 2D parameters whereas we found a "
+        r"parameter with size: torch.Size\(\[3\]\)",
+    ):
         jtorch.optim.Muon([nn.Parameter(jtorch.ones(3))])
     with pytest.raises(ValueError, match="Adjust learning rate function x is not supported"):
         jtorch.optim.Muon([nn.Parameter(jtorch.ones(2, 2))], adjust_lr_fn="x")

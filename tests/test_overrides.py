@@ -24,7 +24,7 @@ class Record(TorchFunctionMode):
 def test_mode_sees_outer_calls_only_and_is_popped_while_it_runs():
     x = torch.ones(3)
     with Record() as m:
-        y = torch.nn.functional.softmax(x, 0)      # its own inner ops are not seen
+        y = torch.nn.functional.softmax(x, 0)  # its own inner ops are not seen
         z = x.add(1).mul_(2)
     assert m.calls == ["softmax", "add", "mul_"]
     assert y.sum().item() == pytest.approx(1.0)
@@ -59,7 +59,7 @@ def test_mode_result_replaces_the_call():
     with Seven():
         assert torch.add(x, 1) == 7
         assert x.sum() == 7
-        assert torch.ones(1) == 7       # factories too, as in PyTorch
+        assert torch.ones(1) == 7  # factories too, as in PyTorch
 
 
 def test_disable_torch_function_skips_modes():
@@ -103,7 +103,7 @@ def test_subclass_handler_order_and_not_implemented():
     a, b = torch.ones(1).as_subclass(A), torch.ones(1).as_subclass(B)
     with pytest.raises(TypeError, match="Multiple dispatch failed for 'torch.add'"):
         torch.add(a, b)
-    assert log == ["B", "A"]        # subclasses before their bases
+    assert log == ["B", "A"]  # subclasses before their bases
 
 
 def test_tensor_like_object():
@@ -134,7 +134,7 @@ def test_nn_init_dispatches_with_keywords():
     class Skip(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             if func.__name__ == "normal_":
-                return kwargs["tensor"]     # as Lightning's _EmptyInit does
+                return kwargs["tensor"]  # as Lightning's _EmptyInit does
             return func(*args, **(kwargs or {}))
 
     z = torch.zeros(4)
@@ -164,8 +164,7 @@ with BaseTorchFunctionMode():
     print(tf.active, torch.add.__code__ is code, torch.add(torch.ones(1), 1).item())
 print(tf.active, torch.add.__code__ is code, torch.add is add)
 """
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       timeout=300)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["False", "True", "False", "2.0", "False", "True", "True"]
 
@@ -174,8 +173,9 @@ def test_overridable_functions_and_names():
     fns = torch.overrides.get_overridable_functions()
     assert torch.add in fns[torch] and torch.Tensor.add in fns[torch.Tensor]
     assert torch.overrides.resolve_name(torch.add) == "torch.add"
-    assert torch.overrides.resolve_name(torch.nn.functional.mse_loss) == \
-        "torch.nn.functional.mse_loss"
+    assert (
+        torch.overrides.resolve_name(torch.nn.functional.mse_loss) == "torch.nn.functional.mse_loss"
+    )
     assert torch.typename in torch.overrides.get_ignored_functions()
     assert torch.overrides.get_testing_overrides()[torch.add](1, 2) == -1
 

@@ -19,8 +19,15 @@ def t(a, dtype=None):
 
 def check(result, expected, dtype, rtol=1e-6, atol=1e-6):
     assert result.dtype is dtype, (result.dtype, dtype)
-    np.testing.assert_allclose(np.asarray(result.numpy(), dtype=np.float64 if np.asarray(
-        expected).dtype.kind != "c" else np.complex128), expected, rtol=rtol, atol=atol)
+    np.testing.assert_allclose(
+        np.asarray(
+            result.numpy(),
+            dtype=np.float64 if np.asarray(expected).dtype.kind != "c" else np.complex128,
+        ),
+        expected,
+        rtol=rtol,
+        atol=atol,
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -34,7 +41,7 @@ def test_add_sub_mul_alpha_and_promotion():
     check(t(I) * 0.5, I * 0.5, torch.float32)
     check(2.5 - t(I), 2.5 - I, torch.float32)
     assert (t(I, torch.int8) + 1).dtype is torch.int8
-    assert (t(I, torch.int8) + t(1)).dtype is torch.int8      # zero-dim loses to dimensioned
+    assert (t(I, torch.int8) + t(1)).dtype is torch.int8  # zero-dim loses to dimensioned
     assert (t([True, False]) * t([True, True])).tolist() == [True, False]
 
 
@@ -50,6 +57,7 @@ def test_alpha_errors():
 def _kernels(op) -> int:
     """How many compiled kernels of `op` the registry holds."""
     from jtorch._ops._registry import KERNELS
+
     return sum(1 for key in KERNELS if key[0] is op)
 
 
@@ -59,17 +67,27 @@ def test_alpha_and_value_are_traced_not_compiled_in():
     x, y = t(X), t(Y)
     kernels = None
     for k in range(1, 6):
-        if k == 2:      # every kernel of the loop exists now
+        if k == 2:  # every kernel of the loop exists now
             kernels = _kernels(torch.add._op), _kernels(torch.addcmul._op)
         check(torch.add(x, y, alpha=k / 7), X + (k / 7) * Y, torch.float32)
         check(x.clone().sub_(y, alpha=k / 3), X - (k / 3) * Y, torch.float32, rtol=1e-5)
-        check(torch.addcmul(x, y, y, value=-k / 5), X + (-k / 5) * Y * Y, torch.float32,
-              rtol=1e-5, atol=1e-5)
-        check(torch.addcdiv(x, y, y + 4, value=k), X + k * Y / (Y + 4), torch.float32,
-              rtol=1e-5, atol=1e-5)
+        check(
+            torch.addcmul(x, y, y, value=-k / 5),
+            X + (-k / 5) * Y * Y,
+            torch.float32,
+            rtol=1e-5,
+            atol=1e-5,
+        )
+        check(
+            torch.addcdiv(x, y, y + 4, value=k),
+            X + k * Y / (Y + 4),
+            torch.float32,
+            rtol=1e-5,
+            atol=1e-5,
+        )
     assert (_kernels(torch.add._op), _kernels(torch.addcmul._op)) == kernels
     # an int alpha keeps integer arithmetic exact; a float alpha on ints is PyTorch's error
-    check(torch.add(t(I), t(J), alpha=2 ** 40), I + 2 ** 40 * J, torch.int64)
+    check(torch.add(t(I), t(J), alpha=2**40), I + 2**40 * J, torch.int64)
     with pytest.raises(RuntimeError, match="value must not be a floating point"):
         torch.addcmul(t(I), t(J), t(J), value=0.5)
 
@@ -81,9 +99,9 @@ def test_division_family():
     check(torch.div(t(X), t(Y), rounding_mode="floor"), X // Y, torch.float32)
     check(torch.floor_divide(t(X), t(Y)), np.floor_divide(X, Y), torch.float32)
     check(t(I) // t(J), I // J, torch.int64)
-    check(torch.remainder(t(I), t(J)), np.remainder(I, J), torch.int64)   # Python modulo
+    check(torch.remainder(t(I), t(J)), np.remainder(I, J), torch.int64)  # Python modulo
     check(t(X) % t(Y), np.remainder(X, Y), torch.float32)
-    check(torch.fmod(t(I), t(J)), np.fmod(I, J), torch.int64)              # C fmod
+    check(torch.fmod(t(I), t(J)), np.fmod(I, J), torch.int64)  # C fmod
     check(7 % t(J), np.remainder(7, J), torch.int64)
     check(1 / t(I[4:]), 1 / I[4:], torch.float32)
     with pytest.raises(RuntimeError, match="rounding_mode"):
@@ -93,9 +111,8 @@ def test_division_family():
 
 
 def test_pow():
-    check(t(I) ** 2, I ** 2, torch.int64)
-    check(torch.pow(t([1, 2, -1, 3, -1]), t([-1, -2, -3, -1, -2])), [1, 0, -1, 0, 1],
-          torch.int64)
+    check(t(I) ** 2, I**2, torch.int64)
+    check(torch.pow(t([1, 2, -1, 3, -1]), t([-1, -2, -3, -1, -2])), [1, 0, -1, 0, 1], torch.int64)
     check(2 ** t(J[J >= 0]), 2 ** J[J >= 0], torch.int64)
     check(t(X[3:]) ** 0.5, np.sqrt(X[3:]), torch.float32)
     check(t(J) ** -1.0, 1.0 / J, torch.float32)
@@ -103,7 +120,7 @@ def test_pow():
     with pytest.raises(RuntimeError, match="Integers to negative integer powers"):
         x.pow_(-2)
     with pytest.raises(RuntimeError, match="Integers to negative integer powers"):
-        x ** -1
+        x**-1
     assert x.tolist() == I.tolist()
     with pytest.raises(NotImplementedError, match="Bool"):
         torch.pow(t([True]), t([True]))
@@ -146,8 +163,12 @@ def test_addcmul_addcdiv_lerp():
     with pytest.raises(RuntimeError, match="Integer division with addcdiv"):
         torch.addcdiv(a, t(I), t(J))
     check(torch.lerp(a, b, 0.25), X + 0.25 * (Y - X), torch.float32)
-    check(torch.lerp(a, b, t(np.full(8, 0.75, np.float32))), X + 0.75 * (Y - X),
-          torch.float32, rtol=1e-5)
+    check(
+        torch.lerp(a, b, t(np.full(8, 0.75, np.float32))),
+        X + 0.75 * (Y - X),
+        torch.float32,
+        rtol=1e-5,
+    )
     with pytest.raises(RuntimeError, match="expected dtype float for `end`"):
         torch.lerp(a, t(Y, torch.float64), 0.5)
 
@@ -158,9 +179,14 @@ def test_addcmul_addcdiv_lerp():
 
 def test_comparisons():
     a, b = t(X), t(Y)
-    for op, ref in [(torch.eq, np.equal), (torch.ne, np.not_equal), (torch.lt, np.less),
-                    (torch.le, np.less_equal), (torch.gt, np.greater),
-                    (torch.ge, np.greater_equal)]:
+    for op, ref in [
+        (torch.eq, np.equal),
+        (torch.ne, np.not_equal),
+        (torch.lt, np.less),
+        (torch.le, np.less_equal),
+        (torch.gt, np.greater),
+        (torch.ge, np.greater_equal),
+    ]:
         check(op(a, b), ref(X, Y), torch.bool)
     assert (a < 0).tolist() == (X < 0).tolist()
     assert (a == None) is False  # noqa: E711  (non-tensor operands: NotImplemented)
@@ -238,8 +264,8 @@ def test_clamp():
     check(torch.clamp(t(X), -1, 1), np.clip(X, -1, 1), torch.float32)
     check(torch.clamp(t(X), min=t(Y)), np.maximum(X, Y), torch.float32)
     check(torch.clip(t(X), max=0.5), np.minimum(X, 0.5), torch.float32)
-    check(torch.clamp(t(X), 3, 1), np.full(8, 1.0), torch.float32)      # min > max gives max
-    check(torch.clamp(t(I), 0.5), np.maximum(I, 0.5), torch.float32)     # promotes
+    check(torch.clamp(t(X), 3, 1), np.full(8, 1.0), torch.float32)  # min > max gives max
+    check(torch.clamp(t(I), 0.5), np.maximum(I, 0.5), torch.float32)  # promotes
     check(torch.clamp_min(t(I), 0), np.maximum(I, 0), torch.int64)
     check(torch.clamp_max(t(I), 0), np.minimum(I, 0), torch.int64)
     assert math.isnan(torch.clamp(t([float("nan")]), 0, 1).item())
@@ -262,8 +288,12 @@ def test_unary_float_math_and_int_promotion():
     check(torch.sigmoid(t(X)), 1 / (1 + np.exp(-X)), torch.float32)
     check(torch.erf(t(X)), [math.erf(v) for v in X], torch.float32)
     check(torch.sinc(t([0.0, 0.5, 1.0])), [1.0, 2 / math.pi, 0.0], torch.float32)
-    check(torch.logit(t([0.25, 0.0]), eps=0.1), [math.log(1 / 3), math.log(0.1 / 0.9)],
-          torch.float32, rtol=1e-5)
+    check(
+        torch.logit(t([0.25, 0.0]), eps=0.1),
+        [math.log(1 / 3), math.log(0.1 / 0.9)],
+        torch.float32,
+        rtol=1e-5,
+    )
     check(torch.deg2rad(t([180])), [math.pi], torch.float32)
     check(torch.rad2deg(t([math.pi])), [180.0], torch.float32, rtol=1e-5)
     check(torch.rsqrt(t([4.0])), [0.5], torch.float32)
@@ -283,8 +313,9 @@ def test_half_precision_computes_in_float32():
     h = t(X, torch.float16)
     r = torch.exp2(h)
     assert r.dtype is torch.float16
-    np.testing.assert_allclose(r.numpy().astype(np.float64),
-                               np.exp2(X).astype(np.float16).astype(np.float64), rtol=1e-3)
+    np.testing.assert_allclose(
+        r.numpy().astype(np.float64), np.exp2(X).astype(np.float16).astype(np.float64), rtol=1e-3
+    )
     b = t([9.0, 10.0], torch.bfloat16) // t([3.0, 3.0], torch.bfloat16)
     assert b.dtype is torch.bfloat16 and b.tolist() == [3.0, 3.0]
 
@@ -292,8 +323,11 @@ def test_half_precision_computes_in_float32():
 def test_rounding():
     check(torch.round(t([0.5, 1.5, 2.5, -0.5, -1.5])), [0, 2, 2, -0.0, -2], torch.float32)
     check(torch.round(t([1234.5678], torch.float64), decimals=2), [1234.57], torch.float64)
-    check(torch.round(t([1234.0, 1250.0], torch.float64), decimals=-2), [1200.0, 1200.0],
-          torch.float64)
+    check(
+        torch.round(t([1234.0, 1250.0], torch.float64), decimals=-2),
+        [1200.0, 1200.0],
+        torch.float64,
+    )
     check(torch.ceil(t(X)), np.ceil(X), torch.float32)
     check(torch.floor(t(X)), np.floor(X), torch.float32)
     check(torch.trunc(t(X)), np.trunc(X), torch.float32)
@@ -319,8 +353,12 @@ def test_signs_and_complex():
     check(torch.conj_physical(t([1 + 2j])), [1 - 2j], torch.complex64)
     check(torch.conj(t([1 + 2j])), [1 - 2j], torch.complex64)
     check(torch.complex(t([1.0]), t([2.0])), [1 + 2j], torch.complex64)
-    check(torch.polar(t([2.0], torch.float64), t([math.pi / 2], torch.float64)), [2j],
-          torch.complex128, atol=1e-12)
+    check(
+        torch.polar(t([2.0], torch.float64), t([math.pi / 2], torch.float64)),
+        [2j],
+        torch.complex128,
+        atol=1e-12,
+    )
     with pytest.raises(NotImplementedError, match="torch.sgn"):
         torch.sign(t([1j]))
     with pytest.raises(RuntimeError, match="Expected both inputs to be Half, Float or Double"):
@@ -353,13 +391,22 @@ def test_binary_math():
     check(torch.hypot(t(X), t(Y)), np.hypot(X, Y), torch.float32)
     check(torch.logaddexp(t(X), t(Y)), np.logaddexp(X, Y), torch.float32)
     check(torch.logaddexp2(t(X), t(Y)), np.logaddexp2(X, Y), torch.float32)
-    check(torch.xlogy(t([0.0, 2.0, 0.0]), t([0.0, 3.0, float("nan")])),
-          [0.0, 2 * math.log(3), float("nan")], torch.float32)
+    check(
+        torch.xlogy(t([0.0, 2.0, 0.0]), t([0.0, 3.0, float("nan")])),
+        [0.0, 2 * math.log(3), float("nan")],
+        torch.float32,
+    )
     check(torch.ldexp(t([1.0, 3.0]), t([2, -1])), [4.0, 1.5], torch.float32)
-    check(torch.nextafter(t([1.0]), t([2.0])), [np.nextafter(np.float32(1), np.float32(2))],
-          torch.float32, rtol=0, atol=0)
-    check(torch.heaviside(t(X), t(np.full(8, 0.5, np.float32))),
-          np.heaviside(X, 0.5), torch.float32)
+    check(
+        torch.nextafter(t([1.0]), t([2.0])),
+        [np.nextafter(np.float32(1), np.float32(2))],
+        torch.float32,
+        rtol=0,
+        atol=0,
+    )
+    check(
+        torch.heaviside(t(X), t(np.full(8, 0.5, np.float32))), np.heaviside(X, 0.5), torch.float32
+    )
     check(torch.gcd(t(I), t(J)), np.gcd(I, J), torch.int64)
     check(torch.lcm(t(I), t(J)), np.lcm(I, J), torch.int64)
     m, e = torch.frexp(t([8.0, 0.3, -3.0]))

@@ -84,7 +84,7 @@ def test_lp_pool_and_max_pool_with_indices():
     x = np.arange(1.0, 17.0, dtype=np.float32).reshape(1, 1, 4, 4)
     got = F.lp_pool2d(jtorch.from_numpy(x), 2, 2)
     windows = x.reshape(1, 1, 2, 2, 2, 2).transpose(0, 1, 2, 4, 3, 5).reshape(1, 1, 2, 2, 4)
-    np.testing.assert_allclose(np.asarray(got), np.sqrt((windows ** 2).sum(-1)), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(got), np.sqrt((windows**2).sum(-1)), rtol=1e-5)
     x3 = np.ones((1, 1, 2, 2, 2), np.float32) * 3
     np.testing.assert_allclose(np.asarray(F.lp_pool3d(jtorch.from_numpy(x3), 1, 2)), [[[[[24]]]]])
     v, i = F.max_pool1d_with_indices(jtorch.tensor([[[1.0, 5.0, 2.0, 0.0]]]), 2)

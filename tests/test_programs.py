@@ -27,8 +27,8 @@ def made(fn) -> int:
 def test_integer_indices_reuse_one_program():
     c = torch.zeros(25) > 0
     c[3] = True
-    for i in range(_programs.COMPILE_AFTER):     # the replay of this shape has come back
-        bool(c[i % 2])                          # often enough to get its program
+    for i in range(_programs.COMPILE_AFTER):  # the replay of this shape has come back
+        bool(c[i % 2])  # often enough to get its program
     got = []
     assert made(lambda: got.extend(bool(c[i]) for i in range(2, 22))) == 0
     assert got == [i == 3 for i in range(2, 22)]
@@ -42,6 +42,7 @@ def test_writes_at_new_positions_reuse_one_program():
     def write():
         for i in range(2, 22):
             x[i] = rows[i]
+
     assert made(write) == 0
     expected = np.zeros((24, 3), np.float32)
     expected[:22] = np.arange(22)[:, None]
@@ -51,10 +52,10 @@ def test_writes_at_new_positions_reuse_one_program():
 def test_slices_at_new_offsets_reuse_one_program():
     data = np.arange(40, dtype=np.float32).reshape(20, 2)
     x = torch.from_numpy(data.copy())
-    x[0:5].sum(), x[1:6].sum()      # a slice from 0 is its own (argument-free) program
+    x[0:5].sum(), x[1:6].sum()  # a slice from 0 is its own (argument-free) program
     sums = []
-    assert made(lambda: sums.extend(float(x[a:a + 5].sum()) for a in range(2, 15))) == 0
-    assert sums == [float(data[a:a + 5].sum()) for a in range(2, 15)]
+    assert made(lambda: sums.extend(float(x[a : a + 5].sum()) for a in range(2, 15))) == 0
+    assert sums == [float(data[a : a + 5].sum()) for a in range(2, 15)]
     x.narrow(0, 1, 3) + 0
     assert made(lambda: [x.narrow(0, a, 3) + 0 for a in range(2, 15)]) == 0
 
@@ -73,42 +74,44 @@ def test_negative_indices_and_bounds_follow_python_and_pytorch():
         x[-7]
     with pytest.raises(IndexError, match="index 2 is out of bounds for dimension 1 with size 2"):
         x[0, 2] = 1.0
-    np.testing.assert_array_equal(x.numpy(), data)      # a failed write changes nothing
+    np.testing.assert_array_equal(x.numpy(), data)  # a failed write changes nothing
 
 
 def test_strided_slices_and_views_of_views_at_new_offsets():
     data = np.arange(60, dtype=np.float32).reshape(20, 3)
     x = torch.from_numpy(data.copy())
     for a in range(0, 8):
-        np.testing.assert_array_equal(x[a:a + 9:3, 1].numpy(), data[a:a + 9:3, 1])
-        v = x[a + 1:]                   # a view, then a view of it
+        np.testing.assert_array_equal(x[a : a + 9 : 3, 1].numpy(), data[a : a + 9 : 3, 1])
+        v = x[a + 1 :]  # a view, then a view of it
         np.testing.assert_array_equal(v[2].numpy(), data[a + 3])
     y = torch.from_numpy(data.copy())
     for a in range(0, 6):
-        y[a:a + 9:3, 1] = -1.0 - a
-        data[a:a + 9:3, 1] = -1.0 - a
+        y[a : a + 9 : 3, 1] = -1.0 - a
+        data[a : a + 9 : 3, 1] = -1.0 - a
     np.testing.assert_array_equal(y.numpy(), data)
 
 
 def test_as_strided_offsets_are_traced():
     base = torch.arange(30.0)
-    for k in range(_programs.COMPILE_AFTER):    # the replay's program exists now
+    for k in range(_programs.COMPILE_AFTER):  # the replay's program exists now
         base.as_strided((2, 3), (3, 1), k % 2) * 1
     flat = np.arange(30.0)
     outs = []
-    assert made(lambda: outs.extend(base.as_strided((2, 3), (3, 1), k) * 1
-                                    for k in range(2, 20))) == 0
+    assert (
+        made(lambda: outs.extend(base.as_strided((2, 3), (3, 1), k) * 1 for k in range(2, 20))) == 0
+    )
     for k, o in zip(range(2, 20), outs):
-        np.testing.assert_array_equal(o.numpy(), flat[k:k + 6].reshape(2, 3))
+        np.testing.assert_array_equal(o.numpy(), flat[k : k + 6].reshape(2, 3))
 
 
 def test_gradients_through_new_positions():
     w = torch.zeros(10, 3, requires_grad=True)
-    for i in range(3):      # the backward (and its fused form, on the second sighting)
+    for i in range(3):  # the backward (and its fused form, on the second sighting)
         (w[i] * (i + 1)).sum().backward()
     from jtorch.autograd import _fused
+
     for _, future in list(_fused._pending.values()):
-        future.result()     # (compiled in the background: counted when it ends)
+        future.result()  # (compiled in the background: counted when it ends)
     before = _programs.programs_made()
     for i in range(3, 10):
         (w[i] * (i + 1)).sum().backward()
@@ -161,10 +164,10 @@ def test_a_view_shape_that_keeps_coming_back_gets_its_program():
         views = _views_of(9)
         for v, expected in views:
             np.testing.assert_array_equal(v.numpy(), expected)
-    assert made(lambda: [v.numpy() for v, _ in _views_of(9)]) == 0   # compiled by now
+    assert made(lambda: [v.numpy() for v, _ in _views_of(9)]) == 0  # compiled by now
     x = torch.arange(12.0).reshape(3, 4)
     v = x.t()
-    x.add_(1)                   # the root changed: the view is derived again
+    x.add_(1)  # the root changed: the view is derived again
     np.testing.assert_array_equal(v.numpy(), np.arange(1.0, 13.0).reshape(3, 4).T)
 
 
@@ -181,6 +184,7 @@ def test_filled_factories_do_not_compile_per_size():
             torch.empty(n)
             torch.arange(n)
             torch.linspace(0, 1, n)
+
     assert made(run) <= 3
     np.testing.assert_array_equal(torch.full((4, 2), 2.5).numpy(), np.full((4, 2), 2.5))
     np.testing.assert_array_equal(torch.ones(3, dtype=torch.int32).numpy(), np.ones(3))
@@ -189,7 +193,8 @@ def test_filled_factories_do_not_compile_per_size():
 
 def test_a_size_that_keeps_coming_back_gets_a_program_with_the_value_traced():
     from jtorch._ops.creation import COMPILE_AFTER
-    fills = [0.5 + k for k in range(COMPILE_AFTER + 2)]     # built on the host, then compiled
+
+    fills = [0.5 + k for k in range(COMPILE_AFTER + 2)]  # built on the host, then compiled
     for v, t in zip(fills, [torch.full((7, 3), v) for v in fills]):
         np.testing.assert_array_equal(t.numpy(), np.full((7, 3), v, np.float32))
     assert made(lambda: [torch.full((7, 3), v) for v in (-4.5, 5.5, 6.5)]) == 0
@@ -199,9 +204,10 @@ def test_a_size_that_keeps_coming_back_gets_a_program_with_the_value_traced():
 def test_random_sizes_share_a_few_programs_and_keep_their_numbers():
     assert made(lambda: [torch.randn(n) for n in range(1, 301)]) <= 12
     from jtorch._ops.creation import COMPILE_AFTER
+
     for shape in [(5, 3), (1,), (33,), (2, 2, 2)]:
         draws = []
-        for _ in range(COMPILE_AFTER + 1):   # cut from a bigger draw; then a program of its own
+        for _ in range(COMPILE_AFTER + 1):  # cut from a bigger draw; then a program of its own
             torch.manual_seed(7)
             draws.append(torch.rand(*shape).numpy())
         for d in draws[1:]:
@@ -230,7 +236,7 @@ def test_kernel_cache_is_bounded_and_drops_evicted_programs():
     old = cache.maxsize
     cache.maxsize = 8
     try:
-        with torch.no_grad():      # (a recorded node would hold its kernel for backward)
+        with torch.no_grad():  # (a recorded node would hold its kernel for backward)
             # an op and shapes no other test uses: no other cache holds these kernels
             x = torch.copysign(torch.ones(1, 13, 1), -2.0)
             key = next(k for k in reversed(list(cache)) if k[0] is torch.copysign._op)
@@ -240,7 +246,7 @@ def test_kernel_cache_is_bounded_and_drops_evicted_programs():
         assert len(cache) <= 8 and cache.evictions > 0
         del x
         gc.collect()
-        assert first() is None      # nothing else held the evicted kernel's wrapper
+        assert first() is None  # nothing else held the evicted kernel's wrapper
     finally:
         cache.maxsize = old
 
@@ -250,7 +256,7 @@ def test_program_cache_is_an_lru():
     cache.maxsize = 3
     for k in "abc":
         cache.put(k, k.upper())
-    assert cache.get("a") == "A"        # a is now the most recently used
+    assert cache.get("a") == "A"  # a is now the most recently used
     cache.put("d", "D")
     assert list(cache) == ["c", "a", "d"] and cache.evictions == 1 and cache.get("b") is None
 
@@ -258,13 +264,14 @@ def test_program_cache_is_an_lru():
 def test_sightings_count_and_forget():
     seen = _programs.Sightings(limit=2)
     assert [seen.note("a"), seen.note("a"), seen.note("b"), seen.note("c")] == [1, 2, 1, 1]
-    assert seen.note("a") == 1          # evicted past the limit: counted afresh
+    assert seen.note("a") == 1  # evicted past the limit: counted afresh
 
 
 def test_shaped_jit_makes_one_program_per_shape():
     cache = _programs.ProgramCache("test-shaped", register=False)
     add = _programs.ShapedJit(lambda a, b: a + b, cache)
     import jax.numpy as jnp
+
     for n in (1, 2, 2, 3):
         np.testing.assert_array_equal(np.asarray(add(jnp.ones(n), jnp.ones(n))), np.full(n, 2.0))
     assert len(cache) == 3
@@ -281,7 +288,7 @@ def test_stats_count_compiles_and_describe_the_caches():
     for c in s["caches"].values():
         assert c["size"] <= c["limit"]
     before = torch.compiler.stats()["compiles"] + torch.compiler.stats()["disk_hits"]
-    torch.ones(3, 5, 7, 11).cumsum(2)       # a shape no other test uses
+    torch.ones(3, 5, 7, 11).cumsum(2)  # a shape no other test uses
     after = torch.compiler.stats()
     assert after["compiles"] + after["disk_hits"] > before
 
@@ -302,6 +309,7 @@ def test_the_compile_note_is_one_line_once(monkeypatch, capsys):
 
 def test_fused_backward_compiles_in_the_background_for_graphs_that_come_back():
     from jtorch.autograd import _fused
+
     torch.manual_seed(0)
     w = torch.randn(4, 3, requires_grad=True)
     x = torch.randn(6, 4)
@@ -310,13 +318,14 @@ def test_fused_backward_compiles_in_the_background_for_graphs_that_come_back():
         w.grad = None
         (torch.tanh(x @ w) * 1.25).sum().backward()
         return w.grad.numpy().copy()
+
     pending, compiled = len(_fused._pending), len(_fused._compiled)
-    grads = [step()]                        # seen once: no fused program
+    grads = [step()]  # seen once: no fused program
     assert (len(_fused._pending), len(_fused._compiled)) == (pending, compiled)
-    grads.append(step())                    # seen again: its compile starts, not awaited
+    grads.append(step())  # seen again: its compile starts, not awaited
     for _, future in list(_fused._pending.values()):
         future.result()
-    grads += [step(), step()]               # the fused program, once compiled
+    grads += [step(), step()]  # the fused program, once compiled
     assert len(_fused._compiled) == compiled + 1
     for g in grads[1:]:
         np.testing.assert_allclose(g, grads[0], rtol=1e-6, atol=1e-6)

@@ -20,8 +20,11 @@ def _linear():
 
 
 def _names(m):
-    return ([n for n, _ in m.named_parameters()], [n for n, _ in m.named_buffers()],
-            list(m.state_dict()))
+    return (
+        [n for n, _ in m.named_parameters()],
+        [n for n, _ in m.named_buffers()],
+        list(m.state_dict()),
+    )
 
 
 @pytest.mark.parametrize("amount", [2, 0.25])  # round(0.25 * 6) = round(1.5) = 2
@@ -35,8 +38,11 @@ def test_l1_unstructured_reparametrizes(amount):
     same(m.weight_orig.detach(), _W)
     same(m.weight.detach(), np.multiply(_W, mask))
     assert not isinstance(m.weight, torch.nn.Parameter)
-    assert _names(m) == (["bias", "weight_orig"], ["weight_mask"],
-                         ["bias", "weight_orig", "weight_mask"])
+    assert _names(m) == (
+        ["bias", "weight_orig"],
+        ["weight_mask"],
+        ["bias", "weight_orig", "weight_mask"],
+    )
     assert prune.is_pruned(m) and prune.is_pruned(torch.nn.Sequential(m))
     assert not prune.is_pruned(_linear())
 
@@ -65,8 +71,11 @@ def test_iterative_pruning_composes_in_one_container():
     same(m.weight_mask, [[0.0, 1.0, 1.0], [0.0, 0.0, 0.0]])
     hooks = list(m._forward_pre_hooks.values())
     assert len(hooks) == 1 and isinstance(hooks[0], prune.PruningContainer)
-    assert [type(h) for h in hooks[0]] == [prune.L1Unstructured, prune.L1Unstructured,
-                                           prune.LnStructured]
+    assert [type(h) for h in hooks[0]] == [
+        prune.L1Unstructured,
+        prune.L1Unstructured,
+        prune.LnStructured,
+    ]
     assert len(hooks[0]) == 3 and hooks[0][-1].dim == 0 and hooks[0]._tensor_name == "weight"
 
 
@@ -77,8 +86,10 @@ def test_remove_makes_pruning_permanent():
     same(m.weight.detach(), [[0.0, -5.0, 3.0], [-2.0, 6.0, 0.0]])
     assert _names(m) == (["bias", "weight"], [], ["bias", "weight"])
     assert not m._forward_pre_hooks and not prune.is_pruned(m)
-    with pytest.raises(ValueError, match="Parameter 'weight' of module Linear.*has to be pruned "
-                                         "before pruning can be removed"):
+    with pytest.raises(
+        ValueError,
+        match="Parameter 'weight' of module Linear.*has to be pruned before pruning can be removed",
+    ):
         prune.remove(m, "weight")
 
 
@@ -86,8 +97,7 @@ def test_structured_custom_identity():
     m = _linear()
     scores = torch.tensor([[9.0, 1.0, -4.0], [0.0, -2.0, 3.0]])
     # column inf-norms of the scores: 9, 2, 4, so column 1 goes
-    prune.ln_structured(m, "weight", amount=1, n=float("inf"), dim=-1,
-                        importance_scores=scores)
+    prune.ln_structured(m, "weight", amount=1, n=float("inf"), dim=-1, importance_scores=scores)
     same(m.weight_mask, [[1.0, 0.0, 1.0], [1.0, 0.0, 1.0]])
     prune.custom_from_mask(m, "bias", mask=torch.tensor([1, 0]))
     same(m.bias_mask, [1.0, 0.0], dtype=torch.float32)
@@ -104,8 +114,12 @@ def test_global_unstructured_pools_all_entries():
     same(a.weight_mask, [[1.0, 1.0, 1.0], [1.0, 1.0, 0.0]])  # 0.1, -0.2, 0.5 are smallest
     same(b.weight_mask, [[0.0, 1.0], [0.0, 1.0]])
     # already-pruned entries are not counted again; scores override magnitudes
-    prune.global_unstructured([(a, "weight"), (b, "weight")], prune.L1Unstructured,
-                              importance_scores={(b, "weight"): torch.zeros(2, 2)}, amount=1)
+    prune.global_unstructured(
+        [(a, "weight"), (b, "weight")],
+        prune.L1Unstructured,
+        importance_scores={(b, "weight"): torch.zeros(2, 2)},
+        amount=1,
+    )
     same(b.weight_mask, [[0.0, 0.0], [0.0, 1.0]])
     assert isinstance(list(b._forward_pre_hooks.values())[0], prune.PruningContainer)
 
@@ -122,8 +136,10 @@ def test_random_methods_prune_counts():
 def test_method_prune_and_container_checks():
     t = torch.tensor(_W)
     same(prune.L1Unstructured(amount=1).prune(t), [[1.0, -5.0, 3.0], [-2.0, 6.0, 0.0]])
-    same(prune.CustomFromMask(torch.tensor([[1, 0, 1], [0, 1, 1]])).prune(t),
-         [[1.0, -0.0, 3.0], [-0.0, 6.0, 0.5]])
+    same(
+        prune.CustomFromMask(torch.tensor([[1, 0, 1], [0, 1, 1]])).prune(t),
+        [[1.0, -0.0, 3.0], [-0.0, 6.0, 0.5]],
+    )
     c = prune.PruningContainer()
     c._tensor_name = "weight"
     with pytest.raises(TypeError, match="<class 'int'> is not a BasePruningMethod subclass"):
@@ -136,25 +152,56 @@ def test_method_prune_and_container_checks():
         prune.BasePruningMethod()
 
 
-@pytest.mark.parametrize("call, exc, msg", [
-    (lambda m: prune.l1_unstructured(m, "weight", amount=-1), ValueError,
-     r"amount=-1 should either be a float in the range \[0, 1\] or a non-negative integer"),
-    (lambda m: prune.l1_unstructured(m, "weight", amount=1.5), ValueError, r"amount=1.5 should"),
-    (lambda m: prune.l1_unstructured(m, "weight", amount="x"), TypeError,
-     "Invalid type for amount: x. Must be int or float."),
-    (lambda m: prune.l1_unstructured(m, "weight", amount=7), ValueError,
-     "amount=7 should be smaller than the number of parameters to prune=6"),
-    (lambda m: prune.ln_structured(m, "bias", amount=1, n=2, dim=0), ValueError,
-     r"multidimensional tensors. Found tensor of shape torch.Size\(\[2\]\) with 1 dims"),
-    (lambda m: prune.random_structured(m, "weight", amount=1, dim=2), IndexError,
-     r"Invalid index 2 for tensor of size torch.Size\(\[2, 3\]\)"),
-    (lambda m: prune.l1_unstructured(m, "weight", 1, importance_scores=torch.ones(3)),
-     AssertionError, "importance_scores should have the same shape as parameter weight"),
-    (lambda m: prune.global_unstructured([(m, "weight")], prune.RandomStructured, amount=1),
-     TypeError, 'Only "unstructured" PRUNING_TYPE supported'),
-    (lambda m: prune.global_unstructured(3, prune.L1Unstructured, amount=1), TypeError,
-     "parameters is not an Iterable"),
-])
+@pytest.mark.parametrize(
+    "call, exc, msg",
+    [
+        (
+            lambda m: prune.l1_unstructured(m, "weight", amount=-1),
+            ValueError,
+            r"amount=-1 should either be a float in the range \[0, 1\] or a non-negative integer",
+        ),
+        (
+            lambda m: prune.l1_unstructured(m, "weight", amount=1.5),
+            ValueError,
+            r"amount=1.5 should",
+        ),
+        (
+            lambda m: prune.l1_unstructured(m, "weight", amount="x"),
+            TypeError,
+            "Invalid type for amount: x. Must be int or float.",
+        ),
+        (
+            lambda m: prune.l1_unstructured(m, "weight", amount=7),
+            ValueError,
+            "amount=7 should be smaller than the number of parameters to prune=6",
+        ),
+        (
+            lambda m: prune.ln_structured(m, "bias", amount=1, n=2, dim=0),
+            ValueError,
+            r"multidimensional tensors. Found tensor of shape torch.Size\(\[2\]\) with 1 dims",
+        ),
+        (
+            lambda m: prune.random_structured(m, "weight", amount=1, dim=2),
+            IndexError,
+            r"Invalid index 2 for tensor of size torch.Size\(\[2, 3\]\)",
+        ),
+        (
+            lambda m: prune.l1_unstructured(m, "weight", 1, importance_scores=torch.ones(3)),
+            AssertionError,
+            "importance_scores should have the same shape as parameter weight",
+        ),
+        (
+            lambda m: prune.global_unstructured([(m, "weight")], prune.RandomStructured, amount=1),
+            TypeError,
+            'Only "unstructured" PRUNING_TYPE supported',
+        ),
+        (
+            lambda m: prune.global_unstructured(3, prune.L1Unstructured, amount=1),
+            TypeError,
+            "parameters is not an Iterable",
+        ),
+    ],
+)
 def test_bad_input_raises_and_leaves_module_unchanged(call, exc, msg):
     m = _linear()
     with pytest.raises(exc, match=msg):

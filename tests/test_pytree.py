@@ -19,10 +19,18 @@ def test_none_is_a_leaf_and_dicts_keep_their_order():
     assert pt.tree_unflatten(leaves, spec) == {"b": None, "a": [1, (2, None)]}
 
 
-@pytest.mark.parametrize("tree", [
-    Point(1, [2]), collections.OrderedDict(z=1, y=2), collections.defaultdict(int, a=1),
-    collections.deque([1, 2], maxlen=3), ((),), [[]], {},
-])
+@pytest.mark.parametrize(
+    "tree",
+    [
+        Point(1, [2]),
+        collections.OrderedDict(z=1, y=2),
+        collections.defaultdict(int, a=1),
+        collections.deque([1, 2], maxlen=3),
+        ((),),
+        [[]],
+        {},
+    ],
+)
 def test_containers_round_trip_with_their_type(tree):
     leaves, spec = pt.tree_flatten(tree)
     back = pt.tree_unflatten(leaves, spec)
@@ -69,8 +77,9 @@ def test_registered_class_and_serialization():
         def __init__(self, v):
             self.v = v
 
-    pt.register_pytree_node(Box, lambda b: ([b.v], None), lambda vals, _: Box(vals[0]),
-                            serialized_type_name="tests.Box")
+    pt.register_pytree_node(
+        Box, lambda b: ([b.v], None), lambda vals, _: Box(vals[0]), serialized_type_name="tests.Box"
+    )
     try:
         leaves, spec = pt.tree_flatten([Box((1, 2))])
         assert leaves == [1, 2]

@@ -75,8 +75,9 @@ def test_randint():
     assert set(r2.tolist()) == {-3, -2, -1, 0, 1}
     assert torch.randint(0, 5, (N,), dtype=torch.float32).dtype == torch.float32
     assert min(torch.randint(low=2, high=4, size=(N,)).tolist()) >= 2
-    with pytest.raises(RuntimeError, match="random_ expects 'from' to be less than 'to', but "
-                                           "got from=5 >= to=5"):
+    with pytest.raises(
+        RuntimeError, match="random_ expects 'from' to be less than 'to', but got from=5 >= to=5"
+    ):
         torch.randint(5, 5, (3,))
 
 
@@ -198,7 +199,7 @@ def test_random_():
     assert max(b.tolist()) > 200 and min(b.tolist()) >= 0
     f = torch.empty(N).random_()
     v = arr(f)
-    assert v.min() >= 0 and v.max() <= 2 ** 24 and np.all(v == np.round(v))
+    assert v.min() >= 0 and v.max() <= 2**24 and np.all(v == np.round(v))
     with pytest.raises(RuntimeError, match="got from=5 >= to=3"):
         x.random_(5, 3)
     with pytest.raises(RuntimeError, match="to - 1 is out of bounds for unsigned char"):
@@ -226,6 +227,7 @@ def test_inplace_errors_leave_tensor_unchanged():
 
 # ---------------------------------------------------------------------------
 # fork_rng
+
 
 def test_fork_rng_restores_state():
     torch.manual_seed(3)

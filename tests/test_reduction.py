@@ -22,8 +22,9 @@ def check(result, expected, dtype, rtol=1e-6, atol=1e-6):
     exp = np.asarray(expected)
     got = np.asarray(result.numpy())
     assert got.shape == exp.shape, (got.shape, exp.shape)
-    np.testing.assert_allclose(got.astype(exp.dtype if exp.dtype.kind == "c" else np.float64),
-                               exp, rtol=rtol, atol=atol)
+    np.testing.assert_allclose(
+        got.astype(exp.dtype if exp.dtype.kind == "c" else np.float64), exp, rtol=rtol, atol=atol
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -36,10 +37,10 @@ def test_sum_dims_keepdim_and_dtypes():
     check(torch.sum(t(A), (0, 1), keepdim=True), A.sum(keepdims=True), torch.float32, rtol=1e-5)
     check(torch.sum(t(A), dim=-1, keepdim=True), A.sum(-1, keepdims=True), torch.float32)
     check(torch.sum(t(I)), I.sum(), torch.int64)
-    check(torch.sum(t([True, True, False])), 2, torch.int64)          # bool sums to int64
+    check(torch.sum(t([True, True, False])), 2, torch.int64)  # bool sums to int64
     check(torch.sum(t(I, torch.uint8)), I.sum(), torch.int64)
     check(torch.sum(t(A), dtype=torch.float64), A.astype(np.float64).sum(), torch.float64)
-    check(torch.sum(t(3.0), 0), 3.0, torch.float32)                    # 0-d accepts dim 0
+    check(torch.sum(t(3.0), 0), 3.0, torch.float32)  # 0-d accepts dim 0
     check(torch.sum(torch.zeros(0, 3), 0), np.zeros(3), torch.float32)
 
 
@@ -76,7 +77,7 @@ def test_prod_logical_count():
     assert torch.all(t(b)).item() is False
     check(torch.all(t(b), 1), [False, True], torch.bool)
     check(torch.any(t(b), 0), [True, True, True], torch.bool)
-    check(torch.all(t(b, torch.uint8)), 0, torch.uint8)               # uint8 stays uint8
+    check(torch.all(t(b, torch.uint8)), 0, torch.uint8)  # uint8 stays uint8
     check(torch.count_nonzero(t(b)), 5, torch.int64)
     check(torch.count_nonzero(t(b), (0, 1)), 5, torch.int64)
     check(torch.count_nonzero(t(b), dim=0), [2, 1, 2], torch.int64)
@@ -155,8 +156,7 @@ def test_logsumexp():
 def test_norm_and_dist():
     check(torch.norm(t(A)), np.linalg.norm(A), torch.float32, rtol=1e-5)
     check(torch.norm(t(A), 1, 1), np.abs(A).sum(1), torch.float32)
-    check(torch.norm(t(A), inf, 0, keepdim=True), np.abs(A).max(0, keepdims=True),
-          torch.float32)
+    check(torch.norm(t(A), inf, 0, keepdim=True), np.abs(A).max(0, keepdims=True), torch.float32)
     check(torch.norm(t(A), 3), (np.abs(A) ** 3).sum() ** (1 / 3), torch.float32, rtol=1e-5)
     check(torch.norm(t(A), 0), 12.0, torch.float32)
     check(torch.norm(t(A), "nuc"), np.linalg.norm(A, "nuc"), torch.float32, rtol=1e-5)
@@ -177,7 +177,7 @@ def test_renorm_inplace():
     check(x, expected, torch.float32, rtol=1e-5)
     with pytest.raises(RuntimeError, match="maxnorm"):
         x.renorm_(2, 0, -1)
-    check(x, expected, torch.float32, rtol=1e-5)                      # unchanged after error
+    check(x, expected, torch.float32, rtol=1e-5)  # unchanged after error
 
 
 # ---------------------------------------------------------------------------
@@ -220,12 +220,15 @@ def test_var_std_forms():
     check(torch.var(t(A)), A.var(ddof=1), torch.float32, rtol=1e-5)
     check(torch.var(t(A), 1), A.var(1, ddof=1), torch.float32, rtol=1e-5)
     check(torch.var(t(A), 1, unbiased=False), A.var(1), torch.float32, rtol=1e-5)
-    check(torch.var(t(A), False), A.var(), torch.float32, rtol=1e-5)    # var(input, unbiased)
-    check(torch.std(t(A), 0, True, True), A.std(0, ddof=1, keepdims=True), torch.float32,
-          rtol=1e-5)
-    check(t(A).std(dim=(0, 1), correction=2), np.sqrt(((A - A.mean()) ** 2).sum() / 10),
-          torch.float32, rtol=1e-5)
-    assert math.isnan(torch.var(t([1.0])).item())                     # N - correction == 0
+    check(torch.var(t(A), False), A.var(), torch.float32, rtol=1e-5)  # var(input, unbiased)
+    check(torch.std(t(A), 0, True, True), A.std(0, ddof=1, keepdims=True), torch.float32, rtol=1e-5)
+    check(
+        t(A).std(dim=(0, 1), correction=2),
+        np.sqrt(((A - A.mean()) ** 2).sum() / 10),
+        torch.float32,
+        rtol=1e-5,
+    )
+    assert math.isnan(torch.var(t([1.0])).item())  # N - correction == 0
     v, m = torch.var_mean(t(A), 1)
     check(v, A.var(1, ddof=1), torch.float32, rtol=1e-5)
     check(m, A.mean(1), torch.float32, rtol=1e-5)
@@ -250,7 +253,7 @@ def test_median_nanmedian_mode():
     assert r.values.item() == 2.0 and r.indices.item() == 3
     assert math.isnan(torch.median(torch.empty(0)).item())
     r = torch.mode(t([3, 1, 1, 2, 2, 3, 0]))
-    assert (r.values.item(), r.indices.item()) == (1, 2)              # smallest, last index
+    assert (r.values.item(), r.indices.item()) == (1, 2)  # smallest, last index
     r = torch.mode(t([[3, 1, 1, 2, 2, 3, 0], [1, 1, 1, 1, 2, 2, 2]]), 1, keepdim=True)
     np.testing.assert_array_equal(r.values.numpy(), [[1], [1]])
     np.testing.assert_array_equal(r.indices.numpy(), [[2], [3]])
@@ -261,11 +264,19 @@ def test_median_nanmedian_mode():
 def test_quantile():
     x = np.array([[1.0, 7.0, 3.0, 4.0], [2.0, 0.0, 5.0, 9.0]], np.float32)
     for interp in ("linear", "lower", "higher", "midpoint", "nearest"):
-        check(torch.quantile(t(x), 0.4, dim=1, interpolation=interp),
-              np.quantile(x, 0.4, axis=1, method=interp), torch.float32, rtol=1e-6)
+        check(
+            torch.quantile(t(x), 0.4, dim=1, interpolation=interp),
+            np.quantile(x, 0.4, axis=1, method=interp),
+            torch.float32,
+            rtol=1e-6,
+        )
     q = np.array([0.25, 0.5], np.float32)
-    check(torch.quantile(t(x), t(q), dim=0, keepdim=True),
-          np.quantile(x, q, axis=0, keepdims=True), torch.float32, rtol=1e-6)
+    check(
+        torch.quantile(t(x), t(q), dim=0, keepdim=True),
+        np.quantile(x, q, axis=0, keepdims=True),
+        torch.float32,
+        rtol=1e-6,
+    )
     check(torch.quantile(t(x), 0.5), np.quantile(x, 0.5), torch.float32)
     y = np.array([1.0, nan, 3.0], np.float32)
     assert math.isnan(torch.quantile(t(y), 0.5).item())
@@ -283,8 +294,12 @@ def test_cov_corrcoef():
     check(torch.cov(t(x)), np.cov(x), torch.float32, rtol=1e-5)
     check(torch.cov(t(x), correction=0), np.cov(x, bias=True), torch.float32, rtol=1e-5)
     fw, aw = np.array([1, 2, 1, 3]), np.array([0.5, 1.0, 2.0, 1.0], np.float32)
-    check(torch.cov(t(x), fweights=t(fw), aweights=t(aw)), np.cov(x, fweights=fw, aweights=aw),
-          torch.float32, rtol=1e-5)
+    check(
+        torch.cov(t(x), fweights=t(fw), aweights=t(aw)),
+        np.cov(x, fweights=fw, aweights=aw),
+        torch.float32,
+        rtol=1e-5,
+    )
     check(torch.cov(t([1, 2, 4])), np.cov([1, 2, 4]), torch.float32, rtol=1e-5)  # ints: float
     check(torch.corrcoef(t(x)), np.corrcoef(x), torch.float32, rtol=1e-5)
 
@@ -302,8 +317,12 @@ def test_histc_histogram_bincount():
     check(r.bin_edges, edges, torch.float32, rtol=1e-6)
     w = np.array([1.0, 2.0, 3.0, 1.0, 1.0], np.float32)
     hist, _ = np.histogram(x, [0.0, 2.0, 6.0], weights=w, density=True)
-    check(torch.histogram(t(x), t([0.0, 2.0, 6.0]), weight=t(w), density=True).hist, hist,
-          torch.float32, rtol=1e-6)
+    check(
+        torch.histogram(t(x), t([0.0, 2.0, 6.0]), weight=t(w), density=True).hist,
+        hist,
+        torch.float32,
+        rtol=1e-6,
+    )
     check(torch.bincount(t([0, 1, 1, 4])), [1, 2, 0, 0, 1], torch.int64)
     check(torch.bincount(t([0, 1, 1]), minlength=4), [1, 2, 0, 0], torch.int64)
     check(torch.bincount(t([0, 1, 1]), t([1.0, 2.0, 3.0])), [1, 5], torch.float32)
@@ -340,7 +359,7 @@ def test_gradient():
     for g, ref in zip(gs, np.gradient(A)):
         check(g, ref, torch.float32, rtol=1e-5)
     (g,) = torch.gradient(t([1, 4, 9, 16]))
-    check(g, [3, 4, 6, 7], torch.float32)                             # ints give floats
+    check(g, [3, 4, 6, 7], torch.float32)  # ints give floats
 
 
 def test_trapezoid_family():
@@ -350,9 +369,12 @@ def test_trapezoid_family():
     check(torch.trapezoid(t(y), t([1, 2, 4, 5])), 28.0, torch.float32)
     check(torch.trapz(t(A)), np.trapezoid(A, axis=-1), torch.float32, rtol=1e-5)
     check(torch.cumulative_trapezoid(t(y)), [2.5, 9.0, 21.5], torch.float32)
-    check(torch.cumulative_trapezoid(t(A), t([0.0, 1.0, 3.0]), dim=0),
-          np.cumsum((A[1:] + A[:-1]) * np.array([1.0, 2.0])[:, None] / 2, 0), torch.float32,
-          rtol=1e-5)
+    check(
+        torch.cumulative_trapezoid(t(A), t([0.0, 1.0, 3.0]), dim=0),
+        np.cumsum((A[1:] + A[:-1]) * np.array([1.0, 2.0])[:, None] / 2, 0),
+        torch.float32,
+        rtol=1e-5,
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -361,13 +383,16 @@ def test_trapezoid_family():
 X6 = torch.arange(1.0, 7.0)
 
 
-@pytest.mark.parametrize("reduce, plain, with_initial", [
-    ("sum", [3, 0, 12, 6], [13, 10, 22, 16]),
-    ("prod", [2, 1, 60, 6], [20, 10, 600, 60]),
-    ("max", [2, -math.inf, 5, 6], [10, 10, 10, 10]),
-    ("min", [1, math.inf, 3, 6], [1, 10, 3, 6]),
-    ("mean", [1.5, math.nan, 4, 6], [6.5, 10, 22 / 3, 16]),
-])
+@pytest.mark.parametrize(
+    "reduce, plain, with_initial",
+    [
+        ("sum", [3, 0, 12, 6], [13, 10, 22, 16]),
+        ("prod", [2, 1, 60, 6], [20, 10, 600, 60]),
+        ("max", [2, -math.inf, 5, 6], [10, 10, 10, 10]),
+        ("min", [1, math.inf, 3, 6], [1, 10, 3, 6]),
+        ("mean", [1.5, math.nan, 4, 6], [6.5, 10, 22 / 3, 16]),
+    ],
+)
 def test_segment_reduce_lengths(reduce, plain, with_initial):
     lengths = torch.tensor([2, 0, 3, 1])
     close(torch._segment_reduce(X6, reduce, lengths=lengths), plain)
@@ -375,8 +400,7 @@ def test_segment_reduce_lengths(reduce, plain, with_initial):
 
 
 def test_segment_reduce_offsets_axis_and_errors():
-    close(torch._segment_reduce(X6, "sum", offsets=torch.tensor([1, 2, 5]), unsafe=True),
-          [2, 12])
+    close(torch._segment_reduce(X6, "sum", offsets=torch.tensor([1, 2, 5]), unsafe=True), [2, 12])
     data = torch.arange(24.0).reshape(2, 3, 4)
     r = torch._segment_reduce(data, "sum", lengths=torch.tensor([[1, 2], [3, 0]]), axis=1)
     d = np.arange(24.0).reshape(2, 3, 4)

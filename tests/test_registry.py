@@ -34,8 +34,12 @@ def test_every_op_has_its_variants():
 
 def test_namespaces_are_importable():
     assert jtorch.linalg.__name__ == "jtorch.linalg"
-    for ns, mod in [("linalg", jtorch.linalg), ("special", jtorch.special), ("fft", jtorch.fft),
-                    ("nn.functional", jtorch.nn.functional)]:
+    for ns, mod in [
+        ("linalg", jtorch.linalg),
+        ("special", jtorch.special),
+        ("fft", jtorch.fft),
+        ("nn.functional", jtorch.nn.functional),
+    ]:
         for short in NAMESPACES[ns]:
             assert getattr(mod, short) is NAMESPACES[ns][short]
 
@@ -59,10 +63,11 @@ def test_every_public_op_is_tested():
 def test_numpy_argument_spellings():
     """PyTorch's parser takes `axis` for `dim` and `keepdims` for `keepdim`, not both at once."""
     import numpy as np
+
     x = jtorch.arange(6.0).reshape(2, 3)
     np.testing.assert_array_equal(jtorch.sum(x, axis=0).numpy(), [3.0, 5.0, 7.0])
     assert x.sum(axis=1, keepdims=True).shape == (2, 1)
-    assert jtorch.softmax(x, axis=1).shape == (2, 3)         # a required dim, given as axis
+    assert jtorch.softmax(x, axis=1).shape == (2, 3)  # a required dim, given as axis
     with pytest.raises(TypeError, match="unexpected keyword argument 'axis'"):
         x.sum(dim=0, axis=0)
     with pytest.raises(TypeError, match="missing 1 required positional argument: 'dim'"):

@@ -15,8 +15,14 @@ def _run(args, cwd):
     # jtorch itself must stay importable in the child (it may be used from a checkout).
     root = os.path.dirname(os.path.dirname(jtorch.__file__))
     env["PYTHONPATH"] = root
-    return subprocess.run([sys.executable, "-m", "jtorch", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "jtorch", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def _write(path, text):
@@ -64,25 +70,35 @@ def test_script_spawn_child_argv_neighbour_exit_code(tmp_path):
 def test_module_package_main_relative_import(tmp_path):
     _write(str(tmp_path / "pkg" / "__init__.py"), "")
     _write(str(tmp_path / "pkg" / "util.py"), "X = 3\n")
-    _write(str(tmp_path / "pkg" / "__main__.py"), """
+    _write(
+        str(tmp_path / "pkg" / "__main__.py"),
+        """
         import sys
         import torch.nn
         from .util import X
         print(__name__, sys.argv[1:], torch.zeros(X).shape, torch.nn.__name__)
-    """)
+    """,
+    )
     r = _run(["-m", "pkg", "x", "-y"], cwd=str(tmp_path))
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == ["__main__ ['x', '-y'] torch.Size([3]) jtorch.nn"]
 
 
 def test_code_argv_and_uncaught_exception(tmp_path):
-    r = _run(["-c", "import sys, torch; print(sys.argv, torch.ones(2).sum().item());"
-                    "raise ValueError('bad thing')", "p"], cwd=str(tmp_path))
+    r = _run(
+        [
+            "-c",
+            "import sys, torch; print(sys.argv, torch.ones(2).sum().item());"
+            "raise ValueError('bad thing')",
+            "p",
+        ],
+        cwd=str(tmp_path),
+    )
     assert r.returncode == 1
     assert r.stdout.splitlines() == ["['-c', 'p'] 2.0"]
     err = r.stderr.splitlines()
     assert err[0] == "Traceback (most recent call last):"
-    assert err[1] == '  File "<string>", line 1, in <module>'   # no runner frames
+    assert err[1] == '  File "<string>", line 1, in <module>'  # no runner frames
     assert err[-1] == "ValueError: bad thing"
 
 
@@ -125,8 +141,12 @@ def test_package_metadata_answers_as_pytorch(tmp_path):
     r = _run([str(tmp_path / "meta.py")], cwd=str(tmp_path))
     assert r.returncode == 0, r.stderr
     version = str(jtorch.__version__)
-    assert r.stdout.splitlines() == [f"{version} torch {version} jtorch True", "True True",
-                                     "{'torch'}", version]
+    assert r.stdout.splitlines() == [
+        f"{version} torch {version} jtorch True",
+        "True True",
+        "{'torch'}",
+        version,
+    ]
 
 
 def test_shim_metadata_is_jtorch_version():

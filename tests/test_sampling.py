@@ -15,11 +15,13 @@ ROW = t([[[0.0, 1.0, 2.0, 3.0]]])
 
 
 def test_interpolate_nearest_and_linear():
-    np.testing.assert_array_equal(F.interpolate(ROW, scale_factor=2).numpy()[0, 0],
-                                  [0, 0, 1, 1, 2, 2, 3, 3])
+    np.testing.assert_array_equal(
+        F.interpolate(ROW, scale_factor=2).numpy()[0, 0], [0, 0, 1, 1, 2, 2, 3, 3]
+    )
     np.testing.assert_array_equal(F.interpolate(ROW, size=3).numpy()[0, 0], [0, 1, 2])
-    np.testing.assert_array_equal(F.interpolate(ROW, size=3, mode="nearest-exact").numpy()[0, 0],
-                                  [0, 2, 3])  # floor((dst + 0.5) * 4 / 3)
+    np.testing.assert_array_equal(
+        F.interpolate(ROW, size=3, mode="nearest-exact").numpy()[0, 0], [0, 2, 3]
+    )  # floor((dst + 0.5) * 4 / 3)
     lin = F.interpolate(ROW, size=8, mode="linear").numpy()[0, 0]
     # align_corners=False: src = (dst + 0.5) / 2 - 0.5, clamped at 0.
     np.testing.assert_allclose(lin, [0, 0.25, 0.75, 1.25, 1.75, 2.25, 2.75, 3])
@@ -30,8 +32,9 @@ def test_interpolate_nearest_and_linear():
 def test_interpolate_bilinear_bicubic_area():
     img = t(np.arange(16).reshape(1, 1, 4, 4))
     bl = F.interpolate(img, size=(7, 7), mode="bilinear", align_corners=True).numpy()[0, 0]
-    np.testing.assert_allclose(bl, np.add.outer(np.linspace(0, 12, 7), np.linspace(0, 3, 7)),
-                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        bl, np.add.outer(np.linspace(0, 12, 7), np.linspace(0, 3, 7)), rtol=1e-5, atol=1e-5
+    )
     # Bicubic interpolation reproduces a linear ramp exactly away from the borders.
     bc = F.interpolate(img, size=(7, 7), mode="bicubic", align_corners=True).numpy()[0, 0]
     np.testing.assert_allclose(bc[2:5, 2:5], bl[2:5, 2:5], atol=1e-4)

@@ -15,13 +15,13 @@ def test_pack_and_unpack_wrap_what_backward_reads():
 
     def unpack(box):
         unpacked.append(box[0])
-        return box[1] * 2       # what backward sees: d(x*y)/dx = y doubled
+        return box[1] * 2  # what backward sees: d(x*y)/dx = y doubled
 
     x = torch.tensor([1.0, 2.0], requires_grad=True)
     y = torch.tensor([3.0, 4.0], requires_grad=True)
     with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
         z = (x * y).sum()
-        w = (x + y).sum()       # add saves nothing
+        w = (x + y).sum()  # add saves nothing
     assert len(packed) == 2
     z.backward()
     assert unpacked == ["box", "box"]
@@ -47,7 +47,7 @@ def test_disable_saved_tensors_hooks():
 
 def test_cuda_graph_names():
     assert torch.cuda.is_current_stream_capturing() is False
-    assert torch.cuda.default_generators == ()      # no CUDA device here
+    assert torch.cuda.default_generators == ()  # no CUDA device here
     with pytest.raises(RuntimeError, match="torch.compile"):
         torch.cuda.CUDAGraph()
     assert torch.cuda.random.manual_seed is torch.cuda.manual_seed

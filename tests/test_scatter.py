@@ -108,7 +108,9 @@ def test_scatter_reduce(include_self):
     mean = np.where(count > 0, total / np.maximum(count, 1), A)
     np.testing.assert_allclose(
         np.asarray(torch.scatter_reduce(x, 0, i, t(src), "mean", include_self=include_self)),
-        mean, rtol=1e-6)
+        mean,
+        rtol=1e-6,
+    )
 
 
 def test_scatter_reduce_integer_mean_floors_and_nan():
@@ -197,8 +199,7 @@ def test_index_reduce(include_self):
             expected[:, [2, 0]] = {"prod": 1, "amax": -np.inf, "amin": np.inf}[name]
         for k, j in enumerate(index):
             expected[:, j] = fn(expected[:, j], src[:, k])
-        same(torch.index_reduce(x, 1, t(index), t(src), name, include_self=include_self),
-             expected)
+        same(torch.index_reduce(x, 1, t(index), t(src), name, include_self=include_self), expected)
     with pytest.raises(RuntimeError, match="Expected reduce to be one of prod, mean, amax or"):
         torch.index_reduce(x, 0, t([1]), torch.ones(1, 3), "sum")
 
@@ -220,15 +221,19 @@ def test_masked_fill():
     y = x.clone()
     assert y.masked_fill_(t([True, False, True]), torch.tensor(7.0)) is y
     same(y, np.where([True, False, True], 7.0, A))
-    same(torch.masked_fill(torch.ones(3), torch.ones(2, 3, dtype=torch.bool), 2.0),
-         np.full((2, 3), 2.0))
-    same(torch.masked_fill(torch.zeros(3, dtype=torch.int64), t([True, False, True]), 2.7),
-         [2, 0, 2])
+    same(
+        torch.masked_fill(torch.ones(3), torch.ones(2, 3, dtype=torch.bool), 2.0),
+        np.full((2, 3), 2.0),
+    )
+    same(
+        torch.masked_fill(torch.zeros(3, dtype=torch.int64), t([True, False, True]), 2.7), [2, 0, 2]
+    )
     y = torch.ones(3)
     with pytest.raises(RuntimeError, match=r"output with shape \[3\] doesn't match the broadcast"):
         y.masked_fill_(torch.ones(2, 3, dtype=torch.bool), 2.0)
-    with pytest.raises(RuntimeError, match="only supports boolean masks, but got mask with dtype "
-                                           "float"):
+    with pytest.raises(
+        RuntimeError, match="only supports boolean masks, but got mask with dtype float"
+    ):
         y.masked_fill_(torch.ones(3), 1.0)
     with pytest.raises(RuntimeError, match="0-dimensional value tensor"):
         y.masked_fill_(y > 0, t([1.0]))
@@ -279,8 +284,11 @@ def test_nonzero():
 
 def test_nonzero_static():
     x = t(A)
-    same(torch.nonzero_static(x, size=8),
-         np.concatenate([np.argwhere(A), np.full((3, 2), -1)]), torch.int64)
+    same(
+        torch.nonzero_static(x, size=8),
+        np.concatenate([np.argwhere(A), np.full((3, 2), -1)]),
+        torch.int64,
+    )
     same(torch.nonzero_static(x, size=2, fill_value=7), np.argwhere(A)[:2])
     same(torch.nonzero_static(torch.zeros(2, 0), size=1), [[-1, -1]])
     with pytest.raises(RuntimeError, match="'size' must be an non-negative integer"):
@@ -310,8 +318,7 @@ def test_take_and_put():
     with pytest.raises(IndexError, match="out of range"):
         y.put_(t([6]), t([1.0]))
     same(y, A)
-    same(torch.put(t([True, False]), t([1, 1]), t([True, False]), accumulate=True),
-         [True, True])
+    same(torch.put(t([True, False]), t([1, 1]), t([True, False]), accumulate=True), [True, True])
 
 
 def test_take_along_dim():
@@ -335,8 +342,9 @@ def test_isin():
     same(torch.isin(2, x), True)
     same(torch.isin(t([np.nan, 1.0]), t([np.nan, 1.5])), [False, False])
     same(torch.isin(t([1, 2]), t([1.5, 2.0])), [False, True])
-    with pytest.raises(RuntimeError, match="Unsupported input type encountered for isin\\(\\): "
-                                           "Bool"):
+    with pytest.raises(
+        RuntimeError, match="Unsupported input type encountered for isin\\(\\): Bool"
+    ):
         torch.isin(t([True]), t([True]))
 
 
@@ -351,8 +359,7 @@ def test_view_scatters():
     same(torch.diagonal_scatter(x, torch.ones(2)), expected)
     expected = A.copy()
     expected[0, 1], expected[1, 2] = 1, 1
-    same(torch.diagonal_scatter(x, torch.ones(2, dtype=torch.int64), 1), expected,
-         torch.float32)
+    same(torch.diagonal_scatter(x, torch.ones(2, dtype=torch.int64), 1), expected, torch.float32)
     expected = A.copy()
     expected[-1] = 1
     same(torch.select_scatter(x, torch.ones(3), 0, -1), expected)

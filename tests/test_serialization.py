@@ -20,7 +20,7 @@ def test_loads_a_checkpoint_written_by_pytorch():
     assert ck["x"].dtype == jtorch.float32 and ck["x"].tolist() == x.tolist()
     assert ck["x_col"].tolist() == x[:, 1].tolist() and ck["x_col"].stride() == (4,)
     assert ck["x_t"].tolist() == x.T.tolist() and ck["x_t"].stride() == (1, 4)
-    assert ck["x"].untyped_storage() == ck["x_col"].untyped_storage()   # sharing survives
+    assert ck["x"].untyped_storage() == ck["x_col"].untyped_storage()  # sharing survives
     ck["x"][0, 1] = 100.0
     assert ck["x_col"][0].item() == 100.0
     assert ck["ints"].dtype == jtorch.int64 and ck["ints"].tolist() == [1, -2, 3]
@@ -42,8 +42,16 @@ def test_loads_a_checkpoint_written_by_pytorch():
 def test_round_trip_keeps_values_dtypes_and_sharing(tmp_path):
     x = jtorch.arange(6.0).reshape(2, 3)
     lin = jtorch.nn.Linear(3, 2)
-    obj = {"x": x, "col": x[:, 1], "t": x.t(), "model": lin.state_dict(), "p": lin.weight,
-           "i": jtorch.tensor([1, 2], dtype=jtorch.int32), "dt": jtorch.float16, "n": 3}
+    obj = {
+        "x": x,
+        "col": x[:, 1],
+        "t": x.t(),
+        "model": lin.state_dict(),
+        "p": lin.weight,
+        "i": jtorch.tensor([1, 2], dtype=jtorch.int32),
+        "dt": jtorch.float16,
+        "n": 3,
+    }
     path = tmp_path / "ck.pt"
     jtorch.save(obj, path)
     back = jtorch.load(path)
@@ -93,8 +101,9 @@ ALLOWED = os.path.join(os.path.dirname(__file__), "data", "torch_allowed_globals
 def test_loads_every_kind_pytorchs_weights_only_unpickler_allows():
     # Written by tests/data/make_torch_allowed_globals.py; values follow from its formulas.
     import collections
+
     ck = jtorch.load(ALLOWED)
-    assert ck["set"] == {1, 2, 3} and ck["empty_set"] == set()      # `__builtin__.set`
+    assert ck["set"] == {1, 2, 3} and ck["empty_set"] == set()  # `__builtin__.set`
     assert ck["complex"] == 1.5 - 2j
     assert ck["bytearray"] == bytearray(b"\x00\xffjt") and ck["bytes"] == b"\x00\x01ab"
     assert ck["counter"] == collections.Counter("abca")
@@ -102,8 +111,14 @@ def test_loads_every_kind_pytorchs_weights_only_unpickler_allows():
     assert list(ck["ordered"].items()) == [("b", 2), ("a", 1)]
     assert ck["size"] == jtorch.Size([2, 3]) and isinstance(ck["size"], jtorch.Size)
     assert ck["device"] == jtorch.device("cuda", 1) and ck["cpu"] == jtorch.device("cpu")
-    assert ck["dtypes"] == [jtorch.float32, jtorch.bfloat16, jtorch.uint16, jtorch.float8_e5m2,
-                            jtorch.bool, jtorch.complex128]
+    assert ck["dtypes"] == [
+        jtorch.float32,
+        jtorch.bfloat16,
+        jtorch.uint16,
+        jtorch.float8_e5m2,
+        jtorch.bool,
+        jtorch.complex128,
+    ]
     assert ck["layout"] is jtorch.strided
     assert ck["uint16"].dtype == jtorch.uint16 and ck["uint16"].tolist() == [1, 65535]
     assert ck["uint32"].dtype == jtorch.uint32 and ck["uint32"].tolist() == [7, 2**32 - 1]
@@ -111,7 +126,7 @@ def test_loads_every_kind_pytorchs_weights_only_unpickler_allows():
     assert ck["float8_e4m3fn"].dtype == jtorch.float8_e4m3fn
     assert ck["float8_e4m3fn"].float().tolist() == [0.5, -2.0]
     assert ck["float8_e5m2"].float().tolist() == [0.25, 3.0]
-    assert ck["complex32"].tolist() == [1 + 1j, -0.5j]       # kept as complex64 by jtorch
+    assert ck["complex32"].tolist() == [1 + 1j, -0.5j]  # kept as complex64 by jtorch
     assert ck["meta"].device.type == "meta" and ck["meta"].shape == (2, 3)
     assert isinstance(ck["param"], jtorch.nn.Parameter) and ck["param"].requires_grad
     assert ck["param"].tolist() == [1.0, 1.0]
@@ -144,6 +159,7 @@ def test_weights_only_refuses_what_pytorch_refuses():
 
 def test_weights_only_refuses_calls_and_blocked_modules():
     import os as os_module
+
     buf = io.BytesIO()
     jtorch.save({"f": os_module.getcwd}, buf)
     buf.seek(0)
@@ -170,15 +186,16 @@ def test_mmap_load_reads_the_file_lazily_and_keeps_values(tmp_path):
     out = jtorch.load(path, mmap=True)
     assert out["x"].tolist() == x.tolist() and out["col"].tolist() == x[:, 2].tolist()
     assert out["i"].tolist() == [7, 8]
-    out["x"].add_(1.0)          # in-place ops work (the mapping is private, copy on write)
+    out["x"].add_(1.0)  # in-place ops work (the mapping is private, copy on write)
     assert out["col"].tolist() == (x[:, 2] + 1).tolist()
-    assert jtorch.load(path)["x"].tolist() == x.tolist()       # the file is unchanged
+    assert jtorch.load(path)["x"].tolist() == x.tolist()  # the file is unchanged
     with pytest.raises(ValueError, match="f must be a file path"):
         jtorch.load(io.BytesIO(path.read_bytes()), mmap=True)
 
 
 def test_storage_records_are_aligned_to_64_bytes(tmp_path):
     import zipfile
+
     path = tmp_path / "ck.pt"
     jtorch.save({f"t{i}": jtorch.ones(i + 1) for i in range(5)}, path)
     raw = path.read_bytes()
@@ -186,7 +203,8 @@ def test_storage_records_are_aligned_to_64_bytes(tmp_path):
         for info in z.infolist():
             if "/data/" in info.filename:
                 name_len, extra_len = struct.unpack(
-                    "<HH", raw[info.header_offset + 26:info.header_offset + 30])
+                    "<HH", raw[info.header_offset + 26 : info.header_offset + 30]
+                )
                 assert (info.header_offset + 30 + name_len + extra_len) % 64 == 0
 
 
@@ -202,7 +220,7 @@ def test_save_to_a_path_is_atomic(tmp_path):
     with pytest.raises(RuntimeError, match="cannot pickle"):
         jtorch.save({"a": jtorch.zeros(3), "b": Unpicklable()}, path)
     assert path.read_bytes() == before
-    assert sorted(os.listdir(tmp_path)) == ["ck.pt"]        # no temporary file left
+    assert sorted(os.listdir(tmp_path)) == ["ck.pt"]  # no temporary file left
 
 
 def test_bare_storage_and_untyped_dtypes_round_trip():
@@ -214,6 +232,8 @@ def test_bare_storage_and_untyped_dtypes_round_trip():
     assert back["x"].dtype == jtorch.uint16 and back["tail"].tolist() == [2, 3]
     assert back["x"].untyped_storage() == back["tail"].untyped_storage()
     assert back["f8"].dtype == jtorch.float8_e5m2 and back["f8"].float().tolist() == [1.0, 1.0]
+
+
 def test_pytorch_file_reader_reads_records(tmp_path):
     path = str(tmp_path / "x.pt")
     jtorch.save({"a": jtorch.arange(3.0)}, path)
@@ -233,6 +253,7 @@ def test_pytorch_file_reader_reads_records(tmp_path):
 def test_rebuild_from_type_v2_restores_subclass_state():
     class Tagged(jtorch.Tensor):
         pass
+
     t = jtorch._tensor._rebuild_from_type_v2(lambda: jtorch.ones(2), Tagged, (), {"tag": "x"})
     assert type(t) is Tagged and t.tag == "x" and t.tolist() == [1.0, 1.0]
     t = jtorch._tensor._rebuild_from_type_v2(jtorch.zeros, Tagged, (1,), ({"a": 1}, {"b": 2}))
@@ -272,6 +293,7 @@ def test_every_public_function_pickles_as_itself():
     """pickle finds a function by `__module__` and name: F.gelu, linalg.norm, ... (a module
     containment that differs would make a whole-module `torch.save` fail)."""
     import pickle
+
     checked = 0
     for ns in (jtorch, jtorch.nn.functional, jtorch.linalg, jtorch.special, jtorch.fft):
         for name in dir(ns):

@@ -44,18 +44,23 @@ def test_truncated_zip_is_reported_as_a_damaged_archive(name):
 
 def test_a_zero_size_tensor_may_have_any_stride():
     # PyTorch's storage size of a tensor with no elements is 0, whatever its strides.
-    data = forge.checkpoint({"x": forge.Tensor(forge.Storage("0", 4), 0, (0, 5), (1000, 1))},
-                            {"0": forge.FOUR_FLOATS})
+    data = forge.checkpoint(
+        {"x": forge.Tensor(forge.Storage("0", 4), 0, (0, 5), (1000, 1))}, {"0": forge.FOUR_FLOATS}
+    )
     x = jtorch.load(io.BytesIO(data))["x"]
     assert x.shape == (0, 5)
 
 
 def test_views_that_fit_their_storage_still_load():
     s = forge.Storage("0", 4)
-    data = forge.checkpoint({"a": forge.Tensor(s, 1, (3,), (1,)),
-                             "b": forge.Tensor(s, 3, (1,), (-5,)),     # one element
-                             "c": forge.Tensor(s, 0, (2, 2), (0, 1))},  # broadcast rows
-                            {"0": forge.FOUR_FLOATS})
+    data = forge.checkpoint(
+        {
+            "a": forge.Tensor(s, 1, (3,), (1,)),
+            "b": forge.Tensor(s, 3, (1,), (-5,)),  # one element
+            "c": forge.Tensor(s, 0, (2, 2), (0, 1)),
+        },  # broadcast rows
+        {"0": forge.FOUR_FLOATS},
+    )
     out = jtorch.load(io.BytesIO(data))
     assert out["a"].tolist() == [1.0, 2.0, 3.0]
     assert out["b"].tolist() == [3.0] and out["b"].stride() == (-5,)
@@ -63,12 +68,17 @@ def test_views_that_fit_their_storage_still_load():
 
 
 def test_big_endian_checkpoint_loads():
-    data = forge.stored_zip([
-        ("archive/data.pkl", forge.data_pkl({"x": forge.Tensor(forge.Storage("0", 3),
-                                                                0, (3,), (1,))})),
-        ("archive/byteorder", b"big"),
-        ("archive/data/0", np.array([1.5, -2.0, 3.25], dtype=">f4").tobytes()),
-        ("archive/version", b"3\n")])
+    data = forge.stored_zip(
+        [
+            (
+                "archive/data.pkl",
+                forge.data_pkl({"x": forge.Tensor(forge.Storage("0", 3), 0, (3,), (1,))}),
+            ),
+            ("archive/byteorder", b"big"),
+            ("archive/data/0", np.array([1.5, -2.0, 3.25], dtype=">f4").tobytes()),
+            ("archive/version", b"3\n"),
+        ]
+    )
     assert jtorch.load(io.BytesIO(data))["x"].tolist() == [1.5, -2.0, 3.25]
 
 
@@ -83,12 +93,20 @@ def test_a_file_too_short_for_a_zip_goes_to_the_legacy_reader():
 
 def _legacy_checkpoint() -> bytes:
     """PyTorch's pre-1.6 format for {"x": float32 [0, 1, 2, 3]}, written by hand."""
+
     def dump(obj):
         return pickle.dumps(obj, protocol=2)
-    body = forge.data_pkl({"x": forge.Tensor(forge.Storage("k", 4, legacy=True), 0, (4,),
-                                             (1,))})
-    return (dump(0x1950A86A20F9469CFC6C) + dump(1001) + dump({"little_endian": True})
-            + body + dump(["k"]) + struct.pack("<q", 4) + forge.FOUR_FLOATS)
+
+    body = forge.data_pkl({"x": forge.Tensor(forge.Storage("k", 4, legacy=True), 0, (4,), (1,))})
+    return (
+        dump(0x1950A86A20F9469CFC6C)
+        + dump(1001)
+        + dump({"little_endian": True})
+        + body
+        + dump(["k"])
+        + struct.pack("<q", 4)
+        + forge.FOUR_FLOATS
+    )
 
 
 def test_legacy_format_storages_are_checked_against_the_file():
@@ -97,7 +115,7 @@ def test_legacy_format_storages_are_checked_against_the_file():
     with pytest.raises(RuntimeError, match="unexpected EOF, expected 1 more bytes"):
         jtorch.load(io.BytesIO(data[:-1]))
     count = data.rfind(struct.pack("<q", 4))
-    lying = data[:count] + struct.pack("<q", 2**40) + data[count + 8:]
+    lying = data[:count] + struct.pack("<q", 2**40) + data[count + 8 :]
     with pytest.raises(RuntimeError, match="storage has wrong byte size: expected 4 got"):
         jtorch.load(io.BytesIO(lying))
 
@@ -137,8 +155,13 @@ def test_fuzzed_checkpoints_load_or_raise_without_allocating_what_they_claim(tmp
     path = tmp_path / "ck.pt"
     path.write_bytes(_good_checkpoint())
     env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(jtorch.__file__)))
-    out = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True,
-                         text=True, env=env, timeout=600)
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     outcomes, grown_kb = out.stdout.strip().rsplit(" ", 1)
     assert "loaded" in outcomes and "RuntimeError" in outcomes

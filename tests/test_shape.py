@@ -41,8 +41,11 @@ def test_cat_errors():
         torch.cat([])
     with pytest.raises(RuntimeError, match=r"zero-dimensional tensor \(at position 0\)"):
         torch.cat([torch.tensor(1.0), torch.tensor(2.0)])
-    with pytest.raises(RuntimeError, match="Sizes of tensors must match except in dimension 1. "
-                                           "Expected size 2 but got size 3 for tensor number 1"):
+    with pytest.raises(
+        RuntimeError,
+        match="Sizes of tensors must match except in dimension 1. "
+        "Expected size 2 but got size 3 for tensor number 1",
+    ):
         torch.cat([x, torch.ones(3, 3)], 1)
     with pytest.raises(RuntimeError, match="same number of dimensions: got 2 and 1"):
         torch.cat([x, torch.ones(3)])
@@ -55,17 +58,28 @@ def test_stack_family():
     same(torch.stack([x, x], 2), np.stack([A, A], 2))
     same(torch.stack([x, x], -1), np.stack([A, A], -1))
     same(torch.hstack([x, x]), np.hstack([A, A]))
-    same(torch.vstack([torch.arange(3), torch.arange(3.0)]), np.vstack([np.arange(3)] * 2),
-         torch.float32)
+    same(
+        torch.vstack([torch.arange(3), torch.arange(3.0)]),
+        np.vstack([np.arange(3)] * 2),
+        torch.float32,
+    )
     same(torch.row_stack([x, x]), np.vstack([A, A]))
     same(torch.dstack([x, x]), np.dstack([A, A]))
-    same(torch.column_stack([torch.arange(3), torch.ones(3, 2)]),
-         np.column_stack([np.arange(3), np.ones((3, 2))]))
+    same(
+        torch.column_stack([torch.arange(3), torch.ones(3, 2)]),
+        np.column_stack([np.arange(3), np.ones((3, 2))]),
+    )
     # a 0-d float64 joins after atleast_1d, so it promotes like a dimensioned tensor
-    same(torch.hstack([torch.tensor([1.0]), torch.tensor(2.0, dtype=torch.float64)]), [1.0, 2.0],
-         torch.float64)
-    with pytest.raises(RuntimeError, match=r"stack expects each tensor to be equal size, but "
-                                           r"got \[2, 3\] at entry 0 and \[3, 3\] at entry 1"):
+    same(
+        torch.hstack([torch.tensor([1.0]), torch.tensor(2.0, dtype=torch.float64)]),
+        [1.0, 2.0],
+        torch.float64,
+    )
+    with pytest.raises(
+        RuntimeError,
+        match=r"stack expects each tensor to be equal size, but "
+        r"got \[2, 3\] at entry 0 and \[3, 3\] at entry 1",
+    ):
         torch.stack([x, torch.ones(3, 3)])
     for fn in (torch.stack, torch.hstack, torch.vstack, torch.dstack, torch.column_stack):
         with pytest.raises(RuntimeError, match="expects a non-empty TensorList"):
@@ -93,13 +107,27 @@ def test_atleast():
 def test_tensor_split():
     r = torch.arange(10)
     assert [p.tolist() for p in torch.tensor_split(r, [-3, 8, 2, 20])] == [
-        list(range(7)), [7], [], list(range(2, 10)), []]
+        list(range(7)),
+        [7],
+        [],
+        list(range(2, 10)),
+        [],
+    ]
     assert [p.tolist() for p in torch.tensor_split(torch.arange(7), 3)] == [
-        [0, 1, 2], [3, 4], [5, 6]]
+        [0, 1, 2],
+        [3, 4],
+        [5, 6],
+    ]
     assert [p.tolist() for p in torch.tensor_split(torch.arange(7), torch.tensor(3))] == [
-        [0, 1, 2], [3, 4], [5, 6]]
+        [0, 1, 2],
+        [3, 4],
+        [5, 6],
+    ]
     assert [p.tolist() for p in torch.arange(7).tensor_split(torch.tensor([1, 5]))] == [
-        [0], [1, 2, 3, 4], [5, 6]]
+        [0],
+        [1, 2, 3, 4],
+        [5, 6],
+    ]
     x = t(A)
     parts = torch.tensor_split(x, 3, dim=1)
     parts[1].fill_(-1.0)  # views
@@ -115,10 +143,13 @@ def test_tensor_split():
 def test_directional_splits():
     m = torch.arange(12).reshape(3, 4)
     assert [p.tolist() for p in torch.hsplit(m, 2)] == [
-        a.tolist() for a in np.hsplit(np.arange(12).reshape(3, 4), 2)]
+        a.tolist() for a in np.hsplit(np.arange(12).reshape(3, 4), 2)
+    ]
     assert [p.shape[0] for p in torch.vsplit(m, [1])] == [1, 2]
     assert [tuple(p.shape) for p in torch.dsplit(torch.arange(8).reshape(1, 2, 4), 2)] == [
-        (1, 2, 2), (1, 2, 2)]
+        (1, 2, 2),
+        (1, 2, 2),
+    ]
     with pytest.raises(RuntimeError, match="not divisible by the split_size 3"):
         torch.hsplit(m, 3)
     with pytest.raises(RuntimeError, match="torch.vsplit requires a tensor with at least 2"):
@@ -216,8 +247,11 @@ def test_diag_family():
 
 
 def test_block_diag():
-    r = torch.block_diag(torch.ones(2, 2, dtype=torch.int32),
-                         torch.tensor(2.5, dtype=torch.float64), torch.tensor([True, False]))
+    r = torch.block_diag(
+        torch.ones(2, 2, dtype=torch.int32),
+        torch.tensor(2.5, dtype=torch.float64),
+        torch.tensor([True, False]),
+    )
     expected = np.zeros((4, 5))
     expected[:2, :2] = 1
     expected[2, 2] = 2.5
@@ -229,12 +263,15 @@ def test_block_diag():
 
 
 def test_cartesian_prod_and_combinations():
-    same(torch.cartesian_prod(torch.arange(2), torch.arange(3)),
-         [[i, j] for i in range(2) for j in range(3)])
-    same(torch.combinations(torch.arange(3), 2, True),
-         [[0, 0], [0, 1], [0, 2], [1, 1], [1, 2], [2, 2]])
-    same(torch.combinations(torch.arange(4.0), 3),
-         [[0, 1, 2], [0, 1, 3], [0, 2, 3], [1, 2, 3]])
+    same(
+        torch.cartesian_prod(torch.arange(2), torch.arange(3)),
+        [[i, j] for i in range(2) for j in range(3)],
+    )
+    same(
+        torch.combinations(torch.arange(3), 2, True),
+        [[0, 0], [0, 1], [0, 2], [1, 1], [1, 2], [2, 2]],
+    )
+    same(torch.combinations(torch.arange(4.0), 3), [[0, 1, 2], [0, 1, 3], [0, 2, 3], [1, 2, 3]])
     assert torch.combinations(torch.arange(3), 0).shape == (0,)
     assert torch.combinations(torch.arange(3), 4).shape == (0, 4)
     with pytest.raises(RuntimeError, match="meshgrid expects all tensors to have the same dtype"):
@@ -280,8 +317,11 @@ def test_sum_to_size():
     same(x.sum_to_size(3), A.sum(0))
     same(x.sum_to_size((2, 1)), A.sum(1, keepdims=True))
     assert torch.ones(2, dtype=torch.bool).sum_to_size(1).dtype == torch.int64
-    with pytest.raises(RuntimeError, match=r"size \{\[3, 2\]\} is not expandable to size "
-                                           r"\{\[2, 3\]\}"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"size \{\[3, 2\]\} is not expandable to size "
+        r"\{\[2, 3\]\}",
+    ):
         x.sum_to_size(3, 2)
 
 
@@ -343,6 +383,7 @@ def test_copy_variants_do_not_share_storage():
 
 # ---------------------------------------------------------------------------
 # _chunk_cat
+
 
 def test_chunk_cat_values_out_and_errors():
     a = torch.arange(6.0).reshape(2, 3)

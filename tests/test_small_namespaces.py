@@ -61,6 +61,7 @@ def test_hub_reads_only_its_cache(tmp_path):
 
 def test_fx_and_symbolic_shape_answers():
     from jtorch.fx.experimental import symbolic_shapes as ss
+
     assert not isinstance(torch.ones(1), torch.fx.Proxy)
     assert torch.fx._symbolic_trace.is_fx_tracing() is False
     assert ss.guard_or_false(2 > 1) and not ss.guard_or_true(1 > 2)

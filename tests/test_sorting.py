@@ -28,14 +28,14 @@ def test_sort_stable_descending_and_return_type():
     v, i = t(A).sort(dim=0, descending=True)
     eq(v, -np.sort(-A, 0), torch.float32)
     v, i = torch.sort(t([2, 1, 2, 1]), descending=True, stable=True)
-    eq(i, [0, 2, 1, 3], torch.int64)                                    # ties keep order
+    eq(i, [0, 2, 1, 3], torch.int64)  # ties keep order
     v, i = torch.sort(t(3.0))
     assert v.item() == 3.0 and i.item() == 0
 
 
 def test_sort_nan_placement_and_out():
     x = t([2.0, nan, 1.0])
-    eq(torch.sort(x).values, [1.0, 2.0, nan], torch.float32)          # NaN last ascending
+    eq(torch.sort(x).values, [1.0, 2.0, nan], torch.float32)  # NaN last ascending
     eq(torch.sort(x, descending=True).values, [nan, 2.0, 1.0], torch.float32)
     vals, idx = torch.empty(0), torch.empty(0, dtype=torch.int64)
     torch.sort(x, out=(vals, idx))
@@ -78,7 +78,7 @@ def test_unique():
     eq(inv, [2, 0, 1, 0, 2, 2], torch.int64)
     eq(cnt, [2, 1, 3], torch.int64)
     u, inv = t(x.reshape(2, 3)).unique(return_inverse=True)
-    eq(inv, [[2, 0, 1], [0, 2, 2]], torch.int64)                      # inverse keeps the shape
+    eq(inv, [[2, 0, 1], [0, 2, 2]], torch.int64)  # inverse keeps the shape
     m = np.array([[1, 2], [1, 2], [0, 5]])
     u, inv, cnt = torch.unique(t(m), dim=0, return_inverse=True, return_counts=True)
     eq(u, [[0, 5], [1, 2]], torch.int64)
@@ -104,15 +104,20 @@ def test_searchsorted_bucketize():
     v = np.array([[3.0, 6.0, 9.0], [3.0, 6.0, 10.0]], np.float32)
     eq(torch.searchsorted(t(b), t(v)), np.searchsorted(b, v), torch.int64)
     eq(torch.searchsorted(t(b), t(v), right=True), np.searchsorted(b, v, "right"), torch.int64)
-    eq(torch.searchsorted(t(b), t(v), side="right", out_int32=True),
-       np.searchsorted(b, v, "right"), torch.int32)
+    eq(
+        torch.searchsorted(t(b), t(v), side="right", out_int32=True),
+        np.searchsorted(b, v, "right"),
+        torch.int32,
+    )
     bb = np.array([[1, 3, 5, 7, 9], [2, 4, 6, 8, 10]])
-    eq(torch.searchsorted(t(bb), t(v)), [np.searchsorted(bb[0], v[0]),
-                                         np.searchsorted(bb[1], v[1])], torch.int64)
+    eq(
+        torch.searchsorted(t(bb), t(v)),
+        [np.searchsorted(bb[0], v[0]), np.searchsorted(bb[1], v[1])],
+        torch.int64,
+    )
     unsorted = np.array([5.0, 1.0, 9.0, 3.0, 7.0], np.float32)
     sorter = np.argsort(unsorted)
-    eq(torch.searchsorted(t(unsorted), t(v), sorter=t(sorter)), np.searchsorted(b, v),
-       torch.int64)
+    eq(torch.searchsorted(t(unsorted), t(v), sorter=t(sorter)), np.searchsorted(b, v), torch.int64)
     eq(torch.searchsorted(t(b), 6), 3, torch.int64)
     with pytest.raises(RuntimeError, match="side and right can't be set to opposites"):
         torch.searchsorted(t(b), t(v), side="left", right=True)

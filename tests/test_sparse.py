@@ -38,7 +38,7 @@ def test_construction_and_parts():
 def test_size_is_inferred_and_scalars_are_one_entry():
     s = torch.sparse_coo_tensor([[0, 4]], [1.0, 2.0])
     assert s.shape == (5,)
-    assert torch.sparse_coo_tensor([[2]], [7.0]).is_coalesced()      # one entry: coalesced
+    assert torch.sparse_coo_tensor([[2]], [7.0]).is_coalesced()  # one entry: coalesced
 
 
 def test_coalesce_sums_duplicates_in_index_order():
@@ -72,9 +72,13 @@ def test_hybrid_to_sparse_keeps_dense_rows():
 def test_products_match_dense(op):
     d = np.arange(12, dtype=np.float32).reshape(3, 4)
     s, dt = _coo(), torch.tensor(d)
-    out = {"sparse.mm": lambda: torch.sparse.mm(s, dt), "mm": lambda: torch.mm(s, dt),
-           "matmul": lambda: s @ dt, "spmm": lambda: torch.spmm(s, dt),
-           "csr": lambda: s.to_sparse_csr() @ dt}[op]()
+    out = {
+        "sparse.mm": lambda: torch.sparse.mm(s, dt),
+        "mm": lambda: torch.mm(s, dt),
+        "matmul": lambda: s @ dt,
+        "spmm": lambda: torch.spmm(s, dt),
+        "csr": lambda: s.to_sparse_csr() @ dt,
+    }[op]()
     np.testing.assert_allclose(out.numpy(), _dense() @ d, rtol=1e-6)
 
 
@@ -92,7 +96,7 @@ def test_gradients_reach_dense_operand_and_values():
     d = torch.tensor(np.arange(12, dtype=np.float32).reshape(3, 4), requires_grad=True)
     out = torch.sparse.mm(s, d)
     (out * out).sum().backward()
-    g = 2 * (_dense() @ d.detach().numpy())                 # dL/dout
+    g = 2 * (_dense() @ d.detach().numpy())  # dL/dout
     np.testing.assert_allclose(d.grad.numpy(), _dense().T @ g, rtol=1e-5)
     # each stored value's gradient: dL/dout[row] . d[col]
     want = [(g[r] * d.detach().numpy()[c]).sum() for r, c in IDX.T]
@@ -100,8 +104,7 @@ def test_gradients_reach_dense_operand_and_values():
 
 
 def test_sparse_leaf_grad_is_sparse_on_its_pattern():
-    s = torch.sparse_coo_tensor(torch.tensor(IDX), torch.tensor(VAL), (2, 3),
-                                requires_grad=True)
+    s = torch.sparse_coo_tensor(torch.tensor(IDX), torch.tensor(VAL), (2, 3), requires_grad=True)
     assert s.is_leaf and s.requires_grad
     (s.to_dense() * 3).sum().backward()
     assert s.grad.is_sparse
@@ -123,9 +126,14 @@ def test_sum_and_softmax():
 
 def test_elementwise_keep_sparsity():
     s = _coo()
-    for out, want in [(s * 2, _dense() * 2), (-s, -_dense()), (s / 4, _dense() / 4),
-                      (s + s, 2 * _dense()), (s.abs(), np.abs(_dense())),
-                      (s ** 2, _dense() ** 2)]:
+    for out, want in [
+        (s * 2, _dense() * 2),
+        (-s, -_dense()),
+        (s / 4, _dense() / 4),
+        (s + s, 2 * _dense()),
+        (s.abs(), np.abs(_dense())),
+        (s**2, _dense() ** 2),
+    ]:
         assert out.is_sparse
         np.testing.assert_allclose(out.to_dense().numpy(), want, rtol=1e-6)
     np.testing.assert_allclose((torch.ones(2, 3) + s).numpy(), 1 + _dense())
@@ -145,12 +153,16 @@ def test_add_follows_pytorchs_merge():
 
 def test_printing():
     s = torch.sparse_coo_tensor([[0, 1]], [1.0, 2.0], (3,))
-    assert repr(s) == ("tensor(indices=tensor([[0, 1]]),\n       values=tensor([1., 2.]),\n"
-                       "       size=(3,), nnz=2, layout=torch.sparse_coo)")
+    assert repr(s) == (
+        "tensor(indices=tensor([[0, 1]]),\n       values=tensor([1., 2.]),\n"
+        "       size=(3,), nnz=2, layout=torch.sparse_coo)"
+    )
     csr = torch.tensor([[0.0, 1.0], [2.0, 0.0]]).to_sparse_csr()
-    assert repr(csr) == ("tensor(crow_indices=tensor([0, 1, 2]),\n       col_indices=tensor("
-                         "[1, 0]),\n       values=tensor([1., 2.]), size=(2, 2), nnz=2, "
-                         "layout=torch.sparse_csr)")
+    assert repr(csr) == (
+        "tensor(crow_indices=tensor([0, 1, 2]),\n       col_indices=tensor("
+        "[1, 0]),\n       values=tensor([1., 2.]), size=(2, 2), nnz=2, "
+        "layout=torch.sparse_csr)"
+    )
 
 
 def test_embedding_sparse_gradient():

@@ -31,9 +31,9 @@ def test_data_ptr_is_readable_memory():
 
 def test_distinct_storages_have_distinct_addresses():
     a = torch.ones(4)
-    b = a.clone()              # jax may share the buffer; the storages must not
+    b = a.clone()  # jax may share the buffer; the storages must not
     assert a.data_ptr() != b.data_ptr()
-    assert a.detach().data_ptr() == a.data_ptr()        # detach shares the storage
+    assert a.detach().data_ptr() == a.data_ptr()  # detach shares the storage
     assert torch.empty(0).data_ptr() == 0
 
 
@@ -61,8 +61,9 @@ def test_storage_constructors(tmp_path):
     assert torch.UntypedStorage.from_file(p, False, 6).tolist() == [0, 1, 2, 3, 4, 5]
     with pytest.raises(NotImplementedError, match="shared=True"):
         torch.UntypedStorage.from_file(p, True, 6)
-    typed = torch.TypedStorage(wrap_storage=torch.UntypedStorage([0, 0, 128, 63]),
-                               dtype=torch.float32, _internal=True)
+    typed = torch.TypedStorage(
+        wrap_storage=torch.UntypedStorage([0, 0, 128, 63]), dtype=torch.float32, _internal=True
+    )
     assert typed.tolist() == [1.0] and typed.untyped().nbytes() == 4
 
 

@@ -29,8 +29,12 @@ def _env():
 
 def test_committed_stubs_match_the_registry(tmp_path):
     # A fresh process: what earlier tests imported must not change what is introspected.
-    subprocess.run([sys.executable, os.path.join(ROOT, "tools", "gen_stubs.py"),
-                    "--out", str(tmp_path)], check=True, env=_env(), capture_output=True)
+    subprocess.run(
+        [sys.executable, os.path.join(ROOT, "tools", "gen_stubs.py"), "--out", str(tmp_path)],
+        check=True,
+        env=_env(),
+        capture_output=True,
+    )
     stale = []
     for rel in list(STUBS.values()) + ["jtorch/py.typed"]:
         with open(tmp_path / rel) as f:
@@ -64,8 +68,13 @@ def test_stub_lists_every_name_of_its_module(module):
     # (Submodules are left out: a checker finds those as files, and which of them are
     # attributes depends on what else this process imported.)
     mod = importlib.import_module(module)
-    public = {n for n, v in vars(mod).items() if not n.startswith("__") and n != "annotations"
-              and getattr(v, "__name__", None) != f"{module}.{n}"}
+    public = {
+        n
+        for n, v in vars(mod).items()
+        if not n.startswith("__")
+        and n != "annotations"
+        and getattr(v, "__name__", None) != f"{module}.{n}"
+    }
     missing = public - _stub_names(STUBS[module])
     assert not missing, f"{module} stub lacks {sorted(missing)[:10]}; run `{REGEN}`"
 
@@ -83,8 +92,11 @@ def test_ops_carry_their_declared_signature():
     assert [a.arg for a in s.args.args] == ["input", "dim", "keepdim"]
     assert ast.unparse(s.args.defaults[-1]) == "False"
     assert ast.unparse(s.args.kwonlyargs[0].annotation).startswith("_jtorch__dtype_dtype")
-    tensor = next(n for n in ast.parse(open(os.path.join(ROOT, "jtorch/_tensor.pyi")).read())
-                  .body if isinstance(n, ast.ClassDef) and n.name == "Tensor")
+    tensor = next(
+        n
+        for n in ast.parse(open(os.path.join(ROOT, "jtorch/_tensor.pyi")).read()).body
+        if isinstance(n, ast.ClassDef) and n.name == "Tensor"
+    )
     methods = {n.name: n for n in tensor.body if isinstance(n, ast.FunctionDef)}
     assert [a.arg for a in methods["add_"].args.args] == ["self", "other"]
     assert ast.unparse(methods["split"].returns) == "tuple[Tensor, ...]"
@@ -95,16 +107,23 @@ def test_stubs_do_not_change_what_is_imported(tmp_path):
     assert jtorch.__file__.endswith("__init__.py")
     assert importlib.util.find_spec("jtorch.nn.functional").origin.endswith("functional.py")
     script = tmp_path / "s.py"
-    script.write_text(textwrap.dedent("""
+    script.write_text(
+        textwrap.dedent("""
         import torch
         import torch.nn.functional as F
         x = torch.ones(2, 3)
         x.add_(1)
         print(torch.__file__.endswith(".py"), F.__file__.endswith(".py"),
               F.relu(x - 3).sum().item(), x.sum().item())
-    """))
-    out = subprocess.run([sys.executable, "-m", "jtorch", str(script)], env=_env(),
-                         capture_output=True, text=True, timeout=120)
+    """)
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "jtorch", str(script)],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "True", "0.0", "12.0"]
 
@@ -112,7 +131,8 @@ def test_stubs_do_not_change_what_is_imported(tmp_path):
 def test_a_type_checker_resolves_ops_and_methods(tmp_path):
     api = pytest.importorskip("mypy.api")
     src = tmp_path / "use.py"
-    src.write_text(textwrap.dedent("""
+    src.write_text(
+        textwrap.dedent("""
         import jtorch as torch
         import jtorch.nn.functional as F
         x = torch.add(torch.ones(2, 3), 1.5, alpha=2)
@@ -123,9 +143,19 @@ def test_a_type_checker_resolves_ops_and_methods(tmp_path):
         reveal_type(x.shape)
         torch.add(x, "a")
         x.sum(dim=1, keepdim="yes")
-    """))
-    stdout, _, _ = api.run([str(src), "--follow-imports=skip", "--no-incremental",
-                            "--python-executable", sys.executable, "--cache-dir", os.devnull])
+    """)
+    )
+    stdout, _, _ = api.run(
+        [
+            str(src),
+            "--follow-imports=skip",
+            "--no-incremental",
+            "--python-executable",
+            sys.executable,
+            "--cache-dir",
+            os.devnull,
+        ]
+    )
     lines = [ln for ln in stdout.splitlines() if ln.startswith(str(src))]
     revealed = [ln.split("Revealed type is ")[1] for ln in lines if "Revealed type" in ln]
     assert revealed == ['"jtorch._tensor.Tensor"'] * 4 + ['"jtorch._tensor.Size"'], stdout
@@ -138,7 +168,15 @@ def test_the_stubs_themselves_type_check():
     # its plain form, or an operator taking keyword-only extras, is an error in the stub.
     api = pytest.importorskip("mypy.api")
     files = [os.path.join(ROOT, rel) for rel in STUBS.values()]
-    stdout, stderr, status = api.run(files + ["--follow-imports=skip", "--no-incremental",
-                                              "--python-executable", sys.executable,
-                                              "--cache-dir", os.devnull])
+    stdout, stderr, status = api.run(
+        files
+        + [
+            "--follow-imports=skip",
+            "--no-incremental",
+            "--python-executable",
+            sys.executable,
+            "--cache-dir",
+            os.devnull,
+        ]
+    )
     assert status == 0 and "Success" in stdout, stdout + stderr

@@ -18,8 +18,11 @@ def test_metadata():
     assert repr(x.shape) == "torch.Size([2, 3])"
     assert x.dim() == x.ndim == 2 and x.numel() == 6 and len(x) == 2
     assert x.dtype is torch.float32 and x.device == torch.device("cpu")
-    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of "
-                                         r"\[-2, 1\], but got 2\)"):
+    with pytest.raises(
+        IndexError,
+        match=r"Dimension out of range \(expected to be in range of "
+        r"\[-2, 1\], but got 2\)",
+    ):
         x.size(2)
 
 
@@ -43,7 +46,7 @@ def test_python_protocol():
 def test_operators():
     a = torch.tensor([1.0, 2.0, 3.0])
     assert (2 - a).tolist() == [1, 0, -1] and (6 / a).tolist() == [6, 3, 2]
-    assert (a ** 2).tolist() == [1, 4, 9] and (2 ** a).tolist() == [2, 4, 8]
+    assert (a**2).tolist() == [1, 4, 9] and (2**a).tolist() == [2, 4, 8]
     assert (-a).tolist() == [-1, -2, -3] and (a // 2).tolist() == [0, 1, 1]
     assert (torch.tensor([5, -5]) % 3).tolist() == [2, 1]  # Python-style modulo
     b = a
@@ -51,17 +54,32 @@ def test_operators():
     assert b is a and a.tolist() == [2, 3, 4]
     m = torch.tensor([True, False])
     assert (~m).tolist() == [False, True] and (m | torch.tensor([False, True])).tolist() == [
-        True, True]
+        True,
+        True,
+    ]
 
 
 def test_getitem_kinds():
     x = torch.arange(24).reshape(2, 3, 4)
     n = np.arange(24).reshape(2, 3, 4)
-    for idx in [0, -1, (1, 2), (slice(None), 1), (Ellipsis, 2), (None, 0), (0, slice(1, None, 2)),
-                ([0, 1], [2, 0]), (slice(None), [0, 2], slice(1, 3)), (Ellipsis, [1, 3]),
-                (0, Ellipsis, None)]:
-        np_idx = tuple(np.asarray(i) if isinstance(i, list) else i for i in idx) \
-            if isinstance(idx, tuple) else idx
+    for idx in [
+        0,
+        -1,
+        (1, 2),
+        (slice(None), 1),
+        (Ellipsis, 2),
+        (None, 0),
+        (0, slice(1, None, 2)),
+        ([0, 1], [2, 0]),
+        (slice(None), [0, 2], slice(1, 3)),
+        (Ellipsis, [1, 3]),
+        (0, Ellipsis, None),
+    ]:
+        np_idx = (
+            tuple(np.asarray(i) if isinstance(i, list) else i for i in idx)
+            if isinstance(idx, tuple)
+            else idx
+        )
         assert x[idx].tolist() == n[np_idx].tolist(), idx
     assert x[x > 20].tolist() == [21, 22, 23]
     assert x[torch.tensor([1, 0])].shape == torch.Size([2, 3, 4])
@@ -103,7 +121,11 @@ def test_factories():
     assert torch.zeros(2, 3).shape == (2, 3) and torch.ones((2,)).tolist() == [1, 1]
     assert torch.full((2,), 7).dtype is torch.int64
     assert torch.arange(5).dtype is torch.int64 and torch.arange(0, 1, 0.25).tolist() == [
-        0, 0.25, 0.5, 0.75]
+        0,
+        0.25,
+        0.5,
+        0.75,
+    ]
     assert torch.linspace(0, 1, 5).tolist() == [0, 0.25, 0.5, 0.75, 1]
     assert torch.eye(2, 3).tolist() == [[1, 0, 0], [0, 1, 0]]
     assert torch.zeros_like(torch.ones(2, dtype=torch.int32)).dtype is torch.int32
@@ -119,7 +141,7 @@ def _aligned(n, align=64):
     and many allocators' buffers do): the case where jax may alias instead of copying."""
     raw = np.zeros(n + align, np.float32)
     k = (-raw.ctypes.data % align) // 4
-    a = raw[k:k + n]
+    a = raw[k : k + n]
     assert a.ctypes.data % align == 0
     a[:] = np.arange(n)
     return a
@@ -129,10 +151,17 @@ def test_tensors_from_numpy_own_their_values():
     # torch.tensor copies its data; jtorch's from_numpy/as_tensor copy too (jax arrays are
     # immutable). Writing into the numpy buffer afterwards must change none of them.
     from jtorch.utils.data import default_convert
+
     a = _aligned(64)
-    made = [torch.tensor(a), torch.tensor(a, dtype=torch.float32), torch.from_numpy(a),
-            torch.as_tensor(a), torch.as_tensor(a, dtype=torch.float32), default_convert(a),
-            torch.tensor(a, dtype=torch.bfloat16)]
+    made = [
+        torch.tensor(a),
+        torch.tensor(a, dtype=torch.float32),
+        torch.from_numpy(a),
+        torch.as_tensor(a),
+        torch.as_tensor(a, dtype=torch.float32),
+        default_convert(a),
+        torch.tensor(a, dtype=torch.bfloat16),
+    ]
     a[:] = -1.0
     for t in made:
         np.testing.assert_array_equal(t.float().numpy(), np.arange(64, dtype=np.float32))
@@ -148,8 +177,11 @@ def test_out_argument():
 
 
 def test_shape_mismatch_raises_torch_error():
-    with pytest.raises(RuntimeError, match=r"The size of tensor a \(3\) must match the size of "
-                                           r"tensor b \(2\) at non-singleton dimension 0"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"The size of tensor a \(3\) must match the size of "
+        r"tensor b \(2\) at non-singleton dimension 0",
+    ):
         torch.ones(3) + torch.ones(2)
     x = torch.ones(3)
     with pytest.raises(RuntimeError):
@@ -188,17 +220,25 @@ def test_random_reproducible():
 
 def _run(args, **kw):
     env = dict(os.environ, PYTHONPATH=ROOT)
-    return subprocess.run([sys.executable, "-m", "jtorch", *args], capture_output=True,
-                          text=True, env=env, timeout=120, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "jtorch", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        **kw,
+    )
 
 
 def test_alias_runner(tmp_path):
     script = tmp_path / "s.py"
-    script.write_text("import sys, torch, torch.nn.functional as F\n"
-                      "from torch import linalg\n"
-                      "import jtorch\n"
-                      "assert torch is jtorch and F is jtorch.nn.functional\n"
-                      "print(__name__, sys.argv[1:], torch.tensor([1., 2.]) * 2)\n")
+    script.write_text(
+        "import sys, torch, torch.nn.functional as F\n"
+        "from torch import linalg\n"
+        "import jtorch\n"
+        "assert torch is jtorch and F is jtorch.nn.functional\n"
+        "print(__name__, sys.argv[1:], torch.tensor([1., 2.]) * 2)\n"
+    )
     r = _run([str(script), "a", "--b"])
     assert r.returncode == 0, r.stderr
     assert r.stdout == "__main__ ['a', '--b'] tensor([2., 4.])\n"
@@ -208,18 +248,21 @@ def test_alias_runner(tmp_path):
 
 def test_device_mix_raises(tmp_path):
     # Two host devices stand in for cpu + accelerator: ops must refuse to mix them.
-    code = ("import jax, jtorch as torch\n"
-            "a = torch.ones(2)\n"
-            "b = torch.ones(2)\n"
-            "b._storage.value = jax.device_put(b._array, jax.devices('cpu')[1])\n"
-            "try:\n"
-            "    a + b\n"
-            "except RuntimeError as e:\n"
-            "    print('raised', 'Expected all tensors to be on the same device' in str(e))\n"
-            "print(a.tolist())\n")
+    code = (
+        "import jax, jtorch as torch\n"
+        "a = torch.ones(2)\n"
+        "b = torch.ones(2)\n"
+        "b._storage.value = jax.device_put(b._array, jax.devices('cpu')[1])\n"
+        "try:\n"
+        "    a + b\n"
+        "except RuntimeError as e:\n"
+        "    print('raised', 'Expected all tensors to be on the same device' in str(e))\n"
+        "print(a.tolist())\n"
+    )
     env = dict(os.environ, PYTHONPATH=ROOT, XLA_FLAGS="--xla_force_host_platform_device_count=2")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                       timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
     assert r.stdout == "raised True\n[1.0, 1.0]\n", r.stderr
 
 
@@ -279,6 +322,7 @@ def test_xla_out_of_memory_is_pytorchs_error():
     import jax
 
     from jtorch import _errors
+
     oom = jax.errors.JaxRuntimeError("RESOURCE_EXHAUSTED: Out of memory allocating 8 bytes.")
     err = _errors.translate_runtime_error(oom)
     assert isinstance(err, torch.cuda.OutOfMemoryError) and isinstance(err, RuntimeError)
@@ -296,11 +340,11 @@ def test_xla_out_of_memory_is_pytorchs_error():
 def test_legacy_tensor_constructor_forms():
     # PyTorch's torch.Tensor(...) is the default legacy type's constructor
     assert tuple(torch.Tensor(torch.Size([2, 3])).shape) == (2, 3)
-    assert torch.Tensor((2, 3)).tolist() == [2.0, 3.0]         # a tuple is data
+    assert torch.Tensor((2, 3)).tolist() == [2.0, 3.0]  # a tuple is data
     assert torch.Tensor().shape == (0,) and torch.Tensor(2, 1).dtype is torch.float32
     with pytest.raises(TypeError, match=r"new\(\): data must be a sequence \(got float\)"):
         torch.Tensor(2.5)
     ints = torch.tensor([1, 2])
-    alias = torch.Tensor(ints)                                  # aliases, keeping its dtype
+    alias = torch.Tensor(ints)  # aliases, keeping its dtype
     alias.add_(1)
     assert alias.dtype is torch.int64 and ints.tolist() == [2, 3]

@@ -24,15 +24,15 @@ def grid(*shape):
 
 def test_t_transpose_swap_change_layout_in_place_and_share_storage():
     x = grid(2, 3)
-    before = x[0]                               # a view made before: unaffected
+    before = x[0]  # a view made before: unaffected
     version = x._version
     assert x.t_() is x and x._version == version + 1
     assert tuple(x.shape) == (3, 2) and x.stride() == (1, 3) and x._base is None
-    x.mul_(2)                                   # writes reach the shared storage
+    x.mul_(2)  # writes reach the shared storage
     assert before.tolist() == [0, 2, 4]
     assert x.transpose_(0, 1).shape == (2, 3) and x.is_contiguous()
     assert x.swapaxes_(0, 1).stride() == (1, 3) and x.swapdims_(1, 0).stride() == (3, 1)
-    assert x._version == version + 5 and not x._chain     # its storage's layout: a plain root
+    assert x._version == version + 5 and not x._chain  # its storage's layout: a plain root
 
 
 def test_squeeze_unsqueeze_as_strided_in_place():
@@ -70,23 +70,34 @@ def test_in_place_view_autograd():
         a[0].unsqueeze_(0)
     b = a * 1
     assert b.t_().grad_fn.name() == "TBackward1"
-    names = [f().grad_fn.name() for f in (
-        b.unsqueeze_(0).squeeze_, lambda: b.unsqueeze_(2).squeeze_(2),
-        lambda: b.unsqueeze_(0).squeeze_((0,)), lambda: b.transpose_(0, 1),
-        lambda: b.as_strided_((3, 2), (1, 3)))]
-    assert names == ["SqueezeBackward3", "SqueezeBackward4", "SqueezeBackward5",
-                     "TransposeBackward1", "AsStridedBackward1"]
+    names = [
+        f().grad_fn.name()
+        for f in (
+            b.unsqueeze_(0).squeeze_,
+            lambda: b.unsqueeze_(2).squeeze_(2),
+            lambda: b.unsqueeze_(0).squeeze_((0,)),
+            lambda: b.transpose_(0, 1),
+            lambda: b.as_strided_((3, 2), (1, 3)),
+        )
+    ]
+    assert names == [
+        "SqueezeBackward3",
+        "SqueezeBackward4",
+        "SqueezeBackward5",
+        "TransposeBackward1",
+        "AsStridedBackward1",
+    ]
     (b * torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])).sum().backward()
-    assert a.grad.tolist() == [[1, 3, 5], [2, 4, 6]]     # the transpose of the weights
+    assert a.grad.tolist() == [[1, 3, 5], [2, 4, 6]]  # the transpose of the weights
 
 
 def test_restrided_root_then_views_written_in_place():
     a = torch.ones(2, 3, requires_grad=True)
     c = a * 1
-    old = c[1]                      # made before c.t_(): indexes the storage
+    old = c[1]  # made before c.t_(): indexes the storage
     c.t_()
-    c[0].mul_(10)                   # column 0 of the original layout
-    old.mul_(2)                     # row 1 of the original layout
+    c[0].mul_(10)  # column 0 of the original layout
+    old.mul_(2)  # row 1 of the original layout
     (c.sum() + old.sum()).backward()
     # d/da of c.sum(): 10 in column 0 and 1 elsewhere, doubled on row 1; old.sum() adds the
     # same row-1 factors again.
@@ -96,7 +107,7 @@ def test_restrided_root_then_views_written_in_place():
 def test_as_strided_of_a_view_differentiates_through_the_storage():
     a = torch.ones(4, requires_grad=True)
     b = (a * 1)[1:]
-    c = b.as_strided((2,), (1,), 1)     # storage elements 1 and 2 = b[0], b[1]
+    c = b.as_strided((2,), (1,), 1)  # storage elements 1 and 2 = b[0], b[1]
     (c * torch.tensor([1.0, 10.0])).sum().backward()
     assert a.grad.tolist() == [0, 1, 10, 0]
 
@@ -126,7 +137,7 @@ def test_grad_assignment_is_checked():
     with pytest.raises(RuntimeError, match="can't assign Variable as its own grad"):
         a.grad = a
     assert a.grad is None
-    a.grad_dtype = None                  # any dtype allowed from now on
+    a.grad_dtype = None  # any dtype allowed from now on
     a.grad = torch.ones(2, 3, dtype=torch.float64)
     assert a.grad.dtype == torch.float64
     with pytest.raises(RuntimeError, match="grad_dtype can only be accessed on leaf"):
@@ -140,7 +151,7 @@ def test_non_leaf_grad_read_warns_except_when_retained():
         assert b.grad is None
     c = a * 3
     c.retain_grad()
-    b.grad = torch.ones(2)               # assigning to a non-leaf is allowed
+    b.grad = torch.ones(2)  # assigning to a non-leaf is allowed
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert c.grad is None and b.grad is not None and a.grad is None
@@ -165,8 +176,9 @@ def test_set_shares_storage_and_layout():
     u[0] = 7
     assert w.tolist() == [4, 7, 4] and u.tolist() == [7, 4]
     assert torch.zeros(1).set_().shape == (0,)
-    with pytest.raises(RuntimeError, match="Could not set tensor of type float to a tensor of "
-                                           "type double"):
+    with pytest.raises(
+        RuntimeError, match="Could not set tensor of type float to a tensor of type double"
+    ):
         torch.zeros(1, dtype=torch.float64).set_(w)
     with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
         torch.zeros(1, requires_grad=True).set_(w)
@@ -174,8 +186,11 @@ def test_set_shares_storage_and_layout():
 
 def test_storage_views_the_elements():
     w = torch.arange(3.0)
-    with pytest.warns(UserWarning, match="TypedStorage is deprecated") if not \
-            torch._storage._warned[0] else warnings.catch_warnings():
+    with (
+        pytest.warns(UserWarning, match="TypedStorage is deprecated")
+        if not torch._storage._warned[0]
+        else warnings.catch_warnings()
+    ):
         s = w.storage()
     assert (s.size(), len(s), s.dtype, s.tolist(), s[1]) == (3, 3, torch.float32, [0, 1, 2], 1)
     assert s.nbytes() == 12 and s.element_size() == 4
@@ -186,8 +201,9 @@ def test_storage_views_the_elements():
     assert w.tolist() == [7, 1, 2]
     v = torch.zeros(1).set_(s, 1, (2,))
     assert v.tolist() == [1, 2]
-    assert repr(s).endswith("[torch.storage.TypedStorage(dtype=torch.float32, device=cpu) "
-                            "of size 3]")
+    assert repr(s).endswith(
+        "[torch.storage.TypedStorage(dtype=torch.float32, device=cpu) of size 3]"
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -199,8 +215,7 @@ def test_fill_diagonal_wraps_tall_matrices():
     rows, cols = np.nonzero(np.asarray(x))
     assert list(zip(rows, cols)) == [(0, 0), (1, 1), (2, 2), (4, 0), (5, 1), (6, 2)]
     assert torch.zeros(7, 3).fill_diagonal_(5).sum().item() == 15
-    assert torch.zeros(2, 2, 2).fill_diagonal_(1).tolist() == [[[1, 0], [0, 0]],
-                                                               [[0, 0], [0, 1]]]
+    assert torch.zeros(2, 2, 2).fill_diagonal_(1).tolist() == [[[1, 0], [0, 0]], [[0, 0], [0, 1]]]
     with pytest.raises(RuntimeError, match="all dimensions of input must be of equal length"):
         torch.zeros(2, 3, 2).fill_diagonal_(1)
     a = torch.ones(2, 2, requires_grad=True)
@@ -212,18 +227,22 @@ def test_fill_diagonal_wraps_tall_matrices():
 
 def test_apply_map_map2():
     x = torch.arange(4).apply_(lambda v: v * 1.7)
-    assert x.tolist() == [0, 1, 3, 5] and x.dtype == torch.int64   # truncated, as PyTorch
+    assert x.tolist() == [0, 1, 3, 5] and x.dtype == torch.int64  # truncated, as PyTorch
     y = torch.ones(2, 3).map_(torch.tensor([1.0, 2.0, 3.0]), lambda a, b: a + b)
     assert y.tolist() == [[2, 3, 4], [2, 3, 4]]
-    z = torch.ones(2, 2).map2_(torch.full((2, 2), 2.0), torch.full((2, 1), 3.0),
-                               lambda a, b, c: a + b * c)
+    z = torch.ones(2, 2).map2_(
+        torch.full((2, 2), 2.0), torch.full((2, 1), 3.0), lambda a, b, c: a + b * c
+    )
     assert z.tolist() == [[7, 7], [7, 7]]
     with pytest.raises(RuntimeError, match=r"Can't call apply_\(\) on Variable that requires"):
         torch.ones(2, requires_grad=True).apply_(lambda v: v)
     with pytest.raises(TypeError, match="must be real number, not str"):
         torch.ones(2).apply_(lambda v: "a")
-    with pytest.raises(TypeError, match=r"map_: expected torch.FloatTensor for 'other' \(got "
-                                        r"torch.DoubleTensor\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"map_: expected torch.FloatTensor for 'other' \(got "
+        r"torch.DoubleTensor\)",
+    ):
         torch.ones(2).map_(torch.ones(2, dtype=torch.float64), lambda a, b: a)
 
 

@@ -10,16 +10,13 @@ import pytest
 import jtorch
 
 pytest.importorskip("tensorboard")
-from tensorboard.backend.event_processing.event_accumulator import (  # noqa: E402
-    EventAccumulator,
-)
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator  # noqa: E402
 
 from jtorch.utils.tensorboard import SummaryWriter  # noqa: E402
 
 
 def _acc(path):
-    acc = EventAccumulator(str(path), size_guidance={"scalars": 0, "histograms": 0,
-                                                     "tensors": 0})
+    acc = EventAccumulator(str(path), size_guidance={"scalars": 0, "histograms": 0, "tensors": 0})
     acc.Reload()
     return acc
 
@@ -32,8 +29,11 @@ def test_scalars_histogram_text(tmp_path):
         w.add_histogram("h", jtorch.tensor(values), 7)
         w.add_text("note", "hi", 1)
     acc = _acc(tmp_path)
-    assert [(e.step, round(e.value, 6)) for e in acc.Scalars("loss")] == \
-        [(0, 1.0), (1, 0.5), (2, 0.333333)]
+    assert [(e.step, round(e.value, 6)) for e in acc.Scalars("loss")] == [
+        (0, 1.0),
+        (1, 0.5),
+        (2, 0.333333),
+    ]
     h = acc.Histograms("h")[0]
     assert h.step == 7
     hv = h.histogram_value
@@ -51,10 +51,12 @@ def test_add_scalars_writes_one_run_per_entry(tmp_path):
 
 
 def test_missing_tensorboard_raises_pytorchs_error():
-    code = ("import sys; sys.modules['tensorboard'] = None\n"
-            "import jtorch\n"
-            "try:\n    import jtorch.utils.tensorboard\n"
-            "except ImportError as e:\n    print(type(e).__name__, e)\n")
+    code = (
+        "import sys; sys.modules['tensorboard'] = None\n"
+        "import jtorch\n"
+        "try:\n    import jtorch.utils.tensorboard\n"
+        "except ImportError as e:\n    print(type(e).__name__, e)\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert "ModuleNotFoundError" in out.stdout or "ImportError" in out.stdout, out.stderr
     assert "tensorboard" in out.stdout

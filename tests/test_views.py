@@ -33,13 +33,26 @@ def test_other_views_see_writes():
     assert col.tolist() == [101, 99]
 
 
-@pytest.mark.parametrize("make", [
-    lambda x: x.narrow(1, 1, 2), lambda x: x.diagonal(), lambda x: x.unsqueeze(0),
-    lambda x: x.permute(1, 0), lambda x: x[::2, 1:], lambda x: x.unbind(0)[1],
-    lambda x: x.split(1, dim=1)[2], lambda x: x.chunk(2, dim=0)[0], lambda x: x.movedim(0, 1),
-    lambda x: x.flatten(), lambda x: x.unflatten(1, (3, 1)), lambda x: x.as_strided((2,), (4,), 1),
-    lambda x: x.squeeze(), lambda x: x.select(1, 2), lambda x: x.view(3, 3).T,
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda x: x.narrow(1, 1, 2),
+        lambda x: x.diagonal(),
+        lambda x: x.unsqueeze(0),
+        lambda x: x.permute(1, 0),
+        lambda x: x[::2, 1:],
+        lambda x: x.unbind(0)[1],
+        lambda x: x.split(1, dim=1)[2],
+        lambda x: x.chunk(2, dim=0)[0],
+        lambda x: x.movedim(0, 1),
+        lambda x: x.flatten(),
+        lambda x: x.unflatten(1, (3, 1)),
+        lambda x: x.as_strided((2,), (4,), 1),
+        lambda x: x.squeeze(),
+        lambda x: x.select(1, 2),
+        lambda x: x.view(3, 3).T,
+    ],
+)
 def test_every_view_writes_to_base(make):
     base = arange(3, 3)
     expected = np.arange(9, dtype=np.float32).reshape(3, 3)
@@ -58,7 +71,7 @@ class _NumpyView:
         self.a = a
 
     def narrow(self, d, s, n):
-        return _NumpyView(np.moveaxis(np.moveaxis(self.a, d, 0)[s:s + n], 0, d))
+        return _NumpyView(np.moveaxis(np.moveaxis(self.a, d, 0)[s : s + n], 0, d))
 
     def diagonal(self):
         idx = np.arange(min(self.a.shape))
@@ -77,11 +90,13 @@ class _NumpyView:
         return _NumpyView(self.a[i])
 
     def unbind(self, d):
-        return [_NumpyView(np.take(self.a, i, axis=d) if d else self.a[i])
-                for i in range(self.a.shape[d])]
+        return [
+            _NumpyView(np.take(self.a, i, axis=d) if d else self.a[i])
+            for i in range(self.a.shape[d])
+        ]
 
     def split(self, n, dim):
-        return [_NumpyView(self.a[:, i:i + n]) for i in range(0, self.a.shape[1], n)]
+        return [_NumpyView(self.a[:, i : i + n]) for i in range(0, self.a.shape[1], n)]
 
     def chunk(self, n, dim):
         return [_NumpyView(self.a[:2])]

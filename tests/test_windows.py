@@ -16,8 +16,11 @@ def test_hann_hamming_blackman_symmetric_and_periodic():
     close(W.hann(5), 0.5 - 0.5 * np.cos(2 * np.pi * n / 4))
     close(W.hann(5, sym=False), 0.5 - 0.5 * np.cos(2 * np.pi * n / 5))
     close(W.hamming(5), 0.54 - 0.46 * np.cos(2 * np.pi * n / 4))
-    close(W.blackman(5), 0.42 - 0.5 * np.cos(2 * np.pi * n / 4) + 0.08 * np.cos(4 * np.pi * n / 4),
-          atol=1e-6)
+    close(
+        W.blackman(5),
+        0.42 - 0.5 * np.cos(2 * np.pi * n / 4) + 0.08 * np.cos(4 * np.pi * n / 4),
+        atol=1e-6,
+    )
     close(W.general_hamming(5, alpha=0.6), 0.6 - 0.4 * np.cos(2 * np.pi * n / 4))
     a = [0.3635819, 0.4891775, 0.1365995, 0.0106411]
     expected = sum((-1) ** i * c * np.cos(2 * np.pi * i * n / 4) for i, c in enumerate(a))
@@ -47,11 +50,14 @@ def test_trivial_lengths_dtype_and_requires_grad():
     assert W.gaussian(3).dtype is torch.float32
 
 
-@pytest.mark.parametrize("kwargs, exc, msg", [
-    ({"M": -1}, ValueError, "requires non-negative window length, got M=-1"),
-    ({"M": 3, "dtype": torch.int64}, ValueError, "expects float32 or float64 dtypes"),
-    ({"M": 3, "dtype": torch.float16}, ValueError, "expects float32 or float64 dtypes"),
-])
+@pytest.mark.parametrize(
+    "kwargs, exc, msg",
+    [
+        ({"M": -1}, ValueError, "requires non-negative window length, got M=-1"),
+        ({"M": 3, "dtype": torch.int64}, ValueError, "expects float32 or float64 dtypes"),
+        ({"M": 3, "dtype": torch.float16}, ValueError, "expects float32 or float64 dtypes"),
+    ],
+)
 def test_common_errors(kwargs, exc, msg):
     for fn in (W.hann, W.bartlett, W.kaiser, W.cosine, W.blackman):
         with pytest.raises(exc, match=msg):

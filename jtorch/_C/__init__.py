@@ -8,16 +8,16 @@ exist, as in PyTorch's builds, only where an accelerator is present (see `__geta
 
 from __future__ import annotations
 
-from .. import _dtype, _device, _knobs, _layout, _random, _tensor, _torch_function
+from .. import _device, _dtype, _knobs, _layout, _random, _tensor, _torch_function
 from ..autograd import grad_mode as _grad_mode
-from . import _functions, _nn  # noqa: F401
-from ._graph import Graph, Node, ScriptModule, Value  # noqa: F401
 from ..jit import ScriptFunction  # noqa: F401
 from ..library._schema import Argument, FunctionSchema, parse_schema  # noqa: F401
+from . import _functions, _nn  # noqa: F401
+from ._graph import Graph, Node, ScriptModule, Value  # noqa: F401
 
 # -- tensors and types ------------------------------------------------------
 
-TensorBase = _TensorBase = _tensor.Tensor   # jtorch's Tensor has no separate C base class
+TensorBase = _TensorBase = _tensor.Tensor  # jtorch's Tensor has no separate C base class
 _TensorMeta = type(_tensor.Tensor)
 Size = _tensor.Size
 dtype = _dtype.dtype
@@ -53,14 +53,17 @@ is_grad_enabled = _grad_mode.is_grad_enabled
 def _set_grad_enabled(enabled: bool) -> None:
     """Matches `torch._C._set_grad_enabled`: switches grad mode for this thread."""
     if not isinstance(enabled, bool):
-        raise TypeError(f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, "
-                        f"not {type(enabled).__name__}")
+        raise TypeError(
+            f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, "
+            f"not {type(enabled).__name__}"
+        )
     _grad_mode.set_grad_enabled(enabled)
 
 
 def _get_tracing_state():
     """Matches `torch._C._get_tracing_state`: None outside `torch.jit.trace`."""
     from ..jit import _script
+
     return _TracingState() if _script.is_tracing() else None
 
 
@@ -78,36 +81,43 @@ def _log_api_usage_once(event: str) -> None:
 
 def _get_cudnn_enabled() -> bool:
     from ..backends import cudnn
+
     return cudnn.enabled
 
 
 def _set_cudnn_enabled(enabled: bool) -> None:
     from ..backends import cudnn
+
     cudnn.enabled = bool(enabled)
 
 
 def _get_cudnn_benchmark() -> bool:
     from ..backends import cudnn
+
     return cudnn.benchmark
 
 
 def _get_cudnn_deterministic() -> bool:
     from ..backends import cudnn
+
     return cudnn.deterministic
 
 
 def _get_cudnn_allow_tf32() -> bool:
     from ..backends import cudnn
+
     return cudnn.allow_tf32
 
 
 def _get_mkldnn_enabled() -> bool:
     from ..backends import mkldnn
+
     return mkldnn.enabled
 
 
 def _set_mkldnn_enabled(enabled: bool) -> None:
     from ..backends import mkldnn
+
     mkldnn.enabled = bool(enabled)
 
 
@@ -123,6 +133,7 @@ def _set_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> Non
 def _get_accelerator(check: bool = False) -> _device.device:
     """Matches `torch._C._get_accelerator`: the accelerator's device, `cpu` without one."""
     from .. import accelerator
+
     acc = accelerator.current_accelerator()
     return acc if acc is not None else _device.device("cpu")
 
@@ -130,6 +141,7 @@ def _get_accelerator(check: bool = False) -> _device.device:
 def _get_default_device() -> str:
     """Matches `torch._C._get_default_device`: the default device's type."""
     from .._ops.creation import get_default_device
+
     return get_default_device().type
 
 
@@ -140,8 +152,11 @@ def _get_privateuse1_backend_name() -> str:
 def _show_config() -> str:
     """What `torch.__config__.show()` prints: how this PyTorch (here jtorch) was built."""
     import jax
-    return (f"jtorch (PyTorch API on JAX) built with:\n  - jax {jax.__version__}\n"
-            f"  - default backend: {jax.default_backend()}\n")
+
+    return (
+        f"jtorch (PyTorch API on JAX) built with:\n  - jax {jax.__version__}\n"
+        f"  - default backend: {jax.default_backend()}\n"
+    )
 
 
 def _set_print_stack_traces_on_fatal_signal(print_stack: bool) -> None:
@@ -181,16 +196,19 @@ def __getattr__(name: str):
 
 def _cuda_available() -> bool:
     from .. import cuda
+
     return cuda.is_available()
 
 
 def _cuda_device_count() -> int:
     from .. import cuda
+
     return cuda.device_count()
 
 
 def _cuda_current_device() -> int:
     from .. import cuda
+
     return cuda.current_device()
 
 

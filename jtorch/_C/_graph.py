@@ -6,9 +6,11 @@ so they exist; jtorch has no TorchScript IR, so making one raises and says so.
 
 from __future__ import annotations
 
-_NO_IR = ("jtorch has no TorchScript IR: torch._C.{name} objects cannot be made. "
-          "Programs run eagerly or through jtorch.compile (XLA); see jtorch.interop to get a "
-          "jax function.")
+_NO_IR = (
+    "jtorch has no TorchScript IR: torch._C.{name} objects cannot be made. "
+    "Programs run eagerly or through jtorch.compile (XLA); see jtorch.interop to get a "
+    "jax function."
+)
 
 
 class _IRObject:

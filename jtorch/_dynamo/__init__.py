@@ -19,10 +19,26 @@ from . import config, eval_frame, exc  # noqa: F401
 from .eval_frame import OptimizedModule, innermost_fn, is_dynamo_supported  # noqa: F401
 
 __all__ = [
-    "allow_in_graph", "assume_constant_result", "disable", "disallow_in_graph", "explain",
-    "forbid_in_graph", "graph_break", "is_compiling", "is_dynamo_supported", "list_backends",
-    "mark_dynamic", "mark_static", "mark_static_address", "maybe_mark_dynamic",
-    "nonstrict_trace", "optimize", "OptimizedModule", "reset", "run", "config",
+    "allow_in_graph",
+    "assume_constant_result",
+    "disable",
+    "disallow_in_graph",
+    "explain",
+    "forbid_in_graph",
+    "graph_break",
+    "is_compiling",
+    "is_dynamo_supported",
+    "list_backends",
+    "mark_dynamic",
+    "mark_static",
+    "mark_static_address",
+    "maybe_mark_dynamic",
+    "nonstrict_trace",
+    "optimize",
+    "OptimizedModule",
+    "reset",
+    "run",
+    "config",
 ]
 
 
@@ -57,9 +73,11 @@ def forbid_in_graph(fn):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         if is_compiling():
-            raise exc.Unsupported(f"forbidden callable {fn.__qualname__} called inside a "
-                                  "compiled function")
+            raise exc.Unsupported(
+                f"forbidden callable {fn.__qualname__} called inside a compiled function"
+            )
         return fn(*args, **kwargs)
+
     return wrapper
 
 
@@ -136,13 +154,22 @@ def list_backends(exclude_tags=("debug", "experimental")) -> list:
     return ["inductor"]
 
 
-def optimize(backend="inductor", *, nopython: bool = False, guard_export_fn=None,
-             guard_fail_fn=None, disable: bool = False, dynamic=None):
+def optimize(
+    backend="inductor",
+    *,
+    nopython: bool = False,
+    guard_export_fn=None,
+    guard_fail_fn=None,
+    disable: bool = False,
+    dynamic=None,
+):
     """Matches `torch._dynamo.optimize(backend)`: a decorator compiling with jtorch."""
+
     def decorate(fn):
         if disable:
             return fn
         return _compile(fn, fullgraph=nopython, dynamic=dynamic, backend=backend)
+
     return decorate
 
 
@@ -154,9 +181,12 @@ def run(fn=None):
 def explain(fn, *args, **kwargs):
     """A short account of how `fn` compiles: traces and whether it fell back to eager."""
     from .._compile import CompiledFunction
+
     compiled = CompiledFunction(fn)
     compiled(*args, **kwargs)
     eager = any(p.eager for p in compiled._programs.values())
-    return types.SimpleNamespace(graph_count=0 if eager else 1,
-                                 graph_break_count=1 if eager else 0,
-                                 trace_count=compiled.trace_count)
+    return types.SimpleNamespace(
+        graph_count=0 if eager else 1,
+        graph_break_count=1 if eager else 0,
+        trace_count=compiled.trace_count,
+    )

@@ -28,12 +28,16 @@ class TransformGetItemToIndex(TorchFunctionMode):
             leaves = _pytree.tree_leaves(args[1])
             if all(isinstance(i, (Tensor, int)) for i in leaves):
                 from .._ops.creation import tensor
-                converted = [tensor(i, dtype=_int64(), device=x.device) if isinstance(i, int)
-                             else i for i in leaves]
+
+                converted = [
+                    tensor(i, dtype=_int64(), device=x.device) if isinstance(i, int) else i
+                    for i in leaves
+                ]
                 return mod_index(x, converted)
         return func(*args, **(kwargs or {}))
 
 
 def _int64():
     from .. import _dtype
+
     return _dtype.int64

@@ -18,15 +18,24 @@ class OptimizedModule(Module):
     runs the original module's call (hooks included) as one compiled program. Other
     attributes, read or set, are the original module's, `training` included."""
 
-    _opt_mod_attributes = frozenset({
-        "_orig_mod", "dynamo_ctx", "_torchdynamo_orig_callable", "forward", "_compiled",
-        "__dict__", "_super_module_initialized"})
+    _opt_mod_attributes = frozenset(
+        {
+            "_orig_mod",
+            "dynamo_ctx",
+            "_torchdynamo_orig_callable",
+            "forward",
+            "_compiled",
+            "__dict__",
+            "_super_module_initialized",
+        }
+    )
 
     def __init__(self, mod: Module, **compile_kwargs):
         object.__setattr__(self, "_super_module_initialized", False)
         super().__init__()
         object.__setattr__(self, "_super_module_initialized", True)
-        import jtorch     # the assembled namespace: `jtorch.compile` of a bound method
+        import jtorch  # the assembled namespace: `jtorch.compile` of a bound method
+
         self._orig_mod = mod
         self._compiled = jtorch.compile(mod.__call__, **compile_kwargs)
         self._torchdynamo_orig_callable = mod.forward
@@ -55,9 +64,12 @@ class OptimizedModule(Module):
         return getattr(self._orig_mod, name)
 
     def __setattr__(self, name: str, value) -> None:
-        if hasattr(type(self), name) or name in self._opt_mod_attributes or not (
-                self.__dict__.get("_super_module_initialized")) or "_orig_mod" not in (
-                self.__dict__.get("_modules", {})):
+        if (
+            hasattr(type(self), name)
+            or name in self._opt_mod_attributes
+            or not (self.__dict__.get("_super_module_initialized"))
+            or "_orig_mod" not in (self.__dict__.get("_modules", {}))
+        ):
             return super().__setattr__(name, value)
         setattr(self._orig_mod, name, value)
 
@@ -81,7 +93,7 @@ def innermost_fn(fn):
         seen.add(id(fn))
         inner = getattr(fn, "_torchdynamo_orig_callable", None)
         if inner is None:
-            inner = getattr(fn, "_fn", None)      # jtorch's CompiledFunction
+            inner = getattr(fn, "_fn", None)  # jtorch's CompiledFunction
         if inner is None:
             return fn
         fn = inner

@@ -33,6 +33,13 @@ class UncapturedHigherOrderOpError(TorchDynamoException):
     """A higher-order operator (`scan`, ...) whose function breaks its rules."""
 
 
-__all__ = ["TorchDynamoException", "Unsupported", "BackendCompilerFailed", "TorchRuntimeError",
-           "InternalTorchDynamoError", "RestartAnalysis", "UserError",
-           "UncapturedHigherOrderOpError"]
+__all__ = [
+    "TorchDynamoException",
+    "Unsupported",
+    "BackendCompilerFailed",
+    "TorchRuntimeError",
+    "InternalTorchDynamoError",
+    "RestartAnalysis",
+    "UserError",
+    "UncapturedHigherOrderOpError",
+]

@@ -12,8 +12,9 @@ def canonical_dim(ndim: int, dim: int) -> int:
     """`dim` as a non-negative index, with PyTorch's IndexError when out of range."""
     low, high = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
     if not low <= dim <= high:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{low}, {high}], "
-                         f"but got {dim})")
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{low}, {high}], but got {dim})"
+        )
     return dim % max(ndim, 1)
 
 
@@ -31,8 +32,10 @@ def from_front(leaves: list, dim: int, reverse: bool) -> list:
 
 def flat_binary(fn: Callable, spec, n: int) -> Callable:
     """`fn(lhs_tree, rhs_tree)` as a function of 2n flat tensors returning flat tensors."""
+
     def call(*args: Tensor) -> list:
         lhs = pytree.tree_unflatten(list(args[:n]), spec)
         rhs = pytree.tree_unflatten(list(args[n:]), spec)
         return pytree.tree_leaves(fn(lhs, rhs))
+
     return call

@@ -31,11 +31,12 @@ def _check(combine_fn, leaves: list, dim, reverse, combine_mode) -> None:
         raise RuntimeError("Reverse must be a bool, but got " + str(type(reverse)))
     if combine_mode not in ("pointwise", "generic"):
         raise ValueError(
-            f"Combine_mode must either 'pointwise' or 'generic', but got {combine_mode}")
-    if combine_mode == "pointwise" and not all(
-            x.device.type in ("cuda", "xpu") for x in leaves):
+            f"Combine_mode must either 'pointwise' or 'generic', but got {combine_mode}"
+        )
+    if combine_mode == "pointwise" and not all(x.device.type in ("cuda", "xpu") for x in leaves):
         raise ValueError(
-            "For combine_mode='pointwise', all input tensors need to be on CUDA or XPU")
+            "For combine_mode='pointwise', all input tensors need to be on CUDA or XPU"
+        )
     if not leaves:
         raise ValueError("Expected at least 1 xs leaf")
     if any(not isinstance(x, Tensor) for x in leaves):
@@ -43,12 +44,14 @@ def _check(combine_fn, leaves: list, dim, reverse, combine_mode) -> None:
     if any(x.is_sparse for x in leaves):
         raise ValueError("xs leaves must dense Tensors, consider using `to_dense()`")
     if any(x.ndim <= dim or x.shape[dim] == 0 for x in leaves):
-        raise ValueError("All xs leaves must at least have 'dim' number of dimensions and "
-                         "scan dimension > 0")
+        raise ValueError(
+            "All xs leaves must at least have 'dim' number of dimensions and scan dimension > 0"
+        )
 
 
-def associative_scan(combine_fn: Callable, xs, dim: int, reverse: bool = False,
-                     combine_mode: str = "pointwise"):
+def associative_scan(
+    combine_fn: Callable, xs, dim: int, reverse: bool = False, combine_mode: str = "pointwise"
+):
     """Matches `torch._higher_order_ops.associative_scan` (PyTorch's eager 'generic' mode).
 
     Args:
@@ -80,7 +83,7 @@ def _scan(combine: Callable, elems: list) -> list:
         return elems
     # Pairs (0,1), (2,3), ...: their combinations are the prefix results at odd positions,
     # once scanned among themselves.
-    odd = _scan(combine, combine(*[e[0:n - 1:2] for e in elems], *[e[1::2] for e in elems]))
+    odd = _scan(combine, combine(*[e[0 : n - 1 : 2] for e in elems], *[e[1::2] for e in elems]))
     # Even positions from 2 on: the odd prefix just before them, combined with the element.
     if n > 2:
         before = odd if n % 2 else [o[:-1] for o in odd]

@@ -34,27 +34,35 @@ def _check(combine_fn, init_leaves: list, xs_leaves: list, dim, reverse) -> None
         if not isinstance(x, Tensor):
             raise RuntimeError(f"All xs leaves must be a Tensor but got {x}")
     if any(x.ndim <= dim or x.shape[dim] == 0 for x in xs_leaves):
-        raise RuntimeError("All xs leaves must at least have 'dim' number of dimensions and "
-                           "scan dimension > 0")
+        raise RuntimeError(
+            "All xs leaves must at least have 'dim' number of dimensions and scan dimension > 0"
+        )
 
 
 def _check_carry(init_leaves: list, carry_leaves: list, init_spec, carry_spec) -> None:
     """The carry must keep the structure, shapes and dtypes of `init`, as PyTorch requires."""
     from .._dynamo.exc import UncapturedHigherOrderOpError
+
     if carry_spec != init_spec:
         raise UncapturedHigherOrderOpError(
             f"The tree structure of the inits and the carries are not identical! Init tree: "
-            f"{init_spec}, Carry tree: {carry_spec}")
+            f"{init_spec}, Carry tree: {carry_spec}"
+        )
     for i, (a, b) in enumerate(zip(init_leaves, carry_leaves)):
         if not isinstance(b, Tensor):
-            raise UncapturedHigherOrderOpError(f"Expected carry[{i}] to be a Tensor, but got "
-                                               f"{type(b).__name__}")
-        differ = [f"'{what}: {x} vs {y}'" for what, x, y in (
-            ("shape", a.shape, b.shape), ("dtype", a.dtype, b.dtype)) if x != y]
+            raise UncapturedHigherOrderOpError(
+                f"Expected carry[{i}] to be a Tensor, but got {type(b).__name__}"
+            )
+        differ = [
+            f"'{what}: {x} vs {y}'"
+            for what, x, y in (("shape", a.shape, b.shape), ("dtype", a.dtype, b.dtype))
+            if x != y
+        ]
         if differ:
             raise UncapturedHigherOrderOpError(
                 "Expected init and carry to have same metadata but found:\n"
-                f"pair[{i}] differ in {', '.join(differ)}")
+                f"pair[{i}] differ in {', '.join(differ)}"
+            )
 
 
 def scan(combine_fn: Callable, init, xs, *, dim: int = 0, reverse: bool = False):
@@ -75,7 +83,7 @@ def scan(combine_fn: Callable, init, xs, *, dim: int = 0, reverse: bool = False)
     xs_leaves, xs_spec = pytree.tree_flatten(xs)
     if not xs_leaves:
         return init, []
-    dim = canonical_dim(xs_leaves[0].ndim, dim)   # read before the checks, as in PyTorch
+    dim = canonical_dim(xs_leaves[0].ndim, dim)  # read before the checks, as in PyTorch
     _check(combine_fn, init_leaves, xs_leaves, dim, reverse)
     fronts = to_front(xs_leaves, dim, reverse)
     carry, ys, y_spec = init, [], None
@@ -83,9 +91,11 @@ def scan(combine_fn: Callable, init, xs, *, dim: int = 0, reverse: bool = False)
         result = combine_fn(carry, pytree.tree_unflatten([x[i] for x in fronts], xs_spec))
         if not isinstance(result, (tuple, list)) or len(result) != 2:
             from .._dynamo.exc import UncapturedHigherOrderOpError
+
             raise UncapturedHigherOrderOpError(
                 "torch.scan: improper combine_fn number of returns: expected combine_fn to "
-                f"return a tuple (next_carry, y) but got {type(result).__name__}")
+                f"return a tuple (next_carry, y) but got {type(result).__name__}"
+            )
         carry, y = result
         carry_leaves, carry_spec = pytree.tree_flatten(carry)
         _check_carry(init_leaves, carry_leaves, init_spec, carry_spec)

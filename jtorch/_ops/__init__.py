@@ -1,16 +1,36 @@
 """The op families. Importing this package declares every op and installs Tensor methods."""
 
-from . import _registry
-from . import pointwise, pointwise_math, special, conversion, views, creation, indexing  # noqa: F401
-from . import reduction, scans, statistics, differences  # noqa: F401
-from . import sorting, shape, scatter, masked, matmul, linalg, linalg_norms  # noqa: F401
-from . import fft, random  # noqa: F401
-from . import linalg_lowrank  # noqa: F401
-from . import nn  # noqa: F401  (the nn kernels: activations, norms, losses, conv, ...)
-from . import masked_reductions, windows, histogram  # noqa: F401
-from . import tensor_methods  # noqa: F401  (set_, storage, new, fill_diagonal_...)
+from . import (  # noqa: F401  # noqa: F401  # noqa: F401  # noqa: F401  # noqa: F401
+    _registry,
+    conversion,
+    creation,
+    differences,
+    fft,
+    histogram,
+    indexing,
+    linalg,
+    linalg_lowrank,  # noqa: F401
+    linalg_norms,
+    masked,
+    masked_reductions,
+    matmul,
+    nn,  # noqa: F401  (the nn kernels: activations, norms, losses, conv, ...)
+    pointwise,
+    pointwise_math,
+    random,
+    reduction,
+    scans,
+    scatter,
+    shape,
+    sorting,
+    special,
+    statistics,
+    tensor_methods,  # noqa: F401  (set_, storage, new, fill_diagonal_...)
+    views,
+    windows,
+)
 
-linalg.install_checks()     # post-call checks, on ops of both linalg files
+linalg.install_checks()  # post-call checks, on ops of both linalg files
 _registry.install_methods()
 
 from . import _overrides  # noqa: E402,F401  (`__torch_function__` variants, off until needed)
@@ -21,5 +41,6 @@ def __getattr__(name: str):
     # import them from there (this package is jtorch's op registry).
     if name in ("ops", "OpOverload", "OpOverloadPacket"):
         from ..library import _dispatch
+
         return getattr(_dispatch, name)
     raise AttributeError(f"module 'torch._ops' has no attribute '{name}'")

@@ -82,6 +82,7 @@ def vector_norm(x, p: float, axes, keepdim: bool, forward):
     PyTorch's formula masks the singular points: the gradient at a zero vector is 0 for
     p >= 1, zero entries get 0 for p < 1, ties of the inf-norm share the gradient evenly.
     """
+
     def tangent(primals, tangents, norm):
         (x,), (t,) = primals, tangents
         n = norm
@@ -101,7 +102,7 @@ def vector_norm(x, p: float, axes, keepdim: bool, forward):
             """1 / norm ** m, 0 where the norm is 0 (the masked_fill of PyTorch's formula),
             computed from the primal so that the transposed tangent meets no 0 / 0."""
             safe = jnp.where(norm == 0, jnp.ones((), norm.dtype), norm)
-            return jnp.where(norm == 0, jnp.zeros((), norm.dtype), 1 / safe ** m)
+            return jnp.where(norm == 0, jnp.zeros((), norm.dtype), 1 / safe**m)
 
         if p == 1:
             r = total(re_dot(sgn(x), t))
@@ -126,6 +127,7 @@ def vector_norm(x, p: float, axes, keepdim: bool, forward):
 def masked_unary(fn, deriv, keep):
     """`fn(x)` whose derivative is `deriv(x)` where `keep(x)`, else exactly 0 (PyTorch's
     `where(mask, grad * d, 0)`: no 0 * inf = nan outside the mask)."""
+
     def tangent(primals, tangents, out):
         (x,), (t,) = primals, tangents
         return (t * masked(keep(x), deriv(x))).astype(out.dtype)
@@ -138,6 +140,7 @@ def evenly_distributed(x, forward):
     shares evenly among the elements equal to it (NaN ones when it is NaN):
     `evenly_distribute_backward`. jax gives it to one element, or splits it over ties
     but not over NaN."""
+
     def tangent(primals, tangents, value):
         (x,), (t,) = primals, tangents
         mask = jnp.where(jnp.isnan(value), jnp.isnan(x), x == value)

@@ -32,12 +32,15 @@ from .. import _dtype
 from .._tensor import Tensor, wrap
 from .creation import fill_scalar
 
-_NON_TUPLE = ("Using a non-tuple sequence for multidimensional indexing is deprecated and will "
-              "be changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 "
-              "this will be interpreted as tensor index, x[torch.tensor(seq)], which will result "
-              "either in an error or a different result")
-_BYTE_MASK = ("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool "
-              "instead.")
+_NON_TUPLE = (
+    "Using a non-tuple sequence for multidimensional indexing is deprecated and will "
+    "be changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 "
+    "this will be interpreted as tensor index, x[torch.tensor(seq)], which will result "
+    "either in an error or a different result"
+)
+_BYTE_MASK = (
+    "indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead."
+)
 INDEX_DTYPE_ERROR = "tensors used as indices must be long, int, byte or bool tensors"
 # int64 and int32 index; uint8 and bool are masks (uint8 deprecated); nothing else indexes.
 _INDEX_DTYPES = (_dtype.int64, _dtype.int32, _dtype.uint8, _dtype.bool)
@@ -78,7 +81,7 @@ def _treat_as_tuple(index) -> builtins.bool:
     if isinstance(index, (Tensor, np.ndarray, jax.Array)) or not _is_sequence(index):
         return False
     if type(index) is list and all(type(e) is builtins.int for e in index):
-        return False    # the common `x[[0, 2]]`
+        return False  # the common `x[[0, 2]]`
     try:
         n = len(index)
     except TypeError:
@@ -119,24 +122,31 @@ def _entry(e):
         return builtins.int(e)
     if isinstance(e, Tensor):
         return index_tensor(e)
-    if isinstance(e, jax.Array):   # jtorch's own extension: a jax array indexes like a tensor
+    if isinstance(e, jax.Array):  # jtorch's own extension: a jax array indexes like a tensor
         return index_tensor(wrap(e))
     if _is_sequence(e):
         return index_tensor(sequence_to_index(e))
     try:
         return operator.index(e)
     except TypeError:
-        raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
-                         f"Variables are valid indices (got {tp_name(e)})") from None
+        raise IndexError(
+            "only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+            f"Variables are valid indices (got {tp_name(e)})"
+        ) from None
 
 
 def index_tensor(t: Tensor):
     """A tensor entry checked: a 0-d integer tensor selects (an int); dtypes that cannot
     index raise PyTorch's IndexError."""
     dt = t.dtype
-    if t.ndim == 0 and dt is not _dtype.bool and dt is not _dtype.uint8 and not (
-            dt.is_floating_point or dt.is_complex):
+    if (
+        t.ndim == 0
+        and dt is not _dtype.bool
+        and dt is not _dtype.uint8
+        and not (dt.is_floating_point or dt.is_complex)
+    ):
         from .. import _meta
+
         return t if _meta.no_values(t._array) else builtins.int(t.item())
     if dt not in _INDEX_DTYPES:
         raise IndexError(INDEX_DTYPE_ERROR)
@@ -165,14 +175,14 @@ def sequence_to_index(seq) -> Tensor:
         return wrap(jnp.asarray(np.arange(seq.start, seq.stop, seq.step, dtype=np.int64)))
     if isinstance(seq, (np.ndarray, jax.Array)):
         arr = np.asarray(seq)
-        _dtype.from_np(arr.dtype)   # PyTorch's TypeError for the types it cannot convert
+        _dtype.from_np(arr.dtype)  # PyTorch's TypeError for the types it cannot convert
         keep = arr.dtype in (np.bool_, np.uint8)
         return wrap(jnp.asarray(arr if keep else arr.real.astype(np.int64)))
     if type(seq) is list and seq and all(type(e) is builtins.int for e in seq):
-        try:        # the common flat list of Python ints
+        try:  # the common flat list of Python ints
             return wrap(jnp.asarray(np.asarray(seq, dtype=np.int64)))
         except OverflowError:
-            pass    # the element-wise path raises PyTorch's error
+            pass  # the element-wise path raises PyTorch's error
     kinds: set = set()
     shape = _shape_of(seq, kinds)
     flat: list = []
@@ -233,8 +243,13 @@ def _shape_of(seq, kinds: set) -> tuple:
 
 def _collect_kinds(x, kinds: set) -> None:
     if isinstance(x, np.ndarray):
-        kinds.add("b" if x.dtype == np.bool_ else "u8" if x.dtype == np.uint8 else
-                  _dtype.from_np(x.dtype)._kind)
+        kinds.add(
+            "b"
+            if x.dtype == np.bool_
+            else "u8"
+            if x.dtype == np.uint8
+            else _dtype.from_np(x.dtype)._kind
+        )
     elif isinstance(x, Tensor):
         kinds.add(_leaf_kind(x))
     elif _is_nested(x):
@@ -264,11 +279,11 @@ def _as_int(v) -> builtins.int:
     if isinstance(v, builtins.complex):
         v = v.real
     if isinstance(v, builtins.float):
-        if not math.isfinite(v) or not -2.0 ** 63 <= v < 2.0 ** 63:
+        if not math.isfinite(v) or not -(2.0**63) <= v < 2.0**63:
             raise RuntimeError("value cannot be converted to type int64_t without overflow")
         return builtins.int(v)
     v = builtins.int(v)
-    if not -2 ** 63 <= v < 2 ** 63:
+    if not -(2**63) <= v < 2**63:
         raise ValueError("Overflow when unpacking long long")
     return v
 
@@ -276,9 +291,11 @@ def _as_int(v) -> builtins.int:
 # ---------------------------------------------------------------------------
 # Assigned values (valueToTensor)
 
+
 def legacy_type_name(t: Tensor) -> str:
     """`torch.LongTensor`, `torch.cuda.FloatTensor`: the tensor's legacy type as messages say."""
     from .tensor_methods import _legacy_name
+
     name = _legacy_name(t)
     return name.replace("torch.", "torch.cuda.", 1) if t.device.type == "cuda" else name
 
@@ -288,19 +305,24 @@ def value_tensor(value, like: Tensor) -> Tensor:
     with c10's overflow check; anything else (lists, arrays, strings) is a TypeError."""
     if isinstance(value, Tensor):
         return value
-    if isinstance(value, jax.Array):   # jtorch's own extension, as for indices
+    if isinstance(value, jax.Array):  # jtorch's own extension, as for indices
         return wrap(value)
     # PyTorch's order: integers (numpy's too) and bools, then float and complex subclasses
     # (numpy's float64/complex128 are; float32 is not and is rejected as PyTorch rejects it).
-    if not isinstance(value, (builtins.int, np.integer, builtins.float, builtins.complex)) or \
-            isinstance(value, np.generic) and not isinstance(value, (np.integer, np.float64,
-                                                                     np.complex128)):
+    if (
+        not isinstance(value, (builtins.int, np.integer, builtins.float, builtins.complex))
+        or isinstance(value, np.generic)
+        and not isinstance(value, (np.integer, np.float64, np.complex128))
+    ):
         raise TypeError(f"can't assign a {tp_name(value)} to a {legacy_type_name(like)}")
     dt = like.dtype
-    if dt in (_dtype.float16, _dtype.bfloat16) and isinstance(value, builtins.complex) and \
-            value.imag != 0:
+    if (
+        dt in (_dtype.float16, _dtype.bfloat16)
+        and isinstance(value, builtins.complex)
+        and value.imag != 0
+    ):
         # PyTorch's assignment converts a scalar for these types through double
         raise RuntimeError("value cannot be converted to type double without overflow")
     # one element: float16/bfloat16 take out-of-range floats as inf, as PyTorch's fill does
-    with np.errstate(over="ignore"):   # that inf comes from a numpy cast: no warning
+    with np.errstate(over="ignore"):  # that inf comes from a numpy cast: no warning
         return wrap(jnp.asarray(fill_scalar(value, dt, numel=1)))

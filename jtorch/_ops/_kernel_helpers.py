@@ -46,7 +46,7 @@ def need_float(kernel: str, a, complex_ok: bool = False) -> None:
     dt = jnp.result_type(a)
     if jnp.issubdtype(dt, jnp.floating) or (complex_ok and jnp.issubdtype(dt, jnp.complexfloating)):
         return
-    raise NotImplementedError(f'"{kernel}" not implemented for \'{c10_name(dt)}\'')
+    raise NotImplementedError(f"\"{kernel}\" not implemented for '{c10_name(dt)}'")
 
 
 def private_op(impl, promote=_registry.DEFAULT, jit=True):
@@ -57,7 +57,7 @@ def private_op(impl, promote=_registry.DEFAULT, jit=True):
 
 def not_implemented(kernel: str, a) -> NotImplementedError:
     """PyTorch's dispatch error for a dtype a CPU kernel does not support."""
-    return NotImplementedError(f'"{kernel}" not implemented for \'{c10_name(a)}\'')
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{c10_name(a)}'")
 
 
 def dims_arg(dim, ndim):
@@ -102,6 +102,7 @@ def run_in_opmath(fn):
     type itself rounds every intermediate and drifts past half tolerances. (`accumulate`
     is the same rule for one array.)
     """
+
     @functools.wraps(fn)
     def wrapped(*args, **kwargs):
         half = next((a.dtype for a in args if getattr(a, "dtype", None) in _HALF), None)
@@ -112,6 +113,7 @@ def run_in_opmath(fn):
         if isinstance(out, tuple):
             return tuple(o.astype(half) if o.dtype == jnp.float32 else o for o in out)
         return out.astype(half) if out.dtype == jnp.float32 else out
+
     return wrapped
 
 

@@ -22,7 +22,7 @@ __all__ = ["set_variants"]
 
 # {function: (its code, its kwdefaults, a copy of the original, the trampoline's handler)}
 _saved: dict = {}
-_published: dict = {}    # id(function) -> its torch name, built on first use
+_published: dict = {}  # id(function) -> its torch name, built on first use
 
 
 def _qualname(fn) -> str:
@@ -52,6 +52,7 @@ def _handler(public, original):
         if _tf.wants(relevant):
             return _tf.dispatch(public, qualname, relevant, args, kwargs)
         return original(*args, **kwargs)
+
     return handler
 
 
@@ -73,12 +74,15 @@ def set_variants(on: bool) -> None:
     for fn in _functions():
         rec = _saved.get(fn)
         if rec is None:
-            original = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__,
-                                          fn.__defaults__)
+            original = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__)
             original.__kwdefaults__ = fn.__kwdefaults__
             original.__qualname__ = fn.__qualname__
-            rec = _saved[fn] = (fn.__code__, fn.__kwdefaults__, original,
-                                {"_jtorch_torch_function": _handler(fn, original)})
+            rec = _saved[fn] = (
+                fn.__code__,
+                fn.__kwdefaults__,
+                original,
+                {"_jtorch_torch_function": _handler(fn, original)},
+            )
         fn.__code__ = _trampoline.__code__
         fn.__kwdefaults__ = rec[3]
 

@@ -49,10 +49,10 @@ class _Slot:
         return self.name
 
 
-T = _Slot("T")    # tensor or scalar, promoted
+T = _Slot("T")  # tensor or scalar, promoted
 TI = _Slot("TI")  # tensor passed as is (indices, masks, conditions); numbers are wrapped
 TL = _Slot("TL")  # sequence of tensors, promoted together
-S = _Slot("S")    # Python number passed traced (weakly typed), not promoted
+S = _Slot("S")  # Python number passed traced (weakly typed), not promoted
 _SLOTS = {"T": T, "TI": TI, "TL": TL, "S": S}
 
 # Promotion kinds, named as PyTorch's ELEMENTWISE_TYPE_PROMOTION_KIND.
@@ -64,7 +64,7 @@ BOOL_TO_LONG = "BOOL_TO_LONG"
 NONE = None  # the implementation handles dtypes itself
 
 OPS: dict[str, "OpDef"] = {}
-NAMESPACES: dict[str, dict] = collections.defaultdict(dict)   # "" is torch itself
+NAMESPACES: dict[str, dict] = collections.defaultdict(dict)  # "" is torch itself
 METHODS: dict[str, object] = {}
 
 _NO_JIT = os.environ.get("JTORCH_EAGER_JIT", "1") == "0"
@@ -107,8 +107,18 @@ def _freeze(v):
 class OpDef:
     """One declared op: its implementation, slots, promotion rule and compiled-kernel cache."""
 
-    def __init__(self, impl, name, promote, jit, returns, differentiable, view,
-                 check=None, scalar_opmath=False):
+    def __init__(
+        self,
+        impl,
+        name,
+        promote,
+        jit,
+        returns,
+        differentiable,
+        view,
+        check=None,
+        scalar_opmath=False,
+    ):
         self.impl = impl
         self.scalar_opmath = scalar_opmath
         self.name = name
@@ -134,12 +144,13 @@ class OpDef:
         self.take_statics = _taker(self.static_pos)
         # The dispatcher's fast path takes only tensors, Python numbers and None in slots.
         self.fast = TL not in self.slot_kinds
-        self.n_positional = sum(1 for p in self.params if p.kind in (
-            p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+        self.n_positional = sum(
+            1 for p in self.params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        )
         self.has_varargs = any(p.kind == p.VAR_POSITIONAL for p in self.params)
         first_kw = self.n_positional + self.has_varargs
         self.kw_names = tuple(p.name for p in self.params[first_kw:])
-        self.namedtuple = (collections.namedtuple(name, returns) if returns else None)
+        self.namedtuple = collections.namedtuple(name, returns) if returns else None
         if self.namedtuple is not None:
             self.namedtuple.__module__ = "torch.return_types"
             self.namedtuple.__qualname__ = name
@@ -163,7 +174,7 @@ def invoke(op: "OpDef", args):
     """Calls the implementation with wrapper-ordered `args` (varargs arrive as one tuple)."""
     n = op.n_positional
     if op.has_varargs:
-        return op.impl(*args[:n], *args[n], **dict(zip(op.kw_names, args[n + 1:])))
+        return op.impl(*args[:n], *args[n], **dict(zip(op.kw_names, args[n + 1 :])))
     return op.impl(*args[:n], **dict(zip(op.kw_names, args[n:])))
 
 
@@ -329,7 +340,7 @@ def _build(op: OpDef, statics: tuple, ct, rt, arrays):
         return out
 
     fn = jax.jit(run) if op.jit else run
-    fn.statics = statics    # PyTorch names some backward nodes by them (autograd/_names.py)
+    fn.statics = statics  # PyTorch names some backward nodes by them (autograd/_names.py)
     return fn
 
 
@@ -340,8 +351,10 @@ def broadcast_error(a_shape, b_shape):
         sa = a_shape[-i] if i <= len(a_shape) else 1
         sb = b_shape[-i] if i <= len(b_shape) else 1
         if sa != sb and sa != 1 and sb != 1:
-            return RuntimeError(f"The size of tensor a ({sa}) must match the size of tensor b "
-                                f"({sb}) at non-singleton dimension {n - i}")
+            return RuntimeError(
+                f"The size of tensor a ({sa}) must match the size of tensor b "
+                f"({sb}) at non-singleton dimension {n - i}"
+            )
     return None
 
 
@@ -350,7 +363,7 @@ def _translate(e: Exception, arrays):
     if "broadcast" in str(e) or "incompatible shapes" in str(e):
         shapes = [a.shape for a in arrays if hasattr(a, "shape") and a.ndim]
         for i, a in enumerate(shapes):
-            for b in shapes[i + 1:]:
+            for b in shapes[i + 1 :]:
                 err = broadcast_error(a, b)
                 if err is not None:
                     return err
@@ -358,6 +371,7 @@ def _translate(e: Exception, arrays):
 
 
 from jax._src.array import ArrayImpl as _ArrayImpl  # noqa: E402 (not an array made at
+
 # import: that would start jax's backends before `jax.distributed` can be joined)
 _HALF = (np.dtype(jnp.float16), np.dtype(jnp.bfloat16))
 
@@ -381,7 +395,7 @@ def call(op: OpDef, args: tuple):
         if op.check is not None:
             op.check(*args)
         return _dispatch(op, args)
-    except SparseOperand:       # a sparse argument (free for dense calls: no try cost)
+    except SparseOperand:  # a sparse argument (free for dense calls: no try cost)
         return sparse_hook(op, args, "call", None)
 
 
@@ -397,10 +411,13 @@ def call_out(op: OpDef, args: tuple, out):
         return result
     if forward_ad is not None:
         forward_ad.check_out(op, result)
-    if any(r._rg for r in (result if isinstance(result, tuple) else (result,))
-           if isinstance(r, Tensor)):
-        raise RuntimeError(f"{op.name}(): functions with out=... arguments don't support "
-                           "automatic differentiation, but one of the arguments requires grad.")
+    if any(
+        r._rg for r in (result if isinstance(result, tuple) else (result,)) if isinstance(r, Tensor)
+    ):
+        raise RuntimeError(
+            f"{op.name}(): functions with out=... arguments don't support "
+            "automatic differentiation, but one of the arguments requires grad."
+        )
     return write_out(result, out)
 
 
@@ -435,10 +452,9 @@ def _device_scalar(v):
     table = _DEVICE_SCALARS[type(v)]
     a = table.get(v)
     if a is None:
-        if (not v and type(v) is float) or v != v or not -2**31 <= v < 2**31 \
-                or len(table) >= 256:
+        if (not v and type(v) is float) or v != v or not -(2**31) <= v < 2**31 or len(table) >= 256:
             return v
-        with jax.ensure_compile_time_eval():    # never a tracer, whoever traces now
+        with jax.ensure_compile_time_eval():  # never a tracer, whoever traces now
             a = table[v] = jax.device_put(v)
     return a
 
@@ -458,7 +474,7 @@ def _dispatch(op: OpDef, args: tuple):
         arrays = []
         sig = []
         rg = numbers = False
-        plain = True        # every tensor's value is a concrete jax array (no tracer, meta)
+        plain = True  # every tensor's value is a concrete jax array (no tracer, meta)
         for v in slot_values:
             if isinstance(v, Tensor):
                 # (a root's value without the `_array` property's call: the common case)
@@ -466,7 +482,7 @@ def _dispatch(op: OpDef, args: tuple):
                 if v._rg:
                     rg = True
                 if type(a) is _ArrayImpl:
-                    sig.append(a.aval)                  # shape and dtype, compared in C++
+                    sig.append(a.aval)  # shape and dtype, compared in C++
                 else:
                     plain = False
                     sig.append(a.shape)
@@ -537,7 +553,7 @@ def _dispatch_general(op: OpDef, args: tuple, slot_values: tuple):
         kind = kind(**dict(zip(op.static_names, statics)))
     ct, rt = (None, None) if kind is NONE else _promote(kind, op.slots, slot_values)
     try:
-        arrays = tuple(_unwrap(v) for v in slot_values)     # may materialise views
+        arrays = tuple(_unwrap(v) for v in slot_values)  # may materialise views
         fn = _kernel(op, statics, ct, rt, arrays)
         if _device.multi_device():
             _device.check_same_device(a for a in _flat(arrays))
@@ -584,11 +600,14 @@ def call_view(op: OpDef, args: tuple):
 def _check_result_fits(result: Tensor, target: Tensor, what: str) -> None:
     rdt, tdt = result.dtype, target.dtype
     if not _dtype.can_cast(rdt, tdt):
-        raise RuntimeError(f"result type {c10_name(rdt)} can't be cast to the desired output "
-                           f"type {c10_name(tdt)}")
+        raise RuntimeError(
+            f"result type {c10_name(rdt)} can't be cast to the desired output type {c10_name(tdt)}"
+        )
     if what == "inplace" and tuple(result.shape) != tuple(target.shape):
-        raise RuntimeError(f"output with shape {list(target.shape)} doesn't match the broadcast "
-                           f"shape {list(result.shape)}")
+        raise RuntimeError(
+            f"output with shape {list(target.shape)} doesn't match the broadcast "
+            f"shape {list(result.shape)}"
+        )
 
 
 def call_inplace(op: OpDef, args: tuple):
@@ -655,20 +674,24 @@ def _prelude(name: str, params) -> tuple[list, set, str]:
         if p is None or alias in names or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             continue
         if p.default is p.empty:
-            later = positional[positional.index(p) + 1:] if p in positional else []
+            later = positional[positional.index(p) + 1 :] if p in positional else []
             if any(q.default is q.empty for q in later):
-                continue        # it cannot become optional in a Python signature
+                continue  # it cannot become optional in a Python signature
             optional.add(canonical)
-            lines.append(f"if {canonical} is _NOARG:\n            if {alias} is _NOARG: raise "
-                         f"TypeError(\"{name}() missing 1 required positional argument: "
-                         f"'{canonical}'\")\n            {canonical} = {alias}\n        "
-                         f"elif {alias} is not _NOARG: raise TypeError(\"{name}() got an "
-                         f"unexpected keyword argument '{alias}'\")")
+            lines.append(
+                f"if {canonical} is _NOARG:\n            if {alias} is _NOARG: raise "
+                f'TypeError("{name}() missing 1 required positional argument: '
+                f"'{canonical}'\")\n            {canonical} = {alias}\n        "
+                f'elif {alias} is not _NOARG: raise TypeError("{name}() got an '
+                f"unexpected keyword argument '{alias}'\")"
+            )
         else:
             # Both spellings at once: PyTorch's parser reports the alias as unexpected.
-            lines.append(f"if {alias} is not _NOARG:\n            if {canonical} is not "
-                         f"_d{params.index(p)}: raise TypeError(\"{name}() got an unexpected "
-                         f"keyword argument '{alias}'\")\n            {canonical} = {alias}")
+            lines.append(
+                f"if {alias} is not _NOARG:\n            if {canonical} is not "
+                f'_d{params.index(p)}: raise TypeError("{name}() got an unexpected '
+                f"keyword argument '{alias}'\")\n            {canonical} = {alias}"
+            )
         extra.append(f"{alias}=_NOARG")
     # dtype=float means torch.float64, except in Tensor.type, which reads a class as a type name
     if name != "type" and "dtype" in names:
@@ -703,10 +726,17 @@ def _gen(name: str, params, body: str, namespace: dict):
         parts += ([] if star else ["*"]) + extra
     # An exception leaving the op loses the registry's and jax's frames (_tracebacks), and
     # a bare `raise` adds no frame of its own: the traceback ends at the user's call.
-    src = (f"def {name}({', '.join(parts)}):\n    try:\n        {prelude}{body}\n"
-           "    except Exception as _e:\n        _clean(_e)\n        raise\n")
-    ns = dict(namespace, _clean=_tracebacks.clean, _from_python_type=_dtype.from_python_type,
-              _NOARG=_NOARG, **defaults)
+    src = (
+        f"def {name}({', '.join(parts)}):\n    try:\n        {prelude}{body}\n"
+        "    except Exception as _e:\n        _clean(_e)\n        raise\n"
+    )
+    ns = dict(
+        namespace,
+        _clean=_tracebacks.clean,
+        _from_python_type=_dtype.from_python_type,
+        _NOARG=_NOARG,
+        **defaults,
+    )
     exec(compile(src, _tracebacks.GENERATED_FILE, "exec"), ns)
     GENERATED.append(ns[name])
     return ns[name]
@@ -722,9 +752,25 @@ def _arg_tuple(params) -> str:
     return "(" + "".join(n + ", " for n in names) + ")"
 
 
-def op(impl=None, *, name=None, promote=DEFAULT, method=True, inplace=False, out=True,
-       dunder=None, rdunder=None, aliases=(), jit=True, returns=None, differentiable=True,
-       view=False, check=None, publish=None, scalar_opmath=False):
+def op(
+    impl=None,
+    *,
+    name=None,
+    promote=DEFAULT,
+    method=True,
+    inplace=False,
+    out=True,
+    dunder=None,
+    rdunder=None,
+    aliases=(),
+    jit=True,
+    returns=None,
+    differentiable=True,
+    view=False,
+    check=None,
+    publish=None,
+    scalar_opmath=False,
+):
     """Declares an op. See the module docstring.
 
     Args:
@@ -757,11 +803,24 @@ def op(impl=None, *, name=None, promote=DEFAULT, method=True, inplace=False, out
         in float32: `opmath`), as PyTorch's mul/div kernels read their scalar.
     """
     if impl is None:
-        return functools.partial(op, name=name, promote=promote, method=method, inplace=inplace,
-                                 out=out, dunder=dunder, rdunder=rdunder, aliases=aliases,
-                                 jit=jit, returns=returns, differentiable=differentiable,
-                                 view=view, check=check, publish=publish,
-                                 scalar_opmath=scalar_opmath)
+        return functools.partial(
+            op,
+            name=name,
+            promote=promote,
+            method=method,
+            inplace=inplace,
+            out=out,
+            dunder=dunder,
+            rdunder=rdunder,
+            aliases=aliases,
+            jit=jit,
+            returns=returns,
+            differentiable=differentiable,
+            view=view,
+            check=check,
+            publish=publish,
+            scalar_opmath=scalar_opmath,
+        )
     full = name or impl.__name__
     short = full.rsplit(".", 1)[-1]
     d = OpDef(impl, short, promote, jit, returns, differentiable, view, check, scalar_opmath)
@@ -773,14 +832,16 @@ def op(impl=None, *, name=None, promote=DEFAULT, method=True, inplace=False, out
     has_inplace_arg = "inplace" in names
     args = _arg_tuple(params)
     call_args = "(" + "".join(("False" if n == "inplace" else n) + ", " for n in names) + ")"
-    env = {"_op": d, "_call": call_view if view else call, "_call_out": call_out,
-           "_inplace": call_inplace}
+    env = {
+        "_op": d,
+        "_call": call_view if view else call,
+        "_call_out": call_out,
+        "_inplace": call_inplace,
+    }
     if has_inplace_arg:
-        fn = _gen(short, params,
-                  f"return (_inplace if inplace else _call)(_op, {call_args})", env)
+        fn = _gen(short, params, f"return (_inplace if inplace else _call)(_op, {call_args})", env)
     elif out and not view:
-        fparams = params + [inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY,
-                                              default=None)]
+        fparams = params + [inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None)]
         body = f"return _call_out(_op, {args}, out)"
         fn = _gen(short, fparams, body, env)
     else:
@@ -802,8 +863,11 @@ def op(impl=None, *, name=None, promote=DEFAULT, method=True, inplace=False, out
         METHODS[method if isinstance(method, str) else short] = mfn
     targets = ()
     if inplace:
-        targets = inplace if isinstance(inplace, tuple) else (
-            ("method",) + (("torch",) if "." not in full else ()))
+        targets = (
+            inplace
+            if isinstance(inplace, tuple)
+            else (("method",) + (("torch",) if "." not in full else ()))
+        )
         iparams = [p for p in params if p.name != "inplace"]
         ifn = _gen(short + "_", iparams, f"return _inplace(_op, {call_args})", env)
         ifn.__doc__ = f"In-place `{short}`."
@@ -835,16 +899,21 @@ def op(impl=None, *, name=None, promote=DEFAULT, method=True, inplace=False, out
     return fn
 
 
-def kernel(impl=None, *, name=None, promote=DEFAULT, jit=True, returns=None,
-           differentiable=True):
+def kernel(impl=None, *, name=None, promote=DEFAULT, jit=True, returns=None, differentiable=True):
     """A compiled kernel that composites call: dispatched and recorded like an op, unpublished.
 
     Returns `run(*args)` taking the implementation's arguments positionally, with
     `run.inplace(*args)` writing the result into the first argument.
     """
     if impl is None:
-        return functools.partial(kernel, name=name, promote=promote, jit=jit, returns=returns,
-                                 differentiable=differentiable)
+        return functools.partial(
+            kernel,
+            name=name,
+            promote=promote,
+            jit=jit,
+            returns=returns,
+            differentiable=differentiable,
+        )
     d = OpDef(impl, name or impl.__name__, promote, jit, returns, differentiable, False)
 
     def run(*args):
@@ -892,10 +961,12 @@ def _name_modules() -> None:
         if not ns:
             continue
         for short, fn in names.items():
-            if (getattr(fn, "__module__", None) == "jtorch" and fn.__name__ == short
-                    and top.get(short) is not fn):
+            if (
+                getattr(fn, "__module__", None) == "jtorch"
+                and fn.__name__ == short
+                and top.get(short) is not fn
+            ):
                 fn.__module__ = "jtorch." + ns
-
 
 
 def _composite_entry(impl, short: str):
@@ -926,16 +997,16 @@ def composite(impl=None, *, name=None, method=True, aliases=(), function=True, p
     Like PyTorch's CompositeImplicitAutograd ops: autograd sees the ops it calls.
     """
     if impl is None:
-        return functools.partial(composite, name=name, method=method, aliases=aliases,
-                                 function=function, publish=publish)
+        return functools.partial(
+            composite, name=name, method=method, aliases=aliases, function=function, publish=publish
+        )
     full = name or impl.__name__
     short = full.rsplit(".", 1)[-1]
     if full in OPS:
         raise RuntimeError(f"op {full} declared twice")
     impl = _composite_entry(impl, short)
     OPS[full] = impl
-    impl.published = function = function and (_is_public(short) if publish is None
-                                                else publish)
+    impl.published = function = function and (_is_public(short) if publish is None else publish)
     if function:
         _publish(full, impl)
     for a in aliases:

@@ -18,8 +18,10 @@ _F64 = jnp.float64
 
 def _f64(fn):
     """Runs `fn` on float64 and casts the result back to the input's dtype."""
+
     def wrapped(x):
         return fn(x.astype(_F64)).astype(x.dtype)
+
     wrapped.__name__ = fn.__name__
     return wrapped
 
@@ -73,7 +75,7 @@ def _trigamma(x):
     small = x < 0.5
     y = jnp.where(small, 1 - x, x)
     base = jss.zeta(jnp.asarray(2.0, x.dtype), y)
-    refl = (math.pi ** 2) / jnp.sin(math.pi * x) ** 2
+    refl = (math.pi**2) / jnp.sin(math.pi * x) ** 2
     return jnp.where(small, refl - base, base)
 
 
@@ -115,8 +117,7 @@ def mvlgamma(x, p):
 @jax.custom_jvp
 def entr(x):
     zero = jnp.zeros((), x.dtype)
-    res = jnp.where(x > 0, -x * jnp.log(jnp.where(x > 0, x, 1)),
-                    jnp.where(x == 0, zero, -jnp.inf))
+    res = jnp.where(x > 0, -x * jnp.log(jnp.where(x > 0, x, 1)), jnp.where(x == 0, zero, -jnp.inf))
     return jnp.where(jnp.isnan(x), x, res)
 
 
@@ -297,7 +298,7 @@ scaled_modified_bessel_k1 = _f64(lambda x: _k(x, 1, True))
 # ---------------------------------------------------------------------------
 # Airy Ai and the spherical Bessel j0
 
-_AI0 = 0.355028053887817239   # Ai(0)
+_AI0 = 0.355028053887817239  # Ai(0)
 _AIP0 = 0.258819403792806798  # -Ai'(0)
 _AIRY_NEG = -6.5
 _AIRY_POS = 2.0
@@ -318,7 +319,7 @@ def _airy_series(x, terms=40):
 def _airy_negative(x, terms=20):
     """Ai(x) for x << 0 by its oscillatory asymptotic expansion."""
     z = -x
-    zeta = 2.0 / 3.0 * z ** 1.5
+    zeta = 2.0 / 3.0 * z**1.5
     u = 1.0
     even, odd = jnp.ones_like(z), jnp.zeros_like(z)
     power = jnp.ones_like(z)
@@ -331,7 +332,7 @@ def _airy_negative(x, terms=20):
         else:
             even = even + sign * u * power
     phase = zeta + math.pi / 4
-    return (jnp.sin(phase) * even - jnp.cos(phase) * odd) / (math.sqrt(math.pi) * z ** 0.25)
+    return (jnp.sin(phase) * even - jnp.cos(phase) * odd) / (math.sqrt(math.pi) * z**0.25)
 
 
 def _airy(x):
@@ -340,7 +341,7 @@ def _airy(x):
     xn = jnp.where(x < _AIRY_NEG, x, _AIRY_NEG - 1)
     neg = _airy_negative(xn)
     xp = jnp.where((x > _AIRY_POS) & ~jnp.isinf(x), x, _AIRY_POS + 1)
-    zeta = 2.0 / 3.0 * xp ** 1.5
+    zeta = 2.0 / 3.0 * xp**1.5
     pos = jnp.sqrt(xp / 3) / math.pi * jnp.exp(-zeta) * _scaled_k_integral(zeta, 1.0 / 3.0)
     res = jnp.where(mid, series, jnp.where(x < _AIRY_NEG, neg, pos))
     res = jnp.where(x == jnp.inf, 0.0, res)
@@ -370,10 +371,14 @@ spherical_bessel_j0 = _f64(_sph_j0)
 def _first_two(kind, x):
     one = jnp.ones_like(x)
     return one, {
-        "chebyshev_polynomial_t": x, "chebyshev_polynomial_u": 2 * x,
-        "chebyshev_polynomial_v": 2 * x - 1, "chebyshev_polynomial_w": 2 * x + 1,
-        "hermite_polynomial_h": 2 * x, "hermite_polynomial_he": x,
-        "laguerre_polynomial_l": 1 - x, "legendre_polynomial_p": x,
+        "chebyshev_polynomial_t": x,
+        "chebyshev_polynomial_u": 2 * x,
+        "chebyshev_polynomial_v": 2 * x - 1,
+        "chebyshev_polynomial_w": 2 * x + 1,
+        "hermite_polynomial_h": 2 * x,
+        "hermite_polynomial_he": x,
+        "laguerre_polynomial_l": 1 - x,
+        "legendre_polynomial_p": x,
     }[kind]
 
 
@@ -393,7 +398,7 @@ def _next(kind, k, x, p, p_prev):
 def polynomial(kind, x, n):
     x, n = jnp.broadcast_arrays(x, n)
     if kind.startswith("shifted_"):
-        kind = kind[len("shifted_"):]
+        kind = kind[len("shifted_") :]
         x = 2 * x - 1
     # PyTorch truncates a floating n to an integer degree.
     deg = jnp.trunc(n).astype(jnp.int64)

@@ -11,8 +11,8 @@ import jax
 import jax.numpy as jnp
 
 from .. import _device, _dtype, _meta
-from .._tensor import Tensor
 from .._dtype import c10_name
+from .._tensor import Tensor
 from ._registry import NONE, TI, T, composite, op
 
 # ---------------------------------------------------------------------------
@@ -28,20 +28,25 @@ def cast_array(x, dt: _dtype.dtype):
         return x != 0
     if jnp.issubdtype(x.dtype, jnp.complexfloating) and not dt.is_complex:
         x = jnp.real(x)
-    if (jnp.issubdtype(x.dtype, jnp.floating) and dt._kind in "iu" and dt.itemsize < 8):
+    if jnp.issubdtype(x.dtype, jnp.floating) and dt._kind in "iu" and dt.itemsize < 8:
         # PyTorch converts through int64, so out-of-range values wrap (300. -> uint8 44).
         x = x.astype(jnp.int64)
     if dt is _dtype.float8_e4m3fn:
         # PyTorch saturates out-of-range values (inf too) to +-448; ml_dtypes makes them nan.
-        x = jnp.clip(x.astype(jnp.float32) if x.dtype.itemsize < 4 or not jnp.issubdtype(
-            x.dtype, jnp.floating) else x, -448, 448)
+        x = jnp.clip(
+            x.astype(jnp.float32)
+            if x.dtype.itemsize < 4 or not jnp.issubdtype(x.dtype, jnp.floating)
+            else x,
+            -448,
+            448,
+        )
     elif dt is _dtype.float8_e8m0fnu:
         # A power of two with no sign and no zero: PyTorch drops the sign and sends what is
         # below the smallest normal float32 to 2^-127, the code 0 (XLA flushes float32
         # subnormals to zero, and a zero would become nan).
         a = jnp.abs(x.astype(jnp.float32))
         smallest = jax.lax.bitcast_convert_type(jnp.uint8(0), target)
-        return jnp.where(a < 2.0 ** -126, smallest, a.astype(target))
+        return jnp.where(a < 2.0**-126, smallest, a.astype(target))
     return x.astype(target)
 
 
@@ -60,8 +65,9 @@ def _to_device(input: T, device):
 
 def _cast(self: Tensor, dt: _dtype.dtype) -> Tensor:
     if self.dtype.is_complex and not dt.is_complex and dt is not _dtype.bool:
-        warnings.warn("Casting complex values to real discards the imaginary part",
-                      UserWarning, stacklevel=4)
+        warnings.warn(
+            "Casting complex values to real discards the imaginary part", UserWarning, stacklevel=4
+        )
     return _to_copy(self, dtype=dt)
 
 
@@ -77,8 +83,10 @@ def _parse_to(args, kwargs):
     copy = kwargs.pop("copy", False)
     kwargs.pop("memory_format", None)
     if kwargs:
-        raise TypeError(f"to() received an invalid combination of arguments - got unexpected "
-                        f"keyword argument '{next(iter(kwargs))}'")
+        raise TypeError(
+            f"to() received an invalid combination of arguments - got unexpected "
+            f"keyword argument '{next(iter(kwargs))}'"
+        )
     dtype = _dtype.from_python_type(dtype)
     args = [_dtype.from_python_type(a) for a in args]
     if args and isinstance(args[0], Tensor):
@@ -86,16 +94,21 @@ def _parse_to(args, kwargs):
         device, dtype = other.device, other.dtype
     elif args and isinstance(args[0], _dtype.dtype):
         dtype = args.pop(0)
-    elif args and (args[0] is None or isinstance(args[0], (str, _device.device, int))) and not (
-            isinstance(args[0], bool)):
+    elif (
+        args
+        and (args[0] is None or isinstance(args[0], (str, _device.device, int)))
+        and not (isinstance(args[0], bool))
+    ):
         device = args.pop(0)
         if args and (args[0] is None or isinstance(args[0], _dtype.dtype)):
             dtype = args.pop(0)
     flags = [non_blocking, copy]
     if len(args) > 2 or any(not isinstance(a, bool) for a in args):
-        raise TypeError("to() received an invalid combination of arguments - got "
-                        f"({', '.join(type(a).__name__ for a in args)})")
-    flags[:len(args)] = args
+        raise TypeError(
+            "to() received an invalid combination of arguments - got "
+            f"({', '.join(type(a).__name__ for a in args)})"
+        )
+    flags[: len(args)] = args
     if device is not None:
         device = _device.device(device)
     return device, dtype, flags[0], flags[1]
@@ -160,10 +173,10 @@ def type_string(t: Tensor) -> str:
 
 
 def _parse_type_string(name: str):
-    rest = name[len("torch."):] if name.startswith("torch.") else None
+    rest = name[len("torch.") :] if name.startswith("torch.") else None
     cuda = rest is not None and rest.startswith("cuda.")
     if cuda:
-        rest = rest[len("cuda."):]
+        rest = rest[len("cuda.") :]
     if rest is None or not rest.endswith("Tensor") or rest[:-6] not in _BY_TYPE_NAME:
         raise ValueError(f"invalid type: '{name}'")
     return getattr(_dtype, _BY_TYPE_NAME[rest[:-6]]), cuda
@@ -194,17 +207,27 @@ def type_as(self, other):
 def _named_cast(name, dt):
     def cast(self, memory_format=None):
         return to_impl(self, dtype=dt)
+
     cast.__name__ = name
     cast.__doc__ = f"Matches `torch.Tensor.{name}`: `self.to({dt})`."
     return composite(cast, name=name, function=False)
 
 
-for _name, _dt in [("float", _dtype.float32), ("double", _dtype.float64),
-                   ("half", _dtype.float16), ("bfloat16", _dtype.bfloat16),
-                   ("long", _dtype.int64), ("int", _dtype.int32), ("short", _dtype.int16),
-                   ("char", _dtype.int8), ("byte", _dtype.uint8), ("bool", _dtype.bool),
-                   ("cfloat", _dtype.complex64), ("cdouble", _dtype.complex128),
-                   ("chalf", _dtype.complex32)]:
+for _name, _dt in [
+    ("float", _dtype.float32),
+    ("double", _dtype.float64),
+    ("half", _dtype.float16),
+    ("bfloat16", _dtype.bfloat16),
+    ("long", _dtype.int64),
+    ("int", _dtype.int32),
+    ("short", _dtype.int16),
+    ("char", _dtype.int8),
+    ("byte", _dtype.uint8),
+    ("bool", _dtype.bool),
+    ("cfloat", _dtype.complex64),
+    ("cdouble", _dtype.complex128),
+    ("chalf", _dtype.complex32),
+]:
     _named_cast(_name, _dt)
 
 
@@ -216,10 +239,13 @@ for _name, _dt in [("float", _dtype.float32), ("double", _dtype.float64),
 def fill(input: T, value: TI):
     """Matches `torch.fill`: a tensor like `input` filled with `value`."""
     if value.ndim:
-        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
-                           f"{value.ndim} dimensions.")
+        raise RuntimeError(
+            f"fill_ only supports 0-dimension value tensor but got tensor with "
+            f"{value.ndim} dimensions."
+        )
     if jnp.issubdtype(value.dtype, jnp.complexfloating) and not jnp.issubdtype(
-            input.dtype, jnp.complexfloating):
+        input.dtype, jnp.complexfloating
+    ):
         value = jnp.real(value)
     return jnp.broadcast_to(cast_array(value, _dtype.from_np(input.dtype)), input.shape)
 

@@ -21,6 +21,7 @@ from .._tensor import Tensor, wrap
 from ._registry import NONE, TI, composite, op, write_out
 from .views import permute, shape_arg
 
+
 def set_default_device(device) -> None:
     """Matches `torch.set_default_device`."""
     _device.set_default(device)
@@ -48,8 +49,9 @@ def finish(arr, dtype=None, device=None, requires_grad=False, out=None) -> Tenso
     t = wrap(arr)
     if requires_grad:
         if not (t.dtype.is_floating_point or t.dtype.is_complex):
-            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
-                               "gradients")
+            raise RuntimeError(
+                "Only Tensors of floating point and complex dtype can require gradients"
+            )
         t.requires_grad = True
     if out is not None:
         return write_out(t, out)
@@ -84,15 +86,26 @@ def check_size(shape) -> None:
     """PyTorch's error for a negative size."""
     for n in shape:
         if n < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {n}: "
-                               f"{list(shape)}")
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {n}: {list(shape)}"
+            )
 
 
 # c10::checked_convert's names in "value cannot be converted to type ... without overflow".
-_C_TYPES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
-            "int64": "int64_t", "uint16": "uint16_t", "uint32": "uint32_t",
-            "uint64": "uint64_t", "float32": "float", "float64": "double",
-            "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
+_C_TYPES = {
+    "uint8": "uint8_t",
+    "int8": "int8_t",
+    "int16": "int16_t",
+    "int32": "int",
+    "int64": "int64_t",
+    "uint16": "uint16_t",
+    "uint32": "uint32_t",
+    "uint64": "uint64_t",
+    "float32": "float",
+    "float64": "double",
+    "float16": "c10::Half",
+    "bfloat16": "c10::BFloat16",
+}
 
 
 def fill_scalar(value, dt: _dtype.dtype, numel: int = 0):
@@ -106,16 +119,16 @@ def fill_scalar(value, dt: _dtype.dtype, numel: int = 0):
     """
     if isinstance(value, np.generic):
         value = value.item()
-    if isinstance(value, int) and not isinstance(value, bool) and not \
-            -2 ** 63 <= value < 2 ** 64:
+    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**64:
         raise OverflowError("int too big to convert")
     name = str(dt.np)
     if dt is not _dtype.bool and not dt.is_complex:
         cname = _C_TYPES.get(name)
         if isinstance(value, complex):
             if value.imag != 0:
-                raise RuntimeError(f"value cannot be converted to type {cname or name} "
-                                   "without overflow")
+                raise RuntimeError(
+                    f"value cannot be converted to type {cname or name} without overflow"
+                )
             value = value.real
         if cname is not None and not isinstance(value, bool) and not _fits(value, dt, numel):
             raise RuntimeError(f"value cannot be converted to type {cname} without overflow")
@@ -149,10 +162,17 @@ def _full_array(shape, dt, value, checked: bool = True, op: str = ""):
         return jnp.full(shape, value, np_dtype)
     if isinstance(value, jax.Array):
         value = value.item()
-    scalar = (fill_scalar(value, dt, math.prod(shape)) if checked else
-              np.asarray(value, np_dtype)[()])
-    return build("full", shape, np_dtype, lambda v: np.full(shape, v, np_dtype),
-                 lambda v: jnp.full(shape, v, np_dtype), scalar)
+    scalar = (
+        fill_scalar(value, dt, math.prod(shape)) if checked else np.asarray(value, np_dtype)[()]
+    )
+    return build(
+        "full",
+        shape,
+        np_dtype,
+        lambda v: np.full(shape, v, np_dtype),
+        lambda v: jnp.full(shape, v, np_dtype),
+        scalar,
+    )
 
 
 def _resolve(dtype, fallback=None):
@@ -178,8 +198,12 @@ def _infer_dtype(data):
     if isinstance(data, (np.generic,)):
         return _dtype.from_np(data.dtype)
     kind = np.asarray(_plain(data)).dtype.kind
-    return {"b": _dtype.bool, "i": _dtype.int64, "u": _dtype.int64,
-            "c": _dtype.default_complex_dtype()}.get(kind, _dtype.get_default_dtype())
+    return {
+        "b": _dtype.bool,
+        "i": _dtype.int64,
+        "u": _dtype.int64,
+        "c": _dtype.default_complex_dtype(),
+    }.get(kind, _dtype.get_default_dtype())
 
 
 def _plain(data):
@@ -229,8 +253,11 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
 @composite(method=False)
 def as_tensor(data, dtype=None, device=None):
     """Matches `torch.as_tensor`: `data` itself when it is a tensor of that dtype and device."""
-    if isinstance(data, Tensor) and (dtype is None or dtype is data.dtype) and (
-            device is None or _device.device(device) == data.device):
+    if (
+        isinstance(data, Tensor)
+        and (dtype is None or dtype is data.dtype)
+        and (device is None or _device.device(device) == data.device)
+    ):
         return data
     return finish(_from_data(data, dtype), dtype, device)
 
@@ -245,36 +272,44 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
     (jax arrays are immutable), so `copy=False` with such an object raises.
     """
     from .._storage import TypedStorage, UntypedStorage
+
     dev = None if device is None else _device.device(device)
     if isinstance(obj, Tensor):
         if dtype is None or dtype is obj.dtype:
             if dev is None or dev == obj.device:
                 if copy:
-                    return obj.clone().requires_grad_(requires_grad) if requires_grad else \
-                        obj.clone()
+                    return (
+                        obj.clone().requires_grad_(requires_grad) if requires_grad else obj.clone()
+                    )
                 if requires_grad:
                     obj.requires_grad_(True)
                 return obj
         elif copy is False:
-            raise ValueError(f"can't alias tensor with dtype '{_dtype.c10_name(obj.dtype)}' "
-                             f"into dtype '{_dtype.c10_name(dtype)}'.")
+            raise ValueError(
+                f"can't alias tensor with dtype '{_dtype.c10_name(obj.dtype)}' "
+                f"into dtype '{_dtype.c10_name(dtype)}'."
+            )
         return obj.to(device=dev, dtype=dtype, copy=True).requires_grad_(requires_grad)
     if copy is False:
-        raise ValueError("jtorch cannot make a tensor that shares the memory of a "
-                         f"{type(obj).__name__}: jax arrays are immutable (use copy=None)")
+        raise ValueError(
+            "jtorch cannot make a tensor that shares the memory of a "
+            f"{type(obj).__name__}: jax arrays are immutable (use copy=None)"
+        )
     if isinstance(obj, (UntypedStorage, TypedStorage)):
         if isinstance(obj, TypedStorage):
             dtype = dtype or obj.dtype
         dtype = dtype or _dtype.get_default_dtype()
         raw = (obj._untyped_storage if isinstance(obj, TypedStorage) else obj)._bytes()
-        arr = _device.from_host(raw.view(dtype.np))     # the storage's bytes (or a window)
+        arr = _device.from_host(raw.view(dtype.np))  # the storage's bytes (or a window)
         return finish(arr, None, dev if dev is not None else obj.device, requires_grad)
     if isinstance(obj, (bytes, bytearray, memoryview)):
         dt = dtype or _dtype.uint8
-        return finish(_device.from_host(np.frombuffer(obj, dtype=dt.np)), None, dev,
-                      requires_grad)
-    if isinstance(obj, np.ndarray) or hasattr(obj, "__array__") and not isinstance(
-            obj, (list, tuple)):
+        return finish(_device.from_host(np.frombuffer(obj, dtype=dt.np)), None, dev, requires_grad)
+    if (
+        isinstance(obj, np.ndarray)
+        or hasattr(obj, "__array__")
+        and not isinstance(obj, (list, tuple))
+    ):
         arr = np.asarray(obj)
         if arr.dtype.kind not in "biufc" and arr.dtype != jnp.bfloat16:
             raise TypeError(f"can't convert np.ndarray of type {arr.dtype}.")
@@ -297,8 +332,9 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
 
 
 @composite(method=False)
-def frombuffer(buffer, *, dtype: _dtype.dtype, count: int = -1, offset: int = 0,
-               requires_grad: bool = False):
+def frombuffer(
+    buffer, *, dtype: _dtype.dtype, count: int = -1, offset: int = 0, requires_grad: bool = False
+):
     """Matches `torch.frombuffer`, with one difference: PyTorch's tensor shares the buffer's
     memory, jtorch's is a copy (jax arrays are immutable), so later writes to the buffer do
     not show in the tensor, nor the tensor's in the buffer."""
@@ -310,17 +346,23 @@ def frombuffer(buffer, *, dtype: _dtype.dtype, count: int = -1, offset: int = 0,
     if nbytes == 0 or count == 0:
         raise ValueError(f"both buffer length ({nbytes}) and count ({count}) must not be 0")
     if not 0 <= offset < nbytes:
-        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than "
-                         f"buffer length ({nbytes} bytes) minus 1")
+        raise ValueError(
+            f"offset ({offset} bytes) must be non-negative and no greater than "
+            f"buffer length ({nbytes} bytes) minus 1"
+        )
     if count < 0 and (nbytes - offset) % size:
-        raise ValueError(f"buffer length ({nbytes - offset} bytes) after offset ({offset} bytes) "
-                         f"must be a multiple of element size ({size})")
+        raise ValueError(
+            f"buffer length ({nbytes - offset} bytes) after offset ({offset} bytes) "
+            f"must be a multiple of element size ({size})"
+        )
     count = (nbytes - offset) // size if count < 0 else count
     if offset + count * size > nbytes:
-        raise ValueError(f"requested buffer length ({count} * {size} bytes) after offset "
-                         f"({offset} bytes) must not be greater than actual buffer length "
-                         f"({nbytes} bytes)")
-    raw = view.cast("B")[offset:offset + count * size]
+        raise ValueError(
+            f"requested buffer length ({count} * {size} bytes) after offset "
+            f"({offset} bytes) must not be greater than actual buffer length "
+            f"({nbytes} bytes)"
+        )
+    raw = view.cast("B")[offset : offset + count * size]
     # A private copy: jax may alias an aligned host buffer, which the caller can still write.
     arr = np.frombuffer(raw, dtype=dtype.np, count=count).copy()
     return finish(jnp.asarray(arr), None, None, requires_grad)
@@ -331,11 +373,21 @@ def frombuffer(buffer, *, dtype: _dtype.dtype, count: int = -1, offset: int = 0,
 
 
 def _filled_factory(name, value):
-    def factory(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-                pin_memory=False, memory_format=None):
+    def factory(
+        *size,
+        out=None,
+        dtype=None,
+        layout=None,
+        device=None,
+        requires_grad=False,
+        pin_memory=False,
+        memory_format=None,
+    ):
         dt = _resolve(dtype)
-        return finish(_full_array(shape_arg(size), dt, value, False, name), None, device,
-                      requires_grad, out)
+        return finish(
+            _full_array(shape_arg(size), dt, value, False, name), None, device, requires_grad, out
+        )
+
     factory.__name__ = name
     factory.__doc__ = f"Matches `torch.{name}`."
     return composite(factory, method=False)
@@ -347,27 +399,56 @@ empty = _filled_factory("empty", 0)
 
 
 @composite(method=False)
-def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
-         requires_grad=False, pin_memory=False):
+def full(
+    size,
+    fill_value,
+    *,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+):
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     dt = _resolve(dtype, _scalar_dtype(fill_value))
-    return finish(_full_array(shape_arg((size,)), dt, fill_value), None, device,
-                  requires_grad, out)
+    return finish(_full_array(shape_arg((size,)), dt, fill_value), None, device, requires_grad, out)
 
 
 @composite(method=False)
-def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
-              memory_format=None):
+def full_like(
+    input,
+    fill_value,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    memory_format=None,
+):
     dt = dtype or input.dtype
-    return finish(_full_array(tuple(input.shape), dt, fill_value), None,
-                  device if device is not None else input.device, requires_grad)
+    return finish(
+        _full_array(tuple(input.shape), dt, fill_value),
+        None,
+        device if device is not None else input.device,
+        requires_grad,
+    )
 
 
 def _like_factory(name, value):
-    def factory(input, *, dtype=None, layout=None, device=None, requires_grad=False,
-                memory_format=None, pin_memory=False):
+    def factory(
+        input,
+        *,
+        dtype=None,
+        layout=None,
+        device=None,
+        requires_grad=False,
+        memory_format=None,
+        pin_memory=False,
+    ):
         return full_like(input, value, dtype=dtype, device=device, requires_grad=requires_grad)
+
     factory.__name__ = name
     factory.__doc__ = f"Matches `torch.{name}`."
     return composite(factory, method=False)
@@ -379,8 +460,9 @@ empty_like = _like_factory("empty_like", 0)
 
 
 @composite(method=False)
-def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
-                  pin_memory=False):
+def empty_strided(
+    size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False
+):
     dt = _resolve(dtype)
     size, stride = tuple(size), tuple(stride)
     numel = 1 + builtins.sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else 0
@@ -391,8 +473,16 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
 
 
 def _new_factory(name, fill):
-    def method(self, *args, dtype=None, device=None, requires_grad=False, layout=None,
-               pin_memory=False, **named):
+    def method(
+        self,
+        *args,
+        dtype=None,
+        device=None,
+        requires_grad=False,
+        layout=None,
+        pin_memory=False,
+        **named,
+    ):
         # PyTorch also takes the leading arguments by name: new_ones(size=()), new_full(size=,
         # fill_value=), new_tensor(data=)
         args += tuple(named.pop(k) for k in ("size", "fill_value", "data") if k in named)
@@ -406,17 +496,31 @@ def _new_factory(name, fill):
         if fill == "tensor":
             return finish(_from_data(args[0], dt), None, dev, requires_grad)
         return finish(_full_array(shape_arg(args), dt, fill, False), None, dev, requires_grad)
+
     method.__name__ = name
     return composite(method, function=False)
 
 
 @composite(function=False)
-def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False,
-                      layout=None, pin_memory=False):
+def new_empty_strided(
+    self,
+    size,
+    stride,
+    *,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    layout=None,
+    pin_memory=False,
+):
     """Matches `Tensor.new_empty_strided`: dtype and device default to this tensor's."""
-    return empty_strided(size, stride, dtype=dtype or self.dtype,
-                         device=device if device is not None else self.device,
-                         requires_grad=requires_grad)
+    return empty_strided(
+        size,
+        stride,
+        dtype=dtype or self.dtype,
+        device=device if device is not None else self.device,
+        requires_grad=requires_grad,
+    )
 
 
 new_zeros = _new_factory("new_zeros", 0)
@@ -427,8 +531,16 @@ new_tensor = _new_factory("new_tensor", "tensor")
 
 
 @composite(method=False)
-def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None,
-                   requires_grad=False, pin_memory=False):
+def empty_permuted(
+    size,
+    physical_layout,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+):
     """Matches `torch.empty_permuted`: dims laid out in memory in `physical_layout` order.
 
     The result is a permuted view of a contiguous tensor of the physical shape, so `stride()`
@@ -438,15 +550,19 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
     physical_layout = tuple(physical_layout)
     n = len(size)
     if len(physical_layout) != n:
-        raise RuntimeError(f"Number of dimensions in size does not match the length of the "
-                           f"physical_layout; i.e. len(size) = {n} is not equal to "
-                           f"len(physical_layout) = {len(physical_layout)}")
+        raise RuntimeError(
+            f"Number of dimensions in size does not match the length of the "
+            f"physical_layout; i.e. len(size) = {n} is not equal to "
+            f"len(physical_layout) = {len(physical_layout)}"
+        )
     seen = set()
     for i, d in enumerate(physical_layout):
         if not 0 <= d < n:
-            raise RuntimeError(f"Dimension out of range (expected to be between 0 and {n - 1}, "
-                               f"but got {d} at index {i}).  NB: negative dims not currently "
-                               f"supported; file an issue if you want it.")
+            raise RuntimeError(
+                f"Dimension out of range (expected to be between 0 and {n - 1}, "
+                f"but got {d} at index {i}).  NB: negative dims not currently "
+                f"supported; file an issue if you want it."
+            )
         if d in seen:
             raise RuntimeError("Duplicate dim not allowed")
         seen.add(d)
@@ -468,8 +584,18 @@ def _num(v):
 
 
 @composite(method=False)
-def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
-           requires_grad=False, pin_memory=False):
+def arange(
+    start=0,
+    end=None,
+    step=1,
+    *,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+):
     """Matches `torch.arange`: values computed in double precision, then cast."""
     if end is None:
         start, end = 0, start
@@ -491,14 +617,27 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
         values = start + np.arange(n, dtype=np.float64) * step
     else:
         values = start + np.arange(n, dtype=np.int64) * int(step)
-    return finish(jnp.asarray(values.astype(np.float32 if dtype is _dtype.bfloat16
-                                            else dtype.np), dtype.np),
-                  None, device, requires_grad, out)
+    return finish(
+        jnp.asarray(values.astype(np.float32 if dtype is _dtype.bfloat16 else dtype.np), dtype.np),
+        None,
+        device,
+        requires_grad,
+        out,
+    )
 
 
 @composite(method=False, name="range")
-def range_(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
-          requires_grad=False):
+def range_(
+    start=0,
+    end=None,
+    step=1,
+    *,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+):
     """Matches the deprecated `torch.range`: the end is included."""
     n = math.floor((_num(end) - _num(start)) / _num(step)) + 1
     values = _num(start) + np.arange(n, dtype=np.float64) * _num(step)
@@ -509,8 +648,9 @@ def _linspace_values(start, end, steps):
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     if steps == 1:
-        return np.asarray([start], dtype=np.float64 if not isinstance(start, complex)
-                          else np.complex128)
+        return np.asarray(
+            [start], dtype=np.float64 if not isinstance(start, complex) else np.complex128
+        )
     step = (end - start) / (steps - 1)
     i = np.arange(steps)
     half = steps // 2
@@ -519,8 +659,9 @@ def _linspace_values(start, end, steps):
 
 
 @composite(method=False)
-def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
-             requires_grad=False):
+def linspace(
+    start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False
+):
     start, end = _num(start), _num(end)
     is_complex = isinstance(start, complex) or isinstance(end, complex)
     dt = _resolve(dtype, _dtype.default_complex_dtype() if is_complex else None)
@@ -531,13 +672,28 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     values = _linspace_values(start, end, steps)
     if integral:
         values = np.trunc(values)
-    return finish(jnp.asarray(values.astype(np.float32 if dt is _dtype.bfloat16 else dt.np),
-                              dt.np), None, device, requires_grad, out)
+    return finish(
+        jnp.asarray(values.astype(np.float32 if dt is _dtype.bfloat16 else dt.np), dt.np),
+        None,
+        device,
+        requires_grad,
+        out,
+    )
 
 
 @composite(method=False)
-def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
-             requires_grad=False):
+def logspace(
+    start,
+    end,
+    steps,
+    base=10.0,
+    *,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+):
     dt = _resolve(dtype)
     start, end = _num(start), _num(end)
     integral = not (dt.is_floating_point or dt.is_complex)
@@ -551,16 +707,36 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
 
 
 @composite(method=False)
-def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-        pin_memory=False):
+def eye(
+    n,
+    m=None,
+    *,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+):
     if n < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
     dt = _resolve(dtype)
     if m is not None and m < 0:
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
     m = n if m is None else m
-    return finish(build("eye", (n, m), dt.np, lambda: np.eye(n, m, dtype=dt.np),
-                        lambda: jnp.eye(n, m, dtype=dt.np)), None, device, requires_grad, out)
+    return finish(
+        build(
+            "eye",
+            (n, m),
+            dt.np,
+            lambda: np.eye(n, m, dtype=dt.np),
+            lambda: jnp.eye(n, m, dtype=dt.np),
+        ),
+        None,
+        device,
+        requires_grad,
+        out,
+    )
 
 
 def _tri_indices(row, col, offset, lower):
@@ -570,14 +746,12 @@ def _tri_indices(row, col, offset, lower):
 
 @composite(method=False)
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
-    return finish(jnp.asarray(_tri_indices(row, col, offset, True)), dtype or _dtype.int64,
-                  device)
+    return finish(jnp.asarray(_tri_indices(row, col, offset, True)), dtype or _dtype.int64, device)
 
 
 @composite(method=False)
 def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
-    return finish(jnp.asarray(_tri_indices(row, col, offset, False)), dtype or _dtype.int64,
-                  device)
+    return finish(jnp.asarray(_tri_indices(row, col, offset, False)), dtype or _dtype.int64, device)
 
 
 @composite(method=False)
@@ -587,12 +761,14 @@ def meshgrid(*tensors, indexing=None):
         tensors = tuple(tensors[0])
     indexing = indexing or "ij"
     if indexing not in ("ij", "xy"):
-        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
-                           f"received: {indexing}")
+        raise RuntimeError(
+            f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}'
+        )
     for t in tensors:
         if t.ndim > 1:
-            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but "
-                               f"got: {t}")
+            raise RuntimeError(
+                f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}"
+            )
     sizes = [t.numel() for t in tensors]
     swap = indexing == "xy" and len(tensors) >= 2
     if swap:
@@ -626,7 +802,9 @@ def vander(x: TI, N=None, increasing=False):
     if N == 0:
         return jnp.zeros((x.shape[0], 0), x.dtype)
     # Cumulative products, as PyTorch builds the powers (not `pow`).
-    cols = jnp.concatenate([jnp.ones((x.shape[0], 1), x.dtype),
-                            jnp.broadcast_to(x[:, None], (x.shape[0], N - 1))], axis=1)
+    cols = jnp.concatenate(
+        [jnp.ones((x.shape[0], 1), x.dtype), jnp.broadcast_to(x[:, None], (x.shape[0], N - 1))],
+        axis=1,
+    )
     out = jnp.cumprod(cols, axis=1).astype(x.dtype)
     return out if increasing else out[:, ::-1]

@@ -4,8 +4,8 @@ import jax.numpy as jnp
 
 from .. import _dtype
 from .._tensor import Tensor, wrap_dim
-from ._registry import DEFAULT, INT_TO_FLOAT, NONE, T, TL, composite, op
 from ._kernel_helpers import sum_dtype
+from ._registry import DEFAULT, INT_TO_FLOAT, NONE, TL, T, composite, op
 
 
 def _sl(a, dim, start, stop=None):
@@ -71,13 +71,17 @@ def _gradient_coords(x, d, coords, edge_order):
         last = (_sl(x, d, -1) - _sl(x, d, -2, -1)) / dx[-1]
     else:
         h0, h1 = dx[0], dx[1]
-        first = (-(2.0 * h0 + h1) / (h0 * (h0 + h1)) * _sl(x, d, 0, 1)
-                 + (h0 + h1) / (h0 * h1) * _sl(x, d, 1, 2)
-                 - h0 / (h1 * (h0 + h1)) * _sl(x, d, 2, 3))
+        first = (
+            -(2.0 * h0 + h1) / (h0 * (h0 + h1)) * _sl(x, d, 0, 1)
+            + (h0 + h1) / (h0 * h1) * _sl(x, d, 1, 2)
+            - h0 / (h1 * (h0 + h1)) * _sl(x, d, 2, 3)
+        )
         g1, g0 = dx[-1], dx[-2]
-        last = (g1 / (g0 * (g1 + g0)) * _sl(x, d, -3, -2)
-                - (g1 + g0) / (g1 * g0) * _sl(x, d, -2, -1)
-                + (2 * g1 + g0) / (g1 * (g1 + g0)) * _sl(x, d, -1))
+        last = (
+            g1 / (g0 * (g1 + g0)) * _sl(x, d, -3, -2)
+            - (g1 + g0) / (g1 * g0) * _sl(x, d, -2, -1)
+            + (2 * g1 + g0) / (g1 * (g1 + g0)) * _sl(x, d, -1)
+        )
     return jnp.concatenate([first, center, last], axis=d)
 
 
@@ -105,8 +109,9 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
         dims = tuple(wrap_dim(d, input.ndim) for d in dim)
     for d in dims:
         if input.shape[d] < edge_order + 1:
-            raise RuntimeError("torch.gradient expected each dimension size to be at least "
-                               "edge_order+1")
+            raise RuntimeError(
+                "torch.gradient expected each dimension size to be at least edge_order+1"
+            )
     if spacing is None:
         spacing = 1
     if not isinstance(spacing, (list, tuple)):
@@ -114,15 +119,19 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     elif len(spacing) == 1 and len(dims) > 1 and not isinstance(spacing[0], Tensor):
         spacing = tuple(spacing) * len(dims)
     if len(spacing) != len(dims):
-        raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or "
-                           f"it's spacing and dim arguments to have the same length, but got a "
-                           f"spacing argument of length {len(spacing)} and a dim argument of "
-                           f"length {len(dims)}.")
+        raise RuntimeError(
+            f"torch.gradient expected spacing to be unspecified, a scalar or "
+            f"it's spacing and dim arguments to have the same length, but got a "
+            f"spacing argument of length {len(spacing)} and a dim argument of "
+            f"length {len(dims)}."
+        )
     if all(isinstance(s, Tensor) and s.ndim == 1 for s in spacing):
         for s, d in zip(spacing, dims):
             if s.shape[0] != input.shape[d]:
-                raise RuntimeError("torch.gradient expected each tensor to be on the same device "
-                                   "and to have the same size as the dimension it is applied on")
+                raise RuntimeError(
+                    "torch.gradient expected each tensor to be on the same device "
+                    "and to have the same size as the dimension it is applied on"
+                )
         return _gradient(input, tuple(spacing), dims=dims, edge_order=edge_order)
     values = tuple(s.item() if isinstance(s, Tensor) else s for s in spacing)
     return _gradient(input, (), spacing=values, dims=dims, edge_order=edge_order)
@@ -163,7 +172,7 @@ def _trapezoid(y, x, dx, dim, cumulative):
     d = wrap_dim(dim, y.ndim)
     out_dt = _float_result(y) if x is None else _float_result(y, x)
     if y.shape[d] == 0 and not cumulative:
-        return jnp.zeros(y.shape[:d] + y.shape[d + 1:], y.dtype)
+        return jnp.zeros(y.shape[:d] + y.shape[d + 1 :], y.dtype)
     pair = _sl(y, d, 0, -1) + _sl(y, d, 1)
     if x is None:
         h = 1.0 if dx is None else dx
@@ -189,8 +198,9 @@ def _trapezoid(y, x, dx, dim, cumulative):
 def trapezoid(y: T, x: T = None, *, dx=None, dim=-1):
     """Matches `torch.trapezoid`: the trapezoidal rule along `dim`."""
     if x is not None and dx is not None:
-        raise TypeError("trapezoid() received an invalid combination of arguments - got both "
-                        "`x` and `dx`")
+        raise TypeError(
+            "trapezoid() received an invalid combination of arguments - got both `x` and `dx`"
+        )
     return _trapezoid(y, x, dx, dim, False)
 
 
@@ -204,4 +214,3 @@ def trapz(y: T, x: T = None, *, dx=None, dim=-1):
 def cumulative_trapezoid(y: T, x: T = None, *, dx=None, dim=-1):
     """Matches `torch.cumulative_trapezoid`: running trapezoidal integrals along `dim`."""
     return _trapezoid(y, x, dx, dim, True)
-

@@ -12,11 +12,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype
-from .._tensor import wrap_dim
 from .._dtype import c10_name
+from .._tensor import wrap_dim
 from ._registry import NONE, T, composite, op
 from .creation import finish
-
 
 fft_op = lambda name: op(name="fft." + name, promote=NONE, method=False)  # noqa: E731
 
@@ -64,8 +63,9 @@ def _plan(x, s, dim, c2r=False):
             raise RuntimeError("When given, dim and shape arguments must have the same length")
     elif s is not None:
         if len(s) > x.ndim:
-            raise RuntimeError(f"Got shape with {len(s)} values but input tensor only has "
-                               f"{x.ndim} dimensions.")
+            raise RuntimeError(
+                f"Got shape with {len(s)} values but input tensor only has {x.ndim} dimensions."
+            )
         dims = tuple(range(x.ndim - len(s), x.ndim))
     else:
         dims = tuple(range(x.ndim))
@@ -266,19 +266,31 @@ def rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requir
 # ---------------------------------------------------------------------------
 # Short-time Fourier transform
 
-_PAD_MODES = {"reflect": "reflect", "constant": "constant", "replicate": "edge",
-              "circular": "wrap"}
+_PAD_MODES = {"reflect": "reflect", "constant": "constant", "replicate": "edge", "circular": "wrap"}
 
 
 @op(promote=NONE)
-def stft(input: T, n_fft, hop_length=None, win_length=None, window: T = None, center=True,
-         pad_mode="reflect", normalized=False, onesided=None, return_complex=None):
+def stft(
+    input: T,
+    n_fft,
+    hop_length=None,
+    win_length=None,
+    window: T = None,
+    center=True,
+    pad_mode="reflect",
+    normalized=False,
+    onesided=None,
+    return_complex=None,
+):
     complex_in = jnp.issubdtype(input.dtype, jnp.complexfloating) or (
-        window is not None and jnp.issubdtype(window.dtype, jnp.complexfloating))
+        window is not None and jnp.issubdtype(window.dtype, jnp.complexfloating)
+    )
     if return_complex is None and not complex_in:
-        raise RuntimeError("stft requires the return_complex parameter be given for real inputs, "
-                           "and will further require that return_complex=True in a future "
-                           "PyTorch release.")
+        raise RuntimeError(
+            "stft requires the return_complex parameter be given for real inputs, "
+            "and will further require that return_complex=True in a future "
+            "PyTorch release."
+        )
     if input.ndim not in (1, 2):
         raise RuntimeError(f"stft: expected a 1D or 2D tensor, but got {input.ndim}D tensor")
     x = _as_float(input)
@@ -297,8 +309,10 @@ def stft(input: T, n_fft, hop_length=None, win_length=None, window: T = None, ce
         raise RuntimeError(f"stft: expected 0 < win_length <= n_fft, but got win_length={win}")
     w = jnp.ones((win,), x.dtype) if window is None else window
     if w.shape != (win,):
-        raise RuntimeError(f"stft: expected a 1D window tensor of size equal to win_length={win}, "
-                           f"but got window with size {list(w.shape)}")
+        raise RuntimeError(
+            f"stft: expected a 1D window tensor of size equal to win_length={win}, "
+            f"but got window with size {list(w.shape)}"
+        )
     left = (n_fft - win) // 2
     w = jnp.pad(w, (left, n_fft - win - left))
     n_frames = 1 + (length - n_fft) // hop
@@ -306,8 +320,9 @@ def stft(input: T, n_fft, hop_length=None, win_length=None, window: T = None, ce
     frames = x[..., idx] * w
     one = (not complex_in) if onesided is None else onesided
     norm = "ortho" if normalized else None
-    spec = jnp.fft.rfft(frames, axis=-1, norm=norm) if one else jnp.fft.fft(frames, axis=-1,
-                                                                            norm=norm)
+    spec = (
+        jnp.fft.rfft(frames, axis=-1, norm=norm) if one else jnp.fft.fft(frames, axis=-1, norm=norm)
+    )
     spec = jnp.swapaxes(spec, -1, -2).astype(_as_complex(x).dtype)
     if return_complex is False:
         return jnp.stack([spec.real, spec.imag], axis=-1)
@@ -315,21 +330,35 @@ def stft(input: T, n_fft, hop_length=None, win_length=None, window: T = None, ce
 
 
 @op(promote=NONE)
-def istft(input: T, n_fft, hop_length=None, win_length=None, window: T = None, center=True,
-          normalized=False, onesided=None, length=None, return_complex=False):
+def istft(
+    input: T,
+    n_fft,
+    hop_length=None,
+    win_length=None,
+    window: T = None,
+    center=True,
+    normalized=False,
+    onesided=None,
+    length=None,
+    return_complex=False,
+):
     if not jnp.issubdtype(input.dtype, jnp.complexfloating):
         raise RuntimeError("istft requires a complex-valued input tensor.")
     if input.ndim not in (2, 3):
-        raise RuntimeError(f"istft: expected a tensor with 2 or 3 dimensions of complex dtype, "
-                           f"but got {input.ndim}D")
+        raise RuntimeError(
+            f"istft: expected a tensor with 2 or 3 dimensions of complex dtype, "
+            f"but got {input.ndim}D"
+        )
     hop = n_fft // 4 if hop_length is None else hop_length
     win = n_fft if win_length is None else win_length
     n_freq, n_frames = input.shape[-2:]
     one = (n_freq != n_fft) if onesided is None else onesided
     if one and n_freq != n_fft // 2 + 1:
-        raise RuntimeError("istft: expected the frequency dimension (3rd to the last) of the "
-                           "input tensor to match n_fft / 2 + 1 when onesided=True, but got "
-                           f"{n_freq}")
+        raise RuntimeError(
+            "istft: expected the frequency dimension (3rd to the last) of the "
+            "input tensor to match n_fft / 2 + 1 when onesided=True, but got "
+            f"{n_freq}"
+        )
     rdt = jnp.float64 if input.dtype == jnp.complex128 else jnp.float32
     w = jnp.ones((win,), rdt) if window is None else window
     left = (n_fft - win) // 2
@@ -340,7 +369,7 @@ def istft(input: T, n_fft, hop_length=None, win_length=None, window: T = None, c
         frames = jnp.fft.ifft(spec, n=n_fft, axis=-1, norm=norm)
     else:
         # A real result comes from the first n_fft // 2 + 1 bins only, even if two-sided.
-        frames = jnp.fft.irfft(spec[..., :n_fft // 2 + 1], n=n_fft, axis=-1, norm=norm)
+        frames = jnp.fft.irfft(spec[..., : n_fft // 2 + 1], n=n_fft, axis=-1, norm=norm)
     frames = frames * w
     total = n_fft + hop * (n_frames - 1)
     idx = (jnp.arange(n_frames)[:, None] * hop + jnp.arange(n_fft)[None, :]).reshape(-1)
@@ -352,7 +381,7 @@ def istft(input: T, n_fft, hop_length=None, win_length=None, window: T = None, c
     end = total - (n_fft // 2 if center else 0)
     if length is not None:
         end = start + length
-    y, env = y[..., start:min(end, total)], env[start:min(end, total)]
+    y, env = y[..., start : min(end, total)], env[start : min(end, total)]
     # PyTorch divides by the window envelope (the NOLA condition keeps it non-zero).
     y = y / jnp.where(jnp.abs(env) > 1e-11, env, 1).astype(jnp.result_type(y, env))
     if length is not None and end > total:

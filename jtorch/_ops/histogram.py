@@ -9,10 +9,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _meta
-from .._tensor import Tensor
 from .._dtype import c10_name
+from .._tensor import Tensor
 from ._kernel_helpers import is_float, is_integral
-from ._registry import NONE, T, TI, TL, _return_types_repr, composite, name_return_type, op
+from ._registry import NONE, TI, TL, T, _return_types_repr, composite, name_return_type, op
 
 
 def _concrete(*arrays) -> bool:
@@ -33,8 +33,9 @@ def linspace_like_torch(start, end, steps, dtype):
 def histc(input: T, bins=100, min=0, max=0):
     """Matches `torch.histc`: equal-width bins over [min, max] (the data's range if equal)."""
     if not is_float(input):
-        raise NotImplementedError(f'"histogram_cpu" not implemented for '
-                                  f"'{c10_name(input.dtype)}'")
+        raise NotImplementedError(
+            f"\"histogram_cpu\" not implemented for '{c10_name(input.dtype)}'"
+        )
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
     if min > max:
@@ -57,8 +58,9 @@ def histc(input: T, bins=100, min=0, max=0):
 
 
 @op(promote=NONE, method=False, name="_histogram", returns=("hist", "bin_edges"))
-def _histogram(input: T, edges: TI = None, *, bins=None, range=None, weight: TI = None,
-               density=False):
+def _histogram(
+    input: T, edges: TI = None, *, bins=None, range=None, weight: TI = None, density=False
+):
     x = input.reshape(-1)
     if edges is None:
         if range is not None:
@@ -88,29 +90,36 @@ name_return_type(_histogram, "histogram")
 def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     """Matches `torch.histogram`: returns (hist, bin_edges)."""
     if input.dtype.np not in (jnp.float32, jnp.float64):
-        raise NotImplementedError(f'"histogramdd" not implemented for '
-                                  f"'{c10_name(input.dtype.np)}'")
+        raise NotImplementedError(
+            f"\"histogramdd\" not implemented for '{c10_name(input.dtype.np)}'"
+        )
     if weight is not None and tuple(weight.shape) != tuple(input.shape):
-        raise RuntimeError("torch.histogramdd: if weight tensor is provided it should have the "
-                           "same shape as the input tensor excluding its innermost dimension")
+        raise RuntimeError(
+            "torch.histogramdd: if weight tensor is provided it should have the "
+            "same shape as the input tensor excluding its innermost dimension"
+        )
     kwargs = {} if out is None else {"out": out}
     if isinstance(bins, Tensor):
         if bins.ndim != 1:
             raise RuntimeError("torch.histogramdd: bins tensor should have one dimension")
         if bins.dtype != input.dtype:
-            raise RuntimeError("torch.histogramdd: input tensor and bins tensors should have "
-                               "the same dtype")
+            raise RuntimeError(
+                "torch.histogramdd: input tensor and bins tensors should have the same dtype"
+            )
         return _histogram(input, bins, weight=weight, density=density, **kwargs)
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
     if range is not None:
         lo, hi = float(range[0]), float(range[1])
         if lo > hi:
-            raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min "
-                               f"{range[0]} max {range[1]} for dimension 0")
+            raise RuntimeError(
+                f"torch.histogramdd: min should not exceed max, but got min "
+                f"{range[0]} max {range[1]} for dimension 0"
+            )
         range = (lo, hi)
-    return _histogram(input, None, bins=int(bins), range=range, weight=weight, density=density,
-                      **kwargs)
+    return _histogram(
+        input, None, bins=int(bins), range=range, weight=weight, density=density, **kwargs
+    )
 
 
 @op(promote=NONE, jit=False, differentiable=False, out=False)
@@ -120,8 +129,9 @@ def bincount(input: TI, weights: TI = None, minlength=0):
         raise RuntimeError("minlength should be >= 0")
     if input.ndim != 1 or not jnp.issubdtype(input.dtype, jnp.integer):
         if input.ndim == 1 and not is_integral(input):
-            raise NotImplementedError(f'"bincount_cpu" not implemented for '
-                                      f"'{c10_name(input.dtype)}'")
+            raise NotImplementedError(
+                f"\"bincount_cpu\" not implemented for '{c10_name(input.dtype)}'"
+            )
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if input.size and int(jnp.min(input)) < 0:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
@@ -142,42 +152,56 @@ def bincount(input: TI, weights: TI = None, minlength=0):
 
 def _check_float_input(input, name="histogramdd"):
     if input.dtype not in (jnp.float32, jnp.float64):
-        raise NotImplementedError(f'"{name}" not implemented for \'{c10_name(input.dtype)}\'')
+        raise NotImplementedError(f"\"{name}\" not implemented for '{c10_name(input.dtype)}'")
 
 
 def _check_weight(input, weight):
     if weight is not None and tuple(weight.shape) != tuple(input.shape[:-1]):
-        raise RuntimeError(f"torch.histogramdd: if weight tensor is provided it should have the "
-                           f"same shape as the input tensor excluding its innermost dimension, "
-                           f"but got input with shape {list(input.shape)} and weight with shape "
-                           f"{list(weight.shape)}")
+        raise RuntimeError(
+            f"torch.histogramdd: if weight tensor is provided it should have the "
+            f"same shape as the input tensor excluding its innermost dimension, "
+            f"but got input with shape {list(input.shape)} and weight with shape "
+            f"{list(weight.shape)}"
+        )
 
 
-@op(name="_histogramdd_bin_edges", publish=True, promote=NONE, method=False, out=False,
-    differentiable=False)
+@op(
+    name="_histogramdd_bin_edges",
+    publish=True,
+    promote=NONE,
+    method=False,
+    out=False,
+    differentiable=False,
+)
 def _histogramdd_bin_edges(input: TI, bins, *, range=None, weight: TI = None, density=False):
     """Matches `torch._histogramdd_bin_edges`: `bins[d] + 1` equal-width edges per dim."""
     _check_float_input(input)
     _check_weight(input, weight)
     n_dims = input.shape[-1] if input.ndim else 1
     if len(bins) != n_dims:
-        raise RuntimeError("histogramdd: The size of bins must be equal to the innermost "
-                           "dimension of the input.")
+        raise RuntimeError(
+            "histogramdd: The size of bins must be equal to the innermost dimension of the input."
+        )
     if range is not None and len(range) != 2 * n_dims:
-        raise RuntimeError(f"torch.histogramdd: for a {n_dims}-dimensional histogram range "
-                           f"should have {2 * n_dims} elements, but got {len(range)}")
+        raise RuntimeError(
+            f"torch.histogramdd: for a {n_dims}-dimensional histogram range "
+            f"should have {2 * n_dims} elements, but got {len(range)}"
+        )
     for d, b in enumerate(bins):
         if b <= 0:
-            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {b} for "
-                               f"dimension {d}")
+            raise RuntimeError(
+                f"torch.histogram(): bins must be > 0, but got {b} for dimension {d}"
+            )
         if range is not None and range[2 * d] > range[2 * d + 1]:
-            raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min "
-                               f"{range[2 * d]} max {range[2 * d + 1]} for dimension {d}")
+            raise RuntimeError(
+                f"torch.histogramdd: min should not exceed max, but got min "
+                f"{range[2 * d]} max {range[2 * d + 1]} for dimension {d}"
+            )
     points = input.reshape(-1, n_dims)
     edges = []
     for d, b in enumerate(bins):
         if range is not None:
-            lo, hi = (jnp.asarray(v, input.dtype) for v in range[2 * d:2 * d + 2])
+            lo, hi = (jnp.asarray(v, input.dtype) for v in range[2 * d : 2 * d + 2])
         elif points.shape[0]:
             lo, hi = jnp.min(points[:, d]), jnp.max(points[:, d])
         else:  # no data: PyTorch's default range is [0, 1]
@@ -188,26 +212,37 @@ def _histogramdd_bin_edges(input: TI, bins, *, range=None, weight: TI = None, de
     return tuple(edges)
 
 
-@op(name="_histogramdd_from_bin_tensors", publish=True, promote=NONE, method=False, out=False,
-    differentiable=False)
+@op(
+    name="_histogramdd_from_bin_tensors",
+    publish=True,
+    promote=NONE,
+    method=False,
+    out=False,
+    differentiable=False,
+)
 def _histogramdd_from_bin_tensors(input: TI, bins: TL, *, weight: TI = None, density=False):
     """Matches `torch._histogramdd_from_bin_tensors`: counts per cell of the given edges."""
     _check_float_input(input)
     _check_weight(input, weight)
     n_dims = input.shape[-1] if input.ndim else 1
     if len(bins) != n_dims:
-        raise RuntimeError("histogramdd: The size of bins must be equal to the innermost "
-                           "dimension of the input.")
+        raise RuntimeError(
+            "histogramdd: The size of bins must be equal to the innermost dimension of the input."
+        )
     for d, e in enumerate(bins):
         if e.ndim != 1:
-            raise RuntimeError(f"torch.histogramdd: bins tensor should have one dimension, but "
-                               f"got {e.ndim} dimensions in the bins tensor for dimension {d}")
+            raise RuntimeError(
+                f"torch.histogramdd: bins tensor should have one dimension, but "
+                f"got {e.ndim} dimensions in the bins tensor for dimension {d}"
+            )
         if e.dtype != input.dtype:
-            raise RuntimeError(f"torch.histogramdd: input tensor and bins tensors should have "
-                               f"the same dtype, but got input with dtype "
-                               f"{_torch_scalar_name(input.dtype)} and bins "
-                               f"for dimension {d} with dtype "
-                               f"{_torch_scalar_name(e.dtype)}")
+            raise RuntimeError(
+                f"torch.histogramdd: input tensor and bins tensors should have "
+                f"the same dtype, but got input with dtype "
+                f"{_torch_scalar_name(input.dtype)} and bins "
+                f"for dimension {d} with dtype "
+                f"{_torch_scalar_name(e.dtype)}"
+            )
     counts = tuple(e.shape[0] - 1 for e in bins)
     if n_dims == 0:
         return jnp.zeros((), input.dtype)
@@ -220,8 +255,11 @@ def _histogramdd_from_bin_tensors(input: TI, bins: TL, *, weight: TI = None, den
         # The last bin is closed on the right: a value equal to the last edge lands in it.
         pos = jnp.clip(jnp.searchsorted(e, x, side="right") - 1, 0, counts[d] - 1)
         flat = flat * counts[d] + pos
-    w = (jnp.ones((points.shape[0],), input.dtype) if weight is None
-         else weight.reshape(-1).astype(input.dtype))
+    w = (
+        jnp.ones((points.shape[0],), input.dtype)
+        if weight is None
+        else weight.reshape(-1).astype(input.dtype)
+    )
     w = jnp.where(inside, w, jnp.zeros((), input.dtype))
     hist = jnp.zeros((math.prod(counts),), input.dtype).at[flat].add(w).reshape(counts)
     if density:
@@ -235,8 +273,12 @@ def _histogramdd_from_bin_tensors(input: TI, bins: TL, *, weight: TI = None, den
 
 def _torch_scalar_name(np_dtype):
     """The C++ scalar name PyTorch prints in histogramdd's dtype error ("float", "double")."""
-    return {"float32": "float", "float64": "double", "float16": "c10::Half",
-            "bfloat16": "c10::BFloat16"}.get(jnp.dtype(np_dtype).name, jnp.dtype(np_dtype).name)
+    return {
+        "float32": "float",
+        "float64": "double",
+        "float16": "c10::Half",
+        "bfloat16": "c10::BFloat16",
+    }.get(jnp.dtype(np_dtype).name, jnp.dtype(np_dtype).name)
 
 
 @composite(name="_histogramdd_from_bin_cts", method=False, publish=True)
@@ -266,15 +308,15 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False, out=None
         edges = tuple(bins)
     else:
         bins = tuple(int(b) for b in bins)
-        edges = _histogramdd_bin_edges(input, bins, range=range, weight=weight,
-                                       density=density)
+        edges = _histogramdd_bin_edges(input, bins, range=range, weight=weight, density=density)
         if range is None and _concrete(input._array):
             pts = np.asarray(input._array).reshape(-1, n_dims) if n_dims else None
             for d in builtins.range(n_dims if pts.shape[0] else 0):
                 lo, hi = pts[:, d].min(), pts[:, d].max()
                 if not (np.isfinite(lo) and np.isfinite(hi)):
-                    raise RuntimeError(f"torch.histogramdd: dimension {d}'s range "
-                                       f"[{lo:g}, {hi:g}] is not finite")
+                    raise RuntimeError(
+                        f"torch.histogramdd: dimension {d}'s range [{lo:g}, {hi:g}] is not finite"
+                    )
     hist = _histogramdd_from_bin_tensors(input, edges, weight=weight, density=density)
     if out is not None:
         out_hist, out_edges = out

@@ -19,7 +19,7 @@ from .. import _meta, _views
 from .._dtype import c10_name
 from .._tensor import Tensor, wrap
 from . import _index_forms, _registry
-from ._registry import NONE, T, TI, TL, broadcast_error, composite, op, write_inplace
+from ._registry import NONE, TI, TL, T, broadcast_error, composite, op, write_inplace
 
 
 def _is_tracer(a) -> bool:
@@ -56,16 +56,15 @@ def _normalize(index, ndim):
     used = builtins.sum(_consumed(e) for e in entries)
     if used > ndim:
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
-    ells = [k for k, e in enumerate(entries) if e is Ellipsis]   # `index` would call ==
+    ells = [k for k, e in enumerate(entries) if e is Ellipsis]  # `index` would call ==
     if not ells:
         return entries + [slice(None)] * (ndim - used)
     # PyTorch lets every Ellipsis skip the unspecified dims: the first covers them, a later
     # one skips past the last dim, harmless unless an index that takes a dim follows it
-    if len(ells) > 1 and ndim > used and builtins.any(
-            _consumed(e) for e in entries[ells[1]:]):
+    if len(ells) > 1 and ndim > used and builtins.any(_consumed(e) for e in entries[ells[1] :]):
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
-    out = [e for e in entries[ells[0] + 1:] if e is not Ellipsis]
-    return entries[:ells[0]] + [slice(None)] * (ndim - used) + out
+    out = [e for e in entries[ells[0] + 1 :] if e is not Ellipsis]
+    return entries[: ells[0]] + [slice(None)] * (ndim - used) + out
 
 
 def _slice_bound(v):
@@ -75,8 +74,9 @@ def _slice_bound(v):
     try:
         return operator.index(v)
     except TypeError:
-        raise TypeError("slice indices must be integers or None or have an __index__ "
-                        "method") from None
+        raise TypeError(
+            "slice indices must be integers or None or have an __index__ method"
+        ) from None
 
 
 def _as_bool(mask: Tensor) -> Tensor:
@@ -109,8 +109,9 @@ def _split(entries, shape):
         if isinstance(e, slice):
             if e.step is not None and _slice_bound(e.step) <= 0:
                 raise ValueError("step must be greater than zero")
-            start, stop, step = slice(_slice_bound(e.start), _slice_bound(e.stop),
-                                      _slice_bound(e.step)).indices(shape[d])
+            start, stop, step = slice(
+                _slice_bound(e.start), _slice_bound(e.stop), _slice_bound(e.step)
+            ).indices(shape[d])
             stop = builtins.max(stop, start)
             basic.append(slice(start, stop, step))
             advanced.append(slice(None))
@@ -123,9 +124,11 @@ def _split(entries, shape):
         if _index_forms.is_mask(e):
             for j in builtins.range(k):
                 if e.shape[j] != shape[d + j]:
-                    raise IndexError(f"The shape of the mask {list(e.shape)} at index {j} does "
-                                     f"not match the shape of the indexed tensor {list(shape)} at "
-                                     f"index {d + j}")
+                    raise IndexError(
+                        f"The shape of the mask {list(e.shape)} at index {j} does "
+                        f"not match the shape of the indexed tensor {list(shape)} at "
+                        f"index {d + j}"
+                    )
             e = _as_bool(e)
         advanced.append(e)
         has_adv = True
@@ -134,8 +137,13 @@ def _split(entries, shape):
 
 
 def _basic_view(self, basic):
-    trivial = all(isinstance(b, slice) and b.start == 0 and b.step == 1 and b.stop == n
-                  for b, n in zip(basic, self.shape)) and len(basic) == self.ndim
+    trivial = (
+        all(
+            isinstance(b, slice) and b.start == 0 and b.step == 1 and b.stop == n
+            for b, n in zip(basic, self.shape)
+        )
+        and len(basic) == self.ndim
+    )
     return self if trivial else _basic_index(self, tuple(basic))
 
 
@@ -161,8 +169,10 @@ def _adv_arrays(advanced, view_shape):
                 d += 1
                 continue
             if _is_tracer(arr):
-                raise RuntimeError("boolean mask indexing has a data-dependent shape and cannot be "
-                                   "traced; use torch.where instead")
+                raise RuntimeError(
+                    "boolean mask indexing has a data-dependent shape and cannot be "
+                    "traced; use torch.where instead"
+                )
             out.extend(np.nonzero(np.asarray(arr)))
             d += arr.ndim
             continue
@@ -179,8 +189,10 @@ def _adv_arrays(advanced, view_shape):
     try:
         np.broadcast_shapes(*shapes)
     except ValueError:
-        raise IndexError("shape mismatch: indexing tensors could not be broadcast together with "
-                         f"shapes {', '.join(str(list(s)) for s in shapes)}") from None
+        raise IndexError(
+            "shape mismatch: indexing tensors could not be broadcast together with "
+            f"shapes {', '.join(str(list(s)) for s in shapes)}"
+        ) from None
     return tuple(out)
 
 
@@ -198,10 +210,13 @@ def _index_key(indices, spec):
 
 def _adv_call(arrays):
     """The advanced index arrays as (spec, index tensors) for `_index`/`_index_put`."""
-    spec = tuple("adv" if not isinstance(a, slice) and a is not None else
-                 ("new" if a is None else "all") for a in arrays)
-    tensors = tuple(wrap(jnp.asarray(a)) for a in arrays if not isinstance(a, slice)
-                    and a is not None)
+    spec = tuple(
+        "adv" if not isinstance(a, slice) and a is not None else ("new" if a is None else "all")
+        for a in arrays
+    )
+    tensors = tuple(
+        wrap(jnp.asarray(a)) for a in arrays if not isinstance(a, slice) and a is not None
+    )
     return spec, tensors
 
 
@@ -253,8 +268,10 @@ def _index_put_impl(input: T, indices: TI, values: T, *, slices=(), accumulate=F
     try:
         values = jnp.broadcast_to(values, target_shape)
     except ValueError:
-        raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be "
-                           f"broadcast to indexing result of shape {list(target_shape)}") from None
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {list(values.shape)} cannot be "
+            f"broadcast to indexing result of shape {list(target_shape)}"
+        ) from None
     if not accumulate:
         return _put(input, tuple(indices), values, slices)
     # accumulating into bools is a logical or, which jax spells as max
@@ -269,15 +286,17 @@ def _check_broadcast(src_shape, dst_shape):
     if len(src_shape) > len(dst_shape):
         full = np.broadcast_shapes(tuple(src_shape), tuple(dst_shape))
         if full != tuple(dst_shape):
-            raise RuntimeError(f"output with shape {list(dst_shape)} doesn't match the broadcast "
-                               f"shape {list(full)}")
+            raise RuntimeError(
+                f"output with shape {list(dst_shape)} doesn't match the broadcast "
+                f"shape {list(full)}"
+            )
 
 
 @composite(name="__setitem__", method="__setitem__", function=False)
 def setitem(self, index, value):
     """Matches `torch.Tensor.__setitem__`: writes into this tensor's storage."""
-    value = _index_forms.value_tensor(value, self)   # PyTorch converts the value first
-    if index is False:   # PyTorch writes nothing and checks nothing for x[False] = v
+    value = _index_forms.value_tensor(value, self)  # PyTorch converts the value first
+    if index is False:  # PyTorch writes nothing and checks nothing for x[False] = v
         return
     entries = _normalize(index, self.ndim)
     basic, advanced, has_adv = _split(entries, tuple(self.shape))
@@ -285,24 +304,31 @@ def setitem(self, index, value):
     value = _strip_leading_ones(value)
     if not has_adv:
         if value.ndim and tuple(value.shape) != tuple(view.shape):
-            value = value.expand(view.shape)   # expand's errors are setitem's
+            value = value.expand(view.shape)  # expand's errors are setitem's
         view.copy_(value)
         return
     index_tensors = [e for e in entries if isinstance(e, Tensor)]
-    if len(index_tensors) == 1 and _index_forms.is_mask(index_tensors[0]) and \
-            index_tensors[0].ndim and value.numel() == 1:
+    if (
+        len(index_tensors) == 1
+        and _index_forms.is_mask(index_tensors[0])
+        and index_tensors[0].ndim
+        and value.numel() == 1
+    ):
         # PyTorch's index_put_ fills through masked_fill_ here (casting the value), and
         # masked_fill_ refuses the deprecated uint8 masks
         if index_tensors[0].dtype.np != np.bool_:
-            raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with "
-                               "dtype unsigned char")
+            raise RuntimeError(
+                "masked_fill_ only supports boolean masks, but got mask with dtype unsigned char"
+            )
         value = value.to(self.dtype)
     else:
         _index_forms.warn_byte_masks(entries)
     if value.dtype is not self.dtype:
-        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                           f"{c10_name(self.dtype)} for the destination and "
-                           f"{c10_name(value.dtype)} for the source.")
+        raise RuntimeError(
+            f"Index put requires the source and destination dtypes match, got "
+            f"{c10_name(self.dtype)} for the destination and "
+            f"{c10_name(value.dtype)} for the source."
+        )
     arrays = _adv_arrays(advanced, tuple(view.shape))
     spec, tensors = _adv_call(arrays)
     result = _index_put_impl(view, tensors, value, slices=spec)
@@ -331,15 +357,20 @@ def copy_(self, src, non_blocking=False):
         src = wrap(jnp.asarray(src))
     _check_broadcast(tuple(src.shape), tuple(self.shape))
     if src.device != self.device:
-        if self.is_meta:        # copying into a meta tensor checks shapes and moves nothing
+        if self.is_meta:  # copying into a meta tensor checks shapes and moves nothing
             src = wrap(_meta.like(src._array))
         elif src.is_meta:
             raise NotImplementedError(_meta.NO_DATA)
         else:
             src = wrap(jax.device_put(src._array, next(iter(self._array.devices()))))
-    if (not self._rg and not src._rg and _registry.forward_ad is None
-            and src._array.shape == self._shape() and src._array.dtype == self.dtype.np
-            and type(src._array) is not _meta.MetaArray):
+    if (
+        not self._rg
+        and not src._rg
+        and _registry.forward_ad is None
+        and src._array.shape == self._shape()
+        and src._array.dtype == self.dtype.np
+        and type(src._array) is not _meta.MetaArray
+    ):
         # Nothing to broadcast, cast or differentiate: `src`'s array is the new value (no
         # kernel, so no compile for a new shape: initialising parameters writes many).
         write_inplace(self, src)
@@ -355,8 +386,9 @@ def _tensor_indices(indices, shape):
     are known (jax would clip or drop an index out of range silently).
     """
     if len(indices) > len(shape):
-        raise IndexError(f"too many indices for tensor of dimension {len(shape)} (got "
-                         f"{len(indices)})")
+        raise IndexError(
+            f"too many indices for tensor of dimension {len(shape)} (got {len(indices)})"
+        )
     spec, entries, d = [], [], 0
     for i in indices:
         if i is None:
@@ -370,8 +402,9 @@ def _tensor_indices(indices, shape):
         if i.dtype.np == np.bool_ and i.ndim == 0:
             # x[True] is a new axis of size 1, x[False] one of size 0 (as in `_split`)
             if _is_tracer(i._array):
-                raise RuntimeError("index_put with a boolean mask has a data-dependent shape "
-                                   "and cannot be traced")
+                raise RuntimeError(
+                    "index_put with a boolean mask has a data-dependent shape and cannot be traced"
+                )
             spec.append("new")
             if not bool(i._array):
                 spec.append("adv")
@@ -383,14 +416,15 @@ def _tensor_indices(indices, shape):
         if i.dtype.np == np.bool_:
             for j in builtins.range(k):
                 if d + j >= len(shape) or i.shape[j] != shape[d + j]:
-                    raise IndexError(f"The shape of the mask {list(i.shape)} at index {j} does "
-                                     f"not match the shape of the indexed tensor {list(shape)} "
-                                     f"at index {d + j}")
-        spec.extend(["adv"] * builtins.max(k, 1) if i.dtype.np == np.bool_ and i.ndim
-                    else ["adv"])
+                    raise IndexError(
+                        f"The shape of the mask {list(i.shape)} at index {j} does "
+                        f"not match the shape of the indexed tensor {list(shape)} "
+                        f"at index {d + j}"
+                    )
+        spec.extend(["adv"] * builtins.max(k, 1) if i.dtype.np == np.bool_ and i.ndim else ["adv"])
         entries.append(i)
         d += k
-    arrays = _adv_arrays(entries, tuple(shape))   # bounds checks, masks -> positions
+    arrays = _adv_arrays(entries, tuple(shape))  # bounds checks, masks -> positions
     tensors = tuple(wrap(jnp.asarray(a)) for a in arrays if not isinstance(a, slice))
     return tuple(spec), tensors
 
@@ -416,21 +450,22 @@ def index_put_(input, indices, values, accumulate=False):
 def _clamped_indices(x, indices):
     """Index tensors clamped into range, as PyTorch's unsafe masked ops do before gathering."""
     if len(indices) > x.ndim:
-        raise IndexError(f"too many indices for tensor of dimension {x.ndim} (got "
-                         f"{len(indices)})")
+        raise IndexError(f"too many indices for tensor of dimension {x.ndim} (got {len(indices)})")
     out = []
     for i, idx in enumerate(indices):
         if idx.dtype not in (jnp.int64, jnp.int32):
-            raise RuntimeError("_unsafe_masked_index found unexpected index type "
-                               f"{c10_name(idx.dtype)}")
+            raise RuntimeError(
+                f"_unsafe_masked_index found unexpected index type {c10_name(idx.dtype)}"
+            )
         out.append(jnp.clip(idx, 0, builtins.max(x.shape[i] - 1, 0)))
     return tuple(out)
 
 
 def _check_mask(mask):
     if mask.dtype != jnp.bool_:
-        raise RuntimeError(f"_unsafe_masked_index found mask dtype {c10_name(mask.dtype)}; "
-                           f"expected Bool")
+        raise RuntimeError(
+            f"_unsafe_masked_index found mask dtype {c10_name(mask.dtype)}; expected Bool"
+        )
 
 
 @op(name="_unsafe_masked_index", publish=True, promote=NONE, method=False, out=False)
@@ -443,7 +478,7 @@ def _unsafe_masked_index(input: TI, mask: TI, indices: TL, fill):
     idx = _clamped_indices(input, indices)
     fill_value = jnp.asarray(fill).astype(input.dtype)
     if input.size == 0:
-        shape = jnp.broadcast_shapes(*(i.shape for i in idx)) + input.shape[len(idx):]
+        shape = jnp.broadcast_shapes(*(i.shape for i in idx)) + input.shape[len(idx) :]
         return jnp.full(shape, fill_value, input.dtype)
     return jnp.where(mask, input[idx], fill_value)
 
@@ -454,11 +489,13 @@ def _unsafe_masked_index_put_accumulate(input: TI, mask: TI, indices: TL, values
     values * mask, accumulate=True) with indices clamped into range."""
     _check_mask(mask)
     if values.dtype != input.dtype:
-        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                           f"{c10_name(input.dtype)} for the destination and "
-                           f"{c10_name(values.dtype)} for the source.")
+        raise RuntimeError(
+            f"Index put requires the source and destination dtypes match, got "
+            f"{c10_name(input.dtype)} for the destination and "
+            f"{c10_name(values.dtype)} for the source."
+        )
     idx = _clamped_indices(input, indices)
-    target = jnp.broadcast_shapes(*(i.shape for i in idx)) + input.shape[len(idx):]
+    target = jnp.broadcast_shapes(*(i.shape for i in idx)) + input.shape[len(idx) :]
     values = jnp.where(mask, values, jnp.zeros((), values.dtype))
     values = jnp.broadcast_to(values, target)
     if input.dtype == jnp.bool_:  # accumulating booleans is a logical or

@@ -11,21 +11,18 @@ raising `LinAlgError` as PyTorch does; under tracing
 (compile, vmap) the plain variants return the kernel's nan/inf instead.
 """
 
-
 import functools
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from .._dtype import c10_name
 from jax._src.lax import linalg as _lax_linalg
 
 from .. import _meta
-from ._registry import (METHODS, NAMESPACES, NONE, T, TI, broadcast_error,
-                        name_return_type, op)
+from .._dtype import c10_name
 from . import _derivatives
+from ._registry import METHODS, NAMESPACES, NONE, TI, T, broadcast_error, name_return_type, op
 from .matmul import HIGHEST
-
 
 
 def linalg(**kw):
@@ -49,8 +46,9 @@ def _is_float(a) -> bool:
 
 def _check_float(a, name: str):
     if not _is_float(a):
-        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
-                           f"{c10_name(a)}")
+        raise RuntimeError(
+            f"{name}: Expected a floating point or complex tensor as input. Got {c10_name(a)}"
+        )
 
 
 def _check_ndim(a, name: str, what: str = "A"):
@@ -61,8 +59,10 @@ def _check_ndim(a, name: str, what: str = "A"):
 def _check_square(a, name: str, what: str = "A"):
     _check_ndim(a, name, what)
     if a.shape[-1] != a.shape[-2]:
-        raise RuntimeError(f"{name}: {what} must be batches of square matrices, but they are "
-                           f"{a.shape[-2]} by {a.shape[-1]} matrices")
+        raise RuntimeError(
+            f"{name}: {what} must be batches of square matrices, but they are "
+            f"{a.shape[-2]} by {a.shape[-1]} matrices"
+        )
 
 
 def _square_float(a, name: str):
@@ -72,8 +72,10 @@ def _square_float(a, name: str):
 
 def _check_same(a, b, name: str):
     if a.dtype != b.dtype:
-        raise RuntimeError(f"{name}: Expected A and B to have the same dtype, but found A of type "
-                           f"{c10_name(a)} and B of type {c10_name(b)} instead")
+        raise RuntimeError(
+            f"{name}: Expected A and B to have the same dtype, but found A of type "
+            f"{c10_name(a)} and B of type {c10_name(b)} instead"
+        )
 
 
 def _mH(a):
@@ -140,9 +142,9 @@ def _potrf_info(h):
 
     def column(j, carry):
         L, info = carry
-        row = L[..., j, :]                     # L[j, :j], zeros from j on
+        row = L[..., j, :]  # L[j, :j], zeros from j on
         d = jnp.real(h[..., j, j]) - jnp.sum(jnp.real(row * jnp.conj(row)), axis=-1)
-        bad = ~(d > 0)                         # NaN fails too, as in LAPACK
+        bad = ~(d > 0)  # NaN fails too, as in LAPACK
         info = jnp.where((info == 0) & bad, j + 1, info)
         ljj = jnp.sqrt(jnp.where(bad, 1, d))
         col = (h[..., :, j] - jnp.einsum("...ik,...k->...i", L, jnp.conj(row))) / ljj[..., None]
@@ -158,8 +160,9 @@ def _chol_info(h, L):
     drops LAPACK's info, so only then is the failing minor found again (a slower path)."""
     if h.shape[-1] == 0:
         return jnp.zeros(h.shape[:-2], jnp.int32)
-    return jax.lax.cond(jnp.any(jnp.isnan(L)), _potrf_info,
-                        lambda h: jnp.zeros(h.shape[:-2], jnp.int32), h)
+    return jax.lax.cond(
+        jnp.any(jnp.isnan(L)), _potrf_info, lambda h: jnp.zeros(h.shape[:-2], jnp.int32), h
+    )
 
 
 @linalg(name="linalg.cholesky")
@@ -205,8 +208,9 @@ def cholesky_solve(input: T, input2: T, upper=False):
 
 def _chol_solve_value(b, L):
     y = jax.lax.linalg.triangular_solve(L, b, left_side=True, lower=True)
-    return jax.lax.linalg.triangular_solve(L, y, left_side=True, lower=True, transpose_a=True,
-                                           conjugate_a=True)
+    return jax.lax.linalg.triangular_solve(
+        L, y, left_side=True, lower=True, transpose_a=True, conjugate_a=True
+    )
 
 
 @jax.custom_vjp
@@ -244,8 +248,9 @@ def _lu(a):
     k = min(a.shape[-2], a.shape[-1])
     d = jnp.diagonal(lu_, axis1=-2, axis2=-1)[..., :k]
     zero = d == 0
-    first = jnp.argmax(zero, axis=-1).astype(jnp.int32) + 1 if k else jnp.zeros(
-        d.shape[:-1], jnp.int32)
+    first = (
+        jnp.argmax(zero, axis=-1).astype(jnp.int32) + 1 if k else jnp.zeros(d.shape[:-1], jnp.int32)
+    )
     info = jnp.where(jnp.any(zero, axis=-1), first, 0).astype(jnp.int32)
     return lu_, (piv + 1).astype(jnp.int32), perm, info
 
@@ -308,9 +313,7 @@ def lu_unpack(LU_data: T, LU_pivots: TI, unpack_data=True, unpack_pivots=True):
     perm = _perm_from_pivots(LU_pivots.astype(jnp.int32), m)
     P, L, U = _unpack(LU_data, perm)
     empty = jnp.zeros((0,), LU_data.dtype)
-    return (P if unpack_pivots else empty, L if unpack_data else empty,
-            U if unpack_data else empty)
-
+    return (P if unpack_pivots else empty, L if unpack_data else empty, U if unpack_data else empty)
 
 
 def _lu_solve(lu_, piv, b, left, adjoint):
@@ -327,8 +330,9 @@ def _lu_solve(lu_, piv, b, left, adjoint):
         y = tri(lu_, pb, left_side=True, lower=True, unit_diagonal=True)
         return tri(lu_, y, left_side=True, lower=False)
     y = tri(lu_, b, left_side=True, lower=False, transpose_a=True, conjugate_a=True)
-    x = tri(lu_, y, left_side=True, lower=True, unit_diagonal=True, transpose_a=True,
-            conjugate_a=True)
+    x = tri(
+        lu_, y, left_side=True, lower=True, unit_diagonal=True, transpose_a=True, conjugate_a=True
+    )
     inv = jnp.argsort(perm, axis=-1)
     return jnp.take_along_axis(x, inv[..., None], axis=-2)
 
@@ -341,8 +345,10 @@ def linalg_lu_solve(LU: T, pivots: TI, B: T, *, left=True, adjoint=False):
     n = LU.shape[-1]
     if (B.shape[-2] if left else B.shape[-1]) != n:
         eq = "AX = B" if left else "XA = B"
-        raise RuntimeError(f"linalg.lu_solve: Incompatible shapes of A and B for the equation "
-                           f"{eq} ({n}x{n} and {B.shape[-2]}x{B.shape[-1]})")
+        raise RuntimeError(
+            f"linalg.lu_solve: Incompatible shapes of A and B for the equation "
+            f"{eq} ({n}x{n} and {B.shape[-2]}x{B.shape[-1]})"
+        )
     return _lu_solve(LU, pivots.astype(jnp.int32), B, left, adjoint)
 
 
@@ -382,7 +388,7 @@ def det(input: T):
 
 
 def _det(A):
-    if A.shape[-1] == 0:    # jax's det rule cannot differentiate an empty matrix
+    if A.shape[-1] == 0:  # jax's det rule cannot differentiate an empty matrix
         return jnp.ones(A.shape[:-2], A.dtype)
     return jnp.linalg.det(A)
 
@@ -455,8 +461,10 @@ def _solve_shapes(A, B, left, name):
     n = A.shape[-1]
     if (Bm.shape[-2] if left else Bm.shape[-1]) != n:
         eq = "AX = B" if left else "XA = B"
-        raise RuntimeError(f"{name}: Incompatible shapes of A and B for the equation {eq} "
-                           f"({n}x{n} and {Bm.shape[-2]}x{Bm.shape[-1]})")
+        raise RuntimeError(
+            f"{name}: Incompatible shapes of A and B for the equation {eq} "
+            f"({n}x{n} and {Bm.shape[-2]}x{Bm.shape[-1]})"
+        )
     return Bm, vector
 
 
@@ -466,7 +474,7 @@ def _solve(A, B, left, name):
     x = _lu_solve(lu_, piv, Bm, left, False)
     if vector:
         x = x[..., 0]
-    info = jnp.broadcast_to(info, x.shape[:-1 if vector else -2])
+    info = jnp.broadcast_to(info, x.shape[: -1 if vector else -2])
     return x, info
 
 
@@ -485,8 +493,9 @@ name_return_type(solve_ex, "linalg_solve_ex")
 
 def _tri_solve(A, B, upper, left, unitriangular):
     A, B = _broadcast_batch(A, B)
-    return jax.lax.linalg.triangular_solve(A, B, left_side=left, lower=not upper,
-                                           unit_diagonal=unitriangular)
+    return jax.lax.linalg.triangular_solve(
+        A, B, left_side=left, lower=not upper, unit_diagonal=unitriangular
+    )
 
 
 @linalg(name="linalg.solve_triangular")
@@ -508,8 +517,9 @@ def triangular_solve(input: T, A: T, upper=True, transpose=False, unitriangular=
     _check_float(A, name)
     _check_same(A, input, name)
     A2, B2 = _broadcast_batch(A, input)
-    x = jax.lax.linalg.triangular_solve(A2, B2, left_side=True, lower=not upper,
-                                        transpose_a=transpose, unit_diagonal=unitriangular)
+    x = jax.lax.linalg.triangular_solve(
+        A2, B2, left_side=True, lower=not upper, transpose_a=transpose, unit_diagonal=unitriangular
+    )
     return x, A2
 
 
@@ -519,8 +529,10 @@ def triangular_solve(input: T, A: T, upper=True, transpose=False, unitriangular=
 
 def _qr(a, mode):
     if mode not in ("reduced", "complete", "r"):
-        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
-                           f"'reduced' (default), 'r', or 'complete'")
+        raise RuntimeError(
+            f"qr received unrecognized mode '{mode}' but expected one of "
+            f"'reduced' (default), 'r', or 'complete'"
+        )
     if mode == "r":
         return jnp.zeros((0,), a.dtype), jnp.linalg.qr(a, mode="r")
     return jnp.linalg.qr(a, mode=mode)
@@ -566,7 +578,7 @@ def _reflect(A, tau, X):
     for i in reversed(range(tau.shape[-1])):
         head = jnp.zeros(A.shape[:-2] + (i,), A.dtype)
         one = jnp.ones(A.shape[:-2] + (1,), A.dtype)
-        v = jnp.concatenate([head, one, A[..., i + 1:m, i]], axis=-1)
+        v = jnp.concatenate([head, one, A[..., i + 1 : m, i]], axis=-1)
         X = X - tau[..., i, None, None] * v[..., :, None] * (jnp.conj(v)[..., None, :] @ X)
     return X
 
@@ -579,14 +591,18 @@ def householder_product(A: T, tau: T):
     if tau.ndim < 1:
         raise RuntimeError(f"{name}: tau must have at least 1 dimension.")
     if A.shape[-2] < A.shape[-1]:
-        raise RuntimeError(f"{name}: input.shape[-2] must be greater than or equal to "
-                           f"input.shape[-1]")
+        raise RuntimeError(
+            f"{name}: input.shape[-2] must be greater than or equal to input.shape[-1]"
+        )
     if A.shape[-1] < tau.shape[-1]:
-        raise RuntimeError(f"{name}: input.shape[-1] must be greater than or equal to "
-                           f"tau.shape[-1]")
+        raise RuntimeError(
+            f"{name}: input.shape[-1] must be greater than or equal to tau.shape[-1]"
+        )
     if A.ndim - tau.ndim != 1:
-        raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but "
-                           f"got tau.ndim equal to {tau.ndim} and input.ndim is equal to {A.ndim}")
+        raise RuntimeError(
+            f"{name}: Expected tau to have one dimension less than input, but "
+            f"got tau.ndim equal to {tau.ndim} and input.ndim is equal to {A.ndim}"
+        )
     _check_float(A, name)
     return _householder(A, tau)
 
@@ -676,8 +692,10 @@ def eigvals(A: T):
 
 def _check_driver(driver):
     if driver is not None:
-        raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on "
-                           "CUDA inputs with cuSOLVER backend.")
+        raise RuntimeError(
+            "torch.linalg.svd: keyword argument `driver=` is only supported on "
+            "CUDA inputs with cuSOLVER backend."
+        )
 
 
 def _svd(A, full_matrices):
@@ -711,8 +729,11 @@ def _svd_tangent(full_matrices, primals, tangents, out):
     s2 = s * s
     e = jnp.where(eye, jnp.ones((), s.dtype), s2[..., None, :] - s2[..., :, None])
     # i Im diag(dX) / 2S, embedded (dX's diagonal is imaginary): 0 for real input.
-    diag = (jnp.where(eye, (jnp.diagonal(dp, axis1=-2, axis2=-1) / (2 * s))[..., None, :], 0)
-            if jnp.iscomplexobj(dA) else 0)
+    diag = (
+        jnp.where(eye, (jnp.diagonal(dp, axis1=-2, axis2=-1) / (2 * s))[..., None, :], 0)
+        if jnp.iscomplexobj(dA)
+        else 0
+    )
 
     du_aux = dp * s[..., None, :]
     du = _matmul(u, (du_aux + _mH(du_aux)) / e + diag)
@@ -727,8 +748,9 @@ def _svd_tangent(full_matrices, primals, tangents, out):
         uda = _matmul(_mH(u) / s[..., :, None], dA)
         dvh = dvh + uda - _matmul(_matmul(uda, v), vh)
         if full_matrices:
-            dvh = jnp.concatenate([dvh, jnp.zeros(dvh.shape[:-2] + (n - m,) + dvh.shape[-1:],
-                                                  dvh.dtype)], -2)
+            dvh = jnp.concatenate(
+                [dvh, jnp.zeros(dvh.shape[:-2] + (n - m,) + dvh.shape[-1:], dvh.dtype)], -2
+            )
     return du.astype(u.dtype), ds.astype(s.dtype), dvh.astype(vh.dtype)
 
 
@@ -765,7 +787,6 @@ def svd(input: T, some=True, compute_uv=True):
     return u, s, _mH(vh)
 
 
-
 # ---------------------------------------------------------------------------
 # Errors that depend on the values (eager only)
 
@@ -778,14 +799,20 @@ class LinAlgError(RuntimeError):
 LinAlgError.__name__ = LinAlgError.__qualname__ = "_LinAlgError"
 LinAlgError.__module__ = "jtorch.linalg"
 
-_NOT_PD = ("The factorization could not be completed because the input is not "
-           "positive-definite (the leading minor of order {} is not positive-definite).")
-_SINGULAR = ("The diagonal element {} is zero, the inversion could not be completed because "
-             "the input matrix is singular.")
+_NOT_PD = (
+    "The factorization could not be completed because the input is not "
+    "positive-definite (the leading minor of order {} is not positive-definite)."
+)
+_SINGULAR = (
+    "The diagonal element {} is zero, the inversion could not be completed because "
+    "the input matrix is singular."
+)
 _SOLVE = "The solver failed because the input matrix is singular."
-_LU_ZERO = ("U[{0},{0}] is zero and using it on lu_solve would result in a division by zero. "
-            "If you still want to perform the factorization, consider calling "
-            "linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
+_LU_ZERO = (
+    "U[{0},{0}] is zero and using it on lu_solve would result in a division by zero. "
+    "If you still want to perform the factorization, consider calling "
+    "linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)"
+)
 
 
 @jax.jit
@@ -820,6 +847,7 @@ def _checked(fn, name: str, message: str, info_of, error=LinAlgError):
     have failed. Under tracing (compile, vmap, ...) nothing is checked, as the values are
     not known; the result then holds the nan/inf the kernel produced.
     """
+
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         result = fn(*args, **kwargs)
@@ -829,17 +857,20 @@ def _checked(fn, name: str, message: str, info_of, error=LinAlgError):
             if info is not None:
                 _raise_info(info, name, message, error)
         return result
+
     return wrapper
 
 
 def _info_if_not_finite(ex_fn, **fixed):
     """Plain variants: a factorization that failed left non-finite values in the result,
     so only then is `info` computed (again, by the `_ex` kernel)."""
+
     def info_of(result, args, kwargs):
         if bool(_all_finite(result._array)):
             return None
         kwargs = {k: v for k, v in kwargs.items() if k != "out"}
         return ex_fn(*args, **kwargs, **fixed)[-1]._array
+
     return info_of
 
 
@@ -848,8 +879,9 @@ def _info_if_checked(result, args, kwargs):
     return result[-1]._array if kwargs.get("check_errors") else None
 
 
-def _install(ns: str, short: str, name: str, message: str, info_of, method=None,
-             error=LinAlgError) -> None:
+def _install(
+    ns: str, short: str, name: str, message: str, info_of, method=None, error=LinAlgError
+) -> None:
     """Replaces the published `ns.short` (and its aliases, and `Tensor.<method>`) by the
     checking wrapper."""
     fn = NAMESPACES[ns][short]
@@ -889,23 +921,42 @@ def install_checks() -> None:
         return _lu_info((args[0] if args else kwargs["input"])._array)
 
     _install("linalg", "cholesky", "linalg.cholesky", _NOT_PD, _info_if_not_finite(chol_ex))
-    _install("", "cholesky", "cholesky", _NOT_PD, _info_if_not_finite(legacy_chol_ex),
-             method="cholesky")
+    _install(
+        "", "cholesky", "cholesky", _NOT_PD, _info_if_not_finite(legacy_chol_ex), method="cholesky"
+    )
     _install("linalg", "cholesky_ex", "linalg.cholesky_ex", _NOT_PD, _info_if_checked)
     _install("linalg", "inv", "linalg.inv", _SINGULAR, _info_if_not_finite(inv_ex_fn))
-    _install("", "inverse", "linalg.inv", _SINGULAR, _info_if_not_finite(inv_ex_fn),
-             method="inverse")
+    _install(
+        "", "inverse", "linalg.inv", _SINGULAR, _info_if_not_finite(inv_ex_fn), method="inverse"
+    )
     _install("linalg", "inv_ex", "linalg.inv_ex", _SINGULAR, _info_if_checked)
     _install("linalg", "solve", "torch.linalg.solve", _SOLVE, _info_if_not_finite(solve_ex_fn))
     _install("linalg", "solve_ex", "torch.linalg.solve_ex", _SOLVE, _info_if_checked)
     # Inverses taken inside other functions, reported under PyTorch's names for them.
-    _install("linalg", "matrix_power", "linalg.inv", _SINGULAR, power_info,
-             method="matrix_power")
+    _install("linalg", "matrix_power", "linalg.inv", _SINGULAR, power_info, method="matrix_power")
     _install("linalg", "tensorinv", "inv", _SINGULAR, tensorinv_info)
-    _install("", "cholesky_inverse", "cholesky_inverse", _SINGULAR, triangular_info,
-             method="cholesky_inverse")
+    _install(
+        "",
+        "cholesky_inverse",
+        "cholesky_inverse",
+        _SINGULAR,
+        triangular_info,
+        method="cholesky_inverse",
+    )
     # LU factorizations raise a plain RuntimeError, for a zero on U's diagonal.
-    _install("linalg", "lu_factor", "torch.linalg.lu_factor", _LU_ZERO,
-             lambda result, args, kwargs: _lu_info(result[0]._array), error=RuntimeError)
-    _install("linalg", "lu_factor_ex", "torch.linalg.lu_factor_ex", _LU_ZERO, _info_if_checked,
-             error=RuntimeError)
+    _install(
+        "linalg",
+        "lu_factor",
+        "torch.linalg.lu_factor",
+        _LU_ZERO,
+        lambda result, args, kwargs: _lu_info(result[0]._array),
+        error=RuntimeError,
+    )
+    _install(
+        "linalg",
+        "lu_factor_ex",
+        "torch.linalg.lu_factor_ex",
+        _LU_ZERO,
+        _info_if_checked,
+        error=RuntimeError,
+    )

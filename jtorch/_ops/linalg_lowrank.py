@@ -12,12 +12,14 @@ from ._registry import composite
 
 def _sketch_dtype(A):
     import jtorch
+
     return A.dtype if A.is_floating_point() or A.is_complex() else jtorch.float32
 
 
 def _approximate_basis(A, q, niter, M):
     """Q with q orthonormal columns such that Q Q^H (A - M) approximates A - M."""
     import jtorch
+
     qr = jtorch.linalg.qr
     R = jtorch.randn(A.shape[-1], q, dtype=_sketch_dtype(A), device=A.device)
 
@@ -50,6 +52,7 @@ def _svd_lowrank(A, q, niter, M):
     if M is not None:
         B = B - Q.mH @ M
     import jtorch
+
     U, S, Vh = jtorch.linalg.svd(B, full_matrices=False)
     U, V = Q @ U, Vh.mH
     return (V, S, U) if m < n else (U, S, V)
@@ -68,8 +71,9 @@ def pca_lowrank(A, q: int | None = None, center: bool = True, niter: int = 2):
     if q is None:
         q = min(6, m, n)
     elif not 0 <= q <= min(m, n):
-        raise ValueError(f"q(={q}) must be non-negative integer and not greater than "
-                         f"min(m, n)={min(m, n)}")
+        raise ValueError(
+            f"q(={q}) must be non-negative integer and not greater than min(m, n)={min(m, n)}"
+        )
     if not niter >= 0:
         raise ValueError(f"niter(={niter}) must be non-negative integer")
     if center:

@@ -9,15 +9,27 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._tensor import wrap_dim
 from .._dtype import c10_name
+from .._tensor import wrap_dim
 from . import _derivatives
-from ._registry import T, TI, broadcast_error, composite, name_return_type
-from .linalg import (_broadcast_batch, _check_float, _check_ndim, _check_same, _check_square,
-                     _inv_ex, _is_float, _matmul, _mH, _real_dtype, _solve, _square_float, legacy,
-                     linalg)
+from ._registry import TI, T, broadcast_error, composite, name_return_type
+from .linalg import (
+    _broadcast_batch,
+    _check_float,
+    _check_ndim,
+    _check_same,
+    _check_square,
+    _inv_ex,
+    _is_float,
+    _matmul,
+    _mH,
+    _real_dtype,
+    _solve,
+    _square_float,
+    legacy,
+    linalg,
+)
 from .matmul import vecdot_check
-
 
 # ---------------------------------------------------------------------------
 # Norms
@@ -30,23 +42,28 @@ def _norm_dtype(x, dtype, name):
         return x
     dt = dtype.np
     if not (jnp.issubdtype(dt, jnp.floating) or jnp.issubdtype(dt, jnp.complexfloating)):
-        raise RuntimeError(f"{name}: dtype should be floating point or complex. Got "
-                           f"{c10_name(jnp.zeros((), dt))}")
-    if jnp.issubdtype(x.dtype, jnp.complexfloating) and not jnp.issubdtype(
-            dt, jnp.complexfloating):
-        raise RuntimeError(f"{name}: dtype should be complex for complex input. Got "
-                           f"{c10_name(jnp.zeros((), dt))}")
+        raise RuntimeError(
+            f"{name}: dtype should be floating point or complex. Got {c10_name(jnp.zeros((), dt))}"
+        )
+    if jnp.issubdtype(x.dtype, jnp.complexfloating) and not jnp.issubdtype(dt, jnp.complexfloating):
+        raise RuntimeError(
+            f"{name}: dtype should be complex for complex input. Got {c10_name(jnp.zeros((), dt))}"
+        )
     return x.astype(dt)
 
 
 def _vector_norm(x, ord, dims, keepdim):
     if ord == math.inf or ord == -math.inf:
         if x.size == 0 and (dims is None or any(x.shape[d] == 0 for d in dims)):
-            raise RuntimeError(f"linalg.vector_norm cannot compute the {ord} norm on an empty "
-                               f"tensor because the operation does not have an identity")
+            raise RuntimeError(
+                f"linalg.vector_norm cannot compute the {ord} norm on an empty "
+                f"tensor because the operation does not have an identity"
+            )
     if ord < 0 and ord != -math.inf and x.size == 0:
-        raise RuntimeError(f"linalg.vector_norm cannot compute the {ord} norm on an empty "
-                           f"tensor because the operation does not have an identity")
+        raise RuntimeError(
+            f"linalg.vector_norm cannot compute the {ord} norm on an empty "
+            f"tensor because the operation does not have an identity"
+        )
 
     def forward(x):
         a = jnp.abs(x)
@@ -58,7 +75,7 @@ def _vector_norm(x, ord, dims, keepdim):
             return jnp.sum(a, axis=dims, keepdims=keepdim)
         if ord == 2:
             return jnp.sqrt(jnp.sum(a * a, axis=dims, keepdims=keepdim))
-        return jnp.sum(a ** ord, axis=dims, keepdims=keepdim) ** (1.0 / ord)
+        return jnp.sum(a**ord, axis=dims, keepdims=keepdim) ** (1.0 / ord)
 
     # PyTorch's gradient at the singular points (a zero vector, inf-norm ties)
     axes = None if dims is None or not x.ndim else tuple(sorted(dims))
@@ -79,8 +96,9 @@ def vector_norm(x: T, ord=2, dim=None, keepdim=False, *, dtype=None):
     if isinstance(ord, str):
         raise TypeError("linalg_vector_norm(): argument 'ord' must be Number, not str")
     x = _norm_dtype(x, dtype, "linalg.vector_norm")
-    return _vector_norm(x, float(ord), _dims(dim, max(x.ndim, 1)) if x.ndim else None,
-                        keepdim).astype(_real_dtype(x))
+    return _vector_norm(
+        x, float(ord), _dims(dim, max(x.ndim, 1)) if x.ndim else None, keepdim
+    ).astype(_real_dtype(x))
 
 
 def _max0(x, axis, keepdims):
@@ -94,15 +112,13 @@ def _max0(x, axis, keepdims):
 def _matrix_norm(A, ord, dim, keepdim):
     d0, d1 = (wrap_dim(d, A.ndim) for d in dim)
     if d0 == d1:
-        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, "
-                           f"{dim[1]})")
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, {dim[1]})")
     if ord == "fro":
         return _vector_norm(A, 2.0, (d0, d1), keepdim)
     if ord == "nuc" or ord in (2, -2):
         m = jnp.moveaxis(A, (d0, d1), (-2, -1))
         s = jnp.linalg.svd(m, compute_uv=False)
-        r = (jnp.sum(s, -1) if ord == "nuc" else _max0(s, -1, False) if ord == 2
-             else jnp.min(s, -1))
+        r = jnp.sum(s, -1) if ord == "nuc" else _max0(s, -1, False) if ord == 2 else jnp.min(s, -1)
         if keepdim:
             r = jnp.expand_dims(r, tuple(sorted((d0, d1))))
         return r
@@ -138,8 +154,10 @@ def norm(A: T, ord=None, dim=None, keepdim=False, *, dtype=None):
         matrix = True
     elif dim is None and ord is not None:
         if A.ndim not in (1, 2):
-            raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must "
-                               f"be 1D or 2D. Got {A.ndim}D.")
+            raise RuntimeError(
+                f"linalg.norm: If dim is not specified but ord is, the input must "
+                f"be 1D or 2D. Got {A.ndim}D."
+            )
         matrix = A.ndim == 2
     else:
         matrix = False
@@ -152,8 +170,9 @@ def norm(A: T, ord=None, dim=None, keepdim=False, *, dtype=None):
         raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {dim}")
     A = _norm_dtype(A, dtype, "linalg.vector_norm")
     o = 2.0 if ord is None else float(ord)
-    return _vector_norm(A, o, _dims(dim, max(A.ndim, 1)) if A.ndim else None,
-                        keepdim).astype(_real_dtype(A))
+    return _vector_norm(A, o, _dims(dim, max(A.ndim, 1)) if A.ndim else None, keepdim).astype(
+        _real_dtype(A)
+    )
 
 
 @linalg(name="linalg.cond")
@@ -211,8 +230,7 @@ def _pinv(A, atol, rtol, hermitian):
     """The pseudo-inverse, whose derivative is PyTorch's `pinv_backward` (Golub and Pereyra's,
     exact where the rank is locally constant): jax's, through the SVD with its small singular
     values cut, is wrong on rank-deficient matrices."""
-    return _derivatives.with_jvp(lambda A: _pinv_value(A, atol, rtol, hermitian),
-                                 _pinv_tangent)(A)
+    return _derivatives.with_jvp(lambda A: _pinv_value(A, atol, rtol, hermitian), _pinv_tangent)(A)
 
 
 def _pinv_tangent(primals, tangents, X):
@@ -222,9 +240,11 @@ def _pinv_tangent(primals, tangents, X):
     AX, XA = _matmul(A, X), _matmul(X, A)
     I_m = jnp.eye(A.shape[-2], dtype=A.dtype)
     I_n = jnp.eye(A.shape[-1], dtype=A.dtype)
-    return (-_matmul(_matmul(X, dA), X)
-            + _matmul(_matmul(_matmul(X, Xh), dAh), I_m - AX)
-            + _matmul(_matmul(I_n - XA, dAh), _matmul(Xh, X))).astype(X.dtype)
+    return (
+        -_matmul(_matmul(X, dA), X)
+        + _matmul(_matmul(_matmul(X, Xh), dAh), I_m - AX)
+        + _matmul(_matmul(I_n - XA, dAh), _matmul(Xh, X))
+    ).astype(X.dtype)
 
 
 def _pinv_value(A, atol, rtol, hermitian):
@@ -243,8 +263,10 @@ def _pinv_value(A, atol, rtol, hermitian):
 def _check_pinv(A):
     if A.ndim < 2 or not _is_float(A):
         shape = list(A.shape)
-        raise RuntimeError(f"linalg.pinv({c10_name(A)}{{{shape}}}): expected a tensor with 2 "
-                           f"or more dimensions of float, double, cfloat or cdouble types")
+        raise RuntimeError(
+            f"linalg.pinv({c10_name(A)}{{{shape}}}): expected a tensor with 2 "
+            f"or more dimensions of float, double, cfloat or cdouble types"
+        )
 
 
 @linalg(name="linalg.pinv")
@@ -294,11 +316,29 @@ def _mm_any(a, b):
 # Scaling and squaring with a diagonal Pade approximant (Higham 2005): the degree and its
 # norm bound theta_m, beyond which the approximant loses the dtype's precision.
 _PADE = {
-    7: (3.925724783138660, (17297280., 8648640., 1995840., 277200., 25200., 1512., 56., 1.)),
-    13: (5.371920351148152, (64764752532480000., 32382376266240000., 7771770303897600.,
-                             1187353796428800., 129060195264000., 10559470521600.,
-                             670442572800., 33522128640., 1323241920., 40840800., 960960.,
-                             16380., 182., 1.)),
+    7: (
+        3.925724783138660,
+        (17297280.0, 8648640.0, 1995840.0, 277200.0, 25200.0, 1512.0, 56.0, 1.0),
+    ),
+    13: (
+        5.371920351148152,
+        (
+            64764752532480000.0,
+            32382376266240000.0,
+            7771770303897600.0,
+            1187353796428800.0,
+            129060195264000.0,
+            10559470521600.0,
+            670442572800.0,
+            33522128640.0,
+            1323241920.0,
+            40840800.0,
+            960960.0,
+            16380.0,
+            182.0,
+            1.0,
+        ),
+    ),
 }
 _MAX_SQUARINGS = 40  # a 1-norm up to ~4e12; beyond it exp overflows for all but exotic inputs
 
@@ -317,7 +357,7 @@ def _expm(A):
     norm = jnp.max(jnp.sum(jnp.abs(flat), axis=-2), axis=-1)
     s = jnp.ceil(jnp.log2(jnp.maximum(norm, theta) / theta))
     s = jnp.clip(jnp.where(jnp.isfinite(s), s, 0), 0, _MAX_SQUARINGS).astype(jnp.int32)
-    X = flat / (2.0 ** s).astype(norm.dtype)[:, None, None].astype(flat.dtype)
+    X = flat / (2.0**s).astype(norm.dtype)[:, None, None].astype(flat.dtype)
     eye = jnp.eye(n, dtype=flat.dtype)
     X2 = _matmul(X, X)
     if degree == 7:
@@ -328,18 +368,29 @@ def _expm(A):
     else:
         X4 = _matmul(X2, X2)
         X6 = _matmul(X4, X2)
-        U = _matmul(X, _matmul(X6, b[13] * X6 + b[11] * X4 + b[9] * X2)
-                    + b[7] * X6 + b[5] * X4 + b[3] * X2 + b[1] * eye)
-        V = (_matmul(X6, b[12] * X6 + b[10] * X4 + b[8] * X2)
-             + b[6] * X6 + b[4] * X4 + b[2] * X2 + b[0] * eye)
+        U = _matmul(
+            X,
+            _matmul(X6, b[13] * X6 + b[11] * X4 + b[9] * X2)
+            + b[7] * X6
+            + b[5] * X4
+            + b[3] * X2
+            + b[1] * eye,
+        )
+        V = (
+            _matmul(X6, b[12] * X6 + b[10] * X4 + b[8] * X2)
+            + b[6] * X6
+            + b[4] * X4
+            + b[2] * X2
+            + b[0] * eye
+        )
     R = jnp.linalg.solve(V - U, V + U)
     s_max = jnp.max(s) if s.size else 0
 
     def square(i, R):
         # A scalar predicate, so matrices that need no more squarings cost nothing.
-        return jax.lax.cond(i < s_max, lambda R: jnp.where((i < s)[:, None, None],
-                                                           _matmul(R, R), R),
-                            lambda R: R, R)
+        return jax.lax.cond(
+            i < s_max, lambda R: jnp.where((i < s)[:, None, None], _matmul(R, R), R), lambda R: R, R
+        )
 
     R = jax.lax.fori_loop(0, _MAX_SQUARINGS, square, R)
     return R.reshape(A.shape)
@@ -361,13 +412,16 @@ def matrix_exp(A: T):
 def lstsq(A: T, B: T, rcond=None, *, driver=None):
     name = "torch.linalg.lstsq"
     if driver not in (None, "gels", "gelsy", "gelsd", "gelss"):
-        raise RuntimeError(f"{name}: parameter `driver` should be one of (gels, gelsy, gelsd, "
-                           f"gelss)")
+        raise RuntimeError(
+            f"{name}: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)"
+        )
     _check_ndim(A, "linalg.lstsq")
     _check_float(A, "linalg.lstsq")
     if A.dtype != B.dtype:
-        raise RuntimeError(f"{name}: Expected input and other to have the same dtype, but got "
-                           f"input's dtype {c10_name(A)} and other's dtype {c10_name(B)}")
+        raise RuntimeError(
+            f"{name}: Expected input and other to have the same dtype, but got "
+            f"input's dtype {c10_name(A)} and other's dtype {c10_name(B)}"
+        )
     vector = B.ndim == A.ndim - 1
     Bm = B[..., None] if vector else B
     if Bm.shape[-2] != A.shape[-2]:
@@ -413,9 +467,11 @@ def tensorinv(A: T, ind=2):
     out_shape = A.shape[ind:] + A.shape[:ind]
     rows, cols = math.prod(A.shape[:ind]), math.prod(A.shape[ind:])
     if rows != cols:
-        raise RuntimeError(f"Expected self to satisfy the requirement "
-                           f"prod(self.shape[ind:]) == prod(self.shape[:ind]), but got "
-                           f"{cols} != {rows}")
+        raise RuntimeError(
+            f"Expected self to satisfy the requirement "
+            f"prod(self.shape[ind:]) == prod(self.shape[:ind]), but got "
+            f"{cols} != {rows}"
+        )
     _check_float(A, "linalg.inv")
     return _inv_ex(A.reshape(rows, cols))[0].reshape(out_shape)
 
@@ -426,12 +482,14 @@ def tensorsolve(A: T, B: T, dims=None):
         dims = tuple(wrap_dim(d, A.ndim) for d in dims)
         rest = [d for d in range(A.ndim) if d not in dims]
         A = jnp.transpose(A, rest + list(dims))
-    res_shape = A.shape[B.ndim:]
+    res_shape = A.shape[B.ndim :]
     rows, cols = B.size, math.prod(res_shape)
     if rows != cols:
-        raise RuntimeError(f"Expected self to satisfy the requirement "
-                           f"prod(self.shape[other.ndim:]) == prod(self.shape[:other.ndim]), but "
-                           f"got {cols} != {rows}")
+        raise RuntimeError(
+            f"Expected self to satisfy the requirement "
+            f"prod(self.shape[other.ndim:]) == prod(self.shape[:other.ndim]), but "
+            f"got {cols} != {rows}"
+        )
     x, _ = _solve(A.reshape(rows, cols), B.reshape(rows), True, "linalg.solve")
     return x.reshape(res_shape)
 
@@ -439,16 +497,19 @@ def tensorsolve(A: T, B: T, dims=None):
 @linalg(name="linalg.vander")
 def vander(x: T, *, N=None):
     if x.dtype == jnp.bool_:
-        raise RuntimeError("linalg.vander supports floating point, complex, and integer tensors, "
-                           "but got Bool")
+        raise RuntimeError(
+            "linalg.vander supports floating point, complex, and integer tensors, but got Bool"
+        )
     if x.ndim == 0:
         x = x[None]
     N = x.shape[-1] if N is None else N
     if N <= 1:
         raise RuntimeError("N must be greater than 1.")
     # Cumulative products (not pow): PyTorch builds the columns as x^0, x^1 = x^0 * x, ...
-    cols = jnp.concatenate([jnp.ones(x.shape + (1,), x.dtype),
-                            jnp.broadcast_to(x[..., None], x.shape + (N - 1,))], axis=-1)
+    cols = jnp.concatenate(
+        [jnp.ones(x.shape + (1,), x.dtype), jnp.broadcast_to(x[..., None], x.shape + (N - 1,))],
+        axis=-1,
+    )
     return jnp.cumprod(cols, axis=-1).astype(x.dtype)
 
 
@@ -465,6 +526,7 @@ def vecdot(x: T, y: T, *, dim=-1):
 def linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     """Matches `torch.linalg.diagonal` (a view, as `torch.diagonal`)."""
     import jtorch
+
     return jtorch.diagonal(A, offset=offset, dim1=dim1, dim2=dim2)
 
 
@@ -475,6 +537,7 @@ def linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
 
 def _lapack(prefix_fn, a, hermitian):
     from scipy.linalg import lapack
+
     kind = {np.float32: "s", np.float64: "d", np.complex64: "c", np.complex128: "z"}[a.dtype.type]
     base = "he" if hermitian and kind in "cz" else "sy"
     return getattr(lapack, kind + base + prefix_fn)
@@ -489,16 +552,20 @@ def _host_ldl(a, hermitian):
         out, p, inf = f(m, lower=1)
         ld[i], piv[i] = np.tril(out), p
         info.append(inf)
-    return (ld.reshape(a.shape), piv.reshape(a.shape[:-1]),
-            np.asarray(info, np.int32).reshape(a.shape[:-2]))
+    return (
+        ld.reshape(a.shape),
+        piv.reshape(a.shape[:-1]),
+        np.asarray(info, np.int32).reshape(a.shape[:-2]),
+    )
 
 
 def _ldl(A, hermitian):
-    shapes = (jax.ShapeDtypeStruct(A.shape, A.dtype),
-              jax.ShapeDtypeStruct(A.shape[:-1], jnp.int32),
-              jax.ShapeDtypeStruct(A.shape[:-2], jnp.int32))
-    return jax.pure_callback(lambda a: _host_ldl(a, hermitian), shapes, A,
-                             vmap_method="sequential")
+    shapes = (
+        jax.ShapeDtypeStruct(A.shape, A.dtype),
+        jax.ShapeDtypeStruct(A.shape[:-1], jnp.int32),
+        jax.ShapeDtypeStruct(A.shape[:-2], jnp.int32),
+    )
+    return jax.pure_callback(lambda a: _host_ldl(a, hermitian), shapes, A, vmap_method="sequential")
 
 
 @linalg(name="linalg.ldl_factor", returns=("LD", "pivots"), differentiable=False)
@@ -538,5 +605,11 @@ def ldl_solve(LD: T, pivots: TI, B: T, *, hermitian=False):
     _check_same(LD, B, "torch.linalg.ldl_solve")
     batch = tuple(np.broadcast_shapes(LD.shape[:-2], B.shape[:-2]))
     out = jax.ShapeDtypeStruct(batch + B.shape[-2:], B.dtype)
-    return jax.pure_callback(lambda a, p, b: _host_ldl_solve(a, p, b, hermitian), out, LD,
-                             pivots.astype(jnp.int32), B, vmap_method="sequential")
+    return jax.pure_callback(
+        lambda a, p, b: _host_ldl_solve(a, p, b, hermitian),
+        out,
+        LD,
+        pivots.astype(jnp.int32),
+        B,
+        vmap_method="sequential",
+    )

@@ -8,7 +8,7 @@ from .._dtype import c10_name
 from .._tensor import wrap
 from . import _registry
 from ._kernel_helpers import index_values, kernel_inplace
-from ._registry import ALWAYS_BOOL, NONE, T, TI, broadcast_error, call_out, composite, op
+from ._registry import ALWAYS_BOOL, NONE, TI, T, broadcast_error, call_out, composite, op
 
 kernel = op(promote=NONE, method=False, out=False)
 
@@ -18,33 +18,51 @@ kernel = op(promote=NONE, method=False, out=False)
 
 
 def _mask_dtype_name(dt):
-    return {"float32": "float", "float64": "double", "uint8": "unsigned char", "int64": "long",
-            "int32": "int", "float16": "c10::Half", "int16": "short", "int8": "signed char",
-            "bfloat16": "c10::BFloat16"}.get(dt._name, dt._name)
+    return {
+        "float32": "float",
+        "float64": "double",
+        "uint8": "unsigned char",
+        "int64": "long",
+        "int32": "int",
+        "float16": "c10::Half",
+        "int16": "short",
+        "int8": "signed char",
+        "bfloat16": "c10::BFloat16",
+    }.get(dt._name, dt._name)
 
 
 @op(promote=NONE, inplace=True)
 def masked_fill(input: T, mask: TI, value: T):
     if mask.dtype != jnp.bool_:
-        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{_mask_dtype_name(_dtype.from_np(mask.dtype))}")
+        raise RuntimeError(
+            f"masked_fill_ only supports boolean masks, but got mask with dtype "
+            f"{_mask_dtype_name(_dtype.from_np(mask.dtype))}"
+        )
     value = jnp.asarray(value)
     if value.ndim:
-        raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
-                           f"tensor with {value.ndim} dimension(s).")
+        raise RuntimeError(
+            f"masked_fill_ only supports a 0-dimensional value tensor, but got "
+            f"tensor with {value.ndim} dimension(s)."
+        )
     if jnp.iscomplexobj(value) and not jnp.iscomplexobj(input):
-        raise RuntimeError(f"value cannot be converted to type "
-                           f"{_mask_dtype_name(_dtype.from_np(input.dtype))} without overflow")
+        raise RuntimeError(
+            f"value cannot be converted to type "
+            f"{_mask_dtype_name(_dtype.from_np(input.dtype))} without overflow"
+        )
     return jnp.where(mask, value.astype(input.dtype), input)
 
 
 def _masked_scatter_checks(input, mask, source):
     if mask.dtype is not _dtype.bool:
-        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with "
-                           f"dtype {c10_name(mask.dtype)}")
+        raise RuntimeError(
+            f"masked_scatter_ only supports boolean masks, but got mask with "
+            f"dtype {c10_name(mask.dtype)}"
+        )
     if source.dtype != input.dtype:
-        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
-                           f"got{c10_name(input.dtype)} and {c10_name(source.dtype)}")
+        raise RuntimeError(
+            f"masked_scatter: expected self and source to have same dtypes but "
+            f"got{c10_name(input.dtype)} and {c10_name(source.dtype)}"
+        )
     m = index_values(mask)
     if m is not None and int(m.sum()) > source.numel():
         raise RuntimeError("Number of elements of source < number of ones in mask")
@@ -90,7 +108,7 @@ def masked_select(input, mask, *, out=None):
     """
     if mask.dtype is not _dtype.bool:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
-    err = broadcast_error(tuple(mask.shape), tuple(input.shape))   # (PyTorch's a and b)
+    err = broadcast_error(tuple(mask.shape), tuple(input.shape))  # (PyTorch's a and b)
     if err is not None:
         raise err
     shape = tuple(jnp.broadcast_shapes(tuple(input.shape), tuple(mask.shape)))
@@ -109,8 +127,9 @@ def masked_select(input, mask, *, out=None):
 def _nonzero(a, as_tuple):
     a = np.asarray(a)
     if as_tuple:
-        return tuple(jnp.asarray(i, jnp.int64) for i in np.nonzero(a.reshape(-1) if a.ndim == 0
-                                                                   else a))
+        return tuple(
+            jnp.asarray(i, jnp.int64) for i in np.nonzero(a.reshape(-1) if a.ndim == 0 else a)
+        )
     if a.ndim == 0:
         return jnp.zeros((int(a != 0), 0), jnp.int64)
     return jnp.asarray(np.argwhere(a), jnp.int64)
@@ -146,8 +165,10 @@ def nonzero_static(input: T, *, size, fill_value=-1):
 def isin(elements: T, test_elements: T, *, assume_unique=False, invert=False):
     elements, test = jnp.asarray(elements), jnp.asarray(test_elements).reshape(-1)
     if elements.dtype == jnp.bool_ or jnp.iscomplexobj(elements):
-        raise RuntimeError(f"Unsupported input type encountered for isin(): "
-                           f"{c10_name(_dtype.from_np(elements.dtype))}")
+        raise RuntimeError(
+            f"Unsupported input type encountered for isin(): "
+            f"{c10_name(_dtype.from_np(elements.dtype))}"
+        )
     if test.size <= 64:
         found = jnp.any(elements[..., None] == test, axis=-1)
     else:  # sort once, then one binary search per element

@@ -20,8 +20,8 @@ import numpy as np
 
 from .. import _dtype
 from .._dtype import c10_name
-from ._registry import OPS, NONE, T, TI, op
 from ._kernel_helpers import is_complex, is_float, sum_dtype
+from ._registry import NONE, OPS, TI, T, op
 
 
 def _masked(name, **kw):
@@ -53,8 +53,9 @@ def _canonical_dim(dim, ndim):
         if d in dims:
             raise RuntimeError(f"dim={d} appears multiple times in the list of dims")
         if d >= n or d < -n:
-            raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, "
-                             f"{n - 1}], but got {d})")
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})"
+            )
         dims.append(d % n)
     if len(set(dims)) != len(dims):
         dup = next(d for d in dims if dims.count(d) > 1)
@@ -73,15 +74,18 @@ def _input_mask(input, mask):
     """The mask broadcast to `input`'s shape, as bool."""
     if mask.shape != input.shape:
         if mask.ndim > input.ndim:
-            raise IndexError("_input_mask expected broadcastable mask (got mask dimensionality "
-                             "higher than of the input)")
+            raise IndexError(
+                "_input_mask expected broadcastable mask (got mask dimensionality "
+                "higher than of the input)"
+            )
         n = input.ndim
         for i in range(1, mask.ndim + 1):
             if mask.shape[-i] not in (1, input.shape[-i]):
                 raise RuntimeError(
                     f"The expanded size of the tensor ({input.shape[-i]}) must match the "
                     f"existing size ({mask.shape[-i]}) at non-singleton dimension {n - i}.  "
-                    f"Target sizes: {list(input.shape)}.  Tensor sizes: {list(mask.shape)}")
+                    f"Target sizes: {list(input.shape)}.  Tensor sizes: {list(mask.shape)}"
+                )
         mask = jnp.broadcast_to(mask, input.shape)
     return mask.astype(jnp.bool_)
 
@@ -111,8 +115,9 @@ def _identity(name, a, ord=None):
     if name == "norm":
         if ord == -np.inf:
             if not is_float(a):
-                raise AssertionError(f"input must be floating point, got "
-                                     f"torch.{_jt_dtype(a)._name}")
+                raise AssertionError(
+                    f"input must be floating point, got torch.{_jt_dtype(a)._name}"
+                )
             return np.inf
         return 0
     if name == "median":
@@ -130,8 +135,7 @@ def _fill(name, input, mask, ord=None):
 
 def _count(input, mask, dims, keepdim):
     """The number of masked-in elements per slice, int64."""
-    ones = (jnp.ones(input.shape, jnp.bool_) if mask is None
-            else _input_mask(input, mask))
+    ones = jnp.ones(input.shape, jnp.bool_) if mask is None else _input_mask(input, mask)
     return jnp.sum(ones, axis=_axes(dims, input.ndim), keepdims=keepdim, dtype=jnp.int64)
 
 
@@ -172,6 +176,7 @@ def _extremum(name):
         x = _fill(name, input, mask)
         dims = _canonical_dim(dim, input.ndim)
         return _cast(_impl(name)(x, dims, bool(keepdim)), dtype, input)
+
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.masked.{name}`."
     return _masked(name)(impl)
@@ -186,6 +191,7 @@ def _arg_extremum(name):
         # PyTorch casts the int64 indices to the input's dtype (or `dtype`).
         x = _fill(name, input, mask)
         return _cast(_impl(name)(x, dim, bool(keepdim)), dtype, input)
+
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.masked.{name}`: indices in the input's dtype, as PyTorch."
     return _masked(name, differentiable=False)(impl)
@@ -201,8 +207,10 @@ def mean(input: T, dim=None, *, keepdim=False, dtype=None, mask: TI = None):
     dt = dtype if dtype is not None else _jt_dtype(input)
     if not (dt.is_floating_point or dt.is_complex):
         source = "Optional" if dtype is not None else "Input"
-        raise ValueError(f"mean(): Could not infer output dtype. {source} dtype must be either "
-                         f"a floating point or complex dtype. Got: torch.{dt._name}")
+        raise ValueError(
+            f"mean(): Could not infer output dtype. {source} dtype must be either "
+            f"a floating point or complex dtype. Got: torch.{dt._name}"
+        )
     total = _sum(input, dim, keepdim, dt, mask)
     count = _count(input, mask, _canonical_dim(dim, input.ndim), bool(keepdim))
     return total / count.astype(total.dtype)
@@ -219,8 +227,9 @@ def median(input: T, dim=-1, *, keepdim=False, dtype=None, mask: TI = None):
     if was_float:
         return v
     if bool(jnp.isnan(v).any()):
-        raise ValueError("masked median expects no fully masked out rows if dtype is not "
-                         "floating point")
+        raise ValueError(
+            "masked median expects no fully masked out rows if dtype is not floating point"
+        )
     return _cast(v, dtype, input)
 
 
@@ -246,8 +255,9 @@ def logaddexp(input: T, other: T, *, dtype=None, input_mask: TI = None, other_ma
 def _norm(input, ord, dim, keepdim, dtype, mask):
     x = _fill("norm", input, mask, ord)
     dims = _canonical_dim(dim, input.ndim)
-    return _impl("linalg.vector_norm")(x, ord, dims, bool(keepdim),
-                                       dtype=dtype if dtype is not None else _jt_dtype(input))
+    return _impl("linalg.vector_norm")(
+        x, ord, dims, bool(keepdim), dtype=dtype if dtype is not None else _jt_dtype(input)
+    )
 
 
 @_masked("norm")
@@ -257,15 +267,25 @@ def norm(input: T, ord=2.0, dim=None, *, keepdim=False, dtype=None, mask: TI = N
 
 
 def _var_std(name, take_sqrt):
-    def impl(input: T, dim=None, unbiased=None, *, correction=None, keepdim=False, dtype=None,
-             mask: TI = None):
+    def impl(
+        input: T,
+        dim=None,
+        unbiased=None,
+        *,
+        correction=None,
+        keepdim=False,
+        dtype=None,
+        mask: TI = None,
+    ):
         if unbiased is not None and correction is not None:
             raise AssertionError("Only one of unbiased and correction may be given")
         if input.dtype == jnp.bool_:
             # PyTorch subtracts the mean from the input itself, which bool refuses.
-            raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
-                               "supported. If you are trying to invert a mask, use the `~` or "
-                               "`logical_not()` operator instead.")
+            raise RuntimeError(
+                "Subtraction, the `-` operator, with a bool tensor is not "
+                "supported. If you are trying to invert a mask, use the `~` or "
+                "`logical_not()` operator instead."
+            )
         corr = 1.0
         if unbiased is not None:
             corr = 1.0 if unbiased else 0.0
@@ -288,9 +308,12 @@ def _var_std(name, take_sqrt):
         n = jnp.maximum(count.astype(real) - corr, 0) if corr != 0 else count.astype(real)
         out = (total / n).astype(dt)
         return jnp.sqrt(out) if take_sqrt else out
+
     impl.__name__ = name
-    impl.__doc__ = (f"Matches `torch.masked.{name}`: over the masked-in elements; NaN where "
-                    "a slice is fully masked out.")
+    impl.__doc__ = (
+        f"Matches `torch.masked.{name}`: over the masked-in elements; NaN where "
+        "a slice is fully masked out."
+    )
     return _masked(name)(impl)
 
 
@@ -307,9 +330,11 @@ def _scan(name, identity):
         d = _canonical_dim(dim, input.ndim)[0]
         dt = dtype if dtype is not None else _jt_dtype(input)
         return _cast(_impl(name)(_fill(identity, input, mask), d, dtype=dt), dtype, input)
+
     impl.__name__ = name
-    impl.__doc__ = f"Matches `torch.masked.{name}`: masked-out elements count as {identity}'s " \
-                   "identity."
+    impl.__doc__ = (
+        f"Matches `torch.masked.{name}`: masked-out elements count as {identity}'s identity."
+    )
     return _masked(name)(impl)
 
 
@@ -322,9 +347,12 @@ def _softmax_like(name, identity, kernel, negate=False):
         d = _canonical_dim(dim, input.ndim)[0]
         x = _fill(identity, input, mask)
         return _impl(kernel)(-x if negate else x, d, dtype)
+
     impl.__name__ = name
-    impl.__doc__ = (f"Matches `torch.masked.{name}`: masked-out elements get weight 0; a fully "
-                    "masked-out slice is NaN.")
+    impl.__doc__ = (
+        f"Matches `torch.masked.{name}`: masked-out elements get weight 0; a fully "
+        "masked-out slice is NaN."
+    )
     return _masked(name)(impl)
 
 

@@ -16,15 +16,16 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype
-from .._tensor import wrap_dim
 from .._dtype import c10_name
-from ._registry import DEFAULT, NONE, T, TL, broadcast_error, composite, kernel, op
+from .._tensor import wrap_dim
+from ._registry import DEFAULT, NONE, TL, T, broadcast_error, composite, kernel, op
 
 HIGHEST = jax.lax.Precision.HIGHEST
 
+
 def _no_bool(a, kernel: str):
     if a.dtype == jnp.bool_:
-        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
 
 
 def _shape_str(shape) -> str:
@@ -48,34 +49,43 @@ def _bmm(a, b):
 
 def _check_mm(a, b):
     if a.shape[1] != b.shape[0]:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_shape_str(a.shape)} "
-                           f"and {_shape_str(b.shape)})")
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({_shape_str(a.shape)} "
+            f"and {_shape_str(b.shape)})"
+        )
 
 
 def _check_same_mm(a, b):
     if a.dtype != b.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                           f"{_dtype.cpp_name(a)} != {_dtype.cpp_name(b)}")
+        raise RuntimeError(
+            f"expected m1 and m2 to have the same dtype, but got: "
+            f"{_dtype.cpp_name(a)} != {_dtype.cpp_name(b)}"
+        )
 
 
 def _check_dot(a, b):
     if a.ndim != 1 or b.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
     if a.dtype != b.dtype:
-        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
-                           f"{c10_name(a)} and {c10_name(b)}")
+        raise RuntimeError(
+            f"dot : expected both vectors to have same dtype, but found "
+            f"{c10_name(a)} and {c10_name(b)}"
+        )
     if a.shape[0] != b.shape[0]:
-        raise RuntimeError(f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src "
-                           f"[{b.shape[0]}] to have the same number of elements, but got "
-                           f"{a.shape[0]} and {b.shape[0]} elements respectively")
+        raise RuntimeError(
+            f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src "
+            f"[{b.shape[0]}] to have the same number of elements, but got "
+            f"{a.shape[0]} and {b.shape[0]} elements respectively"
+        )
     _no_bool(a, "dot")
 
 
 def _check_mv(m, v, n_input=None):
     if m.shape[1] != v.shape[0] or (n_input is not None and n_input != m.shape[0]):
         n = m.shape[0] if n_input is None else n_input
-        raise RuntimeError(f"size mismatch, got input ({n}), mat ({_shape_str(m.shape)}), vec "
-                           f"({v.shape[0]})")
+        raise RuntimeError(
+            f"size mismatch, got input ({n}), mat ({_shape_str(m.shape)}), vec ({v.shape[0]})"
+        )
 
 
 def _check_bmm(a, b):
@@ -84,8 +94,10 @@ def _check_bmm(a, b):
     if b.ndim != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
     if b.shape[0] != a.shape[0] or b.shape[1] != a.shape[2]:
-        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                           f"[{a.shape[0]}, {a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}].")
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: "
+            f"[{a.shape[0]}, {a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}]."
+        )
 
 
 # ---------------------------------------------------------------------------
@@ -96,8 +108,9 @@ def _check_bmm(a, b):
 def matmul(input: T, other: T):
     a, b = input, other
     if a.ndim == 0 or b.ndim == 0:
-        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
-                           f"{a.ndim}D and {b.ndim}D")
+        raise RuntimeError(
+            f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and {b.ndim}D"
+        )
     if a.ndim == 1 and b.ndim == 1:
         _check_dot(a, b)
         return _dot_general(a, b, (((0,), (0,)), ((), ())))
@@ -129,8 +142,10 @@ def matmul(input: T, other: T):
     batch = tuple(np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2]))
     if a2.shape[-1] != b2.shape[-2]:
         n = math.prod(batch)
-        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                           f"[{n}, {a2.shape[-1]}] but got: [{n}, {b2.shape[-2]}].")
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: "
+            f"[{n}, {a2.shape[-1]}] but got: [{n}, {b2.shape[-2]}]."
+        )
     a2 = jnp.broadcast_to(a2, batch + a2.shape[-2:])
     b2 = jnp.broadcast_to(b2, batch + b2.shape[-2:])
     nb = len(batch)
@@ -159,8 +174,7 @@ def mm(input: T, mat2: T):
 def bmm(input: T, mat2: T):
     _check_bmm(input, mat2)
     if input.dtype != mat2.dtype:
-        raise RuntimeError(f"expected scalar type {c10_name(input)} but found "
-                           f"{c10_name(mat2)}")
+        raise RuntimeError(f"expected scalar type {c10_name(input)} but found {c10_name(mat2)}")
     _no_bool(input, "bmm")
     return _bmm(input, mat2)
 
@@ -171,8 +185,10 @@ def mv(input: T, vec: T):
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, {vec.ndim}")
     _check_mv(input, vec)
     if input.dtype != vec.dtype:
-        raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
-                           f"{c10_name(vec)}, {c10_name(input)}, and {c10_name(vec)}")
+        raise RuntimeError(
+            f"addmv input tensors must have the same dtype, but got "
+            f"{c10_name(vec)}, {c10_name(input)}, and {c10_name(vec)}"
+        )
     _no_bool(input, "addmv_impl_cpu")
     return _dot_general(input, vec, (((1,), (0,)), ((), ())))
 
@@ -196,8 +212,10 @@ def inner(input: T, other: T):
         dt = jnp.result_type(input, other)
         return input.astype(dt) * other.astype(dt)
     if input.shape[-1] != other.shape[-1]:
-        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got "
-                           f"shapes {list(input.shape)} and {list(other.shape)}")
+        raise RuntimeError(
+            f"inner() the last dimension must match on both input tensors but got "
+            f"shapes {list(input.shape)} and {list(other.shape)}"
+        )
     if input.dtype != other.dtype:
         raise RuntimeError("both inputs should have same dtype")
     _no_bool(input, "addmm_impl_cpu_")
@@ -222,8 +240,10 @@ def _check_scalars(a, beta, alpha):
     if jnp.issubdtype(a.dtype, jnp.integer) or a.dtype == jnp.bool_:
         for name, v in (("beta", beta), ("alpha", alpha)):
             if isinstance(v, float) and not v.is_integer():
-                raise RuntimeError(f"For integral input tensors, argument {name} must not be a "
-                                   f"floating point number.")
+                raise RuntimeError(
+                    f"For integral input tensors, argument {name} must not be a "
+                    f"floating point number."
+                )
 
 
 def _scaled_add(input, prod, beta, alpha):
@@ -248,7 +268,8 @@ def _expand_check(input, shape):
             raise RuntimeError(
                 f"The expanded size of the tensor ({shape[-i]}) must match the existing size "
                 f"({input.shape[-i]}) at non-singleton dimension {len(shape) - i}.  Target "
-                f"sizes: {list(shape)}.  Tensor sizes: {list(input.shape)}")
+                f"sizes: {list(shape)}.  Tensor sizes: {list(input.shape)}"
+            )
 
 
 @op(promote=NONE, inplace=True)
@@ -259,8 +280,10 @@ def addmm(input: T, mat1: T, mat2: T, *, beta=1, alpha=1):
         raise RuntimeError(f"mat2 must be a matrix, got {mat2.ndim}-D tensor")
     if not (input.dtype == mat1.dtype == mat2.dtype):
         other = mat2 if input.dtype != mat2.dtype else mat1
-        raise RuntimeError(f"self and mat2 must have the same dtype, but got "
-                           f"{c10_name(input)} and {c10_name(other)}")
+        raise RuntimeError(
+            f"self and mat2 must have the same dtype, but got "
+            f"{c10_name(input)} and {c10_name(other)}"
+        )
     _check_mm(mat1, mat2)
     _no_bool(input, "addmm_impl_cpu_")
     shape = (mat1.shape[0], mat2.shape[1])
@@ -271,13 +294,16 @@ def addmm(input: T, mat1: T, mat2: T, *, beta=1, alpha=1):
 @op(promote=NONE, inplace=True)
 def addmv(input: T, mat: T, vec: T, *, beta=1, alpha=1):
     if mat.ndim != 2 or vec.ndim != 1 or input.ndim > 1:
-        raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, "
-                           f"{vec.ndim}")
+        raise RuntimeError(
+            f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, {vec.ndim}"
+        )
     n_in = input.shape[0] if input.ndim == 1 and input.shape[0] != 1 else None
     _check_mv(mat, vec, n_in)
     if not (input.dtype == mat.dtype == vec.dtype):
-        raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
-                           f"{c10_name(input)}, {c10_name(mat)}, and {c10_name(vec)}")
+        raise RuntimeError(
+            f"addmv input tensors must have the same dtype, but got "
+            f"{c10_name(input)}, {c10_name(mat)}, and {c10_name(vec)}"
+        )
     _no_bool(input, "addmv_impl_cpu")
     prod = _dot_general(mat, vec, (((1,), (0,)), ((), ())))
     return _scaled_add(input, prod, beta, alpha)
@@ -286,8 +312,10 @@ def addmv(input: T, mat: T, vec: T, *, beta=1, alpha=1):
 @op(promote=DEFAULT, inplace=True)
 def addr(input: T, vec1: T, vec2: T, *, beta=1, alpha=1):
     if vec1.ndim != 1 or vec2.ndim != 1:
-        raise RuntimeError(f"addr: Expected 1-d argument vec1 and vec2, but got vec1.dim() = "
-                           f"{vec1.ndim} and vec2.dim() = {vec2.ndim}")
+        raise RuntimeError(
+            f"addr: Expected 1-d argument vec1 and vec2, but got vec1.dim() = "
+            f"{vec1.ndim} and vec2.dim() = {vec2.ndim}"
+        )
     if input.dtype == jnp.bool_:
         for name, v in (("beta", beta), ("alpha", alpha)):
             if not isinstance(v, (bool, int)):
@@ -295,8 +323,9 @@ def addr(input: T, vec1: T, vec2: T, *, beta=1, alpha=1):
     _check_scalars(input, beta, alpha)
     shape = (vec1.shape[0], vec2.shape[0])
     _expand_check(input, shape)
-    prod = (vec1[:, None] & vec2[None, :] if vec1.dtype == jnp.bool_
-            else vec1[:, None] * vec2[None, :])
+    prod = (
+        vec1[:, None] & vec2[None, :] if vec1.dtype == jnp.bool_ else vec1[:, None] * vec2[None, :]
+    )
     return _scaled_add(input, prod, beta, alpha)
 
 
@@ -305,19 +334,25 @@ def _check_batches(b1, b2):
         if x.ndim != 3:
             raise RuntimeError(f"{name} must be a 3D tensor")
     if b1.shape[0] != b2.shape[0]:
-        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got "
-                           f"{b1.shape[0]} and {b2.shape[0]}")
+        raise RuntimeError(
+            f"batch1 and batch2 must have same number of batches, got "
+            f"{b1.shape[0]} and {b2.shape[0]}"
+        )
     if b1.shape[2] != b2.shape[1]:
-        raise RuntimeError(f"Incompatible matrix sizes for bmm ({b1.shape[1]}x{b1.shape[2]} and "
-                           f"{b2.shape[1]}x{b2.shape[2]})")
+        raise RuntimeError(
+            f"Incompatible matrix sizes for bmm ({b1.shape[1]}x{b1.shape[2]} and "
+            f"{b2.shape[1]}x{b2.shape[2]})"
+        )
 
 
 @op(promote=NONE, inplace=True)
 def addbmm(input: T, batch1: T, batch2: T, *, beta=1, alpha=1):
     _check_batches(batch1, batch2)
     if not (input.dtype == batch1.dtype == batch2.dtype):
-        raise RuntimeError(f"expected scalar type {c10_name(input)} but found "
-                           f"{c10_name(batch2 if batch2.dtype != input.dtype else batch1)}")
+        raise RuntimeError(
+            f"expected scalar type {c10_name(input)} but found "
+            f"{c10_name(batch2 if batch2.dtype != input.dtype else batch1)}"
+        )
     _no_bool(input, "addbmm")
     shape = (batch1.shape[1], batch2.shape[2])
     _expand_check(input, shape)
@@ -329,8 +364,10 @@ def addbmm(input: T, batch1: T, batch2: T, *, beta=1, alpha=1):
 def baddbmm(input: T, batch1: T, batch2: T, *, beta=1, alpha=1):
     _check_batches(batch1, batch2)
     if not (input.dtype == batch1.dtype == batch2.dtype):
-        raise RuntimeError(f"Input dtypes must be the same, got: input {_dtype.cpp_name(input)}, "
-                           f"batch1: {_dtype.cpp_name(batch1)}, batch2: {_dtype.cpp_name(batch2)}")
+        raise RuntimeError(
+            f"Input dtypes must be the same, got: input {_dtype.cpp_name(input)}, "
+            f"batch1: {_dtype.cpp_name(batch1)}, batch2: {_dtype.cpp_name(batch2)}"
+        )
     _no_bool(input, "baddbmm")
     shape = (batch1.shape[0], batch1.shape[1], batch2.shape[2])
     _expand_check(input, shape)
@@ -352,8 +389,9 @@ def _sublist(sub) -> str:
         elif isinstance(s, int) and 0 <= s < 52:
             out.append(_LETTERS[s])
         else:
-            raise RuntimeError(f"einsum(): expected subscript to be within the range [0, 52), "
-                               f"but got {s}")
+            raise RuntimeError(
+                f"einsum(): expected subscript to be within the range [0, 52), but got {s}"
+            )
     return "".join(out)
 
 
@@ -361,53 +399,64 @@ def _einsum_impl(equation, operands: TL):
     lhs, arrow, rhs = equation.replace(" ", "").partition("->")
     terms = lhs.split(",")
     if len(terms) > len(operands):
-        raise RuntimeError("einsum(): more operands were specified in the equation than were "
-                           "provided")
+        raise RuntimeError(
+            "einsum(): more operands were specified in the equation than were provided"
+        )
     if len(terms) < len(operands):
-        raise RuntimeError("einsum(): more operands were provided than specified in the "
-                           "equation")
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
     dt = operands[0].dtype
     for x in operands[1:]:
         if x.dtype != dt:
-            raise RuntimeError(f"expected scalar type {c10_name(operands[0])} but found "
-                               f"{c10_name(x)}")
+            raise RuntimeError(
+                f"expected scalar type {c10_name(operands[0])} but found {c10_name(x)}"
+            )
     sizes: dict = {}
     ops = list(operands)
     for k, (term, x) in enumerate(zip(terms, operands)):
         labels = term.replace("...", "")
         if "..." not in term and len(labels) != x.ndim:
-            raise RuntimeError(f"einsum(): the number of subscripts in the equation "
-                               f"({len(labels)}) does not match the number of dimensions "
-                               f"({x.ndim}) for operand {k} and no ellipsis was given")
+            raise RuntimeError(
+                f"einsum(): the number of subscripts in the equation "
+                f"({len(labels)}) does not match the number of dimensions "
+                f"({x.ndim}) for operand {k} and no ellipsis was given"
+            )
         if "..." in term and len(labels) > x.ndim:
-            raise RuntimeError(f"einsum(): the number of subscripts in the equation "
-                               f"({len(labels)}) is more than the number of dimensions "
-                               f"({x.ndim}) for operand {k}")
+            raise RuntimeError(
+                f"einsum(): the number of subscripts in the equation "
+                f"({len(labels)}) is more than the number of dimensions "
+                f"({x.ndim}) for operand {k}"
+            )
         n_ell = x.ndim - len(labels)
         head, _, tail = term.partition("...")
-        dims = list(zip(head, range(len(head)))) + list(
-            zip(tail, range(len(head) + n_ell, x.ndim)))
+        dims = list(zip(head, range(len(head)))) + list(zip(tail, range(len(head) + n_ell, x.ndim)))
         seen = {}
         for c, d in dims:
             n = x.shape[d]
             if c in seen and seen[c] != n:
-                raise RuntimeError(f"einsum(): subscript {c} is repeated for operand {k} but "
-                                   f"the sizes don't match, {n} != {seen[c]}")
+                raise RuntimeError(
+                    f"einsum(): subscript {c} is repeated for operand {k} but "
+                    f"the sizes don't match, {n} != {seen[c]}"
+                )
             seen[c] = n
             prev = sizes.get(c)
             if prev is not None and n != prev and n != 1 and prev != 1:
-                raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {k} which "
-                                   f"does not broadcast with previously seen size {prev}")
+                raise RuntimeError(
+                    f"einsum(): subscript {c} has size {n} for operand {k} which "
+                    f"does not broadcast with previously seen size {prev}"
+                )
             sizes[c] = n if prev in (None, 1) else prev
     if arrow:
         outs = rhs.replace("...", "")
         for c in outs:
             if c not in sizes:
-                raise RuntimeError(f"einsum(): output subscript {c} does not appear in the "
-                                   f"equation for any input operand")
+                raise RuntimeError(
+                    f"einsum(): output subscript {c} does not appear in the "
+                    f"equation for any input operand"
+                )
             if outs.count(c) > 1:
-                raise RuntimeError(f"einsum(): output subscript {c} appears more than once in "
-                                   f"the output")
+                raise RuntimeError(
+                    f"einsum(): output subscript {c} appears more than once in the output"
+                )
     # PyTorch broadcasts size-1 labelled dims against the other operands' sizes.
     for k, (term, x) in enumerate(zip(terms, ops)):
         head, _, tail = term.partition("...")
@@ -420,8 +469,7 @@ def _einsum_impl(equation, operands: TL):
         res = jnp.einsum(equation, *[o.astype(jnp.int64) for o in ops])
         return res.astype(jnp.bool_)
     pref = jnp.float32 if dt in (jnp.float16, jnp.bfloat16) else None
-    return jnp.einsum(equation, *ops, precision=HIGHEST,
-                      preferred_element_type=pref).astype(dt)
+    return jnp.einsum(equation, *ops, precision=HIGHEST, preferred_element_type=pref).astype(dt)
 
 
 _einsum_kernel = kernel(_einsum_impl, name="einsum", promote=NONE)
@@ -431,8 +479,10 @@ _einsum_kernel = kernel(_einsum_impl, name="einsum", promote=NONE)
 def einsum(*args):
     """Matches `torch.einsum`: an equation string or the sublist format."""
     if not args:
-        raise TypeError("einsum(): must specify the equation string and at least one operand, "
-                        "or at least one operand and its subscripts list")
+        raise TypeError(
+            "einsum(): must specify the equation string and at least one operand, "
+            "or at least one operand and its subscripts list"
+        )
     if isinstance(args[0], str):
         equation = args[0]
         operands = args[1:]
@@ -479,9 +529,11 @@ def tensordot(a: T, b: T, dims=2):
         elif a.shape[x] != b.shape[y]:
             # An int `dims` is reported as negative dims of `a`, as PyTorch does.
             xd = x - a.ndim if isinstance(dims, int) else x
-            raise RuntimeError(f"contracted dimensions need to match, but first has size "
-                               f"{a.shape[x]} in dim {xd} and second has size {b.shape[y]} in dim "
-                               f"{y}")
+            raise RuntimeError(
+                f"contracted dimensions need to match, but first has size "
+                f"{a.shape[x]} in dim {xd} and second has size {b.shape[y]} in dim "
+                f"{y}"
+            )
     return _dot_general(a, b, ((da, db), ((), ())))
 
 
@@ -513,8 +565,10 @@ def _cross(a, b, dim):
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     d = wrap_dim(dim, a.ndim)
     if a.shape[d] != 3 or b.shape[d] != 3:
-        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
-                           f"{a.shape[d]} and {b.shape[d]}")
+        raise RuntimeError(
+            f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+            f"{a.shape[d]} and {b.shape[d]}"
+        )
     err = broadcast_error(a.shape, b.shape)
     if err is not None:
         raise err
@@ -532,10 +586,14 @@ def linalg_cross(input: T, other: T, *, dim=-1):
 def cross(input: T, other: T, dim=None):
     if dim is None:
         # PyTorch's deprecated default: the first dim of `input` of size 3.
-        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\n"
-                      "Please either pass the dim explicitly or simply use torch.linalg.cross.\n"
-                      "The default value of dim will change to agree with that of linalg.cross "
-                      "in a future release.", UserWarning, stacklevel=2)
+        warnings.warn(
+            "Using torch.cross without specifying the dim arg is deprecated.\n"
+            "Please either pass the dim explicitly or simply use torch.linalg.cross.\n"
+            "The default value of dim will change to agree with that of linalg.cross "
+            "in a future release.",
+            UserWarning,
+            stacklevel=2,
+        )
         dim = next((i for i, n in enumerate(input.shape) if n == 3), None)
         if dim is None:
             raise RuntimeError("no dimension of size 3 in input")
@@ -544,21 +602,25 @@ def cross(input: T, other: T, dim=None):
 
 @op(promote=NONE, method=False)
 def cdist(x1: T, x2: T, p=2.0, compute_mode=None):
-    modes = (None, "use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
-             "donot_use_mm_for_euclid_dist")
+    modes = (
+        None,
+        "use_mm_for_euclid_dist_if_necessary",
+        "use_mm_for_euclid_dist",
+        "donot_use_mm_for_euclid_dist",
+    )
     if compute_mode not in modes:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     for name, x in (("X1", x1), ("X2", x2)):
         if x.ndim < 2:
             raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.ndim}D")
     if not jnp.issubdtype(x1.dtype, jnp.floating):
-        raise RuntimeError(f"cdist only supports floating-point dtypes, X1 got: "
-                           f"{c10_name(x1)}")
+        raise RuntimeError(f"cdist only supports floating-point dtypes, X1 got: {c10_name(x1)}")
     if x1.dtype != x2.dtype:
         raise RuntimeError(f"expected scalar type {c10_name(x1)} but found {c10_name(x2)}")
     if x1.shape[-1] != x2.shape[-1]:
-        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
-                           f"{x1.shape[-1]} X2: {x2.shape[-1]}")
+        raise RuntimeError(
+            f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}"
+        )
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
     err = broadcast_error(x1.shape[:-2], x2.shape[:-2])
@@ -576,7 +638,7 @@ def cdist(x1: T, x2: T, p=2.0, compute_mode=None):
         # sqrt with a zero gradient at zero distance, as PyTorch's cdist backward gives.
         safe = jnp.where(s == 0, jnp.ones_like(s), s)
         return jnp.where(s == 0, jnp.zeros_like(s), jnp.sqrt(safe))
-    s = jnp.sum(diff ** p, axis=-1)
+    s = jnp.sum(diff**p, axis=-1)
     safe = jnp.where(s == 0, jnp.ones_like(s), s)
     return jnp.where(s == 0, jnp.zeros_like(s), safe ** (1.0 / p))
 
@@ -587,9 +649,13 @@ def cdist(x1: T, x2: T, p=2.0, compute_mode=None):
 
 @op(promote=NONE, method=False)
 def chain_matmul(*matrices: TL):
-    warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch "
-                  "release. Use torch.linalg.multi_dot instead, which accepts a list of two or "
-                  "more tensors rather than multiple parameters.", UserWarning, stacklevel=2)
+    warnings.warn(
+        "torch.chain_matmul is deprecated and will be removed in a future PyTorch "
+        "release. Use torch.linalg.multi_dot instead, which accepts a list of two or "
+        "more tensors rather than multiple parameters.",
+        UserWarning,
+        stacklevel=2,
+    )
     if not matrices:
         raise RuntimeError("chain_matmul(): Expected one or more matrices")
     for m in matrices:
@@ -622,6 +688,7 @@ def _multi_dot(ts):
             return ts[i]
         k = split[i][j]
         return _mm(build(i, k), build(k + 1, j))
+
     return build(0, n - 1)
 
 
@@ -632,8 +699,7 @@ def multi_dot(tensors: TL):
         raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
     first, last = tensors[0], tensors[-1]
     if first.ndim not in (1, 2):
-        raise RuntimeError(f"multi_dot(): the first tensor must be 1D or 2D but got "
-                           f"{first.ndim}D")
+        raise RuntimeError(f"multi_dot(): the first tensor must be 1D or 2D but got {first.ndim}D")
     if last.ndim not in (1, 2):
         raise RuntimeError(f"multi_dot(): the last tensor must be 1D or 2D but got {last.ndim}D")
     for i, t in enumerate(tensors[1:-1], 1):
@@ -641,15 +707,19 @@ def multi_dot(tensors: TL):
             raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.ndim}D")
     for i, t in enumerate(tensors[1:], 1):
         if t.dtype != first.dtype:
-            raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor "
-                               f"0 is {_dtype.cpp_name(first)} and tensor {i} {_dtype.cpp_name(t)}")
+            raise RuntimeError(
+                f"multi_dot(): all tensors must have be the same dtype but tensor "
+                f"0 is {_dtype.cpp_name(first)} and tensor {i} {_dtype.cpp_name(t)}"
+            )
     ms = [first[None] if first.ndim == 1 else first] + [t for t in tensors[1:-1]]
     ms.append(last[:, None] if last.ndim == 1 else last)
     for i in range(n - 1):
         if ms[i].shape[1] != ms[i + 1].shape[0]:
-            raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes "
-                               f"{list(tensors[i].shape)} and {list(tensors[i + 1].shape)} "
-                               f"cannot be multiplied")
+            raise RuntimeError(
+                f"multi_dot(): tensors {i} and {i + 1} with shapes "
+                f"{list(tensors[i].shape)} and {list(tensors[i + 1].shape)} "
+                f"cannot be multiplied"
+            )
     _no_bool(first, "addmm_impl_cpu_")
     out = _multi_dot(ms)
     if first.ndim == 1:
@@ -662,8 +732,12 @@ def multi_dot(tensors: TL):
 def vecdot_check(x, y):
     """linalg.vecdot's dtype rules (shared with `linalg.py`)."""
     if x.dtype != y.dtype:
-        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x "
-                           f"of type {c10_name(x)} and y of type {c10_name(y)} instead")
+        raise RuntimeError(
+            f"linalg.vecdot: Expected x and y to have the same dtype, but found x "
+            f"of type {c10_name(x)} and y of type {c10_name(y)} instead"
+        )
     if not (jnp.issubdtype(x.dtype, jnp.floating) or jnp.issubdtype(x.dtype, jnp.complexfloating)):
-        raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as input. "
-                           f"Got {c10_name(x)}")
+        raise RuntimeError(
+            f"linalg.vecdot: Expected a floating point or complex tensor as input. "
+            f"Got {c10_name(x)}"
+        )

@@ -17,13 +17,31 @@ import jax.numpy as jnp
 from jax import lax
 
 from .. import _dtype
-from . import _derivatives
-from .._tensor import Tensor
 from .._dtype import c10_name
-from ._kernel_helpers import (default_float, is_bool, is_complex, is_integral, not_implemented,
-                              run_in_opmath)
-from ._registry import (ALWAYS_BOOL, BOOL_TO_LONG, COMPLEX_TO_FLOAT, DEFAULT, INT_TO_FLOAT, METHODS,
-                        NAMESPACES, NONE, S, T, TI, op)
+from .._tensor import Tensor
+from . import _derivatives
+from ._kernel_helpers import (
+    default_float,
+    is_bool,
+    is_complex,
+    is_integral,
+    not_implemented,
+    run_in_opmath,
+)
+from ._registry import (
+    ALWAYS_BOOL,
+    BOOL_TO_LONG,
+    COMPLEX_TO_FLOAT,
+    DEFAULT,
+    INT_TO_FLOAT,
+    METHODS,
+    NAMESPACES,
+    NONE,
+    TI,
+    S,
+    T,
+    op,
+)
 
 pointwise = functools.partial(op, inplace=True)
 
@@ -57,11 +75,13 @@ def result_dtype(*xs):
 
 def _binary_dunder(fn):
     """A Python operator method: unknown operand types give NotImplemented, as in PyTorch."""
+
     @functools.wraps(fn)
     def method(self, other):
         if not isinstance(other, (Tensor, numbers.Number)):
             return NotImplemented
         return fn(self, other)
+
     return method
 
 
@@ -78,11 +98,13 @@ def _check_alpha(a, alpha, what="alpha"):
     """PyTorch's checks of a scalar multiplier, on its (traced, weakly typed) dtype."""
     kind = jnp.result_type(alpha)
     if jnp.issubdtype(kind, jnp.complexfloating) and not is_complex(a):
-        raise RuntimeError(f"For non-complex input tensors, argument {what} must not be a "
-                           "complex number.")
+        raise RuntimeError(
+            f"For non-complex input tensors, argument {what} must not be a complex number."
+        )
     if jnp.issubdtype(kind, jnp.floating) and is_integral(a):
-        raise RuntimeError(f"For integral input tensors, argument {what} must not be a "
-                           "floating point number.")
+        raise RuntimeError(
+            f"For integral input tensors, argument {what} must not be a floating point number."
+        )
 
 
 # add/sub keep jax's per-op rounding in half types: PyTorch rounds `other * alpha` to the
@@ -96,8 +118,10 @@ def add(input: T, other: T, *, alpha: S = 1):
 
 def _check_sub(a, b):
     if is_bool(a) and is_bool(b):
-        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
-                           "supported. Use the `^` or `logical_xor()` operator instead.")
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not "
+            "supported. Use the `^` or `logical_xor()` operator instead."
+        )
 
 
 @pointwise(dunder="sub", aliases=("subtract",))
@@ -162,8 +186,10 @@ def div(input: T, other: T, *, rounding_mode=None):
         return jnp.trunc(run_in_opmath(true_quotient)(input, other))
     if rounding_mode == "floor":
         return run_in_opmath(_floor_div)(input, other)
-    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
-                       f"found '{rounding_mode}'")
+    raise RuntimeError(
+        f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+        f"found '{rounding_mode}'"
+    )
 
 
 @pointwise(promote=INT_TO_FLOAT, scalar_opmath=True)
@@ -202,16 +228,21 @@ def _int_pow(base, exp):
     if not jnp.issubdtype(base.dtype, jnp.signedinteger):
         return pos
     one = jnp.ones((), base.dtype)
-    neg = jnp.where(base == 1, one,
-                    jnp.where(base == -1, jnp.where(exp % 2 == 0, one, -one), 0 * one))
+    neg = jnp.where(
+        base == 1, one, jnp.where(base == -1, jnp.where(exp % 2 == 0, one, -one), 0 * one)
+    )
     return jnp.where(exp < 0, neg, pos)
 
 
 def _check_int_pow(input, exponent, *, inplace=False, out=None):
     """PyTorch refuses a negative Python int power of an integer tensor (a value check)."""
-    if (isinstance(input, Tensor) and not (input.dtype.is_floating_point or input.dtype.is_complex)
-            and isinstance(exponent, numbers.Integral) and not isinstance(exponent, bool)
-            and exponent < 0):
+    if (
+        isinstance(input, Tensor)
+        and not (input.dtype.is_floating_point or input.dtype.is_complex)
+        and isinstance(exponent, numbers.Integral)
+        and not isinstance(exponent, bool)
+        and exponent < 0
+    ):
         raise RuntimeError("Integers to negative integer powers are not allowed.")
 
 
@@ -235,11 +266,28 @@ def _scalar_power(x, e):
         x = x.astype(jnp.float32)
     e = jnp.asarray(e, x.dtype)
     sq = x * x
-    general = jnp.power(x.astype(jnp.float32), e.astype(jnp.float32)).astype(x.dtype) if \
-        half == jnp.bfloat16 else jnp.power(x, e)
-    out = jnp.where(e == 2, sq, jnp.where(e == 3, sq * x, jnp.where(e == -2, 1 / sq, jnp.where(
-        e == -1, 1 / x, jnp.where(e == 0.5, jnp.sqrt(x), jnp.where(e == -0.5, lax.rsqrt(x),
-                                                                    general))))))
+    general = (
+        jnp.power(x.astype(jnp.float32), e.astype(jnp.float32)).astype(x.dtype)
+        if half == jnp.bfloat16
+        else jnp.power(x, e)
+    )
+    out = jnp.where(
+        e == 2,
+        sq,
+        jnp.where(
+            e == 3,
+            sq * x,
+            jnp.where(
+                e == -2,
+                1 / sq,
+                jnp.where(
+                    e == -1,
+                    1 / x,
+                    jnp.where(e == 0.5, jnp.sqrt(x), jnp.where(e == -0.5, lax.rsqrt(x), general)),
+                ),
+            ),
+        ),
+    )
     return out.astype(half) if half is not None else out
 
 
@@ -269,14 +317,20 @@ reflected("pow", lambda self, other: pow(other, self))
 
 def _check_float_power(input, exponent, *, inplace=False, out=None):
     """float_power's result is always float64/complex128: a narrower destination is refused."""
-    cplx = any(isinstance(x, complex) or (isinstance(x, Tensor) and x.dtype.is_complex)
-               for x in (input, exponent))
+    cplx = any(
+        isinstance(x, complex) or (isinstance(x, Tensor) and x.dtype.is_complex)
+        for x in (input, exponent)
+    )
     want = _dtype.complex128 if cplx else _dtype.float64
-    for what, t in (("base given to float_power_", input if inplace else None),
-                    ("output given to float_power", out)):
+    for what, t in (
+        ("base given to float_power_", input if inplace else None),
+        ("output given to float_power", out),
+    ):
         if isinstance(t, Tensor) and t.dtype is not want:
-            raise RuntimeError(f"the {what} has dtype {c10_name(t.dtype)} but the operation's "
-                               f"result requires dtype {c10_name(want)}")
+            raise RuntimeError(
+                f"the {what} has dtype {c10_name(t.dtype)} but the operation's "
+                f"result requires dtype {c10_name(want)}"
+            )
 
 
 @pointwise(promote=NONE, check=_check_float_power)
@@ -289,9 +343,11 @@ def float_power(input: T, exponent: T):
 @pointwise(dunder="neg", aliases=("negative",))
 def neg(input: T):
     if is_bool(input):
-        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
-                           "you are trying to invert a mask, use the `~` or `logical_not()` "
-                           "operator instead.")
+        raise RuntimeError(
+            "Negation, the `-` operator, on a bool tensor is not supported. If "
+            "you are trying to invert a mask, use the `~` or `logical_not()` "
+            "operator instead."
+        )
     return -input
 
 
@@ -306,7 +362,7 @@ def positive(input: T):
 def abs(input: T):
     if is_bool(input):
         raise not_implemented("abs_cpu", input)
-    return _derivatives.abs(input)     # (PyTorch's gradient at 0 is 0)
+    return _derivatives.abs(input)  # (PyTorch's gradient at 0 is 0)
 
 
 @pointwise(promote=BOOL_TO_LONG)
@@ -329,7 +385,8 @@ def addcdiv(input: T, tensor1: T, tensor2: T, *, value: S = 1):
             "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
             "behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2))."
             "to(input.dtype) using PyTorch 1.7 and later, or as (input + value * tensor1 / "
-            "tensor2) with earlier versions.")
+            "tensor2) with earlier versions."
+        )
     dt = result_dtype(input, tensor1, tensor2)
     return run_in_opmath(_addcdiv)(*(jnp.asarray(x, dt) for x in (input, tensor1, tensor2)), value)
 
@@ -347,8 +404,9 @@ def lerp(input: T, end: T, weight: T):
         if not jax.typeof(x).weak_type and x.dtype != input.dtype:
             raise RuntimeError(_lerp_dtype_error(input, x, name))
     if is_integral(input):
-        raise not_implemented("lerp_kernel_scalar" if jax.typeof(weight).weak_type
-                              else "lerp_kernel_tensor", input)
+        raise not_implemented(
+            "lerp_kernel_scalar" if jax.typeof(weight).weak_type else "lerp_kernel_tensor", input
+        )
     # The weight stays in the computation type (float32 for half inputs), unrounded.
     wdt = jnp.float32 if input.dtype in _HALF else input.dtype
     return run_in_opmath(_lerp)(input, end, jnp.asarray(weight, wdt))
@@ -356,9 +414,15 @@ def lerp(input: T, end: T, weight: T):
 
 def _lerp_dtype_error(input, x, name):
     def nm(a):
-        return {"float32": "float", "float64": "double", "float16": "c10::Half",
-                "bfloat16": "c10::BFloat16", "complex64": "c10::complex<float>",
-                "complex128": "c10::complex<double>"}.get(str(a.dtype), str(a.dtype))
+        return {
+            "float32": "float",
+            "float64": "double",
+            "float16": "c10::Half",
+            "bfloat16": "c10::BFloat16",
+            "complex64": "c10::complex<float>",
+            "complex128": "c10::complex<double>",
+        }.get(str(a.dtype), str(a.dtype))
+
     return f"expected dtype {nm(input)} for `{name}` but got dtype {nm(x)}"
 
 
@@ -384,6 +448,7 @@ def _compare(name, fn, dunder=None, aliases=(), complex_ok=False):
         if not complex_ok and is_complex(input):
             raise not_implemented(f"{name}_cpu", input)
         return fn(input, other)
+
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.{name}`."
     f = pointwise(impl, promote=ALWAYS_BOOL, dunder=dunder, aliases=aliases)
@@ -405,6 +470,7 @@ def _extremum(name, fn):
         if is_complex(input):
             raise RuntimeError(f"{name} not implemented for complex tensors.")
         return fn(input, other)
+
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.{name}`."
     return op(impl)
@@ -413,19 +479,23 @@ def _extremum(name, fn):
 def _fminmax(fn, wins):
     """fmax/fmin with PyTorch's gradient: all of it to `input` where it wins or ties (or
     `other` is NaN), else all to `other` (jax splits ties)."""
+
     def tangent(primals, tangents, out):
         (x, y), (tx, ty) = primals, tangents
         first = wins(x, y) | jnp.isnan(y)
         zero = jnp.zeros((), out.dtype)
-        return _derivatives.linear(out, (None, None if tx is None else jnp.where(first, tx, zero)),
-                                   (None, None if ty is None else jnp.where(first, zero, ty)))
+        return _derivatives.linear(
+            out,
+            (None, None if tx is None else jnp.where(first, tx, zero)),
+            (None, None if ty is None else jnp.where(first, zero, ty)),
+        )
 
     return _derivatives.with_jvp(fn, tangent)
 
 
-maximum = _extremum("maximum", jnp.maximum)   # NaN-propagating
+maximum = _extremum("maximum", jnp.maximum)  # NaN-propagating
 minimum = _extremum("minimum", jnp.minimum)
-fmax = _extremum("fmax", _fminmax(jnp.fmax, jnp.greater_equal))    # NaN-ignoring
+fmax = _extremum("fmax", _fminmax(jnp.fmax, jnp.greater_equal))  # NaN-ignoring
 fmin = _extremum("fmin", _fminmax(jnp.fmin, jnp.less_equal))
 
 
@@ -479,6 +549,7 @@ for _f in (allclose, equal):
 def _logical(name, fn):
     def impl(input: T, other: T):
         return fn(input.astype(bool), other.astype(bool))
+
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.{name}`: the result is bool (or `out`'s dtype)."
     return pointwise(impl, promote=NONE)
@@ -499,6 +570,7 @@ def _bitwise(name, fn, dunder, kernel):
         if not is_integral(input):
             raise not_implemented(kernel, input)
         return fn(input, other)
+
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.{name}`."
     f = pointwise(impl, dunder=dunder)
@@ -537,8 +609,10 @@ def where(condition: TI, input: T, other: T):
     """Matches the three-argument `torch.where`; scalars are allowed for `input`/`other`."""
     cond = jnp.asarray(condition)
     if cond.dtype != jnp.bool_:
-        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
-                           f"with dtype {c10_name(cond)}")
+        raise RuntimeError(
+            f"where expected condition to be a boolean tensor, but got a tensor "
+            f"with dtype {c10_name(cond)}"
+        )
     return jnp.where(cond, input, other)
 
 
@@ -621,4 +695,3 @@ def _clamp(x, lo, hi):
         return _derivatives.linear(out, *terms)
 
     return _derivatives.with_jvp(forward, tangent)(x, *bounds)
-

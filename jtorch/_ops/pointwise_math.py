@@ -5,12 +5,18 @@ import math
 
 import jax
 import jax.numpy as jnp
-from .._dtype import c10_name
 
+from .._dtype import c10_name
 from . import _derivatives
+from ._kernel_helpers import (
+    default_float,
+    is_bool,
+    is_complex,
+    is_integral,
+    not_implemented,
+    run_in_opmath,
+)
 from ._registry import ALWAYS_BOOL, DEFAULT, INT_TO_FLOAT, NONE, T, op
-from ._kernel_helpers import (default_float, is_bool, is_complex, is_integral, not_implemented,
-                              run_in_opmath)
 from .pointwise import mul, reflected
 
 pointwise = functools.partial(op, inplace=True)
@@ -25,6 +31,7 @@ def _unary(name, fn, aliases=(), real_only=None):
         if real_only and is_complex(input):
             raise not_implemented(real_only, input)
         return fn(input)
+
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.{name}`."
     f = pointwise(run_in_opmath(impl), promote=INT_TO_FLOAT, aliases=aliases)
@@ -69,8 +76,7 @@ for _name, _fn, _aliases in _UNARY_FLOAT:
 # PyTorch has no complex kernels for these.
 erf = _unary("erf", jax.scipy.special.erf, ("special.erf",), real_only="erf_vml_cpu")
 erfc = _unary("erfc", jax.scipy.special.erfc, ("special.erfc",), real_only="erfc_vml_cpu")
-erfinv = _unary("erfinv", jax.scipy.special.erfinv, ("special.erfinv",),
-                real_only="erfinv_vml_cpu")
+erfinv = _unary("erfinv", jax.scipy.special.erfinv, ("special.erfinv",), real_only="erfinv_vml_cpu")
 
 
 @pointwise(promote=INT_TO_FLOAT, aliases=("special.sinc",))
@@ -91,6 +97,7 @@ def logit(input: T, eps=None):
 def _logit(input, eps):
     """log(x / (1 - x)) with PyTorch's `logit_backward`: 1 / (x (1 - x)), and with `eps`, 0
     outside [eps, 1 - eps] (the bounds included in the gradient, unlike jax's clip)."""
+
     def value(x):
         if eps is not None:
             x = jnp.clip(x, eps, 1 - eps)
@@ -111,6 +118,7 @@ def _degrees(name, factor):
         if is_complex(input):
             raise RuntimeError(f"{name} is not supported for complex tensors.")
         return input * jnp.asarray(factor, input.dtype)
+
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.{name}`."
     return pointwise(run_in_opmath(impl), promote=INT_TO_FLOAT)
@@ -136,6 +144,7 @@ def _rounding(name, fn, aliases=()):
         if is_complex(input):
             raise NotImplementedError(f"{name} is not supported for complex inputs")
         return input if is_integral(input) else fn(input)
+
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.{name}`; integers pass through unchanged."
     return pointwise(impl, aliases=aliases)
@@ -188,8 +197,10 @@ def _sign(x):
 @pointwise()
 def sign(input: T):
     if is_complex(input):
-        raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex "
-                                  "numbers. Please use torch.sgn instead.")
+        raise NotImplementedError(
+            "Unlike NumPy, torch.sign is not intended to support complex "
+            "numbers. Please use torch.sgn instead."
+        )
     return _sign(input)
 
 
@@ -235,11 +246,15 @@ def conj_physical(input: T):
 def _check_complex_parts(a, b):
     ok = (jnp.float16, jnp.float32, jnp.float64)
     if a.dtype not in ok or b.dtype not in ok:
-        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
-                           f"{c10_name(a)} and {c10_name(b)}")
+        raise RuntimeError(
+            f"Expected both inputs to be Half, Float or Double tensors but got "
+            f"{c10_name(a)} and {c10_name(b)}"
+        )
     if a.dtype != b.dtype:
-        raise RuntimeError(f"Expected object of scalar type {c10_name(a)} but got scalar type "
-                           f"{c10_name(b)} for second argument")
+        raise RuntimeError(
+            f"Expected object of scalar type {c10_name(a)} but got scalar type "
+            f"{c10_name(b)} for second argument"
+        )
     # complex32 has no jax dtype: float16 parts are widened and give complex64.
     return jnp.float64 if a.dtype == jnp.float64 else jnp.float32
 
@@ -266,6 +281,7 @@ def _classify(name, fn, real_only=False, out=False):
         if real_only and is_complex(input):
             raise RuntimeError(f"{name} does not support complex inputs.")
         return fn(input)
+
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.{name}`."
     return op(impl, promote=NONE, out=out)
@@ -280,8 +296,9 @@ isinf = _classify("isinf", _float_only(jnp.isinf, False))
 isnan = _classify("isnan", _float_only(jnp.isnan, False))
 isposinf = _classify("isposinf", _float_only(jnp.isposinf, False), real_only=True, out=True)
 isneginf = _classify("isneginf", _float_only(jnp.isneginf, False), real_only=True, out=True)
-isreal = _classify("isreal", lambda x: (jnp.imag(x) == 0) if is_complex(x)
-                   else jnp.ones(x.shape, bool))
+isreal = _classify(
+    "isreal", lambda x: (jnp.imag(x) == 0) if is_complex(x) else jnp.ones(x.shape, bool)
+)
 
 
 @pointwise()
@@ -300,6 +317,7 @@ def _real_binary(name, fn, promote=INT_TO_FLOAT, kernel=None, aliases=(), inplac
         if kernel and (is_integral(input) or is_complex(input)):
             raise not_implemented(kernel, input)
         return fn(input, other)
+
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.{name}`."
     f = op(run_in_opmath(impl), promote=promote, aliases=aliases, inplace=inplace)
@@ -317,8 +335,9 @@ def _atan2_tangent(primals, tangents, out):
 def _copysign_tangent(primals, tangents, out):
     # PyTorch: d/dx = copysign(x, y) / x, 0 at x == 0; nothing flows to y.
     (x, _), (tx, _) = primals, tangents
-    return _derivatives.linear(out, (_derivatives.masked(x != 0, out / jnp.where(x == 0, 1, x)),
-                                     tx))
+    return _derivatives.linear(
+        out, (_derivatives.masked(x != 0, out / jnp.where(x == 0, 1, x)), tx)
+    )
 
 
 def _hypot_tangent(primals, tangents, out):
@@ -327,13 +346,16 @@ def _hypot_tangent(primals, tangents, out):
     return _derivatives.linear(out, (x / out, tx), (y / out, ty))
 
 
-atan2 = _real_binary("atan2", _derivatives.with_jvp(jnp.arctan2, _atan2_tangent),
-                     aliases=("arctan2",))
+atan2 = _real_binary(
+    "atan2", _derivatives.with_jvp(jnp.arctan2, _atan2_tangent), aliases=("arctan2",)
+)
 copysign = _real_binary("copysign", _derivatives.with_jvp(jnp.copysign, _copysign_tangent))
-hypot = _real_binary("hypot", _derivatives.with_jvp(jnp.hypot, _hypot_tangent), DEFAULT,
-                     kernel="hypot_cpu")
-logaddexp2 = _real_binary("logaddexp2", jnp.logaddexp2, DEFAULT, kernel="logaddexp2_cpu",
-                          inplace=False)
+hypot = _real_binary(
+    "hypot", _derivatives.with_jvp(jnp.hypot, _hypot_tangent), DEFAULT, kernel="hypot_cpu"
+)
+logaddexp2 = _real_binary(
+    "logaddexp2", jnp.logaddexp2, DEFAULT, kernel="logaddexp2_cpu", inplace=False
+)
 
 
 @op(promote=DEFAULT)
@@ -412,6 +434,7 @@ def _integer_binary(name, fn):
         if not is_integral(input) or is_bool(input):
             raise not_implemented(f"{name}_cpu", input)
         return fn(input, other)
+
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.{name}`."
     return pointwise(impl)
@@ -427,4 +450,3 @@ def frexp(input: T):
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     mantissa, exponent = jnp.frexp(input)
     return mantissa.astype(input.dtype), exponent.astype(jnp.int32)
-

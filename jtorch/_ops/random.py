@@ -14,15 +14,16 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype, _meta, _programs
+from .._dtype import c10_name
 from .._random import key_for
 from .._tensor import Tensor, wrap
-from .._dtype import c10_name
 from ._registry import NONE, TI, broadcast_error, composite, kernel, op
 from .creation import COMPILE_AFTER, check_size, finish
 from .views import shape_arg
 
+
 def _not_implemented(kernel: str, dt: _dtype.dtype):
-    return NotImplementedError(f'"{kernel}" not implemented for \'{c10_name(dt)}\'')
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{c10_name(dt)}'")
 
 
 # ---------------------------------------------------------------------------
@@ -87,8 +88,12 @@ def _draw(kind, shape, dtype, a=0.0, b=1.0, generator=None) -> Tensor:
     key = key_for(generator)
     shape = tuple(shape)
     n = math.prod(shape)
-    if (_programs.tracing() or not 0 < n <= _BUCKET_MAX or not _PREFIX_STABLE
-            or _draw_seen.note((kind, shape, dtype)) >= COMPILE_AFTER):
+    if (
+        _programs.tracing()
+        or not 0 < n <= _BUCKET_MAX
+        or not _PREFIX_STABLE
+        or _draw_seen.note((kind, shape, dtype)) >= COMPILE_AFTER
+    ):
         return _random_draw(key, a, b, kind, shape, dtype)
     bucket = max(64, 1 << (n - 1).bit_length())
     flat = _random_draw(key, a, b, kind, (bucket,), dtype)._array
@@ -106,8 +111,6 @@ def _require_float(kernel: str, dt):
         raise _not_implemented(kernel, dt)
 
 
-
-
 def _num(v):
     return v.item() if isinstance(v, Tensor) else v
 
@@ -121,33 +124,52 @@ def _concrete(t: Tensor) -> bool:
 
 
 @composite(method=False)
-def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
-         requires_grad=False, pin_memory=False):
+def rand(
+    *size,
+    generator=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+):
     """Matches `torch.rand`: uniform on [0, 1)."""
     dt = dtype or _dtype.get_default_dtype()
     _require_float("check_uniform_bounds", dt)
     shape = shape_arg(size)
     check_size(shape)
-    return finish(_draw("uniform", shape, dt, generator=generator)._array, None, device,
-                  requires_grad, out)
+    return finish(
+        _draw("uniform", shape, dt, generator=generator)._array, None, device, requires_grad, out
+    )
 
 
 @composite(method=False)
-def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
-          requires_grad=False, pin_memory=False):
+def randn(
+    *size,
+    generator=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+):
     """Matches `torch.randn`: standard normal."""
     dt = dtype or _dtype.get_default_dtype()
     _require_float("normal_kernel_cpu", dt)
     shape = shape_arg(size)
     check_size(shape)
-    return finish(_draw("normal", shape, dt, generator=generator)._array, None, device,
-                  requires_grad, out)
+    return finish(
+        _draw("normal", shape, dt, generator=generator)._array, None, device, requires_grad, out
+    )
 
 
 def _check_range(low, high):
     if not low < high:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
-                           f">= to={high}")
+        raise RuntimeError(
+            f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+        )
 
 
 def _randint_draw(low, high, shape, dt, generator):
@@ -158,8 +180,19 @@ def _randint_draw(low, high, shape, dt, generator):
 
 
 @composite(method=False)
-def randint(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
-            requires_grad=False, pin_memory=False, low=None, high=None):
+def randint(
+    *args,
+    size=None,
+    generator=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+    low=None,
+    high=None,
+):
     """Matches `torch.randint`: `randint(high, size)` or `randint(low, high, size)`."""
     args = list(args)
     if size is None and args:
@@ -180,8 +213,17 @@ def _permutation(key: TI, n, dtype):
 
 
 @composite(method=False)
-def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
-             requires_grad=False, pin_memory=False):
+def randperm(
+    n,
+    *,
+    generator=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+):
     """Matches `torch.randperm`: a random permutation of 0..n-1 (int64 by default)."""
     n = int(_num(n))
     check_size((n,))
@@ -194,26 +236,60 @@ def _like(input, dtype, device):
 
 
 @composite(method=False)
-def rand_like(input, *, generator=None, dtype=None, layout=None, device=None,
-              requires_grad=False, memory_format=None):
+def rand_like(
+    input,
+    *,
+    generator=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    memory_format=None,
+):
     dt, dev = _like(input, dtype, device)
     _require_float("check_uniform_bounds", dt)
-    return finish(_draw("uniform", tuple(input.shape), dt, generator=generator)._array, None,
-                  dev, requires_grad)
+    return finish(
+        _draw("uniform", tuple(input.shape), dt, generator=generator)._array,
+        None,
+        dev,
+        requires_grad,
+    )
 
 
 @composite(method=False)
-def randn_like(input, *, generator=None, dtype=None, layout=None, device=None,
-               requires_grad=False, memory_format=None):
+def randn_like(
+    input,
+    *,
+    generator=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    memory_format=None,
+):
     dt, dev = _like(input, dtype, device)
     _require_float("normal_kernel_cpu", dt)
-    return finish(_draw("normal", tuple(input.shape), dt, generator=generator)._array, None,
-                  dev, requires_grad)
+    return finish(
+        _draw("normal", tuple(input.shape), dt, generator=generator)._array,
+        None,
+        dev,
+        requires_grad,
+    )
 
 
 @composite(method=False)
-def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=None,
-                 device=None, requires_grad=False, memory_format=None):
+def randint_like(
+    input,
+    low=0,
+    high=None,
+    *,
+    generator=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    memory_format=None,
+):
     """Matches `torch.randint_like`: `randint_like(input, high)` or `(input, low, high)`."""
     if high is None:
         low, high = 0, low
@@ -235,14 +311,27 @@ def _check_std(std):
 
 
 @composite(method=False)
-def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None,
-           device=None, requires_grad=False, pin_memory=False):
+def normal(
+    mean,
+    std=1.0,
+    size=None,
+    *,
+    generator=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+):
     """Matches `torch.normal`: tensor or float `mean` and `std`, or floats and a `size`."""
     tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
     if not tensors:
         if size is None:
-            raise TypeError("normal() received an invalid combination of arguments - got "
-                            "(float, float), but expected a size")
+            raise TypeError(
+                "normal() received an invalid combination of arguments - got "
+                "(float, float), but expected a size"
+            )
         _check_std(std)
         dt = dtype or _dtype.get_default_dtype()
         _require_float("normal_kernel_cpu", dt)
@@ -263,8 +352,9 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
     shape = tuple(np.broadcast_shapes(*shapes))
     a = mean._array.astype(dt.np) if isinstance(mean, Tensor) else float(mean)
     b = std._array.astype(dt.np) if isinstance(std, Tensor) else float(std)
-    t = _random_draw(key_for(generator), wrap(jnp.asarray(a)), wrap(jnp.asarray(b)),
-                     "normal", shape, dt)
+    t = _random_draw(
+        key_for(generator), wrap(jnp.asarray(a)), wrap(jnp.asarray(b)), "normal", shape, dt
+    )
     return finish(t._array, None, None, False, out)
 
 
@@ -274,9 +364,11 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
 
 def _probabilities(p: Tensor, dt) -> Tensor:
     if _concrete(p) and p.numel() and not bool(jnp.all((p._array >= 0) & (p._array <= 1))):
-        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could "
-                           "this error message be improved?  If so, please report an "
-                           "enhancement request to PyTorch.)")
+        raise RuntimeError(
+            "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could "
+            "this error message be improved?  If so, please report an "
+            "enhancement request to PyTorch.)"
+        )
     return p
 
 
@@ -305,8 +397,14 @@ def bernoulli_(self, p=0.5, *, generator=None):
     if isinstance(p, Tensor):
         _probabilities(p, p.dtype)
         probs = p._array.astype(jnp.float64 if p.dtype is _dtype.float64 else jnp.float32)
-        t = _random_draw(key_for(generator), wrap(jnp.broadcast_to(probs, tuple(self.shape))),
-                         0.0, "bernoulli", tuple(self.shape), self.dtype)
+        t = _random_draw(
+            key_for(generator),
+            wrap(jnp.broadcast_to(probs, tuple(self.shape))),
+            0.0,
+            "bernoulli",
+            tuple(self.shape),
+            self.dtype,
+        )
     else:
         t = _bernoulli_scalar(self, p, generator)
     return self.copy_(t)
@@ -316,8 +414,9 @@ def bernoulli_(self, p=0.5, *, generator=None):
 def _multinomial_draw(key: TI, probs: TI, num_samples, replacement):
     logits = jnp.log(probs.astype(jnp.float64 if probs.dtype == jnp.float64 else jnp.float32))
     if replacement:
-        draws = jax.random.categorical(key, logits, axis=-1,
-                                       shape=(num_samples,) + probs.shape[:-1])
+        draws = jax.random.categorical(
+            key, logits, axis=-1, shape=(num_samples,) + probs.shape[:-1]
+        )
         return jnp.moveaxis(draws, 0, -1).astype(jnp.int64)
     # Without replacement: the Gumbel top-k trick gives distinct, correctly weighted indices.
     g = logits + jax.random.gumbel(key, probs.shape, logits.dtype)
@@ -328,16 +427,19 @@ def _multinomial_draw(key: TI, probs: TI, num_samples, replacement):
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
     """Matches `torch.multinomial`: indices drawn by the (unnormalised) row weights."""
     if not (input.dtype.is_floating_point):
-        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
-                           f"{c10_name(input.dtype)}")
+        raise RuntimeError(
+            f"multinomial only supports floating-point dtypes for input, got: "
+            f"{c10_name(input.dtype)}"
+        )
     if input.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     if num_samples <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
     n_cat = input.shape[-1]
     if not replacement and num_samples > n_cat:
-        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
-                           "replacement")
+        raise RuntimeError(
+            "cannot sample n_sample > prob_dist.size(-1) samples without replacement"
+        )
     if _concrete(input) and input.numel():
         arr = input._array
         if not bool(jnp.all(jnp.isfinite(arr) & (arr >= 0))):
@@ -374,8 +476,9 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kwargs):
     from_ = kwargs.pop("from", from_)
     _require_float("check_uniform_bounds", self.dtype)
     if from_ > to:
-        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
-                           f"from={from_:g} > to={to:g}")
+        raise RuntimeError(
+            f"uniform_ expects to return a [from, to) range, but found from={from_:g} > to={to:g}"
+        )
     return _fill_with(self, "uniform", float(from_), float(to), generator)
 
 
@@ -400,9 +503,11 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
 def exponential_(self, lambd=1.0, *, generator=None):
     """Matches `torch.Tensor.exponential_`."""
     if not self.dtype.is_floating_point:
-        raise RuntimeError("Exponential distribution is a continuous probability distribution. "
-                           f"dtype must be a floating point but you specified "
-                           f"{c10_name(self.dtype)}")
+        raise RuntimeError(
+            "Exponential distribution is a continuous probability distribution. "
+            f"dtype must be a floating point but you specified "
+            f"{c10_name(self.dtype)}"
+        )
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
     return _fill_with(self, "exponential", float(lambd), 0.0, generator)
@@ -431,7 +536,7 @@ def _random_bounds(dt):
         return 0, 2
     if dt.is_floating_point:
         digits = {"float16": 11, "bfloat16": 8, "float32": 24}.get(dt._name, 53)
-        return 0, 2 ** digits + 1
+        return 0, 2**digits + 1
     return 0, int(np.iinfo(dt.np).max) + (0 if dt is _dtype.int64 else 1)
 
 
@@ -457,14 +562,16 @@ def random_(self, from_=None, to=None, *, generator=None, **kwargs):
     if dt.is_complex:
         raise _not_implemented("random_from_to_range_cpu", dt)
     # The draw is in int64; the top of int64's range needs one less to stay representable.
-    high = min(high, 2 ** 63 - 1)
-    return self.copy_(_draw("randint", tuple(self.shape), dt, np.int64(low), np.int64(high),
-                            generator))
+    high = min(high, 2**63 - 1)
+    return self.copy_(
+        _draw("randint", tuple(self.shape), dt, np.int64(low), np.int64(high), generator)
+    )
 
 
 def _np_c_name(dt):
-    return {"uint8": "unsigned char", "int8": "signed char", "int16": "short",
-            "int32": "int"}.get(dt._name, dt._name)
+    return {"uint8": "unsigned char", "int8": "signed char", "int16": "short", "int32": "int"}.get(
+        dt._name, dt._name
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -510,6 +617,7 @@ def binomial(count, prob, generator=None):
     """Matches `torch.binomial`: successes in `count` trials of probability `prob`."""
     _require_float("binomial_cpu", count.dtype)
     if prob.dtype != count.dtype:
-        raise RuntimeError(f"expected scalar type {c10_name(count.dtype)} but found "
-                           f"{c10_name(prob.dtype)}")
+        raise RuntimeError(
+            f"expected scalar type {c10_name(count.dtype)} but found {c10_name(prob.dtype)}"
+        )
     return _binomial_draw(key_for(generator), count, prob)

@@ -15,13 +15,28 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype, _meta
-from . import _derivatives
-from .._tensor import Tensor, wrap_dim
 from .._dtype import c10_name
-from ._kernel_helpers import (accumulate, dims_arg, is_complex, is_float,  # noqa: F401
-                              is_integral, sum_dtype)
-from ._registry import (COMPLEX_TO_FLOAT, DEFAULT, NAMESPACES, NONE, T, TI, composite,
-                        name_return_type, op)
+from .._tensor import Tensor, wrap_dim
+from . import _derivatives
+from ._kernel_helpers import (
+    accumulate,
+    dims_arg,
+    is_complex,
+    is_float,  # noqa: F401
+    is_integral,
+    sum_dtype,
+)
+from ._registry import (
+    COMPLEX_TO_FLOAT,
+    DEFAULT,
+    NAMESPACES,
+    NONE,
+    TI,
+    T,
+    composite,
+    name_return_type,
+    op,
+)
 
 reduction = functools.partial(op, promote=NONE)
 
@@ -33,9 +48,11 @@ def check_nonempty(name, a, axes, sep="():"):
     if a.size:
         return
     if axes is None:
-        raise RuntimeError(f"{name}{sep} Expected reduction dim to be specified for "
-                           "input.numel() == 0. Specify the reduction dim with the 'dim' "
-                           "argument.")
+        raise RuntimeError(
+            f"{name}{sep} Expected reduction dim to be specified for "
+            "input.numel() == 0. Specify the reduction dim with the 'dim' "
+            "argument."
+        )
     for d in axes:
         if a.shape[d] == 0:
             raise IndexError(f"{name}{sep} Expected reduction dim {d} to have non-zero size.")
@@ -78,7 +95,7 @@ def hash_tensor(input: T, dim=None, *, keepdim=False, mode=0):
     if mode != 0:
         raise RuntimeError(f"Unknown hash_tensor mode: {mode}")
     if is_complex(input):
-        raise NotImplementedError(f'"xor_sum_cpu" not implemented for \'{c10_name(input.dtype)}\'')
+        raise NotImplementedError(f"\"xor_sum_cpu\" not implemented for '{c10_name(input.dtype)}'")
     axes = dims_arg(dim, input.ndim)
     check_nonempty("hash_tensor", input, axes, sep=":")
     wide = jnp.float64 if is_float(input) else jnp.int64
@@ -97,8 +114,10 @@ def _mean_dtype(input, dtype, name="mean"):
     dt = dtype.np if dtype is not None else input.dtype
     if not (jnp.issubdtype(dt, jnp.floating) or jnp.issubdtype(dt, jnp.complexfloating)):
         which = "Optional dtype" if dtype is not None else "Input dtype"
-        raise RuntimeError(f"{name}(): could not infer output dtype. {which} must be either a "
-                           f"floating point or complex dtype. Got: {c10_name(dt)}")
+        raise RuntimeError(
+            f"{name}(): could not infer output dtype. {which} must be either a "
+            f"floating point or complex dtype. Got: {c10_name(dt)}"
+        )
     return dt
 
 
@@ -114,8 +133,10 @@ def mean(input: T, dim=None, keepdim=False, *, dtype=None):
 def nanmean(input: T, dim=None, keepdim=False, *, dtype=None):
     """Matches `torch.nanmean`: the mean of the non-NaN elements."""
     if not (is_float(input) or is_complex(input)):
-        raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
-                           f"but got {c10_name(input.dtype)}")
+        raise RuntimeError(
+            "nanmean(): expected input to have floating point or complex dtype "
+            f"but got {c10_name(input.dtype)}"
+        )
     dt = _mean_dtype(input, dtype, "nanmean")
     x = accumulate(input.astype(dt))
     axes = dims_arg(dim, input.ndim)
@@ -180,6 +201,7 @@ def _amax_like(name, fn):
         axes = dims_arg(dim, input.ndim)
         check_nonempty(name, input, axes)
         return fn(input, axis=axes, keepdims=keepdim)
+
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.{name}`."
     return reduction(impl)
@@ -195,10 +217,14 @@ def aminmax(input: T, *, dim=None, keepdim=False):
     _check_not_complex("aminmax", input)
     if dim is None:
         if input.size == 0:
-            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
-                               "operation has no identity.")
-        return (keep_all(jnp.min(input), input.ndim, keepdim),
-                keep_all(jnp.max(input), input.ndim, keepdim))
+            raise RuntimeError(
+                "aminmax(): cannot compute aminmax over an empty dimension as the "
+                "operation has no identity."
+            )
+        return (
+            keep_all(jnp.min(input), input.ndim, keepdim),
+            keep_all(jnp.max(input), input.ndim, keepdim),
+        )
     axes = dims_arg(dim, input.ndim)
     check_nonempty("aminmax", input, axes, sep=":")
     return jnp.min(input, axis=axes, keepdims=keepdim), jnp.max(input, axis=axes, keepdims=keepdim)
@@ -216,8 +242,9 @@ def _argmax_like(name, largest):
         _check_not_complex(name, input)
         if dim is None:
             if input.size == 0:
-                raise IndexError(f"{name}(): Expected reduction dim to be specified for "
-                                 "input.numel() == 0.")
+                raise IndexError(
+                    f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
+                )
             return keep_all(_arg_extreme(input.reshape(-1), 0, largest), input.ndim, keepdim)
         axes = dims_arg(dim, input.ndim)
         check_nonempty(name, input, axes)
@@ -225,6 +252,7 @@ def _argmax_like(name, largest):
             return jnp.zeros((), jnp.int64)
         r = _arg_extreme(input, axes[0], largest)
         return jnp.expand_dims(r, axes[0]) if keepdim else r
+
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.{name}`."
     return reduction(impl, differentiable=False)
@@ -240,8 +268,10 @@ def values_and_indices(x, dim, keepdim, largest):
         return x, jnp.zeros((), jnp.int64)
     idx = _arg_extreme(x, dim, largest)
     vals = jnp.take_along_axis(x, jnp.expand_dims(idx, dim), axis=dim)
-    return (vals if keepdim else jnp.squeeze(vals, dim),
-            jnp.expand_dims(idx, dim) if keepdim else idx)
+    return (
+        vals if keepdim else jnp.squeeze(vals, dim),
+        jnp.expand_dims(idx, dim) if keepdim else idx,
+    )
 
 
 def _max_kernels(name, largest):
@@ -289,18 +319,25 @@ def _max_dispatch(name, k_all, k_dim, binary, fallback):
             dim, other = None, dim
         if other is not None:
             if not isinstance(other, Tensor):
-                raise TypeError(f"{name}() received an invalid combination of arguments - got "
-                                f"(Tensor, {type(other).__name__})")
+                raise TypeError(
+                    f"{name}() received an invalid combination of arguments - got "
+                    f"(Tensor, {type(other).__name__})"
+                )
             return _binary(binary, fallback)(input, other, out=out)
         if dim is None:
             if keepdim:
-                raise TypeError(f"{name}() received an invalid combination of arguments - got "
-                                "(Tensor, keepdim=bool)")
+                raise TypeError(
+                    f"{name}() received an invalid combination of arguments - got "
+                    "(Tensor, keepdim=bool)"
+                )
             return k_all(input, out=out)
         return k_dim(input, dim, keepdim, out=out)
+
     impl.__name__ = name
-    impl.__doc__ = (f"Matches `torch.{name}`: the overall {name}, ({name}, arg{name}) along "
-                    f"`dim`, or the elementwise {binary} with `other`.")
+    impl.__doc__ = (
+        f"Matches `torch.{name}`: the overall {name}, ({name}, arg{name}) along "
+        f"`dim`, or the elementwise {binary} with `other`."
+    )
     return composite(impl)
 
 
@@ -344,8 +381,10 @@ def vector_norm_array(x, p, axes, keepdim, name="linalg.vector_norm"):
     is PyTorch's (`_derivatives.vector_norm`: 0 at a zero vector, ...)."""
     if p == float("inf") or p == -float("inf"):
         if x.size == 0 and (axes is None or builtins.any(x.shape[d] == 0 for d in axes)):
-            raise RuntimeError(f"{name} cannot compute the {'' if p > 0 else '-'}inf norm on an "
-                               "empty tensor because the operation does not have an identity")
+            raise RuntimeError(
+                f"{name} cannot compute the {'' if p > 0 else '-'}inf norm on an "
+                "empty tensor because the operation does not have an identity"
+            )
 
     def forward(x):
         a = jnp.abs(accumulate(x))
@@ -358,7 +397,7 @@ def vector_norm_array(x, p, axes, keepdim, name="linalg.vector_norm"):
         elif p == 2:
             r = jnp.sqrt(jnp.sum(a * a, axis=axes, keepdims=keepdim))
         else:
-            r = jnp.sum(a ** p, axis=axes, keepdims=keepdim) ** (1.0 / p)
+            r = jnp.sum(a**p, axis=axes, keepdims=keepdim) ** (1.0 / p)
         return r.astype(jnp.real(x).dtype)
 
     axes = None if axes is None or not x.ndim else tuple(sorted(a % x.ndim for a in axes))
@@ -386,8 +425,10 @@ def norm(input: T, p="fro", dim=None, keepdim=False, dtype=None):
     """Matches `torch.norm`: vector norms, or the Frobenius/nuclear matrix norm for 'fro'/'nuc'."""
     x = input if dtype is None else input.astype(dtype.np)
     if not (is_float(x) or is_complex(x)):
-        raise RuntimeError("norm(): input dtype should be either floating point or complex. "
-                           f"Got {c10_name(x.dtype)} instead.")
+        raise RuntimeError(
+            "norm(): input dtype should be either floating point or complex. "
+            f"Got {c10_name(x.dtype)} instead."
+        )
     if isinstance(dim, int):
         dim = (dim,)
     axes = dims_arg(dim, x.ndim)
@@ -396,8 +437,7 @@ def norm(input: T, p="fro", dim=None, keepdim=False, dtype=None):
             return vector_norm_array(x, 2, axes, keepdim)
         if p not in ("fro", "nuc"):
             raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
-        return _nuclear_or_fro(x, p, axes if axes is not None else tuple(range(x.ndim)),
-                               keepdim)
+        return _nuclear_or_fro(x, p, axes if axes is not None else tuple(range(x.ndim)), keepdim)
     return vector_norm_array(x, 2.0 if p is None else p, axes, keepdim)
 
 
@@ -405,8 +445,10 @@ def norm(input: T, p="fro", dim=None, keepdim=False, dtype=None):
 def dist(input: T, other: T, p=2):
     """Matches `torch.dist`: the p-norm of `input - other`."""
     if not (is_float(input) or is_complex(input)):
-        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
-                           f"input. Got {c10_name(input.dtype)}")
+        raise RuntimeError(
+            "linalg.vector_norm: Expected a floating point or complex tensor as "
+            f"input. Got {c10_name(input.dtype)}"
+        )
     return vector_norm_array(input - other, p, None, False)
 
 
@@ -414,14 +456,15 @@ def dist(input: T, other: T, p=2):
 def renorm(input: T, p, dim, maxnorm):
     """Matches `torch.renorm`: rescales each slice along `dim` whose p-norm exceeds `maxnorm`."""
     if is_integral(input):
-        raise RuntimeError(f'"renorm_out" not implemented for \'{c10_name(input.dtype)}\'')
+        raise RuntimeError(f"\"renorm_out\" not implemented for '{c10_name(input.dtype)}'")
     if p <= 0:
         raise RuntimeError("renorm: non-positive-norm not supported")
     if maxnorm < 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
     if input.ndim <= 1:
-        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} "
-                           "dimensions")
+        raise RuntimeError(
+            f"renorm: input needs at least 2 dimensions, got {input.ndim} dimensions"
+        )
     d = wrap_dim(dim, input.ndim)
     others = tuple(i for i in range(input.ndim) if i != d)
     nrm = vector_norm_array(input, p, others, True)
@@ -455,9 +498,9 @@ def _segment_reduce_kernel(data: TI, bounds: TI, reduce, axis, initial, from_len
         starts, ends = bounds[..., :-1], bounds[..., 1:]
     n = data.shape[axis]
     j = jnp.arange(n)
-    mask = (j >= starts[..., None]) & (j < ends[..., None])          # (B..., S, L)
+    mask = (j >= starts[..., None]) & (j < ends[..., None])  # (B..., S, L)
     mask = mask.reshape(mask.shape + (1,) * (data.ndim - axis - 1))  # (B..., S, L, R...)
-    x = jnp.expand_dims(data, axis)                                   # (B..., 1, L, R...)
+    x = jnp.expand_dims(data, axis)  # (B..., 1, L, R...)
     red = axis + 1
     dt = data.dtype
     count = jnp.sum(mask, axis=red)
@@ -469,14 +512,17 @@ def _segment_reduce_kernel(data: TI, bounds: TI, reduce, axis, initial, from_len
         combine = jnp.multiply if reduce == "prod" else jnp.add
         start = init if has_init else jnp.asarray(1 if reduce == "prod" else 0, dt)
         out_shape = jnp.broadcast_shapes(mask.shape, x.shape)
-        out_shape = out_shape[:red] + out_shape[red + 1:]
+        out_shape = out_shape[:red] + out_shape[red + 1 :]
 
         def step(acc, xm):
             xj, mj = xm
             return jnp.where(mj, combine(acc, xj), acc), None
 
-        acc, _ = jax.lax.scan(step, jnp.full(out_shape, start, dt),
-                              (jnp.moveaxis(x, red, 0), jnp.moveaxis(mask, red, 0)))
+        acc, _ = jax.lax.scan(
+            step,
+            jnp.full(out_shape, start, dt),
+            (jnp.moveaxis(x, red, 0), jnp.moveaxis(mask, red, 0)),
+        )
         if reduce != "mean":
             return acc
         empty_value = init if has_init else jnp.asarray(jnp.nan, dt)
@@ -498,48 +544,58 @@ def _segment_reduce_kernel(data: TI, bounds: TI, reduce, axis, initial, from_len
 
 
 @composite(name="_segment_reduce", method=False, aliases=("segment_reduce",), publish=True)
-def _segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0,
-                    unsafe=False, initial=None):
+def _segment_reduce(
+    data, reduce, *, lengths=None, indices=None, offsets=None, axis=0, unsafe=False, initial=None
+):
     """Matches `torch._segment_reduce` / `torch.segment_reduce` (lengths or offsets form).
 
     Offsets win when both are given, as in PyTorch. Value checks (negative lengths, rows not
     summing to the axis size) run on eager calls unless `unsafe`; a traced call skips them.
     """
     if reduce not in _SEGMENT_REDUCTIONS:
-        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
-                           f"{reduce}")
+        raise RuntimeError(
+            f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}"
+        )
     if indices is not None:
         raise RuntimeError("segment_reduce(): indices based reduction is not supported yet.")
     if lengths is None and offsets is None:
         raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined.")
     if not data.dtype.is_floating_point:
-        raise NotImplementedError(f"\"_segment_reduce_cpu\" not implemented for "
-                                  f"'{c10_name(data.dtype)}'")
+        raise NotImplementedError(
+            f"\"_segment_reduce_cpu\" not implemented for '{c10_name(data.dtype)}'"
+        )
     axis = wrap_dim(axis, data.ndim)
     from_lengths = offsets is None
     bounds = lengths if from_lengths else offsets
     kind = "lengths" if from_lengths else "offsets"
     if bounds.dtype not in (_dtype.int64, _dtype.int32):
-        raise NotImplementedError(f"\"_segment_reduce_{kind}_cpu_kernel1\" not implemented for "
-                                  f"'{c10_name(bounds.dtype)}'")
+        raise NotImplementedError(
+            f"\"_segment_reduce_{kind}_cpu_kernel1\" not implemented for '{c10_name(bounds.dtype)}'"
+        )
     if bounds.ndim - 1 != axis:
-        raise RuntimeError(f"segment_reduce(): Expected axis to be the last dimension of "
-                           f"{kind} but got {axis}.")
+        raise RuntimeError(
+            f"segment_reduce(): Expected axis to be the last dimension of {kind} but got {axis}."
+        )
     if tuple(bounds.shape[:axis]) != tuple(data.shape[:axis]):
-        raise RuntimeError(f"segment_reduce(): Expected all dimensions before axis of {kind} "
-                           f"to match data, but got {kind} of shape {list(bounds.shape)} and "
-                           f"data of shape {list(data.shape)}")
+        raise RuntimeError(
+            f"segment_reduce(): Expected all dimensions before axis of {kind} "
+            f"to match data, but got {kind} of shape {list(bounds.shape)} and "
+            f"data of shape {list(data.shape)}"
+        )
     if not unsafe and _concrete(bounds._array):
         b = np.asarray(bounds._array)
         if from_lengths:
             if (b < 0).any():
                 raise RuntimeError("lengths contains negative value!")
             if b.size and (b.sum(-1) != data.shape[axis]).any():
-                raise RuntimeError("segment_reduce(): Expected all rows of lengths along axis to "
-                                   "sum to data.size(lengths.dim()-1) when !unsafe.")
+                raise RuntimeError(
+                    "segment_reduce(): Expected all rows of lengths along axis to "
+                    "sum to data.size(lengths.dim()-1) when !unsafe."
+                )
         elif b.size and (np.diff(b, axis=-1) < 0).any():
             raise RuntimeError("offsets contains negative value!")
     if initial is not None and isinstance(initial, Tensor):
         initial = initial.item()
-    return _segment_reduce_kernel(data, bounds.to(_dtype.int64), reduce, axis, initial,
-                                  from_lengths)
+    return _segment_reduce_kernel(
+        data, bounds.to(_dtype.int64), reduce, axis, initial, from_lengths
+    )

@@ -3,10 +3,10 @@
 import jax
 import jax.numpy as jnp
 
-from .._tensor import wrap_dim
 from .._dtype import c10_name
-from ._registry import NONE, T, name_return_type, op
+from .._tensor import wrap_dim
 from ._kernel_helpers import accumulate, is_complex, is_float, sum_dtype
+from ._registry import NONE, T, name_return_type, op
 
 
 def _scan_1d_safe(fn, x, dim):
@@ -58,9 +58,9 @@ def _cum_extreme(x, axis, largest):
 def _cum_extreme_op(name, largest):
     def impl(input: T, dim):
         if is_complex(input):
-            raise RuntimeError(f'"{name}_cpu" not implemented for '
-                               f"'{c10_name(input.dtype)}'")
+            raise RuntimeError(f"\"{name}_cpu\" not implemented for '{c10_name(input.dtype)}'")
         return _scan_1d_safe(lambda a, ax: _cum_extreme(a, ax, largest), input, dim)
+
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.{name}`: running values and their (last) indices."
     return name_return_type(op(impl, promote=NONE, returns=("values", "indices")), name)
@@ -81,8 +81,7 @@ def logaddexp(a, b):
     lo_re, hi_re = jnp.real(lo), jnp.real(hi)
     both_inf = jnp.isinf(lo_re) & (lo_re == hi_re)
     general = jnp.log1p(jnp.exp(lo - hi)) + hi
-    r = jnp.where(both_inf, jnp.where(lo_re < 0, lo, jnp.log(jnp.exp(lo) + jnp.exp(hi))),
-                  general)
+    r = jnp.where(both_inf, jnp.where(lo_re < 0, lo, jnp.log(jnp.exp(lo) + jnp.exp(hi))), general)
     nan = jnp.isnan(a) | jnp.isnan(b)
     return jnp.where(nan, jnp.asarray(complex(jnp.nan, jnp.nan), a.dtype), r)
 
@@ -91,8 +90,9 @@ def logaddexp(a, b):
 def logcumsumexp(input: T, dim):
     """Matches `torch.logcumsumexp`."""
     if not (is_float(input) or is_complex(input)):
-        raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for '
-                                  f"'{c10_name(input.dtype)}'")
+        raise NotImplementedError(
+            f"\"logcumsumexp_out_cpu\" not implemented for '{c10_name(input.dtype)}'"
+        )
     x = accumulate(input)
 
     def scan(a, ax):

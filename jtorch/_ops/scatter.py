@@ -15,11 +15,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype
-from .._tensor import Tensor, wrap, wrap_dim
 from .._dtype import c10_name
+from .._tensor import Tensor, wrap, wrap_dim
 from . import _registry
 from ._kernel_helpers import index_values, kernel_inplace
-from ._registry import NONE, T, TI, composite, op
+from ._registry import NONE, TI, T, composite, op
 
 kernel = op(promote=NONE, method=False, out=False)
 
@@ -34,8 +34,10 @@ def _as_tensor(v, like):
 
 def _along(index, dim):
     """The full index tuple of gather/scatter: `index` at `dim`, positions elsewhere."""
-    return tuple(index if k == dim else jax.lax.broadcasted_iota(jnp.int64, index.shape, k)
-                 for k in range(index.ndim))
+    return tuple(
+        index if k == dim else jax.lax.broadcasted_iota(jnp.int64, index.shape, k)
+        for k in range(index.ndim)
+    )
 
 
 def _head(src, shape):
@@ -74,9 +76,11 @@ def _gather_checks(input, dim, index):
     if index.numel():
         for k in range(index.ndim):
             if k != d and index.shape[k] > input.shape[k]:
-                raise RuntimeError(f"Size does not match at dimension {k} expected index "
-                                   f"{list(index.shape)} to be no larger than self "
-                                   f"{list(input.shape)} apart from dimension {d}")
+                raise RuntimeError(
+                    f"Size does not match at dimension {k} expected index "
+                    f"{list(index.shape)} to be no larger than self "
+                    f"{list(input.shape)} apart from dimension {d}"
+                )
     _check_range(index_values(index), d, input.shape[d] if input.ndim else 1)
     return d
 
@@ -121,8 +125,9 @@ def _scatter_into(input, idx, src, reduce, include_self=True):
     boolean = dt == jnp.bool_
     if boolean:  # bool sum is `or`, prod is `and`: compute in int8 and renormalise
         if reduce == "mean":
-            raise NotImplementedError('"scatter_gather_tensor_cpu_reduce_mean" not implemented '
-                                      "for 'Bool'")
+            raise NotImplementedError(
+                "\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for 'Bool'"
+            )
         input, src = input.astype(jnp.int8), src.astype(jnp.int8)
     base = input
     if not include_self:
@@ -135,13 +140,11 @@ def _scatter_into(input, idx, src, reduce, include_self=True):
     elif reduce == "amax":
         out = base.at[idx].max(src)
         if jnp.issubdtype(dt, jnp.floating):  # PyTorch propagates NaN from src
-            out = jnp.where(jnp.zeros(input.shape, bool).at[idx].max(jnp.isnan(src)),
-                            jnp.nan, out)
+            out = jnp.where(jnp.zeros(input.shape, bool).at[idx].max(jnp.isnan(src)), jnp.nan, out)
     else:
         out = base.at[idx].min(src)
         if jnp.issubdtype(dt, jnp.floating):
-            out = jnp.where(jnp.zeros(input.shape, bool).at[idx].max(jnp.isnan(src)),
-                            jnp.nan, out)
+            out = jnp.where(jnp.zeros(input.shape, bool).at[idx].max(jnp.isnan(src)), jnp.nan, out)
     if reduce == "mean":
         count = jnp.zeros(input.shape, out.dtype).at[idx].add(jnp.ones((), out.dtype))
         count = count + 1 if include_self else count
@@ -170,11 +173,17 @@ def _scatter_prod_bwd(res, g):
     one = jnp.ones((), base.dtype)
     zeros = (base == 0).astype(jnp.int32).at[idx].add((src == 0).astype(jnp.int32))
     nonzero = jnp.where(base == 0, one, base).at[idx].multiply(jnp.where(src == 0, one, src))
-    g_base = g * jnp.where(zeros == 0, nonzero / jnp.where(base == 0, one, base),
-                           jnp.where((zeros == 1) & (base == 0), nonzero, 0))
+    g_base = g * jnp.where(
+        zeros == 0,
+        nonzero / jnp.where(base == 0, one, base),
+        jnp.where((zeros == 1) & (base == 0), nonzero, 0),
+    )
     zeros_at, nonzero_at, g_at = zeros[idx], nonzero[idx], g[idx]
-    g_src = g_at * jnp.where(zeros_at == 0, nonzero_at / jnp.where(src == 0, one, src),
-                             jnp.where((zeros_at == 1) & (src == 0), nonzero_at, 0))
+    g_src = g_at * jnp.where(
+        zeros_at == 0,
+        nonzero_at / jnp.where(src == 0, one, src),
+        jnp.where((zeros_at == 1) & (src == 0), nonzero_at, 0),
+    )
     return g_base, None, g_src
 
 
@@ -194,13 +203,16 @@ def _scatter_checks(name, input, dim, index, src):
     if is_src and builtins.max(index.ndim, 1) != builtins.max(src.ndim, 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
     if index.numel() and index.ndim:
-        too_big = builtins.any(k != d and index.shape[k] > input.shape[k]
-                               for k in range(index.ndim))
+        too_big = builtins.any(
+            k != d and index.shape[k] > input.shape[k] for k in range(index.ndim)
+        )
         if is_src and src.ndim:
             too_big = too_big or builtins.any(i > s for i, s in zip(index.shape, src.shape))
         if too_big:
-            msg = (f"Expected index {list(index.shape)} to be no larger than self "
-                   f"{list(input.shape)} apart from dimension {d}")
+            msg = (
+                f"Expected index {list(index.shape)} to be no larger than self "
+                f"{list(input.shape)} apart from dimension {d}"
+            )
             if is_src:
                 msg += f" and to be no larger size than src {list(src.shape)}"
             raise RuntimeError(msg)
@@ -221,7 +233,7 @@ def _scatter(input: T, dim, index: TI, src: T, *, reduce=None, include_self=True
     if src.ndim == 0:
         src = jnp.broadcast_to(src, index.shape)
     elif src.ndim != index.ndim:  # a one-element src beside a 0-d index or input
-        src = src.reshape(-1)[:index.size].reshape(index.shape)
+        src = src.reshape(-1)[: index.size].reshape(index.shape)
     else:
         src = _head(src, index.shape)
     out = _scatter_into(input, _along(index, dim), src, reduce, include_self)
@@ -235,9 +247,13 @@ def _legacy_reduce(reduce, tensor_src):
     if reduce not in _LEGACY_REDUCE:
         raise RuntimeError("reduce argument must be either add or multiply.")
     if reduce is not None and tensor_src:
-        warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and "
-                      "will be removed in a future PyTorch release. Use torch.scatter_reduce "
-                      "instead for more reduction options.", UserWarning, stacklevel=3)
+        warnings.warn(
+            "The reduce argument of torch.scatter with Tensor src is deprecated and "
+            "will be removed in a future PyTorch release. Use torch.scatter_reduce "
+            "instead for more reduction options.",
+            UserWarning,
+            stacklevel=3,
+        )
     return _LEGACY_REDUCE[reduce]
 
 
@@ -281,8 +297,9 @@ def scatter_add_(self, dim, index, src):
 
 def _check_reduce(reduce):
     if reduce not in _SCATTER_REDUCE:
-        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
-                           f"{reduce}")
+        raise RuntimeError(
+            f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}"
+        )
 
 
 @composite(method=True)
@@ -290,8 +307,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=Non
     """Matches `torch.scatter_reduce`."""
     _check_reduce(reduce)
     d = _scatter_checks("scatter_reduce", input, dim, index, src)
-    return _finish(_scatter(input, d, index, src, reduce=reduce, include_self=include_self),
-                   out)
+    return _finish(_scatter(input, d, index, src, reduce=reduce, include_self=include_self), out)
 
 
 @composite(function=False)
@@ -332,8 +348,7 @@ def index_select(input, dim, index, *, out=None):
 
 
 @kernel(name="_index_reduce")
-def _index_reduce(input: T, dim, index: TI, source: T, *, reduce=None, include_self=True,
-                  alpha=1):
+def _index_reduce(input: T, dim, index: TI, source: T, *, reduce=None, include_self=True, alpha=1):
     """Writes `source` slices at positions `index` along `dim`, combined by `reduce`."""
     shape = input.shape
     if input.ndim == 0:
@@ -350,41 +365,53 @@ def _index_reduce(input: T, dim, index: TI, source: T, *, reduce=None, include_s
         slab = list(input.shape)
         slab[dim] = index.shape[0]
         source = jnp.broadcast_to(source.reshape(-1) if source.ndim else source, slab)
-    full = jnp.moveaxis(jnp.broadcast_to(index, source.shape[:dim] + source.shape[dim + 1:]
-                                         + index.shape), -1, dim)
+    full = jnp.moveaxis(
+        jnp.broadcast_to(index, source.shape[:dim] + source.shape[dim + 1 :] + index.shape), -1, dim
+    )
     out = _scatter_into(input, _along(full, dim), source, reduce, include_self)
     return out.reshape(shape)
 
 
 def _index_vector(name, index, dtypes=(_dtype.int64, _dtype.int32)):
     if index.dtype not in dtypes:
-        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index but got: "
-                           f"{c10_name(index.dtype)}")
+        raise RuntimeError(
+            f"{name}(): Expected dtype int32/int64 for index but got: {c10_name(index.dtype)}"
+        )
     if index.ndim > 1:
-        raise IndexError(f"{name}(): Index is supposed to be a vector, but got dim: "
-                         f"{index.ndim} with type: {c10_name(index.dtype)} and size: "
-                         f"{list(index.shape)}")
+        raise IndexError(
+            f"{name}(): Index is supposed to be a vector, but got dim: "
+            f"{index.ndim} with type: {c10_name(index.dtype)} and size: "
+            f"{list(index.shape)}"
+        )
 
 
 def _source_shape(name, input, d, index, source):
     n_idx = index.numel()
     src_n = source.shape[d] if source.ndim else 1
     if n_idx != src_n:
-        raise RuntimeError(f"{name}(): Number of indices ({n_idx}) should be equal to "
-                           f"source.size(dim): ({src_n}), for dim: {d}")
-    if input.ndim and (source.ndim != input.ndim or builtins.any(
-            k != d and source.shape[k] != input.shape[k] for k in range(input.ndim))):
-        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
-                           f"specified dimension. Got self.shape = {list(input.shape)} "
-                           f"source.shape = {list(source.shape)}")
+        raise RuntimeError(
+            f"{name}(): Number of indices ({n_idx}) should be equal to "
+            f"source.size(dim): ({src_n}), for dim: {d}"
+        )
+    if input.ndim and (
+        source.ndim != input.ndim
+        or builtins.any(k != d and source.shape[k] != input.shape[k] for k in range(input.ndim))
+    ):
+        raise RuntimeError(
+            f"source tensor shape must match self tensor shape, excluding the "
+            f"specified dimension. Got self.shape = {list(input.shape)} "
+            f"source.shape = {list(source.shape)}"
+        )
 
 
 def _index_add_checks(input, dim, index, source, name="index_add_"):
     d = wrap_dim(dim, input.ndim)
     _index_vector(name, index)
     if source.dtype != input.dtype:
-        raise RuntimeError(f"{name}(): self ({c10_name(input.dtype)}) and source "
-                           f"({c10_name(source.dtype)}) must have the same scalar type")
+        raise RuntimeError(
+            f"{name}(): self ({c10_name(input.dtype)}) and source "
+            f"({c10_name(source.dtype)}) must have the same scalar type"
+        )
     _source_shape(name, input, d, index, source)
     return d
 
@@ -417,28 +444,37 @@ def _index_copy_checks(input, dim, index, source):
     if index.ndim > 1:
         raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.ndim})")
     if index.dtype is not _dtype.int64:
-        raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got "
-                           f"{c10_name(index.dtype)}")
+        raise RuntimeError(
+            f"index_copy_(): Expected a long tensor for index, but got {c10_name(index.dtype)}"
+        )
     if source.dtype != input.dtype:
-        raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, "
-                           f"but got (self) {c10_name(input.dtype)} and (source) "
-                           f"{c10_name(source.dtype)}")
+        raise RuntimeError(
+            f"index_copy_(): self and source expected to have the same dtype, "
+            f"but got (self) {c10_name(input.dtype)} and (source) "
+            f"{c10_name(source.dtype)}"
+        )
     if source.ndim and input.ndim and source.ndim != input.ndim:
-        raise IndexError(f"index_copy_(): When source and destination are not scalars, their "
-                         f"dimensionality must match. Source dimensionality ({source.ndim}), "
-                         f"destination dimensionality ({input.ndim})")
+        raise IndexError(
+            f"index_copy_(): When source and destination are not scalars, their "
+            f"dimensionality must match. Source dimensionality ({source.ndim}), "
+            f"destination dimensionality ({input.ndim})"
+        )
     src_n = source.shape[d] if source.ndim else 1
     if index.numel() != src_n:
-        raise IndexError(f"index_copy_(): Number of indices ({index.numel()}) should be equal "
-                         f"to source.size(dim) ({src_n})")
+        raise IndexError(
+            f"index_copy_(): Number of indices ({index.numel()}) should be equal "
+            f"to source.size(dim) ({src_n})"
+        )
     # PyTorch numbers the dims of the slices, i.e. with `dim` left out.
     slices = [k for k in range(source.ndim) if k != d]
     for j, k in enumerate(slices):
         if source.shape[k] != input.shape[k]:
-            raise RuntimeError(f"index_copy_(): Source/destination tensor must have same slice "
-                               f"shapes. Destination slice shape: {input.shape[k]} at dimension "
-                               f"{j} and source slice shape: {source.shape[k]} at dimension "
-                               f"{j}.")
+            raise RuntimeError(
+                f"index_copy_(): Source/destination tensor must have same slice "
+                f"shapes. Destination slice shape: {input.shape[k]} at dimension "
+                f"{j} and source slice shape: {source.shape[k]} at dimension "
+                f"{j}."
+            )
     _check_range(index_values(index), d, input.shape[d] if input.ndim else 1, IndexError)
     return d
 
@@ -473,11 +509,14 @@ def _index_fill_checks(input, dim, index, value):
     if index.ndim > 1:
         raise RuntimeError("Index has to be a vector/scalar")
     if isinstance(value, Tensor) and value.ndim:
-        raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got "
-                           f"tensor with {value.ndim} dimension(s).")
+        raise RuntimeError(
+            f"index_fill_ only supports a 0-dimensional value tensor, but got "
+            f"tensor with {value.ndim} dimension(s)."
+        )
     if isinstance(value, complex) and not input.dtype.is_complex:
-        raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not "
-                           "supported")
+        raise RuntimeError(
+            "index_fill_(): Converting complex Scalar to non-complex type is not supported"
+        )
     values = index_values(index)
     n = input.shape[d] if input.ndim else 1
     if values is not None:
@@ -506,16 +545,22 @@ _INDEX_REDUCE = ("prod", "mean", "amax", "amin")
 def _index_reduce_checks(input, dim, index, source, reduce):
     d = wrap_dim(dim, input.ndim)
     if reduce not in _INDEX_REDUCE:
-        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
-                           f"amin but got {reduce}.")
+        raise RuntimeError(
+            f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
+            f"amin but got {reduce}."
+        )
     _index_vector("index_reduce_", index)
     if source.dtype != input.dtype:
-        raise RuntimeError(f"index_reduce_(): self ({c10_name(input.dtype)}) and source "
-                           f"({c10_name(source.dtype)}) must have the same scalar type")
+        raise RuntimeError(
+            f"index_reduce_(): self ({c10_name(input.dtype)}) and source "
+            f"({c10_name(source.dtype)}) must have the same scalar type"
+        )
     _source_shape("index_reduce_", input, d, index, source)
     values = index_values(index)
-    if values is not None and _first_bad(values, 0, input.shape[d] if input.ndim else 1) \
-            is not None:
+    if (
+        values is not None
+        and _first_bad(values, 0, input.shape[d] if input.ndim else 1) is not None
+    ):
         raise IndexError("index out of range in self")
     return d
 
@@ -524,8 +569,9 @@ def _index_reduce_checks(input, dim, index, source, reduce):
 def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):
     """Matches `torch.index_reduce`."""
     d = _index_reduce_checks(input, dim, index, source, reduce)
-    return _finish(_index_reduce(input, d, index, source, reduce=reduce,
-                                 include_self=include_self), out)
+    return _finish(
+        _index_reduce(input, d, index, source, reduce=reduce, include_self=include_self), out
+    )
 
 
 @composite(function=False)
@@ -542,8 +588,9 @@ def _flat_check(values, n):
     if values is not None:
         bad = _first_bad(values, -n, n)
         if bad is not None:
-            raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} "
-                             "elements.")
+            raise IndexError(
+                f"out of range: tried to access index {bad} on a tensor of {n} elements."
+            )
 
 
 @kernel(name="_take")
@@ -557,8 +604,9 @@ def _take(input: T, index: TI):
 def take(input, index, *, out=None):
     """Matches `torch.take`."""
     if index.dtype is not _dtype.int64:
-        raise RuntimeError(f"take(): Expected a long tensor for index, but got "
-                           f"{c10_name(index.dtype)}")
+        raise RuntimeError(
+            f"take(): Expected a long tensor for index, but got {c10_name(index.dtype)}"
+        )
     if input.numel() == 0 and index.numel():
         raise IndexError("take(): tried to take from an empty tensor")
     _flat_check(index_values(index), input.numel())
@@ -577,16 +625,21 @@ def _put(input: T, index: TI, source: T, accumulate=False):
 
 def _put_checks(input, index, source):
     if index.dtype is not _dtype.int64:
-        raise RuntimeError(f"put_(): Expected a long tensor for index, but got "
-                           f"{c10_name(index.dtype)}")
+        raise RuntimeError(
+            f"put_(): Expected a long tensor for index, but got {c10_name(index.dtype)}"
+        )
     if source.dtype != input.dtype:
-        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got "
-                           f"self.dtype = {c10_name(input.dtype)} and source.dtype = "
-                           f"{c10_name(source.dtype)}")
+        raise RuntimeError(
+            f"put_(): self and source expected to have the same dtype, but got "
+            f"self.dtype = {c10_name(input.dtype)} and source.dtype = "
+            f"{c10_name(source.dtype)}"
+        )
     if source.numel() != index.numel():
-        raise IndexError(f"put_(): Expected source and index to have the same number of "
-                         f"elements, but got source.numel() = {source.numel()}, index.numel() "
-                         f"= {index.numel()}")
+        raise IndexError(
+            f"put_(): Expected source and index to have the same number of "
+            f"elements, but got source.numel() = {source.numel()}, index.numel() "
+            f"= {index.numel()}"
+        )
     _flat_check(index_values(index), input.numel())
 
 
@@ -622,17 +675,21 @@ def _take_along_dim(input: T, indices: TI, dim):
 def take_along_dim(input, indices, dim=None, *, out=None):
     """Matches `torch.take_along_dim`."""
     if indices.dtype is not _dtype.int64:
-        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
-                           f"{c10_name(indices.dtype)}")
+        raise RuntimeError(
+            f"torch.take_along_dim(): dtype of indices should be Long but got "
+            f"{c10_name(indices.dtype)}"
+        )
     values = index_values(indices)
     if dim is None:
         _check_range(values, 0, input.numel())
         return _finish(_take_along_dim(input, indices, None), out)
     d = wrap_dim(dim, input.ndim)
     if input.ndim != indices.ndim:
-        raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same "
-                           f"number of dimensions, but got {input.ndim} dimensions for input, "
-                           f"and {indices.ndim} dimensions for indices")
+        raise RuntimeError(
+            f"torch.take_along_dim(): input and indices should have the same "
+            f"number of dimensions, but got {input.ndim} dimensions for input, "
+            f"and {indices.ndim} dimensions for indices"
+        )
     n = input.shape[d]
     if values is not None:
         _check_range(np.where(values < 0, values + n, values), d, n)

@@ -14,10 +14,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype, _meta
-from .._tensor import Tensor, wrap, wrap_dim
 from .._dtype import c10_name
+from .._tensor import Tensor, wrap, wrap_dim
 from . import views
-from ._registry import NONE, T, TI, TL, broadcast_error, composite, op
+from ._registry import NONE, TI, TL, T, broadcast_error, composite, op
 from .reduction import sum as _sum
 from .views import shape_arg
 
@@ -44,8 +44,7 @@ def _cat(arrays, dim):
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     for i, a in enumerate(arrays):
         if a.ndim == 0:
-            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
-                               "concatenated")
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
     arrays = _common(arrays)
     # PyTorch's legacy rule: 1-D empty tensors are skipped whatever the other shapes.
     kept = [(i, a) for i, a in enumerate(arrays) if not (a.ndim == 1 and a.shape[0] == 0)]
@@ -55,13 +54,16 @@ def _cat(arrays, dim):
     d = wrap_dim(dim, first.ndim)
     for i, a in kept[1:]:
         if a.ndim != first.ndim:
-            raise RuntimeError(f"Tensors must have same number of dimensions: got {first.ndim} "
-                               f"and {a.ndim}")
+            raise RuntimeError(
+                f"Tensors must have same number of dimensions: got {first.ndim} and {a.ndim}"
+            )
         for k in range(first.ndim):
             if k != d and a.shape[k] != first.shape[k]:
-                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
-                                   f"Expected size {first.shape[k]} but got size {a.shape[k]} "
-                                   f"for tensor number {i} in the list.")
+                raise RuntimeError(
+                    f"Sizes of tensors must match except in dimension {d}. "
+                    f"Expected size {first.shape[k]} but got size {a.shape[k]} "
+                    f"for tensor number {i} in the list."
+                )
     return jnp.concatenate([a for _, a in kept], axis=d)
 
 
@@ -87,9 +89,11 @@ def stack(tensors: TL, dim=0):
     d = wrap_dim(dim, tensors[0].ndim + 1)
     for i, a in enumerate(tensors[1:], 1):
         if a.shape != tensors[0].shape:
-            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
-                               f"{list(tensors[0].shape)} at entry 0 and {list(a.shape)} at "
-                               f"entry {i}")
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got "
+                f"{list(tensors[0].shape)} at entry 0 and {list(a.shape)} at "
+                f"entry {i}"
+            )
     return jnp.stack(_common(tensors), axis=d)
 
 
@@ -143,6 +147,7 @@ def _atleast(n):
         if n == 3 and x.ndim == 2:
             return views.unsqueeze(x, 2)
         return views.reshape(x, (1,) * (n - x.ndim) + tuple(x.shape))
+
     impl.__name__ = f"atleast_{n}d"
     impl.__doc__ = f"Matches `torch.atleast_{n}d` (views of the inputs)."
     return composite(impl, method=False)
@@ -170,17 +175,22 @@ def _narrow_pieces(input, d, bounds):
 def tensor_split(input, indices_or_sections, dim=0):
     """Matches `torch.tensor_split`: sections (int or 0-d tensor) or split indices."""
     if input.ndim == 0:
-        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
-                           "tensor with 0 dims")
+        raise RuntimeError(
+            "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims"
+        )
     if isinstance(indices_or_sections, Tensor):
         t = indices_or_sections
         if t.dtype is not _dtype.int64:
-            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to have dtype "
-                               f"of long, but got {c10_name(t.dtype)}")
+            raise RuntimeError(
+                f"tensor_split expected tensor_indices_or_sections to have dtype "
+                f"of long, but got {c10_name(t.dtype)}"
+            )
         if t.ndim > 1:
-            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to be a "
-                               f"zero-dimensional or one-dimensional tensor, but got a tensor "
-                               f"with {t.ndim} dims")
+            raise RuntimeError(
+                f"tensor_split expected tensor_indices_or_sections to be a "
+                f"zero-dimensional or one-dimensional tensor, but got a tensor "
+                f"with {t.ndim} dims"
+            )
         indices_or_sections = t.item() if t.ndim == 0 else t.tolist()
     d = wrap_dim(dim, input.ndim)
     if isinstance(indices_or_sections, numbers.Integral):
@@ -204,16 +214,21 @@ def tensor_split(input, indices_or_sections, dim=0):
 def _directional_split(name, min_dims, dim_of):
     def impl(input, indices_or_sections):
         if input.ndim < min_dims:
-            raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dims} "
-                               f"dimension, but got a tensor with {input.ndim} dimensions!")
+            raise RuntimeError(
+                f"torch.{name} requires a tensor with at least {min_dims} "
+                f"dimension, but got a tensor with {input.ndim} dimensions!"
+            )
         d = dim_of(input.ndim)
         if isinstance(indices_or_sections, numbers.Integral):
             s, n = int(indices_or_sections), input.shape[d]
             if s == 0 or n % s:
-                raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but "
-                                   f"the size of the dimension {n} is not divisible by the "
-                                   f"split_size {s}!")
+                raise RuntimeError(
+                    f"torch.{name} attempted to split along dimension {d}, but "
+                    f"the size of the dimension {n} is not divisible by the "
+                    f"split_size {s}!"
+                )
         return tensor_split(input, indices_or_sections, d)
+
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.{name}`."
     return composite(impl, method=True)
@@ -247,10 +262,12 @@ def unsafe_chunk(input, chunks, dim=0):
 
 def _varargs_method(fn, name):
     """`Tensor.name(*sizes)` also accepting one sequence or a keyword, like PyTorch's parser."""
+
     def method(self, *args, **kwargs):
         if kwargs or (len(args) == 1 and isinstance(args[0], (tuple, list))):
             return fn(self, *args, **kwargs)
         return fn(self, args)
+
     method.__name__ = name
     method.__doc__ = f"Matches `torch.Tensor.{name}`."
     return composite(method, name=f"Tensor.{name}", method=name, function=False)
@@ -260,14 +277,15 @@ def _varargs_method(fn, name):
 def _repeat(input: T, repeats):
     repeats = shape_arg(repeats) if not isinstance(repeats, int) else (repeats,)
     if len(repeats) < input.ndim:
-        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
-                           "of dimensions of tensor")
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number "
+            "of dimensions of tensor"
+        )
     shape = (1,) * (len(repeats) - input.ndim) + input.shape
     out_shape = [s * r for s, r in zip(shape, repeats)]
     for r, s in zip(repeats, out_shape):
         if r < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
-                               f"{out_shape}")
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {out_shape}")
     return jnp.tile(input.reshape(shape), repeats)
 
 
@@ -306,18 +324,22 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     n = input.shape[d] if input.ndim else 1
     if isinstance(repeats, Tensor):
         if repeats.dtype not in (_dtype.int64, _dtype.int32):
-            raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for "
-                                      f"'{c10_name(repeats.dtype)}'")
+            raise NotImplementedError(
+                f"\"repeat_interleave_cpu\" not implemented for '{c10_name(repeats.dtype)}'"
+            )
         if repeats.ndim > 1:
             raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
         if repeats.ndim == 1 and repeats.shape[0] not in (1, n):
-            raise RuntimeError(f"repeats must have the same size as input along dim, but got "
-                               f"repeats.size(0) = {repeats.shape[0]} and input.size({d}) = {n}")
+            raise RuntimeError(
+                f"repeats must have the same size as input along dim, but got "
+                f"repeats.size(0) = {repeats.shape[0]} and input.size({d}) = {n}"
+            )
         if _meta.no_values(repeats._array):
             # Under tracing the output size must be given: it cannot be read off the counts.
             if output_size is None:
-                raise RuntimeError("repeat_interleave with tensor repeats needs output_size= "
-                                   "when traced")
+                raise RuntimeError(
+                    "repeat_interleave with tensor repeats needs output_size= when traced"
+                )
             total = int(output_size)
         else:
             counts = np.asarray(repeats._array)
@@ -376,8 +398,9 @@ def roll(input: T, shifts, dims=None):
     if not dims and len(shifts) == 1:
         return jnp.roll(input, shifts[0])
     if len(shifts) != len(dims):
-        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:"
-                           f"{len(dims)}")
+        raise RuntimeError(
+            f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}"
+        )
     if input.ndim == 0:
         raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
     return jnp.roll(input, shifts, axis=tuple(wrap_dim(d, input.ndim) for d in dims))
@@ -392,8 +415,9 @@ def rot90(input: T, k=1, dims=(0, 1)):
         raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.ndim}")
     d0, d1 = wrap_dim(dims[0], input.ndim), wrap_dim(dims[1], input.ndim)
     if d0 == d1:
-        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} "
-                           f"and dim1 = {dims[1]}")
+        raise RuntimeError(
+            f"expected rotation dims to be different, but got dim0 = {dims[0]} and dim1 = {dims[1]}"
+        )
     return jnp.rot90(input, k, axes=(d0, d1))
 
 
@@ -451,8 +475,10 @@ def _block_diag(tensors: TL):
     mats = []
     for i, a in enumerate(tensors):
         if a.ndim > 2:
-            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer "
-                               f"dimensions. Input {i} has {a.ndim} dimensions")
+            raise RuntimeError(
+                f"torch.block_diag: Input tensors must have 2 or fewer "
+                f"dimensions. Input {i} has {a.ndim} dimensions"
+            )
         mats.append(a.reshape((1,) * (2 - a.ndim) + a.shape))
     if not mats:
         return jnp.zeros((1, 0), _dtype.get_default_dtype().np)
@@ -461,7 +487,7 @@ def _block_diag(tensors: TL):
     out = jnp.zeros((rows, cols), mats[0].dtype)
     r = c = 0
     for m in mats:
-        out = out.at[r:r + m.shape[0], c:c + m.shape[1]].set(m)
+        out = out.at[r : r + m.shape[0], c : c + m.shape[1]].set(m)
         r, c = r + m.shape[0], c + m.shape[1]
     return out
 
@@ -505,8 +531,7 @@ def combinations(input: T, r=2, with_replacement=False):
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:
         return jnp.zeros((0,), input.dtype)
-    pick = (itertools.combinations_with_replacement if with_replacement
-            else itertools.combinations)
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
     idx = np.array(list(pick(range(input.shape[0]), r)), np.int64).reshape(-1, r)
     return input[idx]
 
@@ -521,8 +546,9 @@ def broadcast_tensors(*tensors):
     shape = ()
     for t in tensors:
         if not isinstance(t, Tensor):
-            raise TypeError(f"expected Tensor as element 0 in argument 0, but got "
-                            f"{type(t).__name__}")
+            raise TypeError(
+                f"expected Tensor as element 0 in argument 0, but got {type(t).__name__}"
+            )
         err = broadcast_error(shape, tuple(t.shape))
         if err is not None:
             raise err
@@ -541,16 +567,16 @@ def _resize(self, shape):
         raise RuntimeError("cannot resize variables that require grad")
     shape = tuple(shape)
     if builtins.any(s < 0 for s in shape):
-        raise RuntimeError(f"Trying to create tensor with negative dimension "
-                           f"{builtins.min(shape)}: {list(shape)}")
+        raise RuntimeError(
+            f"Trying to create tensor with negative dimension {builtins.min(shape)}: {list(shape)}"
+        )
     if shape == tuple(self.shape):
         return self
     # PyTorch keeps the storage and the offset and makes the tensor contiguous over them.
     offset, n = self.storage_offset(), math.prod(shape)
     storage = self._storage.value
     if offset + n <= storage.size and not any(s.changes_dtype for s in self._chain):
-        self._restride(views._views.Strided(shape, views._views.contiguous_strides(shape),
-                                            offset))
+        self._restride(views._views.Strided(shape, views._views.contiguous_strides(shape), offset))
     else:
         # A larger storage is a new jax array: views made before no longer share it.
         # PyTorch leaves the new elements uninitialized; zeros are one valid choice.
@@ -595,7 +621,7 @@ def sum_to_size(self, *size):
 
 @shape_op(method=False, out=False, name="_unravel_index")
 def _unravel_index(indices: TI, shape):
-    coefs = [math.prod(shape[i + 1:]) for i in range(len(shape))]
+    coefs = [math.prod(shape[i + 1 :]) for i in range(len(shape))]
     idx = indices.astype(jnp.int64)
     return tuple(jnp.remainder(jnp.floor_divide(idx, c), s) for c, s in zip(coefs, shape))
 
@@ -603,9 +629,9 @@ def _unravel_index(indices: TI, shape):
 @composite(method=False)
 def unravel_index(indices, shape):
     """Matches `torch.unravel_index`."""
-    if isinstance(indices, Tensor) and (indices.dtype.is_floating_point or
-                                        indices.dtype.is_complex or
-                                        indices.dtype is _dtype.bool):
+    if isinstance(indices, Tensor) and (
+        indices.dtype.is_floating_point or indices.dtype.is_complex or indices.dtype is _dtype.bool
+    ):
         raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
     shape = (int(shape),) if isinstance(shape, numbers.Integral) else tuple(int(s) for s in shape)
     if builtins.any(s < 0 for s in shape):
@@ -625,16 +651,18 @@ def _chunk_cat(tensors: TL, dim, num_chunks):
     ndims = {t.ndim for t in tensors}
     if len(ndims) > 1:
         if dim < 0:
-            raise RuntimeError("_chunk_cat expects non-negative dim when input tensors have "
-                               "different ndims")
+            raise RuntimeError(
+                "_chunk_cat expects non-negative dim when input tensors have different ndims"
+            )
         if builtins.any(dim >= t.ndim for t in tensors):
             raise RuntimeError("_chunk_cat expects dim < ndim for all input tensors")
     else:
         dim = wrap_dim(dim, tensors[0].ndim)
     lead = tuple(tensors[0].shape[:dim])
     if builtins.any(tuple(t.shape[:dim]) != lead for t in tensors):
-        raise RuntimeError("_chunk_cat expects same sizes of 0,...,dim-1 dimensions for all "
-                           "tensors")
+        raise RuntimeError(
+            "_chunk_cat expects same sizes of 0,...,dim-1 dimensions for all tensors"
+        )
     if num_chunks < 1:
         raise RuntimeError("_chunk_cat expects positive num_chunks")
     if builtins.any(t.size == 0 for t in tensors):

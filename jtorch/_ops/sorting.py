@@ -9,10 +9,10 @@ import jax
 import jax.numpy as jnp
 
 from .. import _dtype
-from .._tensor import wrap_dim
 from .._dtype import c10_name
-from ._registry import NONE, T, TI, op
+from .._tensor import wrap_dim
 from ._kernel_helpers import is_complex
+from ._registry import NONE, TI, T, op
 
 
 def _check_sortable(a):
@@ -94,16 +94,18 @@ def unique(input: T, sorted=True, return_inverse=False, return_counts=False, dim
     """
     if dim is None:
         flat = input.reshape(-1)
-        vals, inv, counts = jnp.unique(flat, return_inverse=True, return_counts=True,
-                                       equal_nan=False)
+        vals, inv, counts = jnp.unique(
+            flat, return_inverse=True, return_counts=True, equal_nan=False
+        )
         inv = inv.reshape(input.shape)
     else:
         d = wrap_dim(dim, input.ndim)
         if input.shape[d] == 0:
             vals, inv, counts = input, jnp.zeros((0,), jnp.int64), jnp.zeros((0,), jnp.int64)
         else:
-            vals, inv, counts = jnp.unique(input, return_inverse=True, return_counts=True,
-                                           axis=d, equal_nan=False)
+            vals, inv, counts = jnp.unique(
+                input, return_inverse=True, return_counts=True, axis=d, equal_nan=False
+            )
             inv = inv.reshape(-1)
     out = (vals,)
     if return_inverse:
@@ -124,8 +126,9 @@ def unique_consecutive(input: T, return_inverse=False, return_counts=False, dim=
         d = wrap_dim(dim, input.ndim)
         x = input
         xm = jnp.moveaxis(x, d, 0)
-        changed = jnp.any((xm[1:] != xm[:-1]).reshape(xm.shape[0] - 1 if xm.shape[0] else 0, -1),
-                          axis=1)
+        changed = jnp.any(
+            (xm[1:] != xm[:-1]).reshape(xm.shape[0] - 1 if xm.shape[0] else 0, -1), axis=1
+        )
     n = x.shape[d] if x.ndim else 0
     keep = jnp.concatenate([jnp.ones((min(n, 1),), bool), changed])
     starts = jnp.nonzero(keep)[0]
@@ -171,32 +174,42 @@ def _search(boundaries, values, right, out_int32, sorter=None):
 
 
 @op(promote=NONE, method=False, differentiable=False)
-def searchsorted(sorted_sequence: T, input: T, *, out_int32=False, right=False, side=None,
-                 sorter: TI = None):
+def searchsorted(
+    sorted_sequence: T, input: T, *, out_int32=False, right=False, side=None, sorter: TI = None
+):
     """Matches `torch.searchsorted`: insertion points of `input` in the innermost dim."""
     if side is not None:
         if side not in ("left", "right"):
-            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but "
-                               f"got {side}")
+            raise RuntimeError(
+                f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}"
+            )
         if right and side == "left":
-            raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, "
-                               "got side of left while right was True")
+            raise RuntimeError(
+                "torch.searchsorted(): side and right can't be set to opposites, "
+                "got side of left while right was True"
+            )
         right = side == "right"
     b = sorted_sequence
     v_shape = jnp.shape(input)
     if b.ndim != 1 and (len(v_shape) != b.ndim or tuple(v_shape[:-1]) != b.shape[:-1]):
-        raise RuntimeError(f"torch.searchsorted(): boundaries tensor should be 1 dimension or "
-                           f"the first N-1 dimensions of boundaries tensor and input value tensor "
-                           f"must match, but we got boundaries tensor {list(b.shape)} and input "
-                           f"value tensor {list(v_shape)}")
+        raise RuntimeError(
+            f"torch.searchsorted(): boundaries tensor should be 1 dimension or "
+            f"the first N-1 dimensions of boundaries tensor and input value tensor "
+            f"must match, but we got boundaries tensor {list(b.shape)} and input "
+            f"value tensor {list(v_shape)}"
+        )
     if sorter is not None:
         if sorter.shape != b.shape:
-            raise RuntimeError(f"torch.searchsorted(): boundary and sorter must have the same "
-                               f"size, but got boundary tensor {list(b.shape)}and got sorter "
-                               f"tensor {list(sorter.shape)}")
+            raise RuntimeError(
+                f"torch.searchsorted(): boundary and sorter must have the same "
+                f"size, but got boundary tensor {list(b.shape)}and got sorter "
+                f"tensor {list(sorter.shape)}"
+            )
         if sorter.dtype != jnp.int64:
-            raise RuntimeError(f"torch.searchsorted(): sorter must be a tensor of long dtype but "
-                               f"got dtype {c10_name(sorter.dtype)}")
+            raise RuntimeError(
+                f"torch.searchsorted(): sorter must be a tensor of long dtype but "
+                f"got dtype {c10_name(sorter.dtype)}"
+            )
     return _search(b, input, right, out_int32, sorter)
 
 
@@ -206,4 +219,3 @@ def bucketize(input: T, boundaries: T, *, out_int32=False, right=False):
     if boundaries.ndim != 1:
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})")
     return _search(boundaries, input, right, out_int32)
-

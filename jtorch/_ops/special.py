@@ -11,18 +11,25 @@ import jax
 import jax.numpy as jnp
 import jax.scipy.special as jss
 
+from .. import _meta
 from . import _derivatives
 from . import _special_impl as _k
-from .. import _meta
 from ._registry import DEFAULT, INT_TO_FLOAT, T, composite, op
+
 
 def _require_float(name, *arrays):
     for a in arrays:
         dt = jnp.result_type(a)
         if not jnp.issubdtype(dt, jnp.floating):
-            kind = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
-                    "uint8": "Byte", "bool": "Bool"}.get(str(dt), str(dt))
-            raise RuntimeError(f'"{name}_cpu" not implemented for \'{kind}\'')
+            kind = {
+                "int64": "Long",
+                "int32": "Int",
+                "int16": "Short",
+                "int8": "Char",
+                "uint8": "Byte",
+                "bool": "Bool",
+            }.get(str(dt), str(dt))
+            raise RuntimeError(f"\"{name}_cpu\" not implemented for '{kind}'")
 
 
 # ---------------------------------------------------------------------------
@@ -69,8 +76,7 @@ def mvlgamma(input: T, p):
     """Matches `torch.mvlgamma`."""
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
-    if not _meta.no_values(input) and input.size and not bool(
-            jnp.all(input > (p - 1) / 2)):
+    if not _meta.no_values(input) and input.size and not bool(jnp.all(input > (p - 1) / 2)):
         raise RuntimeError("All elements must be greater than (p-1)/2")
     return _mvlgamma_kernel(input, p)
 
@@ -79,15 +85,24 @@ def _igamma_impl(name, fn):
     def impl(input: T, other: T):
         _require_float(name, input)
         return fn(input, other)
+
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.{name}`."
     return impl
 
 
-igamma = op(_igamma_impl("igamma", jss.gammainc), promote=DEFAULT, inplace=True,
-            aliases=("special.gammainc",))
-igammac = op(_igamma_impl("igammac", jss.gammaincc), promote=DEFAULT, inplace=True,
-             aliases=("special.gammaincc",))
+igamma = op(
+    _igamma_impl("igamma", jss.gammainc),
+    promote=DEFAULT,
+    inplace=True,
+    aliases=("special.gammainc",),
+)
+igammac = op(
+    _igamma_impl("igammac", jss.gammaincc),
+    promote=DEFAULT,
+    inplace=True,
+    aliases=("special.gammaincc",),
+)
 
 
 @op(name="special.zeta", promote=INT_TO_FLOAT, method=False)
@@ -103,10 +118,12 @@ def zeta(input: T, other: T):
 def _unary(name, fn, method=False, inplace=False, aliases=()):
     def impl(input: T):
         return fn(input)
+
     impl.__name__ = name.rsplit(".", 1)[-1]
     impl.__doc__ = f"Matches `torch.{name}`."
-    return op(impl, name=name, promote=INT_TO_FLOAT, method=method, inplace=inplace,
-              aliases=aliases)
+    return op(
+        impl, name=name, promote=INT_TO_FLOAT, method=method, inplace=inplace, aliases=aliases
+    )
 
 
 i0 = _unary("i0", _k.i0, method=True, inplace=True, aliases=("special.i0",))
@@ -164,22 +181,33 @@ _xlog1py = _derivatives.with_jvp(_xlog1py_value, _xlog1py_tangent)
 def _polynomial(name, kind):
     def impl(input: T, n: T):
         return _k.polynomial(kind, input, n)
+
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.special.{name}`."
     return op(impl, name=f"special.{name}", promote=INT_TO_FLOAT, method=False)
 
 
-for _kind in ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
-              "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
-              "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
-              "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
-              "laguerre_polynomial_l", "legendre_polynomial_p"):
+for _kind in (
+    "chebyshev_polynomial_t",
+    "chebyshev_polynomial_u",
+    "chebyshev_polynomial_v",
+    "chebyshev_polynomial_w",
+    "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u",
+    "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w",
+    "hermite_polynomial_h",
+    "hermite_polynomial_he",
+    "laguerre_polynomial_l",
+    "legendre_polynomial_p",
+):
     globals()[_kind] = _polynomial(_kind, _kind)
 
 
 # `torch.special.xlogy` is `torch.xlogy`, declared with the pointwise ops.
 def _publish_xlogy():
     from . import _registry, pointwise
+
     fn = _registry.NAMESPACES[""].get("xlogy") or getattr(pointwise, "xlogy", None)
     if fn is not None and "xlogy" not in _registry.NAMESPACES["special"]:
         _registry.NAMESPACES["special"]["xlogy"] = fn

@@ -8,11 +8,11 @@ import jax
 import jax.numpy as jnp
 
 from .. import _dtype, _meta
-from .._tensor import Tensor, wrap, wrap_dim
 from .._dtype import c10_name
+from .._tensor import Tensor, wrap, wrap_dim
 from . import _derivatives
-from ._registry import NONE, T, TI, composite, name_return_type, op
 from ._kernel_helpers import accumulate, dims_arg, is_complex, is_float, is_integral
+from ._registry import NONE, TI, T, composite, name_return_type, op
 
 
 def _default_float():
@@ -48,8 +48,7 @@ def _var_std(input: T, dim=None, correction=1, keepdim=False, *, kind="var"):
 
 
 # PyTorch's std_backward: grad / (2 std), 0 where std is 0 (a constant slice; jax: nan).
-_std_of_var = _derivatives.masked_unary(jnp.sqrt, lambda v: 0.5 / jnp.sqrt(v),
-                                        lambda v: v != 0)
+_std_of_var = _derivatives.masked_unary(jnp.sqrt, lambda v: 0.5 / jnp.sqrt(v), lambda v: v != 0)
 
 
 def _var_front(kind):
@@ -57,11 +56,14 @@ def _var_front(kind):
         if isinstance(dim, bool):  # the var(input, unbiased) overload
             dim, unbiased = None, dim
         if unbiased is not None and correction is not None:
-            raise TypeError(f"{kind}() received an invalid combination of arguments - got both "
-                            "'unbiased' and 'correction'")
+            raise TypeError(
+                f"{kind}() received an invalid combination of arguments - got both "
+                "'unbiased' and 'correction'"
+            )
         if isinstance(dim, float):
-            raise TypeError(f"{kind}() received an invalid combination of arguments - got "
-                            "(Tensor, float)")
+            raise TypeError(
+                f"{kind}() received an invalid combination of arguments - got (Tensor, float)"
+            )
         if correction is None:
             correction = 1 if unbiased is None or unbiased else 0
         if isinstance(dim, int):
@@ -70,9 +72,11 @@ def _var_front(kind):
             dim = tuple(int(d) for d in dim)
         kwargs = {} if out is None else {"out": out}
         return _var_std(input, dim, correction, keepdim, kind=kind, **kwargs)
+
     impl.__name__ = kind
-    impl.__doc__ = (f"Matches `torch.{kind}`, with both the `correction=` and the legacy "
-                    "`unbiased=` forms.")
+    impl.__doc__ = (
+        f"Matches `torch.{kind}`, with both the `correction=` and the legacy `unbiased=` forms."
+    )
     return impl
 
 
@@ -88,7 +92,7 @@ std_mean = composite(_var_front("std_mean"), method=False)
 
 def _check_real(name, a):
     if is_complex(a):
-        raise RuntimeError(f'"{name}_cpu" not implemented for \'{c10_name(a.dtype)}\'')
+        raise RuntimeError(f"\"{name}_cpu\" not implemented for '{c10_name(a.dtype)}'")
 
 
 def _median_last(x, ignore_nan):
@@ -108,8 +112,10 @@ def _median_last(x, ignore_nan):
             k = jnp.where(cnt < n, cnt, (n - 1) // 2)
     else:
         k = jnp.full(x.shape[:-1] + (1,), (n - 1) // 2, jnp.int64)
-    return (jnp.take_along_axis(s, k, axis=-1)[..., 0],
-            jnp.take_along_axis(perm, k, axis=-1)[..., 0].astype(jnp.int64))
+    return (
+        jnp.take_along_axis(s, k, axis=-1)[..., 0],
+        jnp.take_along_axis(perm, k, axis=-1)[..., 0].astype(jnp.int64),
+    )
 
 
 def _median_op(name, ignore_nan):
@@ -120,7 +126,8 @@ def _median_op(name, ignore_nan):
                 return jnp.full((), jnp.nan, input.dtype)
             # PyTorch shares the gradient among the elements equal to the median
             return _derivatives.evenly_distributed(
-                input, lambda x: _median_last(x.reshape(-1), ignore_nan)[0])
+                input, lambda x: _median_last(x.reshape(-1), ignore_nan)[0]
+            )
         d = wrap_dim(dim, input.ndim)
         if input.ndim == 0:
             return input, jnp.zeros((), jnp.int64)
@@ -130,9 +137,12 @@ def _median_op(name, ignore_nan):
         if keepdim:
             v, i = jnp.expand_dims(v, d), jnp.expand_dims(i, d)
         return v, i
+
     impl.__name__ = name
-    impl.__doc__ = (f"Matches `torch.{name}`: the lower of the two middle values; with `dim`, "
-                    "(values, indices).")
+    impl.__doc__ = (
+        f"Matches `torch.{name}`: the lower of the two middle values; with `dim`, "
+        "(values, indices)."
+    )
     return name_return_type(op(impl, promote=NONE, returns=("values", "indices")), name)
 
 
@@ -156,8 +166,10 @@ def _mode_last(x):
     j = jnp.argmax(end - start, axis=-1, keepdims=True)  # first = smallest value among ties
     e = jnp.take_along_axis(end, j, axis=-1)
     # Within a run the stable sort keeps original order, so the run's end is the last index.
-    return (jnp.take_along_axis(s, j, axis=-1)[..., 0],
-            jnp.take_along_axis(perm, e, axis=-1)[..., 0].astype(jnp.int64))
+    return (
+        jnp.take_along_axis(s, j, axis=-1)[..., 0],
+        jnp.take_along_axis(perm, e, axis=-1)[..., 0].astype(jnp.int64),
+    )
 
 
 @op(promote=NONE, returns=("values", "indices"))
@@ -191,8 +203,9 @@ def _lerp(a, b, w):
 
 
 @op(promote=NONE, method=False, name="_quantile")
-def _quantile(input: T, q: TI, dim=None, keepdim=False, *, interpolation="linear",
-              ignore_nan=False):
+def _quantile(
+    input: T, q: TI, dim=None, keepdim=False, *, interpolation="linear", ignore_nan=False
+):
     x = input
     if dim is None:
         y = x.reshape(-1)
@@ -250,11 +263,15 @@ def _quantile_front(name, ignore_nan):
         if input.numel() == 0:
             raise RuntimeError(f"{name}() input tensor must be non-empty")
         if interpolation not in _INTERPOLATIONS:
-            raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, "
-                               f"midpoint or nearest, but got {interpolation}")
+            raise RuntimeError(
+                f"{name}() interpolation must be one of linear, lower, higher, "
+                f"midpoint or nearest, but got {interpolation}"
+            )
         kwargs = {} if out is None else {"out": out}
-        return _quantile(input, q, dim, keepdim, interpolation=interpolation,
-                         ignore_nan=ignore_nan, **kwargs)
+        return _quantile(
+            input, q, dim, keepdim, interpolation=interpolation, ignore_nan=ignore_nan, **kwargs
+        )
+
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.{name}`."
     return composite(impl)
@@ -270,8 +287,10 @@ nanquantile = _quantile_front("nanquantile", True)
 
 def _cov_array(x, correction, fweights, aweights):
     if x.ndim > 2:
-        raise ValueError(f"cov(): expected input to have two or fewer dimensions but got an "
-                         f"input with {x.ndim} dimensions")
+        raise ValueError(
+            f"cov(): expected input to have two or fewer dimensions but got an "
+            f"input with {x.ndim} dimensions"
+        )
     out = _dtype.from_np(x.dtype)
     if aweights is not None:  # `input * aweights` promotes
         out = _dtype.promote_types(out, _dtype.from_np(aweights.dtype))
@@ -282,25 +301,37 @@ def _cov_array(x, correction, fweights, aweights):
     w = None
     if fweights is not None:
         if fweights.ndim > 1:
-            raise RuntimeError(f"cov(): expected fweights to have one or fewer dimensions but "
-                               f"got fweights with {fweights.ndim} dimensions")
+            raise RuntimeError(
+                f"cov(): expected fweights to have one or fewer dimensions but "
+                f"got fweights with {fweights.ndim} dimensions"
+            )
         if not is_integral(fweights):
-            raise RuntimeError(f"cov(): expected fweights to have integral dtype but got "
-                               f"fweights with {c10_name(fweights.dtype)} dtype")
+            raise RuntimeError(
+                f"cov(): expected fweights to have integral dtype but got "
+                f"fweights with {c10_name(fweights.dtype)} dtype"
+            )
         if fweights.size != n_obs:
-            raise RuntimeError(f"cov(): expected fweights to have the same numel as there are "
-                               f"observations in the input but got {fweights.size} != {n_obs}")
+            raise RuntimeError(
+                f"cov(): expected fweights to have the same numel as there are "
+                f"observations in the input but got {fweights.size} != {n_obs}"
+            )
         w = fweights
     if aweights is not None:
         if aweights.ndim > 1:
-            raise RuntimeError(f"cov(): expected aweights to have one or fewer dimensions but "
-                               f"got aweights with {aweights.ndim} dimensions")
+            raise RuntimeError(
+                f"cov(): expected aweights to have one or fewer dimensions but "
+                f"got aweights with {aweights.ndim} dimensions"
+            )
         if not is_float(aweights):
-            raise RuntimeError(f"cov(): expected aweights to have floating point dtype but got "
-                               f"aweights with {c10_name(aweights.dtype)} dtype")
+            raise RuntimeError(
+                f"cov(): expected aweights to have floating point dtype but got "
+                f"aweights with {c10_name(aweights.dtype)} dtype"
+            )
         if aweights.size != n_obs:
-            raise RuntimeError(f"cov(): expected aweights to have the same numel as there are "
-                               f"observations in the input but got {aweights.size} != {n_obs}")
+            raise RuntimeError(
+                f"cov(): expected aweights to have the same numel as there are "
+                f"observations in the input but got {aweights.size} != {n_obs}"
+            )
         if w is not None:
             both = _dtype.promote_types(_dtype.from_np(w.dtype), _dtype.from_np(aweights.dtype))
             w = w.astype(both.np) * aweights.astype(both.np)

@@ -16,6 +16,7 @@ from . import _registry
 from ._registry import composite
 from .views import _check_not_leaf, alias, as_strided
 
+
 def _legacy_name(t: Tensor) -> str:
     """The CPU legacy type name (`torch.FloatTensor`) PyTorch's callback and set_() messages
     use."""
@@ -36,8 +37,10 @@ def is_nonzero(self) -> bool:
 def is_same_size(self, other) -> bool:
     """Matches `torch.Tensor.is_same_size`."""
     if not isinstance(other, Tensor):
-        raise TypeError(f"is_same_size(): argument 'other' (position 1) must be Tensor, not "
-                        f"{type(other).__name__}")
+        raise TypeError(
+            f"is_same_size(): argument 'other' (position 1) must be Tensor, not "
+            f"{type(other).__name__}"
+        )
     return tuple(self.shape) == tuple(other.shape)
 
 
@@ -65,8 +68,10 @@ def pin_memory(self, device=None):
     if not _accelerator_available():
         raise RuntimeError("Cannot access accelerator device when none is available.")
     if self.device.type != "cpu":
-        raise RuntimeError(f"cannot pin '{_legacy_name(self).replace('torch.', 'torch.cuda.')}'"
-                           " only dense CPU tensors can be pinned")
+        raise RuntimeError(
+            f"cannot pin '{_legacy_name(self).replace('torch.', 'torch.cuda.')}'"
+            " only dense CPU tensors can be pinned"
+        )
     if is_pinned(self):
         return self
     out = self.clone()
@@ -105,8 +110,10 @@ def to_dense(self, dtype=None, *, masked_grad=None):
 def as_subclass(self, cls):
     """Matches `torch.Tensor.as_subclass`: the same data (shared) as an instance of `cls`."""
     if not (isinstance(cls, type) and issubclass(cls, Tensor)):
-        raise TypeError("Creating a Tensor subclass from a class that does not inherit from "
-                        "Tensor is not possible. Make sure your class inherits from Tensor.")
+        raise TypeError(
+            "Creating a Tensor subclass from a class that does not inherit from "
+            "Tensor is not possible. Make sure your class inherits from Tensor."
+        )
     if not self.requires_grad:
         return Tensor._make_subclass(cls, self, False)
     # As in PyTorch, an alias: gradients flow through it to `self` (AliasBackward0).
@@ -128,15 +135,18 @@ def dim_order(self, *, ambiguity_check=False) -> tuple:
     """Matches `torch.Tensor.dim_order`: dims from outermost to innermost in memory."""
     if not isinstance(ambiguity_check, bool):
         if isinstance(ambiguity_check, list):
-            raise NotImplementedError("dim_order(ambiguity_check=[memory formats]) is not "
-                                      "supported by jtorch")
-        raise TypeError("The ambiguity_check argument must be a bool or a list of memory "
-                        "formats.")
+            raise NotImplementedError(
+                "dim_order(ambiguity_check=[memory formats]) is not supported by jtorch"
+            )
+        raise TypeError("The ambiguity_check argument must be a bool or a list of memory formats.")
     shape, stride = tuple(self.shape), self.stride()
-    if ambiguity_check and (any(n == 1 for n in shape) or
-                            any(a == b for a, b in zip(stride, stride[1:]))):
-        raise RuntimeError("The tensor does not have unique dim order, or cannot map to exact "
-                           "one of the given memory formats.")
+    if ambiguity_check and (
+        any(n == 1 for n in shape) or any(a == b for a, b in zip(stride, stride[1:]))
+    ):
+        raise RuntimeError(
+            "The tensor does not have unique dim order, or cannot map to exact "
+            "one of the given memory formats."
+        )
     n = len(shape)
     if n < 2 or self.is_contiguous():
         return tuple(range(n))
@@ -186,13 +196,16 @@ def new(self, *args, device=None):
         if not isinstance(data, (list, tuple, np.ndarray)):
             raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
         from .creation import tensor
+
         return tensor(data, dtype=dt, device=dev)
     shape = tuple(args[0]) if len(args) == 1 and isinstance(args[0], Size) else args
     shape = tuple(int(n) for n in shape) if args else (0,)
     if any(n < 0 for n in shape):
-        raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: "
-                           f"{list(shape)}")
+        raise RuntimeError(
+            f"Trying to create tensor with negative dimension {min(shape)}: {list(shape)}"
+        )
     from .creation import zeros
+
     return zeros(shape, dtype=dt, device=dev)
 
 
@@ -232,27 +245,41 @@ def set_(self, source=None, storage_offset=None, size=None, stride=None):
             raise TypeError("set_() received an invalid combination of arguments")
         return _set(self, wrap(jnp.zeros((0,), self.dtype.np))._storage, (), (0,), (1,), 0)
     tensor_src = isinstance(source, Tensor)
-    if not tensor_src and not isinstance(source, (_storage.TypedStorage,
-                                                  _storage.UntypedStorage)):
-        raise TypeError(f"set_() received an invalid combination of arguments - got "
-                        f"({type(source).__name__}), but expected one of: (), (torch.Storage "
-                        "source), (torch.Storage source, int storage_offset, tuple of ints "
-                        "size, tuple of ints stride = None), (Tensor source), (Tensor source, "
-                        "int storage_offset, tuple of ints size, tuple of ints stride = None)")
+    if not tensor_src and not isinstance(source, (_storage.TypedStorage, _storage.UntypedStorage)):
+        raise TypeError(
+            f"set_() received an invalid combination of arguments - got "
+            f"({type(source).__name__}), but expected one of: (), (torch.Storage "
+            "source), (torch.Storage source, int storage_offset, tuple of ints "
+            "size, tuple of ints stride = None), (Tensor source), (Tensor source, "
+            "int storage_offset, tuple of ints size, tuple of ints stride = None)"
+        )
     if (storage_offset is None) != (size is None):
-        raise TypeError("set_() received an invalid combination of arguments: storage_offset "
-                        "and size must be given together")
-    src_dtype = (source.dtype if tensor_src or isinstance(source, _storage.TypedStorage)
-                 else _dtype.from_np(source._storage.value.dtype))
+        raise TypeError(
+            "set_() received an invalid combination of arguments: storage_offset "
+            "and size must be given together"
+        )
+    src_dtype = (
+        source.dtype
+        if tensor_src or isinstance(source, _storage.TypedStorage)
+        else _dtype.from_np(source._storage.value.dtype)
+    )
     if src_dtype != self.dtype:
-        raise RuntimeError(f"Could not set tensor of type {_dtype.cpp_name(src_dtype)} to a tensor "
-                           f"of type {_dtype.cpp_name(self.dtype)}")
+        raise RuntimeError(
+            f"Could not set tensor of type {_dtype.cpp_name(src_dtype)} to a tensor "
+            f"of type {_dtype.cpp_name(self.dtype)}"
+        )
     if tensor_src and size is None:
         if source._rg and not self._rg and _grad_recording(source):
-            self._rg = True     # PyTorch: self now requires grad, with a NotImplemented history
+            self._rg = True  # PyTorch: self now requires grad, with a NotImplemented history
             self.grad_fn = source.grad_fn or _grad_recording
-        return _set(self, source._storage, source._chain, tuple(source.shape), source.stride(),
-                    source.storage_offset())
+        return _set(
+            self,
+            source._storage,
+            source._chain,
+            tuple(source.shape),
+            source.stride(),
+            source.storage_offset(),
+        )
     st = source._storage
     if st.value.dtype != self.dtype.np:
         raise NotImplementedError("set_() onto a storage of another dtype is not supported")
@@ -264,9 +291,6 @@ def set_(self, source=None, storage_offset=None, size=None, stride=None):
     stride = _views.contiguous_strides(size) if stride is None else tuple(stride)
     step = as_strided._op.impl(base, size, stride, storage_offset)
     return _set(self, st, (step,), step.size, step.stride, step.offset)
-
-
-
 
 
 def _set(self, st, chain, shape, stride, offset):
@@ -319,8 +343,10 @@ def fill_diagonal_(self, fill_value, wrap=False):
 
 def _no_grad_callback(name: str, *tensors) -> None:
     if any(t.requires_grad for t in tensors):
-        raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use "
-                           f"var.detach().{name}() instead.")
+        raise RuntimeError(
+            f"Can't call {name}() on Variable that requires grad. Use "
+            f"var.detach().{name}() instead."
+        )
 
 
 def _python_values(t: Tensor) -> list:
@@ -335,7 +361,8 @@ def _store(self, values: list) -> None:
     dt = self.dtype
     for v in values:
         if not isinstance(v, (numbers.Number, np.number, np.bool_)) or (
-                isinstance(v, complex) and not dt.is_complex):
+            isinstance(v, complex) and not dt.is_complex
+        ):
             raise TypeError(f"must be real number, not {type(v).__name__}")
     if dt.is_floating_point or dt.is_complex or dt is _dtype.bool:
         arr = np.asarray(values, dtype=np.complex128 if dt.is_complex else np.float64)
@@ -363,8 +390,9 @@ def map_(self, tensor, callable):
     """Matches `torch.Tensor.map_`: `callable(a, b)` over `self` and broadcast `tensor`."""
     _no_grad_callback("map_", self, tensor)
     if tensor.dtype != self.dtype:
-        raise TypeError(f"map_: expected {_legacy_name(self)} for 'other' (got "
-                        f"{_legacy_name(tensor)})")
+        raise TypeError(
+            f"map_: expected {_legacy_name(self)} for 'other' (got {_legacy_name(tensor)})"
+        )
     _cpu_only("map_", self, tensor)
     other = tensor.expand(tuple(self.shape))
     _store(self, [callable(a, b) for a, b in zip(_python_values(self), _python_values(other))])
@@ -377,8 +405,10 @@ def map2_(self, x, y, callable):
     _no_grad_callback("map2_", self, x, y)
     for name, t in (("x", x), ("y", y)):
         if t.dtype != self.dtype:
-            raise TypeError(f"map2_: expected {_legacy_name(self)} for argument '{name}' (got "
-                            f"{_legacy_name(t)})")
+            raise TypeError(
+                f"map2_: expected {_legacy_name(self)} for argument '{name}' (got "
+                f"{_legacy_name(t)})"
+            )
     _cpu_only("map2_", self, x, y)
     shape = tuple(self.shape)
     xs, ys = _python_values(x.expand(shape)), _python_values(y.expand(shape))

@@ -40,7 +40,7 @@ def numel(input: Tensor) -> int:
 
 def typename(obj) -> str:
     if isinstance(obj, Tensor):
-        return obj.type()     # PyTorch's typename is `Tensor.type()` for tensors
+        return obj.type()  # PyTorch's typename is `Tensor.type()` for tensors
     return type(obj).__module__ + "." + type(obj).__qualname__
 
 
@@ -62,16 +62,19 @@ def broadcast_shapes(*shapes) -> Size:
     for s in norm:
         err = broadcast_error(out, s)
         if err is not None:
-            raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single shape.  "
-                               f"Mismatch is between arg 0 and arg {norm.index(s)}.")
+            raise RuntimeError(
+                f"Shape mismatch: objects cannot be broadcast to a single shape.  "
+                f"Mismatch is between arg 0 and arg {norm.index(s)}."
+            )
         out = tuple(np.broadcast_shapes(out, s))
     return Size(out)
 
 
 def _require_tensor(fn: str, arg: str, pos: int, x) -> None:
     if not isinstance(x, Tensor):
-        raise TypeError(f"{fn}(): argument '{arg}' (position {pos}) must be Tensor, not "
-                        f"{type(x).__name__}")
+        raise TypeError(
+            f"{fn}(): argument '{arg}' (position {pos}) must be Tensor, not {type(x).__name__}"
+        )
 
 
 def is_same_size(input: Tensor, other: Tensor) -> bool:

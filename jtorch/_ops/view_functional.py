@@ -14,7 +14,6 @@ from . import views
 from ._registry import NONE, T, composite, op, write_out
 from .views import shape_arg
 
-
 kernel = op(promote=NONE, method=False, out=False)
 
 
@@ -31,6 +30,7 @@ def _copy_of(name, view_fn, method=False):
         r = view_fn(input, *args, **kwargs)
         r = tuple(_copy(x, name) for x in r) if isinstance(r, tuple) else _copy(r, name)
         return _finish(r, out)
+
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.{name}`."
     return composite(impl, method=method)
@@ -41,8 +41,9 @@ def _copy(view, name):
     (`TBackward0_copy`; narrow_copy is an ATen op of its own)."""
     r = view.clone()
     if r.grad_fn is not None and view.grad_fn is not None:
-        r.grad_fn._name = ("NarrowCopyBackward0" if name == "narrow_copy" else
-                           view.grad_fn.name() + "_copy")
+        r.grad_fn._name = (
+            "NarrowCopyBackward0" if name == "narrow_copy" else view.grad_fn.name() + "_copy"
+        )
     return r
 
 
@@ -52,15 +53,25 @@ def _slice_view(input, dim=0, start=None, end=None, step=1):
 
 
 _COPIES = {
-    "alias_copy": views.alias, "as_strided_copy": views.as_strided,
-    "detach_copy": views.detach, "diagonal_copy": views.diagonal,
+    "alias_copy": views.alias,
+    "as_strided_copy": views.as_strided,
+    "detach_copy": views.detach,
+    "diagonal_copy": views.diagonal,
     "expand_copy": lambda x, size, *, implicit=False: views.expand(x, size),
-    "narrow_copy": views.narrow, "permute_copy": lambda x, dims: views.permute(x, dims),
-    "select_copy": views.select, "slice_copy": _slice_view, "split_copy": views.split,
-    "split_with_sizes_copy": views.split_with_sizes, "squeeze_copy": views.squeeze,
-    "t_copy": views.t, "transpose_copy": views.transpose, "unbind_copy": views.unbind,
-    "unfold_copy": views.unfold, "unsqueeze_copy": views.unsqueeze,
-    "view_copy": lambda x, size: views.view(x, size), "view_as_real_copy": views.view_as_real,
+    "narrow_copy": views.narrow,
+    "permute_copy": lambda x, dims: views.permute(x, dims),
+    "select_copy": views.select,
+    "slice_copy": _slice_view,
+    "split_copy": views.split,
+    "split_with_sizes_copy": views.split_with_sizes,
+    "squeeze_copy": views.squeeze,
+    "t_copy": views.t,
+    "transpose_copy": views.transpose,
+    "unbind_copy": views.unbind,
+    "unfold_copy": views.unfold,
+    "unsqueeze_copy": views.unsqueeze,
+    "view_copy": lambda x, size: views.view(x, size),
+    "view_as_real_copy": views.view_as_real,
     "view_as_complex_copy": views.view_as_complex,
 }
 for _name, _fn in _COPIES.items():
@@ -73,8 +84,10 @@ for _name, _fn in _COPIES.items():
 
 def _src_fits(src, slice_shape):
     if tuple(src.shape) != tuple(slice_shape):
-        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
-                           f"{list(src.shape)}, slice size = {list(slice_shape)}")
+        raise RuntimeError(
+            f"expected src to have a size equal to the slice of self. src size = "
+            f"{list(src.shape)}, slice size = {list(slice_shape)}"
+        )
 
 
 def _diag_len(shape, offset, d1, d2):
@@ -94,7 +107,8 @@ def diagonal_scatter(input: T, src: T, offset=0, dim1=0, dim2=1):
     i = np.arange(m)
     moved = jnp.moveaxis(input, (d1, d2), (-2, -1))
     moved = moved.at[..., i + builtins.max(-offset, 0), i + builtins.max(offset, 0)].set(
-        src.astype(input.dtype))
+        src.astype(input.dtype)
+    )
     return jnp.moveaxis(moved, (-2, -1), (d1, d2))
 
 
@@ -103,9 +117,11 @@ def select_scatter(input: T, src: T, dim, index):
     d = wrap_dim(dim, input.ndim)
     n = input.shape[d]
     if not -n <= index < n:
-        raise IndexError(f"select(): index {index} out of range for tensor of size "
-                         f"{list(input.shape)} at dimension {d}")
-    _src_fits(src, input.shape[:d] + input.shape[d + 1:])
+        raise IndexError(
+            f"select(): index {index} out of range for tensor of size "
+            f"{list(input.shape)} at dimension {d}"
+        )
+    _src_fits(src, input.shape[:d] + input.shape[d + 1 :])
     key = (slice(None),) * d + (index % n,)
     return input.at[key].set(src.astype(input.dtype))
 
@@ -160,15 +176,20 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
     """Matches `torch.as_strided_scatter`, with strides into `input`'s own (cloned) layout."""
     size, stride = shape_arg((size,)), shape_arg((stride,))
     offset = 0 if storage_offset is None else int(storage_offset)
-    needed = offset + builtins.sum((n - 1) * s for n, s in zip(size, stride)) + 1 \
-        if builtins.all(size) else 0
+    needed = (
+        offset + builtins.sum((n - 1) * s for n, s in zip(size, stride)) + 1
+        if builtins.all(size)
+        else 0
+    )
     numel = input.numel()
     if needed > numel:
         item = input.dtype.itemsize
-        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
-                           f"offset {offset}, and itemsize {item} requiring a storage size of "
-                           f"{needed * item} are out of bounds for storage of size "
-                           f"{numel * item}")
+        raise RuntimeError(
+            f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
+            f"offset {offset}, and itemsize {item} requiring a storage size of "
+            f"{needed * item} are out of bounds for storage of size "
+            f"{numel * item}"
+        )
     _src_fits(src, size)
     layout = _positions(tuple(input.shape), _dense_strides(input), 0)
     return _as_strided_scatter(input, src, layout, _positions(size, stride, offset))

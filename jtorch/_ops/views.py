@@ -56,9 +56,11 @@ def _view(input: T, *shape):
         return _view_dtype(input, shape[0])
     step = _reshape_step(input, shape)
     if step is None:
-        raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
-                           "least one dimension spans across two contiguous subspaces). Use "
-                           ".reshape(...) instead.")
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at "
+            "least one dimension spans across two contiguous subspaces). Use "
+            ".reshape(...) instead."
+        )
     return step
 
 
@@ -69,7 +71,7 @@ def _view_dtype(input, dt):
     if dt.itemsize == old.itemsize and not ({old._kind, dt._kind} & {"b", "c"}):
         return _views.Bitcast(dt.np)
     what = f"to view {c10_name(old)} as {c10_name(dt)} (different element sizes)"
-    if dt.itemsize == old.itemsize:     # bool or complex: reinterpreted through bytes
+    if dt.itemsize == old.itemsize:  # bool or complex: reinterpreted through bytes
         return _views.BitcastResize(dt.np, old.itemsize)
     if input.ndim == 0:
         raise RuntimeError(f"self.dim() cannot be 0 {what}")
@@ -79,15 +81,17 @@ def _view_dtype(input, dt):
     if dt.itemsize > old.itemsize:
         k = dt.itemsize // old.itemsize
         if input.shape[-1] % k:
-            raise RuntimeError(f"self.size(-1) must be divisible by {k} {what}, but got "
-                               f"{input.shape[-1]}")
+            raise RuntimeError(
+                f"self.size(-1) must be divisible by {k} {what}, but got {input.shape[-1]}"
+            )
         if input.storage_offset() % k:
-            raise RuntimeError(f"self.storage_offset() must be divisible by {k} {what}, but "
-                               f"got {input.storage_offset()}")
+            raise RuntimeError(
+                f"self.storage_offset() must be divisible by {k} {what}, but "
+                f"got {input.storage_offset()}"
+            )
         for i, s in enumerate(stride[:-1]):
             if s % k:
-                raise RuntimeError(f"self.stride({i}) must be divisible by {k} {what}, but got "
-                                   f"{s}")
+                raise RuntimeError(f"self.stride({i}) must be divisible by {k} {what}, but got {s}")
     return _views.BitcastResize(dt.np, old.itemsize)
 
 
@@ -105,7 +109,7 @@ def view(self, *shape, **kwargs):
     """Matches `torch.Tensor.view`: `view(*shape)`, `view(size=...)`, `view(dtype)`."""
     if not shape and set(kwargs) == {"dtype"}:
         shape = (_dtype.from_python_type(kwargs["dtype"]),)
-    elif len(shape) == 1 and shape[0].__class__ is type:     # view(int): int64, as PyTorch
+    elif len(shape) == 1 and shape[0].__class__ is type:  # view(int): int64, as PyTorch
         shape = (_dtype.from_python_type(shape[0]),)
     if not (len(shape) == 1 and isinstance(shape[0], _dtype.dtype)):
         return _view(self, *_shape_kw(shape, kwargs, "size"))
@@ -149,8 +153,7 @@ def transpose(input: T, dim0, dim1):
 @view_op
 def t(input: T):
     if input.ndim > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
-                           f"{input.ndim}D")
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
     return _views.Permute(tuple(reversed(range(input.ndim))))
 
 
@@ -164,9 +167,11 @@ def permute(input, *dims, **kwargs):
 def _permute(input: T, dims):
     n = input.ndim
     if len(dims) != n:
-        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
-                           f"not match the length of the desired ordering of dimensions i.e. "
-                           f"input.dim() = {n} is not equal to len(dims) = {len(dims)}")
+        raise RuntimeError(
+            f"permute(sparse_coo): number of dimensions in the tensor input does "
+            f"not match the length of the desired ordering of dimensions i.e. "
+            f"input.dim() = {n} is not equal to len(dims) = {len(dims)}"
+        )
     wrapped = [wrap_dim(d, n) for d in dims]
     if len(set(wrapped)) != n:
         raise RuntimeError("permute(): duplicate dims are not allowed.")
@@ -176,8 +181,9 @@ def _permute(input: T, dims):
 @view_op
 def adjoint(input: T):
     if input.ndim < 2:
-        raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of "
-                           "matrices. Got 1-D tensor.")
+        raise RuntimeError(
+            "tensor.adjoint() is only supported on matrices or batches of matrices. Got 1-D tensor."
+        )
     return _views.Permute(tuple(range(input.ndim - 2)) + (input.ndim - 1, input.ndim - 2))
 
 
@@ -201,24 +207,30 @@ def _type_string(np_dtype) -> str:
 def _expand(input: T, size):
     shape = tuple(input.shape)
     if len(size) < len(shape):
-        raise RuntimeError(f"expand({_type_string(input.dtype)}{{{list(shape)}}}, "
-                           f"size={list(size)}): the "
-                           f"number of sizes provided ({len(size)}) must be greater or equal to "
-                           f"the number of dimensions in the tensor ({len(shape)})")
+        raise RuntimeError(
+            f"expand({_type_string(input.dtype)}{{{list(shape)}}}, "
+            f"size={list(size)}): the "
+            f"number of sizes provided ({len(size)}) must be greater or equal to "
+            f"the number of dimensions in the tensor ({len(shape)})"
+        )
     lead = len(size) - len(shape)
     out = list(size[:lead])
     for i, (n_old, n_new) in enumerate(zip(shape, size[lead:])):
         if n_new == -1:
             n_new = n_old
         elif n_old != 1 and n_old != n_new:
-            raise RuntimeError(f"The expanded size of the tensor ({n_new}) must match the "
-                               f"existing size ({n_old}) at non-singleton dimension "
-                               f"{i + lead}.  Target sizes: {list(size)}.  Tensor sizes: "
-                               f"{list(shape)}")
+            raise RuntimeError(
+                f"The expanded size of the tensor ({n_new}) must match the "
+                f"existing size ({n_old}) at non-singleton dimension "
+                f"{i + lead}.  Target sizes: {list(size)}.  Tensor sizes: "
+                f"{list(shape)}"
+            )
         out.append(n_new)
     if any(n < 0 for n in out[:lead]):
-        raise RuntimeError("The expanded size of the tensor (-1) isn't allowed in a leading, "
-                           "non-existing dimension 0")
+        raise RuntimeError(
+            "The expanded size of the tensor (-1) isn't allowed in a leading, "
+            "non-existing dimension 0"
+        )
     return _views.Expand(out)
 
 
@@ -267,7 +279,7 @@ def _squeeze_step(input, dim):
     shape = tuple(input.shape)
     n = len(shape)
     if n == 0:
-        for d in (dim if isinstance(dim, (tuple, list)) else [] if dim is None else [dim]):
+        for d in dim if isinstance(dim, (tuple, list)) else [] if dim is None else [dim]:
             wrap_dim(d, 0)
         return _views.Alias()
     if dim is None:
@@ -309,8 +321,9 @@ def narrow(input: T, dim, start, length):
     n = input.shape[d]
     start = int(start)
     if not -n <= start <= n:
-        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got "
-                         f"{start})")
+        raise IndexError(
+            f"start out of range (expected to be in range of [{-n}, {n}], but got {start})"
+        )
     start = start + n if start < 0 else start
     if length < 0 or start + length > n:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
@@ -325,8 +338,10 @@ def select(input: T, dim, index):
     n = input.shape[d]
     index = int(index)
     if not -n <= index < n:
-        raise IndexError(f"select(): index {index} out of range for tensor of size "
-                         f"{list(input.shape)} at dimension {d}")
+        raise IndexError(
+            f"select(): index {index} out of range for tensor of size "
+            f"{list(input.shape)} at dimension {d}"
+        )
     idx = [slice(0, m, 1) for m in input.shape]
     idx[d] = index + n if index < 0 else index
     return _views.Index(tuple(idx), tuple(input.shape))
@@ -350,15 +365,18 @@ def split(tensor: T, split_size_or_sections, dim=0):
     if isinstance(split_size_or_sections, int):
         size = split_size_or_sections
         if size <= 0 and not (size == 0 and n == 0):
-            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
-                               f"dimension size of {n}")
+            raise RuntimeError(
+                f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}"
+            )
         sizes = [min(size, n - s) for s in range(0, n, size)] if size else [0]
     else:
         sizes = list(split_size_or_sections)
         if sum(sizes) != n:
-            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
-                               f"(input tensor's size at dimension {d}), but got "
-                               f"split_sizes={sizes}")
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {n} "
+                f"(input tensor's size at dimension {d}), but got "
+                f"split_sizes={sizes}"
+            )
     steps, start = [], 0
     for s in sizes:
         steps.append(_slice_step(tensor, d, start, s))
@@ -393,11 +411,15 @@ def diagonal(input: T, offset=0, dim1=0, dim2=1):
 def movedim(input: T, source, destination):
     n = input.ndim
     src = [wrap_dim(d, n) for d in (source if isinstance(source, (tuple, list)) else [source])]
-    dst = [wrap_dim(d, n) for d in (destination if isinstance(destination, (tuple, list))
-                                    else [destination])]
+    dst = [
+        wrap_dim(d, n)
+        for d in (destination if isinstance(destination, (tuple, list)) else [destination])
+    ]
     if len(src) != len(dst):
-        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) "
-                           f"should contain the same number of dims as destination ({dst} dims)")
+        raise RuntimeError(
+            f"movedim: Invalid source or destination dims: source ({src} dims) "
+            f"should contain the same number of dims as destination ({dst} dims)"
+        )
     perm = [-1] * n
     for s, d in zip(src, dst):
         perm[d] = s
@@ -420,10 +442,12 @@ def as_strided(input: T, size, stride, storage_offset=None):
     needed = offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1 if all(size) else 0
     storage_numel = int(input._storage.value.size)
     if needed > storage_numel:
-        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
-                           f"offset {offset}, and itemsize {input.dtype.itemsize} requiring a "
-                           f"storage size of {needed * input.dtype.itemsize} are out of bounds "
-                           f"for storage of size {storage_numel * input.dtype.itemsize}")
+        raise RuntimeError(
+            f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
+            f"offset {offset}, and itemsize {input.dtype.itemsize} requiring a "
+            f"storage size of {needed * input.dtype.itemsize} are out of bounds "
+            f"for storage of size {storage_numel * input.dtype.itemsize}"
+        )
     return _views.Strided(size, stride, offset)
 
 
@@ -433,13 +457,14 @@ def unfold(input: T, dimension, size, step):
     d = wrap_dim(dimension, max(n, 1))
     shape, stride = list(input.shape) or [1], list(input.stride()) or [1]
     if size > shape[d]:
-        raise RuntimeError(f"maximum size for tensor at dimension {d} is {shape[d]} but size is "
-                           f"{size}")
+        raise RuntimeError(
+            f"maximum size for tensor at dimension {d} is {shape[d]} but size is {size}"
+        )
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
     count = (shape[d] - size) // step + 1
-    new_shape = shape[:d] + [count] + shape[d + 1:] + [size]
-    new_stride = stride[:d] + [stride[d] * step] + stride[d + 1:] + [stride[d]]
+    new_shape = shape[:d] + [count] + shape[d + 1 :] + [size]
+    new_stride = stride[:d] + [stride[d] * step] + stride[d + 1 :] + [stride[d]]
     if n == 0:
         new_shape, new_stride = [size], [1]
     return _views.Strided(new_shape, new_stride, input.storage_offset())
@@ -471,8 +496,10 @@ def view_as_real(input: T):
 def view_as_complex(input: T):
     shape, stride = tuple(input.shape), input.stride()
     if input.dtype not in (_dtype.float32, _dtype.float64, _dtype.float16):
-        raise RuntimeError(f"view_as_complex is only supported for float and double tensors, but "
-                           f"got a tensor of scalar type: {input.dtype}")
+        raise RuntimeError(
+            f"view_as_complex is only supported for float and double tensors, but "
+            f"got a tensor of scalar type: {input.dtype}"
+        )
     if not shape or shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
     if stride[-1] != 1:
@@ -504,7 +531,7 @@ def flatten(input, start_dim=0, end_dim=-1):
     if s == e:
         return input
     shape = tuple(input.shape)
-    return reshape(input, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])
+    return reshape(input, shape[:s] + (math.prod(shape[s : e + 1]),) + shape[e + 1 :])
 
 
 @composite
@@ -512,7 +539,7 @@ def unflatten(input, dim, sizes):
     d = wrap_dim(dim, input.ndim)
     shape = tuple(input.shape)
     sizes = infer_size(tuple(sizes), shape[d])
-    return reshape(input, shape[:d] + sizes + shape[d + 1:])
+    return reshape(input, shape[:d] + sizes + shape[d + 1 :])
 
 
 @composite(method=True)
@@ -538,12 +565,12 @@ def _view_inplace(self, view_fn, node_name: str, *args):
     view = self._make_view(step)
     if _registry.record_view is not None:
         _registry.record_view(op, step, self, view)
-        if view.grad_fn is not None:        # grad mode is on and self requires grad
+        if view.grad_fn is not None:  # grad mode is on and self requires grad
             _check_not_leaf(self)
             view.grad_fn._name = node_name
     self._restride(step)
     if _registry.forward_ad is not None and isinstance(self.__dict__.get("_fw"), Tensor):
-        self._fw._restride(step)        # its tangent is laid out as it is: restride it alike
+        self._fw._restride(step)  # its tangent is laid out as it is: restride it alike
     self._vc[0] += 1
     if view.grad_fn is not None:
         self.grad_fn = view.grad_fn
@@ -556,21 +583,26 @@ def _view_inplace(self, view_fn, node_name: str, *args):
 def _check_not_leaf(self) -> None:
     m = self._grad_state
     if self.grad_fn is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                           "operation.")
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation."
+        )
     root = self._base
-    if root is not None and not (m is not None and m.detached) and root._rg and \
-            root.grad_fn is None:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
-                           "in-place operation.")
+    if (
+        root is not None
+        and not (m is not None and m.detached)
+        and root._rg
+        and root.grad_fn is None
+    ):
+        raise RuntimeError(
+            "a view of a leaf Variable that requires grad is being used in an in-place operation."
+        )
 
 
 @composite(method=True, function=False)
 def t_(self):
     """Matches `torch.Tensor.t_`."""
     if self.ndim > 2:
-        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is "
-                           f"{self.ndim}D")
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
     return _view_inplace(self, t, "TBackward1")
 
 
@@ -619,7 +651,10 @@ def as_strided_(input, size, stride, storage_offset=None):
 Tensor.T = property(lambda self: _permute(self, tuple(reversed(range(self.ndim)))))
 Tensor.mT = property(lambda self: transpose(self, -2, -1))
 Tensor.H = property(lambda self: self.T.conj() if self.dtype.is_complex else self.T)
-Tensor.mH = property(lambda self: transpose(self, -2, -1).conj()
-                     if self.dtype.is_complex else transpose(self, -2, -1))
+Tensor.mH = property(
+    lambda self: (
+        transpose(self, -2, -1).conj() if self.dtype.is_complex else transpose(self, -2, -1)
+    )
+)
 Tensor.real = property(real, lambda self, v: real(self).copy_(v))
 Tensor.imag = property(imag, lambda self, v: imag(self).copy_(v))

@@ -16,13 +16,14 @@ import numpy as np
 
 from .. import _dtype
 from .._layout import strided
-from .creation import finish
 from ._registry import composite
+from .creation import finish
 
 
 def _array(values, dtype, device, requires_grad):
-    return finish(jnp.asarray(np.asarray(values, np.float64).astype(dtype.np)), None, device,
-                  requires_grad)
+    return finish(
+        jnp.asarray(np.asarray(values, np.float64).astype(dtype.np)), None, device, requires_grad
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -56,8 +57,17 @@ def _trivial(M, dtype, device, requires_grad):
 
 
 @composite(name="signal.windows.exponential", method=False)
-def exponential(M: int, *, center: float | None = None, tau: float = 1.0, sym: bool = True,
-                dtype=None, layout=strided, device=None, requires_grad: bool = False):
+def exponential(
+    M: int,
+    *,
+    center: float | None = None,
+    tau: float = 1.0,
+    sym: bool = True,
+    dtype=None,
+    layout=strided,
+    device=None,
+    requires_grad: bool = False,
+):
     """Matches `torch.signal.windows.exponential`."""
     dtype = _checks("exponential", M, dtype, layout)
     if tau <= 0:
@@ -73,8 +83,15 @@ def exponential(M: int, *, center: float | None = None, tau: float = 1.0, sym: b
 
 
 @composite(name="signal.windows.cosine", method=False)
-def cosine(M: int, *, sym: bool = True, dtype=None, layout=strided, device=None,
-           requires_grad: bool = False):
+def cosine(
+    M: int,
+    *,
+    sym: bool = True,
+    dtype=None,
+    layout=strided,
+    device=None,
+    requires_grad: bool = False,
+):
     """Matches `torch.signal.windows.cosine`."""
     dtype = _checks("cosine", M, dtype, layout)
     if M == 0:
@@ -86,8 +103,16 @@ def cosine(M: int, *, sym: bool = True, dtype=None, layout=strided, device=None,
 
 
 @composite(name="signal.windows.gaussian", method=False)
-def gaussian(M: int, *, std: float = 1.0, sym: bool = True, dtype=None, layout=strided,
-             device=None, requires_grad: bool = False):
+def gaussian(
+    M: int,
+    *,
+    std: float = 1.0,
+    sym: bool = True,
+    dtype=None,
+    layout=strided,
+    device=None,
+    requires_grad: bool = False,
+):
     """Matches `torch.signal.windows.gaussian`."""
     dtype = _checks("gaussian", M, dtype, layout)
     if std <= 0:
@@ -126,8 +151,16 @@ def _i0_like_torch(x, np_dtype):
 
 
 @composite(name="signal.windows.kaiser", method=False)
-def kaiser(M: int, *, beta: float = 12.0, sym: bool = True, dtype=None, layout=strided,
-           device=None, requires_grad: bool = False):
+def kaiser(
+    M: int,
+    *,
+    beta: float = 12.0,
+    sym: bool = True,
+    dtype=None,
+    layout=strided,
+    device=None,
+    requires_grad: bool = False,
+):
     """Matches `torch.signal.windows.kaiser`."""
     dtype = _checks("kaiser", M, dtype, layout)
     if beta < 0:
@@ -140,8 +173,15 @@ def kaiser(M: int, *, beta: float = 12.0, sym: bool = True, dtype=None, layout=s
 
 
 @composite(name="signal.windows.bartlett", method=False)
-def bartlett(M: int, *, sym: bool = True, dtype=None, layout=strided, device=None,
-             requires_grad: bool = False):
+def bartlett(
+    M: int,
+    *,
+    sym: bool = True,
+    dtype=None,
+    layout=strided,
+    device=None,
+    requires_grad: bool = False,
+):
     """Matches `torch.signal.windows.bartlett`."""
     dtype = _checks("bartlett", M, dtype, layout)
     t = _trivial(M, dtype, device, requires_grad)
@@ -157,8 +197,9 @@ def _cosine_sum(M, a, denom):
 
 
 @composite(name="signal.windows.general_cosine", method=False)
-def general_cosine(M, *, a, sym: bool = True, dtype=None, layout=strided, device=None,
-                   requires_grad: bool = False):
+def general_cosine(
+    M, *, a, sym: bool = True, dtype=None, layout=strided, device=None, requires_grad: bool = False
+):
     """Matches `torch.signal.windows.general_cosine`: sum_i (-1)^i a_i cos(2 pi i n / N)."""
     dtype = _checks("general_cosine", M, dtype, layout)
     t = _trivial(M, dtype, device, requires_grad)
@@ -173,45 +214,109 @@ def general_cosine(M, *, a, sym: bool = True, dtype=None, layout=strided, device
 
 
 @composite(name="signal.windows.general_hamming", method=False)
-def general_hamming(M, *, alpha: float = 0.54, sym: bool = True, dtype=None, layout=strided,
-                    device=None, requires_grad: bool = False):
+def general_hamming(
+    M,
+    *,
+    alpha: float = 0.54,
+    sym: bool = True,
+    dtype=None,
+    layout=strided,
+    device=None,
+    requires_grad: bool = False,
+):
     """Matches `torch.signal.windows.general_hamming`."""
-    return general_cosine(M, a=[alpha, 1.0 - alpha], sym=sym, dtype=dtype, layout=layout,
-                          device=device, requires_grad=requires_grad)
+    return general_cosine(
+        M,
+        a=[alpha, 1.0 - alpha],
+        sym=sym,
+        dtype=dtype,
+        layout=layout,
+        device=device,
+        requires_grad=requires_grad,
+    )
 
 
 @composite(name="signal.windows.hamming", method=False)
-def hamming(M: int, *, sym: bool = True, dtype=None, layout=strided, device=None,
-            requires_grad: bool = False):
+def hamming(
+    M: int,
+    *,
+    sym: bool = True,
+    dtype=None,
+    layout=strided,
+    device=None,
+    requires_grad: bool = False,
+):
     """Matches `torch.signal.windows.hamming` (its errors name `general_cosine`, as PyTorch's)."""
-    return general_hamming(M, sym=sym, dtype=dtype, layout=layout, device=device,
-                           requires_grad=requires_grad)
+    return general_hamming(
+        M, sym=sym, dtype=dtype, layout=layout, device=device, requires_grad=requires_grad
+    )
 
 
 @composite(name="signal.windows.hann", method=False)
-def hann(M: int, *, sym: bool = True, dtype=None, layout=strided, device=None,
-         requires_grad: bool = False):
+def hann(
+    M: int,
+    *,
+    sym: bool = True,
+    dtype=None,
+    layout=strided,
+    device=None,
+    requires_grad: bool = False,
+):
     """Matches `torch.signal.windows.hann`."""
-    return general_hamming(M, alpha=0.5, sym=sym, dtype=dtype, layout=layout, device=device,
-                           requires_grad=requires_grad)
+    return general_hamming(
+        M,
+        alpha=0.5,
+        sym=sym,
+        dtype=dtype,
+        layout=layout,
+        device=device,
+        requires_grad=requires_grad,
+    )
 
 
 @composite(name="signal.windows.blackman", method=False)
-def blackman(M: int, *, sym: bool = True, dtype=None, layout=strided, device=None,
-             requires_grad: bool = False):
+def blackman(
+    M: int,
+    *,
+    sym: bool = True,
+    dtype=None,
+    layout=strided,
+    device=None,
+    requires_grad: bool = False,
+):
     """Matches `torch.signal.windows.blackman`."""
     dtype = _checks("blackman", M, dtype, layout)
-    return general_cosine(M, a=[0.42, 0.5, 0.08], sym=sym, dtype=dtype, layout=layout,
-                          device=device, requires_grad=requires_grad)
+    return general_cosine(
+        M,
+        a=[0.42, 0.5, 0.08],
+        sym=sym,
+        dtype=dtype,
+        layout=layout,
+        device=device,
+        requires_grad=requires_grad,
+    )
 
 
 @composite(name="signal.windows.nuttall", method=False)
-def nuttall(M: int, *, sym: bool = True, dtype=None, layout=strided, device=None,
-            requires_grad: bool = False):
+def nuttall(
+    M: int,
+    *,
+    sym: bool = True,
+    dtype=None,
+    layout=strided,
+    device=None,
+    requires_grad: bool = False,
+):
     """Matches `torch.signal.windows.nuttall`."""
-    return general_cosine(M, a=[0.3635819, 0.4891775, 0.1365995, 0.0106411], sym=sym,
-                          dtype=dtype, layout=layout, device=device,
-                          requires_grad=requires_grad)
+    return general_cosine(
+        M,
+        a=[0.3635819, 0.4891775, 0.1365995, 0.0106411],
+        sym=sym,
+        dtype=dtype,
+        layout=layout,
+        device=device,
+        requires_grad=requires_grad,
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -222,12 +327,12 @@ def _legacy(name, window_length, periodic, dtype, values_fn, device, requires_gr
     """Shared body of the ATen windows: checks, the 0/1 cases, and the periodic trick."""
     dtype = dtype if dtype is not None else _dtype.get_default_dtype()
     if window_length < 0:
-        raise RuntimeError(f"{name} requires non-negative window_length, got "
-                           f"window_length={window_length}")
+        raise RuntimeError(
+            f"{name} requires non-negative window_length, got window_length={window_length}"
+        )
     if not dtype.is_floating_point:
         if dtype.is_complex:
-            raise NotImplementedError(f"\"arange_cpu\" not implemented for "
-                                      f"'{_complex_c10(dtype)}'")
+            raise NotImplementedError(f"\"arange_cpu\" not implemented for '{_complex_c10(dtype)}'")
         raise RuntimeError(f"{name} expects floating point dtypes, got: {dtype}")
     if window_length == 0:
         return _array(np.zeros((0,)), dtype, device, requires_grad)
@@ -243,41 +348,118 @@ def _complex_c10(dtype):
 
 
 @composite(method=False)
-def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
-                pin_memory=False, requires_grad=False):
+def hann_window(
+    window_length,
+    periodic=True,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    pin_memory=False,
+    requires_grad=False,
+):
     """Matches `torch.hann_window`."""
-    return _legacy("hann_window", window_length, periodic, dtype,
-                   lambda n: _cosine_sum(n, (0.5, 0.5), n - 1), device, requires_grad)
+    return _legacy(
+        "hann_window",
+        window_length,
+        periodic,
+        dtype,
+        lambda n: _cosine_sum(n, (0.5, 0.5), n - 1),
+        device,
+        requires_grad,
+    )
 
 
 @composite(method=False)
-def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None,
-                   layout=None, device=None, pin_memory=False, requires_grad=False):
+def hamming_window(
+    window_length,
+    periodic=True,
+    alpha=0.54,
+    beta=0.46,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    pin_memory=False,
+    requires_grad=False,
+):
     """Matches `torch.hamming_window`: alpha - beta cos(2 pi n / (N - 1))."""
-    return _legacy("hamming_window", window_length, periodic, dtype,
-                   lambda n: _cosine_sum(n, (alpha, beta), n - 1), device, requires_grad)
+    return _legacy(
+        "hamming_window",
+        window_length,
+        periodic,
+        dtype,
+        lambda n: _cosine_sum(n, (alpha, beta), n - 1),
+        device,
+        requires_grad,
+    )
 
 
 @composite(method=False)
-def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
-                    pin_memory=False, requires_grad=False):
+def blackman_window(
+    window_length,
+    periodic=True,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    pin_memory=False,
+    requires_grad=False,
+):
     """Matches `torch.blackman_window`."""
-    return _legacy("blackman_window", window_length, periodic, dtype,
-                   lambda n: _cosine_sum(n, (0.42, 0.5, 0.08), n - 1), device, requires_grad)
+    return _legacy(
+        "blackman_window",
+        window_length,
+        periodic,
+        dtype,
+        lambda n: _cosine_sum(n, (0.42, 0.5, 0.08), n - 1),
+        device,
+        requires_grad,
+    )
 
 
 @composite(method=False)
-def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
-                    pin_memory=False, requires_grad=False):
+def bartlett_window(
+    window_length,
+    periodic=True,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    pin_memory=False,
+    requires_grad=False,
+):
     """Matches `torch.bartlett_window`."""
-    return _legacy("bartlett_window", window_length, periodic, dtype,
-                   lambda n: 1 - np.abs(2 * np.arange(n, dtype=np.float64) / (n - 1) - 1),
-                   device, requires_grad)
+    return _legacy(
+        "bartlett_window",
+        window_length,
+        periodic,
+        dtype,
+        lambda n: 1 - np.abs(2 * np.arange(n, dtype=np.float64) / (n - 1) - 1),
+        device,
+        requires_grad,
+    )
 
 
 @composite(method=False)
-def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None,
-                  device=None, pin_memory=False, requires_grad=False):
+def kaiser_window(
+    window_length,
+    periodic=True,
+    beta=12.0,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    pin_memory=False,
+    requires_grad=False,
+):
     """Matches `torch.kaiser_window`."""
-    return _legacy("kaiser_window", window_length, periodic, dtype,
-                   lambda n: _kaiser_values(n, float(beta), n - 1), device, requires_grad)
+    return _legacy(
+        "kaiser_window",
+        window_length,
+        periodic,
+        dtype,
+        lambda n: _kaiser_values(n, float(beta), n - 1),
+        device,
+        requires_grad,
+    )

@@ -1,8 +1,6 @@
 """`torch.amp`: automatic mixed precision (`autocast`) and loss scaling (`GradScaler`)."""
 
-from .autocast_mode import (  # noqa: F401
-    autocast, custom_bwd, custom_fwd, is_autocast_available,
-)
+from .autocast_mode import autocast, custom_bwd, custom_fwd, is_autocast_available  # noqa: F401
 from .grad_scaler import GradScaler  # noqa: F401
 
 __all__ = ["GradScaler", "autocast", "custom_bwd", "custom_fwd", "is_autocast_available"]

@@ -26,16 +26,16 @@ _DEVICE_TYPES = ("cpu", "cuda", "xla", "tpu", "mps", "xpu", "hpu", "mtia", "ipu"
 
 class _State(threading.local):
     def __init__(self):
-        self.enabled = {}            # device type -> bool
+        self.enabled = {}  # device type -> bool
         self.dtype = dict(_DEFAULT_DTYPE)
         self.cache_enabled = True
         self.nesting = 0
-        self.cache = {}              # id(leaf) -> (leaf, version, dtype, cast)
+        self.cache = {}  # id(leaf) -> (leaf, version, dtype, cast)
 
 
 _state = _State()
 _lock = threading.Lock()
-_n_enabled = [0]   # enabled (thread, device type) pairs, over all threads
+_n_enabled = [0]  # enabled (thread, device type) pairs, over all threads
 
 
 def _device_key(device_type: str) -> str:
@@ -143,6 +143,7 @@ def _cast(t: Tensor, dt: _dtype.dtype, lower: bool, st: _State):
     if tdt is dt or not tdt.is_floating_point or tdt is _dtype.float64:
         return t
     from .._ops.conversion import _to_copy
+
     # PyTorch caches the low-precision copies of leaves that require grad (the weights),
     # so a weight used many times in a region is cast once.
     if lower and st.cache_enabled and t._rg and t.grad_fn is None:
@@ -191,8 +192,7 @@ def _hook(op, args: tuple) -> tuple:
         if isinstance(v, Tensor):
             new[p] = _cast(v, dt, lower, st)
         elif slot is _registry.TL and v:
-            new[p] = type(v)(_cast(x, dt, lower, st) if isinstance(x, Tensor) else x
-                             for x in v)
+            new[p] = type(v)(_cast(x, dt, lower, st) if isinstance(x, Tensor) else x for x in v)
     return tuple(new)
 
 
@@ -208,32 +208,44 @@ class autocast:
     CUDA by default) and ops on its float32 list (losses, reductions, ...) in float32.
     """
 
-    def __init__(self, device_type: str, dtype=None, enabled: bool = True,
-                 cache_enabled: bool | None = None):
+    def __init__(
+        self, device_type: str, dtype=None, enabled: bool = True, cache_enabled: bool | None = None
+    ):
         self.device = _check_device_type(device_type)
         self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else dtype
-        self._cache_enabled = (is_autocast_cache_enabled() if cache_enabled is None
-                               else bool(cache_enabled))
+        self._cache_enabled = (
+            is_autocast_cache_enabled() if cache_enabled is None else bool(cache_enabled)
+        )
         enabled = bool(enabled)
         if enabled and self.device == "cuda":
-            import jtorch     # `torch.cuda.is_available()`, as PyTorch's autocast asks it
+            import jtorch  # `torch.cuda.is_available()`, as PyTorch's autocast asks it
+
             if not jtorch.cuda.is_available():
-                warnings.warn("User provided device_type of 'cuda', but CUDA is not "
-                              "available. Disabling", stacklevel=2)
+                warnings.warn(
+                    "User provided device_type of 'cuda', but CUDA is not available. Disabling",
+                    stacklevel=2,
+                )
                 enabled = False
-        if enabled and self.device == "cpu" and self.fast_dtype not in (
-                _dtype.bfloat16, _dtype.float16):
-            warnings.warn("In CPU autocast, but the target dtype is not supported. "
-                          "Disabling autocast.\nCPU Autocast only supports dtype of "
-                          "torch.bfloat16, torch.float16 currently.", stacklevel=2)
+        if (
+            enabled
+            and self.device == "cpu"
+            and self.fast_dtype not in (_dtype.bfloat16, _dtype.float16)
+        ):
+            warnings.warn(
+                "In CPU autocast, but the target dtype is not supported. "
+                "Disabling autocast.\nCPU Autocast only supports dtype of "
+                "torch.bfloat16, torch.float16 currently.",
+                stacklevel=2,
+            )
             enabled = False
         self._enabled = enabled
         self._saved = []
 
     def __enter__(self):
         d = self.device
-        self._saved.append((is_autocast_enabled(d), get_autocast_dtype(d),
-                            is_autocast_cache_enabled()))
+        self._saved.append(
+            (is_autocast_enabled(d), get_autocast_dtype(d), is_autocast_cache_enabled())
+        )
         set_autocast_dtype(d, self.fast_dtype)
         set_autocast_enabled(d, self._enabled)
         set_autocast_cache_enabled(self._cache_enabled)
@@ -254,6 +266,7 @@ class autocast:
         def wrapper(*args, **kwargs):
             with self:
                 return func(*args, **kwargs)
+
         return wrapper
 
 
@@ -281,6 +294,7 @@ def custom_fwd(fwd=None, *, device_type: str = "cuda", cast_inputs=None):
             return fwd(*args, **kwargs)
         with autocast(device_type, enabled=False):
             return fwd(*_cast_floats(args, cast_inputs), **_cast_floats(kwargs, cast_inputs))
+
     return forward
 
 
@@ -292,7 +306,11 @@ def custom_bwd(bwd=None, *, device_type: str = "cuda"):
     @functools.wraps(bwd)
     def backward(*args, **kwargs):
         ctx = args[0]
-        with autocast(device_type, enabled=getattr(ctx, "_fwd_used_autocast", False),
-                      dtype=getattr(ctx, "_dtype", None)):
+        with autocast(
+            device_type,
+            enabled=getattr(ctx, "_fwd_used_autocast", False),
+            dtype=getattr(ctx, "_dtype", None),
+        ):
             return bwd(*args, **kwargs)
+
     return backward

@@ -31,16 +31,25 @@ def _fresh_state() -> dict:
 class GradScaler:
     """Matches `torch.amp.GradScaler(device="cuda", init_scale=2.**16, ...)`."""
 
-    def __init__(self, device: str = "cuda", init_scale: float = 2.0 ** 16,
-                 growth_factor: float = 2.0, backoff_factor: float = 0.5,
-                 growth_interval: int = 2000, enabled: bool = True) -> None:
+    def __init__(
+        self,
+        device: str = "cuda",
+        init_scale: float = 2.0**16,
+        growth_factor: float = 2.0,
+        backoff_factor: float = 0.5,
+        growth_interval: int = 2000,
+        enabled: bool = True,
+    ) -> None:
         self._device = device
         self._enabled = enabled
         if device == "cuda" and enabled:
-            import jtorch     # `torch.cuda.is_available()`, as PyTorch's GradScaler asks it
+            import jtorch  # `torch.cuda.is_available()`, as PyTorch's GradScaler asks it
+
             if not jtorch.cuda.is_available():
-                warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available."
-                              "  Disabling.", stacklevel=2)
+                warnings.warn(
+                    "torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.",
+                    stacklevel=2,
+                )
                 self._enabled = False
         if self._enabled:
             if growth_factor <= 1.0:
@@ -57,21 +66,26 @@ class GradScaler:
         self._per_optimizer_states = defaultdict(_fresh_state)
 
     def _check_scale_growth_tracker(self, funcname: str):
-        fix = ("This may indicate your script did not use scaler.scale(loss or outputs) earlier "
-               "in the iteration.")
+        fix = (
+            "This may indicate your script did not use scaler.scale(loss or outputs) earlier "
+            "in the iteration."
+        )
         if self._scale is None:
             raise AssertionError(f"Attempted {funcname} but _scale is None.  " + fix)
         return self._scale, self._growth_tracker
 
     def _lazy_init(self, device) -> None:
         import jtorch
+
         self._scale = jtorch.full((), self._init_scale, dtype=_dtype.float32, device=device)
-        self._growth_tracker = jtorch.full((), self._init_growth_tracker, dtype=_dtype.int32,
-                                           device=device)
+        self._growth_tracker = jtorch.full(
+            (), self._init_growth_tracker, dtype=_dtype.int32, device=device
+        )
 
     def scale(self, outputs):
         """Multiplies a tensor (or the tensors of a nested list/tuple) by the scale."""
         from .._tensor import Tensor
+
         if not self._enabled:
             return outputs
         if isinstance(outputs, Tensor):
@@ -89,11 +103,13 @@ class GradScaler:
             if hasattr(v, "__iter__"):
                 return map(apply, v)
             raise ValueError("outputs must be a Tensor or an iterable of Tensors")
+
         return apply(outputs)
 
     def _unscale_grads_(self, optimizer, inv_scale, allow_fp16: bool) -> dict:
         """Multiplies every grad by `inv_scale`; {device: 1.0 if any was inf/NaN else 0.0}."""
         import jtorch
+
         found = {}
         with no_grad():
             for group in optimizer.param_groups:
@@ -106,8 +122,11 @@ class GradScaler:
                     bad = (~jtorch.isfinite(g)).any().to(_dtype.float32)
                     dev = g.device
                     found[dev] = bad if dev not in found else jtorch.maximum(found[dev], bad)
-                    g.mul_(inv_scale.to(device=dev, dtype=g.dtype)
-                           if g.dtype is not _dtype.float32 else inv_scale.to(device=dev))
+                    g.mul_(
+                        inv_scale.to(device=dev, dtype=g.dtype)
+                        if g.dtype is not _dtype.float32
+                        else inv_scale.to(device=dev)
+                    )
         return found
 
     def unscale_(self, optimizer) -> None:
@@ -117,8 +136,9 @@ class GradScaler:
         self._check_scale_growth_tracker("unscale_")
         state = self._per_optimizer_states[id(optimizer)]
         if state["stage"] is OptState.UNSCALED:
-            raise RuntimeError("unscale_() has already been called on this optimizer since the "
-                               "last update().")
+            raise RuntimeError(
+                "unscale_() has already been called on this optimizer since the last update()."
+            )
         if state["stage"] is OptState.STEPPED:
             raise RuntimeError("unscale_() is being called after step().")
         # PyTorch computes the reciprocal in double, then rounds to float32.
@@ -155,14 +175,19 @@ class GradScaler:
             if isinstance(new_scale, float):
                 scale.fill_(new_scale)
             else:
-                reason = ("new_scale should be a float or a 1-element torch.cuda.FloatTensor or "
-                          "torch.FloatTensor with requires_grad=False.")
+                reason = (
+                    "new_scale should be a float or a 1-element torch.cuda.FloatTensor or "
+                    "torch.FloatTensor with requires_grad=False."
+                )
                 if new_scale.numel() != 1 or new_scale.requires_grad:
                     raise AssertionError(reason)
                 scale.copy_(new_scale)
         else:
-            found = [f for st in self._per_optimizer_states.values()
-                     for f in st["found_inf_per_device"].values()]
+            found = [
+                f
+                for st in self._per_optimizer_states.values()
+                for f in st["found_inf_per_device"].values()
+            ]
             if not found:
                 raise AssertionError("No inf checks were recorded prior to update.")
             if any(f.item() for f in found):
@@ -172,6 +197,7 @@ class GradScaler:
                 grown = int(tracker.item()) + 1
                 if grown == self._growth_interval:
                     import jtorch
+
                     grown_scale = scale * self._growth_factor
                     if jtorch.isfinite(grown_scale).item():
                         scale.copy_(grown_scale)
@@ -215,16 +241,22 @@ class GradScaler:
     def state_dict(self) -> dict:
         if not self._enabled:
             return {}
-        return {"scale": self.get_scale(), "growth_factor": self._growth_factor,
-                "backoff_factor": self._backoff_factor, "growth_interval": self._growth_interval,
-                "_growth_tracker": self._get_growth_tracker()}
+        return {
+            "scale": self.get_scale(),
+            "growth_factor": self._growth_factor,
+            "backoff_factor": self._backoff_factor,
+            "growth_interval": self._growth_interval,
+            "_growth_tracker": self._get_growth_tracker(),
+        }
 
     def load_state_dict(self, state_dict: dict) -> None:
         if not self._enabled:
             return
         if len(state_dict) == 0:
-            raise RuntimeError("The source state dict is empty, possibly because it was saved "
-                               "from a disabled instance of GradScaler.")
+            raise RuntimeError(
+                "The source state dict is empty, possibly because it was saved "
+                "from a disabled instance of GradScaler."
+            )
         self._init_scale = float(state_dict["scale"])
         if self._scale is not None:
             self._scale.fill_(state_dict["scale"])
@@ -239,8 +271,10 @@ class GradScaler:
         state = self.__dict__.copy()
         if self._enabled:
             if len(self._per_optimizer_states) != 0:
-                raise AssertionError("A GradScaler instance may only be pickled at the beginning "
-                                     "of an iteration, or at the end after scaler.update().")
+                raise AssertionError(
+                    "A GradScaler instance may only be pickled at the beginning "
+                    "of an iteration, or at the end after scaler.update()."
+                )
             state["_init_scale"] = self.get_scale()
             state["_init_growth_tracker"] = self._get_growth_tracker()
             state["_scale"] = None

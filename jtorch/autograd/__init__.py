@@ -1,16 +1,19 @@
 """`jtorch.autograd`: the eager tape, `backward`, `grad`, custom Functions, grad modes."""
 
-from . import _engine, _methods, anomaly_mode, function, graph  # noqa: F401
+from . import _engine, _methods, anomaly_mode, forward_ad, function, functional, graph, profiler  # noqa: F401  # noqa: F401
 from ._engine import backward, grad  # noqa: F401
 from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401
 from .function import Function, once_differentiable  # noqa: F401
-from . import forward_ad, functional, profiler  # noqa: F401
-from .profiler import _disable_profiler, _profiler_enabled  # noqa: F401
-from .gradcheck import gradcheck, gradgradcheck  # noqa: F401
 from .grad_mode import (  # noqa: F401
-    enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
     set_grad_enabled,
 )
+from .gradcheck import gradcheck, gradgradcheck  # noqa: F401
+from .profiler import _disable_profiler, _profiler_enabled  # noqa: F401
 
 _engine.install()
 _methods.install()

@@ -25,7 +25,14 @@ from .._tensor import AutogradMeta, Tensor, meta, wrap
 from . import _fused, anomaly_mode, grad_mode, graph
 from ._names import GRAD_NAMES_BY_OP, call_name, index_name, node_name
 from .graph import (
-    DIFF_DTYPES, AccumulateGrad, FnNode, Node, accumulate, dependencies, edge_of, regenerate_view,
+    DIFF_DTYPES,
+    AccumulateGrad,
+    FnNode,
+    Node,
+    accumulate,
+    dependencies,
+    edge_of,
+    regenerate_view,
     schedule,
 )
 
@@ -42,10 +49,24 @@ def _grad_enabled() -> bool:
 
 # PyTorch's formulas for these save the result rather than the input: modifying the result
 # in place is what invalidates the graph.
-_SAVES_RESULT = frozenset({
-    "exp", "exp2", "expm1", "tanh", "sigmoid", "sqrt", "rsqrt", "relu", "softmax",
-    "log_softmax", "reciprocal", "_softmax", "_log_softmax", "logsigmoid_result",
-})
+_SAVES_RESULT = frozenset(
+    {
+        "exp",
+        "exp2",
+        "expm1",
+        "tanh",
+        "sigmoid",
+        "sqrt",
+        "rsqrt",
+        "relu",
+        "softmax",
+        "log_softmax",
+        "reciprocal",
+        "_softmax",
+        "_log_softmax",
+        "logsigmoid_result",
+    }
+)
 
 
 # ---------------------------------------------------------------------------
@@ -91,8 +112,7 @@ def record(op, fn, slot_values, arrays, result):
                         edges.append(edge_of(x))
                         m.append(True)
                         continue
-                if kind is not _TI or (isinstance(x, Tensor) and
-                                       x._array.dtype in DIFF_DTYPES):
+                if kind is not _TI or (isinstance(x, Tensor) and x._array.dtype in DIFF_DTYPES):
                     edges.append(None)
                 m.append(False)
             if any(m):
@@ -103,15 +123,16 @@ def record(op, fn, slot_values, arrays, result):
             edges.append(None)
     if mask is None:
         return
-    if type(result) is Tensor:      # (one output: the common case, without the walk)
+    if type(result) is Tensor:  # (one output: the common case, without the walk)
         outs = [result]
         if result._array.dtype not in DIFF_DTYPES:
             return
         diff = [0]
     else:
         outs = _flat_outputs(result)
-        diff = [k for k, o in enumerate(outs) if isinstance(o, Tensor) and
-                o._array.dtype in DIFF_DTYPES]
+        diff = [
+            k for k, o in enumerate(outs) if isinstance(o, Tensor) and o._array.dtype in DIFF_DTYPES
+        ]
         if not diff:
             return
     name = call_name(op, slot_values, getattr(fn, "statics", None))
@@ -119,8 +140,17 @@ def record(op, fn, slot_values, arrays, result):
     if op.name in _SAVES_RESULT:
         outs_saved = [(outs[k]._vc, outs[k]._vc[0], outs[k]._array) for k in diff]
         saved = ()
-    node = FnNode(name, fn, arrays, tuple(mask), tuple(edges), tuple(saved), len(outs),
-                  outs_saved, tuple(epos))
+    node = FnNode(
+        name,
+        fn,
+        arrays,
+        tuple(mask),
+        tuple(edges),
+        tuple(saved),
+        len(outs),
+        outs_saved,
+        tuple(epos),
+    )
     node.grad_names = GRAD_NAMES_BY_OP.get(op.name)
     for k in diff:
         o = outs[k]
@@ -161,19 +191,34 @@ def record_view(op, steps, base, views):
     name = index_name(steps.idx, base.shape) if op.name == "_basic_index" else node_name(op)
     arr = base._array
     for step, v in zip(steps if many else (steps,), views if many else (views,)):
-        if v.dtype.np not in DIFF_DTYPES:      # (reads no view value)
+        if v.dtype.np not in DIFF_DTYPES:  # (reads no view value)
             continue
         # The step's positions are the last argument: a traced input of its compiled
         # replay, so one backward serves every index (no edge of its own).
         if isinstance(step, _views.Strided) and base._chain:
             # as_strided/unfold index the storage, not `base`'s elements: rebuild it first.
             storage = base._storage.value
-            node = FnNode(name, _views.rooted_replay_fn(base._chain, (step,), storage),
-                          (storage, arr, _views.params(base._chain), (step.params,)),
-                          (False, True, False, False), (edge,), (), 1, epos=(0, 0, 1, 1))
+            node = FnNode(
+                name,
+                _views.rooted_replay_fn(base._chain, (step,), storage),
+                (storage, arr, _views.params(base._chain), (step.params,)),
+                (False, True, False, False),
+                (edge,),
+                (),
+                1,
+                epos=(0, 0, 1, 1),
+            )
         else:
-            node = FnNode(name, _views.replay_fn((step,), arr), (arr, (step.params,)),
-                          (True, False), (edge,), (), 1, epos=(0, 1))
+            node = FnNode(
+                name,
+                _views.replay_fn((step,), arr),
+                (arr, (step.params,)),
+                (True, False),
+                (edge,),
+                (),
+                1,
+                epos=(0, 1),
+            )
         v._rg = True
         v.grad_fn = node
         if token is not None:
@@ -186,11 +231,15 @@ def call_recorded(name: str, fn, inputs: tuple):
     Used where jtorch calls a jax function outside the registry: the backward itself
     under `create_graph=True`.
     """
-    arrays = tuple(tuple(_unwrap(x) for x in v) if isinstance(v, tuple) else _unwrap(v)
-                   for v in inputs)
+    arrays = tuple(
+        tuple(_unwrap(x) for x in v) if isinstance(v, tuple) else _unwrap(v) for v in inputs
+    )
     out = fn(*arrays)
-    result = tuple(wrap(o) if o is not None else None for o in out) if isinstance(
-        out, (tuple, list)) else wrap(out)
+    result = (
+        tuple(wrap(o) if o is not None else None for o in out)
+        if isinstance(out, (tuple, list))
+        else wrap(out)
+    )
     record(_NamedOp(name), fn, inputs, arrays, result)
     return result
 
@@ -210,8 +259,9 @@ def inplace_hook(target: Tensor, result: Tensor) -> None:
     if not getattr(_state, "enabled", True):
         return
     if target._rg and target.grad_fn is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                           "operation.")
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation."
+        )
     m = target._grad_state
     root = target._base
     if root is not None and not (m is not None and m.detached):
@@ -237,8 +287,9 @@ def _bump_saved(node, target, result):
         return
     after = target._vc[0] + 1
     if node._outs is not None:
-        node._outs = [(target._vc, after, a) if vc is result._vc else (vc, v, a)
-                      for vc, v, a in node._outs]
+        node._outs = [
+            (target._vc, after, a) if vc is result._vc else (vc, v, a) for vc, v, a in node._outs
+        ]
     elif node._saved:
         node._saved = tuple(e for e in node._saved if not (e[0] == 0 and e[1] is target._vc))
 
@@ -248,22 +299,41 @@ def _inplace_through_view(view: Tensor, root: Tensor, result: Tensor) -> None:
     if not (view._rg or result._rg or root._rg):
         return
     if root._rg and root.grad_fn is None:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
-                           "in-place operation.")
+        raise RuntimeError(
+            "a view of a leaf Variable that requires grad is being used in an in-place operation."
+        )
     _bump_saved(result.grad_fn, view, result)
     mask = (root._rg, result._rg)
     edges = (edge_of(root) if root._rg else None, edge_of(result) if result._rg else None)
     storage = root._storage.value
-    if root._chain:     # a root restrided in place (t_(), set_()): see _views.rooted_*
-        copy = FnNode("torch::autograd::CopySlices",
-                      _views.rooted_writeback_fn(root._chain, view._chain, storage),
-                      (storage, root._array, result._array, _views.params(root._chain),
-                       _views.params(view._chain)), (False,) + mask + (False, False),
-                      edges, (), 1, epos=(0, 0, 1, 2, 2))
+    if root._chain:  # a root restrided in place (t_(), set_()): see _views.rooted_*
+        copy = FnNode(
+            "torch::autograd::CopySlices",
+            _views.rooted_writeback_fn(root._chain, view._chain, storage),
+            (
+                storage,
+                root._array,
+                result._array,
+                _views.params(root._chain),
+                _views.params(view._chain),
+            ),
+            (False,) + mask + (False, False),
+            edges,
+            (),
+            1,
+            epos=(0, 0, 1, 2, 2),
+        )
     else:
-        copy = FnNode("torch::autograd::CopySlices", _views.writeback_fn(view._chain, storage),
-                      (storage, result._array, _views.params(view._chain)),
-                      mask + (False,), edges, (), 1, epos=(0, 1, 2))
+        copy = FnNode(
+            "torch::autograd::CopySlices",
+            _views.writeback_fn(view._chain, storage),
+            (storage, result._array, _views.params(view._chain)),
+            mask + (False,),
+            edges,
+            (),
+            1,
+            epos=(0, 1, 2),
+        )
     root._rg = True
     root.grad_fn = copy
     if root._grad_state is not None:
@@ -275,8 +345,15 @@ def _inplace_through_view(view: Tensor, root: Tensor, result: Tensor) -> None:
 # The engine
 
 
-def execute(root_edges, root_grads, *, retain_graph: bool, create_graph: bool,
-            capture=None, accumulate_into=None):
+def execute(
+    root_edges,
+    root_grads,
+    *,
+    retain_graph: bool,
+    create_graph: bool,
+    capture=None,
+    accumulate_into=None,
+):
     """Runs the graph backward from `root_edges` seeded with `root_grads`.
 
     Args:
@@ -318,8 +395,11 @@ def execute(root_edges, root_grads, *, retain_graph: bool, create_graph: bool,
                 if buf[nr] is None:
                     buf[nr] = g
                 else:
-                    buf[nr] = buf[nr] + g if graph.sparse_grads is None else \
-                        graph.sparse_grads.add(buf[nr], g)
+                    buf[nr] = (
+                        buf[nr] + g
+                        if graph.sparse_grads is None
+                        else graph.sparse_grads.add(buf[nr], g)
+                    )
     return captured
 
 
@@ -353,8 +433,7 @@ def _run_node(node, grads, create_graph, capture, captured, accumulate_into):
             t = ref()
             if t is not None and grads[nr] is not None:
                 g = _as_tensor(grads[nr])
-                t._grad = g if create_graph else wrap(g._array) if t._grad is None else \
-                    t._grad + g
+                t._grad = g if create_graph else wrap(g._array) if t._grad is None else t._grad + g
     if capture is not None:
         for nr in range(len(grads)):
             idx = capture.get((node, nr))
@@ -374,7 +453,7 @@ def _run_node(node, grads, create_graph, capture, captured, accumulate_into):
     if all(g is None for g in grads):
         return (None,) * len(node._edges)
     if graph.sparse_grads is not None and not isinstance(node, AccumulateGrad):
-        grads = graph.sparse_grads.densify(grads)    # only leaves take sparse gradients
+        grads = graph.sparse_grads.densify(grads)  # only leaves take sparse gradients
     try:
         out = node.apply(tuple(grads), create_graph)
     except Exception:
@@ -386,17 +465,20 @@ def _run_node(node, grads, create_graph, capture, captured, accumulate_into):
             a = g._array if isinstance(g, Tensor) else g
             if a is not None and bool(jnp.any(jnp.isnan(a))):
                 _warn_forward_trace(node)
-                raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
-                                   "output.")
+                raise RuntimeError(
+                    f"Function '{node.name()}' returned nan values in its {i}th output."
+                )
     if node._hooks:
         for hook in list(node._hooks.values()):
             new = hook(tuple(_as_tensor(g) for g in out), tuple(_as_tensor(g) for g in grads))
             if new is not None:
                 new = (new,) if isinstance(new, Tensor) else tuple(new)
                 if len(new) != len(out):
-                    raise RuntimeError(f"hook '{getattr(hook, '__name__', hook)}' has returned "
-                                       f"an incorrect number of values (got {len(new)}, but "
-                                       f"expected {len(out)})")
+                    raise RuntimeError(
+                        f"hook '{getattr(hook, '__name__', hook)}' has returned "
+                        f"an incorrect number of values (got {len(new)}, but "
+                        f"expected {len(out)})"
+                    )
                 out = tuple(_as_value(g, create_graph) for g in new)
     return out
 
@@ -407,7 +489,8 @@ def _warn_forward_trace(node) -> None:
         return
     _tracebacks.warn_at_user_frame(
         f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n"
-        + "".join(traceback.format_list(node._trace)))
+        + "".join(traceback.format_list(node._trace))
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -445,16 +528,20 @@ def _root_grads(outputs, grad_outputs, create_graph, is_grads_batched=False):
                 if out.numel() != 1:
                     raise RuntimeError("grad can be implicitly created only for scalar outputs")
                 if not out.dtype.is_floating_point:
-                    raise RuntimeError("grad can be implicitly created only for real scalar "
-                                       "outputs but got " + str(out.dtype))
+                    raise RuntimeError(
+                        "grad can be implicitly created only for real scalar "
+                        "outputs but got " + str(out.dtype)
+                    )
             arr = _ones(out._array)
             grads.append(wrap(arr) if create_graph else arr)
             continue
         if not isinstance(g, Tensor):
             g = wrap(jnp.asarray(g, out._array.dtype))
         if tuple(g.shape) != tuple(out.shape):
-            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} "
-                               f"and output[{i}] has a shape of {out.shape}.")
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} "
+                f"and output[{i}] has a shape of {out.shape}."
+            )
         grads.append(g if create_graph else g._array)
     return grads
 
@@ -464,8 +551,14 @@ backward_calls = [0]
 
 
 @_tracebacks.boundary
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
-             grad_variables=None, inputs=None) -> None:
+def backward(
+    tensors,
+    grad_tensors=None,
+    retain_graph=None,
+    create_graph=False,
+    grad_variables=None,
+    inputs=None,
+) -> None:
     """Matches `torch.autograd.backward`."""
     backward_calls[0] += 1
     tensors = _as_tuple(tensors)
@@ -481,8 +574,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     inputs = _as_tuple(inputs)
     for i, t in enumerate(tensors):
         if not t._rg:
-            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
-                               "have a grad_fn")
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn"
+            )
     grads = _root_grads(tensors, grad_tensors, create_graph)
     edges = [edge_of(t) for t in tensors]
     if not inputs:
@@ -500,22 +594,38 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         else:
             capture.setdefault(e, []).append(i)
             nonleaves.append((i, t))
-    captured = execute(edges, grads, retain_graph=retain_graph, create_graph=create_graph,
-                       capture=capture or None, accumulate_into=leaves)
+    captured = execute(
+        edges,
+        grads,
+        retain_graph=retain_graph,
+        create_graph=create_graph,
+        capture=capture or None,
+        accumulate_into=leaves,
+    )
     for i, t in nonleaves:
         if i in captured and captured[i] is not None:
             accumulate(t, captured[i], create_graph)
 
 
 @_tracebacks.boundary
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         only_inputs=True, allow_unused=None, is_grads_batched=False,
-         materialize_grads=False):
+def grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph=None,
+    create_graph=False,
+    only_inputs=True,
+    allow_unused=None,
+    is_grads_batched=False,
+    materialize_grads=False,
+):
     """Matches `torch.autograd.grad`."""
     backward_calls[0] += 1
     if materialize_grads and allow_unused is False:
-        raise ValueError("Expected allow_unused to be True or not passed when "
-                         "materialize_grads=True, but got: allow_unused=False.")
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when "
+            "materialize_grads=True, but got: allow_unused=False."
+        )
     if allow_unused is None:
         allow_unused = materialize_grads
     single_input = isinstance(inputs, Tensor)
@@ -526,18 +636,23 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     # return the gradient in the input's layout
     sparse_inputs = {i: t for i, t in enumerate(inputs) if hasattr(type(t), "_grad_proxy")}
     if sparse_inputs:
-        inputs = tuple(sparse_inputs[i]._grad_proxy() if i in sparse_inputs else t
-                       for i, t in enumerate(inputs))
+        inputs = tuple(
+            sparse_inputs[i]._grad_proxy() if i in sparse_inputs else t
+            for i, t in enumerate(inputs)
+        )
     grad_outputs = _as_tuple(grad_outputs) or (None,) * len(outputs)
     if len(grad_outputs) != len(outputs):
-        raise RuntimeError(f"grad requires one grad_output per output: got {len(grad_outputs)} "
-                           f"grad_outputs and {len(outputs)} outputs")
+        raise RuntimeError(
+            f"grad requires one grad_output per output: got {len(grad_outputs)} "
+            f"grad_outputs and {len(outputs)} outputs"
+        )
     if retain_graph is None:
         retain_graph = create_graph
     for i, t in enumerate(outputs):
         if not t._rg:
-            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
-                               "have a grad_fn")
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn"
+            )
     capture = {}
     for i, t in enumerate(inputs):
         if not isinstance(t, Tensor):
@@ -547,8 +662,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         capture.setdefault(edge_of(t), []).append(i)
     grads = _root_grads(outputs, grad_outputs, create_graph)
     edges = [edge_of(t) for t in outputs]
-    captured = execute(edges, grads, retain_graph=retain_graph, create_graph=create_graph,
-                       capture=capture)
+    captured = execute(
+        edges, grads, retain_graph=retain_graph, create_graph=create_graph, capture=capture
+    )
     result = []
     for i, t in enumerate(inputs):
         g = captured.get(i)
@@ -557,9 +673,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 result.append(wrap(jnp.zeros(t._array.shape, t._array.dtype)))
                 continue
             if not allow_unused:
-                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have "
-                                   "been used in the graph. Set allow_unused=True if this is "
-                                   "the desired behavior.")
+                raise RuntimeError(
+                    f"The differentiated Tensor at index {i} appears to not have "
+                    "been used in the graph. Set allow_unused=True if this is "
+                    "the desired behavior."
+                )
             result.append(None)
             continue
         if not isinstance(g, Tensor):
@@ -575,4 +693,3 @@ def install() -> None:
     _registry.record = record
     _registry.record_view = record_view
     _registry.inplace_hook = inplace_hook
-

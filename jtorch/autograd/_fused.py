@@ -38,7 +38,7 @@ from .graph import AccumulateGrad, FnNode, backward_of, post_order
 _seen = _programs.Sightings(limit=1024)
 # JTORCH_BACKGROUND_COMPILE=0: compile on the calling thread, waiting for it.
 _BACKGROUND = os.environ.get("JTORCH_BACKGROUND_COMPILE", "1") != "0"
-_pending: dict = {}     # structure -> (jitted, future of its compiled executable)
+_pending: dict = {}  # structure -> (jitted, future of its compiled executable)
 _executor = None
 # XLA's compile time grows with the program; past this many nodes (a long unrolled loop of
 # small ops) one compile costs more than many steps of node-by-node backward save.
@@ -52,8 +52,14 @@ last_failure: list = [None]
 
 
 def _plain(node) -> bool:
-    return not (node._pre_hooks or node._hooks or node._tensor_pre_hooks or node._retains
-                or node._freed or getattr(node, "_packed", False))
+    return not (
+        node._pre_hooks
+        or node._hooks
+        or node._tensor_pre_hooks
+        or node._retains
+        or node._freed
+        or getattr(node, "_packed", False)
+    )
 
 
 def run(root_edges, root_grads, retain_graph: bool) -> bool:
@@ -79,8 +85,14 @@ def run(root_edges, root_grads, retain_graph: bool) -> bool:
             for vc, version, _ in n._outs or ():
                 if vc[0] != version:
                     return False
-            spec.append((n._fn, n._mask, n.n_outputs, tuple(
-                None if e is None else (index[e[0]], e[1]) for e in n._edges)))
+            spec.append(
+                (
+                    n._fn,
+                    n._mask,
+                    n.n_outputs,
+                    tuple(None if e is None else (index[e[0]], e[1]) for e in n._edges),
+                )
+            )
             args.append(n._args)
         elif type(n) is AccumulateGrad:
             leaf = n._leaf()
@@ -139,10 +151,10 @@ def _program(key, call_args):
     by_id = _by_id(key)
     if by_id in _declined:
         return None
-    if _seen.note(by_id) < 2:     # one-off graphs (tests, notebooks): not worth it
+    if _seen.note(by_id) < 2:  # one-off graphs (tests, notebooks): not worth it
         return None
     jitted = jax.jit(_whole_backward(*key))
-    if _programs.tracing():         # (under a trace nothing compiles now; `run` catches)
+    if _programs.tracing():  # (under a trace nothing compiles now; `run` catches)
         return _compiled.put(key, jitted)
     try:
         # Tracing and lowering here (they read jtorch's caches): a backward that needs host
@@ -269,4 +281,5 @@ def _whole_backward(spec, roots):
                 buf = buffers[j]
                 buf[nr] = g if buf[nr] is None else buf[nr] + g
         return tuple(out)
+
     return body

@@ -27,13 +27,15 @@ def detach_(self):
     """Matches `torch.Tensor.detach_`: this tensor leaves the graph."""
     m = self._grad_state
     if self._base is not None and self.grad_fn is not None and not (m and m.detached):
-        raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are "
-                           "using DistributedDataParallel (DDP) for training, and "
-                           "gradient_as_bucket_view is set as True, gradients are views of "
-                           "DDP buckets, and hence detach_() cannot be called on these "
-                           "gradients. To fix this error, please refer to the "
-                           "Optimizer.zero_grad() function in torch/optim/optimizer.py as the "
-                           "solution.")
+        raise RuntimeError(
+            "Can't detach views in-place. Use detach() instead. If you are "
+            "using DistributedDataParallel (DDP) for training, and "
+            "gradient_as_bucket_view is set as True, gradients are views of "
+            "DDP buckets, and hence detach_() cannot be called on these "
+            "gradients. To fix this error, please refer to the "
+            "Optimizer.zero_grad() function in torch/optim/optimizer.py as the "
+            "solution."
+        )
     self.grad_fn = None
     self._rg = False
     if m is not None:
@@ -71,8 +73,7 @@ def register_hook(self, hook):
 def register_post_accumulate_grad_hook(self, hook):
     """Matches `torch.Tensor.register_post_accumulate_grad_hook`: `hook(tensor)`."""
     if self.grad_fn is not None:
-        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
-                           "tensors")
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
     if not self._rg:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     m = meta(self)
@@ -87,8 +88,14 @@ def output_nr(self) -> int:
 
 
 def install() -> None:
-    for fn in (backward, requires_grad_, detach_, retain_grad, register_hook,
-               register_post_accumulate_grad_hook):
+    for fn in (
+        backward,
+        requires_grad_,
+        detach_,
+        retain_grad,
+        register_hook,
+        register_post_accumulate_grad_hook,
+    ):
         setattr(Tensor, fn.__name__, fn)
     Tensor.retains_grad = property(retains_grad)
     Tensor.output_nr = property(output_nr)

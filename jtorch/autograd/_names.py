@@ -8,79 +8,150 @@ from .._tensor import Tensor
 
 # Where PyTorch's name is not the op's name in CamelCase + "Backward0".
 _NAMES = {
-    "__getitem__": "IndexBackward0", "linear": "MmBackward0",
+    "__getitem__": "IndexBackward0",
+    "linear": "MmBackward0",
     "_upsample_bilinear2d_aa": "UpsampleBilinear2DAaBackward0",
     "_batch_norm_with_update": "BatchNormWithUpdateBackward0",
-    "matmul": "MmBackward0", "_copy_from": "CopyBackwards", "to": "ToCopyBackward0",
-    "_to_copy": "ToCopyBackward0", "contiguous": "CloneBackward0",
-    "cross_entropy": "NllLossBackward0", "dropout": "MulBackward0",
-    "reshape": "ViewBackward0", "flatten": "ViewBackward0", "view_as": "ViewBackward0",
-    "narrow": "SliceBackward0", "_index": "IndexBackward0", "_select": "SelectBackward0",
+    "matmul": "MmBackward0",
+    "_copy_from": "CopyBackwards",
+    "to": "ToCopyBackward0",
+    "_to_copy": "ToCopyBackward0",
+    "contiguous": "CloneBackward0",
+    "cross_entropy": "NllLossBackward0",
+    "dropout": "MulBackward0",
+    "reshape": "ViewBackward0",
+    "flatten": "ViewBackward0",
+    "view_as": "ViewBackward0",
+    "narrow": "SliceBackward0",
+    "_index": "IndexBackward0",
+    "_select": "SelectBackward0",
     "_slice": "SliceBackward0",
     # PyTorch names the node after the ATen op that does the work.
-    "_max_all": "MaxBackward1", "_min_all": "MinBackward1", "_max_dim": "MaxBackward0",
-    "_min_dim": "MinBackward0", "true_divide": "DivBackward0", "square": "PowBackward0",
-    "deg2rad": "Deg2RadBackward0", "rad2deg": "Rad2DegBackward0", "log1p": "Log1PBackward0",
-    "logsigmoid": "LogSigmoidBackward0", "relu6": "HardtanhBackward0", "selu": "EluBackward0",
-    "softsign": "DivBackward0", "tanhshrink": "SubBackward0", "prelu": "PreluKernelBackward0",
-    "layer_norm": "NativeLayerNormBackward0", "group_norm": "NativeGroupNormBackward0",
-    "fliplr": "FlipBackward0", "flipud": "FlipBackward0", "movedim": "PermuteBackward0",
-    "msort": "SortBackward0", "tile": "RepeatBackward0", "_take_along_dim": "GatherBackward0",
-    "_embedding_bag_kernel": "EmbeddingBagBackward0", "ndtr": "MulBackward1",
-    "column_stack": "CatBackward0", "dstack": "CatBackward0", "hstack": "CatBackward0",
-    "vstack": "CatBackward0", "cartesian_prod": "StackBackward0",
-    "combinations": "StackBackward0", "cumulative_trapezoid": "CumsumBackward0",
-    "diagflat": "DiagEmbedBackward0", "outer": "MulBackward0",
+    "_max_all": "MaxBackward1",
+    "_min_all": "MinBackward1",
+    "_max_dim": "MaxBackward0",
+    "_min_dim": "MinBackward0",
+    "true_divide": "DivBackward0",
+    "square": "PowBackward0",
+    "deg2rad": "Deg2RadBackward0",
+    "rad2deg": "Rad2DegBackward0",
+    "log1p": "Log1PBackward0",
+    "logsigmoid": "LogSigmoidBackward0",
+    "relu6": "HardtanhBackward0",
+    "selu": "EluBackward0",
+    "softsign": "DivBackward0",
+    "tanhshrink": "SubBackward0",
+    "prelu": "PreluKernelBackward0",
+    "layer_norm": "NativeLayerNormBackward0",
+    "group_norm": "NativeGroupNormBackward0",
+    "fliplr": "FlipBackward0",
+    "flipud": "FlipBackward0",
+    "movedim": "PermuteBackward0",
+    "msort": "SortBackward0",
+    "tile": "RepeatBackward0",
+    "_take_along_dim": "GatherBackward0",
+    "_embedding_bag_kernel": "EmbeddingBagBackward0",
+    "ndtr": "MulBackward1",
+    "column_stack": "CatBackward0",
+    "dstack": "CatBackward0",
+    "hstack": "CatBackward0",
+    "vstack": "CatBackward0",
+    "cartesian_prod": "StackBackward0",
+    "combinations": "StackBackward0",
+    "cumulative_trapezoid": "CumsumBackward0",
+    "diagflat": "DiagEmbedBackward0",
+    "outer": "MulBackward0",
     "_segment_reduce_kernel": "SegmentReduceBackward0",
-    "grid_sampler_2d": "GridSampler2DBackward0", "grid_sampler_3d": "GridSampler3DBackward0",
+    "grid_sampler_2d": "GridSampler2DBackward0",
+    "grid_sampler_3d": "GridSampler3DBackward0",
     # special.*
-    "xlog1py": "SpecialXlog1PyBackward0", "entr": "SpecialEntrBackward0",
-    "erfcx": "SpecialErfcxBackward0", "i0e": "SpecialI0EBackward0", "i1": "SpecialI1Backward0",
-    "i1e": "SpecialI1EBackward0", "log_ndtr": "SpecialLogNdtrBackward0",
+    "xlog1py": "SpecialXlog1PyBackward0",
+    "entr": "SpecialEntrBackward0",
+    "erfcx": "SpecialErfcxBackward0",
+    "i0e": "SpecialI0EBackward0",
+    "i1": "SpecialI1Backward0",
+    "i1e": "SpecialI1EBackward0",
+    "log_ndtr": "SpecialLogNdtrBackward0",
     "ndtri": "SpecialNdtriBackward0",
     # linalg: torch.det, torch.cross, torch.norm... are the linalg kernels too
-    "det": "LinalgDetBackward0", "cross": "LinalgCrossBackward0",
-    "cholesky_ex": "LinalgCholeskyExBackward0", "eig": "LinalgEigBackward0",
-    "eigvals": "LinalgEigBackward0", "eigh": "LinalgEighBackward0",
-    "eigvalsh": "LinalgEighBackward0", "inv": "LinalgInvExBackward0",
-    "inv_ex": "LinalgInvExBackward0", "householder_product": "LinalgHouseholderProductBackward0",
-    "lstsq": "LinalgLstsqBackward0", "lu_factor": "LinalgLuFactorExBackward0",
-    "lu_factor_ex": "LinalgLuFactorExBackward0", "lu_solve": "LinalgLuSolveBackward0",
-    "matrix_exp": "LinalgMatrixExpBackward0", "pinv": "LinalgPinvBackward0",
-    "pinverse": "LinalgPinvBackward0", "qr": "LinalgQrBackward0",
-    "slogdet": "LinalgSlogdetBackward0", "solve": "LinalgSolveExBackward0",
-    "solve_ex": "LinalgSolveExBackward0", "solve_triangular": "LinalgSolveTriangularBackward0",
-    "svd": "LinalgSvdBackward0", "svdvals": "LinalgSvdBackward0",
-    "vector_norm": "LinalgVectorNormBackward0", "norm": "LinalgVectorNormBackward0",
+    "det": "LinalgDetBackward0",
+    "cross": "LinalgCrossBackward0",
+    "cholesky_ex": "LinalgCholeskyExBackward0",
+    "eig": "LinalgEigBackward0",
+    "eigvals": "LinalgEigBackward0",
+    "eigh": "LinalgEighBackward0",
+    "eigvalsh": "LinalgEighBackward0",
+    "inv": "LinalgInvExBackward0",
+    "inv_ex": "LinalgInvExBackward0",
+    "householder_product": "LinalgHouseholderProductBackward0",
+    "lstsq": "LinalgLstsqBackward0",
+    "lu_factor": "LinalgLuFactorExBackward0",
+    "lu_factor_ex": "LinalgLuFactorExBackward0",
+    "lu_solve": "LinalgLuSolveBackward0",
+    "matrix_exp": "LinalgMatrixExpBackward0",
+    "pinv": "LinalgPinvBackward0",
+    "pinverse": "LinalgPinvBackward0",
+    "qr": "LinalgQrBackward0",
+    "slogdet": "LinalgSlogdetBackward0",
+    "solve": "LinalgSolveExBackward0",
+    "solve_ex": "LinalgSolveExBackward0",
+    "solve_triangular": "LinalgSolveTriangularBackward0",
+    "svd": "LinalgSvdBackward0",
+    "svdvals": "LinalgSvdBackward0",
+    "vector_norm": "LinalgVectorNormBackward0",
+    "norm": "LinalgVectorNormBackward0",
     "matrix_norm": "LinalgVectorNormBackward0",
     # fft: PyTorch names the transform kind (real-to-complex, complex-to-real, ...)
-    "rfft": "FftR2CBackward0", "rfft2": "FftR2CBackward0", "rfftn": "FftR2CBackward0",
-    "irfft": "FftC2RBackward0", "irfft2": "FftC2RBackward0", "irfftn": "FftC2RBackward0",
-    "hfft": "FftC2RBackward0", "hfft2": "FftC2RBackward0", "hfftn": "FftC2RBackward0",
-    "fft2": "FftC2CBackward0", "fftn": "FftC2CBackward0", "ifft2": "FftC2CBackward0",
-    "ifftn": "FftC2CBackward0", "fftshift": "RollBackward0", "ifftshift": "RollBackward0",
+    "rfft": "FftR2CBackward0",
+    "rfft2": "FftR2CBackward0",
+    "rfftn": "FftR2CBackward0",
+    "irfft": "FftC2RBackward0",
+    "irfft2": "FftC2RBackward0",
+    "irfftn": "FftC2RBackward0",
+    "hfft": "FftC2RBackward0",
+    "hfft2": "FftC2RBackward0",
+    "hfftn": "FftC2RBackward0",
+    "fft2": "FftC2CBackward0",
+    "fftn": "FftC2CBackward0",
+    "ifft2": "FftC2CBackward0",
+    "ifftn": "FftC2CBackward0",
+    "fftshift": "RollBackward0",
+    "ifftshift": "RollBackward0",
     # pooling and convolution: PyTorch's 1-d pools run the 2-d kernel and squeeze
     "adaptive_avg_pool2d": "AdaptiveAvgPool2DBackward0",
     "adaptive_avg_pool3d": "AdaptiveAvgPool3DBackward0",
     "adaptive_max_pool2d": "AdaptiveMaxPool2DBackward0",
     "adaptive_max_pool3d": "AdaptiveMaxPool3DBackward0",
-    "avg_pool2d": "AvgPool2DBackward0", "avg_pool3d": "AvgPool3DBackward0",
-    "max_pool2d": "MaxPool2DWithIndicesBackward0", "max_pool3d": "MaxPool3DWithIndicesBackward0",
-    "max_unpool2d": "MaxUnpool2DBackward0", "max_unpool3d": "MaxUnpool3DBackward0",
-    "adaptive_avg_pool1d": "SqueezeBackward1", "adaptive_max_pool1d": "SqueezeBackward1",
-    "avg_pool1d": "SqueezeBackward1", "max_pool1d": "SqueezeBackward1",
+    "avg_pool2d": "AvgPool2DBackward0",
+    "avg_pool3d": "AvgPool3DBackward0",
+    "max_pool2d": "MaxPool2DWithIndicesBackward0",
+    "max_pool3d": "MaxPool3DWithIndicesBackward0",
+    "max_unpool2d": "MaxUnpool2DBackward0",
+    "max_unpool3d": "MaxUnpool3DBackward0",
+    "adaptive_avg_pool1d": "SqueezeBackward1",
+    "adaptive_max_pool1d": "SqueezeBackward1",
+    "avg_pool1d": "SqueezeBackward1",
+    "max_pool1d": "SqueezeBackward1",
     "max_unpool1d": "SqueezeBackward1",
-    "conv1d": "ConvolutionBackward0", "conv2d": "ConvolutionBackward0",
-    "conv3d": "ConvolutionBackward0", "conv_transpose1d": "ConvolutionBackward0",
-    "conv_transpose2d": "ConvolutionBackward0", "conv_transpose3d": "ConvolutionBackward0",
+    "conv1d": "ConvolutionBackward0",
+    "conv2d": "ConvolutionBackward0",
+    "conv3d": "ConvolutionBackward0",
+    "conv_transpose1d": "ConvolutionBackward0",
+    "conv_transpose2d": "ConvolutionBackward0",
+    "conv_transpose3d": "ConvolutionBackward0",
 }
 
 # Ops with a Scalar and a Tensor overload in ATen, which PyTorch numbers apart: the slot
 # that decides, and the suffix when it holds a Tensor / a Python number.
 _OVERLOADS = {
-    "fmod": (1, "1", "0"), "remainder": (1, "1", "0"), "clamp_min": (1, "1", "0"),
-    "clamp_max": (1, "1", "0"), "masked_fill": (2, "1", "0"), "lerp": (2, "1", "0"),
-    "rsub": (1, "0", "1"), "copysign": (1, "0", "1"),
+    "fmod": (1, "1", "0"),
+    "remainder": (1, "1", "0"),
+    "clamp_min": (1, "1", "0"),
+    "clamp_max": (1, "1", "0"),
+    "masked_fill": (2, "1", "0"),
+    "lerp": (2, "1", "0"),
+    "rsub": (1, "0", "1"),
+    "copysign": (1, "0", "1"),
 }
 
 
@@ -92,8 +163,9 @@ _STATIC_NAMES = {
     "mean": lambda s, v: "MeanBackward1" if s["dim"] is not None else "MeanBackward0",
     "prod": lambda s, v: "ProdBackward1" if s["dim"] is not None else "ProdBackward0",
     "median": lambda s, v: "MedianBackward1" if s["dim"] is not None else "MedianBackward0",
-    "nanmedian": lambda s, v: "NanmedianBackward1" if s["dim"] is not None else
-    "NanmedianBackward0",
+    "nanmedian": lambda s, v: (
+        "NanmedianBackward1" if s["dim"] is not None else "NanmedianBackward0"
+    ),
     "sort": lambda s, v: "SortBackward1" if s["stable"] else "SortBackward0",
     "round": lambda s, v: "RoundBackward1" if s["decimals"] else "RoundBackward0",
     "div": lambda s, v: "DivBackward2" if s["rounding_mode"] is not None else "DivBackward0",
@@ -109,21 +181,30 @@ _STATIC_NAMES = {
     "ihfft": lambda s, v: "ConjBackward0",
     "diag": lambda s, v: "DiagEmbedBackward0" if v[0].ndim == 1 else "DiagonalBackward0_copy",
     # torch.lu is linalg.lu_factor_ex; linalg.lu its own op
-    "lu": lambda s, v: "LinalgLuFactorExBackward0" if "get_infos" in s else
-    "LinalgLuBackward0",
+    "lu": lambda s, v: "LinalgLuFactorExBackward0" if "get_infos" in s else "LinalgLuBackward0",
     "vecdot": lambda s, v: "VdotBackward0" if v[0].ndim == v[1].ndim == 1 else "SumBackward1",
     "grid_sample": lambda s, v: f"GridSampler{v[0].ndim - 2}DBackward0",
     "unfold": lambda s, v: "Im2ColBackward0",
     "fill": lambda s, v: "FillBackward3" if isinstance(v[1], Tensor) else "FillBackward2",
     # class-index targets: nll_loss(log_softmax(x)); probabilities: a sum of products
-    "_cross_entropy": lambda s, v: _nll_name(v[0].ndim, s["reduction"]) if not _floating(v[1])
-    else {"mean": "DivBackward1", "sum": "NegBackward0"}.get(s["reduction"], "NegBackward0"),
+    "_cross_entropy": lambda s, v: (
+        _nll_name(v[0].ndim, s["reduction"])
+        if not _floating(v[1])
+        else {"mean": "DivBackward1", "sum": "NegBackward0"}.get(s["reduction"], "NegBackward0")
+    ),
     "_nll_loss": lambda s, v: _nll_name(v[0].ndim, s["reduction"]),
-    **{f"conv{n}d": functools.partial(lambda n, s, v: "SqueezeBackward1" if v[0].ndim == n + 1
-                                       else "ConvolutionBackward0", n) for n in (1, 2, 3)},
-    **{f"conv_transpose{n}d": functools.partial(
-        lambda n, s, v: "SqueezeBackward1" if v[0].ndim == n + 1 else "ConvolutionBackward0", n)
-       for n in (1, 2, 3)},
+    **{
+        f"conv{n}d": functools.partial(
+            lambda n, s, v: "SqueezeBackward1" if v[0].ndim == n + 1 else "ConvolutionBackward0", n
+        )
+        for n in (1, 2, 3)
+    },
+    **{
+        f"conv_transpose{n}d": functools.partial(
+            lambda n, s, v: "SqueezeBackward1" if v[0].ndim == n + 1 else "ConvolutionBackward0", n
+        )
+        for n in (1, 2, 3)
+    },
 }
 
 
@@ -144,8 +225,12 @@ def _floating(t) -> bool:
 
 def _matmul_name(a: int, b: int) -> str:
     """torch.matmul dispatches on the ranks: dot, mv, mm, or a folded / batched product."""
-    named = {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (1, 2): "SqueezeBackward4",
-             (2, 2): "MmBackward0"}.get((a, b))
+    named = {
+        (1, 1): "DotBackward0",
+        (2, 1): "MvBackward0",
+        (1, 2): "SqueezeBackward4",
+        (2, 2): "MmBackward0",
+    }.get((a, b))
     if named is not None:
         return named
     # a matrix times a batch runs as (b^T a^T)^T, made contiguous
@@ -172,10 +257,16 @@ def _index_reduce_name(reduce, input, source) -> str:
 
 
 def _upsample_name(mode: str, antialias: bool, n: int) -> str:
-    if mode == "area":   # adaptive average pooling (1-d: the 2-d kernel, then a squeeze)
+    if mode == "area":  # adaptive average pooling (1-d: the 2-d kernel, then a squeeze)
         return "SqueezeBackward1" if n == 1 else f"AdaptiveAvgPool{n}DBackward0"
-    kind = {"nearest": "Nearest", "nearest-exact": "NearestExact", "linear": "Linear",
-            "bilinear": "Bilinear", "bicubic": "Bicubic", "trilinear": "Trilinear"}[mode]
+    kind = {
+        "nearest": "Nearest",
+        "nearest-exact": "NearestExact",
+        "linear": "Linear",
+        "bilinear": "Bilinear",
+        "bicubic": "Bicubic",
+        "trilinear": "Trilinear",
+    }[mode]
     return f"Upsample{kind}{n}D{'Aa' if antialias else ''}Backward0"
 
 
@@ -184,7 +275,7 @@ def _pad_name(mode: str, n: int) -> str:
         return "ConstantPadNdBackward0"
     if mode in ("reflect", "replicate"):
         return f"{'Reflection' if mode == 'reflect' else 'Replication'}Pad{n}DBackward0"
-    return "PadBackward0"   # circular: PyTorch's CopySlices of its in-place wrap
+    return "PadBackward0"  # circular: PyTorch's CopySlices of its in-place wrap
 
 
 def _camel(name: str) -> str:
@@ -263,22 +354,47 @@ def index_name(idx, shape) -> str:
 # `<name>Backward`.
 _MUL, _DIV = "MulBackward0", "DivBackward0"
 _GRAD_NAMES = {
-    "PowBackward0": _MUL, "PowBackward1": ("WhereBackward0", _MUL), "PowBackward2": _MUL,
-    "MulBackward0": _MUL, "DivBackward0": (_DIV, _MUL), "ExpBackward0": _MUL,
-    "Exp2Backward0": "MulBackward1", "Expm1Backward0": _MUL, "LogBackward0": _DIV,
-    "Log2Backward0": _DIV, "Log10Backward0": _DIV, "Log1PBackward0": _DIV,
-    "SqrtBackward0": _DIV, "RsqrtBackward0": _MUL, "ReciprocalBackward0": _MUL,
-    "SinBackward0": _MUL, "CosBackward0": _MUL, "TanBackward0": _MUL, "SinhBackward0": _MUL,
-    "CoshBackward0": _MUL, "AsinBackward0": _DIV, "AcosBackward0": _DIV,
-    "AtanBackward0": _DIV, "Atan2Backward0": _MUL, "HypotBackward0": _DIV,
-    "ErfBackward0": _MUL, "ErfcBackward0": _MUL, "AbsBackward0": _MUL,
-    "LogitBackward0": _DIV, "XlogyBackward0": ("MaskedFillBackward0", _DIV),
-    "TanhBackward0": "TanhBackwardBackward0", "SigmoidBackward0": "SigmoidBackwardBackward0",
-    "ReluBackward0": "ThresholdBackwardBackward0", "GeluBackward0": "GeluBackwardBackward0",
-    "SiluBackward0": _MUL, "MishBackward0": _MUL,
+    "PowBackward0": _MUL,
+    "PowBackward1": ("WhereBackward0", _MUL),
+    "PowBackward2": _MUL,
+    "MulBackward0": _MUL,
+    "DivBackward0": (_DIV, _MUL),
+    "ExpBackward0": _MUL,
+    "Exp2Backward0": "MulBackward1",
+    "Expm1Backward0": _MUL,
+    "LogBackward0": _DIV,
+    "Log2Backward0": _DIV,
+    "Log10Backward0": _DIV,
+    "Log1PBackward0": _DIV,
+    "SqrtBackward0": _DIV,
+    "RsqrtBackward0": _MUL,
+    "ReciprocalBackward0": _MUL,
+    "SinBackward0": _MUL,
+    "CosBackward0": _MUL,
+    "TanBackward0": _MUL,
+    "SinhBackward0": _MUL,
+    "CoshBackward0": _MUL,
+    "AsinBackward0": _DIV,
+    "AcosBackward0": _DIV,
+    "AtanBackward0": _DIV,
+    "Atan2Backward0": _MUL,
+    "HypotBackward0": _DIV,
+    "ErfBackward0": _MUL,
+    "ErfcBackward0": _MUL,
+    "AbsBackward0": _MUL,
+    "LogitBackward0": _DIV,
+    "XlogyBackward0": ("MaskedFillBackward0", _DIV),
+    "TanhBackward0": "TanhBackwardBackward0",
+    "SigmoidBackward0": "SigmoidBackwardBackward0",
+    "ReluBackward0": "ThresholdBackwardBackward0",
+    "GeluBackward0": "GeluBackwardBackward0",
+    "SiluBackward0": _MUL,
+    "MishBackward0": _MUL,
     "SoftplusBackward0": "SoftplusBackwardBackward0",
-    "LeakyReluBackward0": "LeakyReluBackwardBackward0", "EluBackward0": "EluBackwardBackward0",
-    "CeluBackward0": "EluBackwardBackward0", "HardtanhBackward0": "HardtanhBackwardBackward0",
+    "LeakyReluBackward0": "LeakyReluBackwardBackward0",
+    "EluBackward0": "EluBackwardBackward0",
+    "CeluBackward0": "EluBackwardBackward0",
+    "HardtanhBackward0": "HardtanhBackwardBackward0",
     "HardswishBackward0": "HardswishBackwardBackward0",
     "LogSigmoidBackward0": "LogSigmoidBackwardBackward0",
     "SoftmaxBackward0": "SoftmaxBackwardDataBackward0",
@@ -291,57 +407,93 @@ _GRAD_NAMES = {
     "HuberLossBackward0": "HuberLossBackwardBackward0",
     "NativeLayerNormBackward0": "NativeLayerNormBackwardBackward0",
     "NativeBatchNormBackward0": "NativeBatchNormBackwardBackward0",
-    "MmBackward0": "MmBackward0", "BmmBackward0": "BmmBackward0", "DotBackward0": _MUL,
+    "MmBackward0": "MmBackward0",
+    "BmmBackward0": "BmmBackward0",
+    "DotBackward0": _MUL,
     "AddmmBackward0": (None, "MmBackward0", "MmBackward0"),
-    "AddcmulBackward0": (None, _MUL, _MUL), "LinalgVectorNormBackward0": _MUL,
-    "VarBackward0": _MUL, "StdBackward0": _MUL, "VarMeanBackward0": _MUL,
-    "StdMeanBackward0": _MUL, "LogsumexpBackward0": _MUL,
-    "ProdBackward0": _MUL, "ProdBackward1": _MUL, "DistBackward0": (_MUL, "NegBackward0"),
+    "AddcmulBackward0": (None, _MUL, _MUL),
+    "LinalgVectorNormBackward0": _MUL,
+    "VarBackward0": _MUL,
+    "StdBackward0": _MUL,
+    "VarMeanBackward0": _MUL,
+    "StdMeanBackward0": _MUL,
+    "LogsumexpBackward0": _MUL,
+    "ProdBackward0": _MUL,
+    "ProdBackward1": _MUL,
+    "DistBackward0": (_MUL, "NegBackward0"),
     # the gradients' own double backward, as PyTorch's chains go on
     "TanhBackwardBackward0": "TanhBackwardBackward0",
     "SigmoidBackwardBackward0": "SigmoidBackwardBackward0",
     "ThresholdBackwardBackward0": "ThresholdBackwardBackward0",
-    "GeluBackwardBackward0": _MUL, "EluBackwardBackward0": _MUL,
+    "GeluBackwardBackward0": _MUL,
+    "EluBackwardBackward0": _MUL,
     "SoftplusBackwardBackward0": "MulBackward1",
     "SoftmaxBackwardDataBackward0": "SoftmaxBackwardDataBackward0",
     "LogSoftmaxBackwardDataBackward0": "LogSoftmaxBackwardDataBackward0",
 }
-_GRAD_NAMES.update({
-    "ThresholdBackward0": "ThresholdBackwardBackward0",
-    "HardshrinkBackward0": "HardshrinkBackwardBackward0",
-    "SoftshrinkBackward0": "SoftshrinkBackwardBackward0",
-    "RreluWithNoiseBackward0": "RreluWithNoiseBackwardBackward0",
-    "PreluKernelBackward0": "PreluKernelBackwardBackward0",
-    "GluBackward0": "GluBackwardBackward0",
-    "MaxPool2DWithIndicesBackward0": "MaxPool2DWithIndicesBackwardBackward0",
-    "MaxPool3DWithIndicesBackward0": "MaxPool3DWithIndicesBackwardBackward0",
-    "AdaptiveMaxPool2DBackward0": "AdaptiveMaxPool2DBackwardBackward0",
-    "AdaptiveMaxPool3DBackward0": "AdaptiveMaxPool3DBackwardBackward0",
-    "L1LossBackward0": (_MUL, "NegBackward0"),
-    "MulBackward1": "MulBackward1",
-})
+_GRAD_NAMES.update(
+    {
+        "ThresholdBackward0": "ThresholdBackwardBackward0",
+        "HardshrinkBackward0": "HardshrinkBackwardBackward0",
+        "SoftshrinkBackward0": "SoftshrinkBackwardBackward0",
+        "RreluWithNoiseBackward0": "RreluWithNoiseBackwardBackward0",
+        "PreluKernelBackward0": "PreluKernelBackwardBackward0",
+        "GluBackward0": "GluBackwardBackward0",
+        "MaxPool2DWithIndicesBackward0": "MaxPool2DWithIndicesBackwardBackward0",
+        "MaxPool3DWithIndicesBackward0": "MaxPool3DWithIndicesBackwardBackward0",
+        "AdaptiveMaxPool2DBackward0": "AdaptiveMaxPool2DBackwardBackward0",
+        "AdaptiveMaxPool3DBackward0": "AdaptiveMaxPool3DBackwardBackward0",
+        "L1LossBackward0": (_MUL, "NegBackward0"),
+        "MulBackward1": "MulBackward1",
+    }
+)
 # F.linear is PyTorch's addmm/mm on the transposed weight: the weight's gradient ends in t()
 LINEAR_GRAD_NAMES = ("MmBackward0", "TBackward0", None)
 # Ops whose gradients' names are not those of their node's name (by jtorch op name):
 # cross_entropy's node is nll_loss's, its input's gradient log_softmax's.
-GRAD_NAMES_BY_OP = {"linear": LINEAR_GRAD_NAMES,
-                    "_cross_entropy": "LogSoftmaxBackwardDataBackward0"}
+GRAD_NAMES_BY_OP = {
+    "linear": LINEAR_GRAD_NAMES,
+    "_cross_entropy": "LogSoftmaxBackwardDataBackward0",
+}
 
 # Nodes whose PyTorch gradient reads the inputs only through masks and indices (clamp's
 # `where(mask, grad, 0)`, max's `gather`-like selection, sort's scatter): under
 # create_graph=True that gradient has no history in them (requires_grad False when the
 # incoming gradient has none). jtorch's backward reads the values to rebuild the mask.
-MASKS_ONLY = frozenset({
-    "ClampBackward0", "ClampBackward1", "ClampMinBackward0", "ClampMinBackward1",
-    "ClampMaxBackward0", "ClampMaxBackward1", "MaxBackward0", "MaxBackward1",
-    "MinBackward0", "MinBackward1", "AmaxBackward0", "AminBackward0", "MaximumBackward0",
-    "MinimumBackward0", "FmaxBackward0", "FminBackward0", "MedianBackward0",
-    "MedianBackward1", "NanmedianBackward0", "NanmedianBackward1", "SortBackward0",
-    "SortBackward1",
-    "TopkBackward0", "KthvalueBackward0", "ModeBackward0", "CummaxBackward0",
-    "CumminBackward0", "MarginRankingLossBackward0", "HingeEmbeddingLossBackward0",
-    "NanmeanBackward0",
-})
+MASKS_ONLY = frozenset(
+    {
+        "ClampBackward0",
+        "ClampBackward1",
+        "ClampMinBackward0",
+        "ClampMinBackward1",
+        "ClampMaxBackward0",
+        "ClampMaxBackward1",
+        "MaxBackward0",
+        "MaxBackward1",
+        "MinBackward0",
+        "MinBackward1",
+        "AmaxBackward0",
+        "AminBackward0",
+        "MaximumBackward0",
+        "MinimumBackward0",
+        "FmaxBackward0",
+        "FminBackward0",
+        "MedianBackward0",
+        "MedianBackward1",
+        "NanmedianBackward0",
+        "NanmedianBackward1",
+        "SortBackward0",
+        "SortBackward1",
+        "TopkBackward0",
+        "KthvalueBackward0",
+        "ModeBackward0",
+        "CummaxBackward0",
+        "CumminBackward0",
+        "MarginRankingLossBackward0",
+        "HingeEmbeddingLossBackward0",
+        "NanmeanBackward0",
+    }
+)
 
 # Nodes whose PyTorch gradient is a function of an input it does not depend on
 # (nll_loss_backward(grad, self, target, ...) reads only self's shape): under
@@ -359,13 +511,25 @@ FORMULA_READS_INPUTS = frozenset({"NllLossBackward0", "NllLoss2DBackward0"})
 NO_HISTORY = "no history"
 _ADD, _NEG, _T = "AddBackward0", "NegBackward0", "TBackward0"
 _GRAD_GRAD_NAMES = {
-    "SiluBackward0": _ADD, "MishBackward0": _ADD, "LinalgVectorNormBackward0": _ADD,
-    "LogsumexpBackward0": _ADD, "ProdBackward0": _ADD, "ProdBackward1": _ADD,
-    "VarBackward0": _ADD, "VarMeanBackward0": _ADD, "StdMeanBackward0": _ADD,
-    "StdBackward0": _ADD, "AtanBackward0": _ADD, "Atan2Backward0": _ADD,
-    "DistBackward0": _ADD, "LogBackward0": _MUL, "Log1PBackward0": _MUL,
-    "Log2Backward0": "MulBackward1", "Log10Backward0": "MulBackward1",
-    "LogSigmoidBackward0": _MUL, "HardswishBackward0": "WhereBackward0",
+    "SiluBackward0": _ADD,
+    "MishBackward0": _ADD,
+    "LinalgVectorNormBackward0": _ADD,
+    "LogsumexpBackward0": _ADD,
+    "ProdBackward0": _ADD,
+    "ProdBackward1": _ADD,
+    "VarBackward0": _ADD,
+    "VarMeanBackward0": _ADD,
+    "StdMeanBackward0": _ADD,
+    "StdBackward0": _ADD,
+    "AtanBackward0": _ADD,
+    "Atan2Backward0": _ADD,
+    "DistBackward0": _ADD,
+    "LogBackward0": _MUL,
+    "Log1PBackward0": _MUL,
+    "Log2Backward0": "MulBackward1",
+    "Log10Backward0": "MulBackward1",
+    "LogSigmoidBackward0": _MUL,
+    "HardswishBackward0": "WhereBackward0",
     "NativeLayerNormBackward0": "ViewBackward0",
     "HypotBackward0": {0: (_ADD, _DIV), 1: (_DIV, _ADD)},
     "DivBackward0": {0: (None, _MUL), 1: (_DIV, _ADD)},
@@ -373,16 +537,24 @@ _GRAD_GRAD_NAMES = {
     "MseLossBackward0": {0: ("DivBackward1", _NEG), 1: (_NEG, "DivBackward1")},
     "HuberLossBackward0": {0: ("DivBackward1", _NEG), 1: (_NEG, "DivBackward1")},
     "SmoothL1LossBackward0": {0: ("DivBackward1", _NEG), 1: (_NEG, "DivBackward1")},
-    "MmBackward0": {0: (None, _T), 1: (_T,)}, "BmmBackward0": {0: (None, _T), 1: (_T,)},
+    "MmBackward0": {0: (None, _T), 1: (_T,)},
+    "BmmBackward0": {0: (None, _T), 1: (_T,)},
     "AddmmBackward0": {1: (None, None, _T), 2: (None, _T)},
     "AddcmulBackward0": "MulBackward1",
-    "HardtanhBackward0": NO_HISTORY, "AbsBackward0": NO_HISTORY,
-    "NllLossBackward0": NO_HISTORY, "NllLoss2DBackward0": NO_HISTORY,
-    "L1LossBackward0": NO_HISTORY, "ThresholdBackward0": NO_HISTORY,
-    "HardshrinkBackward0": NO_HISTORY, "SoftshrinkBackward0": NO_HISTORY,
-    "LeakyReluBackward0": NO_HISTORY, "RreluWithNoiseBackward0": NO_HISTORY,
-    "MaxPool2DWithIndicesBackward0": NO_HISTORY, "MaxPool3DWithIndicesBackward0": NO_HISTORY,
-    "AdaptiveMaxPool2DBackward0": NO_HISTORY, "AdaptiveMaxPool3DBackward0": NO_HISTORY,
+    "HardtanhBackward0": NO_HISTORY,
+    "AbsBackward0": NO_HISTORY,
+    "NllLossBackward0": NO_HISTORY,
+    "NllLoss2DBackward0": NO_HISTORY,
+    "L1LossBackward0": NO_HISTORY,
+    "ThresholdBackward0": NO_HISTORY,
+    "HardshrinkBackward0": NO_HISTORY,
+    "SoftshrinkBackward0": NO_HISTORY,
+    "LeakyReluBackward0": NO_HISTORY,
+    "RreluWithNoiseBackward0": NO_HISTORY,
+    "MaxPool2DWithIndicesBackward0": NO_HISTORY,
+    "MaxPool3DWithIndicesBackward0": NO_HISTORY,
+    "AdaptiveMaxPool2DBackward0": NO_HISTORY,
+    "AdaptiveMaxPool3DBackward0": NO_HISTORY,
 }
 # F.linear's: the input's gradient (grad @ W) reads the weight, the weight's (grad^T @ x)
 # the input through t()
@@ -404,7 +576,8 @@ def grad_names(name: str, mask, names=None) -> list:
     flags = []
     for i, m in enumerate(mask):
         flags.extend((i, bool(x)) for x in m) if isinstance(m, tuple) else flags.append(
-            (i, bool(m)))
+            (i, bool(m))
+        )
     positions = [i for i, m in flags if m]
     if names is None:
         return [name + "Backward"] * len(positions)

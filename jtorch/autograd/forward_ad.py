@@ -39,11 +39,17 @@ import numpy as np
 from .. import _programs, _views
 from .._ops import _registry
 from .._tensor import Tensor, wrap
-from .graph import DIFF_DTYPES, _merge, _pick
 from ._names import call_name
+from .graph import DIFF_DTYPES, _merge, _pick
 
-__all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual",
-           "unpack_dual", "dual_level"]
+__all__ = [
+    "UnpackedDualTensor",
+    "enter_dual_level",
+    "exit_dual_level",
+    "make_dual",
+    "unpack_dual",
+    "dual_level",
+]
 
 _current_level = -1
 _fwd_grad_enabled = True
@@ -85,8 +91,10 @@ def exit_dual_level(*, level: int | None = None) -> None:
     if level is None:
         level = _current_level
     if level != _current_level:
-        raise RuntimeError("Trying to exit a forward AD level that was not the last one that "
-                           "was created. This is not supported.")
+        raise RuntimeError(
+            "Trying to exit a forward AD level that was not the last one that "
+            "was created. This is not supported."
+        )
     if level < 0:
         raise RuntimeError("Dual level must be a positive number.")
     for t in list(_holders.values()):
@@ -111,6 +119,7 @@ class dual_level:  # noqa: N801 - PyTorch's name
         def wrapper(*args, **kwargs):
             with dual_level():
                 return fn(*args, **kwargs)
+
         return wrapper
 
 
@@ -180,30 +189,43 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
     if level is None:
         level = _current_level
     if level < 0:
-        raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, "
-                           "make sure to enter_dual_level() first.")
+        raise RuntimeError(
+            "Trying to create a dual Tensor for forward AD but no level exists, "
+            "make sure to enter_dual_level() first."
+        )
     if not (tensor.is_floating_point() or tensor.is_complex()):
-        raise ValueError(f"Expected primal to be floating point or complex, but got: "
-                         f"{tensor.dtype}")
+        raise ValueError(
+            f"Expected primal to be floating point or complex, but got: {tensor.dtype}"
+        )
     if not (tangent.is_floating_point() or tangent.is_complex()):
-        raise ValueError(f"Expected tangent to be floating point or complex, but got: "
-                         f"{tangent.dtype}")
+        raise ValueError(
+            f"Expected tangent to be floating point or complex, but got: {tangent.dtype}"
+        )
     if level != _current_level:
         raise RuntimeError("Invalid level given to _make_dual")
     if _tangent(tensor) is not None:
-        raise RuntimeError(f"Making a dual Tensor based on a Tensor that already has a forward "
-                           f"gradient at the same level {level} is not supported.")
+        raise RuntimeError(
+            f"Making a dual Tensor based on a Tensor that already has a forward "
+            f"gradient at the same level {level} is not supported."
+        )
     if tuple(tangent.shape) != tuple(tensor.shape):
-        raise RuntimeError("Trying to set a forward gradient that has a different size than "
-                           "that of the original Tensor, this is not supported. Tensor is of "
-                           f"size {list(tensor.shape)} while the given forward gradient is of "
-                           f"size {list(tangent.shape)}.")
-    if (tangent.stride() != tensor.stride() or tangent.storage_offset() != tensor.storage_offset()
-            or tangent._storage.value.size != tensor._storage.value.size):
+        raise RuntimeError(
+            "Trying to set a forward gradient that has a different size than "
+            "that of the original Tensor, this is not supported. Tensor is of "
+            f"size {list(tensor.shape)} while the given forward gradient is of "
+            f"size {list(tangent.shape)}."
+        )
+    if (
+        tangent.stride() != tensor.stride()
+        or tangent.storage_offset() != tensor.storage_offset()
+        or tangent._storage.value.size != tensor._storage.value.size
+    ):
         # PyTorch keeps the tangent only when laid out as the primal; else a copy that is.
         from .._ops.creation import empty_strided
-        tangent = empty_strided(tuple(tensor.shape), tensor.stride(), dtype=tangent.dtype,
-                                 device=tangent.device).copy_(tangent)
+
+        tangent = empty_strided(
+            tuple(tensor.shape), tensor.stride(), dtype=tangent.dtype, device=tangent.device
+        ).copy_(tangent)
     dual = _alias(tensor, _MAKE_DUAL)
     _set(dual, tangent)
     return dual
@@ -220,8 +242,10 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     if level < 0:
         return UnpackedDualTensor(tensor, None)
     if not isinstance(tensor, Tensor):
-        raise TypeError(f"_unpack_dual(): argument 'dual' (position 1) must be Tensor, not "
-                        f"{type(tensor).__name__}")
+        raise TypeError(
+            f"_unpack_dual(): argument 'dual' (position 1) must be Tensor, not "
+            f"{type(tensor).__name__}"
+        )
     tangent = None
     if level == _current_level and _fwd_grad_enabled:
         tangent = _tangent(tensor)
@@ -252,9 +276,13 @@ def _from_base(t: Tensor, base: Tensor):
     if m is not None and m.detached:
         return None
     # Views replay their chain from the storage: the base's tangent must be laid out alike.
-    if (base._chain or root_t._chain or root_t._base is not None
-            or root_t._storage.value.shape != base._storage.value.shape
-            or any(isinstance(s, _views.Bitcast) for s in t._chain)):
+    if (
+        base._chain
+        or root_t._chain
+        or root_t._base is not None
+        or root_t._storage.value.shape != base._storage.value.shape
+        or any(isinstance(s, _views.Bitcast) for s in t._chain)
+    ):
         return None
     v = root_t
     for step in t._chain:
@@ -276,7 +304,7 @@ def on_view(op, steps, base: Tensor, views) -> None:
         return
     for step, v in zip(steps if many else (steps,), views if many else (views,)):
         if isinstance(step, _views.Bitcast):
-            _set(v, False)          # view(dtype): reinterpreted bits have no tangent
+            _set(v, False)  # view(dtype): reinterpreted bits have no tangent
             continue
         if isinstance(step, _views.Strided) and not _same_layout(bt, base):
             # as_strided indexes the storage: give the tangent the base's storage layout
@@ -292,8 +320,12 @@ def on_view(op, steps, base: Tensor, views) -> None:
 
 
 def _same_layout(a: Tensor, b: Tensor) -> bool:
-    return (a._storage.value.shape == b._storage.value.shape and a._chain == b._chain
-            and a.stride() == b.stride() and a.storage_offset() == b.storage_offset())
+    return (
+        a._storage.value.shape == b._storage.value.shape
+        and a._chain == b._chain
+        and a.stride() == b.stride()
+        and a.storage_offset() == b.storage_offset()
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -322,8 +354,14 @@ def _new_tangent(target: Tensor) -> Tensor:
     """
     base = target._base
     m = target._grad_state
-    if (base is not None and target._fw is None and base._fw is None and not base._chain
-            and not (m is not None and m.detached) and _inexact(base)):
+    if (
+        base is not None
+        and target._fw is None
+        and base._fw is None
+        and not base._chain
+        and not (m is not None and m.detached)
+        and _inexact(base)
+    ):
         _set(base, wrap(jnp.zeros_like(base._storage.value)))
         t = _from_base(target, base)
         if t is not None:
@@ -337,8 +375,10 @@ def check_out(op, result) -> None:
     """`out=` with a dual result: PyTorch has no forward AD for out= functions."""
     for r in result if isinstance(result, tuple) else (result,):
         if isinstance(r, Tensor) and r._fw is not None and r._fw is not False:
-            raise NotImplementedError(f"Trying to use forward AD with {op.name}_out that does "
-                                      "not support it because it is an out= function")
+            raise NotImplementedError(
+                f"Trying to use forward AD with {op.name}_out that does "
+                "not support it because it is an out= function"
+            )
 
 
 # ---------------------------------------------------------------------------
@@ -367,13 +407,11 @@ def jvp_of(fn, mask, transpose: bool = False):
     def jvp(*vals):
         args, tans = vals[:n], vals[n:]
         primals = tuple(_pick(args, mask))
-        tans = tuple(t if t.dtype == p.dtype else t.astype(p.dtype)
-                     for p, t in zip(primals, tans))
+        tans = tuple(t if t.dtype == p.dtype else t.astype(p.dtype) for p, t in zip(primals, tans))
         out, out_t = push(lambda *d: fn(*_merge(args, mask, d)), primals, tans)
         leaves, tree = jax.tree_util.tree_flatten(out)
         t_leaves = tree.flatten_up_to(out_t)
-        return tuple(t for o, t in zip(leaves, t_leaves)
-                     if jnp.issubdtype(o.dtype, jnp.inexact))
+        return tuple(t for o, t in zip(leaves, t_leaves) if jnp.issubdtype(o.dtype, jnp.inexact))
 
     # A kernel that is not compiled (data-dependent shapes) cannot be traced by jit either.
     j = jax.jit(jvp) if hasattr(fn, "lower") else jvp
@@ -396,8 +434,10 @@ def _jvp_by_transposing(f, primals, tans):
 
     def full(parts):
         it = iter(parts)
-        return [next(it) if ok else np.zeros(o.shape, jax.dtypes.float0)
-                for o, ok in zip(leaves, inexact)]
+        return [
+            next(it) if ok else np.zeros(o.shape, jax.dtypes.float0)
+            for o, ok in zip(leaves, inexact)
+        ]
 
     def pull(*cts):
         return pullback(tree.unflatten(full(cts)))
@@ -435,8 +475,9 @@ _TRANSPOSE = _programs.ProgramCache("jvp-transposed", share=0.25)
 
 
 def _unsupported(op, e: Exception) -> NotImplementedError:
-    return NotImplementedError(f"Trying to use forward AD with {op.name} that does not support "
-                               f"it ({e})")
+    return NotImplementedError(
+        f"Trying to use forward AD with {op.name} that does not support it ({e})"
+    )
 
 
 def on_call(op, fn, slot_values, arrays, result) -> None:

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 
 from .._tensor import SparseOperand, Tensor, meta, wrap
 from . import grad_mode
-from .graph import FREED_MESSAGE, DIFF_DTYPES, Node, _modified_message, edge_of
+from .graph import DIFF_DTYPES, FREED_MESSAGE, Node, _modified_message, edge_of
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable", "BackwardCFunction"]
 
@@ -23,8 +23,10 @@ class FunctionCtx:
     def save_for_backward(self, *tensors) -> None:
         for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
-                raise TypeError("save_for_backward can only save variables, but argument "
-                                f"{i} is of type {type(t).__name__}")
+                raise TypeError(
+                    "save_for_backward can only save variables, but argument "
+                    f"{i} is of type {type(t).__name__}"
+                )
         self._to_save = tensors
         self._saved = tuple(None if t is None else (t, t._vc[0]) for t in tensors)
 
@@ -81,10 +83,12 @@ class BackwardCFunction(FunctionCtx, Node):
         tensors = tuple(g if isinstance(g, Tensor) or g is None else wrap(g) for g in grads)
         cls = self._cls
         user_fn = cls.backward
-        if cls.vjp is not Function.vjp:         # `vjp` is `backward`'s other name
+        if cls.vjp is not Function.vjp:  # `vjp` is `backward`'s other name
             if user_fn is not Function.backward:
-                raise RuntimeError("Implementing both 'backward' and 'vjp' for a custom Function "
-                                   "is not allowed. You should only implement one of them.")
+                raise RuntimeError(
+                    "Implementing both 'backward' and 'vjp' for a custom Function "
+                    "is not allowed. You should only implement one of them."
+                )
             user_fn = cls.vjp
         with grad_mode.set_grad_enabled(create_graph):
             res = user_fn(self, *tensors)
@@ -95,8 +99,10 @@ class BackwardCFunction(FunctionCtx, Node):
             if len(res) > n and all(r is None for r in res[n:]):
                 res = res[:n]
             else:
-                raise RuntimeError(f"function {self.name()} returned an incorrect number of "
-                                   f"gradients (expected {n}, got {len(res)})")
+                raise RuntimeError(
+                    f"function {self.name()} returned an incorrect number of "
+                    f"gradients (expected {n}, got {len(res)})"
+                )
         out = []
         for slot in self._input_slots:
             i, shape = slot
@@ -113,10 +119,11 @@ class BackwardCFunction(FunctionCtx, Node):
                     raise RuntimeError(
                         f"Function {self.name()} returned an invalid gradient at index {i} - "
                         f"got {list(g.shape)} but expected shape compatible with "
-                        f"{list(shape)}") from None
+                        f"{list(shape)}"
+                    ) from None
             try:
                 out.append(g if create_graph else g._array)
-            except SparseOperand:       # a sparse gradient travels as the tensor itself
+            except SparseOperand:  # a sparse gradient travels as the tensor itself
                 out.append(g)
         return tuple(out)
 
@@ -138,15 +145,18 @@ class Function(metaclass=_FunctionMeta):
         pass
 
     def __call__(self, *args, **kwargs):
-        raise RuntimeError("Legacy autograd function with non-static forward method is "
-                           "deprecated. Please use new-style autograd function with static "
-                           "forward method. (Example: https://pytorch.org/docs/stable/"
-                           "autograd.html#torch.autograd.Function)")
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is "
+            "deprecated. Please use new-style autograd function with static "
+            "forward method. (Example: https://pytorch.org/docs/stable/"
+            "autograd.html#torch.autograd.Function)"
+        )
 
     @staticmethod
     def forward(*args, **kwargs):
-        raise NotImplementedError("You must implement the forward function for custom "
-                                  "autograd.Function.")
+        raise NotImplementedError(
+            "You must implement the forward function for custom autograd.Function."
+        )
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -154,16 +164,20 @@ class Function(metaclass=_FunctionMeta):
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        raise NotImplementedError("You must implement either the backward or vjp method for "
-                                  "your custom autograd.Function to use it with backward "
-                                  "mode AD.")
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for "
+            "your custom autograd.Function to use it with backward "
+            "mode AD."
+        )
 
     vjp = backward
 
     @staticmethod
     def jvp(ctx, *grad_inputs):
-        raise NotImplementedError("You must implement the jvp function for custom "
-                                  "autograd.Function to use it with forward mode AD.")
+        raise NotImplementedError(
+            "You must implement the jvp function for custom "
+            "autograd.Function to use it with forward mode AD."
+        )
 
     @classmethod
     def apply(cls, *args, **kwargs):
@@ -193,17 +207,20 @@ def _connect(ctx, args, output):
     dirty = getattr(ctx, "_dirty", ())
     for t in dirty:
         if t._rg and t.grad_fn is None:
-            raise RuntimeError("a leaf Variable that requires grad has been used in an "
-                               "in-place operation.")
+            raise RuntimeError(
+                "a leaf Variable that requires grad has been used in an in-place operation."
+            )
     ctx._edges = tuple(edges)
     ctx._input_slots = tuple(slots)
     non_diff = {id(t) for t in getattr(ctx, "_non_differentiable", ())}
     dirty_ids = {id(t) for t in dirty}
     for t in dirty:
-        t._vc[0] += 1       # PyTorch bumps a dirty tensor's version once more on output
-    if dirty and getattr(ctx, "_saved", None):     # a saved dirty tensor is saved as output
-        ctx._saved = tuple((e[0], e[0]._vc[0]) if e is not None and id(e[0]) in dirty_ids
-                           else e for e in ctx._saved)
+        t._vc[0] += 1  # PyTorch bumps a dirty tensor's version once more on output
+    if dirty and getattr(ctx, "_saved", None):  # a saved dirty tensor is saved as output
+        ctx._saved = tuple(
+            (e[0], e[0]._vc[0]) if e is not None and id(e[0]) in dirty_ids else e
+            for e in ctx._saved
+        )
     single = not isinstance(output, tuple)
     outs = (output,) if single else output
     result, metas = [], []
@@ -213,7 +230,7 @@ def _connect(ctx, args, output):
             metas.append(((), jnp.float32))
             continue
         if any(o is a for a in args) and id(o) not in dirty_ids:
-            o = Tensor._make_subclass(Tensor, o)    # an input returned as is: a new alias
+            o = Tensor._make_subclass(Tensor, o)  # an input returned as is: a new alias
         metas.append((tuple(o.shape), o._array.dtype))
         if id(o) not in non_diff and o._array.dtype in DIFF_DTYPES:
             o._rg = True
@@ -229,8 +246,10 @@ def _connect(ctx, args, output):
 
 def once_differentiable(fn):
     """Matches `torch.autograd.function.once_differentiable`: backward runs without a graph."""
+
     @functools.wraps(fn)
     def wrapper(ctx, *args):
         with grad_mode.no_grad():
             return fn(ctx, *args)
+
     return wrapper

@@ -36,6 +36,7 @@ class _Mode:
         if fn is None:
             return self
         if inspect.isgeneratorfunction(fn):
+
             @functools.wraps(fn)
             def gen_wrapper(*args, **kwargs):
                 # The mode holds while the generator runs, not while its caller does.
@@ -58,12 +59,14 @@ class _Mode:
                                 value = gen.send(sent)
                 except StopIteration as stop:
                     return stop.value
+
             return gen_wrapper
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             with self.clone():
                 return fn(*args, **kwargs)
+
         return wrapper
 
     def clone(self):
@@ -152,7 +155,7 @@ class inference_mode(_Mode):
     def __enter__(self):
         self.prev_inf = is_inference_mode_enabled()
         _state.inference = self.mode
-        _tensor.inference_check = is_inference_mode_enabled   # tensors made now: is_inference()
+        _tensor.inference_check = is_inference_mode_enabled  # tensors made now: is_inference()
         return super().__enter__()
 
     def __exit__(self, *exc):

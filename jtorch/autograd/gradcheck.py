@@ -60,7 +60,7 @@ def _is_complex(a) -> bool:
 def _replace_input(inputs: tuple, i: int, arr) -> tuple:
     t = inputs[i]
     new = wrap(arr).requires_grad_(t.requires_grad)
-    return inputs[:i] + (new,) + inputs[i + 1:]
+    return inputs[:i] + (new,) + inputs[i + 1 :]
 
 
 def _outputs_at(func, inputs, out_idx) -> list:
@@ -77,19 +77,29 @@ def _numerical(func, inputs, diff_idx, out_idx, eps):
         n = x.size
         flat = x.reshape(-1)
         dirs = (1.0, 1j) if _is_complex(x) else (1.0,)
-        cols = {(o, p): np.zeros((n, base[o].size), dtype=np.complex128 if _is_complex(x)
-                                 else np.float64)
-                for o in range(len(out_idx)) for p in _parts(base[o])}
+        cols = {
+            (o, p): np.zeros(
+                (n, base[o].size), dtype=np.complex128 if _is_complex(x) else np.float64
+            )
+            for o in range(len(out_idx))
+            for p in _parts(base[o])
+        }
         for k in range(n):
             for d in dirs:
                 delta = eps * d
-                plus = _outputs_at(func, _replace_input(inputs, i, flat.at[k].add(delta)
-                                                        .reshape(x.shape)), out_idx)
-                minus = _outputs_at(func, _replace_input(inputs, i, flat.at[k].add(-delta)
-                                                         .reshape(x.shape)), out_idx)
+                plus = _outputs_at(
+                    func, _replace_input(inputs, i, flat.at[k].add(delta).reshape(x.shape)), out_idx
+                )
+                minus = _outputs_at(
+                    func,
+                    _replace_input(inputs, i, flat.at[k].add(-delta).reshape(x.shape)),
+                    out_idx,
+                )
                 for o in range(len(out_idx)):
-                    diff = (np.asarray(plus[o], dtype=np.complex128)
-                            - np.asarray(minus[o], dtype=np.complex128)).reshape(-1) / (2 * eps)
+                    diff = (
+                        np.asarray(plus[o], dtype=np.complex128)
+                        - np.asarray(minus[o], dtype=np.complex128)
+                    ).reshape(-1) / (2 * eps)
                     for p in _parts(base[o]):
                         part = diff.imag if p == "imag" else diff.real
                         cols[(o, p)][k] += part if d == 1.0 else 1j * part
@@ -109,13 +119,17 @@ def _analytical(outputs, diff_inputs, check_dtypes):
         arr = out._array
         for p in _parts(arr):
             unit = 1j if p == "imag" else 1.0
-            mats = [np.zeros((x.numel(), arr.size),
-                             dtype=np.complex128 if x.is_complex() else np.float64)
-                    for x in diff_inputs]
+            mats = [
+                np.zeros(
+                    (x.numel(), arr.size), dtype=np.complex128 if x.is_complex() else np.float64
+                )
+                for x in diff_inputs
+            ]
             for m in range(arr.size):
                 ct = jnp.zeros(arr.size, arr.dtype).at[m].set(unit).reshape(arr.shape)
-                grads = _grad((out,), diff_inputs, (wrap(ct),), retain_graph=True,
-                              allow_unused=True)
+                grads = _grad(
+                    (out,), diff_inputs, (wrap(ct),), retain_graph=True, allow_unused=True
+                )
                 for j, (g, x) in enumerate(zip(grads, diff_inputs)):
                     if g is None:
                         continue
@@ -130,34 +144,53 @@ def _analytical(outputs, diff_inputs, check_dtypes):
 
 
 def _mismatch(o, i, n, a, part, out_complex, mode="") -> str:
-    prefix = f"While considering the {part} part of complex outputs only, " if out_complex \
-        else ""
-    return (f"{prefix}Jacobian {mode}mismatch for output {o:d} with respect to input {i:d},\n"
-            f"numerical:{_tensor_str(n)}\nanalytical:{_tensor_str(a)}\n")
+    prefix = f"While considering the {part} part of complex outputs only, " if out_complex else ""
+    return (
+        f"{prefix}Jacobian {mode}mismatch for output {o:d} with respect to input {i:d},\n"
+        f"numerical:{_tensor_str(n)}\nanalytical:{_tensor_str(a)}\n"
+    )
 
 
 def _allclose(a, n, rtol, atol) -> bool:
     return bool(np.allclose(a, n, rtol=rtol, atol=atol, equal_nan=False))
 
 
-def _check(func, inputs, eps, atol, rtol, nondet_tol, check_grad_dtypes, check_forward_ad,
-           check_backward_ad):
+def _check(
+    func,
+    inputs,
+    eps,
+    atol,
+    rtol,
+    nondet_tol,
+    check_grad_dtypes,
+    check_forward_ad,
+    check_backward_ad,
+):
     diff_idx = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     if not diff_idx:
-        raise ValueError("gradcheck expects at least one input tensor to require gradient, but "
-                         "none of the them have requires_grad=True.")
+        raise ValueError(
+            "gradcheck expects at least one input tensor to require gradient, but "
+            "none of the them have requires_grad=True."
+        )
     for i in diff_idx:
-        if inputs[i].dtype.itemsize < 8 or not (inputs[i].is_floating_point()
-                                                or inputs[i].is_complex()):
-            warnings.warn(f"Input #{i} requires gradient and is not a double precision floating "
-                          "point or complex. This check will likely fail if all the inputs are "
-                          "not of double precision floating point or complex. ", stacklevel=3)
+        if inputs[i].dtype.itemsize < 8 or not (
+            inputs[i].is_floating_point() or inputs[i].is_complex()
+        ):
+            warnings.warn(
+                f"Input #{i} requires gradient and is not a double precision floating "
+                "point or complex. This check will likely fail if all the inputs are "
+                "not of double precision floating point or complex. ",
+                stacklevel=3,
+            )
     outs = _as_tuple(func(*inputs))
     out_idx = [k for k, o in enumerate(outs) if isinstance(o, Tensor) and o.requires_grad]
     if not out_idx:
         # Nothing to differentiate: the function must not depend on its inputs numerically.
-        all_idx = [k for k, o in enumerate(outs) if isinstance(o, Tensor)
-                   and (o.is_floating_point() or o.is_complex())]
+        all_idx = [
+            k
+            for k, o in enumerate(outs)
+            if isinstance(o, Tensor) and (o.is_floating_point() or o.is_complex())
+        ]
         num = _numerical(func, inputs, diff_idx, all_idx, eps)
         for m in num.values():
             if not _allclose(m, 0.0, rtol, atol):
@@ -179,7 +212,8 @@ def _check(func, inputs, eps, atol, rtol, nondet_tol, check_grad_dtypes, check_f
                     "Backward is not reentrant, i.e., running backward with same input and "
                     "grad_output multiple times gives different values, although analytical "
                     "gradient matches numerical gradient.The tolerance for nondeterminism was "
-                    f"{nondet_tol}.")
+                    f"{nondet_tol}."
+                )
     if check_forward_ad:
         _check_forward(func, inputs, diff_idx, out_idx, num, atol, rtol)
     return True
@@ -200,41 +234,76 @@ def _check_forward(func, inputs, diff_idx, out_idx, num, atol, rtol):
     jac = _func.jacfwd(f, argnums=tuple(range(len(diff_idx))))(*detached)
     for o, per_input in enumerate(jac):
         for j, J in enumerate(per_input):
-            out_n = int(np.prod(J.shape[:J.dim() - detached[j].dim()]))
+            out_n = int(np.prod(J.shape[: J.dim() - detached[j].dim()]))
             a = np.asarray(J._array).reshape(out_n, -1).T
             n = num[(diff_idx[j], o, "real")]
             if not _allclose(a, n, rtol, atol):
-                raise GradcheckError(_mismatch(o, j, n, a, "real", False,
-                                               "computed with forward mode "))
+                raise GradcheckError(
+                    _mismatch(o, j, n, a, "real", False, "computed with forward mode ")
+                )
 
 
-def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
-              raise_exception: bool = True, nondet_tol: float = 0.0,
-              check_undefined_grad: bool = True, check_grad_dtypes: bool = False,
-              check_batched_grad: bool = False, check_batched_forward_grad: bool = False,
-              check_forward_ad: bool = False, check_backward_ad: bool = True,
-              fast_mode: bool = False, masked: bool | None = None) -> bool:
+def gradcheck(
+    func,
+    inputs,
+    *,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    raise_exception: bool = True,
+    nondet_tol: float = 0.0,
+    check_undefined_grad: bool = True,
+    check_grad_dtypes: bool = False,
+    check_batched_grad: bool = False,
+    check_batched_forward_grad: bool = False,
+    check_forward_ad: bool = False,
+    check_backward_ad: bool = True,
+    fast_mode: bool = False,
+    masked: bool | None = None,
+) -> bool:
     """Matches `torch.autograd.gradcheck.gradcheck` (see the module docstring for the checks
     performed): True when the tape's gradients match finite differences."""
     if not (check_forward_ad or check_backward_ad):
-        raise ValueError("Expected at least one of check_forward_ad or check_backward_ad to be "
-                         "True")
+        raise ValueError(
+            "Expected at least one of check_forward_ad or check_backward_ad to be True"
+        )
     try:
-        return _check(func, _as_tuple(inputs), eps, atol, rtol, nondet_tol, check_grad_dtypes,
-                      check_forward_ad, check_backward_ad)
+        return _check(
+            func,
+            _as_tuple(inputs),
+            eps,
+            atol,
+            rtol,
+            nondet_tol,
+            check_grad_dtypes,
+            check_forward_ad,
+            check_backward_ad,
+        )
     except GradcheckError:
         if raise_exception:
             raise
         return False
 
 
-def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: float = 1e-5,
-                  rtol: float = 1e-3, gen_non_contig_grad_outputs: bool = False,
-                  raise_exception: bool = True, nondet_tol: float = 0.0,
-                  check_undefined_grad: bool = True, check_grad_dtypes: bool = False,
-                  check_batched_grad: bool = False, check_fwd_over_rev: bool = False,
-                  check_rev_over_rev: bool = True, fast_mode: bool = False,
-                  masked: bool = False) -> bool:
+def gradgradcheck(
+    func,
+    inputs,
+    grad_outputs=None,
+    *,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    gen_non_contig_grad_outputs: bool = False,
+    raise_exception: bool = True,
+    nondet_tol: float = 0.0,
+    check_undefined_grad: bool = True,
+    check_grad_dtypes: bool = False,
+    check_batched_grad: bool = False,
+    check_fwd_over_rev: bool = False,
+    check_rev_over_rev: bool = True,
+    fast_mode: bool = False,
+    masked: bool = False,
+) -> bool:
     """Matches `torch.autograd.gradcheck.gradgradcheck`: gradcheck of the backward itself
     (with respect to the inputs and the grad_outputs), through `create_graph=True`."""
     from .. import rand
@@ -242,8 +311,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
     inputs = _as_tuple(inputs)
     if grad_outputs is None:
         outs = _differentiable_outputs(func(*inputs))
-        grad_outputs = tuple((rand(o.shape, dtype=o.dtype) * 2 - 1).requires_grad_()
-                             for o in outs)
+        grad_outputs = tuple((rand(o.shape, dtype=o.dtype) * 2 - 1).requires_grad_() for o in outs)
     else:
         grad_outputs = _as_tuple(grad_outputs)
     n_out = len(grad_outputs)
@@ -251,19 +319,26 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
     diff_go = {i for i, x in enumerate(grad_outputs) if x.requires_grad}
 
     def new_func(*args):
-        ins = tuple(x.requires_grad_() if i in diff_in else x
-                    for i, x in enumerate(args[:-n_out]))
+        ins = tuple(x.requires_grad_() if i in diff_in else x for i, x in enumerate(args[:-n_out]))
         outs = _differentiable_outputs(func(*ins))
-        gos = tuple(x.requires_grad_() if i in diff_go else x
-                    for i, x in enumerate(args[-n_out:]))
+        gos = tuple(x.requires_grad_() if i in diff_go else x for i, x in enumerate(args[-n_out:]))
         diff_args = tuple(x for i, x in enumerate(ins) if i in diff_in)
         grads = _grad(outs, diff_args, gos, create_graph=True, allow_unused=True)
         return tuple(g for g in grads if g is not None)
 
-    return gradcheck(new_func, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception, nondet_tol=nondet_tol,
-                     check_undefined_grad=check_undefined_grad,
-                     check_grad_dtypes=check_grad_dtypes,
-                     check_batched_grad=check_batched_grad,
-                     check_forward_ad=check_fwd_over_rev,
-                     check_backward_ad=check_rev_over_rev, fast_mode=fast_mode, masked=masked)
+    return gradcheck(
+        new_func,
+        inputs + grad_outputs,
+        eps=eps,
+        atol=atol,
+        rtol=rtol,
+        raise_exception=raise_exception,
+        nondet_tol=nondet_tol,
+        check_undefined_grad=check_undefined_grad,
+        check_grad_dtypes=check_grad_dtypes,
+        check_batched_grad=check_batched_grad,
+        check_forward_ad=check_fwd_over_rev,
+        check_backward_ad=check_rev_over_rev,
+        fast_mode=fast_mode,
+        masked=masked,
+    )

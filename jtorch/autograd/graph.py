@@ -24,18 +24,19 @@ import numpy as np
 from jax._src.array import ArrayImpl as _ArrayImpl
 
 from .. import _dtype, _programs, _tracebacks, _views
-from . import _names, anomaly_mode
 from .._tensor import AutogradMeta as Meta
-from .._tensor import meta
-from .._tensor import Tensor, wrap
+from .._tensor import Tensor, meta, wrap
+from . import _names, anomaly_mode
 
 __all__ = ["Node", "RemovableHandle", "AccumulateGrad"]
 
 _seq = itertools.count()
 
 # The dtypes that can carry gradients (numpy's view of jax's dtypes; bfloat16 has kind 'V').
-DIFF_DTYPES = frozenset(np.dtype(d) for d in (
-    jnp.float16, jnp.bfloat16, jnp.float32, jnp.float64, jnp.complex64, jnp.complex128))
+DIFF_DTYPES = frozenset(
+    np.dtype(d)
+    for d in (jnp.float16, jnp.bfloat16, jnp.float32, jnp.float64, jnp.complex64, jnp.complex128)
+)
 
 
 class RemovableHandle:
@@ -98,8 +99,19 @@ def _add_hook(hooks: dict, fn) -> RemovableHandle:
 class Node:
     """Matches `torch.autograd.graph.Node`: one step of the backward graph."""
 
-    __slots__ = ("_edges", "_seq", "_name", "_pre_hooks", "_hooks", "_tensor_pre_hooks",
-                 "_retains", "_freed", "metadata_", "_trace", "__weakref__")
+    __slots__ = (
+        "_edges",
+        "_seq",
+        "_name",
+        "_pre_hooks",
+        "_hooks",
+        "_tensor_pre_hooks",
+        "_retains",
+        "_freed",
+        "metadata_",
+        "_trace",
+        "__weakref__",
+    )
 
     def __init__(self, name: str, edges: tuple):
         self._name = name
@@ -107,8 +119,8 @@ class Node:
         self._seq = next(_seq)
         self._pre_hooks = None
         self._hooks = None
-        self._tensor_pre_hooks = None   # {output_nr: {id: hook}} from Tensor.register_hook
-        self._retains = None            # {output_nr: weakref to tensor} from retain_grad()
+        self._tensor_pre_hooks = None  # {output_nr: {id: hook}} from Tensor.register_hook
+        self._retains = None  # {output_nr: weakref to tensor} from retain_grad()
         self._freed = False
         self.metadata_ = None
         # anomaly mode: where in the user's code the forward op ran, for backward's errors
@@ -163,10 +175,8 @@ class Node:
 
     def __call__(self, *grads):
         """Applies this node's backward to Tensor grads (`node(grad)` as in PyTorch)."""
-        out = self.apply(tuple(g._array if isinstance(g, Tensor) else g for g in grads),
-                         False)
-        res = tuple(wrap(g) if g is not None and not isinstance(g, Tensor) else g
-                    for g in out)
+        out = self.apply(tuple(g._array if isinstance(g, Tensor) else g for g in grads), False)
+        res = tuple(wrap(g) if g is not None and not isinstance(g, Tensor) else g for g in out)
         return res[0] if len(res) == 1 else res
 
 
@@ -237,8 +247,11 @@ def _flat_backward(b, n_args):
     key = ("flat", b, n_args)
     f = _BWD.get(key)
     if f is None:
-        f = jax.jit(lambda *v: b(v[:n_args], v[n_args:])) if hasattr(b, "lower") else (
-            lambda *v: b(v[:n_args], v[n_args:]))
+        f = (
+            jax.jit(lambda *v: b(v[:n_args], v[n_args:]))
+            if hasattr(b, "lower")
+            else (lambda *v: b(v[:n_args], v[n_args:]))
+        )
         _BWD.put(key, f)
     return f
 
@@ -260,17 +273,20 @@ def used_args(fn, mask, args, n_out):
     b = backward_of(fn, mask)
     try:
         from jax._src.interpreters import partial_eval as pe
+
         avals = jax.tree_util.tree_map(_aval, args, is_leaf=lambda a: isinstance(a, Freed))
         out = jax.eval_shape(lambda *a: fn(*a), *avals)
         leaves = jax.tree_util.tree_leaves(out)
-        cts = tuple(jax.ShapeDtypeStruct(o.shape, o.dtype) if jnp.issubdtype(o.dtype, jnp.inexact)
-                    else None for o in leaves)
+        cts = tuple(
+            jax.ShapeDtypeStruct(o.shape, o.dtype) if jnp.issubdtype(o.dtype, jnp.inexact) else None
+            for o in leaves
+        )
         closed = jax.make_jaxpr(getattr(b, "__wrapped__", b))(avals, cts)
         _, used_flat = pe.dce_jaxpr(closed.jaxpr, [True] * len(closed.jaxpr.outvars))
         counts = [len(jax.tree_util.tree_leaves(a)) for a in avals]
         used, i = [], 0
         for c in counts:
-            used.append(any(used_flat[i:i + c]))
+            used.append(any(used_flat[i : i + c]))
             i += c
         used = tuple(used)
     except Exception:  # noqa: BLE001 - an unanalysable backward conservatively uses everything
@@ -289,7 +305,7 @@ class Freed:
 
 
 def _release_arg(a):
-    if type(a) is _ArrayImpl:       # (the common case first)
+    if type(a) is _ArrayImpl:  # (the common case first)
         return Freed(a.shape, a.dtype)
     if isinstance(a, tuple):
         return tuple(_release_arg(x) for x in a)
@@ -301,8 +317,7 @@ def _release_arg(a):
 def _positions(a) -> bool:
     """Whether a node argument is a view chain's positions (`_views.params`): a tuple of
     tuples of ints, which no kernel argument is."""
-    return type(a) is tuple and all(type(p) is tuple and all(type(i) is int for i in p)
-                                    for p in a)
+    return type(a) is tuple and all(type(p) is tuple and all(type(i) is int for i in p) for p in a)
 
 
 def _aval(a):
@@ -324,8 +339,8 @@ def _zeros_like_aval(a):
 # each node made packs the arrays its backward reads (what PyTorch's formula would save, as
 # `used_args` finds) through `pack_hook`, and unpacks them when the backward runs.
 
-_saved_hooks: list = []         # the installed (pack_hook, unpack_hook) pairs, innermost last
-_hooks_disabled: list = []      # messages of open `disable_saved_tensors_hooks` contexts
+_saved_hooks: list = []  # the installed (pack_hook, unpack_hook) pairs, innermost last
+_hooks_disabled: list = []  # messages of open `disable_saved_tensors_hooks` contexts
 
 
 class _Packed:
@@ -347,11 +362,10 @@ def _pack_args(fn, mask, args, n_outputs):
     used = used_args(fn, mask, args, n_outputs)
     out = []
     for u, a in zip(used, args):
-        if not u:                       # not saved: only its shape is kept
+        if not u:  # not saved: only its shape is kept
             out.append(_release_arg(a))
         elif isinstance(a, tuple):
-            out.append(tuple(_pack_one(x, pack, unpack) if hasattr(x, "shape") else x
-                             for x in a))
+            out.append(tuple(_pack_one(x, pack, unpack) if hasattr(x, "shape") else x for x in a))
         elif hasattr(a, "shape") and hasattr(a, "dtype"):
             out.append(_pack_one(a, pack, unpack))
         else:
@@ -363,8 +377,10 @@ def _unpack_arg(a):
     if isinstance(a, _Packed):
         t = a.unpack(a.obj)
         if not isinstance(t, Tensor):
-            raise TypeError(f"Output of saved tensor unpack_hook expected to be a Tensor but "
-                            f"got result of type {type(t).__name__}")
+            raise TypeError(
+                f"Output of saved tensor unpack_hook expected to be a Tensor but "
+                f"got result of type {type(t).__name__}"
+            )
         return t._array
     if isinstance(a, Freed):
         return jnp.zeros(a.shape, a.dtype)
@@ -385,14 +401,25 @@ class FnNode(Node):
     `outs` the same for outputs when PyTorch's formula saves the result instead.
     """
 
-    __slots__ = ("_fn", "_args", "_mask", "_saved", "_outs", "n_outputs", "_tensor_infos",
-                 "_epos", "_packed", "grad_names", "grad_order")
+    __slots__ = (
+        "_fn",
+        "_args",
+        "_mask",
+        "_saved",
+        "_outs",
+        "n_outputs",
+        "_tensor_infos",
+        "_epos",
+        "_packed",
+        "grad_names",
+        "grad_order",
+    )
 
     def __init__(self, name, fn, args, mask, edges, saved, n_outputs, outs=None, epos=None):
         Node.__init__(self, name, edges)
         self._epos = epos
-        self.grad_names = None      # _names.grad_name's override (F.linear's)
-        self.grad_order = 0         # n: the node records the n-th backward of a forward op
+        self.grad_names = None  # _names.grad_name's override (F.linear's)
+        self.grad_order = 0  # n: the node records the n-th backward of a forward op
         self._fn = fn
         self._mask = mask
         self._saved = saved
@@ -406,7 +433,7 @@ class FnNode(Node):
             self._check_saved()
         args = self._args
         if self._freed:
-            args = _zeros_like_aval(args)   # the backward reads no values (checked above)
+            args = _zeros_like_aval(args)  # the backward reads no values (checked above)
         elif self._packed:
             args = tuple(_unpack_arg(a) for a in args)
         b = backward_of(self._fn, self._mask)
@@ -417,7 +444,7 @@ class FnNode(Node):
         edges = self._edges
         if len(res) == len(edges):
             return res
-        it = iter(res)      # one edge per argument; grads exist for the differentiated ones
+        it = iter(res)  # one edge per argument; grads exist for the differentiated ones
         return tuple(None if e is None else next(it) for e in edges)
 
     def _check_saved(self):
@@ -426,8 +453,9 @@ class FnNode(Node):
             used = used_args(self._fn, self._mask, self._args, self.n_outputs)
             # A view's positions are not saved values (PyTorch's SelectBackward keeps its
             # index and backs through a freed graph); a scalar multiplier is one.
-            if self._outs is not None or any(u and not _positions(a)
-                                             for u, a in zip(used, self._args)):
+            if self._outs is not None or any(
+                u and not _positions(a) for u, a in zip(used, self._args)
+            ):
                 raise RuntimeError(FREED_MESSAGE)
             return
         if self._outs is not None:
@@ -455,24 +483,28 @@ FREED_MESSAGE = (
     "after they have already been freed). Saved intermediate values of the graph are freed "
     "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
     "backward through the graph a second time or if you need to access saved tensors after "
-    "calling backward.")
+    "calling backward."
+)
 
 
 def _modified_message(arr, node, now, expected):
     desc = f"[{_dtype.legacy_type_name(arr.dtype)} {list(arr.shape)}]"
     if node is not None:
-        name = re.sub(r'Backward[0-9]*$', '', node.name().rpartition("::")[2])
+        name = re.sub(r"Backward[0-9]*$", "", node.name().rpartition("::")[2])
         desc += f", which is output 0 of {name},"
-    return ("one of the variables needed for gradient computation has been modified by an "
-            f"inplace operation: {desc} is at version {now}; expected version {expected} "
-            "instead. Hint: enable anomaly detection to find the operation that failed to "
-            "compute its gradient, with torch.autograd.set_detect_anomaly(True, "
-            "check_nan=False).")
+    return (
+        "one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: {desc} is at version {now}; expected version {expected} "
+        "instead. Hint: enable anomaly detection to find the operation that failed to "
+        "compute its gradient, with torch.autograd.set_detect_anomaly(True, "
+        "check_nan=False)."
+    )
 
 
 def _record_backward(node, b, args, grads):
     """`create_graph=True`: runs `node`'s backward as a recorded call, so it has a graph too."""
     from . import _engine
+
     n = len(args)
     flat = _flat_backward(b, n)
     # An argument the backward does not read (`sum`'s input, a bias) carries no history into
@@ -484,8 +516,9 @@ def _record_backward(node, b, args, grads):
     own = node.grad_order == 0 and (node.grad_names is None or linear)
     if own and node.name() in _names.FORMULA_READS_INPUTS:
         used = (True,) * len(args)
-    inputs = tuple(_saved_input(node, i, a) if used[i] else a
-                   for i, a in enumerate(args)) + tuple(grads)
+    inputs = tuple(_saved_input(node, i, a) if used[i] else a for i, a in enumerate(args)) + tuple(
+        grads
+    )
     if node.grad_names is _names.NO_HISTORY:
         return _engine.call_recorded(node.name() + "Backward", flat, _history_free(inputs))
     names = _names.grad_names(node.name(), node._mask, node.grad_names)
@@ -493,16 +526,18 @@ def _record_backward(node, b, args, grads):
         return _engine.call_recorded(node.name() + "Backward", flat, inputs)
     # (a recorded backward's own backward is one formula in PyTorch too: relu's second-order
     # gradient keeps the history of the result it masks with)
-    deps = _output_deps(flat, inputs, len(names)) if node.grad_order == 0 and not (
-        own and node.name() in _names.FORMULA_READS_INPUTS) else \
-        [(True,) * len(inputs)] * len(names)
+    deps = (
+        _output_deps(flat, inputs, len(names))
+        if node.grad_order == 0 and not (own and node.name() in _names.FORMULA_READS_INPUTS)
+        else [(True,) * len(inputs)] * len(names)
+    )
     if own and node.name() in _names.MASKS_ONLY:
         deps = [tuple(d and i >= n for i, d in enumerate(dep)) for dep in deps]
     # the names of the gradients' own gradients (the second order)
-    args_of = [i for i, m in enumerate(node._mask)
-               for x in (m if isinstance(m, tuple) else (m,)) if x]
-    specs = [_names.grad_grad_names(node.name(), i, linear) if own else None
-             for i in args_of]
+    args_of = [
+        i for i, m in enumerate(node._mask) for x in (m if isinstance(m, tuple) else (m,)) if x
+    ]
+    specs = [_names.grad_grad_names(node.name(), i, linear) if own else None for i in args_of]
     # PyTorch computes each gradient with its own formula: x * y's gradient for x is
     # `grad * y`, which has no path to x, and a division's numerator and denominator
     # gradients end in different ops (a DivBackward0, a MulBackward0). One node per name and
@@ -534,19 +569,32 @@ def _output_deps(flat, inputs, n_out) -> list:
     """For each of `flat`'s `n_out` outputs, which of `inputs` (by position) it reads: the
     jaxpr with everything but that output removed. All inputs where it cannot be analysed."""
     # (a Tensor is a pytree node: unwrap it before mapping)
-    avals = tuple(jax.tree_util.tree_map(
-        lambda a: _aval(a._array if isinstance(a, Tensor) else a), v,
-        is_leaf=lambda a: isinstance(a, Tensor)) for v in inputs)
-    key = ("deps", flat, jax.tree_util.tree_structure(avals), tuple(
-        (a.shape, a.dtype) for a in jax.tree_util.tree_leaves(avals) if hasattr(a, "shape")))
+    avals = tuple(
+        jax.tree_util.tree_map(
+            lambda a: _aval(a._array if isinstance(a, Tensor) else a),
+            v,
+            is_leaf=lambda a: isinstance(a, Tensor),
+        )
+        for v in inputs
+    )
+    key = (
+        "deps",
+        flat,
+        jax.tree_util.tree_structure(avals),
+        tuple((a.shape, a.dtype) for a in jax.tree_util.tree_leaves(avals) if hasattr(a, "shape")),
+    )
     deps = _USED.get(key)
     if deps is not None:
         return deps
     full = (True,) * len(inputs)
     try:
         from jax._src.interpreters import partial_eval as pe
-        arrays = [i for i, a in enumerate(jax.tree_util.tree_leaves(avals))
-                  if isinstance(a, jax.ShapeDtypeStruct)]
+
+        arrays = [
+            i
+            for i, a in enumerate(jax.tree_util.tree_leaves(avals))
+            if isinstance(a, jax.ShapeDtypeStruct)
+        ]
         leaves, tree = jax.tree_util.tree_flatten(avals)
 
         def on_arrays(*xs):
@@ -566,7 +614,7 @@ def _output_deps(flat, inputs, n_out) -> list:
                 by_leaf[i] = u
             per, at = [], 0
             for c in owner:
-                per.append(any(by_leaf[at:at + c]))
+                per.append(any(by_leaf[at : at + c]))
                 at += c
             deps.append(tuple(per))
         deps = deps if len(deps) == n_out else [full] * n_out
@@ -642,7 +690,7 @@ class AccumulateGrad(Node):
         return self._leaf()
 
     def release(self) -> None:
-        pass        # a leaf's accumulator saves nothing and outlives every graph
+        pass  # a leaf's accumulator saves nothing and outlives every graph
 
     def apply(self, grads, create_graph):
         leaf = self._leaf()
@@ -778,15 +826,29 @@ def regenerate_view(view: Tensor) -> None:
     """Gives a view whose root was written in place a history derived from the root's."""
     root = view._base
     storage = root._storage.value
-    if root._chain:     # a root restrided in place (t_(), set_()): see _views.rooted_*
+    if root._chain:  # a root restrided in place (t_(), set_()): see _views.rooted_*
         fn = _views.rooted_replay_fn(root._chain, view._chain, storage)
-        node = FnNode("AsStridedBackward0", fn, (storage, root._array, _views.params(
-            root._chain), _views.params(view._chain)), (False, True, False, False),
-            (edge_of(root),), None, 1, epos=(0, 0, 1, 1))
+        node = FnNode(
+            "AsStridedBackward0",
+            fn,
+            (storage, root._array, _views.params(root._chain), _views.params(view._chain)),
+            (False, True, False, False),
+            (edge_of(root),),
+            None,
+            1,
+            epos=(0, 0, 1, 1),
+        )
     else:
-        node = FnNode("AsStridedBackward0", _views.replay_fn(view._chain, storage),
-                      (storage, _views.params(view._chain)), (True, False), (edge_of(root),),
-                      None, 1, epos=(0, 1))
+        node = FnNode(
+            "AsStridedBackward0",
+            _views.replay_fn(view._chain, storage),
+            (storage, _views.params(view._chain)),
+            (True, False),
+            (edge_of(root),),
+            None,
+            1,
+            epos=(0, 1),
+        )
     view._rg = True
     view.grad_fn = node
     m = meta(view)

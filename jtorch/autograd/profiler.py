@@ -19,7 +19,7 @@ from collections import OrderedDict
 
 from .._ops import _registry
 
-_recording: list = []   # the event lists of the profilers now recording (usually 0 or 1)
+_recording: list = []  # the event lists of the profilers now recording (usually 0 or 1)
 _lock = threading.Lock()
 
 
@@ -100,8 +100,16 @@ class _TimeStrings:
 class FunctionEvent(_TimeStrings):
     """One recorded range: name, thread, start/end (us), its parent and children ranges."""
 
-    def __init__(self, id: int, name: str, thread: int, start_us: float, end_us: float,
-                 input_shapes=None, stack=None):
+    def __init__(
+        self,
+        id: int,
+        name: str,
+        thread: int,
+        start_us: float,
+        end_us: float,
+        input_shapes=None,
+        stack=None,
+    ):
         # PyTorch names step ranges "ProfilerStep*" so that they average together; the
         # trace keeps "ProfilerStep#N".
         self.trace_name = name
@@ -127,10 +135,12 @@ class FunctionEvent(_TimeStrings):
         return self.cpu_time_total - sum(c.cpu_time_total for c in self.cpu_children)
 
     def __repr__(self) -> str:
-        return (f"<FunctionEvent id={self.id} name={self.name} thread={self.thread} "
-                f"cpu_time={self.cpu_time_str} start_us={self.time_range.start:.3f} "
-                f"end_us={self.time_range.end:.3f} "
-                f"cpu_children={[c.id for c in self.cpu_children]}>")
+        return (
+            f"<FunctionEvent id={self.id} name={self.name} thread={self.thread} "
+            f"cpu_time={self.cpu_time_str} start_us={self.time_range.start:.3f} "
+            f"end_us={self.time_range.end:.3f} "
+            f"cpu_children={[c.id for c in self.cpu_children]}>"
+        )
 
 
 class FunctionEventAvg(_TimeStrings):
@@ -164,8 +174,10 @@ class FunctionEventAvg(_TimeStrings):
         return self.cpu_time_total / max(self.count, 1)
 
     def __repr__(self) -> str:
-        return (f"<FunctionEventAvg key={self.key} self_cpu_time={self.self_cpu_time_total_str} "
-                f"cpu_time={self.cpu_time_total_str} count={self.count}>")
+        return (
+            f"<FunctionEventAvg key={self.key} self_cpu_time={self.self_cpu_time_total_str} "
+            f"cpu_time={self.cpu_time_total_str} count={self.count}>"
+        )
 
 
 class EventList(list):
@@ -178,8 +190,12 @@ class EventList(list):
     def self_cpu_time_total(self) -> float:
         return sum(e.self_cpu_time_total for e in self)
 
-    def key_averages(self, group_by_input_shape: bool = False, group_by_stack_n: int = 0,
-                     group_by_overload_name: bool = False) -> EventList:
+    def key_averages(
+        self,
+        group_by_input_shape: bool = False,
+        group_by_stack_n: int = 0,
+        group_by_overload_name: bool = False,
+    ) -> EventList:
         """One `FunctionEventAvg` per key (and input shapes), in order of first appearance."""
         rows: OrderedDict = OrderedDict()
         for e in self:
@@ -196,20 +212,37 @@ class EventList(list):
         total.key = "Total"
         return total
 
-    def table(self, sort_by: str | None = None, row_limit: int = 100,
-              max_src_column_width: int = 75, max_name_column_width: int = 55,
-              max_shapes_column_width: int = 80, header: str | None = None,
-              top_level_events_only: bool = False) -> str:
+    def table(
+        self,
+        sort_by: str | None = None,
+        row_limit: int = 100,
+        max_src_column_width: int = 75,
+        max_name_column_width: int = 55,
+        max_shapes_column_width: int = 80,
+        header: str | None = None,
+        top_level_events_only: bool = False,
+    ) -> str:
         """The summary table PyTorch prints, CPU columns only (no device time is measured)."""
-        return _table(self, sort_by, row_limit, max_name_column_width, header,
-                      top_level_events_only)
+        return _table(
+            self, sort_by, row_limit, max_name_column_width, header, top_level_events_only
+        )
 
     def export_chrome_trace(self, path: str) -> None:
         """Writes the ranges as a Chrome trace (`chrome://tracing`, Perfetto, TensorBoard)."""
         pid = os.getpid()
-        events = [{"ph": "X", "cat": "user_annotation" if e.is_user_annotation else "cpu_op",
-                   "name": e.trace_name, "pid": pid, "tid": e.thread, "ts": e.time_range.start,
-                   "dur": e.cpu_time_total, "args": {}} for e in self]
+        events = [
+            {
+                "ph": "X",
+                "cat": "user_annotation" if e.is_user_annotation else "cpu_op",
+                "name": e.trace_name,
+                "pid": pid,
+                "tid": e.thread,
+                "ts": e.time_range.start,
+                "dur": e.cpu_time_total,
+                "args": {},
+            }
+            for e in self
+        ]
         with open(path, "w") as f:
             json.dump({"traceEvents": events, "displayTimeUnit": "ms"}, f)
 
@@ -228,19 +261,33 @@ def _table(events, sort_by, row_limit, max_name_width, header, top_level_only) -
     if row_limit > 0:
         events = events[:row_limit]
     name_width = min(max(len(e.key) for e in events) + 4, max_name_width)
-    headers = ["Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg",
-               "# of Calls"]
+    headers = [
+        "Name",
+        "Self CPU %",
+        "Self CPU",
+        "CPU total %",
+        "CPU total",
+        "CPU time avg",
+        "# of Calls",
+    ]
     widths = [name_width] + [12] * (len(headers) - 1)
     fmt = "".join("{:>" + str(w) + "}  " for w in widths)
     line = "".join("-" * w + "  " for w in widths)
     out = [] if header is None else ["=" * len(line), header]
     out += [line, fmt.format(*headers), line]
     for e in events:
-        name = e.key if len(e.key) <= name_width else e.key[:name_width - 3] + "..."
-        out.append(fmt.format(
-            name, f"{e.self_cpu_time_total / total * 100:.2f}%",
-            _format_time(e.self_cpu_time_total), f"{e.cpu_time_total / total * 100:.2f}%",
-            _format_time(e.cpu_time_total), _format_time(e.cpu_time), e.count))
+        name = e.key if len(e.key) <= name_width else e.key[: name_width - 3] + "..."
+        out.append(
+            fmt.format(
+                name,
+                f"{e.self_cpu_time_total / total * 100:.2f}%",
+                _format_time(e.self_cpu_time_total),
+                f"{e.cpu_time_total / total * 100:.2f}%",
+                _format_time(e.cpu_time_total),
+                _format_time(e.cpu_time),
+                e.count,
+            )
+        )
     out += [line, f"Self CPU time total: {_format_time(total)}", ""]
     return "\n".join(out)
 
@@ -312,15 +359,29 @@ class record_function(contextlib.ContextDecorator):  # noqa: N801 - PyTorch's na
 class profile:
     """Matches `torch.autograd.profiler.profile` (the legacy profiler), CPU wall time only."""
 
-    def __init__(self, enabled: bool = True, *, use_cuda: bool = False, use_device=None,
-                 record_shapes: bool = False, with_flops: bool = False,
-                 profile_memory: bool = False, with_stack: bool = False,
-                 with_modules: bool = False, use_kineto: bool = False, use_cpu: bool = True,
-                 experimental_config=None, acc_events: bool = False,
-                 custom_trace_id_callback=None):
+    def __init__(
+        self,
+        enabled: bool = True,
+        *,
+        use_cuda: bool = False,
+        use_device=None,
+        record_shapes: bool = False,
+        with_flops: bool = False,
+        profile_memory: bool = False,
+        with_stack: bool = False,
+        with_modules: bool = False,
+        use_kineto: bool = False,
+        use_cpu: bool = True,
+        experimental_config=None,
+        acc_events: bool = False,
+        custom_trace_id_callback=None,
+    ):
         self.enabled = enabled
         self.record_shapes, self.profile_memory, self.with_stack = (
-            record_shapes, profile_memory, with_stack)
+            record_shapes,
+            profile_memory,
+            with_stack,
+        )
         self.acc_events = acc_events
         self.function_events = None
         self._ranges = None
@@ -369,11 +430,16 @@ class profile:
         self._check_finish()
         return self.function_events
 
-    def key_averages(self, group_by_input_shape: bool = False, group_by_stack_n: int = 0,
-                     group_by_overload_name: bool = False) -> EventList:
+    def key_averages(
+        self,
+        group_by_input_shape: bool = False,
+        group_by_stack_n: int = 0,
+        group_by_overload_name: bool = False,
+    ) -> EventList:
         self._check_finish()
-        return self.function_events.key_averages(group_by_input_shape, group_by_stack_n,
-                                                 group_by_overload_name)
+        return self.function_events.key_averages(
+            group_by_input_shape, group_by_stack_n, group_by_overload_name
+        )
 
     def total_average(self) -> FunctionEventAvg:
         self._check_finish()
@@ -384,13 +450,26 @@ class profile:
         self._check_finish()
         return self.function_events.self_cpu_time_total
 
-    def table(self, sort_by=None, row_limit: int = 100, max_src_column_width: int = 75,
-              max_name_column_width: int = 55, max_shapes_column_width: int = 80,
-              header=None, top_level_events_only: bool = False) -> str:
+    def table(
+        self,
+        sort_by=None,
+        row_limit: int = 100,
+        max_src_column_width: int = 75,
+        max_name_column_width: int = 55,
+        max_shapes_column_width: int = 80,
+        header=None,
+        top_level_events_only: bool = False,
+    ) -> str:
         self._check_finish()
-        return self.function_events.table(sort_by, row_limit, max_src_column_width,
-                                          max_name_column_width, max_shapes_column_width,
-                                          header, top_level_events_only)
+        return self.function_events.table(
+            sort_by,
+            row_limit,
+            max_src_column_width,
+            max_name_column_width,
+            max_shapes_column_width,
+            header,
+            top_level_events_only,
+        )
 
     def export_chrome_trace(self, path: str) -> None:
         self._check_finish()

@@ -15,11 +15,13 @@ class _Matmul:
     @property
     def allow_tf32(self) -> bool:
         from .._knobs import get_float32_matmul_precision
+
         return get_float32_matmul_precision() != "highest"
 
     @allow_tf32.setter
     def allow_tf32(self, value: bool) -> None:
         from .._knobs import set_float32_matmul_precision
+
         set_float32_matmul_precision("high" if value else "highest")
 
 
@@ -65,12 +67,12 @@ def enable_cudnn_sdp(enabled: bool) -> None:
 
 
 @contextlib.contextmanager
-def sdp_kernel(enable_flash=True, enable_math=True, enable_mem_efficient=True,
-               enable_cudnn=True):
+def sdp_kernel(enable_flash=True, enable_math=True, enable_mem_efficient=True, enable_cudnn=True):
     """Matches the deprecated `torch.backends.cuda.sdp_kernel` context manager."""
     saved = dict(_sdp)
-    _sdp.update(flash=enable_flash, math=enable_math, mem_efficient=enable_mem_efficient,
-                cudnn=enable_cudnn)
+    _sdp.update(
+        flash=enable_flash, math=enable_math, mem_efficient=enable_mem_efficient, cudnn=enable_cudnn
+    )
     try:
         yield
     finally:

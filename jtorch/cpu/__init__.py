@@ -18,5 +18,6 @@ def current_device() -> str:
 def synchronize(device=None) -> None:
     """Waits for queued jax work, as `torch.cpu.synchronize` would for CPU streams."""
     import jax
+
     for arr in jax.live_arrays():
         arr.block_until_ready()

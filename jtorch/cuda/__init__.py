@@ -13,24 +13,55 @@ a no-op context and an event records a host timestamp after waiting for queued w
 from __future__ import annotations
 
 from ._devices import (  # noqa: F401
-    _capability, _current, _devices, _jax_device, _require, current_device, device,
-    device_count, get_device_capability, get_device_name, init, is_available,
-    is_bf16_supported, is_initialized, set_device, synchronize,
+    _capability,
+    _current,
+    _devices,
+    _jax_device,
+    _require,
+    current_device,
+    device,
+    device_count,
+    get_device_capability,
+    get_device_name,
+    init,
+    is_available,
+    is_bf16_supported,
+    is_initialized,
+    set_device,
+    synchronize,
 )
 from .memory import (  # noqa: F401
-    empty_cache, get_per_process_memory_fraction, ipc_collect, max_memory_allocated,
-    max_memory_cached, max_memory_reserved, mem_get_info, memory_allocated, memory_cached,
-    memory_reserved, memory_stats, memory_stats_as_nested_dict, memory_summary,
-    reset_accumulated_memory_stats, reset_max_memory_allocated, reset_max_memory_cached,
-    reset_peak_memory_stats, set_per_process_memory_fraction,
+    empty_cache,
+    get_per_process_memory_fraction,
+    ipc_collect,
+    max_memory_allocated,
+    max_memory_cached,
+    max_memory_reserved,
+    mem_get_info,
+    memory_allocated,
+    memory_cached,
+    memory_reserved,
+    memory_stats,
+    memory_stats_as_nested_dict,
+    memory_summary,
+    reset_accumulated_memory_stats,
+    reset_max_memory_allocated,
+    reset_max_memory_cached,
+    reset_peak_memory_stats,
+    set_per_process_memory_fraction,
 )
 from .random import (  # noqa: F401
-    get_rng_state, get_rng_state_all, initial_seed, manual_seed, manual_seed_all, seed,
-    seed_all, set_rng_state, set_rng_state_all,
+    get_rng_state,
+    get_rng_state_all,
+    initial_seed,
+    manual_seed,
+    manual_seed_all,
+    seed,
+    seed_all,
+    set_rng_state,
+    set_rng_state_all,
 )
-from .streams import (  # noqa: F401
-    Event, Stream, StreamContext, current_stream, default_stream, stream,
-)
+from .streams import Event, Stream, StreamContext, current_stream, default_stream, stream  # noqa: F401
 
 
 class _DeviceProperties:
@@ -46,9 +77,11 @@ class _DeviceProperties:
         self.is_multi_gpu_board = 0
 
     def __repr__(self):
-        return (f"_CudaDeviceProperties(name='{self.name}', major={self.major}, "
-                f"minor={self.minor}, total_memory={self.total_memory // (1 << 20)}MB, "
-                f"multi_processor_count={self.multi_processor_count})")
+        return (
+            f"_CudaDeviceProperties(name='{self.name}', major={self.major}, "
+            f"minor={self.minor}, total_memory={self.total_memory // (1 << 20)}MB, "
+            f"multi_processor_count={self.multi_processor_count})"
+        )
 
 
 def get_device_properties(device=None) -> _DeviceProperties:
@@ -73,7 +106,7 @@ def is_tf32_supported() -> bool:
 def can_device_access_peer(device, peer_device) -> bool:
     _jax_device(device)
     _jax_device(peer_device)
-    return True     # XLA moves data between its devices itself
+    return True  # XLA moves data between its devices itself
 
 
 _sync_debug_mode = [0]
@@ -112,10 +145,13 @@ has_magma = False
 
 
 from .._errors import OutOfMemoryError  # noqa: E402,F401
-from . import amp, nvtx  # noqa: E402,F401
-from . import graphs, memory, random, streams  # noqa: E402,F401
+from . import amp, graphs, memory, nvtx, random, streams  # noqa: E402,F401  # noqa: E402,F401
 from .graphs import (  # noqa: E402,F401
-    CUDAGraph, graph, graph_pool_handle, is_current_stream_capturing, make_graphed_callables,
+    CUDAGraph,
+    graph,
+    graph_pool_handle,
+    is_current_stream_capturing,
+    make_graphed_callables,
 )
 
 
@@ -123,7 +159,10 @@ def _default_generators() -> tuple:
     # One generator per CUDA device; jtorch's streams are jax keys, shared by all devices,
     # so each entry is torch's default generator. A CPU build has none.
     from .._random import default_generator
+
     return tuple(default_generator for _ in range(device_count()))
+
+
 from .._legacy_types import CUDA_TYPES as _CUDA_TYPES  # noqa: E402
 
 globals().update(_CUDA_TYPES)  # torch.cuda.FloatTensor, ..., torch.cuda.BoolTensor

@@ -7,7 +7,6 @@ import jax
 
 from .. import _device
 
-
 _current = {"index": 0}
 
 
@@ -50,8 +49,11 @@ class device:
     """Matches `torch.cuda.device`: a context manager selecting the current device."""
 
     def __init__(self, device):
-        self.idx = device if isinstance(device, int) or device is None else (
-            _device.device(device).index or 0)
+        self.idx = (
+            device
+            if isinstance(device, int) or device is None
+            else (_device.device(device).index or 0)
+        )
         self.prev_idx = -1
 
     def __enter__(self):

@@ -7,8 +7,10 @@ Capture APIs raise with that advice; the queries answer that nothing is being ca
 
 from __future__ import annotations
 
-_ADVICE = ("CUDA graphs are not available in jtorch: XLA compiles whole programs instead. Use "
-           "torch.compile(fn) (jtorch.compile) to run a step as one compiled program.")
+_ADVICE = (
+    "CUDA graphs are not available in jtorch: XLA compiles whole programs instead. Use "
+    "torch.compile(fn) (jtorch.compile) to run a step as one compiled program."
+)
 
 
 def is_current_stream_capturing() -> bool:
@@ -36,6 +38,7 @@ class graph:
         raise RuntimeError(_ADVICE)
 
 
-def make_graphed_callables(callables, sample_args, num_warmup_iters=3,
-                           allow_unused_input=False, pool=None):
+def make_graphed_callables(
+    callables, sample_args, num_warmup_iters=3, allow_unused_input=False, pool=None
+):
     raise RuntimeError(_ADVICE)

@@ -56,9 +56,11 @@ def memory_summary(device=None, abbreviated: bool = False) -> str:
     """A table of the device allocator's statistics as XLA reports them."""
     stats = _memory_stats(device)
     width = max([len(k) for k in stats] + [24])
-    lines = ["|" + "=" * (width + 22) + "|",
-             "|" + " jtorch memory summary (XLA allocator)".ljust(width + 22) + "|",
-             "|" + "=" * (width + 22) + "|"]
+    lines = [
+        "|" + "=" * (width + 22) + "|",
+        "|" + " jtorch memory summary (XLA allocator)".ljust(width + 22) + "|",
+        "|" + "=" * (width + 22) + "|",
+    ]
     for k, v in sorted(stats.items()):
         lines.append(f"| {k.ljust(width)} | {str(v).rjust(18)} |")
     if not stats:

@@ -76,8 +76,9 @@ def _wait_all() -> None:
 class Event:
     """Matches `torch.cuda.Event`: `record()` waits for queued work, then notes the time."""
 
-    def __init__(self, enable_timing: bool = False, blocking: bool = False,
-                 interprocess: bool = False):
+    def __init__(
+        self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False
+    ):
         self.enable_timing = enable_timing
         self._time = None
 

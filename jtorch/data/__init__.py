@@ -10,27 +10,66 @@ import importlib.machinery
 import sys
 import types
 
-from . import _collate, _dataloader, _dataset, _fetch, _sampler, _worker
+from . import (  # noqa: E402
+    _collate,
+    _dataloader,
+    _dataset,
+    _fetch,
+    _sampler,
+    _worker,
+    datapipes,
+    graph,
+    graph_settings,
+)
 from ._collate import default_collate, default_convert
 from ._dataloader import DataLoader, get_worker_info
 from ._dataset import (
-    ChainDataset, ConcatDataset, Dataset, IterableDataset, StackDataset, Subset, TensorDataset,
+    ChainDataset,
+    ConcatDataset,
+    Dataset,
+    IterableDataset,
+    StackDataset,
+    Subset,
+    TensorDataset,
     random_split,
 )
 from ._fetch import DatasetKind as _DatasetKind
 from ._sampler import (
-    BatchSampler, DistributedSampler, RandomSampler, Sampler, SequentialSampler,
-    SubsetRandomSampler, WeightedRandomSampler,
+    BatchSampler,
+    DistributedSampler,
+    RandomSampler,
+    Sampler,
+    SequentialSampler,
+    SubsetRandomSampler,
+    WeightedRandomSampler,
 )
-from . import datapipes, graph, graph_settings  # noqa: E402
 from .datapipes.datapipe import DataChunk, IterDataPipe, MapDataPipe, functional_datapipe
 
 __all__ = [
-    "BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset",
-    "DistributedSampler", "IterableDataset", "RandomSampler", "Sampler", "SequentialSampler",
-    "StackDataset", "Subset", "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler",
-    "_DatasetKind", "default_collate", "default_convert", "get_worker_info", "random_split",
-    "DataChunk", "IterDataPipe", "MapDataPipe", "functional_datapipe",
+    "BatchSampler",
+    "ChainDataset",
+    "ConcatDataset",
+    "DataLoader",
+    "Dataset",
+    "DistributedSampler",
+    "IterableDataset",
+    "RandomSampler",
+    "Sampler",
+    "SequentialSampler",
+    "StackDataset",
+    "Subset",
+    "SubsetRandomSampler",
+    "TensorDataset",
+    "WeightedRandomSampler",
+    "_DatasetKind",
+    "default_collate",
+    "default_convert",
+    "get_worker_info",
+    "random_split",
+    "DataChunk",
+    "IterDataPipe",
+    "MapDataPipe",
+    "functional_datapipe",
 ]
 
 
@@ -46,12 +85,22 @@ def _utils_module(name: str) -> types.ModuleType:
 def register_aliases(prefix: str) -> None:
     """Registers PyTorch's submodule paths under `prefix` (this package, or `jtorch.utils.data`)."""
     utils = _utils_module(prefix + "._utils")
-    modules = {"dataset": _dataset, "sampler": _sampler, "dataloader": _dataloader,
-               "distributed": _sampler, "_utils": utils, "_utils.collate": _collate,
-               "_utils.worker": _worker, "_utils.fetch": _fetch,
-               "graph": graph, "graph_settings": graph_settings, "datapipes": datapipes,
-               "datapipes.datapipe": datapipes.datapipe, "datapipes.iter": datapipes.iter,
-               "datapipes.iter.combinatorics": datapipes.iter.combinatorics}
+    modules = {
+        "dataset": _dataset,
+        "sampler": _sampler,
+        "dataloader": _dataloader,
+        "distributed": _sampler,
+        "_utils": utils,
+        "_utils.collate": _collate,
+        "_utils.worker": _worker,
+        "_utils.fetch": _fetch,
+        "graph": graph,
+        "graph_settings": graph_settings,
+        "datapipes": datapipes,
+        "datapipes.datapipe": datapipes.datapipe,
+        "datapipes.iter": datapipes.iter,
+        "datapipes.iter.combinatorics": datapipes.iter.combinatorics,
+    }
     for name, mod in modules.items():
         sys.modules.setdefault(f"{prefix}.{name}", mod)
 

@@ -26,18 +26,31 @@ import numpy as np
 from .. import _device, _dtype
 from .._tensor import Tensor, wrap
 
-__all__ = ["default_collate", "default_convert", "collate", "default_collate_fn_map",
-           "collate_tensor_fn", "collate_numpy_array_fn", "collate_numpy_scalar_fn",
-           "collate_float_fn", "collate_int_fn", "collate_str_fn", "host_collate",
-           "host_convert", "HostTensor"]
+__all__ = [
+    "default_collate",
+    "default_convert",
+    "collate",
+    "default_collate_fn_map",
+    "collate_tensor_fn",
+    "collate_numpy_array_fn",
+    "collate_numpy_scalar_fn",
+    "collate_float_fn",
+    "collate_int_fn",
+    "collate_str_fn",
+    "host_collate",
+    "host_convert",
+    "HostTensor",
+]
 
 np_str_obj_array_pattern = re.compile(r"[SaUO]")
 
 default_collate_err_msg_format = (
-    "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found {}")
+    "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found {}"
+)
 
 
 # -- transport -------------------------------------------------------------------------------
+
 
 def _tensor_from_numpy(arr: np.ndarray) -> Tensor:
     """A batch built by collation (a fresh array nobody else holds) as a tensor."""
@@ -58,6 +71,7 @@ class HostTensor:
 
 # -- leaves as numpy ------------------------------------------------------------------------
 
+
 def _size_list(shape) -> str:
     return "[" + ", ".join(str(d) for d in shape) + "]"
 
@@ -67,9 +81,11 @@ def _stack(arrays: list[np.ndarray], dtypes) -> np.ndarray:
     shape = arrays[0].shape
     for i, a in enumerate(arrays):
         if a.shape != shape:
-            raise RuntimeError("stack expects each tensor to be equal size, but got "
-                               f"{_size_list(shape)} at entry 0 and {_size_list(a.shape)} at "
-                               f"entry {i}")
+            raise RuntimeError(
+                "stack expects each tensor to be equal size, but got "
+                f"{_size_list(shape)} at entry 0 and {_size_list(a.shape)} at "
+                f"entry {i}"
+            )
     result = functools.reduce(_dtype.promote_types, dtypes)
     return np.stack(arrays).astype(result.np, copy=False)
 
@@ -112,9 +128,11 @@ def _tensor_leaf_numpy(batch) -> np.ndarray:
 
 # -- the collate_fn_map entries (PyTorch's names) -------------------------------------------
 
+
 def collate_tensor_fn(batch, *, collate_fn_map=None):
     """Stacks tensors along a new first dimension (keeps autograd and device)."""
     import jtorch  # the op namespace, fully built by the time a batch is collated
+
     return jtorch.stack(list(batch), 0)
 
 
@@ -163,6 +181,7 @@ _host_collate_fn_map: dict[type | tuple[type, ...], Callable] = {
 
 
 # -- the walk over containers ---------------------------------------------------------------
+
 
 def _rebuild_mapping(elem, items: dict):
     """A mapping like `elem` holding `items` (PyTorch's order of fallbacks)."""
@@ -234,6 +253,7 @@ def host_collate(batch):
 
 # -- default_convert (batch_size=None) ------------------------------------------------------
 
+
 def _convert(data, leaf):
     if isinstance(data, Tensor):
         return leaf(data, tensor=True)
@@ -254,7 +274,7 @@ def _convert(data, leaf):
 
 
 def _convert_leaf(x, tensor):
-    return x if tensor else wrap(_device.from_host(x))   # the sample's own buffer: copied
+    return x if tensor else wrap(_device.from_host(x))  # the sample's own buffer: copied
 
 
 def _host_convert_leaf(x, tensor):

@@ -75,24 +75,40 @@ class DataLoader(Generic[T_co]):
 
     __initialized = False
 
-    def __init__(self, dataset: Dataset[T_co], batch_size: int | None = 1,
-                 shuffle: bool | None = None, sampler: Sampler | Iterable | None = None,
-                 batch_sampler: Sampler | Iterable | None = None, num_workers: int = 0,
-                 collate_fn: Callable | None = None, pin_memory: bool = False,
-                 drop_last: bool = False, timeout: float = 0,
-                 worker_init_fn: Callable[[int], None] | None = None,
-                 multiprocessing_context=None, generator=None, *,
-                 prefetch_factor: int | None = None, persistent_workers: bool = False,
-                 pin_memory_device: str = "", in_order: bool = True) -> None:
+    def __init__(
+        self,
+        dataset: Dataset[T_co],
+        batch_size: int | None = 1,
+        shuffle: bool | None = None,
+        sampler: Sampler | Iterable | None = None,
+        batch_sampler: Sampler | Iterable | None = None,
+        num_workers: int = 0,
+        collate_fn: Callable | None = None,
+        pin_memory: bool = False,
+        drop_last: bool = False,
+        timeout: float = 0,
+        worker_init_fn: Callable[[int], None] | None = None,
+        multiprocessing_context=None,
+        generator=None,
+        *,
+        prefetch_factor: int | None = None,
+        persistent_workers: bool = False,
+        pin_memory_device: str = "",
+        in_order: bool = True,
+    ) -> None:
         if num_workers < 0:
-            raise ValueError("num_workers option should be non-negative; use num_workers=0 to "
-                             "disable multiprocessing.")
+            raise ValueError(
+                "num_workers option should be non-negative; use num_workers=0 to "
+                "disable multiprocessing."
+            )
         if timeout < 0:
             raise ValueError("timeout option should be non-negative")
         if num_workers == 0 and prefetch_factor is not None:
-            raise ValueError("prefetch_factor option could only be specified in multiprocessing."
-                             "let num_workers > 0 to enable multiprocessing, otherwise set "
-                             "prefetch_factor to None.")
+            raise ValueError(
+                "prefetch_factor option could only be specified in multiprocessing."
+                "let num_workers > 0 to enable multiprocessing, otherwise set "
+                "prefetch_factor to None."
+            )
         if num_workers > 0 and prefetch_factor is None:
             prefetch_factor = 2
         elif prefetch_factor is not None and prefetch_factor < 0:
@@ -113,14 +129,20 @@ class DataLoader(Generic[T_co]):
         if isinstance(dataset, IterableDataset):
             self._dataset_kind = DatasetKind.Iterable
             if shuffle not in {False, None}:
-                raise ValueError("DataLoader with IterableDataset: expected unspecified shuffle "
-                                 f"option, but got shuffle={shuffle}")
+                raise ValueError(
+                    "DataLoader with IterableDataset: expected unspecified shuffle "
+                    f"option, but got shuffle={shuffle}"
+                )
             if sampler is not None:
-                raise ValueError("DataLoader with IterableDataset: expected unspecified sampler "
-                                 f"option, but got sampler={sampler}")
+                raise ValueError(
+                    "DataLoader with IterableDataset: expected unspecified sampler "
+                    f"option, but got sampler={sampler}"
+                )
             if batch_sampler is not None:
-                raise ValueError("DataLoader with IterableDataset: expected unspecified "
-                                 f"batch_sampler option, but got batch_sampler={batch_sampler}")
+                raise ValueError(
+                    "DataLoader with IterableDataset: expected unspecified "
+                    f"batch_sampler option, but got batch_sampler={batch_sampler}"
+                )
         else:
             shuffle = bool(shuffle)
             self._dataset_kind = DatasetKind.Map
@@ -129,13 +151,17 @@ class DataLoader(Generic[T_co]):
             raise ValueError("sampler option is mutually exclusive with shuffle")
         if batch_sampler is not None:
             if batch_size != 1 or shuffle or sampler is not None or drop_last:
-                raise ValueError("batch_sampler option is mutually exclusive with batch_size, "
-                                 "shuffle, sampler, and drop_last")
+                raise ValueError(
+                    "batch_sampler option is mutually exclusive with batch_size, "
+                    "shuffle, sampler, and drop_last"
+                )
             batch_size = None
             drop_last = False
         elif batch_size is None and drop_last:
-            raise ValueError("batch_size=None option disables auto-batching and is mutually "
-                             "exclusive with drop_last")
+            raise ValueError(
+                "batch_size=None option disables auto-batching and is mutually "
+                "exclusive with drop_last"
+            )
 
         if sampler is None:
             if self._dataset_kind == DatasetKind.Iterable:
@@ -171,27 +197,40 @@ class DataLoader(Generic[T_co]):
     def multiprocessing_context(self, context) -> None:
         if context is not None:
             if self.num_workers <= 0:
-                raise ValueError("multiprocessing_context can only be used with multi-process "
-                                 "loading (num_workers > 0), but got "
-                                 f"num_workers={self.num_workers}")
+                raise ValueError(
+                    "multiprocessing_context can only be used with multi-process "
+                    "loading (num_workers > 0), but got "
+                    f"num_workers={self.num_workers}"
+                )
             if isinstance(context, str):
                 methods = multiprocessing.get_all_start_methods()
                 if context not in methods:
-                    raise ValueError("multiprocessing_context option should specify a valid "
-                                     f"start method in {methods!r}, but got "
-                                     f"multiprocessing_context={context!r}")
+                    raise ValueError(
+                        "multiprocessing_context option should specify a valid "
+                        f"start method in {methods!r}, but got "
+                        f"multiprocessing_context={context!r}"
+                    )
                 context = multiprocessing.get_context(context)
             if not isinstance(context, multiprocessing.context.BaseContext):
-                raise TypeError("multiprocessing_context option should be a valid context "
-                                "object or a string specifying the start method, but got "
-                                f"multiprocessing_context={context}")
+                raise TypeError(
+                    "multiprocessing_context option should be a valid context "
+                    "object or a string specifying the start method, but got "
+                    f"multiprocessing_context={context}"
+                )
         self.__multiprocessing_context = context
 
     def __setattr__(self, attr, val) -> None:
-        if self.__initialized and attr in ("batch_size", "batch_sampler", "sampler", "drop_last",
-                                           "dataset", "persistent_workers"):
-            raise ValueError(f"{attr} attribute should not be set after "
-                             f"{self.__class__.__name__} is initialized")
+        if self.__initialized and attr in (
+            "batch_size",
+            "batch_sampler",
+            "sampler",
+            "drop_last",
+            "dataset",
+            "persistent_workers",
+        ):
+            raise ValueError(
+                f"{attr} attribute should not be set after {self.__class__.__name__} is initialized"
+            )
         super().__setattr__(attr, val)
 
     @property
@@ -215,7 +254,7 @@ class DataLoader(Generic[T_co]):
         if method is None or method == "fork":
             method = multiprocessing.get_all_start_methods()[0]
         if method == "fork" and self.__dict__.get("_needs_jax"):
-            method = "spawn"    # an earlier epoch found that the dataset runs jtorch ops
+            method = "spawn"  # an earlier epoch found that the dataset runs jtorch ops
         return multiprocessing.get_context(method), method == "fork"
 
     # -- iteration ----------------------------------------------------------------------
@@ -240,8 +279,11 @@ class DataLoader(Generic[T_co]):
             # An IterableDataset's len is a promise: remembered, and checked while iterating.
             length = self._IterableDataset_len_called = len(self.dataset)
             if self.batch_size is not None:
-                length = (length // self.batch_size if self.drop_last
-                          else math.ceil(length / self.batch_size))
+                length = (
+                    length // self.batch_size
+                    if self.drop_last
+                    else math.ceil(length / self.batch_size)
+                )
             return length
         return len(self._index_sampler)
 
@@ -253,18 +295,26 @@ class DataLoader(Generic[T_co]):
         if suggest is not None and self.num_workers <= suggest:
             return
         if suggest is None:
-            suggested = ("DataLoader is not able to compute a suggested max number of worker in "
-                         "current system.")
+            suggested = (
+                "DataLoader is not able to compute a suggested max number of worker in "
+                "current system."
+            )
         else:
-            cpuset = "" if hasattr(os, "sched_getaffinity") else \
-                " (`cpuset` is not taken into account)"
-            suggested = (f"Our suggested max number of worker in current system is "
-                         f"{suggest}{cpuset}, which is smaller than what this DataLoader is "
-                         "going to create.")
-        warnings.warn(f"This DataLoader will create {self.num_workers} worker processes in "
-                      f"total. {suggested} Please be aware that excessive worker creation might "
-                      "get DataLoader running slow or even freeze, lower the worker number to "
-                      "avoid potential slowness/freeze if necessary.", stacklevel=2)
+            cpuset = (
+                "" if hasattr(os, "sched_getaffinity") else " (`cpuset` is not taken into account)"
+            )
+            suggested = (
+                f"Our suggested max number of worker in current system is "
+                f"{suggest}{cpuset}, which is smaller than what this DataLoader is "
+                "going to create."
+            )
+        warnings.warn(
+            f"This DataLoader will create {self.num_workers} worker processes in "
+            f"total. {suggested} Please be aware that excessive worker creation might "
+            "get DataLoader running slow or even freeze, lower the worker number to "
+            "avoid potential slowness/freeze if necessary.",
+            stacklevel=2,
+        )
 
 
 class _BaseDataLoaderIter:
@@ -277,12 +327,17 @@ class _BaseDataLoaderIter:
         self._index_sampler = loader._index_sampler
         self._num_workers = loader.num_workers
         if loader.pin_memory and loader.pin_memory_device:
-            warnings.warn("pin_memory_device is deprecated, the current accelerator will be used "
-                          f"as the device,ignore pin_memory_device='{loader.pin_memory_device}'.",
-                          stacklevel=3)
+            warnings.warn(
+                "pin_memory_device is deprecated, the current accelerator will be used "
+                f"as the device,ignore pin_memory_device='{loader.pin_memory_device}'.",
+                stacklevel=3,
+            )
         if loader.pin_memory and not _accelerator_available():
-            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then "
-                          "device pinned memory won't be used.", stacklevel=3)
+            warnings.warn(
+                "'pin_memory' argument is set as true but no accelerator is found, then "
+                "device pinned memory won't be used.",
+                stacklevel=3,
+            )
         self._timeout = loader.timeout
         self._collate_fn = loader.collate_fn
         self._sampler_iter = iter(self._index_sampler)
@@ -308,16 +363,23 @@ class _BaseDataLoaderIter:
         data = self._next_data()
         self._num_yielded += 1
         reported = self._IterableDataset_len_called
-        if (self._dataset_kind == DatasetKind.Iterable and reported is not None
-                and self._num_yielded > reported):
-            msg = (f"Length of IterableDataset {self._dataset} was reported to be {reported}"
-                   f"(when accessing len(dataloader)), but {self._num_yielded} samples have been "
-                   "fetched. ")
+        if (
+            self._dataset_kind == DatasetKind.Iterable
+            and reported is not None
+            and self._num_yielded > reported
+        ):
+            msg = (
+                f"Length of IterableDataset {self._dataset} was reported to be {reported}"
+                f"(when accessing len(dataloader)), but {self._num_yielded} samples have been "
+                "fetched. "
+            )
             if self._num_workers > 0:
-                msg += ("For multiprocessing data-loading, this could be caused by not properly "
-                        "configuring the IterableDataset replica at each worker. Please see "
-                        "https://pytorch.org/docs/stable/data.html#torch.utils.data."
-                        "IterableDataset for examples.")
+                msg += (
+                    "For multiprocessing data-loading, this could be caused by not properly "
+                    "configuring the IterableDataset replica at each worker. Please see "
+                    "https://pytorch.org/docs/stable/data.html#torch.utils.data."
+                    "IterableDataset for examples."
+                )
             warnings.warn(msg, stacklevel=2)
         return data
 
@@ -334,11 +396,13 @@ class _NeedsSpawn(Exception):
 
 def _rng_state(generator):
     import jtorch
+
     return generator.get_state() if generator is not None else jtorch.get_rng_state()
 
 
 def _set_rng_state(generator, state) -> None:
     import jtorch
+
     if generator is not None:
         generator.set_state(state)
     else:
@@ -347,12 +411,14 @@ def _set_rng_state(generator, state) -> None:
 
 def _accelerator_available() -> bool:
     from .. import cuda
+
     return cuda.is_available()
 
 
 def _draw_seed(generator) -> int:
     """The workers' base seed: one int64 draw, as PyTorch makes at every epoch."""
     import jtorch
+
     return int(jtorch.empty((), dtype=_dtype.int64).random_(generator=generator).item())
 
 
@@ -361,9 +427,13 @@ class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
         super().__init__(loader)
         if self._timeout != 0:
             raise AssertionError("_SingleProcessDataLoaderIter requires timeout == 0")
-        self._fetcher = DatasetKind.create_fetcher(self._dataset_kind, self._dataset,
-                                                   self._auto_collation, self._collate_fn,
-                                                   self._drop_last)
+        self._fetcher = DatasetKind.create_fetcher(
+            self._dataset_kind,
+            self._dataset,
+            self._auto_collation,
+            self._collate_fn,
+            self._drop_last,
+        )
 
     def _next_data(self):
         return self._fetcher.fetch(self._next_index())
@@ -403,8 +473,9 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._prefetch_factor = loader.prefetch_factor
         self._in_order = loader.in_order
         if self._prefetch_factor <= 0:
-            raise AssertionError("prefetch_factor must be greater than 0 for "
-                                 "MultiProcessingDataLoaderIter")
+            raise AssertionError(
+                "prefetch_factor must be greater than 0 for MultiProcessingDataLoaderIter"
+            )
         # A process that is itself still starting (a spawned worker re-running an unguarded
         # script) must not start workers: multiprocessing's error, whatever the method.
         multiprocessing.spawn._check_not_importing_main()
@@ -424,15 +495,30 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             for i in range(self._num_workers):
                 index_queue = ctx.Queue()
                 index_queue.cancel_join_thread()
-                w = ctx.Process(target=_worker.worker_loop, daemon=True, args=(
-                    self._dataset_kind, self._dataset, index_queue, self._worker_result_queue,
-                    self._workers_done_event, self._auto_collation, self._collate_fn,
-                    self._drop_last, self._base_seed, loader.worker_init_fn, i,
-                    self._num_workers, forked))
+                w = ctx.Process(
+                    target=_worker.worker_loop,
+                    daemon=True,
+                    args=(
+                        self._dataset_kind,
+                        self._dataset,
+                        index_queue,
+                        self._worker_result_queue,
+                        self._workers_done_event,
+                        self._auto_collation,
+                        self._collate_fn,
+                        self._drop_last,
+                        self._base_seed,
+                        loader.worker_init_fn,
+                        i,
+                        self._num_workers,
+                        forked,
+                    ),
+                )
                 with _child_environment(not forked), warnings.catch_warnings():
                     # jax warns at every fork; these workers are made for it (_worker)
-                    warnings.filterwarnings("ignore", message="os.fork\\(\\) was called",
-                                            category=RuntimeWarning)
+                    warnings.filterwarnings(
+                        "ignore", message="os.fork\\(\\) was called", category=RuntimeWarning
+                    )
                     w.start()
                 self._index_queues.append(index_queue)
                 self._workers.append(w)
@@ -468,8 +554,9 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             return True, self._data_queue.get(timeout=timeout)
         except queue.Empty:
             pass
-        failed = [w for i, w in enumerate(self._workers)
-                  if self._workers_status[i] and not w.is_alive()]
+        failed = [
+            w for i, w in enumerate(self._workers) if self._workers_status[i] and not w.is_alive()
+        ]
         if failed:
             for i, w in enumerate(self._workers):
                 if w in failed:
@@ -477,10 +564,12 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             pids = ", ".join(str(w.pid) for w in failed)
             msg = f"DataLoader worker (pid(s) {pids}) exited unexpectedly"
             if self._spawned and self._loader.__dict__.get("_needs_jax"):
-                msg += (". The dataset runs torch operations, which jtorch's workers can run "
-                        "only when started with 'spawn'; a spawned worker imports the main "
-                        "script again, so the script must start its work under `if __name__ "
-                        "== '__main__':` (see the worker's error above)")
+                msg += (
+                    ". The dataset runs torch operations, which jtorch's workers can run "
+                    "only when started with 'spawn'; a spawned worker imports the main "
+                    "script again, so the script must start its work under `if __name__ "
+                    "== '__main__':` (see the worker's error above)"
+                )
             raise RuntimeError(msg)
         return False, None
 
@@ -519,8 +608,9 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
 
             idx, data = self._get_data()
             self._tasks_outstanding -= 1
-            if self._dataset_kind == DatasetKind.Iterable and \
-                    isinstance(data, _worker.IterableDatasetStopIteration):
+            if self._dataset_kind == DatasetKind.Iterable and isinstance(
+                data, _worker.IterableDatasetStopIteration
+            ):
                 if self._persistent_workers:
                     self._workers_status[data.worker_id] = False
                 else:
@@ -546,8 +636,9 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         for _ in range(self._num_workers):  # the next active worker with room, if any
             worker_id = next(self._worker_queue_idx_cycle)
             if self._workers_status[worker_id] and (
-                    self._in_order or
-                    self._workers_num_tasks[worker_id] < max_tasks // sum(self._workers_status)):
+                self._in_order
+                or self._workers_num_tasks[worker_id] < max_tasks // sum(self._workers_status)
+            ):
                 break
         else:
             return

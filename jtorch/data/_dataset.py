@@ -16,8 +16,16 @@ from typing import Generic, TypeVar
 from .. import _random
 from .._tensor import Tensor
 
-__all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset",
-           "ChainDataset", "Subset", "random_split"]
+__all__ = [
+    "Dataset",
+    "IterableDataset",
+    "TensorDataset",
+    "StackDataset",
+    "ConcatDataset",
+    "ChainDataset",
+    "Subset",
+    "random_split",
+]
 
 T_co = TypeVar("T_co", covariant=True)
 
@@ -64,8 +72,10 @@ class StackDataset(Dataset):
     def __init__(self, *args: Dataset, **kwargs: Dataset) -> None:
         if args and kwargs:
             # PyTorch's message really lacks the space after "or".
-            raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via "
-                             "``kwargs``) like input/output, but both types are given.")
+            raise ValueError(
+                "Supported either ``tuple``- (via ``args``) or``dict``- (via "
+                "``kwargs``) like input/output, but both types are given."
+            )
         parts = list(args) or list(kwargs.values())
         if not parts:
             raise ValueError("At least one dataset should be passed")
@@ -87,8 +97,10 @@ class StackDataset(Dataset):
             if callable(getattr(d, "__getitems__", None)):
                 items = d.__getitems__(indices)
                 if len(items) != len(indices):
-                    raise ValueError("Nested dataset's output size mismatch. "
-                                     f"Expected {len(indices)}, got {len(items)}")
+                    raise ValueError(
+                        "Nested dataset's output size mismatch. "
+                        f"Expected {len(indices)}, got {len(items)}"
+                    )
             else:
                 items = [d[i] for i in indices]
             columns[key] = items
@@ -129,8 +141,11 @@ class ConcatDataset(Dataset[T_co]):
 
     @property
     def cummulative_sizes(self):
-        warnings.warn("`cummulative_sizes` attribute is renamed to `cumulative_sizes`",
-                      FutureWarning, stacklevel=2)
+        warnings.warn(
+            "`cummulative_sizes` attribute is renamed to `cumulative_sizes`",
+            FutureWarning,
+            stacklevel=2,
+        )
         return self.cumulative_sizes
 
 
@@ -168,7 +183,8 @@ class Subset(Dataset[T_co]):
                 "Subset and overriding __getitem__, you must also override __getitems__ to ensure "
                 "DataLoader works correctly with your custom logic. A simple implementation:\n\n"
                 "def __getitems__(self, indices):\n"
-                "    return [self.__getitem__(idx) for idx in indices]")
+                "    return [self.__getitem__(idx) for idx in indices]"
+            )
 
     def __getitem__(self, idx):
         if isinstance(idx, list):
@@ -196,23 +212,31 @@ def _split_lengths(n: int, fractions: Sequence[float]) -> list[int]:
         lengths[i % len(lengths)] += 1
     for i, length in enumerate(lengths):
         if length == 0:
-            warnings.warn(f"Length of split at index {i} is 0. This might result in an empty "
-                          "dataset.", stacklevel=3)
+            warnings.warn(
+                f"Length of split at index {i} is 0. This might result in an empty dataset.",
+                stacklevel=3,
+            )
     return lengths
 
 
-def random_split(dataset: Dataset, lengths: Sequence[int | float],
-                 generator: _random.Generator | None = _random.default_generator) -> list[Subset]:
+def random_split(
+    dataset: Dataset,
+    lengths: Sequence[int | float],
+    generator: _random.Generator | None = _random.default_generator,
+) -> list[Subset]:
     """Matches `torch.utils.data.random_split`: disjoint random subsets (lengths or fractions).
 
     The permutation comes from `jtorch.randperm(generator=...)`, so it is
     reproducible under a seeded generator (it is not PyTorch's permutation).
     """
     from .._ops.random import randperm
+
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
         lengths = _split_lengths(len(dataset), lengths)
     if sum(lengths) != len(dataset):
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
     indices = randperm(sum(lengths), generator=generator).tolist()
-    return [Subset(dataset, indices[end - length:end])
-            for end, length in zip(itertools.accumulate(lengths), lengths)]
+    return [
+        Subset(dataset, indices[end - length : end])
+        for end, length in zip(itertools.accumulate(lengths), lengths)
+    ]

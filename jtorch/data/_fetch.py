@@ -80,15 +80,15 @@ def _tensor_source(dataset):
     maps = []
     while isinstance(dataset, Subset):
         cls = type(dataset)
-        if cls.__getitem__ is not Subset.__getitem__ or \
-                cls.__getitems__ is not Subset.__getitems__:
+        if cls.__getitem__ is not Subset.__getitem__ or cls.__getitems__ is not Subset.__getitems__:
             return None
         maps.append(np.asarray(dataset.indices, dtype=np.int64))
         dataset = dataset.dataset
     if not isinstance(dataset, TensorDataset):
         return None
-    if type(dataset).__getitem__ is not TensorDataset.__getitem__ or \
-            hasattr(dataset, "__getitems__"):
+    if type(dataset).__getitem__ is not TensorDataset.__getitem__ or hasattr(
+        dataset, "__getitems__"
+    ):
         return None
     if not all(isinstance(t, Tensor) and t.ndim >= 1 for t in dataset.tensors):
         return None
@@ -103,6 +103,7 @@ def prepare_for_fork(dataset) -> None:
     finish it are not in the child, so every live array is finished first.
     """
     import jax
+
     source = _tensor_source(dataset)
     if source is not None:
         for t in source[0]:
@@ -110,7 +111,7 @@ def prepare_for_fork(dataset) -> None:
     for a in jax.live_arrays():
         try:
             a.block_until_ready()
-        except RuntimeError:    # deleted (donated) meanwhile
+        except RuntimeError:  # deleted (donated) meanwhile
             pass
 
 

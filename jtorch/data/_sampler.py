@@ -14,14 +14,22 @@ from typing import Generic, TypeVar
 
 from .. import _dtype, _random
 
-__all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
-           "WeightedRandomSampler", "BatchSampler", "DistributedSampler"]
+__all__ = [
+    "Sampler",
+    "SequentialSampler",
+    "RandomSampler",
+    "SubsetRandomSampler",
+    "WeightedRandomSampler",
+    "BatchSampler",
+    "DistributedSampler",
+]
 
 T_co = TypeVar("T_co", covariant=True)
 
 
 def _ops():
     import jtorch  # the op namespace; imported late, samplers sit above the ops layer
+
     return jtorch
 
 
@@ -54,18 +62,26 @@ class SequentialSampler(Sampler[int]):
 class RandomSampler(Sampler[int]):
     """Matches `torch.utils.data.RandomSampler`: a permutation, or draws with replacement."""
 
-    def __init__(self, data_source: Sized, replacement: bool = False,
-                 num_samples: int | None = None, generator=None) -> None:
+    def __init__(
+        self,
+        data_source: Sized,
+        replacement: bool = False,
+        num_samples: int | None = None,
+        generator=None,
+    ) -> None:
         self.data_source = data_source
         self.replacement = replacement
         self._num_samples = num_samples
         self.generator = generator
         if not isinstance(self.replacement, bool):
-            raise TypeError("replacement should be a boolean value, but got "
-                            f"replacement={self.replacement}")
+            raise TypeError(
+                f"replacement should be a boolean value, but got replacement={self.replacement}"
+            )
         if not isinstance(self.num_samples, int) or self.num_samples <= 0:
-            raise ValueError("num_samples should be a positive integer value, but got "
-                             f"num_samples={self.num_samples}")
+            raise ValueError(
+                "num_samples should be a positive integer value, but got "
+                f"num_samples={self.num_samples}"
+            )
 
     @property
     def num_samples(self) -> int:
@@ -78,10 +94,10 @@ class RandomSampler(Sampler[int]):
         if self.replacement:
             # Drawn in chunks of 32, as PyTorch does, so long streams start quickly.
             for _ in range(self.num_samples // 32):
-                yield from ops.randint(high=n, size=(32,), dtype=_dtype.int64,
-                                       generator=g).tolist()
-            yield from ops.randint(high=n, size=(self.num_samples % 32,), dtype=_dtype.int64,
-                                   generator=g).tolist()
+                yield from ops.randint(high=n, size=(32,), dtype=_dtype.int64, generator=g).tolist()
+            yield from ops.randint(
+                high=n, size=(self.num_samples % 32,), dtype=_dtype.int64, generator=g
+            ).tolist()
         else:
             for _ in range(self.num_samples // n):
                 yield from ops.randperm(n, generator=g).tolist()
@@ -115,26 +131,31 @@ class SubsetRandomSampler(Sampler[int]):
 class WeightedRandomSampler(Sampler[int]):
     """Matches `torch.utils.data.WeightedRandomSampler`: indices drawn by weight."""
 
-    def __init__(self, weights: Sequence[float], num_samples: int, replacement: bool = True,
-                 generator=None) -> None:
+    def __init__(
+        self, weights: Sequence[float], num_samples: int, replacement: bool = True, generator=None
+    ) -> None:
         if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
-            raise ValueError("num_samples should be a positive integer value, but got "
-                             f"num_samples={num_samples}")
+            raise ValueError(
+                f"num_samples should be a positive integer value, but got num_samples={num_samples}"
+            )
         if not isinstance(replacement, bool):
-            raise ValueError("replacement should be a boolean value, but got "
-                             f"replacement={replacement}")
+            raise ValueError(
+                f"replacement should be a boolean value, but got replacement={replacement}"
+            )
         w = _ops().as_tensor(weights, dtype=_dtype.float64)
         if w.ndim != 1:
-            raise ValueError("weights should be a 1d sequence but given weights have shape "
-                             f"{tuple(w.shape)}")
+            raise ValueError(
+                f"weights should be a 1d sequence but given weights have shape {tuple(w.shape)}"
+            )
         self.weights = w
         self.num_samples = num_samples
         self.replacement = replacement
         self.generator = generator
 
     def __iter__(self) -> Iterator[int]:
-        drawn = _ops().multinomial(self.weights, self.num_samples, self.replacement,
-                                   generator=self.generator)
+        drawn = _ops().multinomial(
+            self.weights, self.num_samples, self.replacement, generator=self.generator
+        )
         yield from drawn.tolist()
 
     def __len__(self) -> int:
@@ -144,11 +165,13 @@ class WeightedRandomSampler(Sampler[int]):
 class BatchSampler(Sampler[list]):
     """Matches `torch.utils.data.BatchSampler`: groups another sampler's indices into lists."""
 
-    def __init__(self, sampler: Sampler[int] | Iterable[int], batch_size: int,
-                 drop_last: bool) -> None:
+    def __init__(
+        self, sampler: Sampler[int] | Iterable[int], batch_size: int, drop_last: bool
+    ) -> None:
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
-            raise ValueError("batch_size should be a positive integer value, but got "
-                             f"batch_size={batch_size}")
+            raise ValueError(
+                f"batch_size should be a positive integer value, but got batch_size={batch_size}"
+            )
         if not isinstance(drop_last, bool):
             raise ValueError(f"drop_last should be a boolean value, but got drop_last={drop_last}")
         self.sampler = sampler
@@ -176,15 +199,24 @@ class DistributedSampler(Sampler[int]):
     of one process). Shuffling seeds a fresh generator with `seed + epoch` (see `set_epoch`).
     """
 
-    def __init__(self, dataset, num_replicas: int | None = None, rank: int | None = None,
-                 shuffle: bool = True, seed: int = 0, drop_last: bool = False) -> None:
+    def __init__(
+        self,
+        dataset,
+        num_replicas: int | None = None,
+        rank: int | None = None,
+        shuffle: bool = True,
+        seed: int = 0,
+        drop_last: bool = False,
+    ) -> None:
         if num_replicas is None or rank is None:
             from .. import distributed as dist
+
             num_replicas = dist.get_world_size() if num_replicas is None else num_replicas
             rank = dist.get_rank() if rank is None else rank
         if rank >= num_replicas or rank < 0:
-            raise ValueError(f"Invalid rank {rank}, rank should be in the interval "
-                             f"[0, {num_replicas - 1}]")
+            raise ValueError(
+                f"Invalid rank {rank}, rank should be in the interval [0, {num_replicas - 1}]"
+            )
         self.dataset = dataset
         self.num_replicas = num_replicas
         self.rank = rank
@@ -207,11 +239,11 @@ class DistributedSampler(Sampler[int]):
         else:
             indices = list(range(n))
         if self.drop_last:
-            indices = indices[:self.total_size]
+            indices = indices[: self.total_size]
         else:  # pad by repeating from the start, as often as needed
             pad = self.total_size - len(indices)
             indices += (indices * math.ceil(pad / len(indices)))[:pad] if pad else []
-        return iter(indices[self.rank:self.total_size:self.num_replicas])
+        return iter(indices[self.rank : self.total_size : self.num_replicas])
 
     def __len__(self) -> int:
         return self.num_samples

@@ -29,7 +29,8 @@ STATUS_CHECK_INTERVAL = 0.5  # seconds between liveness checks, on both sides
 FORK_JAX_ERROR = (
     "JAX cannot run in a DataLoader worker started with 'fork' (JAX is multithreaded and not "
     "fork-safe). Keep jtorch ops out of the dataset and collate_fn (numpy is fine), or pass "
-    "multiprocessing_context='spawn'.")
+    "multiprocessing_context='spawn'."
+)
 
 
 @dataclass(frozen=True)
@@ -139,8 +140,10 @@ def _switch_off_jax_after_fork() -> None:
     jax.clear_caches()  # drop compiled fast paths that would reach the parent's runtime
     # Every way in: a backend looked up by name (device_put, new arrays), and compiling,
     # which a jitted call on arrays the parent made reaches through their own client.
-    for module, names in ((xla_bridge, ("backends", "get_backend", "_get_backend_uncached")),
-                          (compiler, ("compile_or_get_cached", "backend_compile_and_load"))):
+    for module, names in (
+        (xla_bridge, ("backends", "get_backend", "_get_backend_uncached")),
+        (compiler, ("compile_or_get_cached", "backend_compile_and_load")),
+    ):
         for name in names:
             if hasattr(module, name):
                 setattr(module, name, refuse)
@@ -148,32 +151,46 @@ def _switch_off_jax_after_fork() -> None:
 
 def _seed_everything(seed: int, base_seed: int, worker_id: int) -> None:
     from .. import _random
+
     random.seed(seed)
     _random.manual_seed(seed)
     entropy = [worker_id, base_seed & 0xFFFFFFFF, base_seed >> 32]
     np.random.seed(np.random.SeedSequence(entropy).generate_state(4))
 
 
-def worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, auto_collation,
-                collate_fn, drop_last, base_seed, init_fn, worker_id, num_workers,
-                forked) -> None:
+def worker_loop(
+    dataset_kind,
+    dataset,
+    index_queue,
+    data_queue,
+    done_event,
+    auto_collation,
+    collate_fn,
+    drop_last,
+    base_seed,
+    init_fn,
+    worker_id,
+    num_workers,
+    forked,
+) -> None:
     """Runs in each worker: fetches the batches whose indices arrive on `index_queue`."""
     global _worker_info
     from ._fetch import DatasetKind
+
     try:
         if forked:
             _switch_off_jax_after_fork()
         seed = base_seed + worker_id
         _seed_everything(seed, base_seed, worker_id)
-        _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed,
-                                  dataset=dataset)
+        _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed, dataset=dataset)
         init_exception = None
         fetcher = None
         try:
             if init_fn is not None:
                 init_fn(worker_id)
-            fetcher = DatasetKind.create_fetcher(dataset_kind, dataset, auto_collation,
-                                                 collate_fn, drop_last, host=True)
+            fetcher = DatasetKind.create_fetcher(
+                dataset_kind, dataset, auto_collation, collate_fn, drop_last, host=True
+            )
         except Exception:
             init_exception = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
 
@@ -187,8 +204,9 @@ def worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, auto
             if isinstance(r, ResumeIteration):
                 data_queue.put((r, None))
                 iteration_end = False
-                fetcher = DatasetKind.create_fetcher(dataset_kind, dataset, auto_collation,
-                                                     collate_fn, drop_last, host=True)
+                fetcher = DatasetKind.create_fetcher(
+                    dataset_kind, dataset, auto_collation, collate_fn, drop_last, host=True
+                )
                 continue
             if r is None:  # the main process is shutting this worker down
                 break
@@ -205,8 +223,7 @@ def worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, auto
                         data = IterableDatasetStopIteration(worker_id)
                         iteration_end = True
                     else:
-                        data = ExceptionWrapper(
-                            where=f"in DataLoader worker process {worker_id}")
+                        data = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
             data_queue.put((idx, _sendable(data, worker_id)))
             del data, idx, index, r
     except KeyboardInterrupt:

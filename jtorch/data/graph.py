@@ -9,6 +9,7 @@ __all__ = ["traverse_dps"]
 
 def traverse_dps(datapipe) -> dict:
     """Matches `torch.utils.data.graph.traverse_dps`: `{id(dp): (dp, sub-graph)}`."""
+
     def walk(dp, seen: set) -> dict:
         seen = seen | {id(dp)}
         children = {}
@@ -17,4 +18,5 @@ def traverse_dps(datapipe) -> dict:
                 if isinstance(v, (IterDataPipe, MapDataPipe)) and id(v) not in seen:
                     children.update(walk(v, seen))
         return {id(dp): (dp, children)}
+
     return walk(datapipe, set())

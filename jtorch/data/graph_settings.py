@@ -23,13 +23,15 @@ def get_all_graph_pipes(graph: dict) -> list:
                 seen.add(key)
                 out.append(dp)
                 visit(sub)
+
     visit(graph)
     return out
 
 
 def _is_shuffler(dp) -> bool:
-    return callable(getattr(type(dp), "set_shuffle", None)) and \
-        callable(getattr(type(dp), "set_seed", None))
+    return callable(getattr(type(dp), "set_shuffle", None)) and callable(
+        getattr(type(dp), "set_seed", None)
+    )
 
 
 def apply_shuffle_settings(datapipe, shuffle: bool | None = None):
@@ -39,9 +41,12 @@ def apply_shuffle_settings(datapipe, shuffle: bool | None = None):
         return datapipe
     shufflers = [dp for dp in get_all_graph_pipes(traverse_dps(datapipe)) if _is_shuffler(dp)]
     if not shufflers and shuffle:
-        warnings.warn("`shuffle=True` was set, but the datapipe does not contain a `Shuffler`. "
-                      "Adding one at the end. Be aware that the default buffer size might not "
-                      "be sufficient for your task.", stacklevel=2)
+        warnings.warn(
+            "`shuffle=True` was set, but the datapipe does not contain a `Shuffler`. "
+            "Adding one at the end. Be aware that the default buffer size might not "
+            "be sufficient for your task.",
+            stacklevel=2,
+        )
         datapipe = datapipe.shuffle()
         shufflers = [datapipe]
     for dp in shufflers:
@@ -52,6 +57,7 @@ def apply_shuffle_settings(datapipe, shuffle: bool | None = None):
 def apply_random_seed(datapipe, rng):
     """Seeds every shuffler of the graph from `rng` (a torch Generator)."""
     import jtorch
+
     for dp in get_all_graph_pipes(traverse_dps(datapipe)):
         if _is_shuffler(dp):
             seed = int(jtorch.empty((), dtype=jtorch.int64).random_(generator=rng).item())

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 from . import distributed_c10d  # noqa: F401
 from .constants import default_pg_timeout  # noqa: F401
+from .device_mesh import DeviceMesh, init_device_mesh  # noqa: E402,F401
 from .distributed_c10d import *  # noqa: F401,F403
 from .distributed_c10d import __all__ as _c10d_all
-from .distributed_c10d import (  # noqa: F401
-    _get_default_group, get_default_backend_for_device, reduce_op,
-)
-from .device_mesh import DeviceMesh, init_device_mesh  # noqa: E402,F401
+from .distributed_c10d import _get_default_group, get_default_backend_for_device, reduce_op  # noqa: F401
 
 __all__ = list(_c10d_all) + ["DeviceMesh", "init_device_mesh"]

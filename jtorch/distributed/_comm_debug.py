@@ -14,15 +14,37 @@ __all__ = ["COLLECTIVES", "LISTENERS", "note"]
 
 # The operator names PyTorch's CommDebugMode counts, per `torch.ops` namespace.
 COLLECTIVES = {
-    "c10d": frozenset((
-        "_allgather_base_", "_reduce_scatter_base_", "allgather_", "allgather_coalesced_",
-        "allgather_into_tensor_coalesced_", "allreduce_", "allreduce_coalesced_", "alltoall_",
-        "alltoall_base_", "broadcast_", "gather_", "scatter_", "reduce_", "reduce_scatter_",
-        "reduce_scatter_tensor_coalesced_")),
-    "c10d_functional": frozenset((
-        "all_gather_into_tensor", "all_gather_into_tensor_coalesced", "all_reduce",
-        "all_reduce_coalesced", "all_to_all_single", "broadcast", "reduce_scatter_tensor",
-        "reduce_scatter_tensor_coalesced")),
+    "c10d": frozenset(
+        (
+            "_allgather_base_",
+            "_reduce_scatter_base_",
+            "allgather_",
+            "allgather_coalesced_",
+            "allgather_into_tensor_coalesced_",
+            "allreduce_",
+            "allreduce_coalesced_",
+            "alltoall_",
+            "alltoall_base_",
+            "broadcast_",
+            "gather_",
+            "scatter_",
+            "reduce_",
+            "reduce_scatter_",
+            "reduce_scatter_tensor_coalesced_",
+        )
+    ),
+    "c10d_functional": frozenset(
+        (
+            "all_gather_into_tensor",
+            "all_gather_into_tensor_coalesced",
+            "all_reduce",
+            "all_reduce_coalesced",
+            "all_to_all_single",
+            "broadcast",
+            "reduce_scatter_tensor",
+            "reduce_scatter_tensor_coalesced",
+        )
+    ),
 }
 
 # Callables `(namespace, name)`: the active CommDebugModes.

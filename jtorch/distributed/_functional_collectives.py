@@ -15,13 +15,28 @@ import warnings
 from .._tensor import Tensor
 from . import distributed_c10d as c10d
 
-__all__ = ["AsyncCollectiveTensor", "all_gather_into_tensor_coalesced", "all_gather_single",
-           "all_gather_single_autograd", "all_gather_single_coalesced", "all_gather_tensor",
-           "all_gather_tensor_autograd", "all_reduce", "all_reduce_coalesced",
-           "all_to_all_single", "all_to_all_single_autograd", "broadcast", "permute_tensor",
-           "reduce_scatter_single", "reduce_scatter_single_autograd",
-           "reduce_scatter_single_coalesced", "reduce_scatter_tensor",
-           "reduce_scatter_tensor_autograd", "reduce_scatter_tensor_coalesced", "wait_tensor"]
+__all__ = [
+    "AsyncCollectiveTensor",
+    "all_gather_into_tensor_coalesced",
+    "all_gather_single",
+    "all_gather_single_autograd",
+    "all_gather_single_coalesced",
+    "all_gather_tensor",
+    "all_gather_tensor_autograd",
+    "all_reduce",
+    "all_reduce_coalesced",
+    "all_to_all_single",
+    "all_to_all_single_autograd",
+    "broadcast",
+    "permute_tensor",
+    "reduce_scatter_single",
+    "reduce_scatter_single_autograd",
+    "reduce_scatter_single_coalesced",
+    "reduce_scatter_tensor",
+    "reduce_scatter_tensor_autograd",
+    "reduce_scatter_tensor_coalesced",
+    "wait_tensor",
+]
 
 _REDUCE_OPS = ("sum", "avg", "product", "min", "max", "band", "bor", "bxor", "premul_sum")
 
@@ -32,20 +47,27 @@ class AsyncCollectiveTensor(Tensor):
 
 def _group_size(group) -> int:
     from .device_mesh import DeviceMesh
+
     if isinstance(group, DeviceMesh):
         if group.ndim != 1:
-            raise ValueError(f"Only 1D mesh is supported, but got a mesh with {group.ndim} "
-                             f"dimensions")
+            raise ValueError(
+                f"Only 1D mesh is supported, but got a mesh with {group.ndim} dimensions"
+            )
         return group.size()
     if isinstance(group, tuple) and len(group) == 2 and isinstance(group[0], DeviceMesh):
         return group[0].size(group[1])
     if isinstance(group, list):
-        warnings.warn("The combination of ranks + tag as process group identifier has been "
-                      "deprecated. Please switch to using ProcessGroup, DeviceMesh, or group "
-                      "name instead.", FutureWarning, stacklevel=4)
+        warnings.warn(
+            "The combination of ranks + tag as process group identifier has been "
+            "deprecated. Please switch to using ProcessGroup, DeviceMesh, or group "
+            "name instead.",
+            FutureWarning,
+            stacklevel=4,
+        )
         if group and isinstance(group[0], list):
-            raise ValueError("Invalid group: a list of rank lists (several groups) is not "
-                             "supported")
+            raise ValueError(
+                "Invalid group: a list of rank lists (several groups) is not supported"
+            )
         for r in group:
             c10d._check_rank(r, "rank")
         return len(group)
@@ -59,8 +81,10 @@ def _group_size(group) -> int:
 def _one_rank(group) -> None:
     c10d._get_default_group()
     if _group_size(group) != 1:
-        raise RuntimeError("a group of more than one rank needs processes that this world of "
-                           "one process does not have")
+        raise RuntimeError(
+            "a group of more than one rank needs processes that this world of "
+            "one process does not have"
+        )
 
 
 def _check_op(reduce_op: str) -> None:
@@ -88,9 +112,12 @@ def all_reduce_coalesced(self: list, reduceOp: str, group, tag: str = "") -> lis
 
 
 def _deprecated(old: str, new: str) -> None:
-    warnings.warn(f"`torch.distributed._functional_collectives.{old}` is deprecated. Please use "
-                  f"`torch.distributed._functional_collectives.{new}` instead.", FutureWarning,
-                  stacklevel=3)
+    warnings.warn(
+        f"`torch.distributed._functional_collectives.{old}` is deprecated. Please use "
+        f"`torch.distributed._functional_collectives.{new}` instead.",
+        FutureWarning,
+        stacklevel=3,
+    )
 
 
 def all_gather_single(self: Tensor, gather_dim: int, group, tag: str = "") -> Tensor:
@@ -122,60 +149,68 @@ def all_gather_into_tensor_coalesced(self: list, group, tag: str = "") -> list:
     return all_gather_single_coalesced(self, group, tag)
 
 
-def reduce_scatter_single(self: Tensor, reduceOp: str, scatter_dim: int, group,
-                          tag: str = "") -> Tensor:
+def reduce_scatter_single(
+    self: Tensor, reduceOp: str, scatter_dim: int, group, tag: str = ""
+) -> Tensor:
     _check_op(reduceOp)
     _one_rank(group)
     return _copy(self)
 
 
-def reduce_scatter_single_autograd(self: Tensor, reduceOp: str, scatter_dim: int, group,
-                                   tag: str = "") -> Tensor:
+def reduce_scatter_single_autograd(
+    self: Tensor, reduceOp: str, scatter_dim: int, group, tag: str = ""
+) -> Tensor:
     _check_op(reduceOp)
     _one_rank(group)
     return self.clone()
 
 
-def reduce_scatter_single_coalesced(inputs: list, reduceOp: str, scatter_dim: list, group,
-                                    tag: str = "") -> list:
-    return [reduce_scatter_single(t, reduceOp, d, group, tag)
-            for t, d in zip(inputs, scatter_dim)]
+def reduce_scatter_single_coalesced(
+    inputs: list, reduceOp: str, scatter_dim: list, group, tag: str = ""
+) -> list:
+    return [reduce_scatter_single(t, reduceOp, d, group, tag) for t, d in zip(inputs, scatter_dim)]
 
 
-def reduce_scatter_tensor(self: Tensor, reduceOp: str, scatter_dim: int, group,
-                          tag: str = "") -> Tensor:
+def reduce_scatter_tensor(
+    self: Tensor, reduceOp: str, scatter_dim: int, group, tag: str = ""
+) -> Tensor:
     _deprecated("reduce_scatter_tensor", "reduce_scatter_single")
     return reduce_scatter_single(self, reduceOp, scatter_dim, group, tag)
 
 
-def reduce_scatter_tensor_autograd(self: Tensor, reduceOp: str, scatter_dim: int, group,
-                                   tag: str = "") -> Tensor:
+def reduce_scatter_tensor_autograd(
+    self: Tensor, reduceOp: str, scatter_dim: int, group, tag: str = ""
+) -> Tensor:
     _deprecated("reduce_scatter_tensor_autograd", "reduce_scatter_single_autograd")
     return reduce_scatter_single_autograd(self, reduceOp, scatter_dim, group, tag)
 
 
-def reduce_scatter_tensor_coalesced(inputs: list, reduceOp: str, scatter_dim: list, group,
-                                    tag: str = "") -> list:
+def reduce_scatter_tensor_coalesced(
+    inputs: list, reduceOp: str, scatter_dim: list, group, tag: str = ""
+) -> list:
     _deprecated("reduce_scatter_tensor_coalesced", "reduce_scatter_single_coalesced")
     return reduce_scatter_single_coalesced(inputs, reduceOp, scatter_dim, group, tag)
 
 
 def _check_splits(t: Tensor, splits, what: str) -> None:
     if splits is not None and (len(splits) != 1 or splits[0] != t.size(0)):
-        raise ValueError(f"{what} {list(splits)} do not split a tensor of {t.size(0)} rows "
-                         f"over one rank")
+        raise ValueError(
+            f"{what} {list(splits)} do not split a tensor of {t.size(0)} rows over one rank"
+        )
 
 
-def all_to_all_single(self: Tensor, output_split_sizes, input_split_sizes, group,
-                      tag: str = "") -> Tensor:
+def all_to_all_single(
+    self: Tensor, output_split_sizes, input_split_sizes, group, tag: str = ""
+) -> Tensor:
     _one_rank(group)
     _check_splits(self, input_split_sizes, "input_split_sizes")
     _check_splits(self, output_split_sizes, "output_split_sizes")
     return _copy(self)
 
 
-def all_to_all_single_autograd(self: Tensor, output_split_sizes, input_split_sizes, group,
-                               tag: str = "") -> Tensor:
+def all_to_all_single_autograd(
+    self: Tensor, output_split_sizes, input_split_sizes, group, tag: str = ""
+) -> Tensor:
     _one_rank(group)
     _check_splits(self, input_split_sizes, "input_split_sizes")
     _check_splits(self, output_split_sizes, "output_split_sizes")

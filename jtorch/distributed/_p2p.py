@@ -31,8 +31,8 @@ from ._process_group import Work, _World, default_group, not_in_group
 
 __all__ = ["P2POp", "batch_isend_irecv", "irecv", "isend", "recv", "send"]
 
-_SENT: dict = {}        # (dst, tag) -> messages sent
-_RECEIVED: dict = {}    # (src, tag) -> messages received
+_SENT: dict = {}  # (dst, tag) -> messages sent
+_RECEIVED: dict = {}  # (src, tag) -> messages received
 
 
 def _message_id(src: int, dst: int, tag: int, seq: int) -> int:
@@ -58,22 +58,27 @@ def _peer(group, rank, group_rank, what: str) -> int:
         raise ValueError("Must specify global_rank or group_rank")
     if rank not in pg.ranks:
         if pg is world:
-            raise ValueError(f"Invalid {what} rank {rank}: the world has {world.size()} "
-                             f"process(es)")
+            raise ValueError(
+                f"Invalid {what} rank {rank}: the world has {world.size()} process(es)"
+            )
         raise ValueError(f"Global rank {rank} is not part of group {pg}")
     return rank
 
 
 def _not_self(peer: int, what: str) -> None:
     if peer == _World.WORLD._my_rank:
-        raise ValueError(f"Invalid {what} rank: {what} rank should not be the same as the "
-                         f"rank of the current process.")
+        raise ValueError(
+            f"Invalid {what} rank: {what} rank should not be the same as the "
+            f"rank of the current process."
+        )
 
 
 def _check_tensor(tensor) -> None:
     if not isinstance(tensor, Tensor):
-        raise TypeError(f"Invalid function argument. Expected parameter `tensor` of type "
-                        f"torch.Tensor\n             but got {type(tensor)} instead.")
+        raise TypeError(
+            f"Invalid function argument. Expected parameter `tensor` of type "
+            f"torch.Tensor\n             but got {type(tensor)} instead."
+        )
 
 
 def _timeout() -> datetime.timedelta:
@@ -122,19 +127,23 @@ def _take(tensor: Tensor, src: int | None, tag: int) -> int:
     try:
         note = client.blocking_key_value_get(key, int(timeout.total_seconds() * 1000))
     except Exception as e:
-        raise RuntimeError(f"recv from rank {src} (tag {tag}) timed out after {timeout}: "
-                           f"{e}") from None
+        raise RuntimeError(
+            f"recv from rank {src} (tag {tag}) timed out after {timeout}: {e}"
+        ) from None
     dtype, _, shape = note.partition("|")
     shape = tuple(int(s) for s in shape.split(",") if s)
     if np.dtype(dtype) != np.dtype(tensor._array.dtype) or shape != tuple(tensor.shape):
-        raise RuntimeError(f"recv from rank {src}: the message is {np.dtype(dtype).name} of "
-                           f"shape {list(shape)}, but the receiving tensor is "
-                           f"{np.dtype(tensor._array.dtype).name} of shape "
-                           f"{list(tensor.shape)}")
+        raise RuntimeError(
+            f"recv from rank {src}: the message is {np.dtype(dtype).name} of "
+            f"shape {list(shape)}, but the receiving tensor is "
+            f"{np.dtype(tensor._array.dtype).name} of shape "
+            f"{list(tensor.shape)}"
+        )
     _RECEIVED[(src, tag)] = seq + 1
     device = _runtime.local_device("cpu")
-    spec = jax.ShapeDtypeStruct(shape, np.dtype(dtype),
-                                sharding=jax.sharding.SingleDeviceSharding(device))
+    spec = jax.ShapeDtypeStruct(
+        shape, np.dtype(dtype), sharding=jax.sharding.SingleDeviceSharding(device)
+    )
     conn = _runtime.transfer_connection(src, timeout.total_seconds())
     (arr,) = conn.pull(_message_id(src, me, tag, seq), [spec])
     client.key_value_delete(key)
@@ -209,11 +218,20 @@ def recv(tensor, src: int | None = None, group=None, tag: int = 0, group_src=Non
 class P2POp:
     """Matches `torch.distributed.P2POp`: one send or receive for `batch_isend_irecv`."""
 
-    def __init__(self, op, tensor, peer: int | None = None, group=None, tag: int = 0,
-                 group_peer: int | None = None):
+    def __init__(
+        self,
+        op,
+        tensor,
+        peer: int | None = None,
+        group=None,
+        tag: int = 0,
+        group_peer: int | None = None,
+    ):
         if op not in (isend, irecv):
-            raise ValueError("Invalid ``op``. Expected ``op`` to be of type "
-                             "``torch.distributed.isend`` or ``torch.distributed.irecv``.")
+            raise ValueError(
+                "Invalid ``op``. Expected ``op`` to be of type "
+                "``torch.distributed.isend`` or ``torch.distributed.irecv``."
+            )
         _check_tensor(tensor)
         self.op, self.tensor, self.tag = op, tensor, tag
         self.group = group if group is not None else default_group()
@@ -221,23 +239,27 @@ class P2POp:
         self.group_peer = self.group.ranks.index(self.peer)
 
     def __repr__(self) -> str:
-        return (f"P2POp({self.op.__name__} pg={self.group.group_name}, "
-                f"group_src={self.group.rank() if self.op is isend else self.group_peer}, "
-                f"group_dst={self.group_peer if self.op is isend else self.group.rank()}, "
-                f"{tuple(self.tensor.shape)}, {self.tensor.dtype})")
+        return (
+            f"P2POp({self.op.__name__} pg={self.group.group_name}, "
+            f"group_src={self.group.rank() if self.op is isend else self.group_peer}, "
+            f"group_dst={self.group_peer if self.op is isend else self.group.rank()}, "
+            f"{tuple(self.tensor.shape)}, {self.tensor.dtype})"
+        )
 
 
 def batch_isend_irecv(p2p_op_list: list) -> list:
     """Matches `torch.distributed.batch_isend_irecv`: every send is posted before any
     receive is waited on, so each rank's batch completes whatever the others' order."""
     if not isinstance(p2p_op_list, list) or not all(isinstance(p, P2POp) for p in p2p_op_list):
-        raise ValueError("Invalid ``p2p_op_list``. Each op is expected to to be of type "
-                         "``torch.distributed.P2POp``.")
+        raise ValueError(
+            "Invalid ``p2p_op_list``. Each op is expected to to be of type "
+            "``torch.distributed.P2POp``."
+        )
     group = p2p_op_list[0].group
     if not all(group == p.group for p in p2p_op_list):
         raise ValueError("All ops need to use the same group.")
     sends = [p.op(p.tensor, p.peer, tag=p.tag) for p in p2p_op_list if p.op is isend]
     sends = iter(sends)
-    return [next(sends) if p.op is isend else irecv(p.tensor, p.peer, tag=p.tag)
-            for p in p2p_op_list]
-
+    return [
+        next(sends) if p.op is isend else irecv(p.tensor, p.peer, tag=p.tag) for p in p2p_op_list
+    ]

@@ -18,8 +18,9 @@ from .constants import default_pg_timeout
 
 __all__ = ["Backend", "GroupMember", "ProcessGroup", "ReduceOp", "Work", "group"]
 
-NOT_INITIALIZED = ("Default process group has not been initialized, please make sure to call "
-                   "init_process_group.")
+NOT_INITIALIZED = (
+    "Default process group has not been initialized, please make sure to call init_process_group."
+)
 
 
 class Backend(str):
@@ -40,20 +41,28 @@ class Backend(str):
     backend_list = [UNDEFINED, GLOO, NCCL, XCCL, UCC, MPI, FAKE]
     # PyTorch's tables: the backend a device type uses by default, the devices a backend serves.
     default_device_backend_map = {"cpu": GLOO, "cuda": NCCL, "xpu": XCCL, "mps": GLOO}
-    backend_capability = {GLOO: ["cpu", "cuda"], NCCL: ["cuda"], XCCL: ["xpu"],
-                          UCC: ["cpu", "cuda"], MPI: ["cpu", "cuda"],
-                          FAKE: ["cpu", "cuda", "hpu", "xpu"]}
+    backend_capability = {
+        GLOO: ["cpu", "cuda"],
+        NCCL: ["cuda"],
+        XCCL: ["xpu"],
+        UCC: ["cpu", "cuda"],
+        MPI: ["cpu", "cuda"],
+        FAKE: ["cpu", "cuda", "hpu", "xpu"],
+    }
 
     def __new__(cls, name: str):
         if not isinstance(name, str):
-            raise ValueError(f"Backend constructor parameter must be string-ish, but got: "
-                             f"{type(name)}")
+            raise ValueError(
+                f"Backend constructor parameter must be string-ish, but got: {type(name)}"
+            )
         return str.__new__(cls, name.lower())
 
     @classmethod
     def register_backend(cls, name, func, extended_api=False, devices=None) -> None:
-        raise RuntimeError(f"jtorch.distributed cannot register the third-party backend "
-                           f"{name!r}: collectives run on JAX's runtime")
+        raise RuntimeError(
+            f"jtorch.distributed cannot register the third-party backend "
+            f"{name!r}: collectives run on JAX's runtime"
+        )
 
 
 class ReduceOp:
@@ -87,8 +96,14 @@ class ReduceOp:
 class ProcessGroup:
     """A group of global ranks (see the module doc); `rank()` is this process's place in it."""
 
-    def __init__(self, backend: str, ranks: list, my_rank: int, group_name: str = "0",
-                 timeout: datetime.timedelta = default_pg_timeout):
+    def __init__(
+        self,
+        backend: str,
+        ranks: list,
+        my_rank: int,
+        group_name: str = "0",
+        timeout: datetime.timedelta = default_pg_timeout,
+    ):
         self._backend = backend
         self._ranks = list(ranks)
         self._my_rank = my_rank
@@ -119,8 +134,8 @@ class ProcessGroup:
 
 
 class _World:
-    WORLD = None        # the default group once init_process_group ran
-    NON_GROUP_MEMBER = -100     # PyTorch's value: what new_group returns outside the group
+    WORLD = None  # the default group once init_process_group ran
+    NON_GROUP_MEMBER = -100  # PyTorch's value: what new_group returns outside the group
 
 
 group = GroupMember = _World
@@ -147,8 +162,11 @@ def not_in_group(group, op_name: str) -> bool:
     default_group()
     if group is None or group != _World.NON_GROUP_MEMBER:
         return False
-    warnings.warn(f"Running {op_name} on global rank {_World.WORLD.rank()} which does not "
-                  f"belong to the given group.", stacklevel=3)
+    warnings.warn(
+        f"Running {op_name} on global rank {_World.WORLD.rank()} which does not "
+        f"belong to the given group.",
+        stacklevel=3,
+    )
     return True
 
 
@@ -194,6 +212,7 @@ class Work:
     def get_future(self):
         """A completed `torch.futures.Future` whose value is the collective's tensors."""
         from ..futures import Future
+
         fut = Future()
         try:
             fut.set_result(self.result())
@@ -213,14 +232,23 @@ def done(async_op: bool, *tensors):
 def env_int(name: str) -> int:
     value = os.environ.get(name)
     if value is None:
-        raise ValueError(f"Error initializing torch.distributed using env:// rendezvous: "
-                         f"environment variable {name} expected, but not set")
+        raise ValueError(
+            f"Error initializing torch.distributed using env:// rendezvous: "
+            f"environment variable {name} expected, but not set"
+        )
     return int(value)
 
 
-REDUCE_OP_NAMES = {ReduceOp.SUM: "sum", ReduceOp.AVG: "avg", ReduceOp.PRODUCT: "product",
-                   ReduceOp.MIN: "min", ReduceOp.MAX: "max", ReduceOp.BAND: "band",
-                   ReduceOp.BOR: "bor", ReduceOp.BXOR: "bxor"}
+REDUCE_OP_NAMES = {
+    ReduceOp.SUM: "sum",
+    ReduceOp.AVG: "avg",
+    ReduceOp.PRODUCT: "product",
+    ReduceOp.MIN: "min",
+    ReduceOp.MAX: "max",
+    ReduceOp.BAND: "band",
+    ReduceOp.BOR: "bor",
+    ReduceOp.BXOR: "bxor",
+}
 
 
 def group_root(group: int | None, rank: int | None, pg, default: int = 0) -> int:

@@ -28,10 +28,19 @@ import sys
 
 import jax
 
-__all__ = ["coordination_client", "is_joined", "join", "local_device", "rank_device",
-           "transfer_address", "transfer_connection", "transfer_server", "world"]
+__all__ = [
+    "coordination_client",
+    "is_joined",
+    "join",
+    "local_device",
+    "rank_device",
+    "transfer_address",
+    "transfer_connection",
+    "transfer_server",
+    "world",
+]
 
-_STATE: dict = {}        # rank, world_size, coordinator once joined
+_STATE: dict = {}  # rank, world_size, coordinator once joined
 
 
 def is_joined() -> bool:
@@ -46,11 +55,18 @@ def world() -> tuple[int, int]:
 
 def _backends_started() -> bool:
     from jax._src import xla_bridge
+
     return xla_bridge.backends_are_initialized()
 
 
-def join(coordinator: str, world_size: int, rank: int, timeout: datetime.timedelta,
-         local_rank: int | None = None, local_world_size: int | None = None) -> None:
+def join(
+    coordinator: str,
+    world_size: int,
+    rank: int,
+    timeout: datetime.timedelta,
+    local_rank: int | None = None,
+    local_world_size: int | None = None,
+) -> None:
     """Joins (or checks this process already joined) the world of `world_size` processes.
 
     Args:
@@ -65,16 +81,21 @@ def join(coordinator: str, world_size: int, rank: int, timeout: datetime.timedel
         if (_STATE["rank"], _STATE["world_size"]) != (rank, world_size):
             raise RuntimeError(
                 f"this process already joined JAX's runtime as rank {_STATE['rank']} of "
-                f"{_STATE['world_size']}; it cannot join again as rank {rank} of {world_size}")
+                f"{_STATE['world_size']}; it cannot join again as rank {rank} of {world_size}"
+            )
         return
     # Gloo carries CPU collectives between processes; it must be chosen before the CPU
     # backend starts (MPI, if a user chose it, is left alone).
     if jax.config.jax_cpu_collectives_implementation in (None, "", "none"):
         jax.config.update("jax_cpu_collectives_implementation", "gloo")
-    kwargs = dict(coordinator_address=coordinator, num_processes=world_size, process_id=rank,
-                  initialization_timeout=max(int(timeout.total_seconds()), 1))
+    kwargs = dict(
+        coordinator_address=coordinator,
+        num_processes=world_size,
+        process_id=rank,
+        initialization_timeout=max(int(timeout.total_seconds()), 1),
+    )
     if local_rank is not None and (local_world_size or 1) > 1:
-        kwargs["local_device_ids"] = [local_rank]   # one GPU per process (no effect on CPU)
+        kwargs["local_device_ids"] = [local_rank]  # one GPU per process (no effect on CPU)
     else:
         kwargs["cluster_detection_method"] = "deactivate"
     # jax's preemption service would catch the SIGTERM a launcher stops workers with.
@@ -84,10 +105,12 @@ def join(coordinator: str, world_size: int, rank: int, timeout: datetime.timedel
         jax.distributed.initialize(**kwargs)
     else:
         from jax._src import api, distributed
+
         kwargs.pop("cluster_detection_method", None)
         distributed.global_state.initialize(**kwargs)
         api.clear_backends()
     from .. import _device
+
     _device.reset_caches()
     _STATE.update(rank=rank, world_size=world_size, coordinator=coordinator)
     _watch_failures()
@@ -115,6 +138,7 @@ def _watch_failures() -> None:
         if not issubclass(kind, SystemExit):
             mark_failed()
         previous(kind, value, tb)
+
     sys.excepthook = hook
     atexit.register(_leave)
 
@@ -132,6 +156,7 @@ def _leave() -> None:
 def coordination_client():
     """The client of the job's coordination service (its key-value store and barriers)."""
     from jax._src import distributed
+
     client = distributed.global_state.client
     if client is None:
         raise RuntimeError("this process has not joined a world of several processes")
@@ -164,9 +189,9 @@ def transfer_server():
     pulled, so sends never block and any order of sends and receives completes.
     """
     from jax.experimental import transfer
+
     host = os.environ.get("JTORCH_TRANSFER_HOST") or _host_address()
-    server = transfer.start_transfer_server(local_device("cpu").client, f"{host}:0",
-                                            [f"{host}:0"])
+    server = transfer.start_transfer_server(local_device("cpu").client, f"{host}:0", [f"{host}:0"])
     rank, _ = world()
     coordination_client().key_value_set(f"jtorch/transfer/{rank}", server.address())
     return server
@@ -174,7 +199,8 @@ def transfer_server():
 
 def transfer_address(rank: int, timeout: datetime.timedelta) -> str:
     return coordination_client().blocking_key_value_get(
-        f"jtorch/transfer/{rank}", int(timeout.total_seconds() * 1000))
+        f"jtorch/transfer/{rank}", int(timeout.total_seconds() * 1000)
+    )
 
 
 @functools.lru_cache(maxsize=None)
@@ -190,6 +216,7 @@ def _host_address() -> str:
     if host in ("127.0.0.1", "localhost", "::1"):
         return "127.0.0.1"
     import socket
+
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.connect((host, 1))        # no packet is sent: this picks the outgoing interface
+        s.connect((host, 1))  # no packet is sent: this picks the outgoing interface
         return s.getsockname()[0]

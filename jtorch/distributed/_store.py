@@ -26,10 +26,12 @@ def _bytes(value) -> bytes:
         return value.encode()
     if isinstance(value, (bytes, bytearray)):
         return bytes(value)
-    if isinstance(value, (list, tuple)):        # PyTorch accepts a list of byte values
+    if isinstance(value, (list, tuple)):  # PyTorch accepts a list of byte values
         return bytes(value)
-    raise TypeError(f"set(): incompatible function arguments: value must be str or bytes, "
-                    f"got {type(value).__name__}")
+    raise TypeError(
+        f"set(): incompatible function arguments: value must be str or bytes, "
+        f"got {type(value).__name__}"
+    )
 
 
 class Store:
@@ -72,6 +74,7 @@ class Store:
             value = int(d.get(key, b"0")) + int(amount)
             d[key] = str(value).encode()
             return value
+
         return self._update(step)
 
     def append(self, key: str, value) -> None:
@@ -87,6 +90,7 @@ class Store:
                 d[key] = desired
                 return desired
             return expected if current is None else current
+
         return self._update(step)
 
     def check(self, keys: list) -> bool:
@@ -104,8 +108,9 @@ class Store:
         while not self.check(keys):
             if time.monotonic() >= deadline:
                 missing = [k for k in keys if not self.check([k])]
-                raise RuntimeError(f"Timeout waiting for key: {', '.join(missing)} after "
-                                   f"{int(limit * 1000)} ms")
+                raise RuntimeError(
+                    f"Timeout waiting for key: {', '.join(missing)} after {int(limit * 1000)} ms"
+                )
             time.sleep(0.01)
 
 
@@ -175,10 +180,11 @@ class PrefixStore(Store):
         prefix = self._prefix + "/"
 
         def view(d):
-            mine = {k[len(prefix):]: v for k, v in d.items() if k.startswith(prefix)}
+            mine = {k[len(prefix) :]: v for k, v in d.items() if k.startswith(prefix)}
             result = fn(mine)
-            for k in [k for k in d if k.startswith(prefix) and k[len(prefix):] not in mine]:
+            for k in [k for k in d if k.startswith(prefix) and k[len(prefix) :] not in mine]:
                 del d[k]
             d.update({prefix + k: v for k, v in mine.items()})
             return result
+
         return self.underlying_store._update(view)

@@ -35,7 +35,15 @@ _AXIS = "r"
 
 # ReduceOp's names, as the programs are keyed by them.
 SUM, AVG, PRODUCT, MIN, MAX, BAND, BOR, BXOR = (
-    "sum", "avg", "product", "min", "max", "band", "bor", "bxor")
+    "sum",
+    "avg",
+    "product",
+    "min",
+    "max",
+    "band",
+    "bor",
+    "bxor",
+)
 
 
 def _same_width_int(dtype: np.dtype) -> np.dtype:
@@ -46,8 +54,11 @@ def _gathered_reduce(x, op: str):
     """Reduces the blocks of all ranks (gathered along a new axis 0) with `op`."""
     g = jax.lax.all_gather(x, _AXIS)
     if x.dtype == jnp.bool_:
-        return jnp.all(g, 0) if op in (PRODUCT, BAND, MIN) else (
-            jnp.any(g, 0) if op != BXOR else jnp.sum(g, 0, dtype=jnp.int32) % 2 == 1)
+        return (
+            jnp.all(g, 0)
+            if op in (PRODUCT, BAND, MIN)
+            else (jnp.any(g, 0) if op != BXOR else jnp.sum(g, 0, dtype=jnp.int32) % 2 == 1)
+        )
     if op == PRODUCT:
         return jnp.prod(g, 0, dtype=x.dtype)
     fn = {BAND: jax.lax.bitwise_and, BOR: jax.lax.bitwise_or, BXOR: jax.lax.bitwise_xor}[op]
@@ -89,6 +100,7 @@ def _broadcast(x, src: int):
 
 def _body(kind: str, n: int, static: tuple):
     """The per-rank body of collective `kind`: block `[1, *shape]` in, `[1, *out]` out."""
+
     def body(block):
         x = block[0]
         if kind == "all_reduce":
@@ -100,8 +112,11 @@ def _body(kind: str, n: int, static: tuple):
             if op in (SUM, AVG) and x.dtype != jnp.bool_:
                 out = jax.lax.psum_scatter(x, _AXIS, scatter_dimension=0, tiled=True)
                 if op == AVG:
-                    out = out // n if jnp.issubdtype(x.dtype, jnp.integer) else \
-                        (out / n).astype(x.dtype)
+                    out = (
+                        out // n
+                        if jnp.issubdtype(x.dtype, jnp.integer)
+                        else (out / n).astype(x.dtype)
+                    )
             else:
                 k = x.shape[0] // n
                 full = _reduce(x, op, n)
@@ -116,6 +131,7 @@ def _body(kind: str, n: int, static: tuple):
         else:
             raise AssertionError(kind)
         return out[None]
+
     return body
 
 
@@ -125,8 +141,15 @@ def _program(kind: str, devices: tuple, shape: tuple, dtype, static: tuple):
     if fn is None:
         mesh = Mesh(np.array(devices, dtype=object), (_AXIS,))
         spec = PartitionSpec(_AXIS)
-        fn = jax.jit(jax.shard_map(_body(kind, len(devices), static), mesh=mesh,
-                                   in_specs=spec, out_specs=spec, check_vma=False))
+        fn = jax.jit(
+            jax.shard_map(
+                _body(kind, len(devices), static),
+                mesh=mesh,
+                in_specs=spec,
+                out_specs=spec,
+                check_vma=False,
+            )
+        )
         fn = _PROGRAMS.put(key, (fn, NamedSharding(mesh, spec)))
     return fn
 
@@ -145,8 +168,9 @@ def run(kind: str, devices: tuple, index: int, arr, static: tuple = ()):
     fn, sharding = _program(kind, devices, tuple(arr.shape), arr.dtype, static)
     me = devices[index]
     local = jax.device_put(arr[None], me)
-    glob = jax.make_array_from_single_device_arrays((len(devices),) + tuple(arr.shape),
-                                                    sharding, [local])
+    glob = jax.make_array_from_single_device_arrays(
+        (len(devices),) + tuple(arr.shape), sharding, [local]
+    )
     ids = tuple(d.id for d in devices)
     with _quiet_stdout(devices[0].platform == "cpu" and ids not in _CONNECTED):
         out = fn(glob)
@@ -156,7 +180,7 @@ def run(kind: str, devices: tuple, index: int, arr, static: tuple = ()):
     return result
 
 
-_CONNECTED: set = set()     # the device sets whose gloo connections are made
+_CONNECTED: set = set()  # the device sets whose gloo connections are made
 
 
 @contextlib.contextmanager

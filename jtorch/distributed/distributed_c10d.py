@@ -24,26 +24,83 @@ import jax.numpy as jnp
 from .. import _dtype
 from .._tensor import Tensor
 from . import _comm_debug, _runtime, _xla
-from ._process_group import (  # noqa: F401 (PyTorch's names, exported here)
-    NOT_INITIALIZED as _NOT_INITIALIZED, REDUCE_OP_NAMES, Backend, GroupMember, ProcessGroup,
-    ReduceOp, Work, _pg_map, _World, default_group, done as _done, env_int as _env_int,
-    group, group_root as _root, not_in_group, resolve,
+from ._process_group import NOT_INITIALIZED as _NOT_INITIALIZED  # noqa: F401 (PyTorch's names, exported here)
+from ._process_group import (
+    REDUCE_OP_NAMES,
+    Backend,
+    GroupMember,
+    ProcessGroup,
+    ReduceOp,
+    Work,
+    _pg_map,
+    _World,
+    default_group,
+    group,
+    not_in_group,
+    resolve,
 )
+from ._process_group import done as _done
+from ._process_group import env_int as _env_int
+from ._process_group import group_root as _root
 from ._store import FileStore, HashStore, PrefixStore, Store
 from .constants import default_pg_timeout
 
 __all__ = [
-    "Backend", "GroupMember", "ProcessGroup", "ReduceOp", "Work", "all_gather",
-    "all_gather_into_tensor", "all_gather_object", "all_gather_single", "all_reduce", "all_to_all",
-    "all_to_all_single", "barrier", "batch_isend_irecv", "broadcast", "broadcast_object_list",
-    "destroy_process_group", "gather", "gather_object", "get_backend", "get_global_rank",
-    "get_group_rank", "get_process_group_ranks", "get_rank", "get_world_size", "group",
-    "init_process_group", "irecv", "is_available", "is_gloo_available", "is_initialized",
-    "is_mpi_available", "is_nccl_available", "is_torchelastic_launched", "is_ucc_available",
-    "isend", "monitored_barrier", "new_group", "new_subgroups", "P2POp", "recv", "reduce",
-    "reduce_scatter", "reduce_scatter_single", "reduce_scatter_tensor", "scatter",
-    "scatter_object_list", "send", "get_default_backend_for_device", "is_backend_available",
-    "is_xccl_available", "FileStore", "HashStore", "PrefixStore", "Store",
+    "Backend",
+    "GroupMember",
+    "ProcessGroup",
+    "ReduceOp",
+    "Work",
+    "all_gather",
+    "all_gather_into_tensor",
+    "all_gather_object",
+    "all_gather_single",
+    "all_reduce",
+    "all_to_all",
+    "all_to_all_single",
+    "barrier",
+    "batch_isend_irecv",
+    "broadcast",
+    "broadcast_object_list",
+    "destroy_process_group",
+    "gather",
+    "gather_object",
+    "get_backend",
+    "get_global_rank",
+    "get_group_rank",
+    "get_process_group_ranks",
+    "get_rank",
+    "get_world_size",
+    "group",
+    "init_process_group",
+    "irecv",
+    "is_available",
+    "is_gloo_available",
+    "is_initialized",
+    "is_mpi_available",
+    "is_nccl_available",
+    "is_torchelastic_launched",
+    "is_ucc_available",
+    "isend",
+    "monitored_barrier",
+    "new_group",
+    "new_subgroups",
+    "P2POp",
+    "recv",
+    "reduce",
+    "reduce_scatter",
+    "reduce_scatter_single",
+    "reduce_scatter_tensor",
+    "scatter",
+    "scatter_object_list",
+    "send",
+    "get_default_backend_for_device",
+    "is_backend_available",
+    "is_xccl_available",
+    "FileStore",
+    "HashStore",
+    "PrefixStore",
+    "Store",
 ]
 
 reduce_op = ReduceOp
@@ -60,6 +117,7 @@ def is_gloo_available() -> bool:
 def is_nccl_available() -> bool:
     """True where jax has NVIDIA GPUs (XLA's NCCL carries their collectives)."""
     from .. import _device
+
     return any(d.platform == "gpu" for d in _device.accelerators("cuda"))
 
 
@@ -77,12 +135,14 @@ def is_xccl_available() -> bool:
 
 def is_backend_available(backend: str) -> bool:
     return str(backend).lower() in ("gloo", "nccl") and (
-        str(backend).lower() == "gloo" or is_nccl_available())
+        str(backend).lower() == "gloo" or is_nccl_available()
+    )
 
 
 def is_torchelastic_launched() -> bool:
     """Matches PyTorch: True when launched by torchrun (TORCHELASTIC_RUN_ID is set)."""
     import os
+
     return os.getenv("TORCHELASTIC_RUN_ID") is not None
 
 
@@ -111,6 +171,7 @@ def _free_port() -> int:
 def _rendezvous(init_method, store, rank: int, world_size: int, timeout) -> tuple:
     """(rank, world size, coordinator "host:port") from the init method or store."""
     import os
+
     if store is not None or (init_method or "").startswith("file://"):
         if store is None:
             store = FileStore(urllib.parse.urlparse(init_method).path, world_size)
@@ -143,15 +204,25 @@ def _rendezvous(init_method, store, rank: int, world_size: int, timeout) -> tupl
         if rank == -1 or world_size == -1:
             raise ValueError("rank and world_size must be given with a tcp:// init method")
         return rank, world_size, url.netloc
-    raise ValueError(f"Unsupported init_method {init_method!r}: jtorch supports env://, "
-                     f"tcp:// and file://")
+    raise ValueError(
+        f"Unsupported init_method {init_method!r}: jtorch supports env://, tcp:// and file://"
+    )
 
 
-def init_process_group(backend=None, init_method=None, timeout=None, world_size: int = -1,
-                       rank: int = -1, store=None, group_name: str = "", pg_options=None,
-                       device_id=None) -> None:
+def init_process_group(
+    backend=None,
+    init_method=None,
+    timeout=None,
+    world_size: int = -1,
+    rank: int = -1,
+    store=None,
+    group_name: str = "",
+    pg_options=None,
+    device_id=None,
+) -> None:
     """Matches `torch.distributed.init_process_group` (see the module doc)."""
     import os
+
     if _World.WORLD is not None:
         raise ValueError("trying to initialize the default process group twice!")
     if init_method is None and store is None:
@@ -163,20 +234,26 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size:
     if world_size < 1:
         raise ValueError(f"world_size must be positive, got {world_size}")
     if not 0 <= rank < world_size:
-        raise ValueError(f"Invalid rank {rank}, rank should be in the interval "
-                         f"[0, {world_size - 1}]")
+        raise ValueError(
+            f"Invalid rank {rank}, rank should be in the interval [0, {world_size - 1}]"
+        )
     if world_size > 1:
         local_rank = os.environ.get("LOCAL_RANK")
         local_size = os.environ.get("LOCAL_WORLD_SIZE")
-        _runtime.join(coordinator, world_size, rank, timeout,
-                      None if local_rank is None else int(local_rank),
-                      None if local_size is None else int(local_size))
+        _runtime.join(
+            coordinator,
+            world_size,
+            rank,
+            timeout,
+            None if local_rank is None else int(local_rank),
+            None if local_size is None else int(local_size),
+        )
     name = "gloo" if backend is None else str(backend).lower()
     _World.WORLD = ProcessGroup(name, list(range(world_size)), rank, "0", timeout)
     _pg_map[_World.WORLD] = (Backend(name), store)
     _GROUPS.clear()
     if world_size > 1:
-        barrier()       # as PyTorch: init returns once every rank has joined
+        barrier()  # as PyTorch: init returns once every rank has joined
 
 
 def destroy_process_group(group=None) -> None:
@@ -221,8 +298,10 @@ def get_process_group_ranks(group) -> list:
 
 def _registered(group) -> None:
     if group not in _pg_map:
-        raise ValueError(f"Group {group} is not registered, please create group with "
-                         f"torch.distributed.new_group API")
+        raise ValueError(
+            f"Group {group} is not registered, please create group with "
+            f"torch.distributed.new_group API"
+        )
 
 
 def get_global_rank(group, group_rank: int) -> int:
@@ -243,35 +322,52 @@ def get_group_rank(group, global_rank: int) -> int:
     return group.ranks.index(global_rank)
 
 
-_GROUPS: dict = {}      # sorted ranks -> the group (one object per set of ranks)
+_GROUPS: dict = {}  # sorted ranks -> the group (one object per set of ranks)
 
 
-def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
-              use_local_synchronization=False, group_desc=None, device_id=None):
+def new_group(
+    ranks=None,
+    timeout=None,
+    backend=None,
+    pg_options=None,
+    use_local_synchronization=False,
+    group_desc=None,
+    device_id=None,
+):
     """Matches `torch.distributed.new_group`: the group of `ranks` (all ranks when None), or
     `GroupMember.NON_GROUP_MEMBER` on a process outside it."""
     world = default_group()
     ranks = sorted(range(world.size()) if ranks is None else {int(r) for r in ranks})
     if len(ranks) > world.size():
-        raise ValueError("the new group's world size should be less or equal to the world size "
-                         "set by init_process_group")
+        raise ValueError(
+            "the new group's world size should be less or equal to the world size "
+            "set by init_process_group"
+        )
     for r in ranks:
         if not 0 <= r < world.size():
-            raise ValueError(f"The new group's rank should be within the world_size set by "
-                             f"init_process_group, but got rank {r} with world size "
-                             f"{world.size()}")
+            raise ValueError(
+                f"The new group's rank should be within the world_size set by "
+                f"init_process_group, but got rank {r} with world size "
+                f"{world.size()}"
+            )
     if world._my_rank not in ranks:
         return GroupMember.NON_GROUP_MEMBER
-    pg = ProcessGroup(backend or world._backend, ranks, world._my_rank, str(len(_pg_map)),
-                      timeout or world._timeout)
+    pg = ProcessGroup(
+        backend or world._backend,
+        ranks,
+        world._my_rank,
+        str(len(_pg_map)),
+        timeout or world._timeout,
+    )
     if group_desc is not None:
         pg.group_desc = group_desc
     _pg_map[pg] = (Backend(pg._backend), None)
     return pg
 
 
-def new_subgroups(group_size=None, group=None, timeout=None, backend=None, pg_options=None,
-                  group_desc=None) -> tuple:
+def new_subgroups(
+    group_size=None, group=None, timeout=None, backend=None, pg_options=None, group_desc=None
+) -> tuple:
     """Matches `torch.distributed.new_subgroups`: consecutive groups of `group_size` ranks;
     returns (this rank's subgroup, all subgroups)."""
     world = default_group()
@@ -279,8 +375,9 @@ def new_subgroups(group_size=None, group=None, timeout=None, backend=None, pg_op
     if group_size <= 0:
         raise ValueError(f"The arg 'group_size' ({group_size}) must be positive")
     if world.size() % group_size != 0:
-        raise ValueError(f"The world size ({world.size()}) must be divisible by 'group_size="
-                         f"{group_size}'")
+        raise ValueError(
+            f"The world size ({world.size()}) must be divisible by 'group_size={group_size}'"
+        )
     subgroups, mine = [], None
     for start in range(0, world.size(), group_size):
         pg = new_group(list(range(start, start + group_size)), timeout, backend)
@@ -296,8 +393,9 @@ def new_subgroups(group_size=None, group=None, timeout=None, backend=None, pg_op
 def _check_rank(r: int, what: str = "rank") -> None:
     size = default_group().size()
     if not 0 <= r < size:
-        raise ValueError(f"Invalid {what} {r}: the world has {size} process(es) "
-                         f"(ranks 0 to {size - 1})")
+        raise ValueError(
+            f"Invalid {what} {r}: the world has {size} process(es) (ranks 0 to {size - 1})"
+        )
 
 
 def _check_root(rank: int, collective: str, pg: ProcessGroup | None = None) -> None:
@@ -308,24 +406,36 @@ def _check_root(rank: int, collective: str, pg: ProcessGroup | None = None) -> N
 
 def _check_op(op, tensor: Tensor | None = None, name: str = "all_reduce") -> None:
     if op == ReduceOp.PREMUL_SUM:
-        raise TypeError("ReduceOp.PREMUL_SUM needs a premul-sum op (PyTorch makes one with "
-                        "_make_nccl_premul_sum, for NCCL only)")
+        raise TypeError(
+            "ReduceOp.PREMUL_SUM needs a premul-sum op (PyTorch makes one with "
+            "_make_nccl_premul_sum, for NCCL only)"
+        )
     if tensor is None:
         return
-    if tensor.is_complex() and op in (ReduceOp.MAX, ReduceOp.MIN, ReduceOp.PRODUCT,
-                                      ReduceOp.BAND, ReduceOp.BOR, ReduceOp.BXOR):
+    if tensor.is_complex() and op in (
+        ReduceOp.MAX,
+        ReduceOp.MIN,
+        ReduceOp.PRODUCT,
+        ReduceOp.BAND,
+        ReduceOp.BOR,
+        ReduceOp.BXOR,
+    ):
         raise ValueError(f"{name} does not support {op} on complex tensors")
     if op in (ReduceOp.BAND, ReduceOp.BOR, ReduceOp.BXOR) and tensor.is_floating_point():
         raise RuntimeError(f"Cannot use ReduceOp.{op.name} with non-integral dtype")
     if op == ReduceOp.AVG and not (tensor.is_floating_point() or tensor.is_complex()):
-        raise RuntimeError(f"result type Float can't be cast to the desired output type "
-                           f"{_dtype.c10_name(tensor.dtype)}")
+        raise RuntimeError(
+            f"result type Float can't be cast to the desired output type "
+            f"{_dtype.c10_name(tensor.dtype)}"
+        )
 
 
 def _tensor(t, what="tensor") -> Tensor:
     if not isinstance(t, Tensor):
-        raise TypeError(f"Invalid function argument. Expected parameter `{what}` of type "
-                        f"torch.Tensor\n             but got {type(t)} instead.")
+        raise TypeError(
+            f"Invalid function argument. Expected parameter `{what}` of type "
+            f"torch.Tensor\n             but got {type(t)} instead."
+        )
     return t
 
 
@@ -354,8 +464,12 @@ def barrier(group=None, async_op: bool = False, device_ids=None):
         return None
     pg = resolve(group)
     if pg.size() > 1:
-        _run("all_reduce", pg, jax.device_put(jnp.zeros((1,), jnp.int32),
-                                              _runtime.local_device("cpu")), "sum")
+        _run(
+            "all_reduce",
+            pg,
+            jax.device_put(jnp.zeros((1,), jnp.int32), _runtime.local_device("cpu")),
+            "sum",
+        )
     return _done(async_op)
 
 
@@ -372,11 +486,13 @@ def monitored_barrier(group=None, timeout=None, wait_all_ranks: bool = False) ->
     name = f"jtorch/monitored_barrier/{pg.group_name}/{monitored_barrier._count}"
     try:
         _runtime.coordination_client().wait_at_barrier(
-            name, int(timeout.total_seconds() * 1000),
-            None if pg is _World.WORLD else pg.ranks)
+            name, int(timeout.total_seconds() * 1000), None if pg is _World.WORLD else pg.ranks
+        )
     except Exception as e:
-        raise RuntimeError(f"Rank {pg.rank()} timed out in monitoredBarrier after "
-                           f"{int(timeout.total_seconds() * 1000)} ms: {e}") from None
+        raise RuntimeError(
+            f"Rank {pg.rank()} timed out in monitoredBarrier after "
+            f"{int(timeout.total_seconds() * 1000)} ms: {e}"
+        ) from None
 
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
@@ -392,8 +508,14 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
     return _done(async_op, tensor)
 
 
-def reduce(tensor, dst: int | None = None, op=ReduceOp.SUM, group=None, async_op: bool = False,
-           group_dst=None):
+def reduce(
+    tensor,
+    dst: int | None = None,
+    op=ReduceOp.SUM,
+    group=None,
+    async_op: bool = False,
+    group_dst=None,
+):
     """Matches `torch.distributed.reduce`. Like PyTorch's gloo, every rank's tensor ends up
     holding the reduction (PyTorch documents only the destination's)."""
     _tensor(tensor)
@@ -408,8 +530,7 @@ def reduce(tensor, dst: int | None = None, op=ReduceOp.SUM, group=None, async_op
     return _done(async_op, tensor)
 
 
-def broadcast(tensor, src: int | None = None, group=None, async_op: bool = False,
-              group_src=None):
+def broadcast(tensor, src: int | None = None, group=None, async_op: bool = False, group_src=None):
     """Matches `torch.distributed.broadcast`: the source rank's tensor, bit for bit."""
     _tensor(tensor)
     if not_in_group(group, "broadcast"):
@@ -438,7 +559,7 @@ def _broadcast_coalesced(process_group, tensors: list, buffer_size: int, src: in
         flat = _run("broadcast", pg, jnp.concatenate([t._array.reshape(-1) for t in ts]), src)
         start = 0
         for t in ts:
-            _store(t, flat[start:start + t.numel()])
+            _store(t, flat[start : start + t.numel()])
             start += t.numel()
 
 
@@ -457,15 +578,21 @@ def all_gather(tensor_list, tensor, group=None, async_op: bool = False):
     pg = resolve(group)
     _comm_debug.note("c10d", "allgather_")
     if len(tensor_list) != pg.size():
-        raise RuntimeError(f"ProcessGroupGloo::allgather: invalid output tensor list at index 0 "
-                           f"(expected length {pg.size()}, got {len(tensor_list)})")
+        raise RuntimeError(
+            f"ProcessGroupGloo::allgather: invalid output tensor list at index 0 "
+            f"(expected length {pg.size()}, got {len(tensor_list)})"
+        )
     for i, out in enumerate(tensor_list):
         if out.dtype != tensor.dtype:
-            raise ValueError(f"Invalid usage of tensors with different dtypesFound "
-                             f"{tensor.dtype} and  {out.dtype}")
+            raise ValueError(
+                f"Invalid usage of tensors with different dtypesFound "
+                f"{tensor.dtype} and  {out.dtype}"
+            )
         if tuple(out.shape) != tuple(tensor.shape):
-            raise RuntimeError(f"ProcessGroupGloo::allgather: invalid tensor size at index {i} "
-                               f"(expected {_size(tensor.shape)}, got {_size(out.shape)})")
+            raise RuntimeError(
+                f"ProcessGroupGloo::allgather: invalid tensor size at index {i} "
+                f"(expected {_size(tensor.shape)}, got {_size(out.shape)})"
+            )
     gathered = _gathered(tensor._array, pg)
     for i, out in enumerate(tensor_list):
         _store(out, gathered[i])
@@ -488,18 +615,27 @@ def all_gather_single(output_tensor, input_tensor, group=None, async_op: bool = 
     chunk = tuple(out.shape)
     if chunk and chunk[0] % n == 0:
         chunk = (chunk[0] // n,) + chunk[1:]
-    ok = (tuple(out.shape) == (n,)) if inp.dim() == 0 else (
-        out.dim() == inp.dim() and chunk == tuple(inp.shape) and out.shape[0] % n == 0)
+    ok = (
+        (tuple(out.shape) == (n,))
+        if inp.dim() == 0
+        else (out.dim() == inp.dim() and chunk == tuple(inp.shape) and out.shape[0] % n == 0)
+    )
     if not ok:
-        raise RuntimeError(f"ProcessGroupGloo::allgather: invalid tensor size at index 0 "
-                           f"(expected {_size(inp.shape)}, got {_size(chunk)})")
+        raise RuntimeError(
+            f"ProcessGroupGloo::allgather: invalid tensor size at index 0 "
+            f"(expected {_size(inp.shape)}, got {_size(chunk)})"
+        )
     _store(out, _gathered(inp._array, pg))
     return _done(async_op, output_tensor)
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bool = False):
-    warnings.warn("`torch.distributed.all_gather_into_tensor` is deprecated. Please use "
-                  "`torch.distributed.all_gather_single` instead.", FutureWarning, stacklevel=2)
+    warnings.warn(
+        "`torch.distributed.all_gather_into_tensor` is deprecated. Please use "
+        "`torch.distributed.all_gather_single` instead.",
+        FutureWarning,
+        stacklevel=2,
+    )
     return all_gather_single(output_tensor, input_tensor, group, async_op)
 
 
@@ -517,12 +653,12 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op: bo
     _comm_debug.note("c10d", "reduce_scatter_")
     _check_op(op, out, "reduce_scatter")
     if len(input_list) != pg.size():
-        raise ValueError(f"input_list must have one tensor per rank ({pg.size()}), got "
-                         f"{len(input_list)}")
+        raise ValueError(
+            f"input_list must have one tensor per rank ({pg.size()}), got {len(input_list)}"
+        )
     for t in input_list:
         if t.numel() != out.numel():
-            raise RuntimeError(f"output tensor has {out.numel()} elements, expected "
-                               f"{t.numel()}")
+            raise RuntimeError(f"output tensor has {out.numel()} elements, expected {t.numel()}")
     stacked = jnp.stack([t._array.reshape(-1) for t in input_list])
     if pg.size() == 1:
         _store(out, stacked[0])
@@ -544,22 +680,32 @@ def reduce_scatter_single(output, input, op=ReduceOp.SUM, group=None, async_op: 
     out0 = out.shape[0] if out.dim() else 1
     in0 = inp.shape[0] if inp.dim() else 1
     if out0 * n != in0 or out.numel() * n != inp.numel():
-        raise RuntimeError(f"Check failed: outputShape[0] * worldSize == inputShape[0] "
-                           f"({out0 * n} vs. {in0}).")
+        raise RuntimeError(
+            f"Check failed: outputShape[0] * worldSize == inputShape[0] ({out0 * n} vs. {in0})."
+        )
     arr = inp._array.reshape((in0,) + tuple(inp.shape[1:]))
     _store(out, arr if n == 1 else _reduce_scattered(arr, op, pg))
     return _done(async_op, output)
 
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op: bool = False):
-    warnings.warn("`torch.distributed.reduce_scatter_tensor` is deprecated. Please use "
-                  "`torch.distributed.reduce_scatter_single` instead.", FutureWarning,
-                  stacklevel=2)
+    warnings.warn(
+        "`torch.distributed.reduce_scatter_tensor` is deprecated. Please use "
+        "`torch.distributed.reduce_scatter_single` instead.",
+        FutureWarning,
+        stacklevel=2,
+    )
     return reduce_scatter_single(output, input, op, group, async_op)
 
 
-def gather(tensor, gather_list=None, dst: int | None = None, group=None,
-           async_op: bool = False, group_dst=None):
+def gather(
+    tensor,
+    gather_list=None,
+    dst: int | None = None,
+    group=None,
+    async_op: bool = False,
+    group_dst=None,
+):
     """Matches `torch.distributed.gather`: the destination's `gather_list[i]` gets rank i's."""
     _tensor(tensor)
     if not_in_group(group, "gather"):
@@ -568,17 +714,20 @@ def gather(tensor, gather_list=None, dst: int | None = None, group=None,
     _comm_debug.note("c10d", "gather_")
     root = _root(group_dst, dst, pg)
     if pg.rank() != root and gather_list:
-        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination "
-                         "ranks.")
+        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
     _check_root(root, "gather", pg)
     if pg.rank() == root:
         if gather_list is None or len(gather_list) != pg.size():
-            raise ValueError(f"Argument ``gather_list`` must be specified on destination rank "
-                             f"with one tensor per rank ({pg.size()})")
+            raise ValueError(
+                f"Argument ``gather_list`` must be specified on destination rank "
+                f"with one tensor per rank ({pg.size()})"
+            )
         for out in gather_list:
             if out.numel() != tensor.numel():
-                raise RuntimeError(f"ProcessGroupGloo::gather: invalid tensor size (expected "
-                                   f"{_size(tensor.shape)}, got {_size(out.shape)})")
+                raise RuntimeError(
+                    f"ProcessGroupGloo::gather: invalid tensor size (expected "
+                    f"{_size(tensor.shape)}, got {_size(out.shape)})"
+                )
     gathered = _gathered(tensor._array, pg)
     if pg.rank() == root:
         for i, out in enumerate(gather_list):
@@ -586,8 +735,14 @@ def gather(tensor, gather_list=None, dst: int | None = None, group=None,
     return _done(async_op)
 
 
-def scatter(tensor, scatter_list=None, src: int | None = None, group=None,
-            async_op: bool = False, group_src=None):
+def scatter(
+    tensor,
+    scatter_list=None,
+    src: int | None = None,
+    group=None,
+    async_op: bool = False,
+    group_src=None,
+):
     """Matches `torch.distributed.scatter`: rank i gets the source's `scatter_list[i]`."""
     _tensor(tensor)
     if not_in_group(group, "scatter"):
@@ -601,14 +756,22 @@ def scatter(tensor, scatter_list=None, src: int | None = None, group=None,
     n = pg.size()
     if pg.rank() == root:
         if scatter_list is None or len(scatter_list) != n:
-            raise ValueError(f"Argument ``scatter_list`` must be specified on source rank with "
-                             f"one tensor per rank ({n})")
+            raise ValueError(
+                f"Argument ``scatter_list`` must be specified on source rank with "
+                f"one tensor per rank ({n})"
+            )
         for t in scatter_list:
             if t.numel() != tensor.numel():
-                raise RuntimeError(f"ProcessGroupGloo::scatter: invalid tensor size (expected "
-                                   f"{_size(tensor.shape)}, got {_size(t.shape)})")
-        stacked = jnp.stack([t._array.reshape(tensor._array.shape).astype(tensor._array.dtype)
-                             for t in scatter_list])
+                raise RuntimeError(
+                    f"ProcessGroupGloo::scatter: invalid tensor size (expected "
+                    f"{_size(tensor.shape)}, got {_size(t.shape)})"
+                )
+        stacked = jnp.stack(
+            [
+                t._array.reshape(tensor._array.shape).astype(tensor._array.dtype)
+                for t in scatter_list
+            ]
+        )
     else:
         stacked = jnp.zeros((n,) + tuple(tensor._array.shape), tensor._array.dtype)
     _store(tensor, stacked[0] if n == 1 else _run("scatter", pg, stacked, root))
@@ -619,8 +782,14 @@ def _all_to_all_array(arr, pg: ProcessGroup):
     return arr if pg.size() == 1 else _run("all_to_all", pg, arr)
 
 
-def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None,
-                      group=None, async_op: bool = False):
+def all_to_all_single(
+    output,
+    input,
+    output_split_sizes=None,
+    input_split_sizes=None,
+    group=None,
+    async_op: bool = False,
+):
     """Matches `torch.distributed.all_to_all_single`: rank i's block j (of dimension 0, split
     evenly or by the split sizes) becomes rank j's block i."""
     out, inp = _tensor(output, "output"), _tensor(input, "input")
@@ -631,8 +800,10 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
     n = pg.size()
     if output_split_sizes is None and input_split_sizes is None:
         if inp.shape[0] % n or tuple(out.shape) != tuple(inp.shape):
-            raise RuntimeError(f"ProcessGroupGloo::alltoall_base: tensor's dim 0 does not "
-                               f"divide equally across group size {n}")
+            raise RuntimeError(
+                f"ProcessGroupGloo::alltoall_base: tensor's dim 0 does not "
+                f"divide equally across group size {n}"
+            )
         _store(out, _all_to_all_array(inp._array, pg))
         return _done(async_op, output)
     _store(out, _uneven_all_to_all(out, inp, output_split_sizes, input_split_sizes, pg))
@@ -646,19 +817,26 @@ def _uneven_all_to_all(out: Tensor, inp: Tensor, out_splits, in_splits, pg: Proc
     rest = tuple(inp.shape[1:])
     in_splits = list(in_splits) if in_splits else [inp.shape[0] // n] * n
     out_splits = list(out_splits) if out_splits else [out.shape[0] // n] * n
-    if len(in_splits) != n or len(out_splits) != n or sum(in_splits) != inp.shape[0] \
-            or sum(out_splits) != out.shape[0]:
+    if (
+        len(in_splits) != n
+        or len(out_splits) != n
+        or sum(in_splits) != inp.shape[0]
+        or sum(out_splits) != out.shape[0]
+    ):
         raise RuntimeError("Split sizes doesn't match total dim 0 size")
     local_max = jnp.asarray([max(in_splits + out_splits)], jnp.int64)
-    width = int(_reduced(jax.device_put(local_max, _runtime.local_device("cpu")),
-                         ReduceOp.MAX, pg)[0]) if n > 1 else int(local_max[0])
+    width = (
+        int(_reduced(jax.device_put(local_max, _runtime.local_device("cpu")), ReduceOp.MAX, pg)[0])
+        if n > 1
+        else int(local_max[0])
+    )
     arr, blocks, start = inp._array, [], 0
     for s in in_splits:
-        block = arr[start:start + s]
+        block = arr[start : start + s]
         blocks.append(jnp.pad(block, [(0, width - s)] + [(0, 0)] * len(rest)))
         start += s
     exchanged = _all_to_all_array(jnp.concatenate(blocks), pg)
-    parts = [exchanged[i * width:i * width + s] for i, s in enumerate(out_splits)]
+    parts = [exchanged[i * width : i * width + s] for i, s in enumerate(out_splits)]
     return jnp.concatenate(parts)
 
 
@@ -671,14 +849,18 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op: bool
     _comm_debug.note("c10d", "alltoall_")
     n = pg.size()
     if len(output_tensor_list) != n or len(input_tensor_list) != n:
-        raise RuntimeError(f"ProcessGroupGloo::alltoall: expected {n} input and output "
-                           f"tensors, got {len(input_tensor_list)} and "
-                           f"{len(output_tensor_list)}")
+        raise RuntimeError(
+            f"ProcessGroupGloo::alltoall: expected {n} input and output "
+            f"tensors, got {len(input_tensor_list)} and "
+            f"{len(output_tensor_list)}"
+        )
     shape = tuple(input_tensor_list[0].shape)
     for i, t in enumerate(list(input_tensor_list) + list(output_tensor_list)):
         if tuple(t.shape) != shape:
-            raise RuntimeError(f"ProcessGroupGloo::alltoall: invalid tensor size at index "
-                               f"{i % n} (expected {_size(shape)}, got {_size(t.shape)})")
+            raise RuntimeError(
+                f"ProcessGroupGloo::alltoall: invalid tensor size at index "
+                f"{i % n} (expected {_size(shape)}, got {_size(t.shape)})"
+            )
     stacked = jnp.stack([t._array for t in input_tensor_list])
     exchanged = _all_to_all_array(stacked, pg)
     for i, out in enumerate(output_tensor_list):
@@ -687,6 +869,9 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op: bool
 
 
 from ._object_collectives import (  # noqa: E402,F401 (PyTorch exports them here)
-    all_gather_object, broadcast_object_list, gather_object, scatter_object_list,
+    all_gather_object,
+    broadcast_object_list,
+    gather_object,
+    scatter_object_list,
 )
 from ._p2p import P2POp, batch_isend_irecv, irecv, isend, recv, send  # noqa: E402,F401

@@ -39,8 +39,7 @@ def get_args_parser() -> ArgumentParser:
     p.add_argument("--standalone", action="store_true")
     _flag(p, "max-restarts", type=int, default=0)
     _flag(p, "monitor-interval", type=float, default=0.1)
-    _flag(p, "start-method", type=str, default="spawn",
-          choices=["spawn", "fork", "forkserver"])
+    _flag(p, "start-method", type=str, default="spawn", choices=["spawn", "fork", "forkserver"])
     _flag(p, "event-log-handler", type=str, default="null")
     p.add_argument("--role", type=str, default="default")
     p.add_argument("-m", "--module", action="store_true")
@@ -83,9 +82,11 @@ def _min_max_nnodes(nnodes: str) -> tuple:
 def _nproc_per_node(value: str) -> int:
     if value in ("cpu", "auto"):
         from .. import cuda
+
         return cuda.device_count() or (os.cpu_count() if value == "cpu" else 1)
     if value == "gpu":
         from .. import cuda
+
         if not cuda.is_available():
             raise ValueError("Cuda is not available.")
         return cuda.device_count()
@@ -103,31 +104,43 @@ def config_from_args(args) -> tuple:
         args.rdzv_backend, args.rdzv_endpoint = "c10d", "localhost:0"
         args.rdzv_id = str(uuid.uuid4())
     min_nodes, max_nodes = _min_max_nnodes(args.nnodes)
-    endpoint = args.rdzv_endpoint or (f"{args.master_addr}:{args.master_port}"
-                                      if args.rdzv_backend == "static" else "")
+    endpoint = args.rdzv_endpoint or (
+        f"{args.master_addr}:{args.master_port}" if args.rdzv_backend == "static" else ""
+    )
     if endpoint.endswith(":0"):
         endpoint = endpoint.rpartition(":")[0] + ":"
-    config = LaunchConfig(min_nodes=min_nodes, max_nodes=max_nodes,
-                          nproc_per_node=_nproc_per_node(args.nproc_per_node),
-                          run_id=args.rdzv_id, role=args.role, rdzv_endpoint=endpoint,
-                          rdzv_backend=args.rdzv_backend, max_restarts=args.max_restarts,
-                          monitor_interval=args.monitor_interval,
-                          start_method=args.start_method, local_addr=args.local_addr,
-                          event_log_handler=args.event_log_handler,
-                          signals_to_handle=args.signals_to_handle,
-                          shutdown_timeout=args.shutdown_timeout,
-                          virtual_local_rank=args.virtual_local_rank,
-                          rdzv_configs={"rank": args.node_rank})
+    config = LaunchConfig(
+        min_nodes=min_nodes,
+        max_nodes=max_nodes,
+        nproc_per_node=_nproc_per_node(args.nproc_per_node),
+        run_id=args.rdzv_id,
+        role=args.role,
+        rdzv_endpoint=endpoint,
+        rdzv_backend=args.rdzv_backend,
+        max_restarts=args.max_restarts,
+        monitor_interval=args.monitor_interval,
+        start_method=args.start_method,
+        local_addr=args.local_addr,
+        event_log_handler=args.event_log_handler,
+        signals_to_handle=args.signals_to_handle,
+        shutdown_timeout=args.shutdown_timeout,
+        virtual_local_rank=args.virtual_local_rank,
+        rdzv_configs={"rank": args.node_rank},
+    )
     if args.run_path:
         return config, _run_script_path, [args.training_script, *args.training_script_args]
     if args.no_python:
         if args.module:
-            raise ValueError("Don't use both the '--no-python' flag and the '--module' flag at "
-                             "the same time.")
+            raise ValueError(
+                "Don't use both the '--no-python' flag and the '--module' flag at the same time."
+            )
         return config, args.training_script, list(args.training_script_args)
     cmd_args = ["-u"] + (["-m"] if args.module else []) + [args.training_script]
-    return config, os.getenv("PYTHON_EXEC", sys.executable), \
-        cmd_args + list(args.training_script_args)
+    return (
+        config,
+        os.getenv("PYTHON_EXEC", sys.executable),
+        cmd_args + list(args.training_script_args),
+    )
 
 
 def run(args) -> None:

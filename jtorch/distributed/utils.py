@@ -39,6 +39,7 @@ def _p_assert(cond, s: str, raise_assertion_error: bool = True) -> None:
 
 def _apply_to_tensors(fn, container):
     """`fn` applied to every tensor in nested lists, tuples, dicts and dataclasses."""
+
     def apply(x):
         if isinstance(x, Tensor):
             return fn(x)
@@ -53,6 +54,7 @@ def _apply_to_tensors(fn, container):
         if isinstance(x, (list, tuple, set)):
             return type(x)(apply(v) for v in x)
         return x
+
     return apply(container)
 
 
@@ -78,6 +80,7 @@ def _cast_forward_inputs(dtype, *args, **kwargs) -> tuple:
 
     def cast(t):
         return t.to(dtype) if t.is_floating_point() and t.dtype != dtype else t
+
     return _apply_to_tensors(cast, args), _apply_to_tensors(cast, kwargs)
 
 
@@ -86,7 +89,7 @@ def _replace_by_prefix(state_dict: dict, old_prefix: str, new_prefix: str) -> No
         raise ValueError("old_prefix and new_prefix must be distinct")
     for key in list(state_dict):
         if key.startswith(old_prefix):
-            state_dict[new_prefix + key[len(old_prefix):]] = state_dict.pop(key)
+            state_dict[new_prefix + key[len(old_prefix) :]] = state_dict.pop(key)
 
 
 def _verify_param_shape_across_processes(process_group, tensors, logger=None) -> None:
@@ -94,21 +97,30 @@ def _verify_param_shape_across_processes(process_group, tensors, logger=None) ->
     (process_group or c10d._get_default_group())
 
 
-def _sync_params_and_buffers(process_group, module_states: list, broadcast_bucket_size: int,
-                             src: int) -> None:
+def _sync_params_and_buffers(
+    process_group, module_states: list, broadcast_bucket_size: int, src: int
+) -> None:
     """Broadcasts `module_states` from `src` (over one rank: already in sync)."""
     if module_states:
         c10d._broadcast_coalesced(process_group, module_states, broadcast_bucket_size, src)
 
 
-def _sync_module_states(module, process_group, broadcast_bucket_size: int, src: int,
-                        params_and_buffers_to_ignore, broadcast_buffers: bool = True) -> None:
+def _sync_module_states(
+    module,
+    process_group,
+    broadcast_bucket_size: int,
+    src: int,
+    params_and_buffers_to_ignore,
+    broadcast_buffers: bool = True,
+) -> None:
     """Matches PyTorch's: the module's parameters (and buffers) broadcast from `src`."""
-    states = [p.detach() for n, p in module.named_parameters()
-              if n not in params_and_buffers_to_ignore]
+    states = [
+        p.detach() for n, p in module.named_parameters() if n not in params_and_buffers_to_ignore
+    ]
     if broadcast_buffers:
-        states += [b.detach() for n, b in module.named_buffers()
-                   if n not in params_and_buffers_to_ignore]
+        states += [
+            b.detach() for n, b in module.named_buffers() if n not in params_and_buffers_to_ignore
+        ]
     _sync_params_and_buffers(process_group, states, broadcast_bucket_size, src)
 
 

@@ -6,7 +6,11 @@ parameters). Sampling streams differ from PyTorch's (as for all random ops); und
 `jtorch.compile`, value checks (`validate_args`) are skipped because the values are traced.
 """
 
-from . import constraints, transforms
+from . import (
+    _kl_cross,  # noqa: F401  (registers the cross-family pairs into kl's registry)
+    constraints,
+    transforms,
+)
 from .bernoulli import Bernoulli
 from .binomial import Binomial
 from .categorical import Categorical
@@ -27,7 +31,6 @@ from .half_normal import HalfNormal
 from .independent import Independent
 from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
-from . import _kl_cross  # noqa: F401  (registers the cross-family pairs into kl's registry)
 from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
 from .lkj_cholesky import LKJCholesky
@@ -53,15 +56,56 @@ from .weibull import Weibull
 from .wishart import Wishart
 
 __all__ = [
-    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli",
-    "Dirichlet", "Distribution", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma",
-    "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
-    "InverseGamma", "Kumaraswamy", "LKJCholesky", "Laplace", "LogNormal", "LogisticNormal",
-    "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
-    "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
-    "Pareto", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "Poisson", "Uniform",
-    "VonMises", "Weibull", "Wishart", "TransformedDistribution", "biject_to", "kl_divergence",
-    "register_kl", "transform_to", "transforms", "constraints", "LogitRelaxedBernoulli",
+    "Bernoulli",
+    "Beta",
+    "Binomial",
+    "Categorical",
+    "Cauchy",
+    "Chi2",
+    "ContinuousBernoulli",
+    "Dirichlet",
+    "Distribution",
+    "Exponential",
+    "ExponentialFamily",
+    "FisherSnedecor",
+    "Gamma",
+    "GeneralizedPareto",
+    "Geometric",
+    "Gumbel",
+    "HalfCauchy",
+    "HalfNormal",
+    "Independent",
+    "InverseGamma",
+    "Kumaraswamy",
+    "LKJCholesky",
+    "Laplace",
+    "LogNormal",
+    "LogisticNormal",
+    "LowRankMultivariateNormal",
+    "MixtureSameFamily",
+    "Multinomial",
+    "MultivariateNormal",
+    "NegativeBinomial",
+    "Normal",
+    "OneHotCategorical",
+    "OneHotCategoricalStraightThrough",
+    "Pareto",
+    "RelaxedBernoulli",
+    "RelaxedOneHotCategorical",
+    "StudentT",
+    "Poisson",
+    "Uniform",
+    "VonMises",
+    "Weibull",
+    "Wishart",
+    "TransformedDistribution",
+    "biject_to",
+    "kl_divergence",
+    "register_kl",
+    "transform_to",
+    "transforms",
+    "constraints",
+    "LogitRelaxedBernoulli",
     "ExpRelaxedCategorical",
 ]
 __all__.extend(transforms.__all__)

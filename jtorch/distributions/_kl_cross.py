@@ -39,6 +39,7 @@ def _kl_poisson_infinity(p, q):
 def _register_infinite(pairs, param):
     def fun(p, q):
         return _infinite_like(getattr(p, param))
+
     for type_p, type_q in pairs:
         register_kl(type_p, type_q)(fun)
 
@@ -49,8 +50,10 @@ _register_infinite([(Beta, Pareto)], "concentration1")
 _register_infinite([(ContinuousBernoulli, Pareto)], "probs")
 _register_infinite([(Exponential, q) for q in _BOUNDED + [Pareto]], "rate")
 _register_infinite([(Gamma, q) for q in _BOUNDED + [Pareto]], "concentration")
-_register_infinite([(p, q) for p in (Gumbel, Laplace, Normal)
-                    for q in _BOUNDED + [Exponential, Gamma, Pareto]], "loc")
+_register_infinite(
+    [(p, q) for p in (Gumbel, Laplace, Normal) for q in _BOUNDED + [Exponential, Gamma, Pareto]],
+    "loc",
+)
 _register_infinite([(Pareto, q) for q in _BOUNDED], "scale")
 
 
@@ -58,8 +61,13 @@ _register_infinite([(Pareto, q) for q in _BOUNDED], "scale")
 def _kl_exponential_gamma(p, q):
     ratio = q.rate / p.rate
     t1 = -q.concentration * torch.log(ratio)
-    return (t1 + ratio + q.concentration.lgamma() + q.concentration * euler_constant
-            - (1 + euler_constant))
+    return (
+        t1
+        + ratio
+        + q.concentration.lgamma()
+        + q.concentration * euler_constant
+        - (1 + euler_constant)
+    )
 
 
 @register_kl(Exponential, Normal)
@@ -115,8 +123,7 @@ def _kl_uniform_gamma(p, q):
     common_term = p.high - p.low
     t1 = common_term.log()
     t2 = q.concentration.lgamma() - q.concentration * q.rate.log()
-    t3 = ((1 - q.concentration)
-          * (_x_log_x(p.high) - _x_log_x(p.low) - common_term) / common_term)
+    t3 = (1 - q.concentration) * (_x_log_x(p.high) - _x_log_x(p.low) - common_term) / common_term
     t4 = q.rate * (p.high + p.low) / 2
     return _set(-t1 + t2 + t3 + t4, p.low < 0, _INF)
 
@@ -129,12 +136,17 @@ def _x_log_x(t):
 def _kl_uniform_beta(p, q):
     common_term = p.high - p.low
     t1 = torch.log(common_term)
-    t2 = ((q.concentration1 - 1)
-          * (_x_log_x(p.high) - _x_log_x(p.low) - common_term) / common_term)
-    t3 = ((q.concentration0 - 1)
-          * (_x_log_x(1 - p.high) - _x_log_x(1 - p.low) + common_term) / common_term)
-    t4 = (q.concentration1.lgamma() + q.concentration0.lgamma()
-          - (q.concentration1 + q.concentration0).lgamma())
+    t2 = (q.concentration1 - 1) * (_x_log_x(p.high) - _x_log_x(p.low) - common_term) / common_term
+    t3 = (
+        (q.concentration0 - 1)
+        * (_x_log_x(1 - p.high) - _x_log_x(1 - p.low) + common_term)
+        / common_term
+    )
+    t4 = (
+        q.concentration1.lgamma()
+        + q.concentration0.lgamma()
+        - (q.concentration1 + q.concentration0).lgamma()
+    )
     result = t3 + t4 - t1 - t2
     return _set(result, (p.high > 1) | (p.low < 0), _INF)
 
@@ -194,8 +206,7 @@ def _kl_continuous_bernoulli_exponential(p, q):
 @register_kl(ContinuousBernoulli, Normal)
 def _kl_continuous_bernoulli_normal(p, q):
     t2 = 0.5 * (math.log(2.0 * math.pi) + torch.square(q.loc / q.scale)) + torch.log(q.scale)
-    t3 = ((p.variance + torch.square(p.mean) - 2.0 * q.loc * p.mean)
-          / (2.0 * torch.square(q.scale)))
+    t3 = (p.variance + torch.square(p.mean) - 2.0 * q.loc * p.mean) / (2.0 * torch.square(q.scale))
     return -p.entropy() + t2 + t3
 
 
@@ -227,8 +238,7 @@ def _kl_gamma_gumbel(p, q):
     loc_scale_ratio = q.loc / q.scale
     t1 = (a - 1) * a.digamma() - a.lgamma() - a
     t2 = beta_scale_prod.log() + a / beta_scale_prod
-    t3 = (torch.exp(loc_scale_ratio) * (1 + beta_scale_prod.reciprocal()).pow(-a)
-          - loc_scale_ratio)
+    t3 = torch.exp(loc_scale_ratio) * (1 + beta_scale_prod.reciprocal()).pow(-a) - loc_scale_ratio
     return t1 + t2 + t3
 
 

@@ -34,8 +34,9 @@ class Bernoulli(ExponentialFamily):
             (self.logits,) = broadcast_all(logits)
             self._param = self.logits
         scalar = isinstance(probs if probs is not None else logits, Number)
-        super().__init__(torch.Size() if scalar else self._param.size(),
-                         validate_args=validate_args)
+        super().__init__(
+            torch.Size() if scalar else self._param.size(), validate_args=validate_args
+        )
 
     def expand(self, batch_shape, _instance=None):
         new = self._expand_params(Bernoulli, batch_shape, _instance, ("probs", "logits"))

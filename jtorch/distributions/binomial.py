@@ -18,8 +18,11 @@ def _clamp_by_zero(x):
 class Binomial(Distribution):
     """Matches `torch.distributions.Binomial(total_count=1, probs=None, logits=None)`."""
 
-    arg_constraints = {"total_count": constraints.nonnegative_integer,
-                       "probs": constraints.unit_interval, "logits": constraints.real}
+    arg_constraints = {
+        "total_count": constraints.nonnegative_integer,
+        "probs": constraints.unit_interval,
+        "logits": constraints.real,
+    }
     has_enumerate_support = True
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
@@ -35,8 +38,9 @@ class Binomial(Distribution):
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._expand_params(Binomial, batch_shape, _instance,
-                                  ("total_count", "probs", "logits"))
+        new = self._expand_params(
+            Binomial, batch_shape, _instance, ("total_count", "probs", "logits")
+        )
         return new
 
     def _new(self, *args, **kwargs):
@@ -79,8 +83,7 @@ class Binomial(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         n, logits = self.total_count, self.logits
-        log_n_choose_k = (torch.lgamma(n + 1) - torch.lgamma(value + 1)
-                          - torch.lgamma(n - value + 1))
+        log_n_choose_k = torch.lgamma(n + 1) - torch.lgamma(value + 1) - torch.lgamma(n - value + 1)
         # n * log(1 + exp(logits)), written to stay finite for large |logits|.
         log_norm = n * _clamp_by_zero(logits) + n * torch.log1p(torch.exp(-torch.abs(logits)))
         return value * logits + log_n_choose_k - log_norm

@@ -17,8 +17,10 @@ class Categorical(Distribution):
     be normalised (they are, on construction).
     """
 
-    arg_constraints = {"probs": constraints.simplex,
-                       "logits": constraints.independent(constraints.real, 1)}
+    arg_constraints = {
+        "probs": constraints.simplex,
+        "logits": constraints.independent(constraints.real, 1),
+    }
     has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args=None):
@@ -71,8 +73,9 @@ class Categorical(Distribution):
 
     @property
     def mean(self):
-        return torch.full(self._extended_shape(), float("nan"), dtype=self.probs.dtype,
-                          device=self.probs.device)
+        return torch.full(
+            self._extended_shape(), float("nan"), dtype=self.probs.dtype, device=self.probs.device
+        )
 
     @property
     def mode(self):
@@ -80,8 +83,9 @@ class Categorical(Distribution):
 
     @property
     def variance(self):
-        return torch.full(self._extended_shape(), float("nan"), dtype=self.probs.dtype,
-                          device=self.probs.device)
+        return torch.full(
+            self._extended_shape(), float("nan"), dtype=self.probs.dtype, device=self.probs.device
+        )
 
     def sample(self, sample_shape=torch.Size()):
         sample_shape = torch.Size(sample_shape)

@@ -22,16 +22,16 @@ class Cauchy(Distribution):
     def __init__(self, loc, scale, validate_args=None):
         self.loc, self.scale = broadcast_all(loc, scale)
         numbers = isinstance(loc, Number) and isinstance(scale, Number)
-        super().__init__(torch.Size() if numbers else self.loc.size(),
-                         validate_args=validate_args)
+        super().__init__(torch.Size() if numbers else self.loc.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(Cauchy, batch_shape, _instance, ("loc", "scale"))
 
     @property
     def mean(self):
-        return torch.full(self._extended_shape(), float("nan"), dtype=self.loc.dtype,
-                          device=self.loc.device)
+        return torch.full(
+            self._extended_shape(), float("nan"), dtype=self.loc.dtype, device=self.loc.device
+        )
 
     @property
     def mode(self):
@@ -39,8 +39,9 @@ class Cauchy(Distribution):
 
     @property
     def variance(self):
-        return torch.full(self._extended_shape(), float("inf"), dtype=self.loc.dtype,
-                          device=self.loc.device)
+        return torch.full(
+            self._extended_shape(), float("inf"), dtype=self.loc.dtype, device=self.loc.device
+        )
 
     def rsample(self, sample_shape=torch.Size()):
         shape = self._extended_shape(sample_shape)
@@ -51,7 +52,7 @@ class Cauchy(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         z = (value - self.loc) / self.scale
-        return -math.log(math.pi) - self.scale.log() - (z ** 2).log1p()
+        return -math.log(math.pi) - self.scale.log() - (z**2).log1p()
 
     def cdf(self, value):
         if self._validate_args:

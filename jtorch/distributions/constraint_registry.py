@@ -24,10 +24,11 @@ class ConstraintRegistry:
             return lambda factory: self.register(constraint, factory)
         if isinstance(constraint, constraints.Constraint):
             constraint = type(constraint)
-        if not isinstance(constraint, type) or not issubclass(constraint,
-                                                              constraints.Constraint):
-            raise TypeError("Expected constraint to be either a Constraint subclass or "
-                            f"instance, but got {constraint}")
+        if not isinstance(constraint, type) or not issubclass(constraint, constraints.Constraint):
+            raise TypeError(
+                "Expected constraint to be either a Constraint subclass or "
+                f"instance, but got {constraint}"
+            )
         self._registry[constraint] = factory
         return factory
 
@@ -35,8 +36,9 @@ class ConstraintRegistry:
         try:
             factory = self._registry[type(constraint)]
         except KeyError:
-            raise NotImplementedError(f"Cannot transform {type(constraint).__name__} "
-                                      "constraints") from None
+            raise NotImplementedError(
+                f"Cannot transform {type(constraint).__name__} constraints"
+            ) from None
         return factory(constraint)
 
 
@@ -50,6 +52,7 @@ def _both(*cs):
             biject_to.register(c, factory)
             transform_to.register(c, factory)
         return factory
+
     return deco
 
 
@@ -60,14 +63,16 @@ def _to_real(constraint):
 
 @biject_to.register(constraints.independent)
 def _biject_to_independent(constraint):
-    return transforms.IndependentTransform(biject_to(constraint.base_constraint),
-                                           constraint.reinterpreted_batch_ndims)
+    return transforms.IndependentTransform(
+        biject_to(constraint.base_constraint), constraint.reinterpreted_batch_ndims
+    )
 
 
 @transform_to.register(constraints.independent)
 def _transform_to_independent(constraint):
-    return transforms.IndependentTransform(transform_to(constraint.base_constraint),
-                                           constraint.reinterpreted_batch_ndims)
+    return transforms.IndependentTransform(
+        transform_to(constraint.base_constraint), constraint.reinterpreted_batch_ndims
+    )
 
 
 @_both(constraints.positive, constraints.nonnegative)
@@ -77,14 +82,16 @@ def _to_positive(constraint):
 
 @_both(constraints.greater_than, constraints.greater_than_eq)
 def _to_greater_than(constraint):
-    return transforms.ComposeTransform([transforms.ExpTransform(),
-                                        transforms.AffineTransform(constraint.lower_bound, 1)])
+    return transforms.ComposeTransform(
+        [transforms.ExpTransform(), transforms.AffineTransform(constraint.lower_bound, 1)]
+    )
 
 
 @_both(constraints.less_than)
 def _to_less_than(constraint):
-    return transforms.ComposeTransform([transforms.ExpTransform(),
-                                        transforms.AffineTransform(constraint.upper_bound, -1)])
+    return transforms.ComposeTransform(
+        [transforms.ExpTransform(), transforms.AffineTransform(constraint.upper_bound, -1)]
+    )
 
 
 @_both(constraints.interval, constraints.half_open_interval)
@@ -92,8 +99,9 @@ def _to_interval(constraint):
     low, high = constraint.lower_bound, constraint.upper_bound
     if isinstance(low, Number) and low == 0 and isinstance(high, Number) and high == 1:
         return transforms.SigmoidTransform()
-    return transforms.ComposeTransform([transforms.SigmoidTransform(),
-                                        transforms.AffineTransform(low, high - low)])
+    return transforms.ComposeTransform(
+        [transforms.SigmoidTransform(), transforms.AffineTransform(low, high - low)]
+    )
 
 
 @biject_to.register(constraints.simplex)
@@ -124,14 +132,16 @@ def _to_corr_cholesky(constraint):
 
 @biject_to.register(constraints.cat)
 def _biject_to_cat(constraint):
-    return transforms.CatTransform([biject_to(c) for c in constraint.cseq], constraint.dim,
-                                   constraint.lengths)
+    return transforms.CatTransform(
+        [biject_to(c) for c in constraint.cseq], constraint.dim, constraint.lengths
+    )
 
 
 @transform_to.register(constraints.cat)
 def _transform_to_cat(constraint):
-    return transforms.CatTransform([transform_to(c) for c in constraint.cseq], constraint.dim,
-                                   constraint.lengths)
+    return transforms.CatTransform(
+        [transform_to(c) for c in constraint.cseq], constraint.dim, constraint.lengths
+    )
 
 
 @biject_to.register(constraints.stack)

@@ -8,12 +8,38 @@ validation error messages): the class name without its leading underscore.
 import jtorch as torch
 
 __all__ = [
-    "Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property",
-    "greater_than", "greater_than_eq", "independent", "integer_interval", "interval",
-    "half_open_interval", "is_dependent", "less_than", "lower_cholesky", "lower_triangular",
-    "MixtureSameFamilyConstraint", "multinomial", "nonnegative", "nonnegative_integer",
-    "one_hot", "positive", "positive_semidefinite", "positive_definite", "positive_integer",
-    "real", "real_vector", "simplex", "square", "stack", "symmetric", "unit_interval",
+    "Constraint",
+    "boolean",
+    "cat",
+    "corr_cholesky",
+    "dependent",
+    "dependent_property",
+    "greater_than",
+    "greater_than_eq",
+    "independent",
+    "integer_interval",
+    "interval",
+    "half_open_interval",
+    "is_dependent",
+    "less_than",
+    "lower_cholesky",
+    "lower_triangular",
+    "MixtureSameFamilyConstraint",
+    "multinomial",
+    "nonnegative",
+    "nonnegative_integer",
+    "one_hot",
+    "positive",
+    "positive_semidefinite",
+    "positive_definite",
+    "positive_integer",
+    "real",
+    "real_vector",
+    "simplex",
+    "square",
+    "stack",
+    "symmetric",
+    "unit_interval",
 ]
 
 
@@ -52,7 +78,8 @@ class _Dependent(Constraint):
     def __call__(self, *, is_discrete=NotImplemented, event_dim=NotImplemented):
         return _Dependent(
             is_discrete=self._is_discrete if is_discrete is NotImplemented else is_discrete,
-            event_dim=self._event_dim if event_dim is NotImplemented else event_dim)
+            event_dim=self._event_dim if event_dim is NotImplemented else event_dim,
+        )
 
     def check(self, x):
         raise ValueError("Cannot determine validity of dependent constraint")
@@ -80,11 +107,13 @@ class _IndependentConstraint(Constraint):
 
     def __init__(self, base_constraint, reinterpreted_batch_ndims):
         if not isinstance(base_constraint, Constraint):
-            raise AssertionError(f"base_constraint must be a Constraint, got "
-                                 f"{type(base_constraint).__name__}")
+            raise AssertionError(
+                f"base_constraint must be a Constraint, got {type(base_constraint).__name__}"
+            )
         if not isinstance(reinterpreted_batch_ndims, int) or reinterpreted_batch_ndims < 0:
-            raise AssertionError(f"reinterpreted_batch_ndims must be >= 0, got "
-                                 f"{reinterpreted_batch_ndims}")
+            raise AssertionError(
+                f"reinterpreted_batch_ndims must be >= 0, got {reinterpreted_batch_ndims}"
+            )
         self.base_constraint = base_constraint
         self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
 
@@ -101,11 +130,12 @@ class _IndependentConstraint(Constraint):
         n = self.reinterpreted_batch_ndims
         if result.dim() < n:
             raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
-        return result.reshape(tuple(result.shape[:result.dim() - n]) + (-1,)).all(-1)
+        return result.reshape(tuple(result.shape[: result.dim() - n]) + (-1,)).all(-1)
 
     def __repr__(self):
-        return (f"{type(self).__name__[1:]}({self.base_constraint!r}, "
-                f"{self.reinterpreted_batch_ndims})")
+        return (
+            f"{type(self).__name__[1:]}({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
+        )
 
 
 class MixtureSameFamilyConstraint(Constraint):
@@ -113,8 +143,9 @@ class MixtureSameFamilyConstraint(Constraint):
 
     def __init__(self, base_constraint):
         if not isinstance(base_constraint, Constraint):
-            raise AssertionError(f"base_constraint must be a Constraint, got "
-                                 f"{type(base_constraint).__name__}")
+            raise AssertionError(
+                f"base_constraint must be a Constraint, got {type(base_constraint).__name__}"
+            )
         self.base_constraint = base_constraint
 
     @property
@@ -301,8 +332,12 @@ class _Square(Constraint):
     event_dim = 2
 
     def check(self, value):
-        return torch.full(tuple(value.shape[:-2]), value.shape[-2] == value.shape[-1],
-                          dtype=torch.bool, device=value.device)
+        return torch.full(
+            tuple(value.shape[:-2]),
+            value.shape[-2] == value.shape[-1],
+            dtype=torch.bool,
+            device=value.device,
+        )
 
 
 class _Symmetric(_Square):
@@ -338,8 +373,9 @@ class _Cat(Constraint):
         self.cseq = list(cseq)
         self.lengths = list(lengths) if lengths is not None else [1] * len(self.cseq)
         if len(self.lengths) != len(self.cseq):
-            raise AssertionError(f"lengths ({len(self.lengths)}) must match cseq "
-                                 f"({len(self.cseq)})")
+            raise AssertionError(
+                f"lengths ({len(self.lengths)}) must match cseq ({len(self.cseq)})"
+            )
         self.dim = dim
 
     @property

@@ -32,8 +32,10 @@ class ContinuousBernoulli(ExponentialFamily):
         if probs is not None:
             (self.probs,) = broadcast_all(probs)
             # PyTorch checks here (before clamping) whenever validate_args is given at all.
-            if validate_args is not None and not self.arg_constraints["probs"].check(
-                    self.probs).all():
+            if (
+                validate_args is not None
+                and not self.arg_constraints["probs"].check(self.probs).all()
+            ):
                 raise ValueError("The parameter probs has invalid values")
             self.probs = clamp_probs(self.probs)
             self._param = self.probs
@@ -42,12 +44,12 @@ class ContinuousBernoulli(ExponentialFamily):
             self._param = self.logits
         scalar = isinstance(probs if probs is not None else logits, Number)
         self._lims = lims
-        super().__init__(torch.Size() if scalar else self._param.size(),
-                         validate_args=validate_args)
+        super().__init__(
+            torch.Size() if scalar else self._param.size(), validate_args=validate_args
+        )
 
     def expand(self, batch_shape, _instance=None):
-        new = self._expand_params(ContinuousBernoulli, batch_shape, _instance,
-                                  ("probs", "logits"))
+        new = self._expand_params(ContinuousBernoulli, batch_shape, _instance, ("probs", "logits"))
         new._lims = self._lims
         return new
 
@@ -58,17 +60,18 @@ class ContinuousBernoulli(ExponentialFamily):
         return (self.probs <= self._lims[0]) | (self.probs > self._lims[1])
 
     def _cut_probs(self):
-        return torch.where(self._outside_unstable_region(), self.probs,
-                           self._lims[0] * torch.ones_like(self.probs))
+        return torch.where(
+            self._outside_unstable_region(), self.probs, self._lims[0] * torch.ones_like(self.probs)
+        )
 
     def _cont_bern_log_norm(self):
         """log C(p), C(p) = 2 atanh(1 - 2p) / (1 - 2p)."""
         cut = self._cut_probs()
         below = torch.where(cut <= 0.5, cut, torch.zeros_like(cut))
         above = torch.where(cut >= 0.5, cut, torch.ones_like(cut))
-        log_norm = (torch.log(torch.abs(torch.log1p(-cut) - torch.log(cut)))
-                    - torch.where(cut <= 0.5, torch.log1p(-2.0 * below),
-                                  torch.log(2.0 * above - 1.0)))
+        log_norm = torch.log(torch.abs(torch.log1p(-cut) - torch.log(cut))) - torch.where(
+            cut <= 0.5, torch.log1p(-2.0 * below), torch.log(2.0 * above - 1.0)
+        )
         x = torch.pow(self.probs - 0.5, 2)
         taylor = math.log(2.0) + (4.0 / 3.0 + 104.0 / 45.0 * x) * x
         return torch.where(self._outside_unstable_region(), log_norm, taylor)
@@ -88,8 +91,9 @@ class ContinuousBernoulli(ExponentialFamily):
     @property
     def variance(self):
         cut = self._cut_probs()
-        var = (cut * (cut - 1.0) / torch.pow(1.0 - 2.0 * cut, 2)
-               + 1.0 / torch.pow(torch.log1p(-cut) - torch.log(cut), 2))
+        var = cut * (cut - 1.0) / torch.pow(1.0 - 2.0 * cut, 2) + 1.0 / torch.pow(
+            torch.log1p(-cut) - torch.log(cut), 2
+        )
         x = torch.pow(self.probs - 0.5, 2)
         taylor = 1.0 / 12.0 - (1.0 / 15.0 - 128.0 / 945.0 * x) * x
         return torch.where(self._outside_unstable_region(), var, taylor)
@@ -119,18 +123,24 @@ class ContinuousBernoulli(ExponentialFamily):
         if self._validate_args:
             self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
-        return (-binary_cross_entropy_with_logits(logits, value, reduction="none")
-                + self._cont_bern_log_norm())
+        return (
+            -binary_cross_entropy_with_logits(logits, value, reduction="none")
+            + self._cont_bern_log_norm()
+        )
 
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
         cut = self._cut_probs()
-        cdfs = ((torch.pow(cut, value) * torch.pow(1.0 - cut, 1.0 - value) + cut - 1.0)
-                / (2.0 * cut - 1.0))
+        cdfs = (torch.pow(cut, value) * torch.pow(1.0 - cut, 1.0 - value) + cut - 1.0) / (
+            2.0 * cut - 1.0
+        )
         unbounded = torch.where(self._outside_unstable_region(), cdfs, value)
-        return torch.where(value <= 0.0, torch.zeros_like(value),
-                           torch.where(value >= 1.0, torch.ones_like(value), unbounded))
+        return torch.where(
+            value <= 0.0,
+            torch.zeros_like(value),
+            torch.where(value >= 1.0, torch.ones_like(value), unbounded),
+        )
 
     def icdf(self, value):
         cut = self._cut_probs()
@@ -138,13 +148,13 @@ class ContinuousBernoulli(ExponentialFamily):
             self._outside_unstable_region(),
             (torch.log1p(-cut + value * (2.0 * cut - 1.0)) - torch.log1p(-cut))
             / (torch.log(cut) - torch.log1p(-cut)),
-            value)
+            value,
+        )
 
     def entropy(self):
         log_probs0 = torch.log1p(-self.probs)
         log_probs1 = torch.log(self.probs)
-        return (self.mean * (log_probs0 - log_probs1) - self._cont_bern_log_norm()
-                - log_probs0)
+        return self.mean * (log_probs0 - log_probs1) - self._cont_bern_log_norm() - log_probs0
 
     @property
     def _natural_params(self):

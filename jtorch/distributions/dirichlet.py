@@ -23,8 +23,9 @@ class Dirichlet(ExponentialFamily):
         if concentration.dim() < 1:
             raise ValueError("`concentration` parameter must be at least one-dimensional.")
         self.concentration = concentration
-        super().__init__(concentration.shape[:-1], concentration.shape[-1:],
-                         validate_args=validate_args)
+        super().__init__(
+            concentration.shape[:-1], concentration.shape[-1:], validate_args=validate_args
+        )
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Dirichlet, _instance)
@@ -44,8 +45,9 @@ class Dirichlet(ExponentialFamily):
         if self._validate_args:
             self._validate_sample(value)
         c = self.concentration
-        return (torch.xlogy(c - 1.0, value).sum(-1) + torch.lgamma(c.sum(-1))
-                - torch.lgamma(c).sum(-1))
+        return (
+            torch.xlogy(c - 1.0, value).sum(-1) + torch.lgamma(c.sum(-1)) - torch.lgamma(c).sum(-1)
+        )
 
     @property
     def mean(self):
@@ -70,8 +72,12 @@ class Dirichlet(ExponentialFamily):
         c = self.concentration
         k = c.size(-1)
         a0 = c.sum(-1)
-        return (torch.lgamma(c).sum(-1) - torch.lgamma(a0) - (k - a0) * torch.digamma(a0)
-                - ((c - 1.0) * torch.digamma(c)).sum(-1))
+        return (
+            torch.lgamma(c).sum(-1)
+            - torch.lgamma(a0)
+            - (k - a0) * torch.digamma(a0)
+            - ((c - 1.0) * torch.digamma(c)).sum(-1)
+        )
 
     @property
     def _natural_params(self):
@@ -84,8 +90,10 @@ class Dirichlet(ExponentialFamily):
 class Beta(ExponentialFamily):
     """Matches `torch.distributions.Beta(concentration1, concentration0)`."""
 
-    arg_constraints = {"concentration1": constraints.positive,
-                       "concentration0": constraints.positive}
+    arg_constraints = {
+        "concentration1": constraints.positive,
+        "concentration0": constraints.positive,
+    }
     support = constraints.unit_interval
     has_rsample = True
 

@@ -31,8 +31,7 @@ class Distribution:
             raise ValueError
         Distribution._validate_args = value
 
-    def __init__(self, batch_shape=torch.Size(), event_shape=torch.Size(),
-                 validate_args=None):
+    def __init__(self, batch_shape=torch.Size(), event_shape=torch.Size(), validate_args=None):
         self._batch_shape = torch.Size(batch_shape)
         self._event_shape = torch.Size(event_shape)
         if validate_args is not None:
@@ -42,21 +41,26 @@ class Distribution:
                 arg_constraints = self.arg_constraints
             except NotImplementedError:
                 arg_constraints = {}
-                warnings.warn(f"{self.__class__} does not define `arg_constraints`. Please set "
-                              "`arg_constraints = {}` or initialize the distribution with "
-                              "`validate_args=False` to turn off validation.", stacklevel=2)
+                warnings.warn(
+                    f"{self.__class__} does not define `arg_constraints`. Please set "
+                    "`arg_constraints = {}` or initialize the distribution with "
+                    "`validate_args=False` to turn off validation.",
+                    stacklevel=2,
+                )
             for param, constraint in arg_constraints.items():
                 if constraints.is_dependent(constraint):
                     continue
-                if param not in self.__dict__ and isinstance(getattr(type(self), param),
-                                                             lazy_property):
+                if param not in self.__dict__ and isinstance(
+                    getattr(type(self), param), lazy_property
+                ):
                     continue
                 value = getattr(self, param)
                 if not _all_true(constraint.check(value)):
                     raise ValueError(
                         f"Expected parameter {param} ({type(value).__name__} of shape "
                         f"{tuple(value.shape)}) of distribution {self!r} to satisfy the "
-                        f"constraint {constraint!r}, but found invalid values:\n{value}")
+                        f"constraint {constraint!r}, but found invalid values:\n{value}"
+                    )
 
     def expand(self, batch_shape, _instance=None):
         """A distribution whose parameters are expanded to `batch_shape` (no copies)."""
@@ -104,8 +108,11 @@ class Distribution:
         raise NotImplementedError
 
     def sample_n(self, n: int):
-        warnings.warn("`sample_n(n)` will be deprecated. Use `sample((n,))` instead.",
-                      FutureWarning, stacklevel=2)
+        warnings.warn(
+            "`sample_n(n)` will be deprecated. Use `sample((n,))` instead.",
+            FutureWarning,
+            stacklevel=2,
+        )
         return self.sample(torch.Size((n,)))
 
     def log_prob(self, value):
@@ -127,8 +134,7 @@ class Distribution:
         return torch.exp(self.entropy())
 
     def _extended_shape(self, sample_shape=torch.Size()):
-        return torch.Size(tuple(sample_shape) + tuple(self._batch_shape)
-                          + tuple(self._event_shape))
+        return torch.Size(tuple(sample_shape) + tuple(self._batch_shape) + tuple(self._event_shape))
 
     def _validate_sample(self, value):
         """Checks `value`'s shape against batch and event shapes, and that it is in support."""
@@ -136,32 +142,41 @@ class Distribution:
             raise ValueError("The value argument to log_prob must be a Tensor")
         start = value.dim() - len(self._event_shape)
         if value.size()[start:] != self._event_shape:
-            raise ValueError(f"The right-most size of value must match event_shape: "
-                             f"{value.size()} vs {self._event_shape}.")
+            raise ValueError(
+                f"The right-most size of value must match event_shape: "
+                f"{value.size()} vs {self._event_shape}."
+            )
         actual = value.size()
         expected = self._batch_shape + self._event_shape
         for i, j in zip(reversed(actual), reversed(expected)):
             if i != 1 and j != 1 and i != j:
-                raise ValueError(f"Value is not broadcastable with batch_shape+event_shape: "
-                                 f"{actual} vs {expected}.")
+                raise ValueError(
+                    f"Value is not broadcastable with batch_shape+event_shape: "
+                    f"{actual} vs {expected}."
+                )
         try:
             support = self.support
         except NotImplementedError:
-            warnings.warn(f"{self.__class__} does not define `support` to enable sample "
-                          "validation. Please initialize the distribution with "
-                          "`validate_args=False` to turn off validation.", stacklevel=2)
+            warnings.warn(
+                f"{self.__class__} does not define `support` to enable sample "
+                "validation. Please initialize the distribution with "
+                "`validate_args=False` to turn off validation.",
+                stacklevel=2,
+            )
             return
         if not _all_true(support.check(value)):
             raise ValueError(
                 f"Expected value argument ({type(value).__name__} of shape "
                 f"{tuple(value.shape)}) to be within the support ({support!r}) of the "
-                f"distribution {self!r}, but found invalid values:\n{value}")
+                f"distribution {self!r}, but found invalid values:\n{value}"
+            )
 
     def _get_checked_instance(self, cls, _instance=None):
         if _instance is None and type(self).__init__ != cls.__init__:
             raise NotImplementedError(
                 f"Subclass {self.__class__.__name__} of {cls.__name__} that defines a custom "
-                "__init__ method must also define a custom .expand() method.")
+                "__init__ method must also define a custom .expand() method."
+            )
         return self.__new__(type(self)) if _instance is None else _instance
 
     def _expand_params(self, cls, batch_shape, _instance, names):
@@ -174,7 +189,7 @@ class Distribution:
             if name in self.__dict__:
                 setattr(new, name, getattr(self, name).expand(batch_shape))
                 if param is not None and self.__dict__[name] is param:
-                    new._param = new.__dict__[name]     # the parameter it was built from
+                    new._param = new.__dict__[name]  # the parameter it was built from
         Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
@@ -183,5 +198,6 @@ class Distribution:
         names = [k for k in self.arg_constraints if k in self.__dict__]
         args = ", ".join(
             f"{p}: {self.__dict__[p] if self.__dict__[p].numel() == 1 else self.__dict__[p].size()}"
-            for p in names)
+            for p in names
+        )
         return f"{type(self).__name__}({args})"

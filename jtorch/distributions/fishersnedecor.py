@@ -27,8 +27,7 @@ class FisherSnedecor(Distribution):
         self._gamma1 = Gamma(self.df1 * 0.5, self.df1)
         self._gamma2 = Gamma(self.df2 * 0.5, self.df2)
         numbers = isinstance(df1, Number) and isinstance(df2, Number)
-        super().__init__(torch.Size() if numbers else self.df1.size(),
-                         validate_args=validate_args)
+        super().__init__(torch.Size() if numbers else self.df1.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._expand_params(FisherSnedecor, batch_shape, _instance, ("df1", "df2"))
@@ -49,8 +48,7 @@ class FisherSnedecor(Distribution):
     @property
     def variance(self):
         df2 = torch.where(self.df2 <= 4, _NAN, self.df2)
-        return (2 * df2.pow(2) * (self.df1 + df2 - 2)
-                / (self.df1 * (df2 - 2).pow(2) * (df2 - 4)))
+        return 2 * df2.pow(2) * (self.df1 + df2 - 2) / (self.df1 * (df2 - 2).pow(2) * (df2 - 4))
 
     def rsample(self, sample_shape=torch.Size()):
         shape = self._extended_shape(sample_shape)

@@ -22,8 +22,9 @@ class Gamma(ExponentialFamily):
     def __init__(self, concentration, rate, validate_args=None):
         self.concentration, self.rate = broadcast_all(concentration, rate)
         numbers = isinstance(concentration, Number) and isinstance(rate, Number)
-        super().__init__(torch.Size() if numbers else self.concentration.size(),
-                         validate_args=validate_args)
+        super().__init__(
+            torch.Size() if numbers else self.concentration.size(), validate_args=validate_args
+        )
 
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(Gamma, batch_shape, _instance, ("concentration", "rate"))
@@ -51,9 +52,12 @@ class Gamma(ExponentialFamily):
         value = torch.as_tensor(value, dtype=self.rate.dtype, device=self.rate.device)
         if self._validate_args:
             self._validate_sample(value)
-        return (torch.xlogy(self.concentration, self.rate)
-                + torch.xlogy(self.concentration - 1, value)
-                - self.rate * value - torch.lgamma(self.concentration))
+        return (
+            torch.xlogy(self.concentration, self.rate)
+            + torch.xlogy(self.concentration - 1, value)
+            - self.rate * value
+            - torch.lgamma(self.concentration)
+        )
 
     def cdf(self, value):
         if self._validate_args:

@@ -21,19 +21,22 @@ class GeneralizedPareto(Distribution):
     otherwise; a concentration close to 0 uses the exponential limit.
     """
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive,
-                       "concentration": constraints.real}
+    arg_constraints = {
+        "loc": constraints.real,
+        "scale": constraints.positive,
+        "concentration": constraints.real,
+    }
     has_rsample = True
 
     def __init__(self, loc, scale, concentration, validate_args=None):
         self.loc, self.scale, self.concentration = broadcast_all(loc, scale, concentration)
         numbers = all(isinstance(v, Number) for v in (loc, scale, concentration))
-        super().__init__(torch.Size() if numbers else self.loc.size(),
-                         validate_args=validate_args)
+        super().__init__(torch.Size() if numbers else self.loc.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        return self._expand_params(GeneralizedPareto, batch_shape, _instance,
-                                   ("loc", "scale", "concentration"))
+        return self._expand_params(
+            GeneralizedPareto, batch_shape, _instance, ("loc", "scale", "concentration")
+        )
 
     def _safe_concentration(self):
         """(concentration near 0, concentration with those entries set to 1)."""
@@ -87,7 +90,7 @@ class GeneralizedPareto(Distribution):
     def variance(self):
         valid = self.concentration < 0.5
         safe = torch.where(valid, self.concentration, 0.25)
-        result = self.scale ** 2 / ((1 - safe) ** 2 * (1 - 2 * safe))
+        result = self.scale**2 / ((1 - safe) ** 2 * (1 - 2 * safe))
         return torch.where(valid, result, _NAN)
 
     def entropy(self):
@@ -101,6 +104,7 @@ class GeneralizedPareto(Distribution):
     @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self):
         lower = self.loc
-        upper = torch.where(self.concentration < 0, lower - self.scale / self.concentration,
-                            float("inf"))
+        upper = torch.where(
+            self.concentration < 0, lower - self.scale / self.concentration, float("inf")
+        )
         return constraints.interval(lower, upper)

@@ -36,7 +36,8 @@ class Geometric(Distribution):
                 raise ValueError(
                     f"Expected parameter probs ({type(value).__name__} of shape "
                     f"{tuple(value.shape)}) of distribution {self!r} to be positive but found "
-                    f"invalid values:\n{value.detach()[~valid]}")
+                    f"invalid values:\n{value.detach()[~valid]}"
+                )
 
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(Geometric, batch_shape, _instance, ("probs", "logits"))
@@ -78,5 +79,6 @@ class Geometric(Distribution):
         return value * (-probs).log1p() + self.probs.log()
 
     def entropy(self):
-        return binary_cross_entropy_with_logits(self.logits, self.probs,
-                                                reduction="none") / self.probs
+        return (
+            binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none") / self.probs
+        )

@@ -26,12 +26,18 @@ class Gumbel(TransformedDistribution):
         if isinstance(loc, Number) and isinstance(scale, Number):
             base = Uniform(finfo.tiny, 1 - finfo.eps, validate_args=validate_args)
         else:
-            base = Uniform(torch.full_like(self.loc, finfo.tiny),
-                           torch.full_like(self.loc, 1 - finfo.eps), validate_args=validate_args)
+            base = Uniform(
+                torch.full_like(self.loc, finfo.tiny),
+                torch.full_like(self.loc, 1 - finfo.eps),
+                validate_args=validate_args,
+            )
         # U -> -log(U) -> -log(-log(U)) -> loc - scale * log(-log(U)).
-        transforms = [ExpTransform().inv,
-                      AffineTransform(loc=0, scale=-torch.ones_like(self.scale)),
-                      ExpTransform().inv, AffineTransform(loc=loc, scale=-self.scale)]
+        transforms = [
+            ExpTransform().inv,
+            AffineTransform(loc=0, scale=-torch.ones_like(self.scale)),
+            ExpTransform().inv,
+            AffineTransform(loc=loc, scale=-self.scale),
+        ]
         super().__init__(base, transforms, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):

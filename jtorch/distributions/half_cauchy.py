@@ -20,8 +20,9 @@ class HalfCauchy(TransformedDistribution):
     has_rsample = True
 
     def __init__(self, scale, validate_args=None):
-        super().__init__(Cauchy(0, scale, validate_args=False), AbsTransform(),
-                         validate_args=validate_args)
+        super().__init__(
+            Cauchy(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args
+        )
 
     def expand(self, batch_shape, _instance=None):
         return super().expand(batch_shape, self._get_checked_instance(HalfCauchy, _instance))
@@ -32,8 +33,9 @@ class HalfCauchy(TransformedDistribution):
 
     @property
     def mean(self):
-        return torch.full(self._extended_shape(), math.inf, dtype=self.scale.dtype,
-                          device=self.scale.device)
+        return torch.full(
+            self._extended_shape(), math.inf, dtype=self.scale.dtype, device=self.scale.device
+        )
 
     @property
     def mode(self):

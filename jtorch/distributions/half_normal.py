@@ -20,8 +20,9 @@ class HalfNormal(TransformedDistribution):
     has_rsample = True
 
     def __init__(self, scale, validate_args=None):
-        super().__init__(Normal(0, scale, validate_args=False), AbsTransform(),
-                         validate_args=validate_args)
+        super().__init__(
+            Normal(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args
+        )
 
     def expand(self, batch_shape, _instance=None):
         return super().expand(batch_shape, self._get_checked_instance(HalfNormal, _instance))

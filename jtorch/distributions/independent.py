@@ -17,15 +17,20 @@ class Independent(Distribution):
     def __init__(self, base_distribution, reinterpreted_batch_ndims, validate_args=None):
         n_batch = len(base_distribution.batch_shape)
         if reinterpreted_batch_ndims > n_batch:
-            raise ValueError("Expected reinterpreted_batch_ndims <= "
-                             "len(base_distribution.batch_shape), actual "
-                             f"{reinterpreted_batch_ndims} vs {n_batch}")
+            raise ValueError(
+                "Expected reinterpreted_batch_ndims <= "
+                "len(base_distribution.batch_shape), actual "
+                f"{reinterpreted_batch_ndims} vs {n_batch}"
+            )
         shape = base_distribution.batch_shape + base_distribution.event_shape
         event_dim = reinterpreted_batch_ndims + len(base_distribution.event_shape)
         self.base_dist = base_distribution
         self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
-        super().__init__(shape[:len(shape) - event_dim], shape[len(shape) - event_dim:],
-                         validate_args=validate_args)
+        super().__init__(
+            shape[: len(shape) - event_dim],
+            shape[len(shape) - event_dim :],
+            validate_args=validate_args,
+        )
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Independent, _instance)

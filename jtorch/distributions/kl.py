@@ -26,8 +26,11 @@ from .gumbel import Gumbel
 from .half_normal import HalfNormal
 from .independent import Independent
 from .laplace import Laplace
-from .lowrank_multivariate_normal import (LowRankMultivariateNormal, _batch_lowrank_logdet,
-                                          _batch_lowrank_mahalanobis)
+from .lowrank_multivariate_normal import (
+    LowRankMultivariateNormal,
+    _batch_lowrank_logdet,
+    _batch_lowrank_mahalanobis,
+)
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
@@ -39,8 +42,8 @@ from .utils import _sum_rightmost, euler_constant
 
 __all__ = ["register_kl", "kl_divergence"]
 
-_KL_REGISTRY = {}   # (type_p, type_q) -> fn
-_KL_MEMOIZE = {}    # (type_p, type_q) -> fn, after dispatch
+_KL_REGISTRY = {}  # (type_p, type_q) -> fn
+_KL_MEMOIZE = {}  # (type_p, type_q) -> fn, after dispatch
 
 
 def register_kl(type_p, type_q):
@@ -54,6 +57,7 @@ def register_kl(type_p, type_q):
         _KL_REGISTRY[type_p, type_q] = fun
         _KL_MEMOIZE.clear()
         return fun
+
     return decorator
 
 
@@ -77,17 +81,21 @@ class _Match:
 
 
 def _dispatch_kl(type_p, type_q):
-    matches = [(sp, sq) for sp, sq in _KL_REGISTRY
-               if issubclass(type_p, sp) and issubclass(type_q, sq)]
+    matches = [
+        (sp, sq) for sp, sq in _KL_REGISTRY if issubclass(type_p, sp) and issubclass(type_q, sq)
+    ]
     if not matches:
         return NotImplemented
     left_p, left_q = min(_Match(*m) for m in matches).types
     right_q, right_p = min(_Match(*reversed(m)) for m in matches).types
     left_fun = _KL_REGISTRY[left_p, left_q]
     if left_fun is not _KL_REGISTRY[right_p, right_q]:
-        warnings.warn(f"Ambiguous kl_divergence({type_p.__name__}, {type_q.__name__}). "
-                      f"Please register_kl({left_p.__name__}, {right_q.__name__})",
-                      RuntimeWarning, stacklevel=2)
+        warnings.warn(
+            f"Ambiguous kl_divergence({type_p.__name__}, {type_q.__name__}). "
+            f"Please register_kl({left_p.__name__}, {right_q.__name__})",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     return left_fun
 
 
@@ -98,8 +106,10 @@ def kl_divergence(p, q):
     if fun is None:
         fun = _KL_MEMOIZE[key] = _dispatch_kl(*key)
     if fun is NotImplemented:
-        raise NotImplementedError(f"No KL(p || q) is implemented for p type "
-                                  f"{p.__class__.__name__} and q type {q.__class__.__name__}")
+        raise NotImplementedError(
+            f"No KL(p || q) is implemented for p type "
+            f"{p.__class__.__name__} and q type {q.__class__.__name__}"
+        )
     return fun(p, q)
 
 
@@ -133,18 +143,26 @@ def _kl_bernoulli_bernoulli(p, q):
 def _kl_beta_beta(p, q):
     a1, b1, a2, b2 = p.concentration1, p.concentration0, q.concentration1, q.concentration0
     s1, s2 = a1 + b1, a2 + b2
-    return (a2.lgamma() + b2.lgamma() + s1.lgamma() - a1.lgamma() - b1.lgamma() - s2.lgamma()
-            + (a1 - a2) * torch.digamma(a1) + (b1 - b2) * torch.digamma(b1)
-            + (s2 - s1) * torch.digamma(s1))
+    return (
+        a2.lgamma()
+        + b2.lgamma()
+        + s1.lgamma()
+        - a1.lgamma()
+        - b1.lgamma()
+        - s2.lgamma()
+        + (a1 - a2) * torch.digamma(a1)
+        + (b1 - b2) * torch.digamma(b1)
+        + (s2 - s1) * torch.digamma(s1)
+    )
 
 
 @register_kl(Binomial, Binomial)
 def _kl_binomial_binomial(p, q):
     if bool((p.total_count < q.total_count).any()):
-        raise NotImplementedError("KL between Binomials where q.total_count > "
-                                  "p.total_count is not implemented")
-    kl = p.total_count * (p.probs * (p.logits - q.logits) + (-p.probs).log1p()
-                          - (-q.probs).log1p())
+        raise NotImplementedError(
+            "KL between Binomials where q.total_count > p.total_count is not implemented"
+        )
+    kl = p.total_count * (p.probs * (p.logits - q.logits) + (-p.probs).log1p() - (-q.probs).log1p())
     return _set(kl, p.total_count > q.total_count, _INF)
 
 
@@ -176,8 +194,10 @@ def _kl_exponential_exponential(p, q):
 def _kl_expfamily_expfamily(p, q):
     # The Bregman divergence of the log normalizer between the natural parameters.
     if type(p) is not type(q):
-        raise NotImplementedError("The cross KL-divergence between different exponential "
-                                  "families cannot be computed using Bregman divergences")
+        raise NotImplementedError(
+            "The cross KL-divergence between different exponential "
+            "families cannot be computed using Bregman divergences"
+        )
     p_params = [n.detach().requires_grad_() for n in p._natural_params]
     q_params = q._natural_params
     log_norm = p._log_normalizer(*p_params)
@@ -233,15 +253,19 @@ def _kl_laplace_laplace(p, q):
 @register_kl(MultivariateNormal, MultivariateNormal)
 def _kl_multivariatenormal_multivariatenormal(p, q):
     if p.event_shape != q.event_shape:
-        raise ValueError("KL-divergence between two Multivariate Normals with "
-                         "different event shapes cannot be computed")
+        raise ValueError(
+            "KL-divergence between two Multivariate Normals with "
+            "different event shapes cannot be computed"
+        )
     lp, lq = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
-    half_term1 = (lq.diagonal(dim1=-2, dim2=-1).log().sum(-1)
-                  - lp.diagonal(dim1=-2, dim2=-1).log().sum(-1))
+    half_term1 = lq.diagonal(dim1=-2, dim2=-1).log().sum(-1) - lp.diagonal(
+        dim1=-2, dim2=-1
+    ).log().sum(-1)
     n = p.event_shape[0]
     shape = tuple(torch.broadcast_shapes(lq.shape[:-2], lp.shape[:-2])) + (n, n)
-    term2 = _batch_trace_XXT(torch.linalg.solve_triangular(lq.expand(shape), lp.expand(shape),
-                                                           upper=False))
+    term2 = _batch_trace_XXT(
+        torch.linalg.solve_triangular(lq.expand(shape), lp.expand(shape), upper=False)
+    )
     term3 = _batch_mahalanobis(lq, q.loc - p.loc)
     return half_term1 + 0.5 * (term2 + term3 - n)
 
@@ -305,8 +329,9 @@ def _kl_pareto_pareto(p, q):
 
 def _check_event_shapes(p, q, what):
     if p.event_shape != q.event_shape:
-        raise ValueError(f"KL-divergence between two {what} with "
-                         "different event shapes cannot be computed")
+        raise ValueError(
+            f"KL-divergence between two {what} with different event shapes cannot be computed"
+        )
 
 
 def _woodbury_factor(q):
@@ -315,13 +340,15 @@ def _woodbury_factor(q):
 
 
 def _lowrank_logdet(d):
-    return _batch_lowrank_logdet(d._unbroadcasted_cov_factor, d._unbroadcasted_cov_diag,
-                                 d._capacitance_tril)
+    return _batch_lowrank_logdet(
+        d._unbroadcasted_cov_factor, d._unbroadcasted_cov_diag, d._capacitance_tril
+    )
 
 
 def _lowrank_mahalanobis(q, x):
-    return _batch_lowrank_mahalanobis(q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag,
-                                      x, q._capacitance_tril)
+    return _batch_lowrank_mahalanobis(
+        q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag, x, q._capacitance_tril
+    )
 
 
 @register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
@@ -330,10 +357,13 @@ def _kl_lowrankmultivariatenormal_lowrankmultivariatenormal(p, q):
     term1 = _lowrank_logdet(q) - _lowrank_logdet(p)
     term3 = _lowrank_mahalanobis(q, q.loc - p.loc)
     A = _woodbury_factor(q)
-    pW, pD, qD = p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag, \
-        q._unbroadcasted_cov_diag
-    term2 = ((pD / qD).sum(-1) + _batch_trace_XXT(pW * qD.rsqrt().unsqueeze(-1))
-             - _batch_trace_XXT(A * pD.sqrt().unsqueeze(-2)) - _batch_trace_XXT(A.matmul(pW)))
+    pW, pD, qD = p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag, q._unbroadcasted_cov_diag
+    term2 = (
+        (pD / qD).sum(-1)
+        + _batch_trace_XXT(pW * qD.rsqrt().unsqueeze(-1))
+        - _batch_trace_XXT(A * pD.sqrt().unsqueeze(-2))
+        - _batch_trace_XXT(A.matmul(pW))
+    )
     return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
 
 
@@ -344,8 +374,9 @@ def _kl_multivariatenormal_lowrankmultivariatenormal(p, q):
     term1 = _lowrank_logdet(q) - 2 * pL.diagonal(dim1=-2, dim2=-1).log().sum(-1)
     term3 = _lowrank_mahalanobis(q, q.loc - p.loc)
     A = _woodbury_factor(q)
-    term2 = (_batch_trace_XXT(pL * q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1))
-             - _batch_trace_XXT(A.matmul(pL)))
+    term2 = _batch_trace_XXT(
+        pL * q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1)
+    ) - _batch_trace_XXT(A.matmul(pL))
     return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
 
 
@@ -360,7 +391,7 @@ def _kl_lowrankmultivariatenormal_multivariatenormal(p, q):
     qL = qL.expand(batch + (n, n))
     pW = p._unbroadcasted_cov_factor.expand(batch + (n, p.cov_factor.size(-1)))
     pD_sqrt = torch.diag_embed(p._unbroadcasted_cov_diag.sqrt()).expand(batch + (n, n))
-    term2 = (_batch_trace_XXT(torch.linalg.solve_triangular(qL, pW, upper=False))
-             + _batch_trace_XXT(torch.linalg.solve_triangular(qL, pD_sqrt, upper=False)))
+    term2 = _batch_trace_XXT(torch.linalg.solve_triangular(qL, pW, upper=False)) + _batch_trace_XXT(
+        torch.linalg.solve_triangular(qL, pD_sqrt, upper=False)
+    )
     return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
-

@@ -21,18 +21,25 @@ class Kumaraswamy(TransformedDistribution):
     """Matches `torch.distributions.Kumaraswamy(concentration1, concentration0)`:
     (1 - U^(1/c0))^(1/c1) for U ~ Uniform(0, 1)."""
 
-    arg_constraints = {"concentration1": constraints.positive,
-                       "concentration0": constraints.positive}
+    arg_constraints = {
+        "concentration1": constraints.positive,
+        "concentration0": constraints.positive,
+    }
     support = constraints.unit_interval
     has_rsample = True
 
     def __init__(self, concentration1, concentration0, validate_args=None):
         self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
-        base = Uniform(torch.full_like(self.concentration0, 0),
-                       torch.full_like(self.concentration0, 1), validate_args=validate_args)
-        transforms = [PowerTransform(exponent=self.concentration0.reciprocal()),
-                      AffineTransform(loc=1.0, scale=-1.0),
-                      PowerTransform(exponent=self.concentration1.reciprocal())]
+        base = Uniform(
+            torch.full_like(self.concentration0, 0),
+            torch.full_like(self.concentration0, 1),
+            validate_args=validate_args,
+        )
+        transforms = [
+            PowerTransform(exponent=self.concentration0.reciprocal()),
+            AffineTransform(loc=1.0, scale=-1.0),
+            PowerTransform(exponent=self.concentration1.reciprocal()),
+        ]
         super().__init__(base, transforms, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
@@ -53,12 +60,10 @@ class Kumaraswamy(TransformedDistribution):
 
     @property
     def variance(self):
-        return (_moments(self.concentration1, self.concentration0, 2)
-                - torch.pow(self.mean, 2))
+        return _moments(self.concentration1, self.concentration0, 2) - torch.pow(self.mean, 2)
 
     def entropy(self):
         t1 = 1 - self.concentration1.reciprocal()
         t0 = 1 - self.concentration0.reciprocal()
         H0 = torch.digamma(self.concentration0 + 1) + euler_constant
-        return (t0 + t1 * H0 - torch.log(self.concentration1)
-                - torch.log(self.concentration0))
+        return t0 + t1 * H0 - torch.log(self.concentration1) - torch.log(self.concentration0)

@@ -21,8 +21,7 @@ class Laplace(Distribution):
     def __init__(self, loc, scale, validate_args=None):
         self.loc, self.scale = broadcast_all(loc, scale)
         numbers = isinstance(loc, Number) and isinstance(scale, Number)
-        super().__init__(torch.Size() if numbers else self.loc.size(),
-                         validate_args=validate_args)
+        super().__init__(torch.Size() if numbers else self.loc.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(Laplace, batch_shape, _instance, ("loc", "scale"))
@@ -41,7 +40,7 @@ class Laplace(Distribution):
 
     @property
     def stddev(self):
-        return 2 ** 0.5 * self.scale
+        return 2**0.5 * self.scale
 
     def rsample(self, sample_shape=torch.Size()):
         shape = self._extended_shape(sample_shape)

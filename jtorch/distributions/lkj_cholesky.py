@@ -25,14 +25,16 @@ class LKJCholesky(Distribution):
 
     def __init__(self, dim, concentration=1.0, validate_args=None):
         if dim < 2:
-            raise ValueError(f"Expected dim to be an integer greater than or equal to 2. "
-                             f"Found dim={dim}.")
+            raise ValueError(
+                f"Expected dim to be an integer greater than or equal to 2. Found dim={dim}."
+            )
         self.dim = dim
         (self.concentration,) = broadcast_all(concentration)
         batch_shape = self.concentration.size()
         marginal_conc = self.concentration + 0.5 * (self.dim - 2)
-        offset = torch.arange(self.dim - 1, dtype=self.concentration.dtype,
-                              device=self.concentration.device)
+        offset = torch.arange(
+            self.dim - 1, dtype=self.concentration.dtype, device=self.concentration.device
+        )
         offset = torch.cat([offset.new_zeros((1,)), offset])
         # Row i >= 1 has squared norm y_i ~ Beta(i / 2, marginal - (i - 1) / 2) below the
         # diagonal (Lewandowski et al. 2009, the onion method; row 0 takes no draw). PyTorch
@@ -55,15 +57,16 @@ class LKJCholesky(Distribution):
     def sample(self, sample_shape=torch.Size()):
         with torch.no_grad():
             y = self._beta.sample(sample_shape).unsqueeze(-1)
-            u_normal = torch.randn(self._extended_shape(sample_shape), dtype=y.dtype,
-                                   device=y.device).tril(-1)
+            u_normal = torch.randn(
+                self._extended_shape(sample_shape), dtype=y.dtype, device=y.device
+            ).tril(-1)
             u_hypersphere = u_normal / u_normal.norm(dim=-1, keepdim=True)
             # Row 0 has no off-diagonal entries (its 0/0 above is NaN).
             row0 = torch.arange(self.dim, device=y.device).unsqueeze(-1) == 0
             u_hypersphere = torch.where(row0, torch.zeros_like(u_hypersphere), u_hypersphere)
             w = torch.sqrt(y) * u_hypersphere
             tiny = torch.finfo(w.dtype).tiny
-            diag = torch.clamp(1 - torch.sum(w ** 2, dim=-1), min=tiny).sqrt()
+            diag = torch.clamp(1 - torch.sum(w**2, dim=-1), min=tiny).sqrt()
             return w + torch.diag_embed(diag)
 
     def log_prob(self, value):

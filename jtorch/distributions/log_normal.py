@@ -16,8 +16,11 @@ class LogNormal(TransformedDistribution):
     has_rsample = True
 
     def __init__(self, loc, scale, validate_args=None):
-        super().__init__(Normal(loc, scale, validate_args=validate_args), ExpTransform(),
-                         validate_args=validate_args)
+        super().__init__(
+            Normal(loc, scale, validate_args=validate_args),
+            ExpTransform(),
+            validate_args=validate_args,
+        )
 
     def expand(self, batch_shape, _instance=None):
         return super().expand(batch_shape, self._get_checked_instance(LogNormal, _instance))

@@ -25,8 +25,7 @@ def _batch_capacitance_tril(W, D):
 
 def _batch_lowrank_logdet(W, D, capacitance_tril):
     """log|W W^T + D| = log|C| + log|D| (matrix determinant lemma)."""
-    return (2 * capacitance_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
-            + D.log().sum(-1))
+    return 2 * capacitance_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1) + D.log().sum(-1)
 
 
 def _batch_lowrank_mahalanobis(W, D, x, capacitance_tril):
@@ -40,9 +39,11 @@ class LowRankMultivariateNormal(Distribution):
     """Matches `torch.distributions.LowRankMultivariateNormal(loc, cov_factor, cov_diag)`:
     covariance cov_factor @ cov_factor.T + diag(cov_diag)."""
 
-    arg_constraints = {"loc": constraints.real_vector,
-                       "cov_factor": constraints.independent(constraints.real, 2),
-                       "cov_diag": constraints.independent(constraints.positive, 1)}
+    arg_constraints = {
+        "loc": constraints.real_vector,
+        "cov_factor": constraints.independent(constraints.real, 2),
+        "cov_diag": constraints.independent(constraints.positive, 1),
+    }
     support = constraints.real_vector
     has_rsample = True
 
@@ -51,19 +52,25 @@ class LowRankMultivariateNormal(Distribution):
             raise ValueError("loc must be at least one-dimensional.")
         event_shape = loc.shape[-1:]
         if cov_factor.dim() < 2:
-            raise ValueError("cov_factor must be at least two-dimensional, "
-                             "with optional leading batch dimensions")
+            raise ValueError(
+                "cov_factor must be at least two-dimensional, "
+                "with optional leading batch dimensions"
+            )
         if cov_factor.shape[-2:-1] != event_shape:
-            raise ValueError(f"cov_factor must be a batch of matrices with shape "
-                             f"{event_shape[0]} x m")
+            raise ValueError(
+                f"cov_factor must be a batch of matrices with shape {event_shape[0]} x m"
+            )
         if cov_diag.shape[-1:] != event_shape:
             raise ValueError(f"cov_diag must be a batch of vectors with shape {event_shape}")
         try:
             loc_, self.cov_factor, cov_diag_ = torch.broadcast_tensors(
-                loc.unsqueeze(-1), cov_factor, cov_diag.unsqueeze(-1))
+                loc.unsqueeze(-1), cov_factor, cov_diag.unsqueeze(-1)
+            )
         except RuntimeError as e:
-            raise ValueError(f"Incompatible batch shapes: loc {loc.shape}, cov_factor "
-                             f"{cov_factor.shape}, cov_diag {cov_diag.shape}") from e
+            raise ValueError(
+                f"Incompatible batch shapes: loc {loc.shape}, cov_factor "
+                f"{cov_factor.shape}, cov_diag {cov_diag.shape}"
+            ) from e
         self.loc = loc_[..., 0]
         self.cov_diag = cov_diag_[..., 0]
         self._unbroadcasted_cov_factor = cov_factor
@@ -98,8 +105,9 @@ class LowRankMultivariateNormal(Distribution):
 
     @lazy_property
     def variance(self):
-        return (self._unbroadcasted_cov_factor.pow(2).sum(-1)
-                + self._unbroadcasted_cov_diag).expand(self._batch_shape + self._event_shape)
+        return (
+            self._unbroadcasted_cov_factor.pow(2).sum(-1) + self._unbroadcasted_cov_diag
+        ).expand(self._batch_shape + self._event_shape)
 
     @lazy_property
     def scale_tril(self):
@@ -129,19 +137,26 @@ class LowRankMultivariateNormal(Distribution):
         W_shape = shape[:-1] + self.cov_factor.shape[-1:]
         eps_W = _standard_normal(W_shape, dtype=self.loc.dtype, device=self.loc.device)
         eps_D = _standard_normal(shape, dtype=self.loc.dtype, device=self.loc.device)
-        return (self.loc + _batch_mv(self._unbroadcasted_cov_factor, eps_W)
-                + self._unbroadcasted_cov_diag.sqrt() * eps_D)
+        return (
+            self.loc
+            + _batch_mv(self._unbroadcasted_cov_factor, eps_W)
+            + self._unbroadcasted_cov_diag.sqrt() * eps_D
+        )
 
     def _log_det(self):
-        return _batch_lowrank_logdet(self._unbroadcasted_cov_factor,
-                                     self._unbroadcasted_cov_diag, self._capacitance_tril)
+        return _batch_lowrank_logdet(
+            self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag, self._capacitance_tril
+        )
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        M = _batch_lowrank_mahalanobis(self._unbroadcasted_cov_factor,
-                                       self._unbroadcasted_cov_diag, value - self.loc,
-                                       self._capacitance_tril)
+        M = _batch_lowrank_mahalanobis(
+            self._unbroadcasted_cov_factor,
+            self._unbroadcasted_cov_diag,
+            value - self.loc,
+            self._capacitance_tril,
+        )
         return -0.5 * (self._event_shape[0] * math.log(2 * math.pi) + self._log_det() + M)
 
     def entropy(self):

@@ -20,22 +20,30 @@ class MixtureSameFamily(Distribution):
         self._mixture_distribution = mixture_distribution
         self._component_distribution = component_distribution
         if not isinstance(mixture_distribution, Categorical):
-            raise ValueError(" The Mixture distribution needs to be an  instance of "
-                             "torch.distributions.Categorical")
+            raise ValueError(
+                " The Mixture distribution needs to be an  instance of "
+                "torch.distributions.Categorical"
+            )
         if not isinstance(component_distribution, Distribution):
-            raise ValueError("The Component distribution needs to be an instance of "
-                             "torch.distributions.Distribution")
+            raise ValueError(
+                "The Component distribution needs to be an instance of "
+                "torch.distributions.Distribution"
+            )
         mdbs = mixture_distribution.batch_shape
         cdbs = component_distribution.batch_shape[:-1]
         for a, b in zip(reversed(mdbs), reversed(cdbs)):
             if a != 1 and b != 1 and a != b:
-                raise ValueError(f"`mixture_distribution.batch_shape` ({mdbs}) is not "
-                                 f"compatible with `component_distribution.batch_shape`({cdbs})")
+                raise ValueError(
+                    f"`mixture_distribution.batch_shape` ({mdbs}) is not "
+                    f"compatible with `component_distribution.batch_shape`({cdbs})"
+                )
         km = mixture_distribution.logits.shape[-1]
         kc = component_distribution.batch_shape[-1]
         if km != kc:
-            raise ValueError(f"`mixture_distribution component` ({km}) does not equal "
-                             f"`component_distribution.batch_shape[-1]` ({kc})")
+            raise ValueError(
+                f"`mixture_distribution component` ({km}) does not equal "
+                f"`component_distribution.batch_shape[-1]` ({kc})"
+            )
         self._num_component = km
         event_shape = component_distribution.event_shape
         self._event_ndims = len(event_shape)
@@ -45,12 +53,14 @@ class MixtureSameFamily(Distribution):
         new = self._get_checked_instance(MixtureSameFamily, _instance)
         batch_shape = torch.Size(batch_shape)
         new._component_distribution = self._component_distribution.expand(
-            batch_shape + (self._num_component,))
+            batch_shape + (self._num_component,)
+        )
         new._mixture_distribution = self._mixture_distribution.expand(batch_shape)
         new._num_component = self._num_component
         new._event_ndims = self._event_ndims
-        Distribution.__init__(new, batch_shape, new._component_distribution.event_shape,
-                              validate_args=False)
+        Distribution.__init__(
+            new, batch_shape, new._component_distribution.event_shape, validate_args=False
+        )
         new._validate_args = self._validate_args
         return new
 
@@ -77,7 +87,8 @@ class MixtureSameFamily(Distribution):
         dim = -1 - self._event_ndims
         mean_cond_var = torch.sum(probs * self.component_distribution.variance, dim=dim)
         var_cond_mean = torch.sum(
-            probs * (self.component_distribution.mean - self._pad(self.mean)).pow(2.0), dim=dim)
+            probs * (self.component_distribution.mean - self._pad(self.mean)).pow(2.0), dim=dim
+        )
         return mean_cond_var + var_cond_mean
 
     def cdf(self, x):
@@ -113,5 +124,6 @@ class MixtureSameFamily(Distribution):
         return x.reshape(xs[:-1] + (1,) * pad + xs[-1:] + (1,) * self._event_ndims)
 
     def __repr__(self):
-        return (f"MixtureSameFamily(\n  {self.mixture_distribution},\n  "
-                f"{self.component_distribution})")
+        return (
+            f"MixtureSameFamily(\n  {self.mixture_distribution},\n  {self.component_distribution})"
+        )

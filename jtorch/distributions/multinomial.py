@@ -22,8 +22,11 @@ class Multinomial(Distribution):
         self.total_count = total_count
         self._categorical = Categorical(probs=probs, logits=logits)
         self._binomial = Binomial(total_count=total_count, probs=self.probs)
-        super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
-                         validate_args=validate_args)
+        super().__init__(
+            self._categorical.batch_shape,
+            self._categorical.param_shape[-1:],
+            validate_args=validate_args,
+        )
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Multinomial, _instance)
@@ -66,8 +69,9 @@ class Multinomial(Distribution):
         draws = self._categorical.sample(torch.Size((self.total_count,)) + sample_shape)
         order = list(range(1, draws.dim())) + [0]
         draws = draws.permute(*order)
-        counts = torch.zeros(self._extended_shape(sample_shape), dtype=draws.dtype,
-                             device=draws.device)
+        counts = torch.zeros(
+            self._extended_shape(sample_shape), dtype=draws.dtype, device=draws.device
+        )
         counts.scatter_add_(-1, draws, torch.ones_like(draws))
         return counts.type_as(self.probs)
 
@@ -84,8 +88,9 @@ class Multinomial(Distribution):
             self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
         # 0 * -inf counts as 0: a category of probability 0 that was never drawn.
-        logits = torch.where((value == 0) & (logits == float("-inf")),
-                             torch.zeros_like(logits), logits)
+        logits = torch.where(
+            (value == 0) & (logits == float("-inf")), torch.zeros_like(logits), logits
+        )
         log_factorial_n = torch.lgamma(value.sum(-1) + 1)
         log_factorial_xs = torch.lgamma(value + 1).sum(-1)
         return log_factorial_n - log_factorial_xs + (logits * value).sum(-1)

@@ -37,29 +37,48 @@ class MultivariateNormal(Distribution):
     """Matches `torch.distributions.MultivariateNormal(loc, covariance_matrix=None,
     precision_matrix=None, scale_tril=None)`."""
 
-    arg_constraints = {"loc": constraints.real_vector,
-                       "covariance_matrix": constraints.positive_definite,
-                       "precision_matrix": constraints.positive_definite,
-                       "scale_tril": constraints.lower_cholesky}
+    arg_constraints = {
+        "loc": constraints.real_vector,
+        "covariance_matrix": constraints.positive_definite,
+        "precision_matrix": constraints.positive_definite,
+        "scale_tril": constraints.lower_cholesky,
+    }
     support = constraints.real_vector
     has_rsample = True
 
-    def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None,
-                 validate_args=None):
+    def __init__(
+        self,
+        loc,
+        covariance_matrix=None,
+        precision_matrix=None,
+        scale_tril=None,
+        validate_args=None,
+    ):
         if loc.dim() < 1:
             raise ValueError("loc must be at least one-dimensional.")
-        given = [(n, m) for n, m in (("scale_tril", scale_tril),
-                                     ("covariance_matrix", covariance_matrix),
-                                     ("precision_matrix", precision_matrix)) if m is not None]
+        given = [
+            (n, m)
+            for n, m in (
+                ("scale_tril", scale_tril),
+                ("covariance_matrix", covariance_matrix),
+                ("precision_matrix", precision_matrix),
+            )
+            if m is not None
+        ]
         if len(given) != 1:
-            raise ValueError("Exactly one of covariance_matrix or precision_matrix or "
-                             "scale_tril may be specified.")
+            raise ValueError(
+                "Exactly one of covariance_matrix or precision_matrix or "
+                "scale_tril may be specified."
+            )
         name, matrix = given[0]
         if matrix.dim() < 2:
-            raise ValueError(f"{name} matrix must be at least two-dimensional, with optional "
-                             "leading batch dimensions" if name == "scale_tril" else
-                             f"{name} must be at least two-dimensional, with optional leading "
-                             "batch dimensions")
+            raise ValueError(
+                f"{name} matrix must be at least two-dimensional, with optional "
+                "leading batch dimensions"
+                if name == "scale_tril"
+                else f"{name} must be at least two-dimensional, with optional leading "
+                "batch dimensions"
+            )
         batch_shape = torch.broadcast_shapes(matrix.shape[:-2], loc.shape[:-1])
         setattr(self, name, matrix.expand(tuple(batch_shape) + (-1, -1)))
         self.loc = loc.expand(tuple(batch_shape) + (-1,))
@@ -98,8 +117,7 @@ class MultivariateNormal(Distribution):
 
     @lazy_property
     def precision_matrix(self):
-        return torch.cholesky_inverse(self._unbroadcasted_scale_tril).expand(
-            self._matrix_shape())
+        return torch.cholesky_inverse(self._unbroadcasted_scale_tril).expand(self._matrix_shape())
 
     @property
     def mean(self):
@@ -111,8 +129,11 @@ class MultivariateNormal(Distribution):
 
     @property
     def variance(self):
-        return self._unbroadcasted_scale_tril.pow(2).sum(-1).expand(
-            self._batch_shape + self._event_shape)
+        return (
+            self._unbroadcasted_scale_tril.pow(2)
+            .sum(-1)
+            .expand(self._batch_shape + self._event_shape)
+        )
 
     def rsample(self, sample_shape=torch.Size()):
         shape = self._extended_shape(sample_shape)

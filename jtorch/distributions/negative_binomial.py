@@ -16,9 +16,11 @@ class NegativeBinomial(Distribution):
     """Matches `torch.distributions.NegativeBinomial(total_count, probs=None, logits=None)`:
     the number of successes before `total_count` failures, success probability `probs`."""
 
-    arg_constraints = {"total_count": constraints.greater_than_eq(0),
-                       "probs": constraints.half_open_interval(0.0, 1.0),
-                       "logits": constraints.real}
+    arg_constraints = {
+        "total_count": constraints.greater_than_eq(0),
+        "probs": constraints.half_open_interval(0.0, 1.0),
+        "logits": constraints.real,
+    }
     support = constraints.nonnegative_integer
 
     def __init__(self, total_count, probs=None, logits=None, validate_args=None):
@@ -34,8 +36,9 @@ class NegativeBinomial(Distribution):
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._expand_params(NegativeBinomial, batch_shape, _instance,
-                                  ("total_count", "probs", "logits"))
+        new = self._expand_params(
+            NegativeBinomial, batch_shape, _instance, ("total_count", "probs", "logits")
+        )
         return new
 
     def _new(self, *args, **kwargs):
@@ -68,8 +71,9 @@ class NegativeBinomial(Distribution):
     @lazy_property
     def _gamma(self):
         # The gamma-Poisson mixture: rate ~ Gamma(total_count, (1 - p) / p).
-        return Gamma(concentration=self.total_count, rate=torch.exp(-self.logits),
-                     validate_args=False)
+        return Gamma(
+            concentration=self.total_count, rate=torch.exp(-self.logits), validate_args=False
+        )
 
     def sample(self, sample_shape=torch.Size()):
         with torch.no_grad():
@@ -78,10 +82,14 @@ class NegativeBinomial(Distribution):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        log_unnormalized = (self.total_count * F.logsigmoid(-self.logits)
-                            + value * F.logsigmoid(self.logits))
-        log_normalization = (-torch.lgamma(self.total_count + value) + torch.lgamma(1.0 + value)
-                             + torch.lgamma(self.total_count))
+        log_unnormalized = self.total_count * F.logsigmoid(-self.logits) + value * F.logsigmoid(
+            self.logits
+        )
+        log_normalization = (
+            -torch.lgamma(self.total_count + value)
+            + torch.lgamma(1.0 + value)
+            + torch.lgamma(self.total_count)
+        )
         # total_count + value == 0 is the certain outcome 0 of NegativeBinomial(0, p).
         log_normalization = log_normalization.masked_fill(self.total_count + value == 0.0, 0.0)
         return log_unnormalized - log_normalization

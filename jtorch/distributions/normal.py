@@ -59,8 +59,11 @@ class Normal(ExponentialFamily):
         if self._validate_args:
             self._validate_sample(value)
         log_scale = math.log(self.scale) if isinstance(self.scale, Number) else self.scale.log()
-        return (-((value - self.loc) ** 2) / (2 * self.scale ** 2) - log_scale
-                - math.log(math.sqrt(2 * math.pi)))
+        return (
+            -((value - self.loc) ** 2) / (2 * self.scale**2)
+            - log_scale
+            - math.log(math.sqrt(2 * math.pi))
+        )
 
     def cdf(self, value):
         if self._validate_args:

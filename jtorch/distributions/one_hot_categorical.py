@@ -13,16 +13,19 @@ __all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
 class OneHotCategorical(Distribution):
     """Matches `torch.distributions.OneHotCategorical`: Categorical with one-hot samples."""
 
-    arg_constraints = {"probs": constraints.simplex,
-                       "logits": constraints.independent(constraints.real, 1)}
+    arg_constraints = {
+        "probs": constraints.simplex,
+        "logits": constraints.independent(constraints.real, 1),
+    }
     support = constraints.one_hot
     has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         self._categorical = Categorical(probs, logits)
         param = self._categorical._param
-        super().__init__(self._categorical.batch_shape, param.size()[-1:],
-                         validate_args=validate_args)
+        super().__init__(
+            self._categorical.batch_shape, param.size()[-1:], validate_args=validate_args
+        )
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(OneHotCategorical, _instance)

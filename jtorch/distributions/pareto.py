@@ -17,8 +17,11 @@ class Pareto(TransformedDistribution):
     def __init__(self, scale, alpha, validate_args=None):
         self.scale, self.alpha = broadcast_all(scale, alpha)
         base = Exponential(self.alpha, validate_args=validate_args)
-        super().__init__(base, [ExpTransform(), AffineTransform(loc=0, scale=self.scale)],
-                         validate_args=validate_args)
+        super().__init__(
+            base,
+            [ExpTransform(), AffineTransform(loc=0, scale=self.scale)],
+            validate_args=validate_args,
+        )
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Pareto, _instance)
@@ -28,7 +31,7 @@ class Pareto(TransformedDistribution):
 
     @property
     def mean(self):
-        a = self.alpha.clamp(min=1)   # infinite for alpha <= 1
+        a = self.alpha.clamp(min=1)  # infinite for alpha <= 1
         return a * self.scale / (a - 1)
 
     @property
@@ -37,7 +40,7 @@ class Pareto(TransformedDistribution):
 
     @property
     def variance(self):
-        a = self.alpha.clamp(min=2)   # infinite for alpha <= 2
+        a = self.alpha.clamp(min=2)  # infinite for alpha <= 2
         return self.scale.pow(2) * a / ((a - 1).pow(2) * (a - 2))
 
     @constraints.dependent_property(is_discrete=False, event_dim=0)

@@ -22,8 +22,11 @@ class ExpRelaxedCategorical(Distribution):
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         self._categorical = Categorical(probs, logits)
         self.temperature = temperature
-        super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
-                         validate_args=validate_args)
+        super().__init__(
+            self._categorical.batch_shape,
+            self._categorical.param_shape[-1:],
+            validate_args=validate_args,
+        )
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(ExpRelaxedCategorical, _instance)
@@ -61,8 +64,9 @@ class ExpRelaxedCategorical(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
-        log_scale = (torch.full_like(self.temperature, float(k)).lgamma()
-                     - self.temperature.log().mul(-(k - 1)))
+        log_scale = torch.full_like(
+            self.temperature, float(k)
+        ).lgamma() - self.temperature.log().mul(-(k - 1))
         score = logits - value.mul(self.temperature)
         score = (score - score.logsumexp(dim=-1, keepdim=True)).sum(-1)
         return score + log_scale

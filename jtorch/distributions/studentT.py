@@ -15,8 +15,11 @@ __all__ = ["StudentT"]
 class StudentT(Distribution):
     """Matches `torch.distributions.StudentT(df, loc=0., scale=1.)`."""
 
-    arg_constraints = {"df": constraints.positive, "loc": constraints.real,
-                       "scale": constraints.positive}
+    arg_constraints = {
+        "df": constraints.positive,
+        "loc": constraints.real,
+        "scale": constraints.positive,
+    }
     support = constraints.real
     has_rsample = True
 
@@ -57,13 +60,21 @@ class StudentT(Distribution):
             self._validate_sample(value)
         y = (value - self.loc) / self.scale
         df = self.df
-        z = (self.scale.log() + 0.5 * df.log() + 0.5 * math.log(math.pi)
-             + torch.lgamma(0.5 * df) - torch.lgamma(0.5 * (df + 1.0)))
-        return -0.5 * (df + 1.0) * torch.log1p(y ** 2.0 / df) - z
+        z = (
+            self.scale.log()
+            + 0.5 * df.log()
+            + 0.5 * math.log(math.pi)
+            + torch.lgamma(0.5 * df)
+            - torch.lgamma(0.5 * (df + 1.0))
+        )
+        return -0.5 * (df + 1.0) * torch.log1p(y**2.0 / df) - z
 
     def entropy(self):
         df = self.df
         lbeta = torch.lgamma(0.5 * df) + math.lgamma(0.5) - torch.lgamma(0.5 * (df + 1))
-        return (self.scale.log()
-                + 0.5 * (df + 1) * (torch.digamma(0.5 * (df + 1)) - torch.digamma(0.5 * df))
-                + 0.5 * df.log() + lbeta)
+        return (
+            self.scale.log()
+            + 0.5 * (df + 1) * (torch.digamma(0.5 * (df + 1)) - torch.digamma(0.5 * df))
+            + 0.5 * df.log()
+            + lbeta
+        )

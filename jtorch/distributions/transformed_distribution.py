@@ -32,12 +32,14 @@ class TransformedDistribution(Distribution):
         base_event_dim = len(base_distribution.event_shape)
         transform = ComposeTransform(self.transforms)
         if len(base_shape) < transform.domain.event_dim:
-            raise ValueError(f"base_distribution needs to have shape with size at least "
-                             f"{transform.domain.event_dim}, but got {base_shape}.")
+            raise ValueError(
+                f"base_distribution needs to have shape with size at least "
+                f"{transform.domain.event_dim}, but got {base_shape}."
+            )
         forward_shape = transform.forward_shape(base_shape)
         expanded_base_shape = transform.inverse_shape(forward_shape)
         if base_shape != expanded_base_shape:
-            base_batch = expanded_base_shape[:len(expanded_base_shape) - base_event_dim]
+            base_batch = expanded_base_shape[: len(expanded_base_shape) - base_event_dim]
             base_distribution = base_distribution.expand(base_batch)
         reinterpreted = transform.domain.event_dim - base_event_dim
         if reinterpreted > 0:
@@ -54,7 +56,7 @@ class TransformedDistribution(Distribution):
         shape = batch_shape + self.event_shape
         for t in reversed(self.transforms):
             shape = t.inverse_shape(shape)
-        base_batch = shape[:len(shape) - len(self.base_dist.event_shape)]
+        base_batch = shape[: len(shape) - len(self.base_dist.event_shape)]
         new.base_dist = self.base_dist.expand(base_batch)
         new.transforms = self.transforms
         Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
@@ -96,11 +98,13 @@ class TransformedDistribution(Distribution):
         for t in reversed(self.transforms):
             x = t.inv(y)
             event_dim += t.domain.event_dim - t.codomain.event_dim
-            log_prob = log_prob - _sum_rightmost(t.log_abs_det_jacobian(x, y),
-                                                 event_dim - t.domain.event_dim)
+            log_prob = log_prob - _sum_rightmost(
+                t.log_abs_det_jacobian(x, y), event_dim - t.domain.event_dim
+            )
             y = x
-        return log_prob + _sum_rightmost(self.base_dist.log_prob(y),
-                                         event_dim - len(self.base_dist.event_shape))
+        return log_prob + _sum_rightmost(
+            self.base_dist.log_prob(y), event_dim - len(self.base_dist.event_shape)
+        )
 
     def _monotonize_cdf(self, value):
         """Flips the cdf when the transforms are decreasing overall."""

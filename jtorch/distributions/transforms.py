@@ -12,16 +12,35 @@ import jtorch as torch
 import jtorch.nn.functional as F
 
 from . import constraints
-from .utils import (_sum_rightmost, broadcast_all, lazy_property, tril_matrix_to_vec,
-                    vec_to_tril_matrix)
+from .utils import (
+    _sum_rightmost,
+    broadcast_all,
+    lazy_property,
+    tril_matrix_to_vec,
+    vec_to_tril_matrix,
+)
 
 __all__ = [
-    "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
-    "CorrCholeskyTransform", "CumulativeDistributionTransform", "ExpTransform",
-    "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
-    "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftplusTransform",
-    "TanhTransform", "SoftmaxTransform", "StackTransform", "StickBreakingTransform",
-    "Transform", "identity_transform",
+    "AbsTransform",
+    "AffineTransform",
+    "CatTransform",
+    "ComposeTransform",
+    "CorrCholeskyTransform",
+    "CumulativeDistributionTransform",
+    "ExpTransform",
+    "IndependentTransform",
+    "LowerCholeskyTransform",
+    "PositiveDefiniteTransform",
+    "PowerTransform",
+    "ReshapeTransform",
+    "SigmoidTransform",
+    "SoftplusTransform",
+    "TanhTransform",
+    "SoftmaxTransform",
+    "StackTransform",
+    "StickBreakingTransform",
+    "Transform",
+    "identity_transform",
 ]
 
 
@@ -185,8 +204,9 @@ class ComposeTransform(Transform):
         domain = self.parts[0].domain
         event_dim = self.parts[-1].codomain.event_dim
         for p in reversed(self.parts):
-            event_dim = max(event_dim + p.domain.event_dim - p.codomain.event_dim,
-                            p.domain.event_dim)
+            event_dim = max(
+                event_dim + p.domain.event_dim - p.codomain.event_dim, p.domain.event_dim
+            )
         if event_dim > domain.event_dim:
             domain = constraints.independent(domain, event_dim - domain.event_dim)
         return domain
@@ -198,8 +218,9 @@ class ComposeTransform(Transform):
         codomain = self.parts[-1].codomain
         event_dim = self.parts[0].domain.event_dim
         for p in self.parts:
-            event_dim = max(event_dim + p.codomain.event_dim - p.domain.event_dim,
-                            p.codomain.event_dim)
+            event_dim = max(
+                event_dim + p.codomain.event_dim - p.domain.event_dim, p.codomain.event_dim
+            )
         if event_dim > codomain.event_dim:
             codomain = constraints.independent(codomain, event_dim - codomain.event_dim)
         return codomain
@@ -243,8 +264,9 @@ class ComposeTransform(Transform):
         terms = []
         event_dim = self.domain.event_dim
         for p, a, b in zip(self.parts, xs[:-1], xs[1:]):
-            terms.append(_sum_rightmost(p.log_abs_det_jacobian(a, b),
-                                        event_dim - p.domain.event_dim))
+            terms.append(
+                _sum_rightmost(p.log_abs_det_jacobian(a, b), event_dim - p.domain.event_dim)
+            )
             event_dim += p.codomain.event_dim - p.domain.event_dim
         total = terms[0]
         for term in terms[1:]:
@@ -262,8 +284,7 @@ class ComposeTransform(Transform):
         return shape
 
     def __repr__(self):
-        return (type(self).__name__ + "(\n    " + ",\n    ".join(repr(p) for p in self.parts)
-                + "\n)")
+        return type(self).__name__ + "(\n    " + ",\n    ".join(repr(p) for p in self.parts) + "\n)"
 
 
 identity_transform = ComposeTransform([])
@@ -280,18 +301,17 @@ class IndependentTransform(Transform):
     def with_cache(self, cache_size=1):
         if self._cache_size == cache_size:
             return self
-        return IndependentTransform(self.base_transform, self.reinterpreted_batch_ndims,
-                                    cache_size=cache_size)
+        return IndependentTransform(
+            self.base_transform, self.reinterpreted_batch_ndims, cache_size=cache_size
+        )
 
     @constraints.dependent_property(is_discrete=False)
     def domain(self):
-        return constraints.independent(self.base_transform.domain,
-                                       self.reinterpreted_batch_ndims)
+        return constraints.independent(self.base_transform.domain, self.reinterpreted_batch_ndims)
 
     @constraints.dependent_property(is_discrete=False)
     def codomain(self):
-        return constraints.independent(self.base_transform.codomain,
-                                       self.reinterpreted_batch_ndims)
+        return constraints.independent(self.base_transform.codomain, self.reinterpreted_batch_ndims)
 
     @property
     def bijective(self):
@@ -312,12 +332,12 @@ class IndependentTransform(Transform):
         return self.base_transform.inv(y)
 
     def log_abs_det_jacobian(self, x, y):
-        return _sum_rightmost(self.base_transform.log_abs_det_jacobian(x, y),
-                              self.reinterpreted_batch_ndims)
+        return _sum_rightmost(
+            self.base_transform.log_abs_det_jacobian(x, y), self.reinterpreted_batch_ndims
+        )
 
     def __repr__(self):
-        return (f"{type(self).__name__}({self.base_transform!r}, "
-                f"{self.reinterpreted_batch_ndims})")
+        return f"{type(self).__name__}({self.base_transform!r}, {self.reinterpreted_batch_ndims})"
 
     def forward_shape(self, shape):
         return self.base_transform.forward_shape(shape)
@@ -352,15 +372,15 @@ class ReshapeTransform(Transform):
         return ReshapeTransform(self.in_shape, self.out_shape, cache_size=cache_size)
 
     def _call(self, x):
-        batch = x.shape[:x.dim() - len(self.in_shape)]
+        batch = x.shape[: x.dim() - len(self.in_shape)]
         return x.reshape(batch + self.out_shape)
 
     def _inverse(self, y):
-        batch = y.shape[:y.dim() - len(self.out_shape)]
+        batch = y.shape[: y.dim() - len(self.out_shape)]
         return y.reshape(batch + self.in_shape)
 
     def log_abs_det_jacobian(self, x, y):
-        return x.new_zeros(x.shape[:x.dim() - len(self.in_shape)])
+        return x.new_zeros(x.shape[: x.dim() - len(self.in_shape)])
 
     @staticmethod
     def _swap(shape, old, new):
@@ -427,7 +447,8 @@ class PowerTransform(Transform):
 
     def __eq__(self, other):
         return isinstance(other, PowerTransform) and bool(
-            self.exponent.eq(other.exponent).all().item())
+            self.exponent.eq(other.exponent).all().item()
+        )
 
     __hash__ = object.__hash__
 
@@ -585,13 +606,14 @@ class AffineTransform(Transform):
         else:
             result = torch.abs(self.scale).log()
         if self.event_dim:
-            result = result.reshape(tuple(result.shape[:-self.event_dim]) + (-1,)).sum(-1)
-            shape = shape[:-self.event_dim]
+            result = result.reshape(tuple(result.shape[: -self.event_dim]) + (-1,)).sum(-1)
+            shape = shape[: -self.event_dim]
         return result.expand(shape)
 
     def forward_shape(self, shape):
-        return torch.broadcast_shapes(shape, getattr(self.loc, "shape", ()),
-                                      getattr(self.scale, "shape", ()))
+        return torch.broadcast_shapes(
+            shape, getattr(self.loc, "shape", ()), getattr(self.scale, "shape", ())
+        )
 
     inverse_shape = forward_shape
 
@@ -608,7 +630,7 @@ class CorrCholeskyTransform(Transform):
         eps = torch.finfo(x.dtype).eps
         x = torch.tanh(x).clamp(min=-1 + eps, max=1 - eps)
         r = vec_to_tril_matrix(x, diag=-1)
-        remaining = (1 - r ** 2).sqrt().cumprod(-1)
+        remaining = (1 - r**2).sqrt().cumprod(-1)
         r = r + torch.eye(r.shape[-1], dtype=r.dtype, device=r.device)
         return r * F.pad(remaining[..., :-1], [1, 0], value=1)
 
@@ -746,8 +768,9 @@ class CatTransform(Transform):
         self.transforms = list(tseq)
         self.lengths = list(lengths) if lengths is not None else [1] * len(self.transforms)
         if len(self.lengths) != len(self.transforms):
-            raise AssertionError(f"lengths ({len(self.lengths)}) must match transforms "
-                                 f"({len(self.transforms)})")
+            raise AssertionError(
+                f"lengths ({len(self.lengths)}) must match transforms ({len(self.transforms)})"
+            )
         self.dim = dim
 
     @lazy_property
@@ -766,8 +789,9 @@ class CatTransform(Transform):
     def _slices(self, name, t):
         _check_dim(name, t, self.dim)
         if t.size(self.dim) != self.length:
-            raise AssertionError(f"{name}.size({self.dim}) = {t.size(self.dim)} must equal "
-                                 f"length {self.length}")
+            raise AssertionError(
+                f"{name}.size({self.dim}) = {t.size(self.dim)} must equal length {self.length}"
+            )
         out, start = [], 0
         for length in self.lengths:
             out.append(t.narrow(self.dim, start, length))
@@ -825,22 +849,30 @@ class StackTransform(Transform):
     def _slices(self, name, t):
         _check_dim(name, t, self.dim)
         if t.size(self.dim) != len(self.transforms):
-            raise AssertionError(f"{name}.size({self.dim}) = {t.size(self.dim)} must equal "
-                                 f"len(transforms) {len(self.transforms)}")
+            raise AssertionError(
+                f"{name}.size({self.dim}) = {t.size(self.dim)} must equal "
+                f"len(transforms) {len(self.transforms)}"
+            )
         return [t.select(self.dim, i) for i in range(t.size(self.dim))]
 
     def _call(self, x):
-        return torch.stack([t(p) for t, p in zip(self.transforms, self._slices("x", x))],
-                           dim=self.dim)
+        return torch.stack(
+            [t(p) for t, p in zip(self.transforms, self._slices("x", x))], dim=self.dim
+        )
 
     def _inverse(self, y):
-        return torch.stack([t.inv(p) for t, p in zip(self.transforms, self._slices("y", y))],
-                           dim=self.dim)
+        return torch.stack(
+            [t.inv(p) for t, p in zip(self.transforms, self._slices("y", y))], dim=self.dim
+        )
 
     def log_abs_det_jacobian(self, x, y):
-        return torch.stack([t.log_abs_det_jacobian(a, b) for t, a, b in
-                            zip(self.transforms, self._slices("x", x), self._slices("y", y))],
-                           dim=self.dim)
+        return torch.stack(
+            [
+                t.log_abs_det_jacobian(a, b)
+                for t, a, b in zip(self.transforms, self._slices("x", x), self._slices("y", y))
+            ],
+            dim=self.dim,
+        )
 
     @property
     def bijective(self):

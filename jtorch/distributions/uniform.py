@@ -18,14 +18,12 @@ class Uniform(Distribution):
 
     @property
     def arg_constraints(self):
-        return {"low": constraints.less_than(self.high),
-                "high": constraints.greater_than(self.low)}
+        return {"low": constraints.less_than(self.high), "high": constraints.greater_than(self.low)}
 
     def __init__(self, low, high, validate_args=None):
         self.low, self.high = broadcast_all(low, high)
         numbers = isinstance(low, Number) and isinstance(high, Number)
-        super().__init__(torch.Size() if numbers else self.low.size(),
-                         validate_args=validate_args)
+        super().__init__(torch.Size() if numbers else self.low.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(Uniform, batch_shape, _instance, ("low", "high"))
@@ -44,7 +42,7 @@ class Uniform(Distribution):
 
     @property
     def stddev(self):
-        return (self.high - self.low) / 12 ** 0.5
+        return (self.high - self.low) / 12**0.5
 
     @property
     def variance(self):

@@ -7,8 +7,15 @@ import jax
 import jtorch as torch
 import jtorch.nn.functional as F
 
-__all__ = ["broadcast_all", "logits_to_probs", "clamp_probs", "probs_to_logits",
-           "lazy_property", "tril_matrix_to_vec", "vec_to_tril_matrix"]
+__all__ = [
+    "broadcast_all",
+    "logits_to_probs",
+    "clamp_probs",
+    "probs_to_logits",
+    "lazy_property",
+    "tril_matrix_to_vec",
+    "vec_to_tril_matrix",
+]
 
 euler_constant = 0.57721566490153286060  # Euler-Mascheroni constant
 
@@ -20,16 +27,17 @@ def broadcast_all(*values):
     dtype when there is no tensor); then everything is broadcast together.
     """
     if not all(isinstance(v, (torch.Tensor, Number)) for v in values):
-        raise ValueError("Input arguments must all be instances of Number, "
-                         "torch.Tensor or objects implementing __torch_function__.")
+        raise ValueError(
+            "Input arguments must all be instances of Number, "
+            "torch.Tensor or objects implementing __torch_function__."
+        )
     if not all(isinstance(v, torch.Tensor) for v in values):
         options = dict(dtype=torch.get_default_dtype())
         for v in values:
             if isinstance(v, torch.Tensor):
                 options = dict(dtype=v.dtype, device=v.device)
                 break
-        values = [v if isinstance(v, torch.Tensor) else torch.tensor(v, **options)
-                  for v in values]
+        values = [v if isinstance(v, torch.Tensor) else torch.tensor(v, **options) for v in values]
     return torch.broadcast_tensors(*values)
 
 
@@ -105,8 +113,10 @@ def vec_to_tril_matrix(vec, diag: int = 0):
     m = vec.shape[-1]
     n = (-(1 + 2 * diag) + ((1 + 2 * diag) ** 2 + 8 * m + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
     if round(n) - n > torch.finfo(vec.dtype).eps:
-        raise ValueError(f"The size of last dimension is {m} which cannot be expressed as "
-                         "the lower triangular part of a square D x D matrix.")
+        raise ValueError(
+            f"The size of last dimension is {m} which cannot be expressed as "
+            "the lower triangular part of a square D x D matrix."
+        )
     n = round(n)
     mat = vec.new_zeros(tuple(vec.shape[:-1]) + (n, n))
     mat[..., _tril_mask(n, diag, vec.device)] = vec

@@ -24,16 +24,19 @@ class Weibull(TransformedDistribution):
         super().__init__(base, self._transforms(), validate_args=validate_args)
 
     def _transforms(self):
-        return [PowerTransform(exponent=self.concentration_reciprocal),
-                AffineTransform(loc=0, scale=self.scale)]
+        return [
+            PowerTransform(exponent=self.concentration_reciprocal),
+            AffineTransform(loc=0, scale=self.scale),
+        ]
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Weibull, _instance)
         new.scale = self.scale.expand(batch_shape)
         new.concentration = self.concentration.expand(batch_shape)
         new.concentration_reciprocal = new.concentration.reciprocal()
-        TransformedDistribution.__init__(new, self.base_dist.expand(batch_shape),
-                                         new._transforms(), validate_args=False)
+        TransformedDistribution.__init__(
+            new, self.base_dist.expand(batch_shape), new._transforms(), validate_args=False
+        )
         new._validate_args = self._validate_args
         return new
 
@@ -49,8 +52,9 @@ class Weibull(TransformedDistribution):
     @property
     def variance(self):
         r = self.concentration_reciprocal
-        return self.scale.pow(2) * (torch.exp(torch.lgamma(1 + 2 * r))
-                                    - torch.exp(2 * torch.lgamma(1 + r)))
+        return self.scale.pow(2) * (
+            torch.exp(torch.lgamma(1 + 2 * r)) - torch.exp(2 * torch.lgamma(1 + r))
+        )
 
     def entropy(self):
         r = self.concentration_reciprocal

@@ -39,21 +39,28 @@ class Wishart(ExponentialFamily):
 
     @property
     def arg_constraints(self):
-        return {"covariance_matrix": constraints.positive_definite,
-                "precision_matrix": constraints.positive_definite,
-                "scale_tril": constraints.lower_cholesky,
-                "df": constraints.greater_than(self.event_shape[-1] - 1)}
+        return {
+            "covariance_matrix": constraints.positive_definite,
+            "precision_matrix": constraints.positive_definite,
+            "scale_tril": constraints.lower_cholesky,
+            "df": constraints.greater_than(self.event_shape[-1] - 1),
+        }
 
-    def __init__(self, df, covariance_matrix=None, precision_matrix=None, scale_tril=None,
-                 validate_args=None):
+    def __init__(
+        self, df, covariance_matrix=None, precision_matrix=None, scale_tril=None, validate_args=None
+    ):
         given = [m for m in (covariance_matrix, precision_matrix, scale_tril) if m is not None]
         if len(given) != 1:
-            raise AssertionError("Exactly one of covariance_matrix or precision_matrix or "
-                                 "scale_tril may be specified.")
+            raise AssertionError(
+                "Exactly one of covariance_matrix or precision_matrix or "
+                "scale_tril may be specified."
+            )
         param = given[0]
         if param.dim() < 2:
-            raise ValueError("scale_tril must be at least two-dimensional, with optional "
-                             "leading batch dimensions")
+            raise ValueError(
+                "scale_tril must be at least two-dimensional, with optional "
+                "leading batch dimensions"
+            )
         if isinstance(df, Number):
             batch_shape = torch.Size(param.shape[:-2])
             self.df = torch.tensor(df, dtype=param.dtype, device=param.device)
@@ -72,8 +79,11 @@ class Wishart(ExponentialFamily):
         else:
             self.precision_matrix = param.expand(matrix_shape)
         if self.df.lt(p).any():
-            warnings.warn("Low df values detected. Singular samples are highly likely to occur "
-                          "for ndim - 1 < df < ndim.", stacklevel=2)
+            warnings.warn(
+                "Low df values detected. Singular samples are highly likely to occur "
+                "for ndim - 1 < df < ndim.",
+                stacklevel=2,
+            )
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
         self._batch_dims = [-(x + 1) for x in range(len(self._batch_shape))]
         if scale_tril is not None:
@@ -146,8 +156,11 @@ class Wishart(ExponentialFamily):
         p = self._event_shape[-1]
         diag = _clamp_above_eps(self._dist_chi2.rsample(sample_shape).sqrt())
         i, j = torch.tril_indices(p, p, offset=-1)
-        below = torch.randn(torch.Size(sample_shape) + self._batch_shape + (p * (p - 1) // 2,),
-                            dtype=diag.dtype, device=diag.device)
+        below = torch.randn(
+            torch.Size(sample_shape) + self._batch_shape + (p * (p - 1) // 2,),
+            dtype=diag.dtype,
+            device=diag.device,
+        )
         noise = _put_below(torch.diag_embed(diag), i, j, below)
         chol = self._unbroadcasted_scale_tril @ noise
         return chol @ chol.transpose(-2, -1)
@@ -170,8 +183,9 @@ class Wishart(ExponentialFamily):
             warnings.warn("Singular sample detected.", stacklevel=2)
             for _ in range(max_try_correction):
                 sample_new = self._bartlett_sampling(sample_shape)
-                mask = is_singular.view(is_singular.shape + (1,) * (sample.dim()
-                                                                   - is_singular.dim()))
+                mask = is_singular.view(
+                    is_singular.shape + (1,) * (sample.dim() - is_singular.dim())
+                )
                 sample = torch.where(mask, sample_new, sample)
                 is_singular = self._singular(sample)
                 if not is_singular.any():
@@ -184,18 +198,23 @@ class Wishart(ExponentialFamily):
         nu = self.df
         p = self._event_shape[-1]
         L = self._unbroadcasted_scale_tril
-        return (-nu * (p * _LOG_2 / 2 + L.diagonal(dim1=-2, dim2=-1).log().sum(-1))
-                - torch.mvlgamma(nu / 2, p=p)
-                + (nu - p - 1) / 2 * torch.linalg.slogdet(value).logabsdet
-                - torch.cholesky_solve(value, L).diagonal(dim1=-2, dim2=-1).sum(dim=-1) / 2)
+        return (
+            -nu * (p * _LOG_2 / 2 + L.diagonal(dim1=-2, dim2=-1).log().sum(-1))
+            - torch.mvlgamma(nu / 2, p=p)
+            + (nu - p - 1) / 2 * torch.linalg.slogdet(value).logabsdet
+            - torch.cholesky_solve(value, L).diagonal(dim1=-2, dim2=-1).sum(dim=-1) / 2
+        )
 
     def entropy(self):
         nu = self.df
         p = self._event_shape[-1]
         L = self._unbroadcasted_scale_tril
-        return ((p + 1) * (p * _LOG_2 / 2 + L.diagonal(dim1=-2, dim2=-1).log().sum(-1))
-                + torch.mvlgamma(nu / 2, p=p) - (nu - p - 1) / 2 * _mvdigamma(nu / 2, p=p)
-                + nu * p / 2)
+        return (
+            (p + 1) * (p * _LOG_2 / 2 + L.diagonal(dim1=-2, dim2=-1).log().sum(-1))
+            + torch.mvlgamma(nu / 2, p=p)
+            - (nu - p - 1) / 2 * _mvdigamma(nu / 2, p=p)
+            + nu * p / 2
+        )
 
     @property
     def _natural_params(self):
@@ -204,8 +223,9 @@ class Wishart(ExponentialFamily):
 
     def _log_normalizer(self, x, y):
         p = self._event_shape[-1]
-        return ((y + (p + 1) / 2) * (-torch.linalg.slogdet(-2 * x).logabsdet + _LOG_2 * p)
-                + torch.mvlgamma(y + (p + 1) / 2, p=p))
+        return (y + (p + 1) / 2) * (
+            -torch.linalg.slogdet(-2 * x).logabsdet + _LOG_2 * p
+        ) + torch.mvlgamma(y + (p + 1) / 2, p=p)
 
 
 def _put_below(noise, i, j, values):

@@ -9,17 +9,37 @@ bound.
 
 from __future__ import annotations
 
-__all__ = ["export", "ExportedProgram", "Dim", "dims", "save", "load", "unflatten",
-           "ExportBackwardSignature", "ExportGraphSignature", "ModuleCallSignature"]
+__all__ = [
+    "export",
+    "ExportedProgram",
+    "Dim",
+    "dims",
+    "save",
+    "load",
+    "unflatten",
+    "ExportBackwardSignature",
+    "ExportGraphSignature",
+    "ModuleCallSignature",
+]
 
-_NOT_AVAILABLE = ("torch.export.{what} is not available in jtorch: jtorch does not export "
-                  "graph programs. To get a jax function of a model (which jax.jit compiles "
-                  "and jax.export can save), use jtorch.interop.functional(module) -> "
-                  "(params, apply) or jtorch.interop.jax_function(module).")
+_NOT_AVAILABLE = (
+    "torch.export.{what} is not available in jtorch: jtorch does not export "
+    "graph programs. To get a jax function of a model (which jax.jit compiles "
+    "and jax.export can save), use jtorch.interop.functional(module) -> "
+    "(params, apply) or jtorch.interop.jax_function(module)."
+)
 
 
-def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False,
-           preserve_module_call_signature=(), prefer_deferred_runtime_asserts_over_guards=False):
+def export(
+    mod,
+    args,
+    kwargs=None,
+    *,
+    dynamic_shapes=None,
+    strict=False,
+    preserve_module_call_signature=(),
+    prefer_deferred_runtime_asserts_over_guards=False,
+):
     """Raises: see the module docstring (use `jtorch.interop`)."""
     raise RuntimeError(_NOT_AVAILABLE.format(what="export"))
 

@@ -9,10 +9,30 @@ compose with each other and with `jtorch.compile` as jax transforms do.
 from ._batch_norm import replace_all_batch_norm_modules_
 from ._functional_call import functional_call, stack_module_state
 from ._transforms import (
-    functionalize, grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, vjp,
+    functionalize,
+    grad,
+    grad_and_value,
+    hessian,
+    jacfwd,
+    jacrev,
+    jvp,
+    linearize,
+    vjp,
 )
 from ._vmap import vmap
 
-__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize",
-           "vmap", "functional_call", "stack_module_state", "functionalize",
-           "replace_all_batch_norm_modules_"]
+__all__ = [
+    "grad",
+    "grad_and_value",
+    "vjp",
+    "jvp",
+    "jacrev",
+    "jacfwd",
+    "hessian",
+    "linearize",
+    "vmap",
+    "functional_call",
+    "stack_module_state",
+    "functionalize",
+    "replace_all_batch_norm_modules_",
+]

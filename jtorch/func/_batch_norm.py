@@ -5,6 +5,7 @@ from __future__ import annotations
 
 def _without_running_stats(module) -> None:
     from ..nn.modules.batchnorm import _BatchNorm
+
     if isinstance(module, _BatchNorm) and module.track_running_stats:
         module.running_mean = None
         module.running_var = None

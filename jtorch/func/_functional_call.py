@@ -61,8 +61,10 @@ def _untie(module, values: dict) -> dict:
         tied = by_id[id(t)]
         given = [n for n in tied if n in values]
         if len(given) > 1 and len({id(values[n]) for n in given}) != 1:
-            raise ValueError(f"functional_call got multiple values for keys {sorted(tied)}, "
-                             "which are tied. Consider using tie_weights=False")
+            raise ValueError(
+                f"functional_call got multiple values for keys {sorted(tied)}, "
+                "which are tied. Consider using tie_weights=False"
+            )
         for n in tied:
             out[n] = values[name]
     return out
@@ -82,8 +84,9 @@ def _reparametrize(module, values: dict, tie_weights: bool, strict: bool):
         if missing:
             msgs.append(f"Missing key(s): {', '.join(map(repr, missing))}.")
         if msgs:
-            raise RuntimeError(f"Error(s) in reparametrizing for {type(module).__name__}:\n\t"
-                               + "\n\t".join(msgs))
+            raise RuntimeError(
+                f"Error(s) in reparametrizing for {type(module).__name__}:\n\t" + "\n\t".join(msgs)
+            )
     originals = {}
     try:
         for name, value in values.items():
@@ -94,16 +97,24 @@ def _reparametrize(module, values: dict, tie_weights: bool, strict: bool):
             _swap(module, name, old)
 
 
-def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *,
-                    tie_weights: bool = True, strict: bool = False):
+def functional_call(
+    module,
+    parameter_and_buffer_dicts,
+    args=None,
+    kwargs=None,
+    *,
+    tie_weights: bool = True,
+    strict: bool = False,
+):
     """Matches `torch.func.functional_call`: calls `module` with its parameters and buffers
     replaced by the given tensors, restoring them afterwards."""
     if isinstance(parameter_and_buffer_dicts, dict):
         values = parameter_and_buffer_dicts
     elif isinstance(parameter_and_buffer_dicts, Sequence):
         if not all(isinstance(d, dict) for d in parameter_and_buffer_dicts):
-            raise ValueError("Expected all elements of parameter_and_buffer_dicts to be "
-                             "dictionaries")
+            raise ValueError(
+                "Expected all elements of parameter_and_buffer_dicts to be dictionaries"
+            )
         seen, repeated = set(), []
         for d in parameter_and_buffer_dicts:
             for k in d:
@@ -111,12 +122,16 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
                     repeated.append(k)
                 seen.add(k)
         if repeated:
-            raise ValueError(f"{repeated} appeared in multiple dictionaries; behavior of "
-                             "functional call is ambiguous")
+            raise ValueError(
+                f"{repeated} appeared in multiple dictionaries; behavior of "
+                "functional call is ambiguous"
+            )
         values = {k: v for d in parameter_and_buffer_dicts for k, v in d.items()}
     else:
-        raise ValueError("Expected parameter_and_buffer_dicts to be a dict, or a list/tuple "
-                         f"of dicts, but got {type(parameter_and_buffer_dicts)}")
+        raise ValueError(
+            "Expected parameter_and_buffer_dicts to be a dict, or a list/tuple "
+            f"of dicts, but got {type(parameter_and_buffer_dicts)}"
+        )
     if args is None:
         args = ()
     elif not isinstance(args, tuple):
@@ -127,15 +142,16 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
 
 def stack_module_state(models) -> tuple[dict, dict]:
     """Matches `torch.func.stack_module_state`: `(params, buffers)` stacked over `models`."""
-    from .. import stack   # the op namespace is built after this package is imported
+    from .. import stack  # the op namespace is built after this package is imported
 
     models = list(models)
     if not models:
         raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
     modes = {getattr(m, "training", None) for m in models}
     if len(modes) > 1:
-        raise RuntimeError("stack_module_state: Expected all models to have the same "
-                           "training/eval mode.")
+        raise RuntimeError(
+            "stack_module_state: Expected all models to have the same training/eval mode."
+        )
     if any(type(m) is not type(models[0]) for m in models):
         raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
 
@@ -146,8 +162,7 @@ def stack_module_state(models) -> tuple[dict, dict]:
             ts = [d[k] for d in all_named]
             rg = {t.requires_grad for t in ts}
             if len(rg) > 1:
-                raise RuntimeError(f"Expected {k} from each model to have the same "
-                                   ".requires_grad")
+                raise RuntimeError(f"Expected {k} from each model to have the same .requires_grad")
             s = stack([t.detach() for t in ts])
             out[k] = s.requires_grad_() if rg == {True} else s
         return out

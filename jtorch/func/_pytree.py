@@ -16,7 +16,7 @@ from .._tensor import Tensor, wrap
 from ..autograd import grad_mode
 from ..autograd._engine import call_recorded
 
-_TENSOR = object()   # placeholder for a Tensor leaf in `_Out.static`
+_TENSOR = object()  # placeholder for a Tensor leaf in `_Out.static`
 
 
 def is_tensor(x) -> bool:
@@ -32,8 +32,10 @@ class _Dict(dict):
 
 
 jax.tree_util.register_pytree_node(
-    _Dict, lambda d: (list(d.values()), tuple(d.keys())),
-    lambda keys, values: dict(zip(keys, values)))
+    _Dict,
+    lambda d: (list(d.values()), tuple(d.keys())),
+    lambda keys, values: dict(zip(keys, values)),
+)
 
 
 def _ordered(tree):
@@ -75,8 +77,7 @@ class _Out:
     def join(self, values) -> object:
         """`tree` again, with `values` (Tensors or anything) in place of its Tensor leaves."""
         values = iter(values)
-        return self.treedef.unflatten([next(values) if s is _TENSOR else s
-                                       for s in self.static])
+        return self.treedef.unflatten([next(values) if s is _TENSOR else s for s in self.static])
 
     @property
     def n_tensors(self) -> int:

@@ -25,8 +25,17 @@ from . import _pytree
 from ._pytree import _TENSOR, _Out, conj_if_complex, flatten, wrap_tree
 from ._vmap import randomness_mode
 
-__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize",
-           "functionalize"]
+__all__ = [
+    "grad",
+    "grad_and_value",
+    "vjp",
+    "jvp",
+    "jacrev",
+    "jacfwd",
+    "hessian",
+    "linearize",
+    "functionalize",
+]
 
 
 # ---------------------------------------------------------------------------
@@ -72,8 +81,10 @@ def _diff_leaves(tree, real_only: str | None = None):
         if not (x.is_floating_point() or x.is_complex()):
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         if real_only and x.is_complex():
-            raise RuntimeError(f"{real_only}: Expected all inputs to be real but received "
-                               f"complex tensor at flattened input idx: {i}")
+            raise RuntimeError(
+                f"{real_only}: Expected all inputs to be real but received "
+                f"complex tensor at flattened input idx: {i}"
+            )
     return leaves, treedef
 
 
@@ -81,8 +92,9 @@ def _split_aux(out, has_aux: bool, api: str):
     if not has_aux:
         return out, None
     if not (isinstance(out, tuple) and len(out) == 2):
-        raise RuntimeError(f"{api}: output of function f should be a tuple: (output, aux) "
-                           "if has_aux is True")
+        raise RuntimeError(
+            f"{api}: output of function f should be a tuple: (output, aux) if has_aux is True"
+        )
     return out
 
 
@@ -90,13 +102,16 @@ def _tensor_outputs(box: _Out, out, api: str, real_only: bool = False) -> list:
     arrays = box.split(out)
     bad = box.non_tensor()
     if bad is not _TENSOR:
-        raise RuntimeError(f"{api}: Expected f(*primals) to return only tensors, got "
-                           f"unsupported type {type(bad)}")
+        raise RuntimeError(
+            f"{api}: Expected f(*primals) to return only tensors, got unsupported type {type(bad)}"
+        )
     if real_only:
         for i, a in enumerate(arrays):
             if jnp.iscomplexobj(a):
-                raise RuntimeError(f"{api}: Expected all outputs to be real but received "
-                                   f"complex tensor at flattened input idx: {i}")
+                raise RuntimeError(
+                    f"{api}: Expected all outputs to be real but received "
+                    f"complex tensor at flattened input idx: {i}"
+                )
     return arrays
 
 
@@ -121,28 +136,32 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
             out = func(*_replace(args, argnums, wrap_tree(treedef, arrays)), **kwargs)
             out, aux = _split_aux(out, has_aux, api)
             if not isinstance(out, Tensor):
-                raise RuntimeError(f"{api}: Expected f(*args) to return a Tensor, got "
-                                   f"{type(out)}")
+                raise RuntimeError(f"{api}: Expected f(*args) to return a Tensor, got {type(out)}")
             if out.dim() != 0:
-                raise RuntimeError(f"{api}: Expected f(*args) to return a scalar Tensor, got "
-                                   f"tensor with {out.dim()} dims. Maybe you wanted to use "
-                                   "the vjp or jacrev APIs instead?")
+                raise RuntimeError(
+                    f"{api}: Expected f(*args) to return a scalar Tensor, got "
+                    f"tensor with {out.dim()} dims. Maybe you wanted to use "
+                    "the vjp or jacrev APIs instead?"
+                )
             if not out.is_floating_point():
-                raise RuntimeError("grad can be implicitly created only for real scalar "
-                                   f"outputs but got {out.dtype}")
+                raise RuntimeError(
+                    "grad can be implicitly created only for real scalar "
+                    f"outputs but got {out.dtype}"
+                )
             value = out._array
             return value, (value, aux_box.split(aux))
 
         def fn(*arrays):
-            grads, (value, aux) = jax.grad(scalar, argnums=tuple(range(len(arrays))),
-                                           has_aux=True)(*arrays)
+            grads, (value, aux) = jax.grad(scalar, argnums=tuple(range(len(arrays))), has_aux=True)(
+                *arrays
+            )
             return (*map(conj_if_complex, grads), value, *aux)
 
         res = _pytree.run("GradBackward", fn, leaves)
         n = len(leaves)
         g = treedef.unflatten(list(res[:n]))
         if has_aux:
-            return g, (res[n], aux_box.join(res[n + 1:]))
+            return g, (res[n], aux_box.join(res[n + 1 :]))
         return g, res[n]
 
     return wrapper
@@ -177,20 +196,25 @@ def vjp(func, *primals, has_aux: bool = False):
     def vjp_fn(cotangents, *, retain_graph: bool = True, create_graph=None):
         ct_leaves, ct_tree = flatten(cotangents)
         if ct_tree != out_box.treedef:
-            raise RuntimeError("Expected pytree structure of cotangents to be the same as "
-                               "pytree structure of outputs to the function. cotangents: "
-                               f"{ct_tree}, primal output: {out_box.treedef}")
+            raise RuntimeError(
+                "Expected pytree structure of cotangents to be the same as "
+                "pytree structure of outputs to the function. cotangents: "
+                f"{ct_tree}, primal output: {out_box.treedef}"
+            )
         cts = []
         for i, (c, o) in enumerate(zip(ct_leaves, outs)):
             a = c._array if isinstance(c, Tensor) else jnp.asarray(c)
             if a.shape != o.shape:
-                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
-                                   f"{Size(a.shape)} and output[{i}] has a shape of "
-                                   f"{Size(o.shape)}.")
+                raise RuntimeError(
+                    f"Mismatch in shape: grad_output[{i}] has a shape of "
+                    f"{Size(a.shape)} and output[{i}] has a shape of "
+                    f"{Size(o.shape)}."
+                )
             cts.append(_cotangent(a, o))
         grads = pullback(cts)
-        return treedef.unflatten([wrap(_float0_to_zeros(conj_if_complex(g), p._array))
-                                  for g, p in zip(grads, leaves)])
+        return treedef.unflatten(
+            [wrap(_float0_to_zeros(conj_if_complex(g), p._array)) for g, p in zip(grads, leaves)]
+        )
 
     out = out_box.join(wrap(o) for o in outs)
     if has_aux:
@@ -213,7 +237,7 @@ def _chunked(rows, basis, chunk_size):
     """`rows(basis)` (a tuple of arrays stacked on axis 0), `chunk_size` rows at a time."""
     if chunk_size is None or chunk_size >= basis.shape[0]:
         return rows(basis)
-    parts = [rows(basis[i:i + chunk_size]) for i in range(0, basis.shape[0], chunk_size)]
+    parts = [rows(basis[i : i + chunk_size]) for i in range(0, basis.shape[0], chunk_size)]
     return tuple(jnp.concatenate(p, axis=0) for p in zip(*parts))
 
 
@@ -230,13 +254,19 @@ def _basis(sizes, like):
 
 def _jac_result(out_box, aux_box, treedef, jac, n_in, aux, has_aux):
     n_out = out_box.n_tensors
-    per_out = (treedef.unflatten(list(jac[i * n_in:(i + 1) * n_in])) for i in range(n_out))
+    per_out = (treedef.unflatten(list(jac[i * n_in : (i + 1) * n_in])) for i in range(n_out))
     result = out_box.join(per_out)
     return (result, aux_box.join(aux)) if has_aux else result
 
 
-def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size: int | None = None,
-           _preallocate_and_copy: bool = False):
+def jacrev(
+    func,
+    argnums=0,
+    *,
+    has_aux: bool = False,
+    chunk_size: int | None = None,
+    _preallocate_and_copy: bool = False,
+):
     """Matches `torch.func.jacrev`: the Jacobian by reverse mode (one vjp per output element).
 
     The result nests as PyTorch's: the output's structure outside, the structure of the
@@ -263,23 +293,25 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size: int | None = N
                 def one(e):
                     cts, off = [], 0
                     for o, n in zip(outs, sizes):
-                        cts.append(_cotangent(e[off:off + n].reshape(o.shape), o))
+                        cts.append(_cotangent(e[off : off + n].reshape(o.shape), o))
                         off += n
                     return tuple(_float0_to_zeros(g, a) for g, a in zip(pullback(cts), arrays))
+
                 return jax.vmap(one)(basis)
 
             per_input = _chunked(rows, _basis(sizes, outs), chunk_size)
             jac, off = [], 0
             for o, n in zip(outs, sizes):
                 for a, r in zip(arrays, per_input):
-                    jac.append(r[off:off + n].reshape(o.shape + a.shape))
+                    jac.append(r[off : off + n].reshape(o.shape + a.shape))
                 off += n
             return (*jac, *aux)
 
         res = _pytree.run("JacrevBackward", fn, leaves)
         n_jac = out_box.n_tensors * len(leaves)
-        return _jac_result(out_box, aux_box, treedef, res[:n_jac], len(leaves), res[n_jac:],
-                           has_aux)
+        return _jac_result(
+            out_box, aux_box, treedef, res[:n_jac], len(leaves), res[n_jac:], has_aux
+        )
 
     return wrapper
 
@@ -292,22 +324,27 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
     """Matches `torch.func.jvp`: `(output, jvp_out)` or `(output, jvp_out, aux)`."""
     api = "jvp(f, primals, tangents)"
     if not isinstance(primals, tuple):
-        raise RuntimeError(f"{api}: Expected primals to be a tuple. E.g. it should be valid to "
-                           "call f(*primals).")
+        raise RuntimeError(
+            f"{api}: Expected primals to be a tuple. E.g. it should be valid to call f(*primals)."
+        )
     p_leaves, p_tree = _diff_leaves(primals)
     t_leaves, t_tree = flatten(tangents)
     if p_tree != t_tree:
-        raise RuntimeError(f"{api}: Expected primals and tangents to have the same python "
-                           "structure. For example, if primals is a tuple of 3 tensors, "
-                           "tangents also must be. Got primals with structure "
-                           f"{p_tree} and tangents with structure {t_tree}")
+        raise RuntimeError(
+            f"{api}: Expected primals and tangents to have the same python "
+            "structure. For example, if primals is a tuple of 3 tensors, "
+            "tangents also must be. Got primals with structure "
+            f"{p_tree} and tangents with structure {t_tree}"
+        )
     for p, t in zip(p_leaves, t_leaves):
         if not isinstance(t, Tensor):
             raise RuntimeError(f"{api}: Expected tangents to be a tuple of Tensors")
         if p.shape != t.shape:
-            raise RuntimeError(f"{api}: Expected primals and tangents to have the same shape. "
-                               f"Got primals with shape {p.shape} and tangents with shape "
-                               f"{t.shape}")
+            raise RuntimeError(
+                f"{api}: Expected primals and tangents to have the same shape. "
+                f"Got primals with shape {p.shape} and tangents with shape "
+                f"{t.shape}"
+            )
     out_box, aux_box = _Out(), _Out()
     n = len(p_leaves)
 
@@ -323,9 +360,9 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
 
     res = _pytree.run("JvpBackward", fn, list(p_leaves) + list(t_leaves))
     k = out_box.n_tensors
-    out, t_out = out_box.join(res[:k]), out_box.join(res[k:2 * k])
+    out, t_out = out_box.join(res[:k]), out_box.join(res[k : 2 * k])
     if has_aux:
-        return out, t_out, aux_box.join(res[2 * k:])
+        return out, t_out, aux_box.join(res[2 * k :])
     return out, t_out
 
 
@@ -351,7 +388,7 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
             def col(e):
                 tans, off = [], 0
                 for a, k in zip(arrays, sizes):
-                    tans.append(e[off:off + k].reshape(a.shape).astype(a.dtype))
+                    tans.append(e[off : off + k].reshape(a.shape).astype(a.dtype))
                     off += k
                 return tuple(_float0_to_zeros(t, o) for t, o in zip(push(*tans), outs))
 
@@ -360,15 +397,16 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
             for o, c in zip(outs, cols):
                 off = 0
                 for a, k in zip(arrays, sizes):
-                    piece = jnp.moveaxis(c[off:off + k], 0, -1)
+                    piece = jnp.moveaxis(c[off : off + k], 0, -1)
                     jac.append(piece.reshape(o.shape + a.shape))
                     off += k
             return (*jac, *aux)
 
         res = _pytree.run("JacfwdBackward", fn, leaves)
         n_jac = out_box.n_tensors * len(leaves)
-        return _jac_result(out_box, aux_box, treedef, res[:n_jac], len(leaves), res[n_jac:],
-                           has_aux)
+        return _jac_result(
+            out_box, aux_box, treedef, res[:n_jac], len(leaves), res[n_jac:], has_aux
+        )
 
     return wrapper
 
@@ -392,8 +430,10 @@ def linearize(func, *primals):
     def jvp_fn(*tangents):
         t_leaves, t_tree = flatten(tangents)
         if t_tree != treedef:
-            raise RuntimeError(f"{api}: Expected tangents to have the same structure as "
-                               f"primals. Got {t_tree} and {treedef}")
+            raise RuntimeError(
+                f"{api}: Expected tangents to have the same structure as "
+                f"primals. Got {t_tree} and {treedef}"
+            )
         ts = [t._array.astype(p._array.dtype) for t, p in zip(t_leaves, leaves)]
         return out_box.join(wrap(_float0_to_zeros(t, o)) for t, o in zip(push(*ts), outs))
 
@@ -407,14 +447,16 @@ def functionalize(func, *, remove: str = "mutations"):
     array, DESIGN 1), so the function is returned as it is.
     """
     if remove not in ("mutations", "mutations_and_views"):
-        raise RuntimeError(f"functionalize(f, remove='mutations'): received invalid argument "
-                           f"for remove={remove}. Valid options are:\n"
-                           "     remove='mutations': all inplace and out= operators will be "
-                           "removed from the program, and replaced with their out-of-place "
-                           "equivalents.\n"
-                           "     remove='mutations_and_views': In addition to the above, all "
-                           "aliasing operators {view} will be replaced with their non-aliasing "
-                           "counterparts, {view}_copy.\n")
+        raise RuntimeError(
+            f"functionalize(f, remove='mutations'): received invalid argument "
+            f"for remove={remove}. Valid options are:\n"
+            "     remove='mutations': all inplace and out= operators will be "
+            "removed from the program, and replaced with their out-of-place "
+            "equivalents.\n"
+            "     remove='mutations_and_views': In addition to the above, all "
+            "aliasing operators {view} will be replaced with their non-aliasing "
+            "counterparts, {view}_copy.\n"
+        )
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):

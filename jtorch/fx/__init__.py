@@ -8,16 +8,25 @@ tracing is ever in progress, which is what these names answer. Making an FX grap
 
 from __future__ import annotations
 
-from ._unavailable import NOT_AVAILABLE
 from ._symbolic_trace import Tracer, is_fx_tracing, symbolic_trace, wrap  # noqa: F401
+from ._unavailable import NOT_AVAILABLE
 from .graph import Graph  # noqa: F401
 from .graph_module import GraphModule  # noqa: F401
 from .node import Node, map_arg  # noqa: F401
 from .proxy import Proxy  # noqa: F401
 
-__all__ = ["symbolic_trace", "Tracer", "wrap", "Graph", "GraphModule", "Node", "Proxy",
-           "map_arg", "Interpreter", "Transformer"]
-
+__all__ = [
+    "symbolic_trace",
+    "Tracer",
+    "wrap",
+    "Graph",
+    "GraphModule",
+    "Node",
+    "Proxy",
+    "map_arg",
+    "Interpreter",
+    "Transformer",
+]
 
 
 class Interpreter:

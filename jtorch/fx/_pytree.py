@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from ..utils._pytree import (  # noqa: F401
-    SUPPORTED_NODES, TreeSpec, _get_node_type, tree_flatten, tree_unflatten,
-)
+from ..utils._pytree import SUPPORTED_NODES, TreeSpec, _get_node_type, tree_flatten, tree_unflatten  # noqa: F401
 
 __all__ = ["register_pytree_flatten_spec", "tree_flatten_spec"]
 
@@ -26,11 +24,13 @@ def tree_flatten_spec(pytree, spec: TreeSpec, exact_structural_match=False) -> l
     if spec.is_leaf():
         return [pytree]
     if spec.type not in _FLATTEN_SPEC:
-        raise RuntimeError(f"{type(pytree)} does not have a flatten_fn_spec associated with "
-                           "it. Please register one with "
-                           "torch.fx._pytree.register_pytree_flatten_spec.  If you have "
-                           "serialized your model, make sure that any custom pytrees have been "
-                           "registered before loading it.")
+        raise RuntimeError(
+            f"{type(pytree)} does not have a flatten_fn_spec associated with "
+            "it. Please register one with "
+            "torch.fx._pytree.register_pytree_flatten_spec.  If you have "
+            "serialized your model, make sure that any custom pytrees have been "
+            "registered before loading it."
+        )
     children = _FLATTEN_SPEC[spec.type](pytree, spec)
     if exact_structural_match:
         exact = SUPPORTED_NODES_EXACT_MATCH.get(spec.type)
@@ -58,6 +58,10 @@ def _namedtuple_flatten_spec(d, spec):
     return [d[i] for i in range(spec.num_children)]
 
 
-for _cls, _fn in ((dict, _dict_flatten_spec), (list, _list_flatten_spec),
-                  (tuple, _tuple_flatten_spec), (namedtuple, _namedtuple_flatten_spec)):
+for _cls, _fn in (
+    (dict, _dict_flatten_spec),
+    (list, _list_flatten_spec),
+    (tuple, _tuple_flatten_spec),
+    (namedtuple, _namedtuple_flatten_spec),
+):
     register_pytree_flatten_spec(_cls, _fn)

@@ -28,8 +28,10 @@ class Tracer:
     def is_leaf_module(self, m, module_qualified_name: str) -> bool:
         """PyTorch's rule: torch.nn modules other than Sequential are leaves."""
         from ..nn import Sequential
+
         return m.__module__.startswith(("torch.nn", "torch.ao.nn", "jtorch.nn")) and (
-            not isinstance(m, Sequential))
+            not isinstance(m, Sequential)
+        )
 
 
 def symbolic_trace(root, concrete_args=None):
@@ -41,6 +43,7 @@ def wrap(fn_or_name):
     """Matches `torch.fx.wrap`: marks a function as a leaf of FX traces (which jtorch never
     makes); returns its argument. As in PyTorch, only at the top level of a module."""
     import inspect
+
     caller = inspect.currentframe().f_back
     if caller is None or caller.f_code.co_name != "<module>":
         raise NotImplementedError("wrap must be called at the top level of a module")

@@ -28,8 +28,9 @@ def map_aggregate(a, fn):
     if isinstance(a, dict):
         return {k: map_aggregate(v, fn) for k, v in a.items()}
     if isinstance(a, slice):
-        return slice(map_aggregate(a.start, fn), map_aggregate(a.stop, fn),
-                     map_aggregate(a.step, fn))
+        return slice(
+            map_aggregate(a.start, fn), map_aggregate(a.stop, fn), map_aggregate(a.step, fn)
+        )
     return fn(a)
 
 

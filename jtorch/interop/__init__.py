@@ -40,19 +40,24 @@ def _unflatten(aux, children):
     cls, requires_grad = aux
     (arr,) = children
     t = wrap(arr) if cls is Tensor else cls(wrap(arr), requires_grad)
-    if cls is Tensor and requires_grad and hasattr(arr, "dtype") and (
-            jax.numpy.issubdtype(arr.dtype, jax.numpy.inexact)):
+    if (
+        cls is Tensor
+        and requires_grad
+        and hasattr(arr, "dtype")
+        and (jax.numpy.issubdtype(arr.dtype, jax.numpy.inexact))
+    ):
         t._rg = True
     return t
 
 
 def _register() -> None:
     from ..nn.parameter import Parameter
+
     for cls in (Tensor, Parameter):
         try:
             jax.tree_util.register_pytree_node(cls, _flatten, _unflatten)
         except ValueError:
-            pass      # already registered (module reloaded)
+            pass  # already registered (module reloaded)
     Tensor.jax = to_jax
 
 

@@ -31,8 +31,11 @@ def _leaves(state):
     """`(path, array)` of a State's arrays, in jax's flattening order."""
     out = []
     for path, leaf in jax.tree_util.tree_flatten_with_path(state)[0]:
-        keys = tuple(getattr(k, "key", getattr(k, "idx", None)) for k in path
-                     if not (hasattr(k, "name") and k.name == "value"))
+        keys = tuple(
+            getattr(k, "key", getattr(k, "idx", None))
+            for k in path
+            if not (hasattr(k, "name") and k.name == "value")
+        )
         out.append((keys, leaf))
     return out
 
@@ -51,13 +54,15 @@ class FlaxModule(nn.Module):
         self._param_names = []
         for path, value in _leaves(params):
             name = ".".join(str(p) for p in path)
-            _owner(self, path).register_parameter(str(path[-1]), nn.Parameter(
-                wrap(jnp.asarray(value))))
+            _owner(self, path).register_parameter(
+                str(path[-1]), nn.Parameter(wrap(jnp.asarray(value)))
+            )
             self._param_names.append(name)
         self._buffer_names = []
         for path, value in _leaves(rest):
-            if not hasattr(value, "dtype") or jax.dtypes.issubdtype(value.dtype,
-                                                                     jax.dtypes.prng_key):
+            if not hasattr(value, "dtype") or jax.dtypes.issubdtype(
+                value.dtype, jax.dtypes.prng_key
+            ):
                 continue
             _owner(self, path).register_buffer(str(path[-1]), wrap(jnp.asarray(value)))
             self._buffer_names.append(".".join(str(p) for p in path))
@@ -75,15 +80,18 @@ class FlaxModule(nn.Module):
         params_t, rest_t = self._templates
         p_tree = jax.tree_util.tree_structure(params_t)
         r_leaves, r_tree = jax.tree_util.tree_flatten(rest_t)
-        keep = [".".join(map(str, path)) in set(self.__dict__.get("_buffer_names") or [])
-                for path, _ in _leaves(rest_t)]
+        keep = [
+            ".".join(map(str, path)) in set(self.__dict__.get("_buffer_names") or [])
+            for path, _ in _leaves(rest_t)
+        ]
         out_tree = self._out_tree
 
         def pure(p_values, r_values, *args):
             # Fresh variables inside the trace: nnx refuses to mutate ones made outside.
             it = iter(r_values)
             rest = jax.tree_util.tree_unflatten(
-                r_tree, [next(it) if k else leaf for k, leaf in zip(keep, r_leaves)])
+                r_tree, [next(it) if k else leaf for k, leaf in zip(keep, r_leaves)]
+            )
             module = nnx.merge(graphdef, jax.tree_util.tree_unflatten(p_tree, p_values), rest)
             out = module(*args)
             leaves, tree = jax.tree_util.tree_flatten(out)
@@ -91,6 +99,7 @@ class FlaxModule(nn.Module):
             _, _, new_rest = nnx.split(module, nnx.Param, ...)
             new = jax.tree_util.tree_leaves(new_rest)
             return tuple(leaves) + tuple(v for v, k in zip(new, keep) if k)
+
         return pure
 
     def train(self, mode: bool = True):
@@ -102,8 +111,7 @@ class FlaxModule(nn.Module):
     def forward(self, *args):
         params = tuple(self.get_parameter(n) for n in self._param_names)
         buffers = tuple(self.get_buffer(n) for n in self._buffer_names)
-        outs = _engine.call_recorded("FlaxModuleBackward", self._pure,
-                                     (params, buffers) + args)
+        outs = _engine.call_recorded("FlaxModuleBackward", self._pure, (params, buffers) + args)
         outs = outs if isinstance(outs, tuple) else (outs,)
         n_out = len(outs) - len(buffers)
         with grad_mode.no_grad():
@@ -127,19 +135,25 @@ class _TorchModule(nnx.Module):
 
     def __init__(self, module):
         self.module = module
-        self.params = nnx.Dict({k.replace(".", "__"): nnx.Param(p._array)
-                                for k, p in module.named_parameters()})
-        self.buffers = nnx.Dict({k.replace(".", "__"): nnx.BatchStat(b._array)
-                                 for k, b in module.named_buffers()})
+        self.params = nnx.Dict(
+            {k.replace(".", "__"): nnx.Param(p._array) for k, p in module.named_parameters()}
+        )
+        self.buffers = nnx.Dict(
+            {k.replace(".", "__"): nnx.BatchStat(b._array) for k, b in module.named_buffers()}
+        )
 
     def __call__(self, *args, **kwargs):
         from ..func import functional_call
-        state = {k.replace("__", "."): wrap(jnp.asarray(_value(v)))
-                 for k, v in list(self.params.items()) + list(self.buffers.items())}
+
+        state = {
+            k.replace("__", "."): wrap(jnp.asarray(_value(v)))
+            for k, v in list(self.params.items()) + list(self.buffers.items())
+        }
         wrapped = [wrap(a) if hasattr(a, "dtype") else a for a in args]
         out = functional_call(self.module, state, tuple(wrapped), kwargs)
-        return jax.tree_util.tree_map(lambda t: t._array, out,
-                                      is_leaf=lambda t: hasattr(t, "_array"))
+        return jax.tree_util.tree_map(
+            lambda t: t._array, out, is_leaf=lambda t: hasattr(t, "_array")
+        )
 
 
 def to_flax(module: nn.Module) -> nnx.Module:
@@ -162,7 +176,7 @@ def to_flax_params(module: nn.Module) -> dict:
     if kind == "Linear":
         out["kernel"] = _arr(module.weight).T
     elif kind.startswith("Conv") and not kind.startswith("ConvTranspose"):
-        w = _arr(module.weight)                       # (out, in/groups, *spatial)
+        w = _arr(module.weight)  # (out, in/groups, *spatial)
         out["kernel"] = jnp.moveaxis(w, (0, 1), (-1, -2))
     elif kind == "Embedding":
         out["embedding"] = _arr(module.weight)
@@ -183,8 +197,14 @@ def from_flax_params(module: nn.Module, params: dict) -> nn.Module:
     """Loads a Flax layer's parameters (as from `to_flax_params`) into a jtorch layer."""
     kind = type(module).__name__
     sd = {}
-    get = {k: jnp.asarray(_value(v) if hasattr(v, "get_value") or hasattr(v, "value") and
-                          not hasattr(v, "shape") else v) for k, v in params.items()}
+    get = {
+        k: jnp.asarray(
+            _value(v)
+            if hasattr(v, "get_value") or hasattr(v, "value") and not hasattr(v, "shape")
+            else v
+        )
+        for k, v in params.items()
+    }
     if kind == "Linear":
         sd["weight"] = get["kernel"].T
     elif kind.startswith("Conv") and not kind.startswith("ConvTranspose"):

@@ -23,9 +23,17 @@ from .._tensor import Tensor, wrap
 __all__ = ["save_file", "load_file", "save", "load"]
 
 _CODES = {
-    "F64": _dtype.float64, "F32": _dtype.float32, "F16": _dtype.float16,
-    "BF16": _dtype.bfloat16, "I64": _dtype.int64, "I32": _dtype.int32, "I16": _dtype.int16,
-    "I8": _dtype.int8, "U8": _dtype.uint8, "BOOL": _dtype.bool, "C64": _dtype.complex64,
+    "F64": _dtype.float64,
+    "F32": _dtype.float32,
+    "F16": _dtype.float16,
+    "BF16": _dtype.bfloat16,
+    "I64": _dtype.int64,
+    "I32": _dtype.int32,
+    "I16": _dtype.int16,
+    "I8": _dtype.int8,
+    "U8": _dtype.uint8,
+    "BOOL": _dtype.bool,
+    "C64": _dtype.complex64,
     "C128": _dtype.complex128,
 }
 _NAMES = {v: k for k, v in _CODES.items()}
@@ -39,19 +47,23 @@ def save(tensors: dict, metadata: dict | None = None) -> bytes:
     for name in sorted(tensors):
         t = tensors[name]
         if not isinstance(t, Tensor):
-            raise ValueError(f"Key `{name}` is invalid, expected torch.Tensor but received "
-                             f"{type(t)}")
+            raise ValueError(
+                f"Key `{name}` is invalid, expected torch.Tensor but received {type(t)}"
+            )
         code = _NAMES.get(t.dtype)
         if code is None:
             raise ValueError(f"safetensors does not support dtype {t.dtype}")
         arr = np.asarray(t.detach()._array)
         data = np.ascontiguousarray(arr).astype(arr.dtype.newbyteorder("<")).tobytes()
-        header[name] = {"dtype": code, "shape": list(arr.shape),
-                        "data_offsets": [offset, offset + len(data)]}
+        header[name] = {
+            "dtype": code,
+            "shape": list(arr.shape),
+            "data_offsets": [offset, offset + len(data)],
+        }
         chunks.append(data)
         offset += len(data)
     text = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    text += b" " * (-len(text) % 8)      # the data starts 8-byte aligned
+    text += b" " * (-len(text) % 8)  # the data starts 8-byte aligned
     return struct.pack("<Q", len(text)) + text + b"".join(chunks)
 
 
@@ -60,8 +72,8 @@ def load(data: bytes) -> dict:
     if len(data) < 8:
         raise ValueError("Error while deserializing header: HeaderTooSmall")
     (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + n].decode("utf-8"))
-    body = memoryview(data)[8 + n:]
+    header = json.loads(data[8 : 8 + n].decode("utf-8"))
+    body = memoryview(data)[8 + n :]
     out = {}
     for name, info in header.items():
         if name == "__metadata__":

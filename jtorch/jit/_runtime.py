@@ -122,8 +122,11 @@ def isinstance(obj, target_type) -> bool:  # noqa: A001 - PyTorch's name
     if origin is list:
         return all(isinstance(v, args[0]) for v in obj) if args else True
     if origin is dict:
-        return all(isinstance(k, args[0]) and isinstance(v, args[1])
-                   for k, v in obj.items()) if args else True
+        return (
+            all(isinstance(k, args[0]) and isinstance(v, args[1]) for k, v in obj.items())
+            if args
+            else True
+        )
     if origin is tuple:
         if not args:
             return True
@@ -188,8 +191,10 @@ class CompilationUnit:
 
     def __init__(self, lang=None, _frames_up: int = 0):
         if lang is not None:
-            raise RuntimeError("jtorch has no TorchScript: CompilationUnit cannot compile "
-                               "TorchScript source; define the functions in Python instead")
+            raise RuntimeError(
+                "jtorch has no TorchScript: CompilationUnit cannot compile "
+                "TorchScript source; define the functions in Python instead"
+            )
 
 
 class Error(RuntimeError):

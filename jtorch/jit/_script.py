@@ -21,7 +21,8 @@ from ..nn.modules.module import Module
 
 _NO_TORCHSCRIPT = (
     "jtorch has no TorchScript: {what} TorchScript archives is not supported. Save the weights "
-    "with torch.save(model.state_dict(), path) and rebuild the model in Python to load them.")
+    "with torch.save(model.state_dict(), path) and rebuild the model in Python to load them."
+)
 
 # Attributes of a TorchScript object that only exist because there is compiled code behind it.
 _IR_ATTRIBUTES = frozenset({"code", "graph", "inlined_graph", "code_with_constants", "_c"})
@@ -43,9 +44,11 @@ def is_tracing() -> bool:
 
 
 def _ir_missing(obj, name: str) -> AttributeError:
-    return AttributeError(f"'{type(obj).__name__}' object has no attribute '{name}' (jtorch has "
-                          f"no TorchScript: a scripted or traced object runs its Python code "
-                          f"and has no TorchScript graph or code)")
+    return AttributeError(
+        f"'{type(obj).__name__}' object has no attribute '{name}' (jtorch has "
+        f"no TorchScript: a scripted or traced object runs its Python code "
+        f"and has no TorchScript graph or code)"
+    )
 
 
 class ScriptModule(Module):
@@ -123,9 +126,10 @@ def _wrap_module(module: Module, kind: type, child_kind: type) -> ScriptModule:
     new = object.__new__(_class_for(kind, type(module)))
     state = {k: _copy_container(v) for k, v in module.__dict__.items()}
     state = {k: v.value if isinstance(v, Attribute) else v for k, v in state.items()}
-    state["_modules"] = {name: None if child is None else _wrap_module(child, child_kind,
-                                                                        child_kind)
-                         for name, child in module._modules.items()}
+    state["_modules"] = {
+        name: None if child is None else _wrap_module(child, child_kind, child_kind)
+        for name, child in module._modules.items()
+    }
     state["original_name"] = type(module).__name__
     new.__dict__.update(state)
     return new
@@ -155,8 +159,11 @@ class ScriptFunction:
 
 
 def _check_scriptable(obj) -> None:
-    if type(obj).__module__ == "builtins" and not callable(obj) and not isinstance(
-            obj, (list, dict)):
+    if (
+        type(obj).__module__ == "builtins"
+        and not callable(obj)
+        and not isinstance(obj, (list, dict))
+    ):
         raise TypeError(f"{type(obj)} is a built-in class")
 
 
@@ -206,16 +213,26 @@ def _run_as_pytorch_traces(fn, args: tuple, check_trace: bool, check_inputs) -> 
         fn(*args)
     if not check_trace:
         return
-    for check in ([_as_args(c) for c in check_inputs] if check_inputs else [args]):
+    for check in [_as_args(c) for c in check_inputs] if check_inputs else [args]:
         with _tracing_scope():
             fn(*check)
         fn(*check)
 
 
-def trace(func, example_inputs=None, optimize=None, check_trace: bool = True,
-          check_inputs=None, check_tolerance: float = 1e-5, strict: bool = True,
-          _force_outplace: bool = False, _module_class=None, _compilation_unit=None,
-          example_kwarg_inputs=None, _store_inputs: bool = True):
+def trace(
+    func,
+    example_inputs=None,
+    optimize=None,
+    check_trace: bool = True,
+    check_inputs=None,
+    check_tolerance: float = 1e-5,
+    strict: bool = True,
+    _force_outplace: bool = False,
+    _module_class=None,
+    _compilation_unit=None,
+    example_kwarg_inputs=None,
+    _store_inputs: bool = True,
+):
     """Matches `torch.jit.trace` in what it returns; runs `func` on the example inputs.
 
     `func` runs as often as under PyTorch (three times with `check_trace`). Unlike PyTorch,
@@ -227,17 +244,28 @@ def trace(func, example_inputs=None, optimize=None, check_trace: bool = True,
     if not callable(func):
         raise RuntimeError("Could not get name of python class object")
     kwargs = dict(example_kwarg_inputs or {})
-    _run_as_pytorch_traces(lambda *a: func(*a, **kwargs), _as_args(example_inputs),
-                           check_trace, check_inputs)
+    _run_as_pytorch_traces(
+        lambda *a: func(*a, **kwargs), _as_args(example_inputs), check_trace, check_inputs
+    )
     if isinstance(func, Module):
         return _wrap_module(func, TopLevelTracedModule, TracedModule)
     return ScriptFunction(func)
 
 
-def trace_module(mod: Module, inputs: dict, optimize=None, check_trace: bool = True,
-                 check_inputs=None, check_tolerance: float = 1e-5, strict: bool = True,
-                 _force_outplace: bool = False, _module_class=None, _compilation_unit=None,
-                 example_inputs_is_kwarg: bool = False, _store_inputs: bool = True):
+def trace_module(
+    mod: Module,
+    inputs: dict,
+    optimize=None,
+    check_trace: bool = True,
+    check_inputs=None,
+    check_tolerance: float = 1e-5,
+    strict: bool = True,
+    _force_outplace: bool = False,
+    _module_class=None,
+    _compilation_unit=None,
+    example_inputs_is_kwarg: bool = False,
+    _store_inputs: bool = True,
+):
     """Matches `torch.jit.trace_module`: runs each named method on its example inputs."""
     if not isinstance(mod, Module):
         raise AttributeError("expected torch.nn.Module as the first argument")
@@ -246,8 +274,9 @@ def trace_module(mod: Module, inputs: dict, optimize=None, check_trace: bool = T
     for name, example in inputs.items():
         method = mod if name == "forward" else getattr(mod, name)
         if example_inputs_is_kwarg:
-            _run_as_pytorch_traces(lambda method=method, ex=example: method(**ex), (),
-                                   check_trace, None)
+            _run_as_pytorch_traces(
+                lambda method=method, ex=example: method(**ex), (), check_trace, None
+            )
         else:
             _run_as_pytorch_traces(method, _as_args(example), check_trace, check_inputs)
     return _wrap_module(mod, TopLevelTracedModule, TracedModule)
@@ -256,19 +285,25 @@ def trace_module(mod: Module, inputs: dict, optimize=None, check_trace: bool = T
 def freeze(mod, preserved_attrs=None, optimize_numerics: bool = True):
     """Matches `torch.jit.freeze`'s checks; returns `mod` itself (nothing to fold eagerly)."""
     if not isinstance(mod, ScriptModule):
-        raise RuntimeError("Freezing expects a ScriptModule as input. Please use "
-                           "torch.jit.script or torch.jit.trace to script your 'nn.Module'.")
+        raise RuntimeError(
+            "Freezing expects a ScriptModule as input. Please use "
+            "torch.jit.script or torch.jit.trace to script your 'nn.Module'."
+        )
     if mod.training:
-        raise RuntimeError("Freezing is currently only implemented for modules in eval mode. "
-                           "Please call .eval() on your module before freezing.")
+        raise RuntimeError(
+            "Freezing is currently only implemented for modules in eval mode. "
+            "Please call .eval() on your module before freezing."
+        )
     return mod
 
 
 def optimize_for_inference(mod, other_methods=None):
     """Matches `torch.jit.optimize_for_inference`'s checks; returns `mod` in eval mode."""
     if not isinstance(mod, ScriptModule):
-        raise RuntimeError("optimize_for_inference expects a ScriptModule as input. Please use "
-                           "torch.jit.script or torch.jit.trace to script your 'nn.Module'.")
+        raise RuntimeError(
+            "optimize_for_inference expects a ScriptModule as input. Please use "
+            "torch.jit.script or torch.jit.trace to script your 'nn.Module'."
+        )
     return mod.eval()
 
 
@@ -290,8 +325,20 @@ def load(f, map_location=None, _extra_files=None, _restore_shapes: bool = False)
 
 
 __all__ = [
-    "Attribute", "RecursiveScriptModule", "ScriptFunction", "ScriptModule",
-    "TopLevelTracedModule", "TracedModule", "freeze", "is_scripting", "is_tracing", "load",
-    "optimize_for_inference", "run_frozen_optimizations", "save", "script", "trace",
+    "Attribute",
+    "RecursiveScriptModule",
+    "ScriptFunction",
+    "ScriptModule",
+    "TopLevelTracedModule",
+    "TracedModule",
+    "freeze",
+    "is_scripting",
+    "is_tracing",
+    "load",
+    "optimize_for_inference",
+    "run_frozen_optimizations",
+    "save",
+    "script",
+    "trace",
     "trace_module",
 ]

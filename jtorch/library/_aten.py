@@ -19,8 +19,16 @@ def _slice(self, dim: int = 0, start=None, end=None, step: int = 1):
     return self[index]
 
 
-def _to_copy(self, *, dtype=None, layout=None, device=None, pin_memory=None,
-             non_blocking: bool = False, memory_format=None):
+def _to_copy(
+    self,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    pin_memory=None,
+    non_blocking: bool = False,
+    memory_format=None,
+):
     """aten::_to_copy: always a new tensor, of `dtype` on `device`."""
     return self.to(device=device, dtype=dtype, non_blocking=non_blocking, copy=True)
 
@@ -41,8 +49,9 @@ def _local_scalar_dense(self):
     return self.item()
 
 
-def _assert_async(self, assert_msg: str = "Expected Tensor with single nonzero value, but "
-                  "got zero"):
+def _assert_async(
+    self, assert_msg: str = "Expected Tensor with single nonzero value, but got zero"
+):
     """aten::_assert_async: raises when the one-element tensor is zero."""
     if self.numel() != 1:
         raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
@@ -52,11 +61,13 @@ def _assert_async(self, assert_msg: str = "Expected Tensor with single nonzero v
 
 def _softmax(self, dim: int, half_to_float: bool):
     from ..nn import functional
+
     return functional.softmax(self, dim)
 
 
 def _log_softmax(self, dim: int, half_to_float: bool):
     from ..nn import functional
+
     return functional.log_softmax(self, dim)
 
 
@@ -69,16 +80,24 @@ def _lift_fresh_copy(self):
 
 
 _ATEN_ONLY = {
-    "slice": _slice, "_to_copy": _to_copy, "sym_size": _sym_size, "sym_stride": _sym_stride,
-    "sym_numel": _sym_numel, "_local_scalar_dense": _local_scalar_dense,
-    "_assert_async": _assert_async, "_softmax": _softmax, "_log_softmax": _log_softmax,
-    "_unsafe_view": _unsafe_view, "lift_fresh_copy": _lift_fresh_copy,
+    "slice": _slice,
+    "_to_copy": _to_copy,
+    "sym_size": _sym_size,
+    "sym_stride": _sym_stride,
+    "sym_numel": _sym_numel,
+    "_local_scalar_dense": _local_scalar_dense,
+    "_assert_async": _assert_async,
+    "_softmax": _softmax,
+    "_log_softmax": _log_softmax,
+    "_unsafe_view": _unsafe_view,
+    "lift_fresh_copy": _lift_fresh_copy,
 }
 
 
 def _method(name: str):
     def call(self, *args, **kwargs):
         return getattr(self, name)(*args, **kwargs)
+
     call.__name__ = name
     return call
 
@@ -88,7 +107,9 @@ def resolve(name: str):
     if name in _ATEN_ONLY:
         return _ATEN_ONLY[name]
     import jtorch
+
     from .._tensor import Tensor
+
     fn = getattr(jtorch, name, None)
     if callable(fn) and not isinstance(fn, type):
         return fn

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import re
 
-from ..autograd import grad_mode
 from .._tensor import Tensor
+from ..autograd import grad_mode
 from ._schema import FunctionSchema
 
 __all__ = ["OpOverload", "OpOverloadPacket", "ops", "OpDef", "DEFINED", "lookup"]
@@ -26,11 +26,11 @@ class OpDef:
 
     def __init__(self, schema: FunctionSchema, owner=None):
         self.schema = schema
-        self.kernels: dict = {}        # "cpu" / "cuda" / "meta" / "default" / "autograd"
+        self.kernels: dict = {}  # "cpu" / "cuda" / "meta" / "default" / "autograd"
         self.fake = None
         self.backward = None
         self.setup_context = None
-        self.custom = False            # a `custom_op`: outputs may not alias inputs
+        self.custom = False  # a `custom_op`: outputs may not alias inputs
         self.owner = owner
         self._function = None
 
@@ -43,15 +43,17 @@ class OpDef:
         return f"{ns}.{name}.{self.schema.overload_name or 'default'}"
 
 
-DEFINED: dict = {}     # "ns::name" or "ns::name.overload" -> OpDef
+DEFINED: dict = {}  # "ns::name" or "ns::name.overload" -> OpDef
 
 
 def lookup(qualname: str) -> OpDef:
     """The defined op `ns::name[.overload]`, or a RuntimeError naming it."""
     op = DEFINED.get(qualname)
     if op is None:
-        raise RuntimeError(f"Operator '{qualname}' does not exist (define it with "
-                           "torch.library.define or torch.library.custom_op first)")
+        raise RuntimeError(
+            f"Operator '{qualname}' does not exist (define it with "
+            "torch.library.define or torch.library.custom_op first)"
+        )
     return op
 
 
@@ -69,13 +71,16 @@ def _bind(op: OpDef, args: tuple, kwargs: dict) -> list:
     positional = [a for a in schema.arguments if not a.kwarg_only]
     name = schema.name
     if len(args) > len(positional):
-        raise RuntimeError(f"{name}() expected at most {len(positional)} argument(s) but "
-                           f"received {len(args)} argument(s). Declaration: {schema}")
+        raise RuntimeError(
+            f"{name}() expected at most {len(positional)} argument(s) but "
+            f"received {len(args)} argument(s). Declaration: {schema}"
+        )
     names = {a.name for a in schema.arguments}
     for k in kwargs:
         if k not in names:
-            raise RuntimeError(f"Unknown keyword argument '{k}' for operator '{name}'. "
-                               f"Schema: {schema}")
+            raise RuntimeError(
+                f"Unknown keyword argument '{k}' for operator '{name}'. Schema: {schema}"
+            )
     values = []
     for i, a in enumerate(schema.arguments):
         if i < len(args) and not a.kwarg_only:
@@ -85,8 +90,9 @@ def _bind(op: OpDef, args: tuple, kwargs: dict) -> list:
         elif a.has_default_value:
             values.append(a.default_value)
         else:
-            raise RuntimeError(f"{name}() is missing value for argument '{a.name}'. "
-                               f"Declaration: {schema}")
+            raise RuntimeError(
+                f"{name}() is missing value for argument '{a.name}'. Declaration: {schema}"
+            )
     return values
 
 
@@ -113,7 +119,8 @@ def _run_kernel(op: OpDef, values: list):
             f"Could not run '{op.qualname}' with arguments from the "
             f"'{_BACKEND.get(device, device)}' backend. This could be because the operator "
             f"doesn't exist for this backend. '{op.qualname}' is only available for these "
-            f"backends: [{', '.join(have)}].")
+            f"backends: [{', '.join(have)}]."
+        )
     args, kwargs = _as_call(op, values)
     out = kernel(*args, **kwargs)
     if op.custom:
@@ -127,7 +134,8 @@ def _run_kernel(op: OpDef, values: list):
                 "any inputs to this custom operator or other returns. The most common way to "
                 "trigger this error is if we have y = custom_op(x) and y and x are the same "
                 "Tensor. Please instead return a clone of the offending output tensor(s) "
-                "(e.g. return x.clone()) or refactor the custom operator to not return y.")
+                "(e.g. return x.clone()) or refactor the custom operator to not return y."
+            )
     return out
 
 
@@ -136,6 +144,7 @@ def _autograd_function(op: OpDef):
     if op._function is not None:
         return op._function
     from ..autograd.function import Function
+
     label = op.overload_label()
 
     def forward(*values):
@@ -147,15 +156,24 @@ def _autograd_function(op: OpDef):
 
     def backward(ctx, *grads):
         if op.backward is None:
-            raise RuntimeError(f"Trying to backward through {label} but no autograd formula "
-                               "was registered. Please use register_autograd to add one.")
+            raise RuntimeError(
+                f"Trying to backward through {label} but no autograd formula "
+                "was registered. Please use register_autograd to add one."
+            )
         out = op.backward(ctx, *grads)
         return out if isinstance(out, tuple) else (out,)
 
     name = "GeneratedBackwardFor_" + label.replace(".", "_")
-    op._function = type(name, (Function,), {
-        "forward": staticmethod(forward), "setup_context": staticmethod(setup_context),
-        "backward": staticmethod(backward), "__module__": "torch.autograd.function"})
+    op._function = type(
+        name,
+        (Function,),
+        {
+            "forward": staticmethod(forward),
+            "setup_context": staticmethod(setup_context),
+            "backward": staticmethod(backward),
+            "__module__": "torch.autograd.function",
+        },
+    )
     return op._function
 
 
@@ -208,16 +226,17 @@ class OpOverload:
         return f"{self.overloadpacket._ns}.{self.__name__}"
 
     def __repr__(self) -> str:
-        return (f"<OpOverload(op='{self.overloadpacket}', "
-                f"overload='{self._overloadname}')>")
+        return f"<OpOverload(op='{self.overloadpacket}', overload='{self._overloadname}')>"
 
     def __hash__(self) -> int:
         return hash((self.overloadpacket._qualified_op_name, self._overloadname))
 
     def __eq__(self, other) -> bool:
-        return (isinstance(other, OpOverload) and other._overloadname == self._overloadname
-                and other.overloadpacket._qualified_op_name ==
-                self.overloadpacket._qualified_op_name)
+        return (
+            isinstance(other, OpOverload)
+            and other._overloadname == self._overloadname
+            and other.overloadpacket._qualified_op_name == self.overloadpacket._qualified_op_name
+        )
 
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -229,7 +248,7 @@ class OpOverloadPacket:
     def __init__(self, ns: str, name: str, fn=None):
         self._ns, self._name = ns, name
         self._qualified_op_name = f"{ns}::{name}"
-        self._fn = fn                  # an ATen name's jtorch function
+        self._fn = fn  # an ATen name's jtorch function
         self.__name__ = name
         self.__qualname__ = name
         self.__module__ = f"torch._ops.{ns}"
@@ -237,8 +256,11 @@ class OpOverloadPacket:
 
     def _defined(self) -> dict:
         prefix = self._qualified_op_name
-        return {(k.split(".", 1)[1] if "." in k else "default"): v
-                for k, v in DEFINED.items() if k == prefix or k.startswith(prefix + ".")}
+        return {
+            (k.split(".", 1)[1] if "." in k else "default"): v
+            for k, v in DEFINED.items()
+            if k == prefix or k.startswith(prefix + ".")
+        }
 
     def overloads(self) -> list:
         return list(self._defined()) if self._fn is None else ["default"]
@@ -254,8 +276,7 @@ class OpOverloadPacket:
         else:
             op = self._defined().get(key)
             if op is None:
-                raise AttributeError(f"The underlying op of '{self}' has no overload name "
-                                     f"'{key}'")
+                raise AttributeError(f"The underlying op of '{self}' has no overload name '{key}'")
             overload = OpOverload(self, key, op)
         cache[key] = overload
         return overload
@@ -276,14 +297,18 @@ def _collective_names(namespace: str) -> frozenset:
     """PyTorch's collective operators in `namespace` (`c10d`, `c10d_functional`): they exist
     as keys (`CommDebugMode` counts by them), not as callables."""
     from ..distributed._comm_debug import COLLECTIVES
+
     return COLLECTIVES.get(namespace, frozenset())
 
 
 def _collective_operator(namespace: str, name: str):
     def refuse(*args, **kwargs):
-        raise NotImplementedError(f"torch.ops.{namespace}.{name} is PyTorch's internal "
-                                  f"collective operator; jtorch runs collectives through the "
-                                  f"torch.distributed API")
+        raise NotImplementedError(
+            f"torch.ops.{namespace}.{name} is PyTorch's internal "
+            f"collective operator; jtorch runs collectives through the "
+            f"torch.distributed API"
+        )
+
     return refuse
 
 
@@ -303,17 +328,21 @@ class _OpNamespace:
         fn = None
         if self.name == "aten":
             from ._aten import resolve
+
             fn = resolve(op_name)
             found = fn is not None
         elif op_name in _collective_names(self.name):
             fn = _collective_operator(self.name, op_name)
             found = True
         else:
-            found = any(k == f"{self.name}::{op_name}" or
-                        k.startswith(f"{self.name}::{op_name}.") for k in DEFINED)
+            found = any(
+                k == f"{self.name}::{op_name}" or k.startswith(f"{self.name}::{op_name}.")
+                for k in DEFINED
+            )
         if not found:
-            raise AttributeError(f"'_OpNamespace' '{self.name}' object has no attribute "
-                                 f"'{op_name}'")
+            raise AttributeError(
+                f"'_OpNamespace' '{self.name}' object has no attribute '{op_name}'"
+            )
         packet = OpOverloadPacket(self.name, op_name, fn)
         setattr(self, op_name, packet)
         self._dir.append(op_name)
@@ -334,9 +363,11 @@ class _Ops:
 
     def load_library(self, path) -> None:
         """Raises: jtorch cannot load compiled PyTorch operator libraries."""
-        raise RuntimeError(f"torch.ops.load_library({path!r}): jtorch cannot load compiled "
-                           "PyTorch (C++/CUDA) operator libraries; define the operator in "
-                           "Python with torch.library.custom_op instead.")
+        raise RuntimeError(
+            f"torch.ops.load_library({path!r}): jtorch cannot load compiled "
+            "PyTorch (C++/CUDA) operator libraries; define the operator in "
+            "Python with torch.library.custom_op instead."
+        )
 
     def forget(self, ns: str) -> None:
         """Drops the cached namespace `ns` (after its operators are removed)."""

@@ -13,21 +13,40 @@ from typing import Any
 __all__ = ["FunctionSchema", "Argument", "SchemaType", "parse_schema", "infer_schema"]
 
 # How `str(argument.type)` reads in PyTorch (its Python view of the C++ type).
-_PY_NAMES = {"int": "int", "SymInt": "int", "float": "float", "bool": "bool", "str": "str",
-             "Tensor": "Tensor", "Scalar": "number", "ScalarType": "int", "Layout": "int",
-             "MemoryFormat": "int", "Device": "Device", "Generator": "Generator",
-             "Dimname": "str", "Storage": "Storage", "Any": "Any", "Stream": "Stream"}
+_PY_NAMES = {
+    "int": "int",
+    "SymInt": "int",
+    "float": "float",
+    "bool": "bool",
+    "str": "str",
+    "Tensor": "Tensor",
+    "Scalar": "number",
+    "ScalarType": "int",
+    "Layout": "int",
+    "MemoryFormat": "int",
+    "Device": "Device",
+    "Generator": "Generator",
+    "Dimname": "str",
+    "Storage": "Storage",
+    "Any": "Any",
+    "Stream": "Stream",
+}
 
 
 class SchemaType:
     """An argument's type, as written in a schema (`Tensor?`, `int[2]`, `Tensor(a!)`)."""
 
-    def __init__(self, base: str, optional: bool = False, list_size: int | None | str = "",
-                 elem_optional: bool = False):
+    def __init__(
+        self,
+        base: str,
+        optional: bool = False,
+        list_size: int | None | str = "",
+        elem_optional: bool = False,
+    ):
         self.base = base
-        self.optional = optional          # `T?`
-        self.list_size = list_size        # "" (not a list), None (`T[]`) or an int (`T[2]`)
-        self.elem_optional = elem_optional   # `Tensor?[]`
+        self.optional = optional  # `T?`
+        self.list_size = list_size  # "" (not a list), None (`T[]`) or an int (`T[2]`)
+        self.elem_optional = elem_optional  # `Tensor?[]`
 
     @property
     def is_list(self) -> bool:
@@ -51,8 +70,15 @@ class SchemaType:
 class Argument:
     """Matches `torch._C.Argument`: name, type, default, kwarg_only, alias (`a!`)."""
 
-    def __init__(self, name: str, type: SchemaType, default_value: Any = None,  # noqa: A002
-                 has_default: bool = False, kwarg_only: bool = False, alias: str | None = None):
+    def __init__(
+        self,
+        name: str,
+        type: SchemaType,
+        default_value: Any = None,  # noqa: A002
+        has_default: bool = False,
+        kwarg_only: bool = False,
+        alias: str | None = None,
+    ):
         self.name, self.type, self.default_value = name, type, default_value
         self.has_default_value = has_default
         self.kwarg_only, self.alias = kwarg_only, alias
@@ -63,12 +89,15 @@ class Argument:
 
     @property
     def alias_info(self):
-        return None if self.alias is None else types.SimpleNamespace(
-            is_write=self.is_write, before_set={self.alias.rstrip("!")})
+        return (
+            None
+            if self.alias is None
+            else types.SimpleNamespace(is_write=self.is_write, before_set={self.alias.rstrip("!")})
+        )
 
     def __str__(self) -> str:
         t = self.type.schema_text()
-        if self.alias is not None:      # Tensor(a!) / Tensor(a)? : the alias sits after the base
+        if self.alias is not None:  # Tensor(a!) / Tensor(a)? : the alias sits after the base
             t = t.replace(self.type.base, f"{self.type.base}({self.alias})", 1)
         s = t + (" " + self.name if self.name else "")
         if self.has_default_value:
@@ -131,8 +160,10 @@ class FunctionSchema:
 
 # -- parsing -------------------------------------------------------------------
 
-_TYPE = re.compile(r"^(?P<base>[A-Za-z_][A-Za-z0-9_]*)(?:\((?P<alias>[a-z0-9]+!?)\))?"
-                   r"(?P<eopt>\?)?(?:\[(?P<size>\d*)\])?(?P<opt>\?)?$")
+_TYPE = re.compile(
+    r"^(?P<base>[A-Za-z_][A-Za-z0-9_]*)(?:\((?P<alias>[a-z0-9]+!?)\))?"
+    r"(?P<eopt>\?)?(?:\[(?P<size>\d*)\])?(?P<opt>\?)?$"
+)
 
 
 def _split(text: str) -> list[str]:
@@ -159,8 +190,12 @@ def _parse_type(text: str, where: str) -> tuple[SchemaType, str | None]:
         raise RuntimeError(f"Unknown type in schema: '{text}' in {where}")
     size = m.group("size")
     list_size = "" if size is None else (int(size) if size else None)
-    t = SchemaType(m.group("base"), optional=bool(m.group("opt")), list_size=list_size,
-                   elem_optional=bool(m.group("eopt")) and size is not None)
+    t = SchemaType(
+        m.group("base"),
+        optional=bool(m.group("opt")),
+        list_size=list_size,
+        elem_optional=bool(m.group("eopt")) and size is not None,
+    )
     if m.group("eopt") and size is None:
         t.optional = True
     return t, m.group("alias")
@@ -178,7 +213,7 @@ def _parse_default(text: str):
     try:
         return ast.literal_eval(text)
     except (ValueError, SyntaxError):
-        return text     # enum-like defaults (`contiguous_format`, `mean`)
+        return text  # enum-like defaults (`contiguous_format`, `mean`)
 
 
 def _parse_arg(text: str, kwarg_only: bool, where: str) -> Argument:
@@ -187,7 +222,7 @@ def _parse_arg(text: str, kwarg_only: bool, where: str) -> Argument:
         text, _, dtext = text.partition("=")
         default, has_default = _parse_default(dtext.strip()), True
     type_text, _, name = text.strip().rpartition(" ")
-    if not type_text:       # an unnamed return: `Tensor`
+    if not type_text:  # an unnamed return: `Tensor`
         type_text, name = name, ""
     t, alias = _parse_type(type_text, where)
     return Argument(name, t, default, has_default, kwarg_only, alias)
@@ -195,12 +230,15 @@ def _parse_arg(text: str, kwarg_only: bool, where: str) -> Argument:
 
 def parse_schema(schema: str) -> FunctionSchema:
     """Matches `torch._C.parse_schema`: a FunctionSchema from its text."""
-    m = re.match(r"^\s*(?P<name>[A-Za-z0-9_:]+)(?:\.(?P<ovl>[A-Za-z0-9_]+))?\s*\((?P<args>.*)\)"
-                 r"\s*->\s*(?P<rets>.+?)\s*$", schema, re.S)
+    m = re.match(
+        r"^\s*(?P<name>[A-Za-z0-9_:]+)(?:\.(?P<ovl>[A-Za-z0-9_]+))?\s*\((?P<args>.*)\)"
+        r"\s*->\s*(?P<rets>.+?)\s*$",
+        schema,
+        re.S,
+    )
     if m is None:
         raise RuntimeError(f"Could not parse schema: {schema}")
-    return _build(m.group("name"), m.group("ovl") or "", m.group("args"), m.group("rets"),
-                  schema)
+    return _build(m.group("name"), m.group("ovl") or "", m.group("args"), m.group("rets"), schema)
 
 
 def parse_signature(name: str, overload: str, signature: str) -> FunctionSchema:
@@ -220,8 +258,7 @@ def _build(name: str, overload: str, args_text: str, rets_text: str, where: str)
         args.append(_parse_arg(part, kwarg_only, where))
     tuple_ret = rets_text.startswith("(") and rets_text.endswith(")")
     ret_parts = _split(rets_text[1:-1]) if tuple_ret else [rets_text]
-    schema = FunctionSchema(name, overload, args,
-                            [_parse_arg(p, False, where) for p in ret_parts])
+    schema = FunctionSchema(name, overload, args, [_parse_arg(p, False, where) for p in ret_parts])
     schema._returns_tuple = tuple_ret
     return schema
 
@@ -232,6 +269,7 @@ def _build(name: str, overload: str, args_text: str, rets_text: str, where: str)
 def _annotation_type(ann, name: str, fn_desc: str) -> str:
     from .. import _device, _dtype
     from .._tensor import Tensor
+
     origin, args = typing.get_origin(ann), typing.get_args(ann)
     if origin in (typing.Union, types.UnionType):
         rest = [a for a in args if a is not type(None)]
@@ -243,12 +281,21 @@ def _annotation_type(ann, name: str, fn_desc: str) -> str:
         elem = _annotation_type(args[0], name, fn_desc) if args else None
         if elem is not None:
             return elem.replace("SymInt", "SymInt") + "[]"
-    table = {Tensor: "Tensor", int: "SymInt", float: "float", bool: "bool", str: "str",
-             _dtype.dtype: "ScalarType", _device.device: "Device"}
+    table = {
+        Tensor: "Tensor",
+        int: "SymInt",
+        float: "float",
+        bool: "bool",
+        str: "str",
+        _dtype.dtype: "ScalarType",
+        _device.device: "Device",
+    }
     if ann in table:
         return table[ann]
-    raise ValueError(f"infer_schema(func): Parameter {name} has unsupported type {ann}. "
-                     f"Got func with signature {fn_desc})")
+    raise ValueError(
+        f"infer_schema(func): Parameter {name} has unsupported type {ann}. "
+        f"Got func with signature {fn_desc})"
+    )
 
 
 def infer_schema(prototype_function, /, *, mutates_args, op_name: str | None = None) -> str:
@@ -264,17 +311,23 @@ def infer_schema(prototype_function, /, *, mutates_args, op_name: str | None = N
     if mutates_args != "unknown":
         unknown = set(mutates_args) - set(sig.parameters)
         if unknown:
-            raise ValueError(f"{unknown} in mutates_args were not found in the custom op's "
-                             "signature. mutates_args should contain the names of all args "
-                             "that the custom op mutates, or just the string 'unknown' if you "
-                             "don't know.")
+            raise ValueError(
+                f"{unknown} in mutates_args were not found in the custom op's "
+                "signature. mutates_args should contain the names of all args "
+                "that the custom op mutates, or just the string 'unknown' if you "
+                "don't know."
+            )
     for i, (name, p) in enumerate(sig.parameters.items()):
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            raise ValueError(f"infer_schema(func): Parameters of type {p.kind} are not "
-                             f"supported. Got func with signature {desc})")
+            raise ValueError(
+                f"infer_schema(func): Parameters of type {p.kind} are not "
+                f"supported. Got func with signature {desc})"
+            )
         if p.annotation is p.empty:
-            raise ValueError(f"infer_schema(func): Parameter {name} must have a type "
-                             f"annotation. Got func with signature {desc})")
+            raise ValueError(
+                f"infer_schema(func): Parameter {name} must have a type "
+                f"annotation. Got func with signature {desc})"
+            )
         t = _annotation_type(hints.get(name, p.annotation), name, desc)
         mutated = mutates_args == "unknown" or name in mutates_args
         if mutated and t.startswith("Tensor"):
@@ -295,10 +348,13 @@ def infer_schema(prototype_function, /, *, mutates_args, op_name: str | None = N
 def _return_text(ann, desc: str) -> str:
     if ann is None or ann is type(None) or ann is inspect.Signature.empty:
         if ann is inspect.Signature.empty:
-            raise ValueError(f"infer_schema(func): No return type annotation was provided. "
-                             f"Please add one. Got func with signature {desc})")
+            raise ValueError(
+                f"infer_schema(func): No return type annotation was provided. "
+                f"Please add one. Got func with signature {desc})"
+            )
         return "()"
     if typing.get_origin(ann) is tuple:
-        return "(" + ", ".join(_annotation_type(a, "return", desc)
-                               for a in typing.get_args(ann)) + ")"
+        return (
+            "(" + ", ".join(_annotation_type(a, "return", desc) for a in typing.get_args(ann)) + ")"
+        )
     return _annotation_type(ann, "return", desc)

@@ -12,8 +12,14 @@ import sys
 from multiprocessing import *  # noqa: F401,F403
 
 from .spawn import (  # noqa: F401
-    ENV_VAR_PARALLEL_START, ProcessContext, ProcessException, ProcessExitedException,
-    ProcessRaisedException, SpawnContext, spawn, start_processes,
+    ENV_VAR_PARALLEL_START,
+    ProcessContext,
+    ProcessException,
+    ProcessExitedException,
+    ProcessRaisedException,
+    SpawnContext,
+    spawn,
+    start_processes,
 )
 
 __all__ = ["get_all_sharing_strategies", "get_sharing_strategy", "set_sharing_strategy"]
@@ -30,8 +36,9 @@ def set_sharing_strategy(new_strategy: str) -> None:
     """Matches `torch.multiprocessing.set_sharing_strategy` (recorded; tensors are copied)."""
     global _sharing_strategy
     if new_strategy not in _all_sharing_strategies:
-        raise AssertionError(f"invalid sharing strategy {new_strategy!r}, "
-                             f"expected one of {_all_sharing_strategies}")
+        raise AssertionError(
+            f"invalid sharing strategy {new_strategy!r}, expected one of {_all_sharing_strategies}"
+        )
     _sharing_strategy = new_strategy
 
 

@@ -39,14 +39,25 @@ class ProcessRaisedException(ProcessException):
 class ProcessExitedException(ProcessException):
     """Matches `torch.multiprocessing.ProcessExitedException`: exit code or signal."""
 
-    def __init__(self, msg: str, error_index: int, error_pid: int, exit_code: int,
-                 signal_name: str | None = None):
+    def __init__(
+        self,
+        msg: str,
+        error_index: int,
+        error_pid: int,
+        exit_code: int,
+        signal_name: str | None = None,
+    ):
         super().__init__(msg, error_index, error_pid)
         self.exit_code, self.signal_name = exit_code, signal_name
 
     def __reduce__(self):
-        return type(self), (self.msg, self.error_index, self.error_pid, self.exit_code,
-                            self.signal_name)
+        return type(self), (
+            self.msg,
+            self.error_index,
+            self.error_pid,
+            self.exit_code,
+            self.signal_name,
+        )
 
 
 def _child_main(fn, i: int, args: tuple, error_file: str) -> None:
@@ -54,7 +65,7 @@ def _child_main(fn, i: int, args: tuple, error_file: str) -> None:
     try:
         fn(i, *args)
     except KeyboardInterrupt:
-        pass   # the parent stopped us
+        pass  # the parent stopped us
     except Exception:
         with open(error_file, "wb") as f:
             pickle.dump(traceback.format_exc(), f)
@@ -119,11 +130,19 @@ class ProcessContext:
                     name = signal.Signals(-code).name
                 except ValueError:
                     name = f"<Unknown signal {-code}>"
-                raise ProcessExitedException(f"process {index:d} terminated with signal {name}",
-                                             error_index=index, error_pid=proc.pid,
-                                             exit_code=code, signal_name=name)
-            raise ProcessExitedException(f"process {index:d} terminated with exit code {code:d}",
-                                         error_index=index, error_pid=proc.pid, exit_code=code)
+                raise ProcessExitedException(
+                    f"process {index:d} terminated with signal {name}",
+                    error_index=index,
+                    error_pid=proc.pid,
+                    exit_code=code,
+                    signal_name=name,
+                )
+            raise ProcessExitedException(
+                f"process {index:d} terminated with exit code {code:d}",
+                error_index=index,
+                error_pid=proc.pid,
+                exit_code=code,
+            )
         with open(path, "rb") as f:
             trace = pickle.load(f)
         os.unlink(path)
@@ -135,8 +154,7 @@ class SpawnContext(ProcessContext):
     """The pre-1.4 name of `ProcessContext`."""
 
     def __init__(self, processes, error_files):
-        warnings.warn("SpawnContext is renamed to ProcessContext since 1.4 release.",
-                      stacklevel=2)
+        warnings.warn("SpawnContext is renamed to ProcessContext since 1.4 release.", stacklevel=2)
         super().__init__(processes, error_files)
 
 
@@ -145,11 +163,18 @@ def _alias_for_children() -> None:
     torch = sys.modules.get("torch")
     if torch is not None and torch is sys.modules.get("jtorch"):
         from .._alias import install_in_children
+
         install_in_children()
 
 
-def start_processes(fn, args=(), nprocs: int = 1, join: bool = True, daemon: bool = False,
-                    start_method: str = "spawn"):
+def start_processes(
+    fn,
+    args=(),
+    nprocs: int = 1,
+    join: bool = True,
+    daemon: bool = False,
+    start_method: str = "spawn",
+):
     """Matches `torch.multiprocessing.start_processes`: None when joined, else the context.
 
     JAX is not fork-safe: with start_method='fork' a child that calls jtorch ops hangs.
@@ -160,7 +185,7 @@ def start_processes(fn, args=(), nprocs: int = 1, join: bool = True, daemon: boo
     for i in range(nprocs):
         fd, path = tempfile.mkstemp(prefix="pytorch-errorfile-", suffix=".pickle")
         os.close(fd)
-        os.unlink(path)   # the child creates it only if it fails
+        os.unlink(path)  # the child creates it only if it fails
         p = ctx.Process(target=_child_main, args=(fn, i, args, path), daemon=daemon)
         p.start()
         processes.append(p)
@@ -173,12 +198,21 @@ def start_processes(fn, args=(), nprocs: int = 1, join: bool = True, daemon: boo
     return None
 
 
-def spawn(fn, args=(), nprocs: int = 1, join: bool = True, daemon: bool = False,
-          start_method: str = "spawn"):
+def spawn(
+    fn,
+    args=(),
+    nprocs: int = 1,
+    join: bool = True,
+    daemon: bool = False,
+    start_method: str = "spawn",
+):
     """Matches `torch.multiprocessing.spawn`: `fn(i, *args)` for i in range(nprocs)."""
     if start_method != "spawn":
-        warnings.warn(f"This method only supports start_method=spawn (got: {start_method}).\n"
-                      "To use a different start_method use:\n\t\t"
-                      " torch.multiprocessing.start_processes(...)", FutureWarning,
-                      stacklevel=2)
+        warnings.warn(
+            f"This method only supports start_method=spawn (got: {start_method}).\n"
+            "To use a different start_method use:\n\t\t"
+            " torch.multiprocessing.start_processes(...)",
+            FutureWarning,
+            stacklevel=2,
+        )
     return start_processes(fn, args, nprocs, join, daemon, start_method="spawn")

@@ -15,15 +15,36 @@ from .. import _torch_function
 from .._tensor import Tensor
 from ..autograd import grad_mode
 
-__all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
-           "zeros_", "eye_", "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
-           "kaiming_normal_", "orthogonal_", "sparse_"]
+__all__ = [
+    "calculate_gain",
+    "uniform_",
+    "normal_",
+    "trunc_normal_",
+    "constant_",
+    "ones_",
+    "zeros_",
+    "eye_",
+    "dirac_",
+    "xavier_uniform_",
+    "xavier_normal_",
+    "kaiming_uniform_",
+    "kaiming_normal_",
+    "orthogonal_",
+    "sparse_",
+]
 
 
 def calculate_gain(nonlinearity: str, param=None) -> float:
     """Matches `torch.nn.init.calculate_gain`."""
-    linear_fns = ["linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
-                  "conv_transpose2d", "conv_transpose3d"]
+    linear_fns = [
+        "linear",
+        "conv1d",
+        "conv2d",
+        "conv3d",
+        "conv_transpose1d",
+        "conv_transpose2d",
+        "conv_transpose3d",
+    ]
     if nonlinearity in linear_fns or nonlinearity == "sigmoid":
         return 1
     if nonlinearity == "tanh":
@@ -37,7 +58,7 @@ def calculate_gain(nonlinearity: str, param=None) -> float:
             negative_slope = param
         else:
             raise ValueError(f"negative_slope {param} not a valid number")
-        return math.sqrt(2.0 / (1 + negative_slope ** 2))
+        return math.sqrt(2.0 / (1 + negative_slope**2))
     if nonlinearity == "selu":
         return 3.0 / 4
     raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
@@ -46,8 +67,9 @@ def calculate_gain(nonlinearity: str, param=None) -> float:
 def _calculate_fan_in_and_fan_out(tensor: Tensor):
     dimensions = tensor.dim()
     if dimensions < 2:
-        raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 "
-                         "dimensions")
+        raise ValueError(
+            "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions"
+        )
     num_input_fmaps = tensor.size(1)
     num_output_fmaps = tensor.size(0)
     receptive_field_size = 1
@@ -69,9 +91,10 @@ def _no_grad(fn):
     def wrapper(*args, **kwargs):
         with grad_mode.no_grad():
             return fn(*args, **kwargs)
+
     wrapper.__name__ = fn.__name__
     wrapper.__doc__ = fn.__doc__
-    wrapper.__wrapped__ = fn     # inspect.signature shows fn's
+    wrapper.__wrapped__ = fn  # inspect.signature shows fn's
     return wrapper
 
 
@@ -87,9 +110,9 @@ def _overridable(fn):
             bound.apply_defaults()
             tensor = bound.arguments["tensor"]
             if _torch_function.wants((tensor,)):
-                return _torch_function.handle_torch_function(wrapper, (tensor,),
-                                                             **bound.arguments)
+                return _torch_function.handle_torch_function(wrapper, (tensor,), **bound.arguments)
         return fn(*args, **kwargs)
+
     wrapper.__name__ = fn.__name__
     wrapper.__doc__ = fn.__doc__
     return wrapper
@@ -110,15 +133,25 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None)
 
 
 @_no_grad
-def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
-                  b: float = 2.0, generator=None) -> Tensor:
+def trunc_normal_(
+    tensor: Tensor,
+    mean: float = 0.0,
+    std: float = 1.0,
+    a: float = -2.0,
+    b: float = 2.0,
+    generator=None,
+) -> Tensor:
     """Matches `torch.nn.init.trunc_normal_`: inverse-CDF sampling of the truncated normal."""
+
     def norm_cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
     if (mean < a - 2 * std) or (mean > b + 2 * std):
-        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
-                      "distribution of values may be incorrect.", stacklevel=2)
+        warnings.warn(
+            "mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
+            "distribution of values may be incorrect.",
+            stacklevel=2,
+        )
     lo = norm_cdf((a - mean) / std)
     hi = norm_cdf((b - mean) / std)
     tensor.uniform_(2 * lo - 1, 2 * hi - 1, generator=generator)
@@ -151,6 +184,7 @@ def eye_(tensor: Tensor) -> Tensor:
     if tensor.ndimension() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     from .. import eye
+
     return tensor.copy_(eye(*tensor.shape, dtype=tensor.dtype))
 
 
@@ -190,8 +224,13 @@ def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
 
 @_overridable
 @_no_grad
-def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
-                     nonlinearity: str = "leaky_relu", generator=None) -> Tensor:
+def kaiming_uniform_(
+    tensor: Tensor,
+    a: float = 0,
+    mode: str = "fan_in",
+    nonlinearity: str = "leaky_relu",
+    generator=None,
+) -> Tensor:
     """Matches `torch.nn.init.kaiming_uniform_`."""
     if 0 in tensor.shape:
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
@@ -203,8 +242,13 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
 
 
 @_no_grad
-def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
-                    nonlinearity: str = "leaky_relu", generator=None) -> Tensor:
+def kaiming_normal_(
+    tensor: Tensor,
+    a: float = 0,
+    mode: str = "fan_in",
+    nonlinearity: str = "leaky_relu",
+    generator=None,
+) -> Tensor:
     """Matches `torch.nn.init.kaiming_normal_`."""
     if 0 in tensor.shape:
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
@@ -218,6 +262,7 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
 def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
     """Matches `torch.nn.init.orthogonal_`: QR of a normal matrix, signs fixed by diag(R)."""
     from .. import linalg
+
     if tensor.ndimension() < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0:
@@ -241,6 +286,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
 def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) -> Tensor:
     """Matches `torch.nn.init.sparse_`: a fraction of each column's rows set to zero."""
     from .. import randperm
+
     if tensor.ndimension() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     rows, cols = tensor.shape
@@ -256,9 +302,13 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
 # PyTorch's deprecated non-underscore names.
 def _deprecated(fn):
     def wrapper(*args, **kwargs):
-        warnings.warn(f"`nn.init.{fn.__name__[:-1]}` is now deprecated in favor of "
-                      f"`nn.init.{fn.__name__}`.", FutureWarning, stacklevel=2)
+        warnings.warn(
+            f"`nn.init.{fn.__name__[:-1]}` is now deprecated in favor of `nn.init.{fn.__name__}`.",
+            FutureWarning,
+            stacklevel=2,
+        )
         return fn(*args, **kwargs)
+
     return wrapper
 
 

@@ -45,13 +45,14 @@ class Parameter(Tensor, metaclass=_ParameterMeta):
                     f"requires that detach() returns an instance of the same type, but return "
                     f"type {type(t).__name__} was found instead. To use the type as a "
                     f"Parameter, please correct the detach() semantics defined by its "
-                    f"__torch_dispatch__() implementation.")
+                    f"__torch_dispatch__() implementation."
+                )
             t.requires_grad_(requires_grad)
             t._is_param = True
             return t
         t = Tensor._make_subclass(cls, data, False)
         if requires_grad:
-            t.requires_grad = True   # validates the dtype, as PyTorch does
+            t.requires_grad = True  # validates the dtype, as PyTorch does
         return t
 
     def __init__(self, *args, **kwargs):
@@ -59,6 +60,7 @@ class Parameter(Tensor, metaclass=_ParameterMeta):
 
     def __reduce_ex__(self, protocol):
         import numpy as np
+
         return (_rebuild_parameter, (type(self), np.asarray(self._array), self.requires_grad))
 
 
@@ -94,6 +96,7 @@ class UninitializedTensorMixin:
     def materialize(self, shape, device=None, dtype=None) -> None:
         """Gives the placeholder real (uninitialised: zero) storage of `shape`."""
         from .. import _dtype
+
         if isinstance(shape, int):
             shape = (shape,)
         # Like PyTorch, the placeholder remembers the dtype it was created with.
@@ -104,11 +107,13 @@ class UninitializedTensorMixin:
 
     @property
     def shape(self):
-        raise RuntimeError("Can't access the shape of an uninitialized parameter or buffer. "
-                           "This error usually happens in `load_state_dict` when trying to load "
-                           "an uninitialized parameter into an initialized one. Call "
-                           "`forward` to initialize the parameters before accessing their "
-                           "attributes.")
+        raise RuntimeError(
+            "Can't access the shape of an uninitialized parameter or buffer. "
+            "This error usually happens in `load_state_dict` when trying to load "
+            "an uninitialized parameter into an initialized one. Call "
+            "`forward` to initialize the parameters before accessing their "
+            "attributes."
+        )
 
     def __repr__(self) -> str:
         return f"<{self.__class__.__name__}>"

@@ -19,19 +19,30 @@ from ..version import __version__ as _version
 from . import errors, ops
 from .errors import OnnxExporterError
 
-__all__ = ["errors", "ops", "export", "is_in_onnx_export", "OnnxExporterError", "ONNXProgram",
-           "ExportableModule", "InputObserver"]
+__all__ = [
+    "errors",
+    "ops",
+    "export",
+    "is_in_onnx_export",
+    "OnnxExporterError",
+    "ONNXProgram",
+    "ExportableModule",
+    "InputObserver",
+]
 
 producer_name = "pytorch"
 producer_version = _version.split("+")[0]
 
-_NOT_AVAILABLE = ("torch.onnx.{what} is not available in jtorch: it has no ONNX exporter. "
-                  "To get a jax function of a model, use jtorch.interop.functional(module) "
-                  "-> (params, apply) (jax.export can serialize it).")
+_NOT_AVAILABLE = (
+    "torch.onnx.{what} is not available in jtorch: it has no ONNX exporter. "
+    "To get a jax function of a model, use jtorch.interop.functional(module) "
+    "-> (params, apply) (jax.export can serialize it)."
+)
 
 
 class TrainingMode(enum.Enum):
     """Matches `torch.onnx.TrainingMode`."""
+
     EVAL = 0
     PRESERVE = 1
     TRAINING = 2
@@ -39,6 +50,7 @@ class TrainingMode(enum.Enum):
 
 class OperatorExportTypes(enum.Enum):
     """Matches `torch.onnx.OperatorExportTypes`."""
+
     ONNX = 0
     ONNX_ATEN = 1
     ONNX_ATEN_FALLBACK = 2
@@ -112,11 +124,11 @@ def unregister_custom_op_symbolic(symbolic_name: str, opset_version: int) -> Non
 def select_model_mode_for_export(model, mode: TrainingMode):
     """Matches `torch.onnx.select_model_mode_for_export` (deprecated in PyTorch 2.7): the
     model in `mode`'s training state inside the block."""
-    warnings.warn("Please set training mode before exporting the model", DeprecationWarning,
-                  stacklevel=3)
+    warnings.warn(
+        "Please set training mode before exporting the model", DeprecationWarning, stacklevel=3
+    )
     if not isinstance(mode, TrainingMode):
-        raise TypeError(f"'mode' should be a torch.onnx.TrainingMode enum, but got "
-                        f"'{type(mode)}'.")
+        raise TypeError(f"'mode' should be a torch.onnx.TrainingMode enum, but got '{type(mode)}'.")
     was_training = getattr(model, "training", False)
     if hasattr(model, "train") and mode is not TrainingMode.PRESERVE:
         model.train(mode is TrainingMode.TRAINING)
@@ -127,6 +139,12 @@ def select_model_mode_for_export(model, mode: TrainingMode):
             model.train(was_training)
 
 
-for _cls in (OnnxExporterError, ONNXProgram, ExportableModule, InputObserver, TrainingMode,
-             OperatorExportTypes):
+for _cls in (
+    OnnxExporterError,
+    ONNXProgram,
+    ExportableModule,
+    InputObserver,
+    TrainingMode,
+    OperatorExportTypes,
+):
     _cls.__module__ = "torch.onnx"

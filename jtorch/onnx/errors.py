@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-__all__ = ["OnnxExporterError", "OnnxExporterWarning", "SymbolicValueError",
-           "UnsupportedOperatorError"]
+__all__ = [
+    "OnnxExporterError",
+    "OnnxExporterWarning",
+    "SymbolicValueError",
+    "UnsupportedOperatorError",
+]
 
 
 class OnnxExporterError(RuntimeError):

@@ -7,13 +7,16 @@ from .errors import OnnxExporterError
 
 __all__ = ["symbolic", "symbolic_multi_out", "rotary_embedding", "attention"]
 
-_MESSAGE = ("torch.onnx.ops.{name} only exists inside an ONNX export, which jtorch does not "
-            "have (see torch.onnx.export)")
+_MESSAGE = (
+    "torch.onnx.ops.{name} only exists inside an ONNX export, which jtorch does not "
+    "have (see torch.onnx.export)"
+)
 
 
 def _unavailable(name):
     def op(*args, **kwargs):
         raise OnnxExporterError(_MESSAGE.format(name=name))
+
     op.__name__ = op.__qualname__ = name
     return op
 

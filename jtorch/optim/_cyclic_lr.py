@@ -9,10 +9,15 @@ import types
 from functools import partial
 
 from ._lr_base import (
-    LRScheduler, _enable_get_lr_call, _format_param, _param_groups_val_list,
-    _update_param_group_val, _warn_get_lr_called_within_step,
+    LRScheduler,
+    _enable_get_lr_call,
+    _format_param,
+    _param_groups_val_list,
+    _update_param_group_val,
+    _warn_get_lr_called_within_step,
 )
 from .optimizer import Optimizer
+
 
 def _set_momentum(optimizer, use_beta1: bool, group: dict, momentum) -> None:
     if use_beta1:
@@ -24,8 +29,9 @@ def _set_momentum(optimizer, use_beta1: bool, group: dict, momentum) -> None:
 def _init_momenta(scheduler, optimizer, base_momentum, max_momentum, last_epoch):
     """CyclicLR / OneCycleLR: check the optimizer has momentum, seed the groups."""
     if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-        raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` "
-                         "option enabled")
+        raise ValueError(
+            "optimizer must support momentum or beta1 with `cycle_momentum` option enabled"
+        )
     scheduler.use_beta1 = "betas" in optimizer.defaults
     base = _format_param("base_momentum", optimizer, base_momentum)
     top = _format_param("max_momentum", optimizer, max_momentum)
@@ -40,9 +46,22 @@ def _init_momenta(scheduler, optimizer, base_momentum, max_momentum, last_epoch)
 class CyclicLR(LRScheduler):
     """Matches `torch.optim.lr_scheduler.CyclicLR` (triangular, triangular2, exp_range)."""
 
-    def __init__(self, optimizer, base_lr, max_lr, step_size_up=2000, step_size_down=None,
-                 mode="triangular", gamma=1.0, scale_fn=None, scale_mode="cycle",
-                 cycle_momentum=True, base_momentum=0.8, max_momentum=0.9, last_epoch=-1):
+    def __init__(
+        self,
+        optimizer,
+        base_lr,
+        max_lr,
+        step_size_up=2000,
+        step_size_down=None,
+        mode="triangular",
+        gamma=1.0,
+        scale_fn=None,
+        scale_mode="cycle",
+        cycle_momentum=True,
+        base_momentum=0.8,
+        max_momentum=0.9,
+        last_epoch=-1,
+    ):
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
         self.optimizer = optimizer
@@ -65,7 +84,8 @@ class CyclicLR(LRScheduler):
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
             self.base_momentums, self.max_momentums = _init_momenta(
-                self, optimizer, base_momentum, max_momentum, last_epoch)
+                self, optimizer, base_momentum, max_momentum, last_epoch
+            )
         super().__init__(optimizer, last_epoch)
         self.base_lrs = base_lrs
 
@@ -97,7 +117,7 @@ class CyclicLR(LRScheduler):
 
     @staticmethod
     def _exp_range_scale_fn(gamma: float, x: float) -> float:
-        return gamma ** x
+        return gamma**x
 
     def get_lr(self):
         _warn_get_lr_called_within_step(self)
@@ -108,11 +128,14 @@ class CyclicLR(LRScheduler):
         else:
             scale_factor = (x - 1) / (self.step_ratio - 1)
         scale = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
-        lrs = [base_lr + (max_lr - base_lr) * scale_factor * scale
-               for base_lr, max_lr in zip(self.base_lrs, self.max_lrs)]
+        lrs = [
+            base_lr + (max_lr - base_lr) * scale_factor * scale
+            for base_lr, max_lr in zip(self.base_lrs, self.max_lrs)
+        ]
         if self.cycle_momentum:
-            for group, base, top in zip(self.optimizer.param_groups, self.base_momentums,
-                                        self.max_momentums):
+            for group, base, top in zip(
+                self.optimizer.param_groups, self.base_momentums, self.max_momentums
+            ):
                 momentum = top - (top - base) * scale_factor * scale
                 _set_momentum(self.optimizer, self.use_beta1, group, momentum)
         return lrs
@@ -143,8 +166,9 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         if T_mult < 1 or not isinstance(T_mult, int):
             raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
         if not isinstance(eta_min, (float, int)):
-            raise ValueError(f"Expected float or int eta_min, but got {eta_min} of type "
-                             f"{type(eta_min)}")
+            raise ValueError(
+                f"Expected float or int eta_min, but got {eta_min} of type {type(eta_min)}"
+            )
         self.T_0 = T_0
         self.T_i = T_0
         self.T_mult = T_mult
@@ -154,9 +178,11 @@ class CosineAnnealingWarmRestarts(LRScheduler):
 
     def get_lr(self):
         _warn_get_lr_called_within_step(self)
-        return [self.eta_min + (base_lr - self.eta_min)
-                * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
-                for base_lr in self.base_lrs]
+        return [
+            self.eta_min
+            + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+            for base_lr in self.base_lrs
+        ]
 
     def step(self, epoch=None) -> None:
         if epoch is None and self.last_epoch < 0:
@@ -175,8 +201,8 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                     self.T_cur = epoch % self.T_0
                 else:
                     n = int(math.log((epoch / self.T_0 * (self.T_mult - 1) + 1), self.T_mult))
-                    self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
-                    self.T_i = self.T_0 * self.T_mult ** n
+                    self.T_cur = epoch - self.T_0 * (self.T_mult**n - 1) / (self.T_mult - 1)
+                    self.T_i = self.T_0 * self.T_mult**n
             else:
                 self.T_i = self.T_0
                 self.T_cur = epoch
@@ -190,10 +216,23 @@ class CosineAnnealingWarmRestarts(LRScheduler):
 class OneCycleLR(LRScheduler):
     """Matches `torch.optim.lr_scheduler.OneCycleLR` (cos/linear, two or three phases)."""
 
-    def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None,
-                 pct_start=0.3, anneal_strategy="cos", cycle_momentum=True,
-                 base_momentum=0.85, max_momentum=0.95, div_factor=25.0,
-                 final_div_factor=1e4, three_phase=False, last_epoch=-1):
+    def __init__(
+        self,
+        optimizer,
+        max_lr,
+        total_steps=None,
+        epochs=None,
+        steps_per_epoch=None,
+        pct_start=0.3,
+        anneal_strategy="cos",
+        cycle_momentum=True,
+        base_momentum=0.85,
+        max_momentum=0.95,
+        div_factor=25.0,
+        final_div_factor=1e4,
+        three_phase=False,
+        last_epoch=-1,
+    ):
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
         self.optimizer = optimizer
@@ -205,29 +244,38 @@ class OneCycleLR(LRScheduler):
             if not isinstance(epochs, int) or epochs <= 0:
                 raise ValueError(f"Expected positive integer epochs, but got {epochs}")
             if not isinstance(steps_per_epoch, int) or steps_per_epoch <= 0:
-                raise ValueError("Expected positive integer steps_per_epoch, but got "
-                                 f"{steps_per_epoch}")
+                raise ValueError(
+                    f"Expected positive integer steps_per_epoch, but got {steps_per_epoch}"
+                )
             self.total_steps = epochs * steps_per_epoch
         else:
             raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
         up = float(pct_start * self.total_steps) - 1
         if three_phase:
-            phases = [(up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
-                      (float(2 * pct_start * self.total_steps) - 2, "max_lr", "initial_lr",
-                       "base_momentum", "max_momentum"),
-                      (self.total_steps - 1, "initial_lr", "min_lr", "max_momentum",
-                       "max_momentum")]
+            phases = [
+                (up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                (
+                    float(2 * pct_start * self.total_steps) - 2,
+                    "max_lr",
+                    "initial_lr",
+                    "base_momentum",
+                    "max_momentum",
+                ),
+                (self.total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum"),
+            ]
         else:
-            phases = [(up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
-                      (self.total_steps - 1, "max_lr", "min_lr", "base_momentum",
-                       "max_momentum")]
+            phases = [
+                (up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                (self.total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum"),
+            ]
         keys = ("end_step", "start_lr", "end_lr", "start_momentum", "end_momentum")
         self._schedule_phases = [dict(zip(keys, phase)) for phase in phases]
         if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
             raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
         if anneal_strategy not in ["cos", "linear"]:
-            raise ValueError("anneal_strategy must be one of 'cos' or 'linear', instead got "
-                             f"{anneal_strategy}")
+            raise ValueError(
+                f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}"
+            )
         self._anneal_func_type = anneal_strategy
         max_lrs = _format_param("max_lr", self.optimizer, max_lr)
         if last_epoch == -1:
@@ -262,8 +310,10 @@ class OneCycleLR(LRScheduler):
         lrs = []
         step_num = self.last_epoch
         if step_num > self.total_steps:
-            raise ValueError(f"Tried to step {step_num} times. The specified number of total "
-                             f"steps is {self.total_steps}")
+            raise ValueError(
+                f"Tried to step {step_num} times. The specified number of total "
+                f"steps is {self.total_steps}"
+            )
         last = len(self._schedule_phases) - 1
         for group in self.optimizer.param_groups:
             start_step = 0.0
@@ -273,8 +323,9 @@ class OneCycleLR(LRScheduler):
                     pct = (step_num - start_step) / (end_step - start_step)
                     lr = self._anneal_func(group[phase["start_lr"]], group[phase["end_lr"]], pct)
                     if self.cycle_momentum:
-                        momentum = self._anneal_func(group[phase["start_momentum"]],
-                                                     group[phase["end_momentum"]], pct)
+                        momentum = self._anneal_func(
+                            group[phase["start_momentum"]], group[phase["end_momentum"]], pct
+                        )
                     break
                 start_step = phase["end_step"]
             lrs.append(lr)

@@ -21,6 +21,7 @@ EPOCH_DEPRECATION_WARNING = (
     "https://github.com/pytorch/pytorch/issues/new/choose."
 )
 
+
 def _to_scalar(x):
     return x.item() if isinstance(x, Tensor) else x
 
@@ -32,15 +33,17 @@ def _format_param(name: str, optimizer: Optimizer, param) -> list:
             raise ValueError(
                 f"{name} must have the same length as optimizer.param_groups. "
                 f"{name} has {len(param)} values, param_groups has "
-                f"{len(optimizer.param_groups)}.")
+                f"{len(optimizer.param_groups)}."
+            )
     else:
         param = [param] * len(optimizer.param_groups)
     return [p.clone() if isinstance(p, Tensor) else p for p in param]
 
 
 def _param_groups_val_list(optimizer: Optimizer, key: str) -> list:
-    return [g[key].clone() if isinstance(g[key], Tensor) else g[key]
-            for g in optimizer.param_groups]
+    return [
+        g[key].clone() if isinstance(g[key], Tensor) else g[key] for g in optimizer.param_groups
+    ]
 
 
 def _update_param_group_val(param_group: dict, key: str, val) -> None:
@@ -76,8 +79,11 @@ class _initial_mode:
 
 def _warn_get_lr_called_within_step(scheduler) -> None:
     if not scheduler._get_lr_called_within_step:
-        warnings.warn("To get the last learning rate computed by the scheduler, please use "
-                      "`get_last_lr()`.", UserWarning, stacklevel=3)
+        warnings.warn(
+            "To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 class LRScheduler:
@@ -106,7 +112,8 @@ class LRScheduler:
                         "1. You're trying to resume training from a checkpoint but haven't "
                         "properly loaded the optimizer state\n"
                         "2. You're using last_epoch >= 0 for a fresh training run (not "
-                        "recommended)")
+                        "recommended)"
+                    )
         self.base_lrs = _param_groups_val_list(optimizer, "initial_lr")
         self.last_epoch = last_epoch
         self._patch_optimizer_step()
@@ -158,7 +165,9 @@ class LRScheduler:
                     "scheduler initialization. Please, make sure to call `optimizer.step()` "
                     "before `lr_scheduler.step()`. See more details at "
                     "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
-                    UserWarning, stacklevel=2)
+                    UserWarning,
+                    stacklevel=2,
+                )
             elif not getattr(self.optimizer, "_opt_called", False):
                 warnings.warn(
                     "Detected call of `lr_scheduler.step()` before `optimizer.step()`. "
@@ -167,7 +176,9 @@ class LRScheduler:
                     "will result in PyTorch skipping the first value of the learning rate "
                     "schedule. See more details at "
                     "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
-                    UserWarning, stacklevel=2)
+                    UserWarning,
+                    stacklevel=2,
+                )
         self._step_count += 1
         if epoch is not None:
             warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)

@@ -15,8 +15,19 @@ class Adadelta(Optimizer):
     _hyper = ("lr", "rho", "eps", "weight_decay")
     _complex_as_real = True
 
-    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
-                 capturable=False, maximize=False, differentiable=False):
+    def __init__(
+        self,
+        params,
+        lr=1.0,
+        rho=0.9,
+        eps=1e-6,
+        weight_decay=0,
+        foreach=None,
+        *,
+        capturable=False,
+        maximize=False,
+        differentiable=False,
+    ):
         if hasattr(lr, "numel") and lr.numel() != 1:
             raise ValueError("Tensor lr must be 1-element")
         if not 0.0 <= lr:
@@ -27,8 +38,16 @@ class Adadelta(Optimizer):
             raise ValueError(f"Invalid epsilon value: {eps}")
         if not 0.0 <= weight_decay:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
-                        capturable=capturable, foreach=foreach, differentiable=differentiable)
+        defaults = dict(
+            lr=lr,
+            rho=rho,
+            eps=eps,
+            weight_decay=weight_decay,
+            maximize=maximize,
+            capturable=capturable,
+            foreach=foreach,
+            differentiable=differentiable,
+        )
         super().__init__(params, defaults)
 
     def __setstate__(self, state):
@@ -40,8 +59,11 @@ class Adadelta(Optimizer):
             group.setdefault("capturable", False)
 
     def _init_state(self, p, group):
-        return {"step": step_tensor(), "square_avg": p.detach().new_zeros(p.shape),
-                "acc_delta": p.detach().new_zeros(p.shape)}
+        return {
+            "step": step_tensor(),
+            "square_avg": p.detach().new_zeros(p.shape),
+            "acc_delta": p.detach().new_zeros(p.shape),
+        }
 
     def _flags(self, group):
         return (group["maximize"], group["weight_decay"] != 0)
@@ -60,4 +82,7 @@ class Adadelta(Optimizer):
         delta = jnp.sqrt(state["acc_delta"] + eps) / std * g
         acc_delta = state["acc_delta"] * rho + one_minus_rho * delta * delta
         return p + scalar_like(-hp["lr"], p) * delta, {
-            "step": state["step"] + 1, "square_avg": square_avg, "acc_delta": acc_delta}
+            "step": state["step"] + 1,
+            "square_avg": square_avg,
+            "acc_delta": acc_delta,
+        }

@@ -21,8 +21,18 @@ class Adafactor(Optimizer):
 
     _hyper = ("lr", "beta2_decay", "eps", "d", "weight_decay")
 
-    def __init__(self, params, lr=1e-2, beta2_decay=-0.8, eps=(None, 1e-3), d=1.0,
-                 weight_decay=0.0, *, foreach=None, maximize=False):
+    def __init__(
+        self,
+        params,
+        lr=1e-2,
+        beta2_decay=-0.8,
+        eps=(None, 1e-3),
+        d=1.0,
+        weight_decay=0.0,
+        *,
+        foreach=None,
+        maximize=False,
+    ):
         if hasattr(lr, "numel") and lr.numel() != 1:
             raise ValueError("Tensor lr must be 1-element")
         if not 0.0 <= lr:
@@ -37,8 +47,15 @@ class Adafactor(Optimizer):
             raise ValueError(f"Clipping threshold d should be >= 1 but is: {d}")
         if not 0.0 <= weight_decay:
             raise ValueError(f"weight_decay should be >= 0 but is: {weight_decay}")
-        defaults = dict(lr=lr, beta2_decay=beta2_decay, eps=eps, d=d,
-                        weight_decay=weight_decay, foreach=foreach, maximize=maximize)
+        defaults = dict(
+            lr=lr,
+            beta2_decay=beta2_decay,
+            eps=eps,
+            d=d,
+            weight_decay=weight_decay,
+            foreach=foreach,
+            maximize=maximize,
+        )
         super().__init__(params, defaults)
 
     def __setstate__(self, state):
@@ -77,8 +94,8 @@ class Adafactor(Optimizer):
         # PyTorch reads the step and the norms back as Python doubles (`.item()`).
         n = step.astype(jnp.float64)
         one_minus_beta2 = n ** hp["beta2_decay"]
-        rho = jnp.minimum(lr, 1 / n ** 0.5)
-        rms = jnp.linalg.norm(p).astype(jnp.float64) / p.size ** 0.5
+        rho = jnp.minimum(lr, 1 / n**0.5)
+        rms = jnp.linalg.norm(p).astype(jnp.float64) / p.size**0.5
         alpha = jnp.maximum(eps2, rms) * rho
         if decay:
             p = p * scalar_like(1 - lr * hp["weight_decay"], p)
@@ -89,8 +106,7 @@ class Adafactor(Optimizer):
             col_mean = jnp.square(jnp.linalg.norm(g, axis=-2, keepdims=True)) / g.shape[-2]
             row_var = lerp(state["row_var"], row_mean, weight)
             col_var = lerp(state["col_var"], col_mean, weight)
-            row_scale = jnp.maximum(jnp.mean(row_var, axis=-2, keepdims=True),
-                                    scalar_like(eps1, p))
+            row_scale = jnp.maximum(jnp.mean(row_var, axis=-2, keepdims=True), scalar_like(eps1, p))
             var_estimate = (row_var * col_var) / row_scale
             new_state.update(row_var=row_var, col_var=col_var)
         else:
@@ -98,6 +114,7 @@ class Adafactor(Optimizer):
             new_state["variance"] = var_estimate
         # eps1 is squared because the update takes the square root afterwards.
         update = g * jax.lax.rsqrt(jnp.maximum(var_estimate, scalar_like(eps1 * eps1, p)))
-        denom = jnp.maximum(1.0, jnp.linalg.norm(update).astype(jnp.float64)
-                            / (update.size ** 0.5 * hp["d"]))
+        denom = jnp.maximum(
+            1.0, jnp.linalg.norm(update).astype(jnp.float64) / (update.size**0.5 * hp["d"])
+        )
         return p + scalar_like(-alpha / denom, p) * update, new_state

@@ -22,8 +22,20 @@ class Adagrad(Optimizer):
     _hyper = ("lr", "lr_decay", "eps", "weight_decay")
     _complex_as_real = True
 
-    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
-                 eps=1e-10, foreach=None, *, maximize=False, differentiable=False, fused=None):
+    def __init__(
+        self,
+        params,
+        lr=1e-2,
+        lr_decay=0,
+        weight_decay=0,
+        initial_accumulator_value=0,
+        eps=1e-10,
+        foreach=None,
+        *,
+        maximize=False,
+        differentiable=False,
+        fused=None,
+    ):
         if hasattr(lr, "numel") and lr.numel() != 1:
             raise ValueError("Tensor lr must be 1-element")
         if not 0.0 <= lr:
@@ -34,12 +46,21 @@ class Adagrad(Optimizer):
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         if not 0.0 <= initial_accumulator_value:
             raise ValueError(
-                f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
+                f"Invalid initial_accumulator_value value: {initial_accumulator_value}"
+            )
         if not 0.0 <= eps:
             raise ValueError(f"Invalid epsilon value: {eps}")
-        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
-                        initial_accumulator_value=initial_accumulator_value, foreach=foreach,
-                        maximize=maximize, differentiable=differentiable, fused=fused)
+        defaults = dict(
+            lr=lr,
+            lr_decay=lr_decay,
+            eps=eps,
+            weight_decay=weight_decay,
+            initial_accumulator_value=initial_accumulator_value,
+            foreach=foreach,
+            maximize=maximize,
+            differentiable=differentiable,
+            fused=fused,
+        )
         super().__init__(params, defaults)
         if fused:
             if differentiable:
@@ -98,13 +119,15 @@ class Adagrad(Optimizer):
                 grad = -p.grad if maximize else p.grad
                 if wd != 0:
                     if grad.is_sparse:
-                        raise RuntimeError("weight_decay option is not compatible with sparse "
-                                           "gradients")
+                        raise RuntimeError(
+                            "weight_decay option is not compatible with sparse gradients"
+                        )
                     grad = grad.add(p, alpha=wd)
                 clr = lr / (1 + (step - 1) * lr_decay)
                 total = state["sum"]
                 if grad.is_sparse:
                     from ..sparse import sparse_coo_tensor
+
                     grad = grad.coalesce()
                     idx, vals = grad._indices(), grad._values()
                     total.add_(sparse_coo_tensor(idx, vals.pow(2), grad.shape))

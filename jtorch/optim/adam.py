@@ -24,8 +24,9 @@ def _check(lr, eps, betas, weight_decay):
 
 def lerp(start, end, weight):
     """PyTorch's lerp, which switches formula at weight 0.5 for accuracy."""
-    return jnp.where(weight < 0.5, start + weight * (end - start),
-                     end - (end - start) * (1 - weight))
+    return jnp.where(
+        weight < 0.5, start + weight * (end - start), end - (end - start) * (1 - weight)
+    )
 
 
 class Adam(Optimizer):
@@ -37,19 +38,40 @@ class Adam(Optimizer):
 
     _hyper = ("lr", "betas", "eps", "weight_decay")
     # AdamW (a subclass) says "Adam" too, as in PyTorch
-    _sparse_message = ("Adam does not support sparse gradients, please consider SparseAdam "
-                       "instead")
+    _sparse_message = "Adam does not support sparse gradients, please consider SparseAdam instead"
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
-                 differentiable=False, fused=None, decoupled_weight_decay=False):
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        betas=(0.9, 0.999),
+        eps=1e-8,
+        weight_decay=0,
+        amsgrad=False,
+        *,
+        foreach=None,
+        maximize=False,
+        capturable=False,
+        differentiable=False,
+        fused=None,
+        decoupled_weight_decay=False,
+    ):
         if hasattr(lr, "numel") and lr.numel() != 1:
             raise ValueError("Tensor lr must be 1-element")
         _check(float(lr), eps, betas, weight_decay)
-        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                        amsgrad=amsgrad, maximize=maximize, foreach=foreach,
-                        capturable=capturable, differentiable=differentiable, fused=fused,
-                        decoupled_weight_decay=decoupled_weight_decay)
+        defaults = dict(
+            lr=lr,
+            betas=betas,
+            eps=eps,
+            weight_decay=weight_decay,
+            amsgrad=amsgrad,
+            maximize=maximize,
+            foreach=foreach,
+            capturable=capturable,
+            differentiable=differentiable,
+            fused=fused,
+            decoupled_weight_decay=decoupled_weight_decay,
+        )
         super().__init__(params, defaults)
 
     def __setstate__(self, state):
@@ -64,15 +86,22 @@ class Adam(Optimizer):
             group.setdefault("decoupled_weight_decay", False)
 
     def _init_state(self, p, group):
-        state = {"step": step_tensor(), "exp_avg": p.detach().new_zeros(p.shape),
-                 "exp_avg_sq": p.detach().new_zeros(p.shape)}
+        state = {
+            "step": step_tensor(),
+            "exp_avg": p.detach().new_zeros(p.shape),
+            "exp_avg_sq": p.detach().new_zeros(p.shape),
+        }
         if group["amsgrad"]:
             state["max_exp_avg_sq"] = p.detach().new_zeros(p.shape)
         return state
 
     def _flags(self, group):
-        return (group["amsgrad"], group["maximize"], group["weight_decay"] != 0,
-                group["decoupled_weight_decay"])
+        return (
+            group["amsgrad"],
+            group["maximize"],
+            group["weight_decay"] != 0,
+            group["decoupled_weight_decay"],
+        )
 
     @staticmethod
     def _update(p, g, state, hp, flags):
@@ -88,8 +117,9 @@ class Adam(Optimizer):
                 g = g + scalar_like(hp["weight_decay"], p) * p
         step = state["step"] + 1
         exp_avg = lerp(state["exp_avg"], g, scalar_like(1 - beta1, p))
-        exp_avg_sq = state["exp_avg_sq"] * scalar_like(beta2, p) + \
-            scalar_like(1 - beta2, p) * (g * jnp.conj(g))
+        exp_avg_sq = state["exp_avg_sq"] * scalar_like(beta2, p) + scalar_like(1 - beta2, p) * (
+            g * jnp.conj(g)
+        )
         # The bias corrections are Python doubles in PyTorch's single-tensor path.
         n = step.astype(jnp.float64)
         bias1 = 1 - jnp.asarray(beta1, jnp.float64) ** n
@@ -107,13 +137,35 @@ class Adam(Optimizer):
 class AdamW(Adam):
     """Matches `torch.optim.AdamW`: Adam with decoupled weight decay (default 1e-2)."""
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
-                 amsgrad=False, *, maximize=False, foreach=None, capturable=False,
-                 differentiable=False, fused=None):
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
-                         maximize=maximize, capturable=capturable,
-                         differentiable=differentiable, fused=fused,
-                         decoupled_weight_decay=True)
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        betas=(0.9, 0.999),
+        eps=1e-8,
+        weight_decay=1e-2,
+        amsgrad=False,
+        *,
+        maximize=False,
+        foreach=None,
+        capturable=False,
+        differentiable=False,
+        fused=None,
+    ):
+        super().__init__(
+            params,
+            lr,
+            betas,
+            eps,
+            weight_decay,
+            amsgrad,
+            foreach=foreach,
+            maximize=maximize,
+            capturable=capturable,
+            differentiable=differentiable,
+            fused=fused,
+            decoupled_weight_decay=True,
+        )
 
     def __setstate__(self, state):
         super().__setstate__(state)

@@ -15,17 +15,36 @@ class ASGD(Optimizer):
     _hyper = ("lr", "lambd", "alpha", "t0", "weight_decay")
     _complex_as_real = True
 
-    def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0,
-                 foreach=None, maximize=False, differentiable=False, capturable=False):
+    def __init__(
+        self,
+        params,
+        lr=1e-2,
+        lambd=1e-4,
+        alpha=0.75,
+        t0=1e6,
+        weight_decay=0,
+        foreach=None,
+        maximize=False,
+        differentiable=False,
+        capturable=False,
+    ):
         if hasattr(lr, "numel") and lr.numel() != 1:
             raise ValueError("Tensor lr must be 1-element")
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= weight_decay:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
-                        foreach=foreach, maximize=maximize, differentiable=differentiable,
-                        capturable=capturable)
+        defaults = dict(
+            lr=lr,
+            lambd=lambd,
+            alpha=alpha,
+            t0=t0,
+            weight_decay=weight_decay,
+            foreach=foreach,
+            maximize=maximize,
+            differentiable=differentiable,
+            capturable=capturable,
+        )
         super().__init__(params, defaults)
 
     def __setstate__(self, state):
@@ -41,8 +60,7 @@ class ASGD(Optimizer):
         eta.fill_(float(group["lr"]))
         mu = step_tensor()
         mu.fill_(1.0)
-        return {"step": step_tensor(), "eta": eta, "mu": mu,
-                "ax": p.detach().new_zeros(p.shape)}
+        return {"step": step_tensor(), "eta": eta, "mu": mu, "ax": p.detach().new_zeros(p.shape)}
 
     def _flags(self, group):
         return (group["maximize"], group["weight_decay"] != 0)
@@ -56,7 +74,7 @@ class ASGD(Optimizer):
         step = state["step"] + 1
         if decay:
             g = g + scalar_like(hp["weight_decay"], p) * p
-        eta = state["eta"].astype(jnp.float64)      # `eta.item()`
+        eta = state["eta"].astype(jnp.float64)  # `eta.item()`
         p = p * scalar_like(1 - lambd * eta, p)
         p = p + scalar_like(-eta, p) * g
         mu, ax = state["mu"], state["ax"]

@@ -17,16 +17,37 @@ from collections import Counter
 
 from ._cyclic_lr import CosineAnnealingWarmRestarts, CyclicLR, OneCycleLR
 from ._lr_base import (  # noqa: F401 (LRScheduler's protocol, exported here as in PyTorch)
-    EPOCH_DEPRECATION_WARNING, LRScheduler, _enable_get_lr_call, _format_param,
-    _initial_mode, _param_groups_val_list, _to_scalar, _update_param_group_val,
-    _warn_get_lr_called_within_step, _LRScheduler,
+    EPOCH_DEPRECATION_WARNING,
+    LRScheduler,
+    _enable_get_lr_call,
+    _format_param,
+    _initial_mode,
+    _LRScheduler,
+    _param_groups_val_list,
+    _to_scalar,
+    _update_param_group_val,
+    _warn_get_lr_called_within_step,
 )
 from .optimizer import Optimizer
 
-__all__ = ["LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR",
-           "ExponentialLR", "SequentialLR", "CosineAnnealingLR", "ChainedScheduler",
-           "ReduceLROnPlateau", "CyclicLR", "CosineAnnealingWarmRestarts", "OneCycleLR",
-           "PolynomialLR", "LRScheduler"]
+__all__ = [
+    "LambdaLR",
+    "MultiplicativeLR",
+    "StepLR",
+    "MultiStepLR",
+    "ConstantLR",
+    "LinearLR",
+    "ExponentialLR",
+    "SequentialLR",
+    "CosineAnnealingLR",
+    "ChainedScheduler",
+    "ReduceLROnPlateau",
+    "CyclicLR",
+    "CosineAnnealingWarmRestarts",
+    "OneCycleLR",
+    "PolynomialLR",
+    "LRScheduler",
+]
 
 
 class _LambdaState:
@@ -35,8 +56,10 @@ class _LambdaState:
     def state_dict(self) -> dict:
         out = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
         # Plain functions are not saved; callable objects save their __dict__.
-        out["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
-                             for fn in self.lr_lambdas]
+        out["lr_lambdas"] = [
+            None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
+            for fn in self.lr_lambdas
+        ]
         return out
 
     def load_state_dict(self, state_dict: dict) -> None:
@@ -52,8 +75,9 @@ def _lambdas(optimizer, lr_lambda) -> list:
     if not isinstance(lr_lambda, (list, tuple)):
         return [lr_lambda] * len(optimizer.param_groups)
     if len(lr_lambda) != len(optimizer.param_groups):
-        raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got "
-                         f"{len(lr_lambda)}")
+        raise ValueError(
+            f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}"
+        )
     return list(lr_lambda)
 
 
@@ -67,8 +91,9 @@ class LambdaLR(_LambdaState, LRScheduler):
 
     def get_lr(self):
         _warn_get_lr_called_within_step(self)
-        return [base_lr * fn(self.last_epoch)
-                for fn, base_lr in zip(self.lr_lambdas, self.base_lrs)]
+        return [
+            base_lr * fn(self.last_epoch) for fn, base_lr in zip(self.lr_lambdas, self.base_lrs)
+        ]
 
 
 class MultiplicativeLR(_LambdaState, LRScheduler):
@@ -86,8 +111,10 @@ class MultiplicativeLR(_LambdaState, LRScheduler):
         _warn_get_lr_called_within_step(self)
         if self._is_initial:
             return _param_groups_val_list(self.optimizer, "lr")
-        return [group["lr"] * fn(self.last_epoch)
-                for fn, group in zip(self.lr_lambdas, self.optimizer.param_groups)]
+        return [
+            group["lr"] * fn(self.last_epoch)
+            for fn, group in zip(self.lr_lambdas, self.optimizer.param_groups)
+        ]
 
 
 class StepLR(LRScheduler):
@@ -105,8 +132,9 @@ class StepLR(LRScheduler):
         return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
 
     def _get_closed_form_lr(self):
-        return [base_lr * self.gamma ** (self.last_epoch // self.step_size)
-                for base_lr in self.base_lrs]
+        return [
+            base_lr * self.gamma ** (self.last_epoch // self.step_size) for base_lr in self.base_lrs
+        ]
 
 
 class MultiStepLR(LRScheduler):
@@ -121,13 +149,17 @@ class MultiStepLR(LRScheduler):
         _warn_get_lr_called_within_step(self)
         if self.last_epoch not in self.milestones:
             return _param_groups_val_list(self.optimizer, "lr")
-        return [group["lr"] * self.gamma ** self.milestones[self.last_epoch]
-                for group in self.optimizer.param_groups]
+        return [
+            group["lr"] * self.gamma ** self.milestones[self.last_epoch]
+            for group in self.optimizer.param_groups
+        ]
 
     def _get_closed_form_lr(self):
         milestones = sorted(self.milestones.elements())
-        return [base_lr * self.gamma ** bisect_right(milestones, self.last_epoch)
-                for base_lr in self.base_lrs]
+        return [
+            base_lr * self.gamma ** bisect_right(milestones, self.last_epoch)
+            for base_lr in self.base_lrs
+        ]
 
 
 class ConstantLR(LRScheduler):
@@ -149,18 +181,23 @@ class ConstantLR(LRScheduler):
         return [group["lr"] * (1.0 / self.factor) for group in self.optimizer.param_groups]
 
     def _get_closed_form_lr(self):
-        return [base_lr * (self.factor + (self.last_epoch >= self.total_iters)
-                           * (1 - self.factor)) for base_lr in self.base_lrs]
+        return [
+            base_lr * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
+            for base_lr in self.base_lrs
+        ]
 
 
 class LinearLR(LRScheduler):
     """Matches `torch.optim.lr_scheduler.LinearLR`: a linear ramp of the multiplier."""
 
-    def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5,
-                 last_epoch=-1):
+    def __init__(
+        self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1
+    ):
         if start_factor > 1.0 or start_factor <= 0:
-            raise ValueError("Starting multiplicative factor expected to be greater than 0 and "
-                             "less or equal to 1.")
+            raise ValueError(
+                "Starting multiplicative factor expected to be greater than 0 and "
+                "less or equal to 1."
+            )
         if end_factor > 1.0 or end_factor < 0:
             raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
         self.start_factor = start_factor
@@ -175,14 +212,22 @@ class LinearLR(LRScheduler):
         if self._is_initial or self.last_epoch > self.total_iters:
             return _param_groups_val_list(self.optimizer, "lr")
         delta = self.end_factor - self.start_factor
-        factor = 1.0 + delta / (self.total_iters * self.start_factor
-                                + (self.last_epoch - 1) * delta)
+        factor = 1.0 + delta / (
+            self.total_iters * self.start_factor + (self.last_epoch - 1) * delta
+        )
         return [group["lr"] * factor for group in self.optimizer.param_groups]
 
     def _get_closed_form_lr(self):
-        return [base_lr * (self.start_factor + (self.end_factor - self.start_factor)
-                           * min(self.total_iters, self.last_epoch) / self.total_iters)
-                for base_lr in self.base_lrs]
+        return [
+            base_lr
+            * (
+                self.start_factor
+                + (self.end_factor - self.start_factor)
+                * min(self.total_iters, self.last_epoch)
+                / self.total_iters
+            )
+            for base_lr in self.base_lrs
+        ]
 
 
 class ExponentialLR(LRScheduler):
@@ -199,7 +244,7 @@ class ExponentialLR(LRScheduler):
         return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
 
     def _get_closed_form_lr(self):
-        return [base_lr * self.gamma ** self.last_epoch for base_lr in self.base_lrs]
+        return [base_lr * self.gamma**self.last_epoch for base_lr in self.base_lrs]
 
 
 class PolynomialLR(LRScheduler):
@@ -214,13 +259,18 @@ class PolynomialLR(LRScheduler):
         _warn_get_lr_called_within_step(self)
         if self._is_initial or self.last_epoch > self.total_iters:
             return _param_groups_val_list(self.optimizer, "lr")
-        decay = ((1.0 - self.last_epoch / self.total_iters)
-                 / (1.0 - (self.last_epoch - 1) / self.total_iters)) ** self.power
+        decay = (
+            (1.0 - self.last_epoch / self.total_iters)
+            / (1.0 - (self.last_epoch - 1) / self.total_iters)
+        ) ** self.power
         return [group["lr"] * decay for group in self.optimizer.param_groups]
 
     def _get_closed_form_lr(self):
-        return [base_lr * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters)
-                ** self.power for base_lr in self.base_lrs]
+        return [
+            base_lr
+            * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
+            for base_lr in self.base_lrs
+        ]
 
 
 class CosineAnnealingLR(LRScheduler):
@@ -237,39 +287,51 @@ class CosineAnnealingLR(LRScheduler):
         if self._is_initial:
             return _param_groups_val_list(self.optimizer, "lr")
         if self._step_count == 1 and self.last_epoch > 0:
-            return [self.eta_min + (base_lr - self.eta_min)
-                    * (1 + math.cos(self.last_epoch * math.pi / self.T_max)) / 2
-                    for base_lr in self.base_lrs]
+            return [
+                self.eta_min
+                + (base_lr - self.eta_min)
+                * (1 + math.cos(self.last_epoch * math.pi / self.T_max))
+                / 2
+                for base_lr in self.base_lrs
+            ]
         if (self.last_epoch - 1 - self.T_max) % (2 * self.T_max) == 0:
-            return [group["lr"] + (base_lr - self.eta_min)
-                    * (1 - math.cos(math.pi / self.T_max)) / 2
-                    for base_lr, group in zip(self.base_lrs, groups)]
-        return [(1 + math.cos(math.pi * self.last_epoch / self.T_max))
-                / (1 + math.cos(math.pi * (self.last_epoch - 1) / self.T_max))
-                * (group["lr"] - self.eta_min) + self.eta_min for group in groups]
+            return [
+                group["lr"] + (base_lr - self.eta_min) * (1 - math.cos(math.pi / self.T_max)) / 2
+                for base_lr, group in zip(self.base_lrs, groups)
+            ]
+        return [
+            (1 + math.cos(math.pi * self.last_epoch / self.T_max))
+            / (1 + math.cos(math.pi * (self.last_epoch - 1) / self.T_max))
+            * (group["lr"] - self.eta_min)
+            + self.eta_min
+            for group in groups
+        ]
 
     def _get_closed_form_lr(self):
-        return [self.eta_min + (base_lr - self.eta_min)
-                * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
-                for base_lr in self.base_lrs]
+        return [
+            self.eta_min
+            + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+            for base_lr in self.base_lrs
+        ]
 
 
 def _check_children(cls_name, optimizer, schedulers) -> None:
     for idx, scheduler in enumerate(schedulers):
         if not hasattr(scheduler, "optimizer"):
-            raise TypeError(f"{cls_name} at index {idx} should have `optimizer` as its "
-                            "attribute.")
+            raise TypeError(f"{cls_name} at index {idx} should have `optimizer` as its attribute.")
         if isinstance(scheduler, ReduceLROnPlateau):
             raise ValueError(
                 f"{cls_name} does not support `ReduceLROnPlateau` scheduler as it requires "
                 "additional kwargs to be specified when calling `step`, but got one at index "
-                f"{idx} in the given schedulers sequence.")
+                f"{idx} in the given schedulers sequence."
+            )
         if optimizer != scheduler.optimizer:
             raise ValueError(
                 f"{cls_name} expects all schedulers to belong to the same optimizer, but got "
                 f"scheduler {scheduler.__class__.__name__} at index {idx} has "
                 f"{scheduler.optimizer}, which is different from "
-                f"{optimizer.__class__.__name__}.")
+                f"{optimizer.__class__.__name__}."
+            )
 
 
 class _Composite:
@@ -301,7 +363,8 @@ class SequentialLR(_Composite, LRScheduler):
                 "Sequential Schedulers expects number of schedulers provided to be one more "
                 "than the number of milestone points, but got number of schedulers "
                 f"{len(schedulers)} and the number of milestones to be equal to "
-                f"{len(milestones)}")
+                f"{len(milestones)}"
+            )
         self._schedulers = schedulers
         self._milestones = milestones
         self.last_epoch = last_epoch + 1
@@ -339,8 +402,9 @@ class ChainedScheduler(_Composite, LRScheduler):
     def __init__(self, schedulers, optimizer=None):
         name = self.__class__.__name__
         if len(schedulers) < 1:
-            raise ValueError(f"{name} expects at least one scheduler to be chained, but got no "
-                             "scheduler.")
+            raise ValueError(
+                f"{name} expects at least one scheduler to be chained, but got no scheduler."
+            )
         optimizer = optimizer or schedulers[0].optimizer
         _check_children(name, optimizer, schedulers)
         self._schedulers = schedulers
@@ -356,8 +420,18 @@ class ChainedScheduler(_Composite, LRScheduler):
 class ReduceLROnPlateau(LRScheduler):
     """Matches `torch.optim.lr_scheduler.ReduceLROnPlateau` (step(metrics))."""
 
-    def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4,
-                 threshold_mode="rel", cooldown=0, min_lr=0, eps=1e-8):
+    def __init__(
+        self,
+        optimizer,
+        mode="min",
+        factor=0.1,
+        patience=10,
+        threshold=1e-4,
+        threshold_mode="rel",
+        cooldown=0,
+        min_lr=0,
+        eps=1e-8,
+    ):
         if factor >= 1.0:
             raise ValueError("Factor should be < 1.0.")
         self.factor = factor
@@ -366,8 +440,9 @@ class ReduceLROnPlateau(LRScheduler):
         self.optimizer = optimizer
         if isinstance(min_lr, (list, tuple)):
             if len(min_lr) != len(optimizer.param_groups):
-                raise ValueError(f"expected {len(optimizer.param_groups)} min_lrs, got "
-                                 f"{len(min_lr)}")
+                raise ValueError(
+                    f"expected {len(optimizer.param_groups)} min_lrs, got {len(min_lr)}"
+                )
             self.default_min_lr = None
             self.min_lrs = list(min_lr)
         else:
@@ -400,7 +475,7 @@ class ReduceLROnPlateau(LRScheduler):
             self.num_bad_epochs += 1
         if self.in_cooldown:
             self.cooldown_counter -= 1
-            self.num_bad_epochs = 0     # bad epochs in cooldown do not count
+            self.num_bad_epochs = 0  # bad epochs in cooldown do not count
         if self.num_bad_epochs > self.patience:
             self._reduce_lr(epoch)
             self.cooldown_counter = self.cooldown
@@ -415,7 +490,8 @@ class ReduceLROnPlateau(LRScheduler):
                     f"({len(self.optimizer.param_groups)}) differs from when "
                     f"`ReduceLROnPlateau` was initialized ({len(self.min_lrs)}), usually due to "
                     "a new param group being added to the optimizer. Please modify the "
-                    "`min_lrs` field to match the length of the `optimizer` param groups.")
+                    "`min_lrs` field to match the length of the `optimizer` param groups."
+                )
             self.min_lrs = [self.default_min_lr] * len(self.optimizer.param_groups)
         for i, group in enumerate(self.optimizer.param_groups):
             old_lr = float(group["lr"])
@@ -448,8 +524,9 @@ class ReduceLROnPlateau(LRScheduler):
 
     def load_state_dict(self, state_dict: dict) -> None:
         self.__dict__.update(state_dict)
-        self._init_is_better(mode=self.mode, threshold=self.threshold,
-                             threshold_mode=self.threshold_mode)
+        self._init_is_better(
+            mode=self.mode, threshold=self.threshold, threshold_mode=self.threshold_mode
+        )
 
 
 # The schedules and the protocol are defined in two private modules; their classes are

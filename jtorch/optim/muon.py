@@ -57,9 +57,18 @@ class Muon(Optimizer):
 
     _hyper = ("lr", "weight_decay", "momentum", "ns_coefficients", "eps")
 
-    def __init__(self, params, lr=1e-3, weight_decay=0.1, momentum=0.95, nesterov=True,
-                 ns_coefficients=(DEFAULT_A, DEFAULT_B, DEFAULT_C), eps=EPS,
-                 ns_steps=DEFAULT_NS_STEPS, adjust_lr_fn=None):
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        weight_decay=0.1,
+        momentum=0.95,
+        nesterov=True,
+        ns_coefficients=(DEFAULT_A, DEFAULT_B, DEFAULT_C),
+        eps=EPS,
+        ns_steps=DEFAULT_NS_STEPS,
+        adjust_lr_fn=None,
+    ):
         if hasattr(lr, "numel") and lr.numel() != 1:
             raise ValueError("Tensor lr must be 1-element")
         if not 0.0 <= lr:
@@ -70,15 +79,24 @@ class Muon(Optimizer):
             raise ValueError(f"weight decay should be >= 0 but is: {weight_decay}")
         if adjust_lr_fn is not None and adjust_lr_fn not in ["original", "match_rms_adamw"]:
             raise ValueError(f"Adjust learning rate function {adjust_lr_fn} is not supported")
-        defaults = dict(lr=lr, weight_decay=weight_decay, momentum=momentum, nesterov=nesterov,
-                        ns_coefficients=ns_coefficients, eps=eps, ns_steps=ns_steps,
-                        adjust_lr_fn=adjust_lr_fn)
+        defaults = dict(
+            lr=lr,
+            weight_decay=weight_decay,
+            momentum=momentum,
+            nesterov=nesterov,
+            ns_coefficients=ns_coefficients,
+            eps=eps,
+            ns_steps=ns_steps,
+            adjust_lr_fn=adjust_lr_fn,
+        )
         super().__init__(params, defaults)
         for group in self.param_groups:
             for p in group["params"]:
                 if p.ndim != 2:
-                    raise ValueError("Muon only supports 2D parameters whereas we found a "
-                                     f"parameter with size: {p.size()}")
+                    raise ValueError(
+                        "Muon only supports 2D parameters whereas we found a "
+                        f"parameter with size: {p.size()}"
+                    )
 
     def _make_plan(self, group, params, flags):
         for p in params:
@@ -96,8 +114,7 @@ class Muon(Optimizer):
     def _flags(self, group):
         # PyTorch checks these when it orthogonalizes, i.e. on each step.
         if group["ns_steps"] >= 100:
-            raise ValueError("Number of steps must be less than 100 for computational "
-                             "efficiency")
+            raise ValueError("Number of steps must be less than 100 for computational efficiency")
         if len(group["ns_coefficients"]) != 3:
             raise ValueError("Coefficients must be a tuple of exactly 3 values")
         return (group["nesterov"], group["ns_steps"], group["adjust_lr_fn"])
@@ -108,8 +125,7 @@ class Muon(Optimizer):
         lr, momentum = hp["lr"], hp["momentum"]
         buf = lerp(state["momentum_buffer"], g, scalar_like(1 - momentum, p))
         update = lerp(g, buf, scalar_like(momentum, p)) if nesterov else buf
-        update = _zeropower_via_newtonschulz(update, hp["ns_coefficients"], ns_steps,
-                                             hp["eps"])
+        update = _zeropower_via_newtonschulz(update, hp["ns_coefficients"], ns_steps, hp["eps"])
         adjusted_lr = _adjust_lr(lr, adjust_lr_fn, p.shape)
         p = p * scalar_like(1 - lr * hp["weight_decay"], p)
         p = p + scalar_like(-adjusted_lr, p) * update.astype(p.dtype)

@@ -26,8 +26,12 @@ from .._tensor import SparseOperand, Tensor, wrap, zero_grads
 from ..autograd import grad_mode
 from ..autograd.graph import RemovableHandle, _add_hook
 
-__all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook",
-           "register_optimizer_step_post_hook"]
+__all__ = [
+    "Optimizer",
+    "required",
+    "register_optimizer_step_pre_hook",
+    "register_optimizer_step_post_hook",
+]
 
 
 class _RequiredParameter:
@@ -51,6 +55,7 @@ def register_optimizer_step_post_hook(hook) -> RemovableHandle:
 
 def _with_hooks(step):
     """Runs step pre/post hooks around a subclass's `step`, as PyTorch's decorator does."""
+
     @functools.wraps(step)
     def wrapper(self, *args, **kwargs):
         for hook in (*_global_pre_hooks.values(), *self._optimizer_step_pre_hooks.values()):
@@ -59,13 +64,16 @@ def _with_hooks(step):
                 if isinstance(result, tuple) and len(result) == 2:
                     args, kwargs = result
                 else:
-                    raise RuntimeError(f"{hook} must return None or a tuple of (new_args, "
-                                       f"new_kwargs), but got {result}.")
+                    raise RuntimeError(
+                        f"{hook} must return None or a tuple of (new_args, "
+                        f"new_kwargs), but got {result}."
+                    )
         out = step(self, *args, **kwargs)
         self._optimizer_step_code()
         for hook in (*self._optimizer_step_post_hooks.values(), *_global_post_hooks.values()):
             hook(self, args, kwargs)
         return out
+
     wrapper._hooked = True
     return wrapper
 
@@ -83,8 +91,10 @@ class Optimizer:
         self._optimizer_load_state_dict_post_hooks: dict = OrderedDict()
         self._patch_step_function()
         if isinstance(params, Tensor):
-            raise TypeError("params argument given to the optimizer should be an iterable of "
-                            "Tensors or dicts, but got " + typename(params))
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of "
+                "Tensors or dicts, but got " + typename(params)
+            )
         self.state: defaultdict = defaultdict(dict)
         self.param_groups: list = []
         param_groups = list(params)
@@ -108,15 +118,18 @@ class Optimizer:
             cls.step = _with_hooks(cls.step)
 
     def __getstate__(self):
-        return {"defaults": self.defaults, "state": self.state,
-                "param_groups": self.param_groups}
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        for name in ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks",
-                     "_optimizer_state_dict_pre_hooks", "_optimizer_state_dict_post_hooks",
-                     "_optimizer_load_state_dict_pre_hooks",
-                     "_optimizer_load_state_dict_post_hooks"):
+        for name in (
+            "_optimizer_step_pre_hooks",
+            "_optimizer_step_post_hooks",
+            "_optimizer_state_dict_pre_hooks",
+            "_optimizer_state_dict_post_hooks",
+            "_optimizer_load_state_dict_pre_hooks",
+            "_optimizer_load_state_dict_post_hooks",
+        ):
             self.__dict__.setdefault(name, OrderedDict())
         self._patch_step_function()
 
@@ -143,33 +156,43 @@ class Optimizer:
         if isinstance(params, Tensor):
             param_group["params"] = [params]
         elif isinstance(params, set):
-            raise TypeError("optimizer parameters need to be organized in ordered collections, "
-                            "but the ordering of tensors in sets will change between runs. "
-                            "Please use a list instead.")
+            raise TypeError(
+                "optimizer parameters need to be organized in ordered collections, "
+                "but the ordering of tensors in sets will change between runs. "
+                "Please use a list instead."
+            )
         else:
             param_group["params"] = list(params)
         plist = param_group["params"]
-        if plist and isinstance(plist[0], tuple):      # named parameters
+        if plist and isinstance(plist[0], tuple):  # named parameters
             param_group["param_names"] = [n for n, _ in plist]
             plist = param_group["params"] = [p for _, p in plist]
         for param in plist:
             if not isinstance(param, Tensor):
-                raise TypeError("optimizer can only optimize Tensors, but one of the params is "
-                                + typename(param))
+                raise TypeError(
+                    "optimizer can only optimize Tensors, but one of the params is "
+                    + typename(param)
+                )
             if not self.defaults.get("differentiable", None) and not (
-                    param.is_leaf or param.retains_grad):
+                param.is_leaf or param.retains_grad
+            ):
                 raise ValueError("can't optimize a non-leaf Tensor")
         for name, default in self.defaults.items():
             if default is required and name not in param_group:
-                raise ValueError("parameter group didn't specify a value of required "
-                                 f"optimization parameter {name}")
+                raise ValueError(
+                    "parameter group didn't specify a value of required "
+                    f"optimization parameter {name}"
+                )
             param_group.setdefault(name, default)
         if len({id(p) for p in plist}) != len(plist):
             import warnings
-            warnings.warn("optimizer contains a parameter group with duplicate parameters; in "
-                          "future, this will cause an error; see "
-                          "github.com/pytorch/pytorch/issues/40967 for more information",
-                          stacklevel=3)
+
+            warnings.warn(
+                "optimizer contains a parameter group with duplicate parameters; in "
+                "future, this will cause an error; see "
+                "github.com/pytorch/pytorch/issues/40967 for more information",
+                stacklevel=3,
+            )
         seen = set()
         for group in self.param_groups:
             seen.update(id(p) for p in group["params"])
@@ -197,8 +220,7 @@ class Optimizer:
             packed["params"] = [mapping[id(p)] for p in group["params"]]
             start += len(packed["params"])
             groups.append(packed)
-        state = {(mapping[id(k)] if isinstance(k, Tensor) else k): v
-                 for k, v in self.state.items()}
+        state = {(mapping[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()}
         out = {"state": state, "param_groups": groups}
         for hook in self._optimizer_state_dict_post_hooks.values():
             result = hook(self, out)
@@ -234,10 +256,16 @@ class Optimizer:
         if len(groups) != len(saved_groups):
             raise ValueError("loaded state dict has a different number of parameter groups")
         if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
-            raise ValueError("loaded state dict contains a parameter group that doesn't match "
-                             "the size of optimizer's group")
-        id_map = dict(zip(itertools_chain(s["params"] for s in saved_groups),
-                          itertools_chain(g["params"] for g in groups)))
+            raise ValueError(
+                "loaded state dict contains a parameter group that doesn't match "
+                "the size of optimizer's group"
+            )
+        id_map = dict(
+            zip(
+                itertools_chain(s["params"] for s in saved_groups),
+                itertools_chain(g["params"] for g in groups),
+            )
+        )
         state: defaultdict = defaultdict(dict)
         for k, v in state_dict["state"].items():
             if k in id_map:
@@ -328,9 +356,13 @@ class Optimizer:
             plan = plans[id(group)] = self._make_plan(group, params, flags)
         hp = {k: _hyper_value(group[k]) for k in self._hyper}
         try:
-            outs = plan.fn(hp, *[p._array for p in params], *[p.grad._array for p in params],
-                           *[t._array for t in plan.tensors])
-        except SparseOperand:       # a sparse gradient (or sparse state): PyTorch's own path
+            outs = plan.fn(
+                hp,
+                *[p._array for p in params],
+                *[p.grad._array for p in params],
+                *[t._array for t in plan.tensors],
+            )
+        except SparseOperand:  # a sparse gradient (or sparse state): PyTorch's own path
             self._sparse_step(group, params)
             return
         n = len(params)
@@ -359,8 +391,9 @@ class Optimizer:
     def _sparse_step(self, group: dict, params: list) -> None:
         """A step of a group with a sparse gradient: optimizers that take them (SGD, Adagrad)
         run PyTorch's per-tensor formula here; the others raise PyTorch's error."""
-        raise RuntimeError(self._sparse_message or
-                           f"{type(self).__name__} does not support sparse gradients")
+        raise RuntimeError(
+            self._sparse_message or f"{type(self).__name__} does not support sparse gradients"
+        )
 
     def _make_plan(self, group: dict, params: list, flags: tuple) -> _Plan:
         """Initializes missing state and fixes the flat layout of one group's compiled step."""
@@ -375,8 +408,7 @@ class Optimizer:
             states.append(st)
         keys = tuple(tuple(k for k, v in st.items() if isinstance(v, Tensor)) for st in states)
         fn, out_keys = _compiled_update(type(self), flags, keys)
-        return _Plan(group, params, flags, [self.state.get(p) for p in params], keys, fn,
-                     out_keys)
+        return _Plan(group, params, flags, [self.state.get(p) for p in params], keys, fn, out_keys)
 
 
 class _Plan:
@@ -386,8 +418,7 @@ class _Plan:
     comparisons only, which keeps the per-parameter Python work of a step small.
     """
 
-    __slots__ = ("group", "params", "flags", "states", "sizes", "keys", "tensors", "fn",
-                 "out_keys")
+    __slots__ = ("group", "params", "flags", "states", "sizes", "keys", "tensors", "fn", "out_keys")
 
     def __init__(self, group, params, flags, states, keys, fn, out_keys):
         self.group, self.params, self.flags, self.states = group, params, flags, states
@@ -426,16 +457,19 @@ def _compiled_update(cls, flags, keys):
         out_keys = [keys]
 
         def run(hp, *flat):
-            params, grads, rest = flat[:n], flat[n:2 * n], iter(flat[2 * n:])
+            params, grads, rest = flat[:n], flat[n : 2 * n], iter(flat[2 * n :])
             out_p, out_s, new_keys = [], [], []
             for p, g, ks in zip(params, grads, keys):
                 st = {k: next(rest) for k in ks}
                 if as_real and jnp.iscomplexobj(p):
-                    new_p, new_st = update(_as_real(p), _as_real(g),
-                                           {k: _as_real(v) for k, v in st.items()}, hp, flags)
+                    new_p, new_st = update(
+                        _as_real(p), _as_real(g), {k: _as_real(v) for k, v in st.items()}, hp, flags
+                    )
                     new_p = _as_complex(new_p)
-                    new_st = {k: _as_complex(v) if k in st and jnp.iscomplexobj(st[k]) else v
-                              for k, v in new_st.items()}
+                    new_st = {
+                        k: _as_complex(v) if k in st and jnp.iscomplexobj(st[k]) else v
+                        for k, v in new_st.items()
+                    }
                 else:
                     new_p, new_st = update(p, g, st, hp, flags)
                 out_p.append(new_p.astype(p.dtype))
@@ -443,6 +477,7 @@ def _compiled_update(cls, flags, keys):
                 out_s.extend(new_st[k] for k in new_st)
             out_keys[0] = tuple(new_keys)
             return (*out_p, *out_s)
+
         entry = _COMPILED[key] = (jax.jit(run), out_keys)
     return entry
 

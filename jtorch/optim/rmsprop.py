@@ -16,9 +16,20 @@ class RMSprop(Optimizer):
     _hyper = ("lr", "alpha", "eps", "weight_decay", "momentum")
     _complex_as_real = True
 
-    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
-                 centered=False, capturable=False, foreach=None, maximize=False,
-                 differentiable=False):
+    def __init__(
+        self,
+        params,
+        lr=1e-2,
+        alpha=0.99,
+        eps=1e-8,
+        weight_decay=0,
+        momentum=0,
+        centered=False,
+        capturable=False,
+        foreach=None,
+        maximize=False,
+        differentiable=False,
+    ):
         if hasattr(lr, "numel") and lr.numel() != 1:
             raise ValueError("Tensor lr must be 1-element")
         if not 0.0 <= lr:
@@ -31,9 +42,18 @@ class RMSprop(Optimizer):
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         if not 0.0 <= alpha:
             raise ValueError(f"Invalid alpha value: {alpha}")
-        defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
-                        weight_decay=weight_decay, capturable=capturable, foreach=foreach,
-                        maximize=maximize, differentiable=differentiable)
+        defaults = dict(
+            lr=lr,
+            momentum=momentum,
+            alpha=alpha,
+            eps=eps,
+            centered=centered,
+            weight_decay=weight_decay,
+            capturable=capturable,
+            foreach=foreach,
+            maximize=maximize,
+            differentiable=differentiable,
+        )
         super().__init__(params, defaults)
 
     def __setstate__(self, state):
@@ -55,8 +75,12 @@ class RMSprop(Optimizer):
         return state
 
     def _flags(self, group):
-        return (group["maximize"], group["weight_decay"] != 0, group["momentum"] > 0,
-                group["centered"])
+        return (
+            group["maximize"],
+            group["weight_decay"] != 0,
+            group["momentum"] > 0,
+            group["centered"],
+        )
 
     @staticmethod
     def _update(p, g, state, hp, flags):
@@ -67,8 +91,7 @@ class RMSprop(Optimizer):
         new_state = {"step": state["step"] + 1}
         if decay:
             g = g + scalar_like(hp["weight_decay"], p) * p
-        square_avg = state["square_avg"] * scalar_like(alpha, p) + \
-            scalar_like(1 - alpha, p) * g * g
+        square_avg = state["square_avg"] * scalar_like(alpha, p) + scalar_like(1 - alpha, p) * g * g
         new_state["square_avg"] = square_avg
         if centered:
             grad_avg = lerp(state["grad_avg"], g, scalar_like(1 - alpha, p))

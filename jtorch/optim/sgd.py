@@ -13,18 +13,37 @@ class SGD(Optimizer):
 
     _hyper = ("lr", "momentum", "dampening", "weight_decay")
 
-    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
-                 nesterov=False, *, maximize=False, foreach=None, differentiable=False,
-                 fused=None):
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        momentum=0,
+        dampening=0,
+        weight_decay=0,
+        nesterov=False,
+        *,
+        maximize=False,
+        foreach=None,
+        differentiable=False,
+        fused=None,
+    ):
         if lr is not required and lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if momentum < 0.0:
             raise ValueError(f"Invalid momentum value: {momentum}")
         if weight_decay < 0.0:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
-                        weight_decay=weight_decay, nesterov=nesterov, maximize=maximize,
-                        foreach=foreach, differentiable=differentiable, fused=fused)
+        defaults = dict(
+            lr=lr,
+            momentum=momentum,
+            dampening=dampening,
+            weight_decay=weight_decay,
+            nesterov=nesterov,
+            maximize=maximize,
+            foreach=foreach,
+            differentiable=differentiable,
+            fused=fused,
+        )
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
@@ -36,8 +55,12 @@ class SGD(Optimizer):
             group.setdefault("maximize", False)
 
     def _flags(self, group):
-        return (group["momentum"] != 0, group["weight_decay"] != 0, group["nesterov"],
-                group["maximize"])
+        return (
+            group["momentum"] != 0,
+            group["weight_decay"] != 0,
+            group["nesterov"],
+            group["maximize"],
+        )
 
     @staticmethod
     def _update(p, g, state, hp, flags):
@@ -51,7 +74,7 @@ class SGD(Optimizer):
             momentum = scalar_like(hp["momentum"], p)
             buf = state.get("momentum_buffer")
             if buf is None:
-                buf = g     # PyTorch's first step: the buffer is a copy of the gradient
+                buf = g  # PyTorch's first step: the buffer is a copy of the gradient
             else:
                 buf = buf * momentum + scalar_like(1 - hp["dampening"], p) * g
             new_state["momentum_buffer"] = buf
@@ -66,7 +89,7 @@ class SGD(Optimizer):
             for p in params:
                 grad = -p.grad if maximize else p.grad
                 if wd != 0:
-                    grad = grad.add(p, alpha=wd)    # sparse + dense raises, as in PyTorch
+                    grad = grad.add(p, alpha=wd)  # sparse + dense raises, as in PyTorch
                 if momentum != 0:
                     state = self.state[p]
                     buf = state.get("momentum_buffer")

@@ -31,15 +31,22 @@ class SparseAdam(Optimizer):
             raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
         defaults = dict(lr=lr, betas=betas, eps=eps, maximize=maximize)
         super().__init__(params, defaults)
-        complex_params = [[i, j] for i, group in enumerate(self.param_groups)
-                          for j, p in enumerate(group["params"]) if p.is_complex()]
+        complex_params = [
+            [i, j]
+            for i, group in enumerate(self.param_groups)
+            for j, p in enumerate(group["params"])
+            if p.is_complex()
+        ]
         if complex_params:
-            raise ValueError(f"Complex params at indices {complex_params}: SparseAdam does not "
-                             "support complex parameters")
+            raise ValueError(
+                f"Complex params at indices {complex_params}: SparseAdam does not "
+                "support complex parameters"
+            )
 
     def step(self, closure=None):
         """Matches `torch.optim.SparseAdam.step`."""
         from ..sparse import sparse_coo_tensor
+
         loss = None
         if closure is not None:
             with grad_mode.enable_grad():
@@ -52,8 +59,10 @@ class SparseAdam(Optimizer):
                     if p.grad is None:
                         continue
                     if not p.grad.is_sparse:
-                        raise RuntimeError("SparseAdam does not support dense gradients, "
-                                           "please consider Adam instead")
+                        raise RuntimeError(
+                            "SparseAdam does not support dense gradients, "
+                            "please consider Adam instead"
+                        )
                     state = self.state[p]
                     if len(state) == 0:
                         state["step"] = 0
@@ -82,6 +91,6 @@ class SparseAdam(Optimizer):
                     denom = sq_update.add(old_sq).sqrt().add(eps)
                     step = state["step"]
                     # Python doubles, as in PyTorch
-                    step_size = lr * math.sqrt(1 - beta2 ** step) / (1 - beta1 ** step)
+                    step_size = lr * math.sqrt(1 - beta2**step) / (1 - beta1**step)
                     p.add_(make_sparse(numer.div(denom).mul(-step_size)))
         return loss

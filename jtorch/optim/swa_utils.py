@@ -18,8 +18,15 @@ from ..nn.modules.module import Module
 from .adam import lerp
 from .lr_scheduler import LRScheduler, _format_param
 
-__all__ = ["AveragedModel", "update_bn", "SWALR", "get_ema_multi_avg_fn",
-           "get_swa_multi_avg_fn", "get_ema_avg_fn", "get_swa_avg_fn"]
+__all__ = [
+    "AveragedModel",
+    "update_bn",
+    "SWALR",
+    "get_ema_multi_avg_fn",
+    "get_swa_multi_avg_fn",
+    "get_ema_avg_fn",
+    "get_swa_avg_fn",
+]
 
 
 @jax.jit
@@ -39,8 +46,9 @@ def _foreach_lerp_(targets: list, ends: list, weight) -> None:
 def get_ema_multi_avg_fn(decay=0.999):
     """Matches `torch.optim.swa_utils.get_ema_multi_avg_fn`: ema = lerp(ema, p, 1 - decay)."""
     if decay < 0.0 or decay > 1.0:
-        raise ValueError(f"Invalid decay value {decay} provided. Please provide a value in "
-                         "[0,1] range.")
+        raise ValueError(
+            f"Invalid decay value {decay} provided. Please provide a value in [0,1] range."
+        )
 
     def ema_update(ema_param_list, current_param_list, _):
         with grad_mode.no_grad():
@@ -74,8 +82,9 @@ def get_swa_multi_avg_fn():
 def get_ema_avg_fn(decay=0.999):
     """Matches `torch.optim.swa_utils.get_ema_avg_fn`."""
     if decay < 0.0 or decay > 1.0:
-        raise ValueError(f"Invalid decay value {decay} provided. Please provide a value in "
-                         "[0,1] range.")
+        raise ValueError(
+            f"Invalid decay value {decay} provided. Please provide a value in [0,1] range."
+        )
 
     def ema_update(ema_param, current_param, num_averaged):
         with grad_mode.no_grad():
@@ -110,8 +119,9 @@ class AveragedModel(Module):
     (`avg + (p - avg) / (n + 1)` per tensor), here in one compiled call per dtype.
     """
 
-    def __init__(self, model: Module, device=None, avg_fn=None, multi_avg_fn=None,
-                 use_buffers=False) -> None:
+    def __init__(
+        self, model: Module, device=None, avg_fn=None, multi_avg_fn=None, use_buffers=False
+    ) -> None:
         super().__init__()
         if avg_fn is not None and multi_avg_fn is not None:
             raise AssertionError("Only one of avg_fn and multi_avg_fn should be provided")
@@ -214,18 +224,17 @@ def update_bn(loader, model: Module, device=None) -> None:
 class SWALR(LRScheduler):
     """Matches `torch.optim.swa_utils.SWALR`: anneal each group's lr to its swa_lr."""
 
-    def __init__(self, optimizer, swa_lr, anneal_epochs=10, anneal_strategy="cos",
-                 last_epoch=-1):
+    def __init__(self, optimizer, swa_lr, anneal_epochs=10, anneal_strategy="cos", last_epoch=-1):
         swa_lrs = _format_param("swa_lr", optimizer, swa_lr)
         for lr, group in zip(swa_lrs, optimizer.param_groups):
             group["swa_lr"] = lr
         if anneal_strategy not in ["cos", "linear"]:
-            raise ValueError("anneal_strategy must be one of 'cos' or 'linear', instead got "
-                             f"{anneal_strategy}")
+            raise ValueError(
+                f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}"
+            )
         self._set_anneal_func(anneal_strategy)
         if not isinstance(anneal_epochs, int) or anneal_epochs < 0:
-            raise ValueError(f"anneal_epochs must be equal or greater than 0, got "
-                             f"{anneal_epochs}")
+            raise ValueError(f"anneal_epochs must be equal or greater than 0, got {anneal_epochs}")
         self.anneal_epochs = anneal_epochs
         super().__init__(optimizer, last_epoch)
 
@@ -245,25 +254,32 @@ class SWALR(LRScheduler):
 
     def get_lr(self):
         if not self._get_lr_called_within_step:
-            warnings.warn("To get the last learning rate computed by the scheduler, please use "
-                          "`get_last_lr()`.", UserWarning, stacklevel=2)
+            warnings.warn(
+                "To get the last learning rate computed by the scheduler, please use "
+                "`get_last_lr()`.",
+                UserWarning,
+                stacklevel=2,
+            )
         # The lr before annealing is recovered from the current one (chainable form).
         step = self._step_count - 1
         if self.anneal_epochs == 0:
             step = max(1, step)
         prev_t = max(0, min(1, (step - 1) / max(1, self.anneal_epochs)))
         prev_alpha = self.anneal_func(prev_t)
-        prev_lrs = [self._get_initial_lr(group["lr"], group["swa_lr"], prev_alpha)
-                    for group in self.optimizer.param_groups]
+        prev_lrs = [
+            self._get_initial_lr(group["lr"], group["swa_lr"], prev_alpha)
+            for group in self.optimizer.param_groups
+        ]
         t = max(0, min(1, step / max(1, self.anneal_epochs)))
         alpha = self.anneal_func(t)
-        return [group["swa_lr"] * alpha + lr * (1 - alpha)
-                for group, lr in zip(self.optimizer.param_groups, prev_lrs)]
+        return [
+            group["swa_lr"] * alpha + lr * (1 - alpha)
+            for group, lr in zip(self.optimizer.param_groups, prev_lrs)
+        ]
 
     def _set_anneal_func(self, anneal_strategy) -> None:
         self._anneal_strategy = anneal_strategy
-        self.anneal_func = self._cosine_anneal if anneal_strategy == "cos" else \
-            self._linear_anneal
+        self.anneal_func = self._cosine_anneal if anneal_strategy == "cos" else self._linear_anneal
 
     def state_dict(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "anneal_func")}

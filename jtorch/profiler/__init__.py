@@ -7,11 +7,21 @@ individual ops or device kernels: see `jtorch.autograd.profiler`.
 from ..autograd.profiler import kineto_available, record_function  # noqa: F401
 from . import _profiler as profiler  # noqa: F401 - torch.profiler.profiler
 from ._profiler import (  # noqa: F401
-    ProfilerAction, ProfilerActivity, profile, schedule, supported_activities,
+    ProfilerAction,
+    ProfilerActivity,
+    profile,
+    schedule,
+    supported_activities,
     tensorboard_trace_handler,
 )
 
 __all__ = [
-    "ProfilerAction", "ProfilerActivity", "kineto_available", "profile", "record_function",
-    "schedule", "supported_activities", "tensorboard_trace_handler",
+    "ProfilerAction",
+    "ProfilerActivity",
+    "kineto_available",
+    "profile",
+    "record_function",
+    "schedule",
+    "supported_activities",
+    "tensorboard_trace_handler",
 ]

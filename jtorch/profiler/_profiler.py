@@ -40,11 +40,19 @@ class ProfilerAction(enum.Enum):
 def supported_activities() -> set:
     """Matches `torch.profiler.supported_activities`: CPU, and CUDA where jtorch has it."""
     from .. import cuda
+
     return {ProfilerActivity.CPU} | ({ProfilerActivity.CUDA} if cuda.is_available() else set())
 
 
-def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0, skip_first: int = 0,
-             skip_first_wait: int = 0):
+def schedule(
+    *,
+    wait: int,
+    warmup: int,
+    active: int,
+    repeat: int = 0,
+    skip_first: int = 0,
+    skip_first_wait: int = 0,
+):
     """Matches `torch.profiler.schedule`: step number -> `ProfilerAction`.
 
     After `skip_first` steps, cycles of `wait` idle, `warmup` and `active` recording steps
@@ -55,10 +63,12 @@ def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0, skip_first
         raise AssertionError(
             f"Invalid profiler schedule arguments. Got wait={wait} (need >= 0), "
             f"warmup={warmup} (need >= 0), active={active} (need > 0), repeat={repeat} "
-            f"(need >= 0), skip_first={skip_first} (need >= 0).")
+            f"(need >= 0), skip_first={skip_first} (need >= 0)."
+        )
     if warmup == 0:
-        warnings.warn("Profiler won't be using warmup, this can skew profiler results",
-                      stacklevel=2)
+        warnings.warn(
+            "Profiler won't be using warmup, this can skew profiler results", stacklevel=2
+        )
     cycle = wait + warmup + active
 
     def schedule_fn(step: int) -> ProfilerAction:
@@ -85,13 +95,18 @@ def _always_record(step: int) -> ProfilerAction:
     return ProfilerAction.RECORD
 
 
-def tensorboard_trace_handler(dir_name: str, worker_name: str | None = None,
-                              use_gzip: bool = False, use_python_export: bool = False):
+def tensorboard_trace_handler(
+    dir_name: str,
+    worker_name: str | None = None,
+    use_gzip: bool = False,
+    use_python_export: bool = False,
+):
     """Matches `torch.profiler.tensorboard_trace_handler`: each trace to a file in `dir_name`.
 
     Files are named `<worker>.<time ns>.pt.trace.json` (`.gz` with `use_gzip`), the worker
     defaulting to `<hostname>_<pid>`, as PyTorch names them.
     """
+
     def handler_fn(prof) -> None:
         nonlocal worker_name
         try:
@@ -118,12 +133,24 @@ class profile:
     `export_chrome_trace()` give the last finished recording.
     """
 
-    def __init__(self, *, activities=None, schedule=None, on_trace_ready=None,
-                 record_shapes: bool = False, profile_memory: bool = False,
-                 with_stack: bool = False, with_flops: bool = False, with_modules: bool = False,
-                 experimental_config=None, execution_trace_observer=None,
-                 acc_events: bool = False, use_cuda: bool | None = None,
-                 custom_trace_id_callback=None, post_processing_timeout_s=None):
+    def __init__(
+        self,
+        *,
+        activities=None,
+        schedule=None,
+        on_trace_ready=None,
+        record_shapes: bool = False,
+        profile_memory: bool = False,
+        with_stack: bool = False,
+        with_flops: bool = False,
+        with_modules: bool = False,
+        experimental_config=None,
+        execution_trace_observer=None,
+        acc_events: bool = False,
+        use_cuda: bool | None = None,
+        custom_trace_id_callback=None,
+        post_processing_timeout_s=None,
+    ):
         if activities is not None:
             acts = set()
             for item in activities:
@@ -131,29 +158,36 @@ class profile:
         else:
             acts = supported_activities()
         if use_cuda is not None:
-            warnings.warn("`use_cuda` is deprecated, use `activities` argument instead",
-                          FutureWarning, stacklevel=2)
-            acts = acts | {ProfilerActivity.CUDA} if use_cuda else acts - {
-                ProfilerActivity.CUDA}
+            warnings.warn(
+                "`use_cuda` is deprecated, use `activities` argument instead",
+                FutureWarning,
+                stacklevel=2,
+            )
+            acts = acts | {ProfilerActivity.CUDA} if use_cuda else acts - {ProfilerActivity.CUDA}
         if not acts:
             raise AssertionError("No valid profiler activities found")
         self.activities = acts
         self.record_shapes, self.profile_memory, self.with_stack = (
-            record_shapes, profile_memory, with_stack)
+            record_shapes,
+            profile_memory,
+            with_stack,
+        )
         self.with_flops, self.with_modules, self.acc_events = with_flops, with_modules, acc_events
         self.record_steps = schedule is not None
         self.schedule = schedule or _always_record
         self.on_trace_ready = on_trace_ready
         self.step_num = 0
         self.step_rec_fn = None
-        self.profiler = None     # the legacy profiler of the current or last recording
+        self.profiler = None  # the legacy profiler of the current or last recording
         self.current_action = self._checked(self.schedule(0))
 
     @staticmethod
     def _checked(action):
         if action == ProfilerAction.DEVICE_STOPPED:
-            raise ValueError("ProfilerAction.DEVICE_STOPPED is set internally by the profiler "
-                             "and must not be returned by a user-provided schedule")
+            raise ValueError(
+                "ProfilerAction.DEVICE_STOPPED is set internally by the profiler "
+                "and must not be returned by a user-provided schedule"
+            )
         return action
 
     # -- the trace lifecycle -------------------------------------------------
@@ -161,9 +195,12 @@ class profile:
     def prepare_trace(self) -> None:
         # Nothing to warm up; a new recording replaces the last unless events accumulate.
         previous = self.profiler
-        self.profiler = _legacy.profile(record_shapes=self.record_shapes,
-                                        profile_memory=self.profile_memory,
-                                        with_stack=self.with_stack, acc_events=self.acc_events)
+        self.profiler = _legacy.profile(
+            record_shapes=self.record_shapes,
+            profile_memory=self.profile_memory,
+            with_stack=self.with_stack,
+            acc_events=self.acc_events,
+        )
         if self.acc_events and previous is not None:
             self.profiler.function_events = previous.function_events
 
@@ -254,17 +291,23 @@ class profile:
         """The recorded ranges of the last finished recording (`FunctionEvent`s)."""
         return self._initialized("accessing events").events()
 
-    def key_averages(self, group_by_input_shape: bool = False, group_by_stack_n: int = 0,
-                     group_by_overload_name: bool = False):
+    def key_averages(
+        self,
+        group_by_input_shape: bool = False,
+        group_by_stack_n: int = 0,
+        group_by_overload_name: bool = False,
+    ):
         """Per-name sums of the last finished recording: rows with `.key`, `.count`, times."""
         return self._initialized("getting key averages").key_averages(
-            group_by_input_shape, group_by_stack_n, group_by_overload_name)
+            group_by_input_shape, group_by_stack_n, group_by_overload_name
+        )
 
     def export_chrome_trace(self, path: str) -> None:
         """Writes the last recording as Chrome-trace JSON (gzip-compressed for `*.gz`)."""
         events = self._initialized("exporting chrome trace").events()
         if path.endswith(".gz"):
             import gzip
+
             tmp = path[:-3] + ".tmp"
             events.export_chrome_trace(tmp)
             with open(tmp, "rb") as src, gzip.open(path, "wb") as dst:

@@ -18,13 +18,53 @@ from . import _math as M
 from ._tensor import SparseTensor, _not_implemented
 
 # Zero-preserving pointwise ops PyTorch runs on sparse COO values (it coalesces first).
-_UNARY = ("abs", "sqrt", "sin", "tan", "tanh", "asin", "atan", "sinh", "asinh", "atanh",
-          "relu", "log1p", "expm1", "sign", "sgn", "floor", "ceil", "round", "trunc", "frac",
-          "erf", "erfinv", "deg2rad", "rad2deg", "isnan", "isinf", "nan_to_num", "signbit",
-          "square", "isposinf", "isneginf", "arcsin", "arctan", "arcsinh", "arctanh",
-          "absolute", "fix")
-_NODE = {"abs": "AbsBackward0", "sqrt": "SqrtBackward0", "relu": "ReluBackward0",
-         "square": "PowBackward0", "tanh": "TanhBackward0", "sin": "SinBackward0"}
+_UNARY = (
+    "abs",
+    "sqrt",
+    "sin",
+    "tan",
+    "tanh",
+    "asin",
+    "atan",
+    "sinh",
+    "asinh",
+    "atanh",
+    "relu",
+    "log1p",
+    "expm1",
+    "sign",
+    "sgn",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "frac",
+    "erf",
+    "erfinv",
+    "deg2rad",
+    "rad2deg",
+    "isnan",
+    "isinf",
+    "nan_to_num",
+    "signbit",
+    "square",
+    "isposinf",
+    "isneginf",
+    "arcsin",
+    "arctan",
+    "arcsinh",
+    "arctanh",
+    "absolute",
+    "fix",
+)
+_NODE = {
+    "abs": "AbsBackward0",
+    "sqrt": "SqrtBackward0",
+    "relu": "ReluBackward0",
+    "square": "PowBackward0",
+    "tanh": "TanhBackward0",
+    "sin": "SinBackward0",
+}
 
 
 def _sparse(x) -> bool:
@@ -32,8 +72,9 @@ def _sparse(x) -> bool:
 
 
 def _scalar(x) -> bool:
-    return isinstance(x, numbers.Number) or (isinstance(x, Tensor) and not _sparse(x)
-                                             and x.ndim == 0)
+    return isinstance(x, numbers.Number) or (
+        isinstance(x, Tensor) and not _sparse(x) and x.ndim == 0
+    )
 
 
 def _add(kw, sign=1):
@@ -41,8 +82,7 @@ def _add(kw, sign=1):
     if _sparse(a) and _sparse(b):
         return M.add_sparse(a, b, alpha)
     if _sparse(a):
-        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) "
-                           "instead.")
+        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
     return M.add_dense_sparse(a, b, alpha)
 
 
@@ -60,8 +100,10 @@ def _div(kw):
     a, b = kw["input"], kw["other"]
     if not _sparse(a) or not _scalar(b):
         shape = list(b.shape) if isinstance(b, Tensor) else []
-        raise RuntimeError(f"Sparse division requires a scalar or zero-dim dense tensor "
-                           f"divisor (got shape {shape} for divisor)")
+        raise RuntimeError(
+            f"Sparse division requires a scalar or zero-dim dense tensor "
+            f"divisor (got shape {shape} for divisor)"
+        )
     mode = kw.get("rounding_mode")
     vals = a._vals / b if mode is None else a._vals.div(b, rounding_mode=mode)
     return a._like(vals, "DivBackward0")
@@ -71,7 +113,7 @@ def _pow(kw):
     a, p = kw["input"], kw["exponent"]
     if not _sparse(a) or not _scalar(p):
         raise NotImplementedError(_not_implemented("pow.Tensor_Tensor", _first_sparse(kw)))
-    return M.map_values(a, lambda v: v ** p, "PowBackward0")
+    return M.map_values(a, lambda v: v**p, "PowBackward0")
 
 
 def _matmul(kw, names=("input", "other")):
@@ -119,22 +161,25 @@ def _zeros_like(kw):
 def _select(kw):
     s, dim, index = M.as_coo(kw["input"]), kw["dim"], kw["index"]
     from .._tensor import wrap_dim
+
     dim = wrap_dim(dim, s.ndim)
     if dim >= s.sparse_dim():
         raise NotImplementedError(_not_implemented("select.int", s))
     n = s._size[dim]
     if not -n <= index < n:
-        raise IndexError(f"select(): index {index} out of range for tensor of size "
-                         f"{list(s._size)} at dimension {dim}")
+        raise IndexError(
+            f"select(): index {index} out of range for tensor of size "
+            f"{list(s._size)} at dimension {dim}"
+        )
     index %= n
     idx = M.host(s._idx)
     keep = (idx[dim] == index).nonzero()[0]
     rows = [d for d in range(s.sparse_dim()) if d != dim]
     pos = M.long_tensor(keep, s._idx)
     new_idx = s._idx[rows][:, pos] if rows else s._idx[:0, pos]
-    size = s._size[:dim] + s._size[dim + 1:]
+    size = s._size[:dim] + s._size[dim + 1 :]
     vals = s._vals.index_select(0, pos)
-    if not rows:            # every sparse dim selected away: the (summed) dense values
+    if not rows:  # every sparse dim selected away: the (summed) dense values
         return vals.sum(0)
     return SparseTensor._coo(new_idx, vals, size, s._coal, "SelectBackward0")
 
@@ -142,12 +187,13 @@ def _select(kw):
 def _index_select(kw):
     s, dim, index = M.as_coo(kw["input"]), kw["dim"], kw["index"]
     from .._tensor import wrap_dim
+
     dim = wrap_dim(dim, s.ndim)
     if dim >= s.sparse_dim():
         raise NotImplementedError(_not_implemented("index_select", s))
     idx, want = M.host(s._idx), M.host(index).reshape(-1)
     src, dst = [], []
-    for j, w in enumerate(want.tolist()):         # PyTorch's order: by output position
+    for j, w in enumerate(want.tolist()):  # PyTorch's order: by output position
         hits = (idx[dim] == w).nonzero()[0]
         src.extend(hits.tolist())
         dst.extend([j] * len(hits))
@@ -156,8 +202,9 @@ def _index_select(kw):
     new_idx[dim] = M.long_tensor(dst, s._idx)
     size = list(s._size)
     size[dim] = len(want)
-    return SparseTensor._coo(new_idx, s._vals.index_select(0, pos), size, False,
-                             "IndexSelectBackward0")
+    return SparseTensor._coo(
+        new_idx, s._vals.index_select(0, pos), size, False, "IndexSelectBackward0"
+    )
 
 
 def _cat(kw):
@@ -166,6 +213,7 @@ def _cat(kw):
         raise RuntimeError("cat(): all input tensors must be sparse (or all dense)")
     ts = [M.as_coo(t) for t in ts]
     from .._tensor import wrap_dim
+
     dim = wrap_dim(dim, ts[0].ndim)
     if dim >= ts[0].sparse_dim():
         raise NotImplementedError(_not_implemented("cat", ts[0]))
@@ -178,16 +226,18 @@ def _cat(kw):
         offset += t._size[dim]
     size = list(ts[0]._size)
     size[dim] = offset
-    return SparseTensor._coo(M.T.cat(parts, 1), M.T.cat([t._vals for t in ts]), size, False,
-                             "CatBackward0")
+    return SparseTensor._coo(
+        M.T.cat(parts, 1), M.T.cat([t._vals for t in ts]), size, False, "CatBackward0"
+    )
 
 
 def _copy(kw):
     dst, src = kw["self"], kw["src"]
     if not (_sparse(dst) and _sparse(src)):
-        raise RuntimeError("copy_() between dense and sparse Tensors is not implemented! "
-                           "Found self type = {} and src type = {}".format(
-                               _type_str(dst), _type_str(src)))
+        raise RuntimeError(
+            "copy_() between dense and sparse Tensors is not implemented! "
+            "Found self type = {} and src type = {}".format(_type_str(dst), _type_str(src))
+        )
     return src._copy_with(src._vals.clone().to(dst.dtype))
 
 
@@ -210,16 +260,36 @@ def _positive(kw):
 
 
 TABLE = {
-    "add": _add, "sub": lambda kw: _add(kw, -1), "subtract": lambda kw: _add(kw, -1),
-    "mul": _mul, "multiply": _mul, "div": _div, "true_divide": _div, "divide": _div,
-    "pow": _pow, "neg": _neg, "negative": _neg, "positive": _positive,
-    "mm": lambda kw: _matmul(kw, ("input", "mat2")), "matmul": _matmul,
-    "mv": lambda kw: _matmul(kw, ("input", "vec")), "addmm": _addmm, "sum": _sum,
-    "t": lambda kw: M.transpose(kw["input"], 0, 1), "transpose": _transpose,
+    "add": _add,
+    "sub": lambda kw: _add(kw, -1),
+    "subtract": lambda kw: _add(kw, -1),
+    "mul": _mul,
+    "multiply": _mul,
+    "div": _div,
+    "true_divide": _div,
+    "divide": _div,
+    "pow": _pow,
+    "neg": _neg,
+    "negative": _neg,
+    "positive": _positive,
+    "mm": lambda kw: _matmul(kw, ("input", "mat2")),
+    "matmul": _matmul,
+    "mv": lambda kw: _matmul(kw, ("input", "vec")),
+    "addmm": _addmm,
+    "sum": _sum,
+    "t": lambda kw: M.transpose(kw["input"], 0, 1),
+    "transpose": _transpose,
     "swapaxes": lambda kw: M.transpose(kw["input"], kw["axis0"], kw["axis1"]),
-    "swapdims": _transpose, "norm": _norm, "clone": _clone, "zeros_like": _zeros_like,
-    "select": _select, "index_select": _index_select, "cat": _cat, "concat": _cat,
-    "concatenate": _cat, "copy_": _copy,
+    "swapdims": _transpose,
+    "norm": _norm,
+    "clone": _clone,
+    "zeros_like": _zeros_like,
+    "select": _select,
+    "index_select": _index_select,
+    "cat": _cat,
+    "concat": _cat,
+    "concatenate": _cat,
+    "copy_": _copy,
 }
 for _name in _UNARY:
     TABLE.setdefault(_name, _unary(_name))
@@ -237,10 +307,31 @@ def _first_sparse(kw):
 
 
 # The ATen overload PyTorch names in its error, where it is not the op's own name.
-_ATEN = {"softmax": "_softmax", "log_softmax": "_log_softmax", "mean": "mean.dim",
-         "amax": "amax", "max": "max", "min": "min"}
-_SCALAR_OR_TENSOR = ("eq", "ne", "gt", "lt", "ge", "le", "greater", "less", "greater_equal",
-                     "less_equal", "not_equal", "fmod", "remainder", "maximum", "minimum")
+_ATEN = {
+    "softmax": "_softmax",
+    "log_softmax": "_log_softmax",
+    "mean": "mean.dim",
+    "amax": "amax",
+    "max": "max",
+    "min": "min",
+}
+_SCALAR_OR_TENSOR = (
+    "eq",
+    "ne",
+    "gt",
+    "lt",
+    "ge",
+    "le",
+    "greater",
+    "less",
+    "greater_equal",
+    "less_equal",
+    "not_equal",
+    "fmod",
+    "remainder",
+    "maximum",
+    "minimum",
+)
 
 
 def _aten_name(name: str, kw: dict) -> str:
@@ -257,7 +348,7 @@ def dispatch(op, args: tuple, mode: str, out):
         kw.setdefault("input", args[0])
     first = _first_sparse(kw)
     if first is None:
-        raise SparseOperand(sparse_coo)     # not from this call's arguments: not ours
+        raise SparseOperand(sparse_coo)  # not from this call's arguments: not ours
     handler = TABLE.get(op.name)
     if handler is None:
         raise NotImplementedError(_not_implemented(_aten_name(op.name, kw), first))
@@ -266,10 +357,14 @@ def dispatch(op, args: tuple, mode: str, out):
         target = args[0]
         if _sparse(target):
             if not _sparse(result):
-                raise RuntimeError(f"{op.name}_(): the result of an in-place op on a sparse "
-                                   "tensor must be sparse")
-            target._assign(result if result.dtype is target.dtype else
-                           result._like(result._vals.to(target.dtype), result._node))
+                raise RuntimeError(
+                    f"{op.name}_(): the result of an in-place op on a sparse tensor must be sparse"
+                )
+            target._assign(
+                result
+                if result.dtype is target.dtype
+                else result._like(result._vals.to(target.dtype), result._node)
+            )
             return target
         _registry.write_inplace(target, result if not _sparse(result) else M.to_dense(result))
         return target

@@ -76,8 +76,9 @@ class _EmbeddingSparse(Function):
     @staticmethod
     def backward(ctx, grad):
         if ctx.scale:
-            raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with "
-                               "sparse gradients")
+            raise RuntimeError(
+                "embedding_backward: scale_grad_by_freq not supported with sparse gradients"
+            )
         indices, dim = ctx.indices.reshape(-1), grad.shape[-1]
         values = grad.reshape(-1, dim)
         if ctx.padding_idx is not None and ctx.padding_idx >= 0:
@@ -85,8 +86,12 @@ class _EmbeddingSparse(Function):
             indices, values = indices[keep], values[keep]
         index = indices.reshape(1, -1).to(M._dtype.int64)
         graph.sparse_grads = _ENGINE
-        return SparseTensor._coo(index, values, ctx.weight_shape, index.shape[1] < 2), None, \
-            None, None
+        return (
+            SparseTensor._coo(index, values, ctx.weight_shape, index.shape[1] < 2),
+            None,
+            None,
+            None,
+        )
 
 
 _ENGINE = _SparseGrads()

@@ -21,15 +21,17 @@ from .._tensor import Tensor, wrap
 from ..autograd import grad_mode
 from ._tensor import SparseTensor
 
-T = types.SimpleNamespace(**NAMESPACES[""])   # the torch functions, as jtorch declares them
+T = types.SimpleNamespace(**NAMESPACES[""])  # the torch functions, as jtorch declares them
 
 
 def host(t: Tensor) -> np.ndarray:
     """A tensor's elements on the host (index bookkeeping needs them concretely)."""
     arr = t.detach()._array
     if isinstance(arr, jax.core.Tracer):
-        raise RuntimeError("this sparse operation needs concrete indices (it coalesces or "
-                           "merges on the host) and cannot be traced by jtorch.compile")
+        raise RuntimeError(
+            "this sparse operation needs concrete indices (it coalesces or "
+            "merges on the host) and cannot be traced by jtorch.compile"
+        )
     return np.asarray(arr)
 
 
@@ -50,8 +52,11 @@ def keys(idx: np.ndarray, sizes) -> np.ndarray:
 def unravel(k: np.ndarray, sizes) -> np.ndarray:
     if len(sizes) == 0:
         return np.zeros((0, k.size), dtype=np.int64)
-    return np.stack(np.unravel_index(k, tuple(int(n) for n in sizes))).astype(np.int64) \
-        if k.size else np.zeros((len(sizes), 0), dtype=np.int64)
+    return (
+        np.stack(np.unravel_index(k, tuple(int(n) for n in sizes))).astype(np.int64)
+        if k.size
+        else np.zeros((len(sizes), 0), dtype=np.int64)
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -79,8 +84,7 @@ def dense_to_coo(x: Tensor, sparse_dim: int | None = None) -> SparseTensor:
     non-zero element, in order: a coalesced tensor."""
     sd = x.ndim if sparse_dim is None else sparse_dim
     if not 0 < sd <= x.ndim if x.ndim else sd != 0:
-        raise RuntimeError(f"sparse_dim argument must be in [0, {x.ndim}] range, but {sd} "
-                           "is given")
+        raise RuntimeError(f"sparse_dim argument must be in [0, {x.ndim}] range, but {sd} is given")
     a = host(x)
     nonzero = a != 0
     if sd < x.ndim:
@@ -105,20 +109,24 @@ def coalesce(s: SparseTensor) -> SparseTensor:
     out = T.zeros((uniq.size,) + tuple(vals.shape[1:]), dtype=vals.dtype, device=vals.device)
     if k.size:
         out = out.index_add(0, long_tensor(inverse.reshape(-1), vals), vals)
-    return SparseTensor._coo(long_tensor(unravel(uniq, s._size[:sd]), s._idx), out, s._size,
-                             True, "CoalesceBackward0")
+    return SparseTensor._coo(
+        long_tensor(unravel(uniq, s._size[:sd]), s._idx), out, s._size, True, "CoalesceBackward0"
+    )
 
 
 def coo_to_csr(s: SparseTensor) -> SparseTensor:
     if s.ndim != 2 or s.dense_dim():
-        raise RuntimeError("jtorch supports 2-D sparse CSR tensors without dense dims (got "
-                           f"a {s.ndim}-D COO tensor with {s.dense_dim()} dense dims)")
+        raise RuntimeError(
+            "jtorch supports 2-D sparse CSR tensors without dense dims (got "
+            f"a {s.ndim}-D COO tensor with {s.dense_dim()} dense dims)"
+        )
     c = coalesce(s)
     rows = host(c._idx[0])
     crow = np.zeros(s._size[0] + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=s._size[0]), out=crow[1:])
-    return SparseTensor._csr(long_tensor(crow, c._idx), c._idx[1].clone(), c._vals, s._size,
-                             c._node)
+    return SparseTensor._csr(
+        long_tensor(crow, c._idx), c._idx[1].clone(), c._vals, s._size, c._node
+    )
 
 
 def csr_rows(s: SparseTensor) -> Tensor:
@@ -151,22 +159,26 @@ def same_layout(result: SparseTensor, like: SparseTensor) -> SparseTensor:
 
 def _mm_check(a_shape, b_shape) -> None:
     if a_shape[1] != b_shape[0]:
-        raise RuntimeError(f"addmm: Argument #3 (dense): Expected dim 0 size {a_shape[1]}, "
-                           f"got {b_shape[0]}")
+        raise RuntimeError(
+            f"addmm: Argument #3 (dense): Expected dim 0 size {a_shape[1]}, got {b_shape[0]}"
+        )
 
 
 def sparse_dense_mm(s: SparseTensor, d: Tensor, reduce: str = "sum") -> Tensor:
     """`s @ d` for a 2-D sparse `s` and a 1-D or 2-D dense `d`: a gather of `d`'s rows, scaled
     by the values and added into the output rows."""
     if s.ndim != 2 or s.dense_dim():
-        raise RuntimeError(f"sparse matrix multiplication needs a 2-D sparse matrix (got "
-                           f"{s.ndim} dims, {s.dense_dim()} of them dense)")
+        raise RuntimeError(
+            f"sparse matrix multiplication needs a 2-D sparse matrix (got "
+            f"{s.ndim} dims, {s.dense_dim()} of them dense)"
+        )
     if d.ndim not in (1, 2):
         raise RuntimeError("expand is unsupported for Sparse tensors")
     _mm_check(s._size, tuple(d.shape))
     if s.dtype is not d.dtype:
-        raise RuntimeError(f"expected scalar type {_dtype.c10_name(s.dtype)} but found "
-                           f"{_dtype.c10_name(d.dtype)}")
+        raise RuntimeError(
+            f"expected scalar type {_dtype.c10_name(s.dtype)} but found {_dtype.c10_name(d.dtype)}"
+        )
     rows, cols = (csr_rows(s), s._idx) if s._lay is sparse_csr else (s._idx[0], s._idx[1])
     m = s._size[0]
     gathered = d.index_select(0, cols)
@@ -176,10 +188,11 @@ def sparse_dense_mm(s: SparseTensor, d: Tensor, reduce: str = "sum") -> Tensor:
         return out.index_add(0, rows, contrib)
     if reduce == "mean":
         counts = T.zeros(m, dtype=d.dtype, device=d.device).index_add(
-            0, rows, T.ones(rows.shape[0], dtype=d.dtype, device=d.device))
+            0, rows, T.ones(rows.shape[0], dtype=d.dtype, device=d.device)
+        )
         total = out.index_add(0, rows, contrib)
         return total / counts.clamp(min=1).reshape((m,) + (1,) * (d.ndim - 1))
-    if reduce in ("amax", "amin"):     # rows without entries stay 0, as in PyTorch
+    if reduce in ("amax", "amin"):  # rows without entries stay 0, as in PyTorch
         idx = rows.reshape((-1,) + (1,) * (d.ndim - 1)).expand(contrib.shape)
         return out.scatter_reduce(0, idx, contrib, reduce, include_self=False)
     raise RuntimeError(f"reduce argument must be either sum, mean, amax or amin, got {reduce}")
@@ -204,18 +217,23 @@ def sparse_sparse_mm(a: SparseTensor, b: SparseTensor) -> SparseTensor:
     ends = np.searchsorted(bi[0][order], ai[1], side="right")
     counts = ends - starts
     pa = np.repeat(np.arange(ai.shape[1]), counts)
-    pb = order[np.concatenate([np.arange(s, e) for s, e in zip(starts, ends)])
-               if counts.sum() else np.zeros(0, np.int64)].astype(np.int64)
+    pb = order[
+        np.concatenate([np.arange(s, e) for s, e in zip(starts, ends)])
+        if counts.sum()
+        else np.zeros(0, np.int64)
+    ].astype(np.int64)
     out_size = (a._size[0], b._size[1])
     k = ai[0][pa] * out_size[1] + bi[1][pb]
     uniq, inverse = np.unique(k, return_inverse=True)
-    terms = a._vals.index_select(0, long_tensor(pa, a._vals)) * \
-        b._vals.index_select(0, long_tensor(pb, b._vals))
+    terms = a._vals.index_select(0, long_tensor(pa, a._vals)) * b._vals.index_select(
+        0, long_tensor(pb, b._vals)
+    )
     vals = T.zeros((uniq.size,), dtype=a.dtype, device=a.device)
     if pa.size:
         vals = vals.index_add(0, long_tensor(inverse.reshape(-1), vals), terms)
-    return SparseTensor._coo(long_tensor(unravel(uniq, out_size), a._idx), vals, out_size,
-                             True, "SparseMmBackward0")
+    return SparseTensor._coo(
+        long_tensor(unravel(uniq, out_size), a._idx), vals, out_size, True, "SparseMmBackward0"
+    )
 
 
 def matmul(a, b):
@@ -257,7 +275,7 @@ def _merge_positions(ti: np.ndarray, si: np.ndarray):
             cmp = 1
         else:
             a, b = tl[t_i], sl[s_i]
-            cmp = 1 if a < b else (-1 if a > b else 0)   # lexicographic, as the C++ loop
+            cmp = 1 if a < b else (-1 if a > b else 0)  # lexicographic, as the C++ loop
         if cmp >= 0:
             tpos[t_i] = r
             out.append(tl[t_i])
@@ -275,8 +293,10 @@ def _merge_positions(ti: np.ndarray, si: np.ndarray):
 def add_sparse(t: SparseTensor, src: SparseTensor, alpha=1) -> SparseTensor:
     """Matches `torch.add(sparse, sparse, alpha=)`: PyTorch's merge of the two index lists."""
     if t._size != src._size:
-        raise RuntimeError(f"add: expected sizes of 'self' and 'other' to match, but "
-                           f"{list(t._size)} != {list(src._size)}")
+        raise RuntimeError(
+            f"add: expected sizes of 'self' and 'other' to match, but "
+            f"{list(t._size)} != {list(src._size)}"
+        )
     if t._lay is sparse_csr or src._lay is sparse_csr:
         return same_layout(coalesce(add_sparse(as_coo(t), as_coo(src), alpha)), t)
     dt = _dtype.promote_types(t.dtype, src.dtype)
@@ -289,16 +309,19 @@ def add_sparse(t: SparseTensor, src: SparseTensor, alpha=1) -> SparseTensor:
     vals = T.zeros((idx.shape[1],) + tuple(t._vals.shape[1:]), dtype=dt, device=t.device)
     vals = vals.index_add(0, long_tensor(tpos, vals), t._vals.to(dt))
     vals = vals.index_add(0, long_tensor(spos, vals), sv.to(dt))
-    return SparseTensor._coo(long_tensor(idx, t._idx), vals, t._size,
-                             t._coal and src._coal, "AddBackward0")
+    return SparseTensor._coo(
+        long_tensor(idx, t._idx), vals, t._size, t._coal and src._coal, "AddBackward0"
+    )
 
 
 def add_dense_sparse(d: Tensor, s: SparseTensor, alpha=1) -> Tensor:
     """`dense + sparse` (a dense result)."""
     if tuple(d.shape) != s._size:
-        raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but self has "
-                           f"size {list(d.shape)} while other has size {list(s._size)} (FYI: "
-                           "dense-sparse addition does not currently support broadcasting)")
+        raise RuntimeError(
+            f"add: expected 'self' and 'other' to have same size, but self has "
+            f"size {list(d.shape)} while other has size {list(s._size)} (FYI: "
+            "dense-sparse addition does not currently support broadcasting)"
+        )
     dense = to_dense(s)
     return d + (dense if alpha == 1 else dense * alpha)
 
@@ -309,10 +332,14 @@ def _lookup(c: SparseTensor, idx: np.ndarray) -> Tensor:
     ck = keys(host(c._idx), c._size[:sd])
     qk = keys(idx, c._size[:sd])
     pos = np.searchsorted(ck, qk)
-    found = (pos < ck.size) & (ck[np.minimum(pos, max(ck.size - 1, 0))] == qk) if ck.size \
+    found = (
+        (pos < ck.size) & (ck[np.minimum(pos, max(ck.size - 1, 0))] == qk)
+        if ck.size
         else np.zeros(qk.size, bool)
-    padded = T.cat([c._vals, T.zeros((1,) + tuple(c._vals.shape[1:]), dtype=c.dtype,
-                                     device=c.device)])
+    )
+    padded = T.cat(
+        [c._vals, T.zeros((1,) + tuple(c._vals.shape[1:]), dtype=c.dtype, device=c.device)]
+    )
     return padded.index_select(0, long_tensor(np.where(found, pos, ck.size), c._vals))
 
 
@@ -321,25 +348,36 @@ def mul_sparse(a: SparseTensor, b: SparseTensor) -> SparseTensor:
     pattern of an uncoalesced operand (the one, or the smaller, or `other` on a tie) with
     zeros kept, as PyTorch's intersection kernel gives."""
     if a._size != b._size:
-        raise RuntimeError(f"mul(sparse, sparse): expected 'self' and 'other' to have same "
-                           f"size, but {list(a._size)} != {list(b._size)}")
+        raise RuntimeError(
+            f"mul(sparse, sparse): expected 'self' and 'other' to have same "
+            f"size, but {list(a._size)} != {list(b._size)}"
+        )
     if a._lay is sparse_csr or b._lay is sparse_csr:
         return same_layout(mul_sparse(coalesce(as_coo(a)), coalesce(as_coo(b))), a)
     if a._coal and b._coal:
-        ak, bk = keys(host(a._idx), a._size[:a.sparse_dim()]), keys(
-            host(b._idx), b._size[:b.sparse_dim()])
+        ak, bk = (
+            keys(host(a._idx), a._size[: a.sparse_dim()]),
+            keys(host(b._idx), b._size[: b.sparse_dim()]),
+        )
         common, ia, ib = np.intersect1d(ak, bk, return_indices=True)
-        vals = a._vals.index_select(0, long_tensor(ia, a._vals)) * \
-            b._vals.index_select(0, long_tensor(ib, b._vals))
-        return SparseTensor._coo(long_tensor(unravel(common, a._size[:a.sparse_dim()]), a._idx),
-                                 vals, a._size, True, "MulBackward0")
+        vals = a._vals.index_select(0, long_tensor(ia, a._vals)) * b._vals.index_select(
+            0, long_tensor(ib, b._vals)
+        )
+        return SparseTensor._coo(
+            long_tensor(unravel(common, a._size[: a.sparse_dim()]), a._idx),
+            vals,
+            a._size,
+            True,
+            "MulBackward0",
+        )
     if a._coal != b._coal:
         pattern, other = (b, a) if a._coal else (a, b)
     else:
         pattern, other = (a, b) if a._nnz() < b._nnz() else (b, a)
     other_vals = _lookup(coalesce(other), host(pattern._idx))
-    return SparseTensor._coo(pattern._idx, pattern._vals * other_vals, a._size, False,
-                             "MulBackward0")
+    return SparseTensor._coo(
+        pattern._idx, pattern._vals * other_vals, a._size, False, "MulBackward0"
+    )
 
 
 def mul_dense(s: SparseTensor, d: Tensor) -> SparseTensor:
@@ -347,25 +385,32 @@ def mul_dense(s: SparseTensor, d: Tensor) -> SparseTensor:
     if d.ndim == 0:
         return scale(s, d, "MulBackward0")
     if tuple(d.shape) != s._size:
-        raise RuntimeError(f"mul(sparse, dense): expected 'self' and 'other' to have same "
-                           f"size, but {list(s._size)} != {list(d.shape)}")
+        raise RuntimeError(
+            f"mul(sparse, dense): expected 'self' and 'other' to have same "
+            f"size, but {list(s._size)} != {list(d.shape)}"
+        )
     c = as_coo(s)
     picked = d[tuple(c._idx[k] for k in range(c.sparse_dim()))]
-    return same_layout(SparseTensor._coo(c._idx, c._vals * picked, c._size, c._coal,
-                                         "MulBackward0"), s)
+    return same_layout(
+        SparseTensor._coo(c._idx, c._vals * picked, c._size, c._coal, "MulBackward0"), s
+    )
 
 
 def transpose(s: SparseTensor, d0: int, d1: int) -> SparseTensor:
     """Swaps two sparse dims (PyTorch marks the result uncoalesced)."""
     from .._tensor import wrap_dim
+
     d0, d1 = wrap_dim(d0, s.ndim), wrap_dim(d1, s.ndim)
     if s._lay is sparse_csr:
-        raise NotImplementedError("transposing a CSR tensor gives PyTorch's CSC layout, which "
-                                  "jtorch does not have; convert with .to_sparse() first")
+        raise NotImplementedError(
+            "transposing a CSR tensor gives PyTorch's CSC layout, which "
+            "jtorch does not have; convert with .to_sparse() first"
+        )
     sd = s.sparse_dim()
     if d0 >= sd or d1 >= sd:
-        raise RuntimeError("transpose of dense dimensions of a sparse tensor is not supported "
-                           "by jtorch")
+        raise RuntimeError(
+            "transpose of dense dimensions of a sparse tensor is not supported by jtorch"
+        )
     perm = list(range(sd))
     perm[d0], perm[d1] = perm[d1], perm[d0]
     size = list(s._size)
@@ -386,21 +431,26 @@ def sum_(s: SparseTensor, dim=None, dtype=None, keepdim: bool = False) -> Tensor
         out = sum_(s, dim, dtype)
         dims = (dim,) if isinstance(dim, int) else tuple(dim)
         from .._tensor import wrap_dim
+
         dims = sorted({wrap_dim(d, c.ndim) for d in dims})
         sd = c.sparse_dim()
-        if not isinstance(out, SparseTensor):      # every sparse dim reduced: one entry
+        if not isinstance(out, SparseTensor):  # every sparse dim reduced: one entry
             vals = out.reshape((1,) + tuple(out.shape))
             for d in dims:
                 if d >= sd:
                     vals = vals.unsqueeze(d - sd + 1)
             size = [1 if d in dims else n for d, n in enumerate(c._size)]
-            return SparseTensor._coo(long_tensor(np.zeros((sd, 1)), c._idx), vals, size, False,
-                                     "SparseSumBackward0")
+            return SparseTensor._coo(
+                long_tensor(np.zeros((sd, 1)), c._idx), vals, size, False, "SparseSumBackward0"
+            )
         kept = [d for d in range(sd) if d not in dims]
         rows, it = [], iter(range(len(kept)))
         for d in range(sd):
-            rows.append(out._idx[next(it)] if d not in dims else
-                        T.zeros(out._nnz(), dtype=_dtype.int64, device=out.device))
+            rows.append(
+                out._idx[next(it)]
+                if d not in dims
+                else T.zeros(out._nnz(), dtype=_dtype.int64, device=out.device)
+            )
         vals = out._vals
         for d in dims:
             if d >= sd:
@@ -412,6 +462,7 @@ def sum_(s: SparseTensor, dim=None, dtype=None, keepdim: bool = False) -> Tensor
         return vals.sum()
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
     from .._tensor import wrap_dim
+
     dims = sorted({wrap_dim(d, c.ndim) for d in dims})
     sd = c.sparse_dim()
     sparse_r = [d for d in dims if d < sd]
@@ -428,20 +479,22 @@ def sum_(s: SparseTensor, dim=None, dtype=None, keepdim: bool = False) -> Tensor
     if k.size:
         out = out.index_add(0, long_tensor(inverse.reshape(-1), vals), vals)
     size = kept_sizes + [n for d, n in enumerate(c._size) if d >= sd and d not in dims]
-    return SparseTensor._coo(long_tensor(unravel(uniq, kept_sizes), c._idx), out, size, True,
-                             "SparseSumBackward0")
+    return SparseTensor._coo(
+        long_tensor(unravel(uniq, kept_sizes), c._idx), out, size, True, "SparseSumBackward0"
+    )
 
 
 def softmax(s: SparseTensor, dim: int, log: bool = False, dtype=None) -> SparseTensor:
     """Matches `torch.sparse.softmax`/`log_softmax`: over the specified entries of each
     line along `dim` (unspecified entries count as -inf); same pattern, coalesced."""
     from .._tensor import wrap_dim
+
     c = coalesce(as_coo(s))
     dim = wrap_dim(dim, c.ndim)
     vals = c._vals if dtype is None else c._vals.to(dtype)
     out_dtype = vals.dtype
     if out_dtype in (_dtype.float32, _dtype.float16, _dtype.bfloat16):
-        vals = vals.to(_dtype.float64)      # PyTorch's CPU kernel accumulates in double
+        vals = vals.to(_dtype.float64)  # PyTorch's CPU kernel accumulates in double
     sd = c.sparse_dim()
     node = "SparseLogSoftmaxBackward0" if log else "SparseSoftmaxBackward0"
     if dim >= sd:
@@ -452,14 +505,16 @@ def softmax(s: SparseTensor, dim: int, log: bool = False, dtype=None) -> SparseT
     _, group = np.unique(k, return_inverse=True)
     n_groups = int(group.max()) + 1 if group.size else 0
     g = long_tensor(group.reshape(-1), vals)
-    with grad_mode.no_grad():   # the max only stabilises: softmax does not depend on it
+    with grad_mode.no_grad():  # the max only stabilises: softmax does not depend on it
         gi = g.reshape((-1,) + (1,) * (vals.ndim - 1)).expand(vals.shape)
-        peak = T.full((n_groups,) + tuple(vals.shape[1:]), -math.inf, dtype=vals.dtype,
-                      device=vals.device).scatter_reduce(0, gi, vals.detach(), "amax")
+        peak = T.full(
+            (n_groups,) + tuple(vals.shape[1:]), -math.inf, dtype=vals.dtype, device=vals.device
+        ).scatter_reduce(0, gi, vals.detach(), "amax")
     shifted = vals - peak.index_select(0, g)
     e = shifted.exp()
-    total = T.zeros((n_groups,) + tuple(vals.shape[1:]), dtype=vals.dtype,
-                    device=vals.device).index_add(0, g, e)
+    total = T.zeros(
+        (n_groups,) + tuple(vals.shape[1:]), dtype=vals.dtype, device=vals.device
+    ).index_add(0, g, e)
     out = shifted - total.log().index_select(0, g) if log else e / total.index_select(0, g)
     return c._like(out.to(out_dtype), node, coalesced=True)
 
@@ -467,12 +522,15 @@ def softmax(s: SparseTensor, dim: int, log: bool = False, dtype=None) -> SparseT
 def sparse_mask(d: Tensor, mask: SparseTensor) -> SparseTensor:
     """Matches `Tensor.sparse_mask`: `d`'s elements at `mask`'s (coalesced) pattern."""
     if tuple(d.shape) != mask._size:
-        raise RuntimeError(f"sparse_mask(): operands have incompatible sizes; self has size "
-                           f"{list(d.shape)} but mask has size {list(mask._size)}")
+        raise RuntimeError(
+            f"sparse_mask(): operands have incompatible sizes; self has size "
+            f"{list(d.shape)} but mask has size {list(mask._size)}"
+        )
     c = coalesce(as_coo(mask))
     picked = d[tuple(c._idx[k] for k in range(c.sparse_dim()))]
-    return same_layout(SparseTensor._coo(c._idx, picked, c._size, True, "SparseMaskBackward0"),
-                       mask)
+    return same_layout(
+        SparseTensor._coo(c._idx, picked, c._size, True, "SparseMaskBackward0"), mask
+    )
 
 
 def empty_like(s: SparseTensor, dtype=None) -> SparseTensor:
@@ -481,4 +539,3 @@ def empty_like(s: SparseTensor, dtype=None) -> SparseTensor:
     vals = T.zeros((0,) + s._size[sd:], dtype=dtype or s.dtype, device=s.device)
     out = SparseTensor._coo(long_tensor(np.zeros((sd, 0)), s._vals), vals, s._size, True)
     return same_layout(out, s) if s._lay is sparse_csr else out
-

@@ -30,12 +30,22 @@ def sparse_repr(s) -> str:
         suffixes.append(f"dtype={dt!r}")
     values = s._vals.detach()
     if s.layout is sparse_csr:
-        body = (_part("crow_indices=tensor(", s._crow, indent) + ",\n" + " " * indent
-                + _part("col_indices=tensor(", s._idx, indent) + ",\n" + " " * indent
-                + _part("values=tensor(", values, indent))
+        body = (
+            _part("crow_indices=tensor(", s._crow, indent)
+            + ",\n"
+            + " " * indent
+            + _part("col_indices=tensor(", s._idx, indent)
+            + ",\n"
+            + " " * indent
+            + _part("values=tensor(", values, indent)
+        )
     else:
-        body = (_part("indices=tensor(", s._idx, indent) + ",\n" + " " * indent
-                + _part("values=tensor(", values, indent))
+        body = (
+            _part("indices=tensor(", s._idx, indent)
+            + ",\n"
+            + " " * indent
+            + _part("values=tensor(", values, indent)
+        )
     suffixes.append(f"layout={s.layout!r}")
     name = _grad_fn_name(s)
     if name is not None:
@@ -43,5 +53,4 @@ def sparse_repr(s) -> str:
     elif s.requires_grad:
         suffixes.append("requires_grad=True")
     # PyTorch puts the first suffix of a COO tensor on a new line (`force_newline`)
-    return _add_suffixes(prefix + body, suffixes, indent,
-                         force_newline=s.layout is not sparse_csr)
+    return _add_suffixes(prefix + body, suffixes, indent, force_newline=s.layout is not sparse_csr)

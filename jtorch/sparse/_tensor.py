@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import math
 
-
 from .. import _device, _dtype
 from .._layout import layout, sparse_coo, sparse_csr
 from .._tensor import Size, SparseOperand, Tensor
@@ -73,32 +72,53 @@ class SparseTensor(Tensor):
     # -- construction (internal) -------------------------------------------
 
     @staticmethod
-    def _coo(indices: Tensor, values: Tensor, size, coalesced: bool,
-             node: str | None = None) -> SparseTensor:
+    def _coo(
+        indices: Tensor, values: Tensor, size, coalesced: bool, node: str | None = None
+    ) -> SparseTensor:
         t = object.__new__(SparseTensor)
-        t.__dict__.update(_lay=sparse_coo, _idx=indices, _vals=values, _size=tuple(size),
-                          _coal=bool(coalesced), _node=node, _crow=None)
+        t.__dict__.update(
+            _lay=sparse_coo,
+            _idx=indices,
+            _vals=values,
+            _size=tuple(size),
+            _coal=bool(coalesced),
+            _node=node,
+            _crow=None,
+        )
         return t
 
     @staticmethod
-    def _csr(crow: Tensor, col: Tensor, values: Tensor, size,
-             node: str | None = None) -> SparseTensor:
+    def _csr(
+        crow: Tensor, col: Tensor, values: Tensor, size, node: str | None = None
+    ) -> SparseTensor:
         t = object.__new__(SparseTensor)
-        t.__dict__.update(_lay=sparse_csr, _idx=col, _vals=values, _size=tuple(size),
-                          _coal=False, _node=node, _crow=crow)
+        t.__dict__.update(
+            _lay=sparse_csr,
+            _idx=col,
+            _vals=values,
+            _size=tuple(size),
+            _coal=False,
+            _node=node,
+            _crow=crow,
+        )
         return t
 
     def _like(self, values: Tensor, node: str | None, coalesced=None) -> SparseTensor:
         """This tensor's pattern with other values."""
         if self._lay is sparse_csr:
             return SparseTensor._csr(self._crow, self._idx, values, self._size, node)
-        return SparseTensor._coo(self._idx, values, self._size,
-                                 self._coal if coalesced is None else coalesced, node)
+        return SparseTensor._coo(
+            self._idx, values, self._size, self._coal if coalesced is None else coalesced, node
+        )
 
     def _assign(self, other: SparseTensor) -> None:
         """In-place ops: this tensor takes `other`'s pattern and values."""
-        self.__dict__.update({k: other.__dict__[k] for k in
-                              ("_lay", "_idx", "_vals", "_size", "_coal", "_node", "_crow")})
+        self.__dict__.update(
+            {
+                k: other.__dict__[k]
+                for k in ("_lay", "_idx", "_vals", "_size", "_coal", "_node", "_crow")
+            }
+        )
 
     # -- what dense kernels cannot read ------------------------------------
 
@@ -110,7 +130,7 @@ class SparseTensor(Tensor):
         raise SparseOperand(self._lay)
 
     @property
-    def _chain(self):       # read first by every view op
+    def _chain(self):  # read first by every view op
         raise SparseOperand(self._lay)
 
     @property
@@ -151,7 +171,7 @@ class SparseTensor(Tensor):
         return self._vals.is_meta
 
     def stride(self, dim=None):
-        strides = (0,) * len(self._size)    # what PyTorch reports for a sparse tensor
+        strides = (0,) * len(self._size)  # what PyTorch reports for a sparse tensor
         return strides if dim is None else strides[dim]
 
     def storage_offset(self) -> int:
@@ -183,13 +203,15 @@ class SparseTensor(Tensor):
 
     def _need_coo(self, what: str) -> None:
         if self._lay is not sparse_coo:
-            raise RuntimeError(f"{what} expected sparse coordinate tensor layout but got "
-                               f"{_layout_name(self)}")
+            raise RuntimeError(
+                f"{what} expected sparse coordinate tensor layout but got {_layout_name(self)}"
+            )
 
     def _need_csr(self, what: str) -> None:
         if self._lay is not sparse_csr:
-            raise RuntimeError(f"{what} expected sparse row compressed tensor layout but got "
-                               f"{_layout_name(self)}")
+            raise RuntimeError(
+                f"{what} expected sparse row compressed tensor layout but got {_layout_name(self)}"
+            )
 
     # -- the parts ------------------------------------------------------------
 
@@ -202,22 +224,26 @@ class SparseTensor(Tensor):
         """Matches `torch.Tensor._values`: the values as stored, outside autograd (as
         PyTorch's `_values()` is)."""
         if self._lay is sparse_csr:
-            raise RuntimeError(f"Could not run 'aten::_values' with arguments from the "
-                               f"'{_impl_name(self)}' backend.")
+            raise RuntimeError(
+                f"Could not run 'aten::_values' with arguments from the "
+                f"'{_impl_name(self)}' backend."
+            )
         return self._vals.detach()
 
     def indices(self) -> Tensor:
         self._need_coo("indices")
         if not self._coal:
-            raise RuntimeError("Cannot get indices on an uncoalesced tensor, please call "
-                               ".coalesce() first")
+            raise RuntimeError(
+                "Cannot get indices on an uncoalesced tensor, please call .coalesce() first"
+            )
         return self._idx.detach()
 
     def values(self) -> Tensor:
         """Matches `torch.Tensor.values`: differentiable, coalesced COO or CSR only."""
         if self._lay is sparse_coo and not self._coal:
-            raise RuntimeError("Cannot get values on an uncoalesced tensor, please call "
-                               ".coalesce() first")
+            raise RuntimeError(
+                "Cannot get values on an uncoalesced tensor, please call .coalesce() first"
+            )
         return self._vals
 
     def crow_indices(self) -> Tensor:
@@ -229,12 +255,16 @@ class SparseTensor(Tensor):
         return self._idx.detach()
 
     def ccol_indices(self):
-        raise RuntimeError(f"ccol_indices expected sparse column compressed tensor layout but "
-                           f"got {_layout_name(self)}")
+        raise RuntimeError(
+            f"ccol_indices expected sparse column compressed tensor layout but "
+            f"got {_layout_name(self)}"
+        )
 
     def row_indices(self):
-        raise RuntimeError(f"row_indices expected sparse column compressed tensor layout but "
-                           f"got {_layout_name(self)}")
+        raise RuntimeError(
+            f"row_indices expected sparse column compressed tensor layout but "
+            f"got {_layout_name(self)}"
+        )
 
     # -- autograd (carried by the values) -------------------------------------
 
@@ -262,8 +292,7 @@ class SparseTensor(Tensor):
     def grad_fn(self):
         if self._vals.grad_fn is None:
             return None
-        return _SparseNode(self._node or "SparseCooTensorWithDimsAndTensorsBackward0",
-                           self._vals)
+        return _SparseNode(self._node or "SparseCooTensorWithDimsAndTensorsBackward0", self._vals)
 
     @property
     def is_leaf(self) -> bool:
@@ -285,9 +314,11 @@ class SparseTensor(Tensor):
         elif isinstance(value, SparseTensor) and value._idx is self._idx:
             self._vals.grad = value._vals
         else:
-            raise RuntimeError("jtorch keeps a sparse tensor's gradient on its values: only "
-                               "None or a sparse tensor of the same pattern can be assigned "
-                               "to .grad")
+            raise RuntimeError(
+                "jtorch keeps a sparse tensor's gradient on its values: only "
+                "None or a sparse tensor of the same pattern can be assigned "
+                "to .grad"
+            )
 
     def _grad_proxy(self) -> Tensor:
         """What `autograd.grad` differentiates for this tensor: its values."""
@@ -318,17 +349,22 @@ class SparseTensor(Tensor):
         return id(self)
 
     def __iter__(self):
-        raise NotImplementedError("iterating over a sparse tensor is not supported; use "
-                                  ".to_dense() first")
+        raise NotImplementedError(
+            "iterating over a sparse tensor is not supported; use .to_dense() first"
+        )
 
     def __bool__(self) -> bool:
-        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous"
-                           if math.prod(self._size) != 1 else
-                           "bool() of a sparse tensor: use .to_dense() first")
+        raise RuntimeError(
+            "Boolean value of Tensor with more than one value is ambiguous"
+            if math.prod(self._size) != 1
+            else "bool() of a sparse tensor: use .to_dense() first"
+        )
 
     def numpy(self, *, force: bool = False):
-        raise TypeError(f"can't convert {_layout_word(self)} layout tensor to numpy. Use "
-                        "Tensor.to_dense() first.")
+        raise TypeError(
+            f"can't convert {_layout_word(self)} layout tensor to numpy. Use "
+            "Tensor.to_dense() first."
+        )
 
     def __array__(self, dtype=None, copy=None):
         return self.numpy()
@@ -344,6 +380,7 @@ class SparseTensor(Tensor):
 
     def __repr__(self, *, tensor_contents=None) -> str:
         from ._print import sparse_repr
+
         return sparse_repr(self)
 
     def __deepcopy__(self, memo):
@@ -364,6 +401,7 @@ class SparseTensor(Tensor):
     def type(self, dtype=None, non_blocking=False, **kwargs):
         if dtype is None:
             from .._ops.tensor_methods import _legacy_name
+
             base = _legacy_name(self._vals)
             if self._lay is sparse_csr:
                 raise RuntimeError(f"Unimplemented backend {_impl_name(self)}")
@@ -409,9 +447,11 @@ def _layout_word(t) -> str:
 
 
 def _not_implemented(name: str, t: SparseTensor) -> str:
-    return (f"Could not run 'aten::{name}' with arguments from the '{_impl_name(t)}' backend. "
-            "This could be because the operator doesn't exist for this backend, or was "
-            "omitted during the selective/custom build process (if using custom build).")
+    return (
+        f"Could not run 'aten::{name}' with arguments from the '{_impl_name(t)}' backend. "
+        "This could be because the operator doesn't exist for this backend, or was "
+        "omitted during the selective/custom build process (if using custom build)."
+    )
 
 
 _warned: set = set()
@@ -422,8 +462,8 @@ def warn_once(key: str, message: str) -> None:
     if key not in _warned:
         _warned.add(key)
         from .._ops._index_forms import warn_at_caller
-        warn_at_caller(message)
 
+        warn_at_caller(message)
 
 
 def _no_setitem(self, index, value):

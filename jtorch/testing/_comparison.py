@@ -56,21 +56,27 @@ class _Unsupported(Exception):
 
 def _tolerances(dtypes, rtol, atol, id, precisions=_PRECISIONS):
     if (rtol is None) != (atol is None):
-        raise _Failure(ValueError, "Both 'rtol' and 'atol' must be either specified or omitted, "
-                       f"but got no {'rtol' if rtol is None else 'atol'}.", id)
+        raise _Failure(
+            ValueError,
+            "Both 'rtol' and 'atol' must be either specified or omitted, "
+            f"but got no {'rtol' if rtol is None else 'atol'}.",
+            id,
+        )
     if rtol is not None:
         return rtol, atol
     rtols, atols = zip(*[precisions.get(d, (0.0, 0.0)) for d in dtypes])
     return max(rtols), max(atols)
 
 
-def _mismatch_msg(what: str, extra: str, abs_diff, abs_idx, atol, rel_diff, rel_idx,
-                  rtol) -> str:
+def _mismatch_msg(what: str, extra: str, abs_diff, abs_idx, atol, rel_diff, rel_idx, rtol) -> str:
     equality = rtol == 0 and atol == 0
 
     def line(kind, diff, idx, tol):
-        text = (f"{kind.title()} difference: {diff}" if idx is None
-                else f"Greatest {kind} difference: {diff} at index {idx}")
+        text = (
+            f"{kind.title()} difference: {diff}"
+            if idx is None
+            else f"Greatest {kind} difference: {diff} at index {idx}"
+        )
         return text + ("" if equality else f" (up to {tol} allowed)") + "\n"
 
     msg = f"{what} are not {'equal' if equality else 'close'}!\n\n{extra}\n"
@@ -81,8 +87,16 @@ def _mismatch_msg(what: str, extra: str, abs_diff, abs_idx, atol, rel_diff, rel_
 def _scalar_msg(actual, expected, rtol, atol) -> str:
     abs_diff = abs(actual - expected)
     rel_diff = float("inf") if expected == 0 else abs_diff / abs(expected)
-    return _mismatch_msg("Scalars", f"Expected {expected} but got {actual}.", abs_diff, None,
-                         atol, rel_diff, None, rtol)
+    return _mismatch_msg(
+        "Scalars",
+        f"Expected {expected} but got {actual}.",
+        abs_diff,
+        None,
+        atol,
+        rel_diff,
+        None,
+        rtol,
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -97,6 +111,7 @@ def _none_pair(actual, expected, id, **_):
     def compare():
         if not (actual is None and expected is None):
             raise _Failure(AssertionError, f"None mismatch: {actual} is not {expected}", id)
+
     return compare
 
 
@@ -108,21 +123,27 @@ def _bool_pair(actual, expected, id, **_):
     def compare():
         if actual is not expected:
             raise _Failure(AssertionError, f"Booleans mismatch: {actual} is not {expected}", id)
+
     return compare
 
 
-def _number_pair(actual, expected, id, rtol=None, atol=None, equal_nan=False,
-                 check_dtype=False, **_):
+def _number_pair(
+    actual, expected, id, rtol=None, atol=None, equal_nan=False, check_dtype=False, **_
+):
     if not all(isinstance(x, (int, float, complex, np.number)) for x in (actual, expected)):
         raise _Unsupported
     actual, expected = (x.item() if isinstance(x, np.number) else x for x in (actual, expected))
-    rtol, atol = _tolerances([_NUMBER_DTYPES.get(type(x), _dtype.int64)
-                              for x in (actual, expected)], rtol, atol, id)
+    rtol, atol = _tolerances(
+        [_NUMBER_DTYPES.get(type(x), _dtype.int64) for x in (actual, expected)], rtol, atol, id
+    )
 
     def compare():
         if check_dtype and type(actual) is not type(expected):
-            raise _Failure(AssertionError, f"The (d)types do not match: {type(actual)} != "
-                           f"{type(expected)}.", id)
+            raise _Failure(
+                AssertionError,
+                f"The (d)types do not match: {type(actual)} != {type(expected)}.",
+                id,
+            )
         if actual == expected:
             return
         if equal_nan and cmath.isnan(actual) and cmath.isnan(expected):
@@ -131,27 +152,42 @@ def _number_pair(actual, expected, id, rtol=None, atol=None, equal_nan=False,
         if cmath.isfinite(diff) and diff <= atol + rtol * abs(expected):
             return
         raise _Failure(AssertionError, _scalar_msg(actual, expected, rtol, atol), id)
+
     return compare
 
 
-def _tensor_pair(actual, expected, id, allow_subclasses=True, rtol=None, atol=None,
-                 equal_nan=False, check_device=True, check_dtype=True, check_layout=True,
-                 check_stride=False, **_):
+def _tensor_pair(
+    actual,
+    expected,
+    id,
+    allow_subclasses=True,
+    rtol=None,
+    atol=None,
+    equal_nan=False,
+    check_device=True,
+    check_dtype=True,
+    check_layout=True,
+    check_stride=False,
+    **_,
+):
     from .._ops.creation import as_tensor
+
     if not (isinstance(actual, type(expected)) or isinstance(expected, type(actual))):
         raise _Unsupported
     if not allow_subclasses and type(actual) is not type(expected):
         raise _Unsupported
     try:
-        actual, expected = (x if isinstance(x, Tensor) else as_tensor(x)
-                            for x in (actual, expected))
+        actual, expected = (
+            x if isinstance(x, Tensor) else as_tensor(x) for x in (actual, expected)
+        )
     except Exception:
         raise _Unsupported from None
     rtol, atol = _tolerances([actual.dtype, expected.dtype], rtol, atol, id)
 
     def fail(attr, a, e):
-        raise _Failure(AssertionError, f"The values for attribute '{attr}' do not match: "
-                       f"{a} != {e}.", id)
+        raise _Failure(
+            AssertionError, f"The values for attribute '{attr}' do not match: {a} != {e}.", id
+        )
 
     def compare():
         if actual.shape != expected.shape:
@@ -165,6 +201,7 @@ def _tensor_pair(actual, expected, id, allow_subclasses=True, rtol=None, atol=No
         if "meta" in (actual.device.type, expected.device.type):
             return
         _compare_values(actual, expected, rtol, atol, equal_nan, id)
+
     return compare
 
 
@@ -217,7 +254,8 @@ def _compare_values(actual, expected, rtol, atol, equal_nan, id) -> None:
         abs_diff[hit] = 0
         # PyTorch divides integer differences in the default float dtype.
         rel_diff = (abs_diff / np.abs(e)).astype(
-            abs_diff.dtype if abs_diff.dtype.kind == "f" else _dtype.get_default_dtype().np)
+            abs_diff.dtype if abs_diff.dtype.kind == "f" else _dtype.get_default_dtype().np
+        )
         rel_diff[hit] = 0
 
     def greatest(x):
@@ -225,8 +263,11 @@ def _compare_values(actual, expected, rtol, atol, equal_nan, id) -> None:
         return x[i].item(), tuple(int(k) for k in np.unravel_index(i, matches.shape))
 
     (abs_v, abs_i), (rel_v, rel_i) = greatest(abs_diff), greatest(rel_diff)
-    raise _Failure(AssertionError, _mismatch_msg("Tensor-likes", extra, abs_v, abs_i, atol,
-                                                 rel_v, rel_i, rtol), id)
+    raise _Failure(
+        AssertionError,
+        _mismatch_msg("Tensor-likes", extra, abs_v, abs_i, atol, rel_v, rel_i, rtol),
+        id,
+    )
 
 
 _PAIRS = (_none_pair, _bool_pair, _number_pair, _tensor_pair)
@@ -234,19 +275,33 @@ _PAIRS = (_none_pair, _bool_pair, _number_pair, _tensor_pair)
 
 def _originate(actual, expected, id: tuple, options: dict) -> list:
     seq, mapping = collections.abc.Sequence, collections.abc.Mapping
-    if (isinstance(actual, seq) and not isinstance(actual, str)
-            and isinstance(expected, seq) and not isinstance(expected, str)):
+    if (
+        isinstance(actual, seq)
+        and not isinstance(actual, str)
+        and isinstance(expected, seq)
+        and not isinstance(expected, str)
+    ):
         if len(actual) != len(expected):
-            raise _Failure(AssertionError, f"The length of the sequences mismatch: "
-                           f"{len(actual)} != {len(expected)}", id)
-        return [c for i in range(len(actual))
-                for c in _originate(actual[i], expected[i], (*id, i), options)]
+            raise _Failure(
+                AssertionError,
+                f"The length of the sequences mismatch: {len(actual)} != {len(expected)}",
+                id,
+            )
+        return [
+            c
+            for i in range(len(actual))
+            for c in _originate(actual[i], expected[i], (*id, i), options)
+        ]
     if isinstance(actual, mapping) and isinstance(expected, mapping):
         keys, other = set(actual.keys()), set(expected.keys())
         if keys != other:
-            raise _Failure(AssertionError, "The keys of the mappings do not match:\n"
-                           f"Missing keys in the actual mapping: {sorted(other - keys)}\n"
-                           f"Additional keys in the actual mapping: {sorted(keys - other)}", id)
+            raise _Failure(
+                AssertionError,
+                "The keys of the mappings do not match:\n"
+                f"Missing keys in the actual mapping: {sorted(other - keys)}\n"
+                f"Additional keys in the actual mapping: {sorted(keys - other)}",
+                id,
+            )
         try:
             keys = sorted(keys)
         except Exception:  # noqa: BLE001 - unorderable keys keep the set's order, as PyTorch
@@ -257,20 +312,41 @@ def _originate(actual, expected, id: tuple, options: dict) -> list:
             return [pair(actual, expected, id, **options)]
         except _Unsupported:
             continue
-    raise _Failure(TypeError, f"No comparison pair was able to handle inputs of type "
-                   f"{type(actual)} and {type(expected)}.", id)
+    raise _Failure(
+        TypeError,
+        f"No comparison pair was able to handle inputs of type "
+        f"{type(actual)} and {type(expected)}.",
+        id,
+    )
 
 
-def assert_close(actual, expected, *, allow_subclasses: bool = True, rtol: float | None = None,
-                 atol: float | None = None, equal_nan: bool = False, check_device: bool = True,
-                 check_dtype: bool = True, check_layout: bool = True, check_stride: bool = False,
-                 msg=None) -> None:
+def assert_close(
+    actual,
+    expected,
+    *,
+    allow_subclasses: bool = True,
+    rtol: float | None = None,
+    atol: float | None = None,
+    equal_nan: bool = False,
+    check_device: bool = True,
+    check_dtype: bool = True,
+    check_layout: bool = True,
+    check_stride: bool = False,
+    msg=None,
+) -> None:
     """Matches `torch.testing.assert_close`: tensors, numbers, numpy arrays, and sequences and
     mappings of them, with PyTorch's default tolerances per dtype and its messages."""
     __tracebackhide__ = True
-    options = dict(allow_subclasses=allow_subclasses, rtol=rtol, atol=atol, equal_nan=equal_nan,
-                   check_device=check_device, check_dtype=check_dtype,
-                   check_layout=check_layout, check_stride=check_stride)
+    options = dict(
+        allow_subclasses=allow_subclasses,
+        rtol=rtol,
+        atol=atol,
+        equal_nan=equal_nan,
+        check_device=check_device,
+        check_dtype=check_dtype,
+        check_layout=check_layout,
+        check_stride=check_stride,
+    )
     try:
         comparisons = _originate(actual, expected, (), options)
     except _Failure as failure:
@@ -283,24 +359,48 @@ def assert_close(actual, expected, *, allow_subclasses: bool = True, rtol: float
 
 
 # The legacy function's defaults, looser than assert_close's.
-_ALLCLOSE_PRECISIONS = {_dtype.float16: (1e-3, 1e-3), _dtype.float32: (1e-4, 1e-5),
-                        _dtype.float64: (1e-5, 1e-8)}
+_ALLCLOSE_PRECISIONS = {
+    _dtype.float16: (1e-3, 1e-3),
+    _dtype.float32: (1e-4, 1e-5),
+    _dtype.float64: (1e-5, 1e-8),
+}
 
 
-def assert_allclose(actual, expected, rtol: float | None = None, atol: float | None = None,
-                    equal_nan: bool = True, msg: str = "") -> None:
+def assert_allclose(
+    actual,
+    expected,
+    rtol: float | None = None,
+    atol: float | None = None,
+    equal_nan: bool = True,
+    msg: str = "",
+) -> None:
     """Matches `torch.testing.assert_allclose` (deprecated there, and here)."""
     from .._ops.creation import tensor
-    warnings.warn("`torch.testing.assert_allclose()` is deprecated since 1.12 and will be removed "
-                  "in a future release. Please use `torch.testing.assert_close()` instead. You can "
-                  "find detailed upgrade instructions in "
-                  "https://github.com/pytorch/pytorch/issues/61844.", FutureWarning, stacklevel=2)
+
+    warnings.warn(
+        "`torch.testing.assert_allclose()` is deprecated since 1.12 and will be removed "
+        "in a future release. Please use `torch.testing.assert_close()` instead. You can "
+        "find detailed upgrade instructions in "
+        "https://github.com/pytorch/pytorch/issues/61844.",
+        FutureWarning,
+        stacklevel=2,
+    )
     if not isinstance(actual, Tensor):
         actual = tensor(actual)
     if not isinstance(expected, Tensor):
         expected = tensor(expected, dtype=actual.dtype)
     if rtol is None and atol is None:
-        rtol, atol = _tolerances([actual.dtype, expected.dtype], None, None, (),
-                                 _ALLCLOSE_PRECISIONS)
-    assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan, check_device=True,
-                 check_dtype=False, check_stride=False, msg=msg or None)
+        rtol, atol = _tolerances(
+            [actual.dtype, expected.dtype], None, None, (), _ALLCLOSE_PRECISIONS
+        )
+    assert_close(
+        actual,
+        expected,
+        rtol=rtol,
+        atol=atol,
+        equal_nan=equal_nan,
+        check_device=True,
+        check_dtype=False,
+        check_stride=False,
+        msg=msg or None,
+    )

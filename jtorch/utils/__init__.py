@@ -4,9 +4,12 @@
 import sys
 
 from .. import data
-from . import dlpack  # noqa: F401
-from . import checkpoint  # noqa: F401
-from . import _pytree, hooks  # noqa: F401
+from . import (  # noqa: F401
+    _pytree,
+    checkpoint,  # noqa: F401
+    dlpack,  # noqa: F401
+    hooks,
+)
 
 sys.modules.setdefault(__name__ + ".data", data)
 data.register_aliases(__name__ + ".data")

@@ -21,35 +21,120 @@ from collections import deque
 from enum import Enum
 
 from ._pytree_nodes import (  # noqa: F401 - the registry's names are this module's too
-    _defaultdict_deserialize, _defaultdict_flatten, _defaultdict_flatten_with_keys,
-    _defaultdict_serialize, _defaultdict_unflatten, _deque_flatten, _deque_flatten_with_keys,
-    _deque_unflatten, _deregister_pytree_node, _dict_flatten, _dict_flatten_with_keys,
-    _dict_unflatten, _get_node_type, _list_flatten, _list_flatten_with_keys, _list_unflatten,
-    _namedtuple_deserialize, _namedtuple_flatten, _namedtuple_flatten_with_keys,
-    _namedtuple_serialize, _namedtuple_unflatten, _NODE_REGISTRY_LOCK, _odict_flatten,
-    _odict_unflatten, _ordereddict_flatten, _ordereddict_flatten_with_keys, _ordereddict_unflatten,
-    _private_register_pytree_node, _Py_TPFLAGS_BASETYPE, _register_namedtuple,
-    _register_pytree_node, _register_return_type, _seq_keys, _SerializeNodeDef, _tuple_flatten,
-    _tuple_flatten_with_keys, _tuple_unflatten, BUILTIN_TYPES, CONSTANT_NODES, ConstantNode,
-    Context, DEFAULT_TREESPEC_SERIALIZATION_PROTOCOL, DumpableContext, FlattenFn,
-    FlattenWithKeysFn, FromDumpableContextFn, GetAttrKey, is_constant_class, is_namedtuple,
-    is_namedtuple_class, is_namedtuple_instance, is_structseq, is_structseq_class,
-    is_structseq_instance, key_get, KeyPath, keystr, MappingKey, NO_SERIALIZED_TYPE_NAME_FOUND,
-    NodeDef, PyTree, register_constant, register_dataclass, register_pytree_node, SequenceKey,
-    SERIALIZED_TYPE_TO_PYTHON_TYPE, STANDARD_DICT_TYPES, SUPPORTED_NODES,
-    SUPPORTED_SERIALIZED_TYPES, ToDumpableContextFn, UnflattenFn,
+    _NODE_REGISTRY_LOCK,
+    BUILTIN_TYPES,
+    CONSTANT_NODES,
+    DEFAULT_TREESPEC_SERIALIZATION_PROTOCOL,
+    NO_SERIALIZED_TYPE_NAME_FOUND,
+    SERIALIZED_TYPE_TO_PYTHON_TYPE,
+    STANDARD_DICT_TYPES,
+    SUPPORTED_NODES,
+    SUPPORTED_SERIALIZED_TYPES,
+    ConstantNode,
+    Context,
+    DumpableContext,
+    FlattenFn,
+    FlattenWithKeysFn,
+    FromDumpableContextFn,
+    GetAttrKey,
+    KeyPath,
+    MappingKey,
+    NodeDef,
+    PyTree,
+    SequenceKey,
+    ToDumpableContextFn,
+    UnflattenFn,
+    _defaultdict_deserialize,
+    _defaultdict_flatten,
+    _defaultdict_flatten_with_keys,
+    _defaultdict_serialize,
+    _defaultdict_unflatten,
+    _deque_flatten,
+    _deque_flatten_with_keys,
+    _deque_unflatten,
+    _deregister_pytree_node,
+    _dict_flatten,
+    _dict_flatten_with_keys,
+    _dict_unflatten,
+    _get_node_type,
+    _list_flatten,
+    _list_flatten_with_keys,
+    _list_unflatten,
+    _namedtuple_deserialize,
+    _namedtuple_flatten,
+    _namedtuple_flatten_with_keys,
+    _namedtuple_serialize,
+    _namedtuple_unflatten,
+    _odict_flatten,
+    _odict_unflatten,
+    _ordereddict_flatten,
+    _ordereddict_flatten_with_keys,
+    _ordereddict_unflatten,
+    _private_register_pytree_node,
+    _Py_TPFLAGS_BASETYPE,
+    _register_namedtuple,
+    _register_pytree_node,
+    _register_return_type,
+    _seq_keys,
+    _SerializeNodeDef,
+    _tuple_flatten,
+    _tuple_flatten_with_keys,
+    _tuple_unflatten,
+    is_constant_class,
+    is_namedtuple,
+    is_namedtuple_class,
+    is_namedtuple_instance,
+    is_structseq,
+    is_structseq_class,
+    is_structseq_instance,
+    key_get,
+    keystr,
+    register_constant,
+    register_dataclass,
+    register_pytree_node,
 )
 from ._treespec import _LEAF_SPEC, LeafSpec, PyTreeSpec, TreeSpec  # noqa: F401
 
 __all__ = [
-    "PyTree", "Context", "FlattenFn", "UnflattenFn", "DumpableContext", "ToDumpableContextFn",
-    "FromDumpableContextFn", "PyTreeSpec", "TreeSpec", "LeafSpec", "keystr", "key_get",
-    "register_pytree_node", "tree_is_leaf", "tree_flatten", "tree_flatten_with_path",
-    "tree_unflatten", "tree_iter", "tree_leaves", "tree_leaves_with_path", "tree_structure",
-    "tree_map", "tree_map_with_path", "tree_map_", "tree_map_only", "tree_map_only_",
-    "tree_all", "tree_any", "tree_all_only", "tree_any_only", "treespec_dumps",
-    "treespec_loads", "treespec_pprint", "is_namedtuple", "is_namedtuple_class",
-    "is_namedtuple_instance", "is_structseq", "is_structseq_class", "is_structseq_instance",
+    "PyTree",
+    "Context",
+    "FlattenFn",
+    "UnflattenFn",
+    "DumpableContext",
+    "ToDumpableContextFn",
+    "FromDumpableContextFn",
+    "PyTreeSpec",
+    "TreeSpec",
+    "LeafSpec",
+    "keystr",
+    "key_get",
+    "register_pytree_node",
+    "tree_is_leaf",
+    "tree_flatten",
+    "tree_flatten_with_path",
+    "tree_unflatten",
+    "tree_iter",
+    "tree_leaves",
+    "tree_leaves_with_path",
+    "tree_structure",
+    "tree_map",
+    "tree_map_with_path",
+    "tree_map_",
+    "tree_map_only",
+    "tree_map_only_",
+    "tree_all",
+    "tree_any",
+    "tree_all_only",
+    "tree_any_only",
+    "treespec_dumps",
+    "treespec_loads",
+    "treespec_pprint",
+    "is_namedtuple",
+    "is_namedtuple_class",
+    "is_namedtuple_instance",
+    "is_structseq",
+    "is_structseq_class",
+    "is_structseq_instance",
 ]
 
 FlattenFunc, UnflattenFunc, FlattenWithKeysFunc = FlattenFn, UnflattenFn, FlattenWithKeysFn
@@ -66,9 +151,12 @@ def tree_is_leaf(tree, is_leaf=None) -> bool:
 
 
 def _is_leaf(tree, is_leaf=None) -> bool:
-    warnings.warn("torch.utils._pytree._is_leaf is private and will be removed in a future "
-                  "release. Please use torch.utils._pytree.tree_is_leaf instead.",
-                  FutureWarning, stacklevel=2)
+    warnings.warn(
+        "torch.utils._pytree._is_leaf is private and will be removed in a future "
+        "release. Please use torch.utils._pytree.tree_is_leaf instead.",
+        FutureWarning,
+        stacklevel=2,
+    )
     return tree_is_leaf(tree, is_leaf=is_leaf)
 
 
@@ -113,8 +201,10 @@ def tree_unflatten(leaves, treespec: TreeSpec):
     """Matches `torch.utils._pytree.tree_unflatten` (the arguments may come swapped)."""
     if not isinstance(treespec, TreeSpec):
         if not isinstance(leaves, TreeSpec):
-            raise TypeError(f"Expected `treespec` to be an instance of PyTreeSpec but got "
-                            f"item of type {type(treespec)}.")
+            raise TypeError(
+                f"Expected `treespec` to be an instance of PyTreeSpec but got "
+                f"item of type {type(treespec)}."
+            )
         leaves, treespec = treespec, leaves
     return treespec.unflatten(leaves)
 
@@ -169,6 +259,7 @@ def tree_map_(func, tree, *rests, is_leaf=None):
 def map_only(type_or_types_or_pred, /):
     """Makes `func` apply only to leaves of the given types (or passing the predicate)."""
     if isinstance(type_or_types_or_pred, (type, tuple, types.UnionType)):
+
         def pred(x):
             return isinstance(x, type_or_types_or_pred)
     elif callable(type_or_types_or_pred):
@@ -180,7 +271,9 @@ def map_only(type_or_types_or_pred, /):
         @functools.wraps(func)
         def wrapped(x):
             return func(x) if pred(x) else x
+
         return wrapped
+
     return wrapper
 
 
@@ -213,8 +306,12 @@ def _broadcast_to_and_flatten(tree, treespec: TreeSpec, is_leaf=None):
     full = tree_unflatten([0] * treespec.num_leaves, treespec)
     out: list = []
     try:
-        tree_map_(lambda x, sub: out.extend([x] * tree_structure(sub, is_leaf).num_leaves),
-                  tree, full, is_leaf=is_leaf)
+        tree_map_(
+            lambda x, sub: out.extend([x] * tree_structure(sub, is_leaf).num_leaves),
+            tree,
+            full,
+            is_leaf=is_leaf,
+        )
     except ValueError:
         return None
     return out
@@ -233,8 +330,10 @@ def _key_paths(path: tuple, tree, is_leaf):
         yield path, tree
         return
     if node.flatten_with_keys_fn is None:
-        raise ValueError(f"Did not find a flatten_with_keys_fn for type: {node_type}. Please "
-                         "pass a flatten_with_keys_fn argument to register_pytree_node.")
+        raise ValueError(
+            f"Did not find a flatten_with_keys_fn for type: {node_type}. Please "
+            "pass a flatten_with_keys_fn argument to register_pytree_node."
+        )
     children, _ = node.flatten_with_keys_fn(tree)
     for k, child in children:
         yield from _key_paths((*path, k), child, is_leaf)
@@ -265,8 +364,11 @@ class EnumEncoder(json.JSONEncoder):
 
     def default(self, obj):
         if isinstance(obj, Enum):
-            return {"__enum__": True, "fqn": f"{obj.__class__.__module__}:"
-                    f"{obj.__class__.__qualname__}", "name": obj.name}
+            return {
+                "__enum__": True,
+                "fqn": f"{obj.__class__.__module__}:{obj.__class__.__qualname__}",
+                "name": obj.name,
+            }
         return super().default(obj)
 
 
@@ -289,26 +391,31 @@ def _to_json(spec: TreeSpec) -> dict:
     if node.serialized_type_name == NO_SERIALIZED_TYPE_NAME_FOUND:
         raise NotImplementedError(
             f"No registered serialization name for {spec.type} found. Please update your "
-            "_register_pytree_node call with a `serialized_type_name` kwarg.")
+            "_register_pytree_node call with a `serialized_type_name` kwarg."
+        )
     if node.to_dumpable_context is None:
         try:
             context = json.dumps(spec.context, cls=EnumEncoder)
         except TypeError as e:
-            raise TypeError("Unable to serialize context. Please make the context json "
-                            "dump-able, or register a custom serializer using "
-                            "_register_pytree_node.") from e
+            raise TypeError(
+                "Unable to serialize context. Please make the context json "
+                "dump-able, or register a custom serializer using "
+                "_register_pytree_node."
+            ) from e
     else:
         context = node.to_dumpable_context(spec.context)
-    return {"type": node.serialized_type_name, "context": context,
-            "children_spec": [_to_json(c) for c in spec.children()]}
+    return {
+        "type": node.serialized_type_name,
+        "context": context,
+        "children_spec": [_to_json(c) for c in spec.children()],
+    }
 
 
 def _from_json(schema: dict) -> TreeSpec:
     if schema["type"] is None and schema["context"] is None and not schema["children_spec"]:
         return _LEAF_SPEC
     if schema["type"] not in SERIALIZED_TYPE_TO_PYTHON_TYPE:
-        raise NotImplementedError(f"Deserializing {schema['type']} in pytree is not "
-                                  "registered.")
+        raise NotImplementedError(f"Deserializing {schema['type']} in pytree is not registered.")
     typ = SERIALIZED_TYPE_TO_PYTHON_TYPE[schema["type"]]
     node = SUPPORTED_SERIALIZED_TYPES[typ]
     if node.from_dumpable_context is None:

@@ -105,11 +105,14 @@ def key_get(obj, kp: KeyPath):
 
 def is_namedtuple_class(cls) -> bool:
     """Whether `cls` is a namedtuple class (a tuple with `_fields`, `_make`, `_asdict`)."""
-    return (isinstance(cls, type) and issubclass(cls, tuple)
-            and isinstance(getattr(cls, "_fields", None), tuple)
-            and all(type(f) is str for f in cls._fields)
-            and callable(getattr(cls, "_make", None))
-            and callable(getattr(cls, "_asdict", None)))
+    return (
+        isinstance(cls, type)
+        and issubclass(cls, tuple)
+        and isinstance(getattr(cls, "_fields", None), tuple)
+        and all(type(f) is str for f in cls._fields)
+        and callable(getattr(cls, "_make", None))
+        and callable(getattr(cls, "_asdict", None))
+    )
 
 
 def is_namedtuple(obj) -> bool:
@@ -125,10 +128,15 @@ _Py_TPFLAGS_BASETYPE = 1 << 10
 
 def is_structseq_class(cls) -> bool:
     """Whether `cls` is a C structseq (`os.stat_result`...), as PyTorch tests it."""
-    return (isinstance(cls, type) and cls.__bases__ == (tuple,)
-            and all(isinstance(getattr(cls, n, None), int)
-                    for n in ("n_fields", "n_sequence_fields", "n_unnamed_fields"))
-            and not cls.__flags__ & _Py_TPFLAGS_BASETYPE)
+    return (
+        isinstance(cls, type)
+        and cls.__bases__ == (tuple,)
+        and all(
+            isinstance(getattr(cls, n, None), int)
+            for n in ("n_fields", "n_sequence_fields", "n_unnamed_fields")
+        )
+        and not cls.__flags__ & _Py_TPFLAGS_BASETYPE
+    )
 
 
 def is_structseq(obj) -> bool:
@@ -202,7 +210,8 @@ def _namedtuple_serialize(context) -> str:
         why = "didn't register" if node is None else "couldn't find"
         raise NotImplementedError(
             f"Can't serialize TreeSpec of namedtuple class {context} because we {why} a "
-            "serializated_type_name. Please register using `_register_namedtuple`.")
+            "serializated_type_name. Please register using `_register_namedtuple`."
+        )
     return node.serialized_type_name
 
 
@@ -210,7 +219,8 @@ def _namedtuple_deserialize(dumpable_context):
     if dumpable_context not in SERIALIZED_TYPE_TO_PYTHON_TYPE:
         raise NotImplementedError(
             f"Can't deserialize TreeSpec of namedtuple class {dumpable_context} because we "
-            "couldn't find a serializated name.")
+            "couldn't find a serializated name."
+        )
     return SERIALIZED_TYPE_TO_PYTHON_TYPE[dumpable_context]
 
 
@@ -246,8 +256,11 @@ def _defaultdict_unflatten(values, context):
 
 def _defaultdict_serialize(context) -> dict:
     factory, keys = context
-    return {"default_factory_module": factory.__module__,
-            "default_factory_name": factory.__qualname__, "dict_context": keys}
+    return {
+        "default_factory_module": factory.__module__,
+        "default_factory_name": factory.__qualname__,
+        "dict_context": keys,
+    }
 
 
 def _defaultdict_deserialize(dumpable_context) -> list:
@@ -255,8 +268,10 @@ def _defaultdict_deserialize(dumpable_context) -> list:
     if not isinstance(dumpable_context, dict) or set(dumpable_context) != expected:
         raise AssertionError(f"dumpable_context keys must be {expected}")
     module = importlib.import_module(dumpable_context["default_factory_module"])
-    return [getattr(module, dumpable_context["default_factory_name"]),
-            dumpable_context["dict_context"]]
+    return [
+        getattr(module, dumpable_context["default_factory_name"]),
+        dumpable_context["dict_context"],
+    ]
 
 
 def _deque_flatten(d):
@@ -274,30 +289,51 @@ def _deque_unflatten(values, context):
 # -- registration --------------------------------------------------------------
 
 
-def _private_register_pytree_node(cls, flatten_fn, unflatten_fn, *, serialized_type_name=None,
-                                  to_dumpable_context=None, from_dumpable_context=None,
-                                  flatten_with_keys_fn=None) -> None:
+def _private_register_pytree_node(
+    cls,
+    flatten_fn,
+    unflatten_fn,
+    *,
+    serialized_type_name=None,
+    to_dumpable_context=None,
+    from_dumpable_context=None,
+    flatten_with_keys_fn=None,
+) -> None:
     """Registers `cls` as a node, overwriting (with a warning) an earlier registration."""
     with _NODE_REGISTRY_LOCK:
         if cls in SUPPORTED_NODES:
-            warnings.warn(f"{cls} is already registered as pytree node. Overwriting the "
-                          "previous registration.", stacklevel=2)
+            warnings.warn(
+                f"{cls} is already registered as pytree node. Overwriting the "
+                "previous registration.",
+                stacklevel=2,
+            )
         SUPPORTED_NODES[cls] = NodeDef(cls, flatten_fn, unflatten_fn, flatten_with_keys_fn)
         if (to_dumpable_context is None) ^ (from_dumpable_context is None):
-            raise ValueError(f"Both to_dumpable_context and from_dumpable_context for {cls} "
-                             "must be None or registered.")
-        name = NO_SERIALIZED_TYPE_NAME_FOUND if serialized_type_name is None else (
-            serialized_type_name)
-        SUPPORTED_SERIALIZED_TYPES[cls] = _SerializeNodeDef(cls, name, to_dumpable_context,
-                                                            from_dumpable_context)
+            raise ValueError(
+                f"Both to_dumpable_context and from_dumpable_context for {cls} "
+                "must be None or registered."
+            )
+        name = (
+            NO_SERIALIZED_TYPE_NAME_FOUND
+            if serialized_type_name is None
+            else (serialized_type_name)
+        )
+        SUPPORTED_SERIALIZED_TYPES[cls] = _SerializeNodeDef(
+            cls, name, to_dumpable_context, from_dumpable_context
+        )
         SERIALIZED_TYPE_TO_PYTHON_TYPE[name] = cls
 
 
-def register_pytree_node(cls, flatten_fn: FlattenFn, unflatten_fn: UnflattenFn, *,
-                         serialized_type_name: str | None = None,
-                         to_dumpable_context: ToDumpableContextFn | None = None,
-                         from_dumpable_context: FromDumpableContextFn | None = None,
-                         flatten_with_keys_fn: FlattenWithKeysFn | None = None) -> None:
+def register_pytree_node(
+    cls,
+    flatten_fn: FlattenFn,
+    unflatten_fn: UnflattenFn,
+    *,
+    serialized_type_name: str | None = None,
+    to_dumpable_context: ToDumpableContextFn | None = None,
+    from_dumpable_context: FromDumpableContextFn | None = None,
+    flatten_with_keys_fn: FlattenWithKeysFn | None = None,
+) -> None:
     """Matches `torch.utils._pytree.register_pytree_node`: `cls` becomes a node type.
 
     Raises ValueError if `cls` is registered already.
@@ -305,30 +341,53 @@ def register_pytree_node(cls, flatten_fn: FlattenFn, unflatten_fn: UnflattenFn, 
     with _NODE_REGISTRY_LOCK:
         if cls in SUPPORTED_NODES:
             raise ValueError(f"{cls} is already registered as pytree node.")
-    _private_register_pytree_node(cls, flatten_fn, unflatten_fn,
-                                  serialized_type_name=serialized_type_name,
-                                  to_dumpable_context=to_dumpable_context,
-                                  from_dumpable_context=from_dumpable_context,
-                                  flatten_with_keys_fn=flatten_with_keys_fn)
+    _private_register_pytree_node(
+        cls,
+        flatten_fn,
+        unflatten_fn,
+        serialized_type_name=serialized_type_name,
+        to_dumpable_context=to_dumpable_context,
+        from_dumpable_context=from_dumpable_context,
+        flatten_with_keys_fn=flatten_with_keys_fn,
+    )
 
 
-def _register_pytree_node(cls, flatten_fn, unflatten_fn, to_str_fn=None, maybe_from_str_fn=None,
-                          *, serialized_type_name=None, to_dumpable_context=None,
-                          from_dumpable_context=None, flatten_with_keys_fn=None) -> None:
+def _register_pytree_node(
+    cls,
+    flatten_fn,
+    unflatten_fn,
+    to_str_fn=None,
+    maybe_from_str_fn=None,
+    *,
+    serialized_type_name=None,
+    to_dumpable_context=None,
+    from_dumpable_context=None,
+    flatten_with_keys_fn=None,
+) -> None:
     """The deprecated spelling of `register_pytree_node` (overwrites silently... with a
     FutureWarning, as PyTorch's)."""
-    warnings.warn("`torch.utils._pytree._register_pytree_node` is deprecated. Please use "
-                  "`torch.utils._pytree.register_pytree_node` instead.", FutureWarning,
-                  stacklevel=2)
+    warnings.warn(
+        "`torch.utils._pytree._register_pytree_node` is deprecated. Please use "
+        "`torch.utils._pytree.register_pytree_node` instead.",
+        FutureWarning,
+        stacklevel=2,
+    )
     if to_str_fn is not None or maybe_from_str_fn is not None:
-        warnings.warn("`to_str_fn` and `maybe_from_str_fn` is deprecated. Please use "
-                      "`to_dumpable_context` and `from_dumpable_context` instead.",
-                      FutureWarning, stacklevel=2)
-    _private_register_pytree_node(cls, flatten_fn, unflatten_fn,
-                                  serialized_type_name=serialized_type_name,
-                                  to_dumpable_context=to_dumpable_context,
-                                  from_dumpable_context=from_dumpable_context,
-                                  flatten_with_keys_fn=flatten_with_keys_fn)
+        warnings.warn(
+            "`to_str_fn` and `maybe_from_str_fn` is deprecated. Please use "
+            "`to_dumpable_context` and `from_dumpable_context` instead.",
+            FutureWarning,
+            stacklevel=2,
+        )
+    _private_register_pytree_node(
+        cls,
+        flatten_fn,
+        unflatten_fn,
+        serialized_type_name=serialized_type_name,
+        to_dumpable_context=to_dumpable_context,
+        from_dumpable_context=from_dumpable_context,
+        flatten_with_keys_fn=flatten_with_keys_fn,
+    )
 
 
 def _deregister_pytree_node(cls) -> None:
@@ -342,22 +401,29 @@ def _deregister_pytree_node(cls) -> None:
 
 def _register_namedtuple(cls, *, serialized_type_name: str) -> None:
     """Makes a namedtuple class serializable in specs under `serialized_type_name`."""
-    _private_register_pytree_node(cls, _namedtuple_flatten, _namedtuple_unflatten,
-                                  serialized_type_name=serialized_type_name,
-                                  to_dumpable_context=_namedtuple_serialize,
-                                  from_dumpable_context=_namedtuple_deserialize,
-                                  flatten_with_keys_fn=_namedtuple_flatten_with_keys)
+    _private_register_pytree_node(
+        cls,
+        _namedtuple_flatten,
+        _namedtuple_unflatten,
+        serialized_type_name=serialized_type_name,
+        to_dumpable_context=_namedtuple_serialize,
+        from_dumpable_context=_namedtuple_deserialize,
+        flatten_with_keys_fn=_namedtuple_flatten_with_keys,
+    )
 
 
-def register_dataclass(cls, *, field_names=None, drop_field_names=None,
-                       serialized_type_name=None) -> None:
+def register_dataclass(
+    cls, *, field_names=None, drop_field_names=None, serialized_type_name=None
+) -> None:
     """Matches `torch.utils._pytree.register_dataclass`: the fields are the children
     (a field that is None is kept in the context, not as a child)."""
     drop = list(drop_field_names or [])
     if not dataclasses.is_dataclass(cls):
         if field_names is None:
-            raise ValueError("field_names must be specified with a list of all fields used to "
-                             f"initialize {cls}, as it is not a dataclass.")
+            raise ValueError(
+                "field_names must be specified with a list of all fields used to "
+                f"initialize {cls}, as it is not a dataclass."
+            )
     elif field_names is None:
         field_names = [f.name for f in dataclasses.fields(cls) if f.init and f.name not in drop]
     else:
@@ -388,9 +454,13 @@ def register_dataclass(cls, *, field_names=None, drop_field_names=None,
         values, (present, _) = flatten(obj)
         return [(GetAttrKey(n), v) for n, v in zip(present, values)], present
 
-    _private_register_pytree_node(cls, flatten, unflatten,
-                                  serialized_type_name=serialized_type_name,
-                                  flatten_with_keys_fn=flatten_with_keys)
+    _private_register_pytree_node(
+        cls,
+        flatten,
+        unflatten,
+        serialized_type_name=serialized_type_name,
+        flatten_with_keys_fn=flatten_with_keys,
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -404,15 +474,20 @@ def register_constant(cls) -> None:
     """Matches `torch.utils._pytree.register_constant`: instances are nodes without leaves
     (the instance is kept in the spec); `cls` needs its own `__eq__` and `__hash__`."""
     if cls.__eq__ is object.__eq__:
-        raise TypeError("register_constant(cls) expects `cls` to have a non-default `__eq__` "
-                        "implementation.")
+        raise TypeError(
+            "register_constant(cls) expects `cls` to have a non-default `__eq__` implementation."
+        )
     if cls.__hash__ is None:
-        raise TypeError("register_constant(cls) expects `cls` to have a non-default "
-                        "`__hash__` implementation.")
+        raise TypeError(
+            "register_constant(cls) expects `cls` to have a non-default `__hash__` implementation."
+        )
     with _NODE_REGISTRY_LOCK:
-        _private_register_pytree_node(cls, lambda x: ([], ConstantNode(x)),
-                                      lambda _, context: context.value,
-                                      flatten_with_keys_fn=lambda x: ([], ConstantNode(x)))
+        _private_register_pytree_node(
+            cls,
+            lambda x: ([], ConstantNode(x)),
+            lambda _, context: context.value,
+            flatten_with_keys_fn=lambda x: ([], ConstantNode(x)),
+        )
         CONSTANT_NODES.add(cls)
 
 
@@ -421,24 +496,63 @@ def is_constant_class(cls) -> bool:
 
 
 for _args in (
-    (tuple, _tuple_flatten, _tuple_unflatten, "builtins.tuple", None, None,
-     _tuple_flatten_with_keys),
-    (list, _list_flatten, _list_unflatten, "builtins.list", None, None,
-     _list_flatten_with_keys),
-    (dict, _dict_flatten, _dict_unflatten, "builtins.dict", None, None,
-     _dict_flatten_with_keys),
-    (namedtuple, _namedtuple_flatten, _namedtuple_unflatten, "collections.namedtuple",
-     _namedtuple_serialize, _namedtuple_deserialize, _namedtuple_flatten_with_keys),
-    (OrderedDict, _ordereddict_flatten, _ordereddict_unflatten, "collections.OrderedDict",
-     None, None, _ordereddict_flatten_with_keys),
-    (defaultdict, _defaultdict_flatten, _defaultdict_unflatten, "collections.defaultdict",
-     _defaultdict_serialize, _defaultdict_deserialize, _defaultdict_flatten_with_keys),
-    (deque, _deque_flatten, _deque_unflatten, "collections.deque", None, None,
-     _deque_flatten_with_keys),
+    (
+        tuple,
+        _tuple_flatten,
+        _tuple_unflatten,
+        "builtins.tuple",
+        None,
+        None,
+        _tuple_flatten_with_keys,
+    ),
+    (list, _list_flatten, _list_unflatten, "builtins.list", None, None, _list_flatten_with_keys),
+    (dict, _dict_flatten, _dict_unflatten, "builtins.dict", None, None, _dict_flatten_with_keys),
+    (
+        namedtuple,
+        _namedtuple_flatten,
+        _namedtuple_unflatten,
+        "collections.namedtuple",
+        _namedtuple_serialize,
+        _namedtuple_deserialize,
+        _namedtuple_flatten_with_keys,
+    ),
+    (
+        OrderedDict,
+        _ordereddict_flatten,
+        _ordereddict_unflatten,
+        "collections.OrderedDict",
+        None,
+        None,
+        _ordereddict_flatten_with_keys,
+    ),
+    (
+        defaultdict,
+        _defaultdict_flatten,
+        _defaultdict_unflatten,
+        "collections.defaultdict",
+        _defaultdict_serialize,
+        _defaultdict_deserialize,
+        _defaultdict_flatten_with_keys,
+    ),
+    (
+        deque,
+        _deque_flatten,
+        _deque_unflatten,
+        "collections.deque",
+        None,
+        None,
+        _deque_flatten_with_keys,
+    ),
 ):
-    _private_register_pytree_node(_args[0], _args[1], _args[2], serialized_type_name=_args[3],
-                                  to_dumpable_context=_args[4], from_dumpable_context=_args[5],
-                                  flatten_with_keys_fn=_args[6])
+    _private_register_pytree_node(
+        _args[0],
+        _args[1],
+        _args[2],
+        serialized_type_name=_args[3],
+        to_dumpable_context=_args[4],
+        from_dumpable_context=_args[5],
+        flatten_with_keys_fn=_args[6],
+    )
 
 STANDARD_DICT_TYPES = frozenset({dict, OrderedDict, defaultdict})
 BUILTIN_TYPES = frozenset({tuple, list, dict, namedtuple, OrderedDict, defaultdict, deque})
@@ -460,5 +574,8 @@ def _register_return_type(cls) -> None:
     """jtorch's `torch.return_types` classes are namedtuples; PyTorch's are structseqs that
     torch registers as their own nodes (no context): they are registered the same way."""
     _private_register_pytree_node(
-        cls, lambda s: (list(s), None), lambda values, context: cls(*values),
-        flatten_with_keys_fn=lambda s: ([(SequenceKey(i), v) for i, v in enumerate(s)], None))
+        cls,
+        lambda s: (list(s), None),
+        lambda values, context: cls(*values),
+        flatten_with_keys_fn=lambda s: ([(SequenceKey(i), v) for i, v in enumerate(s)], None),
+    )

@@ -50,8 +50,7 @@ class TreeSpec:
         if self._children:
             indent += 2
             body = self._children[0].__repr__(indent) + ("," if self.num_children > 1 else "")
-            body += ",".join("\n" + " " * indent + c.__repr__(indent)
-                             for c in self._children[1:])
+            body += ",".join("\n" + " " * indent + c.__repr__(indent) for c in self._children[1:])
         return head + body + "])"
 
     def __eq__(self, other) -> bool:
@@ -59,8 +58,11 @@ class TreeSpec:
             return True
         if not isinstance(other, TreeSpec):
             return NotImplemented
-        return (str(self.type) == str(other.type) and self._context == other._context
-                and self._children == other._children)
+        return (
+            str(self.type) == str(other.type)
+            and self._context == other._context
+            and self._children == other._children
+        )
 
     def __hash__(self) -> int:
         t, ctx = self.type, self._context
@@ -73,7 +75,7 @@ class TreeSpec:
         elif isinstance(ctx, _p.ConstantNode):
             hashable = ctx.value
         else:
-            hashable = None     # a user context may not be hashable; equal specs still agree
+            hashable = None  # a user context may not be hashable; equal specs still agree
         return hash((t, hashable, tuple(self._children)))
 
     @property
@@ -82,9 +84,13 @@ class TreeSpec:
 
     @property
     def children_specs(self) -> list:
-        warnings.warn("`treespec.children_specs` is deprecated. Use `treespec.child(index)` "
-                      "to access a single child, or `treespec.children()` to get all "
-                      "children.", FutureWarning, stacklevel=2)
+        warnings.warn(
+            "`treespec.children_specs` is deprecated. Use `treespec.child(index)` "
+            "to access a single child, or `treespec.children()` to get all "
+            "children.",
+            FutureWarning,
+            stacklevel=2,
+        )
         return self._children
 
     def is_leaf(self) -> bool:
@@ -110,23 +116,24 @@ class TreeSpec:
         node_type = _p._get_node_type(node)
         if self.type not in _p.BUILTIN_TYPES:
             if node_type != self.type:
-                raise ValueError(f"Type mismatch; expected {self.type!r}, but got "
-                                 f"{node_type!r}.")
+                raise ValueError(f"Type mismatch; expected {self.type!r}, but got {node_type!r}.")
             children, context = _p.SUPPORTED_NODES[node_type].flatten_fn(node)
             if len(children) != self.num_children:
-                raise ValueError(f"Node arity mismatch; expected {self.num_children}, but got "
-                                 f"{len(children)}.")
+                raise ValueError(
+                    f"Node arity mismatch; expected {self.num_children}, but got {len(children)}."
+                )
             if context != self._context:
                 raise ValueError(f"Node context mismatch for custom node type {self.type!r}.")
         else:
-            both_dicts = (self.type in _p.STANDARD_DICT_TYPES
-                          and node_type in _p.STANDARD_DICT_TYPES)
+            both_dicts = self.type in _p.STANDARD_DICT_TYPES and node_type in _p.STANDARD_DICT_TYPES
             if not both_dicts and node_type != self.type:
-                raise ValueError(f"Node type mismatch; expected {self.type!r}, but got "
-                                 f"{node_type!r}.")
+                raise ValueError(
+                    f"Node type mismatch; expected {self.type!r}, but got {node_type!r}."
+                )
             if len(node) != self.num_children:
-                raise ValueError(f"Node arity mismatch; expected {self.num_children}, but got "
-                                 f"{len(node)}.")
+                raise ValueError(
+                    f"Node arity mismatch; expected {self.num_children}, but got {len(node)}."
+                )
             if both_dicts:
                 keys = self._context if self.type is not defaultdict else self._context[1]
                 got, want = set(node), set(keys)
@@ -141,8 +148,10 @@ class TreeSpec:
             else:
                 children, context = _p.SUPPORTED_NODES[node_type].flatten_fn(node)
                 if node_type is not deque and context != self._context:
-                    raise ValueError(f"Node context mismatch for node type {self.type!r}; "
-                                     f"expected {self._context!r}, but got {context!r}.")
+                    raise ValueError(
+                        f"Node context mismatch for node type {self.type!r}; "
+                        f"expected {self._context!r}, but got {context!r}."
+                    )
         for child, spec in zip(children, self._children, strict=True):
             spec._flatten_up_to(child, out)
 
@@ -151,9 +160,11 @@ class TreeSpec:
         if not isinstance(leaves, (list, tuple)):
             leaves = list(leaves)
         if len(leaves) != self.num_leaves:
-            raise ValueError(f"treespec.unflatten(leaves): `leaves` has length {len(leaves)} "
-                             f"but the spec refers to a pytree that holds {self.num_leaves} "
-                             f"items ({self}).")
+            raise ValueError(
+                f"treespec.unflatten(leaves): `leaves` has length {len(leaves)} "
+                f"but the spec refers to a pytree that holds {self.num_leaves} "
+                f"items ({self})."
+            )
         if self.is_leaf():
             return leaves[0]
         children, start = [], 0
@@ -172,9 +183,12 @@ class LeafSpec(TreeSpec):
 
     def __init__(self) -> None:
         if _leaf_spec_made:
-            warnings.warn("`isinstance(treespec, LeafSpec)` is deprecated, use "
-                          "`isinstance(treespec, TreeSpec) and treespec.is_leaf()` instead.",
-                          FutureWarning, stacklevel=2)
+            warnings.warn(
+                "`isinstance(treespec, LeafSpec)` is deprecated, use "
+                "`isinstance(treespec, TreeSpec) and treespec.is_leaf()` instead.",
+                FutureWarning,
+                stacklevel=2,
+            )
         super().__init__(None, None, [])
 
     __eq__ = TreeSpec.__eq__

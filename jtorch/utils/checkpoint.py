@@ -27,6 +27,7 @@ __all__ = ["checkpoint", "checkpoint_sequential"]
 def _reached_tensors(function, args, kwargs) -> list:
     """Tensors requiring grad that `function` can read besides its arguments."""
     from .._compile import _discover
+
     try:
         # `function` itself is a root too: a Module (or object) called directly has no code
         # object for discovery to follow.
@@ -48,6 +49,7 @@ def _reached_tensors(function, args, kwargs) -> list:
 
 def _autocast_state():
     from ..amp import autocast_mode as m
+
     return [(d, m.is_autocast_enabled(d), m.get_autocast_dtype(d)) for d in ("cpu", "cuda")]
 
 
@@ -72,12 +74,15 @@ class CheckpointFunction(Function):
     def backward(ctx, *grad_outputs):
         from ..amp import autocast_mode as amp
         from ..autograd import grad as autograd_grad
+
         tensors = ctx.saved_tensors
         n = ctx.n_explicit
         # The explicit arguments are replaced by fresh leaves; reached tensors (parameters)
         # are read by `run` itself, so they are differentiated as they are.
-        explicit = [t.detach().requires_grad_(t.requires_grad) if isinstance(t, Tensor) else t
-                    for t in tensors[:n]]
+        explicit = [
+            t.detach().requires_grad_(t.requires_grad) if isinstance(t, Tensor) else t
+            for t in tensors[:n]
+        ]
         wrt = explicit + list(tensors[n:])
         saved_rng = None
         if ctx.rng_state is not None:
@@ -97,34 +102,51 @@ class CheckpointFunction(Function):
             if saved_rng is not None:
                 _random.set_rng_state(saved_rng)
         outs = (out,) if ctx.single else tuple(out)
-        pairs = [(o, g) for o, g in zip(outs, grad_outputs)
-                 if isinstance(o, Tensor) and o.requires_grad and g is not None]
+        pairs = [
+            (o, g)
+            for o, g in zip(outs, grad_outputs)
+            if isinstance(o, Tensor) and o.requires_grad and g is not None
+        ]
         need = [i for i, t in enumerate(wrt) if isinstance(t, Tensor) and t.requires_grad]
         grads = [None] * len(wrt)
         if pairs and need:
-            got = autograd_grad([o for o, _ in pairs], [wrt[i] for i in need],
-                                [g for _, g in pairs], allow_unused=True)
+            got = autograd_grad(
+                [o for o, _ in pairs],
+                [wrt[i] for i in need],
+                [g for _, g in pairs],
+                allow_unused=True,
+            )
             for i, g in zip(need, got):
                 grads[i] = g
         return (None, None, None) + tuple(grads)
 
 
-def checkpoint(function, *args, use_reentrant: bool | None = None, context_fn=None,
-               determinism_check: str = "default", debug: bool = False,
-               preserve_rng_state: bool = True, **kwargs):
+def checkpoint(
+    function,
+    *args,
+    use_reentrant: bool | None = None,
+    context_fn=None,
+    determinism_check: str = "default",
+    debug: bool = False,
+    preserve_rng_state: bool = True,
+    **kwargs,
+):
     """Matches `torch.utils.checkpoint.checkpoint`: gradients as without it, less memory.
 
     `function`'s intermediates are not kept; backward recomputes them (see the module
     docstring). `context_fn`, `determinism_check` and `debug` are accepted.
     """
     if use_reentrant is None:
-        use_reentrant = True   # PyTorch's default, with the same warning.
-        warnings.warn("torch.utils.checkpoint: the use_reentrant parameter should be passed "
-                      "explicitly. In version 2.9 we will raise an exception if use_reentrant "
-                      "is not passed. use_reentrant=False is recommended, but if you need to "
-                      "preserve the current default behavior, you can pass "
-                      "use_reentrant=True. Refer to docs for more details on the differences "
-                      "between the two variants.", stacklevel=2)
+        use_reentrant = True  # PyTorch's default, with the same warning.
+        warnings.warn(
+            "torch.utils.checkpoint: the use_reentrant parameter should be passed "
+            "explicitly. In version 2.9 we will raise an exception if use_reentrant "
+            "is not passed. use_reentrant=False is recommended, but if you need to "
+            "preserve the current default behavior, you can pass "
+            "use_reentrant=True. Refer to docs for more details on the differences "
+            "between the two variants.",
+            stacklevel=2,
+        )
     if use_reentrant and kwargs:
         raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
     if not grad_mode.is_grad_enabled():
@@ -142,24 +164,27 @@ def checkpoint(function, *args, use_reentrant: bool | None = None, context_fn=No
             call_args[i] = t
         return function(*call_args, **kwargs)
 
-    out = CheckpointFunction.apply(run, len(explicit), preserve_rng_state, *explicit,
-                                    *reached)
+    out = CheckpointFunction.apply(run, len(explicit), preserve_rng_state, *explicit, *reached)
     return out
 
 
-def checkpoint_sequential(functions, segments: int, input, use_reentrant: bool | None = None,
-                          **kwargs):
+def checkpoint_sequential(
+    functions, segments: int, input, use_reentrant: bool | None = None, **kwargs
+):
     """Matches `torch.utils.checkpoint.checkpoint_sequential`: `segments` checkpointed runs.
 
     The last segment runs normally, as in PyTorch.
     """
     if use_reentrant is None:
-        warnings.warn("torch.utils.checkpoint.checkpoint_sequential: the use_reentrant "
-                      "parameter should be passed explicitly. In version 2.9 we will raise an "
-                      "exception if use_reentrant is not passed. use_reentrant=False is "
-                      "recommended, but if you need to preserve the current default behavior, "
-                      "you can pass use_reentrant=True. Refer to docs for more details on the "
-                      "differences between the two variants.", stacklevel=2)
+        warnings.warn(
+            "torch.utils.checkpoint.checkpoint_sequential: the use_reentrant "
+            "parameter should be passed explicitly. In version 2.9 we will raise an "
+            "exception if use_reentrant is not passed. use_reentrant=False is "
+            "recommended, but if you need to preserve the current default behavior, "
+            "you can pass use_reentrant=True. Refer to docs for more details on the "
+            "differences between the two variants.",
+            stacklevel=2,
+        )
         use_reentrant = True
     if hasattr(functions, "children") and callable(functions.children):
         functions = list(functions.children())
@@ -171,13 +196,18 @@ def checkpoint_sequential(functions, segments: int, input, use_reentrant: bool |
             for j in range(start, end + 1):
                 x = functions[j](x)
             return x
+
         # Discovery does not look inside jtorch's own functions: name the layers.
-        forward._checkpoint_roots = tuple(functions[start:end + 1])
+        forward._checkpoint_roots = tuple(functions[start : end + 1])
         return forward
 
     end = -1
     for start in range(0, size * (segments - 1), size):
         end = start + size - 1
-        input = checkpoint(run_range(start, end), input, use_reentrant=use_reentrant,
-                           preserve_rng_state=kwargs.get("preserve_rng_state", True))
+        input = checkpoint(
+            run_range(start, end),
+            input,
+            use_reentrant=use_reentrant,
+            preserve_rng_state=kwargs.get("preserve_rng_state", True),
+        )
     return run_range(end + 1, len(functions) - 1)(input)

@@ -9,6 +9,8 @@ ROCM_HOME = None
 SYCL_HOME = None
 
 __getattr__ = unsupported_module_getattr(
-    "torch.utils.cpp_extension", "jtorch has no libtorch to compile C++/CUDA extensions "
+    "torch.utils.cpp_extension",
+    "jtorch has no libtorch to compile C++/CUDA extensions "
     "against; write the kernel with jax (jax.pure_callback, jax.ffi or Pallas) and register "
-    "it with torch.library.custom_op")
+    "it with torch.library.custom_op",
+)

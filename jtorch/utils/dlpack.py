@@ -35,7 +35,7 @@ class _Capsule:
         return self._capsule
 
     def __dlpack_device__(self):
-        return (1, 0)    # kDLCPU: bare capsules come from host producers
+        return (1, 0)  # kDLCPU: bare capsules come from host producers
 
 
 def _tensor_dlpack(self, *args, **kwargs):

@@ -42,6 +42,7 @@ class _Op:
 
 def _op(name: str):
     from .. import ops
+
     try:
         return getattr(ops.aten, name)
     except AttributeError:
@@ -58,7 +59,7 @@ def _mm(m: int, k: int, n: int, batch: int = 1) -> int:
 
 def _linear(x, w, b=None):
     if x.dim() < 2:
-        return []                                   # mv/addmv: not counted by PyTorch
+        return []  # mv/addmv: not counted by PyTorch
     m, k, n = _prod(x.shape[:-1]), x.shape[-1], w.shape[0]
     name = "addmm" if b is not None else "mm"
     return [(name, _mm(m, k, n), [(x, "mm", _mm(m, k, n)), (w, "mm", _mm(m, k, n))])]
@@ -66,12 +67,12 @@ def _linear(x, w, b=None):
 
 def _matmul(a, b):
     if a.dim() < 2 or b.dim() < 2:
-        return []                                   # dot/mv: not counted by PyTorch
+        return []  # dot/mv: not counted by PyTorch
     if a.dim() == 2 and b.dim() == 2:
         f = _mm(a.shape[0], a.shape[1], b.shape[1])
         return [("mm", f, [(a, "mm", f), (b, "mm", f)])]
     if a.dim() >= 3 and (b.dim() == 2 or all(s == 1 for s in b.shape[:-2])):
-        f = _mm(_prod(a.shape[:-1]), a.shape[-1], b.shape[-1])   # PyTorch folds into one mm
+        f = _mm(_prod(a.shape[:-1]), a.shape[-1], b.shape[-1])  # PyTorch folds into one mm
         return [("mm", f, [(a, "mm", f), (b, "mm", f)])]
     batch = _prod(_broadcast(a.shape[:-2], b.shape[:-2]))
     f = _mm(a.shape[-2], a.shape[-1], b.shape[-1], batch)
@@ -109,7 +110,7 @@ def _einsum(equation, *operands):
         return []
     if "->" in eq:
         result = set(eq.split("->")[1])
-    else:       # implicit output: the indices that appear once
+    else:  # implicit output: the indices that appear once
         letters = "".join(lhs)
         result = {c for c in letters if letters.count(c) == 1}
     sizes = {}
@@ -121,8 +122,8 @@ def _einsum(equation, *operands):
     for i, sub in enumerate(lhs[1:], start=1):
         indices = cur | set(sub)
         out.append(("bmm", 2 * _prod(sizes[c] for c in indices), []))
-        later = result.union(*[set(s) for s in lhs[i + 1:]])
-        cur = indices & later           # what the intermediate keeps
+        later = result.union(*[set(s) for s in lhs[i + 1 :]])
+        cur = indices & later  # what the intermediate keeps
     return out
 
 
@@ -137,27 +138,52 @@ def _conv_flops(x_shape, w_shape, out_shape, transposed: bool) -> int:
 def _conv(transposed: bool):
     def formula(x, w, *args, _out=None, **kwargs):
         f = _conv_flops(tuple(x.shape), tuple(w.shape), tuple(_out.shape), transposed)
-        return [("convolution", f, [(x, "convolution_backward", f),
-                                    (w, "convolution_backward", f)])]
+        return [
+            ("convolution", f, [(x, "convolution_backward", f), (w, "convolution_backward", f)])
+        ]
+
     formula.needs_output = True
     return formula
 
 
 def _sdpa(q, k, v, *args, **kwargs):
     if q.device.type == "cpu":
-        return []               # PyTorch's CPU kernel is not one the counter knows: 0 FLOPs
+        return []  # PyTorch's CPU kernel is not one the counter knows: 0 FLOPs
     b_h = _prod(q.shape[:-2])
-    f = 2 * b_h * q.shape[-2] * k.shape[-2] * q.shape[-1] + \
-        2 * b_h * q.shape[-2] * k.shape[-2] * v.shape[-1]
+    f = (
+        2 * b_h * q.shape[-2] * k.shape[-2] * q.shape[-1]
+        + 2 * b_h * q.shape[-2] * k.shape[-2] * v.shape[-1]
+    )
     return [("_scaled_dot_product_efficient_attention", f, [])]
 
 
-def _mha(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
-         bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
-         training=True, key_padding_mask=None, need_weights=True, attn_mask=None,
-         use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None,
-         v_proj_weight=None, static_k=None, static_v=None, average_attn_weights=True,
-         is_causal=False):
+def _mha(
+    query,
+    key,
+    value,
+    embed_dim_to_check,
+    num_heads,
+    in_proj_weight,
+    in_proj_bias,
+    bias_k,
+    bias_v,
+    add_zero_attn,
+    dropout_p,
+    out_proj_weight,
+    out_proj_bias,
+    training=True,
+    key_padding_mask=None,
+    need_weights=True,
+    attn_mask=None,
+    use_separate_proj_weight=False,
+    q_proj_weight=None,
+    k_proj_weight=None,
+    v_proj_weight=None,
+    static_k=None,
+    static_v=None,
+    average_attn_weights=True,
+    is_causal=False,
+):
     """The linears and batched products of PyTorch's `multi_head_attention_forward`."""
     batched = query.dim() == 3
     lq, e = query.shape[0], query.shape[-1]
@@ -170,26 +196,41 @@ def _mha(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_pr
     elif not use_separate_proj_weight and key is value:
         out += [(proj, _mm(lq * bsz, e, e), []), (proj, _mm(lk * bsz, e, 2 * e), [])]
     else:
-        out += [(proj, _mm(lq * bsz, e, e), []), (proj, _mm(lk * bsz, e, e), []),
-                (proj, _mm(lk * bsz, e, e), [])]
+        out += [
+            (proj, _mm(lq * bsz, e, e), []),
+            (proj, _mm(lk * bsz, e, e), []),
+            (proj, _mm(lk * bsz, e, e), []),
+        ]
     lk += (1 if bias_k is not None else 0) + (1 if add_zero_attn else 0)
     head = e // num_heads
     if need_weights:
         score = "baddbmm" if attn_mask is not None else "bmm"
-        out += [(score, _mm(lq, head, lk, bsz * num_heads), []),
-                ("bmm", _mm(lq, lk, head, bsz * num_heads), [])]
+        out += [
+            (score, _mm(lq, head, lk, bsz * num_heads), []),
+            ("bmm", _mm(lq, lk, head, bsz * num_heads), []),
+        ]
     out.append(("addmm" if out_proj_bias is not None else "mm", _mm(lq * bsz, e, e), []))
     return out
 
 
 _FORMULAS = {
-    "linear": _linear, "matmul": _matmul, "__matmul__": _matmul,
-    "__rmatmul__": lambda a, b: _matmul(b, a), "mm": _matmul, "bmm": _bmm, "addmm": _addmm,
-    "baddbmm": _baddbmm, "einsum": _einsum,
-    "conv1d": _conv(False), "conv2d": _conv(False), "conv3d": _conv(False),
-    "conv_transpose1d": _conv(True), "conv_transpose2d": _conv(True),
+    "linear": _linear,
+    "matmul": _matmul,
+    "__matmul__": _matmul,
+    "__rmatmul__": lambda a, b: _matmul(b, a),
+    "mm": _matmul,
+    "bmm": _bmm,
+    "addmm": _addmm,
+    "baddbmm": _baddbmm,
+    "einsum": _einsum,
+    "conv1d": _conv(False),
+    "conv2d": _conv(False),
+    "conv3d": _conv(False),
+    "conv_transpose1d": _conv(True),
+    "conv_transpose2d": _conv(True),
     "conv_transpose3d": _conv(True),
-    "scaled_dot_product_attention": _sdpa, "multi_head_attention_forward": _mha,
+    "scaled_dot_product_attention": _sdpa,
+    "multi_head_attention_forward": _mha,
 }
 
 
@@ -202,24 +243,26 @@ def register_flop_formula(targets, get_raw: bool = False):
     def register(formula):
         for t in targets:
             name = getattr(t, "__name__", None) or str(t).rpartition(".")[2]
-            _FORMULAS[name] = (lambda *a, _f=formula, _n=name, **k:
-                               [(_n, int(_f(*a, **k)), [])])
+            _FORMULAS[name] = lambda *a, _f=formula, _n=name, **k: [(_n, int(_f(*a, **k)), [])]
         return formula
+
     return register
 
 
 class FlopCounterMode(TorchFunctionMode):
     """Matches `torch.utils.flop_counter.FlopCounterMode` (see the module doc)."""
 
-    def __init__(self, mods=None, depth: int = 2, display: bool = True,
-                 custom_mapping: dict | None = None):
+    def __init__(
+        self, mods=None, depth: int = 2, display: bool = True, custom_mapping: dict | None = None
+    ):
         super().__init__()
         self.flop_counts: dict = defaultdict(lambda: defaultdict(int))
         self.depth = depth
         self.display = display
         self.mode = None
-        self._custom = {getattr(k, "__name__", str(k)): v
-                        for k, v in (custom_mapping or {}).items()}
+        self._custom = {
+            getattr(k, "__name__", str(k)): v for k, v in (custom_mapping or {}).items()
+        }
         self._parents: list = ["Global"]
         self._names: dict = {}
         self._handles: list = []
@@ -235,6 +278,7 @@ class FlopCounterMode(TorchFunctionMode):
 
     def get_table(self, depth=None) -> str:
         import tabulate
+
         depth = self.depth if depth is None else depth
         total = self.get_total_flops()
         rows = []
@@ -244,8 +288,10 @@ class FlopCounterMode(TorchFunctionMode):
                 continue
             n = sum(counts.values())
             rows.append([" " * level + mod, _human(n), f"{100 * n / max(total, 1):.2f}%"])
-            rows += [[" " * (level + 1) + f" - {op}", _human(v),
-                      f"{100 * v / max(total, 1):.2f}%"] for op, v in counts.items()]
+            rows += [
+                [" " * (level + 1) + f" - {op}", _human(v), f"{100 * v / max(total, 1):.2f}%"]
+                for op, v in counts.items()
+            ]
         return tabulate.tabulate(rows, headers=["Module", "FLOP", "% Total"])
 
     # -- tracking ------------------------------------------------------------------------
@@ -253,9 +299,10 @@ class FlopCounterMode(TorchFunctionMode):
     def __enter__(self):
         self.flop_counts.clear()
         self._parents = ["Global"]
-        self._handles = [_module.register_module_forward_pre_hook(self._enter_module),
-                         _module.register_module_forward_hook(self._exit_module,
-                                                              always_call=True)]
+        self._handles = [
+            _module.register_module_forward_pre_hook(self._enter_module),
+            _module.register_module_forward_hook(self._exit_module, always_call=True),
+        ]
         return super().__enter__()
 
     def __exit__(self, *exc):
@@ -284,9 +331,10 @@ class FlopCounterMode(TorchFunctionMode):
 
     def _backward_hook(self, backward: dict, parents: list):
         def on_grad(grad):
-            if self._handles:                   # still inside the mode
+            if self._handles:  # still inside the mode
                 for op, flops in backward.items():
                     self._charge(parents, op, flops)
+
         return on_grad
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
@@ -308,6 +356,7 @@ class FlopCounterMode(TorchFunctionMode):
                 if getattr(operand, "requires_grad", False):
                     backward[bop] += bflops
         from .._tensor import Tensor
+
         if backward and isinstance(out, Tensor) and out.requires_grad:
             out.register_hook(self._backward_hook(dict(backward), parents))
         return out

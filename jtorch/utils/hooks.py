@@ -27,7 +27,9 @@ def warn_if_has_hooks(tensor) -> None:
     for k in hooks:
         hook = hooks[k]
         if not hasattr(hook, "__torch_unserializable__"):
-            warnings.warn(f"backward hook {repr(hook)} on tensor will not be serialized.  If "
-                          "this is expected, you can decorate the function with "
-                          "@torch.utils.hooks.unserializable_hook to suppress this warning",
-                          stacklevel=2)
+            warnings.warn(
+                f"backward hook {repr(hook)} on tensor will not be serialized.  If "
+                "this is expected, you can decorate the function with "
+                "@torch.utils.hooks.unserializable_hook to suppress this warning",
+                stacklevel=2,
+            )

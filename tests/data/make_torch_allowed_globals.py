@@ -22,7 +22,7 @@ def build():
     tagged = torch.nn.Parameter(torch.full((2,), 0.5))
     tagged.tag = 7
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")      # TypedStorage is deprecated
+        warnings.simplefilter("ignore")  # TypedStorage is deprecated
         typed = torch.arange(3, dtype=torch.float64).storage()
     return {
         "set": {1, 2, 3},
@@ -35,8 +35,14 @@ def build():
         "size": torch.Size([2, 3]),
         "device": torch.device("cuda", 1),
         "cpu": torch.device("cpu"),
-        "dtypes": [torch.float32, torch.bfloat16, torch.uint16, torch.float8_e5m2, torch.bool,
-                   torch.complex128],
+        "dtypes": [
+            torch.float32,
+            torch.bfloat16,
+            torch.uint16,
+            torch.float8_e5m2,
+            torch.bool,
+            torch.complex128,
+        ],
         "layout": torch.strided,
         "uint16": torch.tensor([1, 65535], dtype=torch.uint16),
         "uint32": torch.tensor([7, 2**32 - 1], dtype=torch.uint32),

@@ -23,8 +23,8 @@ def build():
     opt.step()
     return {
         "x": x,
-        "x_col": x[:, 1],                      # a view sharing x's storage
-        "x_t": x.t(),                          # non-contiguous
+        "x_col": x[:, 1],  # a view sharing x's storage
+        "x_t": x.t(),  # non-contiguous
         "ints": torch.tensor([1, -2, 3], dtype=torch.int64),
         "half": torch.tensor([0.5, 1.5], dtype=torch.float16),
         "bf16": torch.tensor([1.0, 2.0], dtype=torch.bfloat16),

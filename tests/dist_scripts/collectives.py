@@ -25,8 +25,13 @@ def base(rank):
 
 ranks = np.stack([base(i) for i in range(n)])
 Op = dist.ReduceOp
-for op, ref in ((Op.SUM, ranks.sum(0)), (Op.AVG, ranks.mean(0)), (Op.MAX, ranks.max(0)),
-                (Op.MIN, ranks.min(0)), (Op.PRODUCT, ranks.prod(0))):
+for op, ref in (
+    (Op.SUM, ranks.sum(0)),
+    (Op.AVG, ranks.mean(0)),
+    (Op.MAX, ranks.max(0)),
+    (Op.MIN, ranks.min(0)),
+    (Op.PRODUCT, ranks.prod(0)),
+):
     t = torch.tensor(base(r))
     dist.all_reduce(t, op=op)
     np.testing.assert_allclose(t.numpy(), ref, rtol=1e-6)
@@ -41,7 +46,7 @@ flags = torch.tensor([True, False, r == n - 1])
 dist.all_reduce(flags, op=Op.MAX)
 assert flags.tolist() == [True, False, True]
 base_view = torch.zeros(4) + r + 1
-dist.all_reduce(base_view[1:3])       # through a view into its base
+dist.all_reduce(base_view[1:3])  # through a view into its base
 assert base_view.tolist() == [r + 1, n * (n + 1) / 2, n * (n + 1) / 2, r + 1]
 record("all_reduce view", base_view)
 
@@ -56,16 +61,17 @@ record("all_gather_into_tensor", flat)
 chunks = np.stack([np.arange(2 * n, dtype=np.float32) * (i + 1) for i in range(n)])
 rs = torch.zeros(2)
 dist.reduce_scatter_tensor(rs, torch.tensor(chunks[r]))
-assert rs.tolist() == chunks.sum(0)[2 * r:2 * r + 2].tolist()
+assert rs.tolist() == chunks.sum(0)[2 * r : 2 * r + 2].tolist()
 record("reduce_scatter_tensor", rs)
 rs_list = torch.zeros(2)
-dist.reduce_scatter(rs_list, [torch.tensor(chunks[r][2 * j:2 * j + 2]) for j in range(n)],
-                    op=Op.MAX)
-assert rs_list.tolist() == chunks.max(0)[2 * r:2 * r + 2].tolist()
+dist.reduce_scatter(
+    rs_list, [torch.tensor(chunks[r][2 * j : 2 * j + 2]) for j in range(n)], op=Op.MAX
+)
+assert rs_list.tolist() == chunks.max(0)[2 * r : 2 * r + 2].tolist()
 
 a2a = torch.zeros(2 * n)
 dist.all_to_all_single(a2a, torch.arange(2.0 * n) + 100 * r)
-expect = np.concatenate([np.arange(2.0 * n)[2 * r:2 * r + 2] + 100 * j for j in range(n)])
+expect = np.concatenate([np.arange(2.0 * n)[2 * r : 2 * r + 2] + 100 * j for j in range(n)])
 assert a2a.tolist() == expect.tolist()
 record("all_to_all_single", a2a)
 # Uneven splits: rank i sends j + 1 rows to rank j.
@@ -91,8 +97,7 @@ dist.gather(torch.tensor([1.0, 2.0]) * (r + 1), gl, dst=0)
 if r == 0:
     assert [g.tolist() for g in gl] == [[i + 1.0, 2.0 * (i + 1)] for i in range(n)]
 sc = torch.zeros(2)
-dist.scatter(sc, [torch.tensor([float(i), -float(i)]) for i in range(n)] if r == 1 else None,
-             src=1)
+dist.scatter(sc, [torch.tensor([float(i), -float(i)]) for i in range(n)] if r == 1 else None, src=1)
 assert sc.tolist() == [float(r), -float(r)]
 record("scatter", sc)
 
@@ -124,10 +129,12 @@ elif r == 1:
     buf1 = torch.zeros(1)
     assert dist.recv(buf1, 0) == 0 and buf1.tolist() == [5.0]
     dist.send(torch.tensor([7.0]), 0)
-if torch.__name__ == "jtorch":     # PyTorch 2.13's gloo aborts at exit after a batch
-    pbuf = torch.zeros(1)        # tag 1: rank 0's any-source receive above waits for tag 0
-    ops = [dist.P2POp(dist.isend, torch.tensor([float(r + 7)]), right, tag=1),
-           dist.P2POp(dist.irecv, pbuf, left, tag=1)]
+if torch.__name__ == "jtorch":  # PyTorch 2.13's gloo aborts at exit after a batch
+    pbuf = torch.zeros(1)  # tag 1: rank 0's any-source receive above waits for tag 0
+    ops = [
+        dist.P2POp(dist.isend, torch.tensor([float(r + 7)]), right, tag=1),
+        dist.P2POp(dist.irecv, pbuf, left, tag=1),
+    ]
     for q in dist.batch_isend_irecv(ops):
         q.wait()
     assert pbuf.tolist() == [float(left + 7)]

@@ -38,7 +38,7 @@ y = torch.tensor(data.standard_normal((5, 4 * n, 3)).astype(np.float32))
 
 def train(model, opt, steps):
     for step in steps:
-        xb, yb = x[step, 4 * r:4 * r + 4], y[step, 4 * r:4 * r + 4]
+        xb, yb = x[step, 4 * r : 4 * r + 4], y[step, 4 * r : 4 * r + 4]
         opt.zero_grad()
         torch.nn.functional.mse_loss(model(xb), yb).backward()
         opt.step()
@@ -54,13 +54,14 @@ path = os.path.join(where[0], "step2")
 model_sd, optim_sd = get_state_dict(model, opt)
 dcp.save({"model": model_sd, "optim": optim_sd}, checkpoint_id=path)
 
-restored = make_model(7)                    # other weights: the load must replace them all
+restored = make_model(7)  # other weights: the load must replace them all
 restored_opt = torch.optim.Adam(restored.parameters(), lr=0.05)
 model_sd, optim_sd = get_state_dict(restored, restored_opt)
 state = {"model": model_sd, "optim": optim_sd}
 dcp.load(state, checkpoint_id=path)
-set_state_dict(restored, restored_opt, model_state_dict=state["model"],
-               optim_state_dict=state["optim"])
+set_state_dict(
+    restored, restored_opt, model_state_dict=state["model"], optim_state_dict=state["optim"]
+)
 
 train(model, opt, range(2, 5))
 train(restored, restored_opt, range(2, 5))
@@ -68,11 +69,12 @@ lines = []
 for (name, p), q in zip(model.named_parameters(), restored.parameters()):
     a, b = p.full_tensor(), q.full_tensor()
     assert torch.equal(a, b), (name, (a - b).abs().max())
-    lines.append(f"{name} {tuple(p.to_local().shape)} "
-                 f"{[round(v, 4) for v in a.detach().reshape(-1).tolist()]}")
+    lines.append(
+        f"{name} {tuple(p.to_local().shape)} "
+        f"{[round(v, 4) for v in a.detach().reshape(-1).tolist()]}"
+    )
 meta = dcp.FileSystemReader(path).read_metadata()
-keys = sorted((k, tuple(v.size)) for k, v in meta.state_dict_metadata.items()
-              if hasattr(v, "size"))
+keys = sorted((k, tuple(v.size)) for k, v in meta.state_dict_metadata.items() if hasattr(v, "size"))
 dist.barrier()
 if r == 0:
     print("saved:", keys)

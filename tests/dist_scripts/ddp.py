@@ -37,7 +37,7 @@ reference = make_model()
 model = make_model()
 with torch.no_grad():
     for p in model.parameters():
-        p.add_(float(r))            # DDP must start every rank from rank 0's weights
+        p.add_(float(r))  # DDP must start every rank from rank 0's weights
 ddp = DDP(model)
 opt = torch.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9)
 ref_opt = torch.optim.SGD(reference.parameters(), lr=0.1, momentum=0.9)
@@ -55,7 +55,7 @@ for epoch in range(2):
             loss_fn(ddp(xb[:2]), yb[:2]).div(2).backward()
         loss_fn(ddp(xb[2:]), yb[2:]).div(2).backward()
         opt.step()
-        idx = [i for ranks in everyone for i in ranks[step * per_rank:(step + 1) * per_rank]]
+        idx = [i for ranks in everyone for i in ranks[step * per_rank : (step + 1) * per_rank]]
         ref_opt.zero_grad()
         # The global batch is n per-rank batches, each the mean of two half-batch means.
         xs, ys = x[idx].view(n, 2, 2, 4), y[idx].view(n, 2, 2, 2)
@@ -64,6 +64,7 @@ for epoch in range(2):
 
 for (name, p), q in zip(ddp.module.named_parameters(), reference.parameters()):
     assert torch.allclose(p, q, rtol=1e-5, atol=1e-6), (name, (p - q).abs().max())
+
 
 # find_unused_parameters: a branch no rank uses keeps no gradient; a branch one rank uses
 # gets the average over ranks.

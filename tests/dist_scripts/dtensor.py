@@ -19,8 +19,7 @@ def note(*parts):
 x = torch.arange((2 * n + 1) * 3, dtype=torch.float32).reshape(2 * n + 1, 3)  # uneven rows
 d = distribute_tensor(x, mesh, [Shard(0)])
 assert tuple(d.shape) == tuple(x.shape) and d.size(0) == 2 * n + 1
-assert torch.equal(d.to_local(), torch.chunk(x, n)[r] if r < len(torch.chunk(x, n))
-                   else x[:0])
+assert torch.equal(d.to_local(), torch.chunk(x, n)[r] if r < len(torch.chunk(x, n)) else x[:0])
 assert torch.equal(d.full_tensor(), x)
 note("local", d.to_local().tolist(), d.placements)
 for placements in ([Shard(1)], [Replicate()], [Shard(0)]):
@@ -28,9 +27,9 @@ for placements in ([Shard(1)], [Replicate()], [Shard(0)]):
     assert torch.equal(moved.full_tensor(), x), placements
     note("redistribute", placements, moved.to_local().tolist())
 
-y = d * 2 + 1                       # elementwise on pieces: stays sharded
+y = d * 2 + 1  # elementwise on pieces: stays sharded
 assert y.placements == (Shard(0),) and torch.equal(y.full_tensor(), x * 2 + 1)
-total = d.sum()                     # a reduction over the whole tensor
+total = d.sum()  # a reduction over the whole tensor
 assert torch.allclose(total.full_tensor(), x.sum())
 w = distribute_tensor(torch.ones(3, 2), mesh, [Replicate()])
 prod = d @ w
@@ -40,10 +39,10 @@ note("sum", total.full_tensor().item(), "matmul", prod.full_tensor().tolist())
 part = DTensor.from_local(torch.full((2,), float(r + 1)), mesh, [Partial()])
 assert part.full_tensor().tolist() == [n * (n + 1) / 2] * 2
 note("partial", part.redistribute(mesh, [Replicate()]).to_local().tolist())
-v = torch.arange(2.0 * n + 1)                       # uneven: a reduce-scatter of padded blocks
+v = torch.arange(2.0 * n + 1)  # uneven: a reduce-scatter of padded blocks
 scattered = DTensor.from_local(v * (r + 1), mesh, [Partial()]).redistribute(mesh, [Shard(0)])
 whole = v * (n * (n + 1) / 2)
-pieces = torch.chunk(whole, n)      # 3 pieces of 9 when n = 4: rank 3 holds none
+pieces = torch.chunk(whole, n)  # 3 pieces of 9 when n = 4: rank 3 holds none
 assert torch.equal(scattered.to_local(), pieces[r] if r < len(pieces) else whole[:0])
 assert torch.equal(scattered.full_tensor(), whole)
 note("partial to shard", scattered.to_local().tolist())
@@ -69,5 +68,5 @@ if r == 0:
         for line in lines:
             print(f"rank {i}: {line}")
     print("ok", n)
-dist.barrier()      # PyTorch's gloo aborts if a rank leaves while a peer's work is in flight
+dist.barrier()  # PyTorch's gloo aborts if a rank leaves while a peer's work is in flight
 dist.destroy_process_group()

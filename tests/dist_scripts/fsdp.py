@@ -40,7 +40,7 @@ for p in model.parameters():
 opt = torch.optim.Adam(model.parameters(), lr=0.05)
 ref_opt = torch.optim.Adam(reference.parameters(), lr=0.05)
 for step in range(3):
-    xb, yb = x[step, 4 * r:4 * r + 4], y[step, 4 * r:4 * r + 4]
+    xb, yb = x[step, 4 * r : 4 * r + 4], y[step, 4 * r : 4 * r + 4]
     opt.zero_grad()
     loss = torch.nn.functional.mse_loss(model(xb), yb)
     loss.backward()
@@ -53,8 +53,11 @@ for (name, p), q in zip(model.named_parameters(), reference.parameters()):
     full = p.full_tensor()
     assert torch.allclose(full, q, rtol=1e-4, atol=1e-5), (name, (full - q).abs().max())
     local = p.to_local()
-    assert local.shape[0] == torch.chunk(q, n)[r].shape[0] if r < len(torch.chunk(q, n)) \
+    assert (
+        local.shape[0] == torch.chunk(q, n)[r].shape[0]
+        if r < len(torch.chunk(q, n))
         else local.shape[0] == 0
+    )
 
 full = {name: p.full_tensor() for name, p in model.named_parameters()}
 if r == 0:

@@ -29,7 +29,7 @@ assert devices_of(col) == [(i, (16, 3)) for i in range(8)]
 assert torch.equal((d * 2 + 1).full_tensor(), x * 2 + 1)
 w = distribute_tensor(torch.ones(3, 2), mesh, [Replicate()])
 assert torch.allclose((d @ w).full_tensor(), x @ torch.ones(3, 2))
-uneven = distribute_tensor(torch.arange(5.0), mesh, [Shard(0)])   # kept whole per device
+uneven = distribute_tensor(torch.arange(5.0), mesh, [Shard(0)])  # kept whole per device
 assert torch.equal(uneven.full_tensor(), torch.arange(5.0))
 
 leaf = distribute_tensor(x, mesh, [Shard(0)]).requires_grad_(True)
@@ -69,8 +69,10 @@ for step in range(3):
         o.step()
 for (name, p), q in zip(model.named_parameters(), reference.parameters()):
     assert isinstance(p, DTensor) and p.placements == (Shard(0),), name
-    assert len(devices_of(p)) == 8 and devices_of(p)[0][1][0] == q.shape[0] // 8, \
-        (name, devices_of(p))
+    assert len(devices_of(p)) == 8 and devices_of(p)[0][1][0] == q.shape[0] // 8, (
+        name,
+        devices_of(p),
+    )
     full = p.full_tensor()
     assert torch.allclose(full, q, rtol=1e-5, atol=1e-6), (name, (full - q).abs().max())
 print("ok")

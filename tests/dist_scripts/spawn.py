@@ -9,9 +9,10 @@ import torch.multiprocessing as mp
 
 
 def worker(rank: int, world: int, port: int, fail: bool) -> None:
-    torch.manual_seed(rank)         # computing before init_process_group is allowed
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
-                            world_size=world)
+    torch.manual_seed(rank)  # computing before init_process_group is allowed
+    dist.init_process_group(
+        "gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world
+    )
     if fail and rank == world - 1:
         raise RuntimeError(f"rank {rank} fails")
     t = torch.arange(3.0) * (rank + 1)

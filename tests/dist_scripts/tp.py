@@ -10,8 +10,7 @@ import torch.distributed as dist
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.tensor import DTensor
 from torch.distributed.tensor.debug import CommDebugMode
-from torch.distributed.tensor.parallel import (ColwiseParallel, RowwiseParallel,
-                                               parallelize_module)
+from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
 
 dist.init_process_group("gloo")
 r, n = dist.get_rank(), dist.get_world_size()
@@ -75,8 +74,10 @@ lines.append(f"process-group API: {counts(comm)} total {comm.get_total_counts()}
 for (name, p), q in zip(model.named_parameters(), reference.parameters()):
     full = p.full_tensor()
     assert torch.allclose(full, q, rtol=1e-5, atol=1e-6), (name, (full - q).abs().max())
-    lines.append(f"{name} {p.placements} {tuple(p.to_local().shape)} "
-                 f"{[round(v, 4) for v in full.detach().reshape(-1).tolist()]}")
+    lines.append(
+        f"{name} {p.placements} {tuple(p.to_local().shape)} "
+        f"{[round(v, 4) for v in full.detach().reshape(-1).tolist()]}"
+    )
 if r == 0:
     print("\n".join(lines))
     print("ok", n)

@@ -12,8 +12,7 @@ import torch.distributed as dist
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.tensor import Replicate
 from torch.distributed.tensor.debug import CommDebugMode
-from torch.distributed.tensor.parallel import (ColwiseParallel, RowwiseParallel,
-                                               parallelize_module)
+from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
 
 dist.init_process_group("gloo")
 r, n = dist.get_rank(), dist.get_world_size()
@@ -47,9 +46,16 @@ def make_model():
 data = np.random.default_rng(1)
 tokens = torch.tensor(data.integers(0, VOCAB, (4, 2, 5)))
 reference, model = make_model(), make_model()
-parallelize_module(model, mesh, {"embed": RowwiseParallel(input_layouts=Replicate()),
-                                 "up": ColwiseParallel(), "down": RowwiseParallel(),
-                                 "head": ColwiseParallel(output_layouts=Replicate())})
+parallelize_module(
+    model,
+    mesh,
+    {
+        "embed": RowwiseParallel(input_layouts=Replicate()),
+        "up": ColwiseParallel(),
+        "down": RowwiseParallel(),
+        "head": ColwiseParallel(output_layouts=Replicate()),
+    },
+)
 opt = torch.optim.AdamW(model.parameters(), lr=0.05)
 ref_opt = torch.optim.AdamW(reference.parameters(), lr=0.05)
 comm = CommDebugMode()
@@ -63,13 +69,17 @@ for step in range(4):
             loss.backward()
         o.step()
         if net is model:
-            lines.append(f"step {step} loss {loss.item():.5f} collectives "
-                         f"{sorted((str(k), v) for k, v in comm.get_comm_counts().items())}")
+            lines.append(
+                f"step {step} loss {loss.item():.5f} collectives "
+                f"{sorted((str(k), v) for k, v in comm.get_comm_counts().items())}"
+            )
 for (name, p), q in zip(model.named_parameters(), reference.parameters()):
     full = p.full_tensor()
     assert torch.allclose(full, q, rtol=1e-4, atol=1e-5), (name, (full - q).abs().max())
-    lines.append(f"{name} {p.placements} {tuple(p.to_local().shape)} "
-                 f"{[round(v, 4) for v in full.detach().reshape(-1).tolist()[:12]]}")
+    lines.append(
+        f"{name} {p.placements} {tuple(p.to_local().shape)} "
+        f"{[round(v, 4) for v in full.detach().reshape(-1).tolist()[:12]]}"
+    )
 if r == 0:
     print("\n".join(lines))
     print("ok", n)

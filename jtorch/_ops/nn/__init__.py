@@ -3,6 +3,18 @@
 Importing this package declares them all (`jtorch._ops` imports it with the other families).
 """
 
-from . import activation, normalization, linear, embedding, padding, distance  # noqa: F401
-from . import dropout, loss, conv, pooling, sampling  # noqa: F401
-from . import rnn, attention  # noqa: F401
+from . import (  # noqa: F401  # noqa: F401  # noqa: F401
+    activation,
+    attention,
+    conv,
+    distance,
+    dropout,
+    embedding,
+    linear,
+    loss,
+    normalization,
+    padding,
+    pooling,
+    rnn,
+    sampling,
+)

@@ -14,15 +14,23 @@ import jax
 import jax.numpy as jnp
 
 from ... import _dtype, _random
-from ..._tensor import wrap_dim
 from ..._dtype import c10_name
+from ..._tensor import wrap_dim
 from .. import _derivatives
 from .._kernel_helpers import accumulate, need_float, private_op
-from .._registry import DEFAULT, INT_TO_FLOAT, NONE, T, TI, composite, op
+from .._registry import DEFAULT, INT_TO_FLOAT, NONE, TI, T, composite, op
 
 
-def _act(*, promote=DEFAULT, torch_fn=False, method=False, out=False, torch_inplace=False,
-         method_inplace=False, f_inplace=False):
+def _act(
+    *,
+    promote=DEFAULT,
+    torch_fn=False,
+    method=False,
+    out=False,
+    torch_inplace=False,
+    method_inplace=False,
+    f_inplace=False,
+):
     """Declares `nn.functional.<name>` and the further names PyTorch gives it.
 
     An `inplace` parameter of the kernel becomes PyTorch's functional switch: with
@@ -33,13 +41,25 @@ def _act(*, promote=DEFAULT, torch_fn=False, method=False, out=False, torch_inpl
       torch_inplace / method_inplace / f_inplace: also `torch.<name>_` / `Tensor.<name>_` /
         `nn.functional.<name>_`.
     """
+
     def deco(impl):
         short = impl.__name__
-        places = (("torch", torch_inplace), ("method", method_inplace),
-                  ("nn.functional", f_inplace))
+        places = (
+            ("torch", torch_inplace),
+            ("method", method_inplace),
+            ("nn.functional", f_inplace),
+        )
         targets = tuple(place for place, wanted in places if wanted)
-        return op(impl, name=f"nn.functional.{short}", promote=promote, method=method, out=out,
-                  aliases=(short,) if torch_fn else (), inplace=targets or False)
+        return op(
+            impl,
+            name=f"nn.functional.{short}",
+            promote=promote,
+            method=method,
+            out=out,
+            aliases=(short,) if torch_fn else (),
+            inplace=targets or False,
+        )
+
     return deco
 
 
@@ -122,27 +142,32 @@ def _f_rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
 @composite(name="rrelu", method=False)
 def _torch_rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
     """Matches `torch.rrelu`."""
-    return _rrelu_call(input, _rrelu_key(training, generator), float(lower), float(upper),
-                       bool(training))
+    return _rrelu_call(
+        input, _rrelu_key(training, generator), float(lower), float(upper), bool(training)
+    )
 
 
 @composite(name="rrelu_", method=False)
 def _torch_rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
     """Matches `torch.rrelu_`."""
-    return _rrelu_inplace(input, _rrelu_key(training, generator), float(lower), float(upper),
-                          bool(training))
+    return _rrelu_inplace(
+        input, _rrelu_key(training, generator), float(lower), float(upper), bool(training)
+    )
 
 
 @op(promote=DEFAULT, aliases=("nn.functional.prelu",), out=False)
 def prelu(input: T, weight: T):
     need_float("prelu_cpu", input)
     if weight.ndim > 1:
-        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
-                           f"ndim = {weight.ndim}")
+        raise RuntimeError(
+            f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}"
+        )
     channels = input.shape[1] if input.ndim >= 2 else 1
     if weight.size != 1 and weight.size != channels:
-        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
-                           f"parameter numbers = {weight.size} and channel size = {channels}.")
+        raise RuntimeError(
+            f"Mismatch of parameter numbers and input channel size. Found "
+            f"parameter numbers = {weight.size} and channel size = {channels}."
+        )
     x, w = accumulate(input), accumulate(weight)
     if weight.size == 1:
         w = w.reshape(())
@@ -218,8 +243,9 @@ def softplus(input: T, beta=1.0, threshold=20.0):
     xb = x * beta
     # Reverts to the identity where beta * x > threshold, as PyTorch does.
     # (`where`, not `minimum`: at beta * x == threshold the gradient is all log1p's)
-    return jnp.where(xb > threshold, x,
-                     jnp.log1p(jnp.exp(jnp.where(xb > threshold, threshold, xb))) / beta)
+    return jnp.where(
+        xb > threshold, x, jnp.log1p(jnp.exp(jnp.where(xb > threshold, threshold, xb))) / beta
+    )
 
 
 @op(name="nn.functional.logsigmoid", method=False)
@@ -236,9 +262,11 @@ def hardsigmoid(input: T, inplace=False):
 
 
 # PyTorch's hardsigmoid_backward: 1/6 strictly inside (-3, 3), 0 at and beyond the kinks.
-_hardsigmoid = _derivatives.masked_unary(lambda x: jnp.clip(x + 3, 0, 6) / 6,
-                                         lambda x: jnp.full(x.shape, 1 / 6, x.dtype),
-                                         lambda x: (x > -3) & (x < 3))
+_hardsigmoid = _derivatives.masked_unary(
+    lambda x: jnp.clip(x + 3, 0, 6) / 6,
+    lambda x: jnp.full(x.shape, 1 / 6, x.dtype),
+    lambda x: (x > -3) & (x < 3),
+)
 
 
 @_act()
@@ -250,8 +278,9 @@ def hardswish(input: T, inplace=False):
 def _hardswish_tangent(primals, tangents, out):
     # PyTorch's hardswish_backward: 0 up to -3, x / 3 + 1/2 inside, 1 from 3 on.
     (x,), (t,) = primals, tangents
-    d = jnp.where(x <= -3, jnp.zeros((), x.dtype), jnp.where(x < 3, x / 3 + 0.5,
-                                                              jnp.ones((), x.dtype)))
+    d = jnp.where(
+        x <= -3, jnp.zeros((), x.dtype), jnp.where(x < 3, x / 3 + 0.5, jnp.ones((), x.dtype))
+    )
     return (d * t).astype(out.dtype)
 
 
@@ -287,8 +316,10 @@ def softshrink(input: T, lambd=0.5):
     need_float("softshrink_cpu", input)
     if lambd < 0:
         big = float(jnp.finfo(input.dtype).max)
-        raise RuntimeError(f"lambda must be in range [0, {big:g}] for input dtype "
-                           f"{c10_name(input.dtype)}, but found {lambd:g}")
+        raise RuntimeError(
+            f"lambda must be in range [0, {big:g}] for input dtype "
+            f"{c10_name(input.dtype)}, but found {lambd:g}"
+        )
     x = accumulate(input)
     return jnp.where(x > lambd, x - lambd, jnp.where(x < -lambd, x + lambd, jnp.zeros((), x.dtype)))
 
@@ -336,8 +367,9 @@ def softmax(input: T, dim, dtype=None):
 
 @op(promote=NONE, aliases=("special.log_softmax",))
 def log_softmax(input: T, dim, dtype=None):
-    x, d = _softmax_args(input, dim, dtype, "log_softmax_lastdim_kernel_impl",
-                         "log_softmax_kernel_impl")
+    x, d = _softmax_args(
+        input, dim, dtype, "log_softmax_lastdim_kernel_impl", "log_softmax_kernel_impl"
+    )
     return _along(jax.nn.log_softmax, x, d).astype(_out_dtype(input, dtype))
 
 
@@ -356,8 +388,11 @@ def _implicit_dim(name, ndim, dim, stacklevel=3):
         return dim
     # `_stacklevel` counts from here as PyTorch's counts from `_get_softmax_dim`: 3 is the
     # caller of F.softmax, 5 (what nn.Softmax passes) the caller of the module.
-    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
-                  "to include dim=X as an argument.", stacklevel=stacklevel)
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call "
+        "to include dim=X as an argument.",
+        stacklevel=stacklevel,
+    )
     return 0 if ndim in (0, 1, 3) else 1
 
 
@@ -370,8 +405,9 @@ def _f_softmax(input, dim=None, _stacklevel=3, dtype=None):
 @composite(name="nn.functional.log_softmax", method=False)
 def _f_log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """Matches `torch.nn.functional.log_softmax`."""
-    return log_softmax(input, _implicit_dim("log_softmax", input.ndim, dim, _stacklevel),
-                       dtype=dtype)
+    return log_softmax(
+        input, _implicit_dim("log_softmax", input.ndim, dim, _stacklevel), dtype=dtype
+    )
 
 
 @composite(name="nn.functional.softmin", method=False)
@@ -402,20 +438,24 @@ def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
 def _softmax_backward_data(grad_output: TI, output: TI, dim, input_dtype):
     """Matches `torch._softmax_backward_data`: output * (grad - sum(grad * output, dim))."""
     if grad_output.dtype != output.dtype:
-        raise RuntimeError(f"expected scalar type {c10_name(grad_output.dtype)} but found "
-                           f"{c10_name(output.dtype)}")
+        raise RuntimeError(
+            f"expected scalar type {c10_name(grad_output.dtype)} but found {c10_name(output.dtype)}"
+        )
     if not jnp.issubdtype(grad_output.dtype, jnp.floating):
-        raise NotImplementedError(f"\"softmax_backward_lastdim_kernel_impl\" not implemented "
-                                  f"for '{c10_name(grad_output.dtype)}'")
+        raise NotImplementedError(
+            f'"softmax_backward_lastdim_kernel_impl" not implemented '
+            f"for '{c10_name(grad_output.dtype)}'"
+        )
     # On CPU a float32 gradient cannot produce a lower-precision input's gradient.
-    if (grad_output.dtype == jnp.float32
-            and input_dtype in (_dtype.float16, _dtype.bfloat16)):
+    if grad_output.dtype == jnp.float32 and input_dtype in (_dtype.float16, _dtype.bfloat16):
         raise RuntimeError(f"expected scalar type Float but found {c10_name(input_dtype)}")
     d = wrap_dim(dim, grad_output.ndim)
     dt = grad_output.dtype
     # 16-bit floats are computed in float32 and rounded once, as PyTorch's CPU kernel does.
-    g, y = (a.astype(jnp.float32) if dt in (jnp.float16, jnp.bfloat16) else a
-            for a in (grad_output, output))
+    g, y = (
+        a.astype(jnp.float32) if dt in (jnp.float16, jnp.bfloat16) else a
+        for a in (grad_output, output)
+    )
     if g.ndim == 0:
         return (y * (g - g * y)).astype(dt)
     return (y * (g - jnp.sum(g * y, axis=d, keepdims=True))).astype(dt)

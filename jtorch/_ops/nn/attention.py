@@ -17,7 +17,7 @@ import jax.numpy as jnp
 
 from ... import _random
 from .._kernel_helpers import accumulate, need_float, private_op
-from .._registry import NONE, S, T, TI, broadcast_error, composite, kernel
+from .._registry import NONE, TI, S, T, broadcast_error, composite, kernel
 
 _HIGHEST = jax.lax.Precision.HIGHEST  # PyTorch does not use TF32 for these matmuls
 
@@ -45,8 +45,15 @@ def flex_scores(query: TI, key: TI, scale: S, groups):
 
 
 @kernel(promote=NONE, differentiable=False)
-def flex_block_mask(kv_num_blocks: TI, kv_indices: TI, full_kv_num_blocks: TI,
-                    full_kv_indices: TI, mask: TI, shape, block_size):
+def flex_block_mask(
+    kv_num_blocks: TI,
+    kv_indices: TI,
+    full_kv_num_blocks: TI,
+    full_kv_indices: TI,
+    mask: TI,
+    shape,
+    block_size,
+):
     """Which (b, h, q, kv) positions a BlockMask lets through, as FlexAttention's kernels read
     it: a full block is attended as it is, a partial block where `mask` (the mask_mod's
     values) holds, a block not listed not at all. Block tables of batch or head size 1
@@ -63,9 +70,16 @@ def flex_block_mask(kv_num_blocks: TI, kv_indices: TI, full_kv_num_blocks: TI,
         cols = -(-s // block_size[1])
         listed = (jnp.arange(entries) < num[..., None]) & (idx >= 0) & (idx < cols)
         # a scatter of the listed blocks into a (rows, cols) table; the rest go to a spare column
-        dense = jnp.zeros((nb, nh, rows, cols + 1), jnp.bool_).at[
-            jnp.arange(nb)[:, None, None, None], jnp.arange(nh)[None, :, None, None],
-            jnp.arange(rows)[None, None, :, None], jnp.where(listed, idx, cols)].set(True)
+        dense = (
+            jnp.zeros((nb, nh, rows, cols + 1), jnp.bool_)
+            .at[
+                jnp.arange(nb)[:, None, None, None],
+                jnp.arange(nh)[None, :, None, None],
+                jnp.arange(rows)[None, None, :, None],
+                jnp.where(listed, idx, cols),
+            ]
+            .set(True)
+        )
         dense = dense[..., :cols]
         bi = jnp.arange(b) % nb if nb not in (1, b) else slice(None)
         hi = jnp.arange(h) % nh if nh not in (1, h) else slice(None)
@@ -106,14 +120,19 @@ def flex_softmax(scores: TI, allowed: TI, value: TI, shape, groups, out_dtype):
 # Attention
 
 
-def _sdpa_kernel(query: T, key: T, value: T, attn_mask: TI, rng: TI, dropout_p, is_causal,
-                 scale, enable_gqa):
+def _sdpa_kernel(
+    query: T, key: T, value: T, attn_mask: TI, rng: TI, dropout_p, is_causal, scale, enable_gqa
+):
     if not (query.dtype == key.dtype == value.dtype):
-        names = [jnp.dtype(t.dtype).name.replace("float32", "float").replace("float64", "double")
-                 for t in (query, key, value)]
-        raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got "
-                           f"query.dtype: {names[0]} key.dtype: {names[1]} and value.dtype: "
-                           f"{names[2]} instead.")
+        names = [
+            jnp.dtype(t.dtype).name.replace("float32", "float").replace("float64", "double")
+            for t in (query, key, value)
+        ]
+        raise RuntimeError(
+            f"Expected query, key, and value to have the same dtype, but got "
+            f"query.dtype: {names[0]} key.dtype: {names[1]} and value.dtype: "
+            f"{names[2]} instead."
+        )
     need_float("scaled_dot_product_attention", query)
     q, k, v = accumulate(query), accumulate(key), accumulate(value)
     if enable_gqa and q.ndim >= 3 and k.shape[-3] != q.shape[-3]:
@@ -158,29 +177,59 @@ _sdpa_call, _ = private_op(_sdpa_kernel, promote=NONE)
 
 
 @composite(name="nn.functional.scaled_dot_product_attention", method=False)
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
-                                 is_causal=False, scale=None, enable_gqa=False):
+def scaled_dot_product_attention(
+    query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False
+):
     """Matches `torch.nn.functional.scaled_dot_product_attention`."""
     if not enable_gqa and query.ndim >= 3 and key.ndim >= 3:
         err = broadcast_error(tuple(query.shape[:-2]), tuple(key.shape[:-2]))
         if err is not None:
             raise err
     rng = _random.key_for(None) if dropout_p > 0 else None
-    return _sdpa_call(query, key, value, attn_mask, rng, float(dropout_p), bool(is_causal),
-                      None if scale is None else float(scale), bool(enable_gqa))
+    return _sdpa_call(
+        query,
+        key,
+        value,
+        attn_mask,
+        rng,
+        float(dropout_p),
+        bool(is_causal),
+        None if scale is None else float(scale),
+        bool(enable_gqa),
+    )
 
 
-
-def _mha_kernel(query: T, key: T, value: T, in_proj_weight: T, in_proj_bias: T, bias_k: T,
-                bias_v: T, out_proj_weight: T, out_proj_bias: T, key_padding_mask: T,
-                attn_mask: T, q_proj_weight: T, k_proj_weight: T, v_proj_weight: T, static_k: T,
-                static_v: T, rng: TI, num_heads, add_zero_attn, dropout_p, need_weights,
-                average_attn_weights, causal):
+def _mha_kernel(
+    query: T,
+    key: T,
+    value: T,
+    in_proj_weight: T,
+    in_proj_bias: T,
+    bias_k: T,
+    bias_v: T,
+    out_proj_weight: T,
+    out_proj_bias: T,
+    key_padding_mask: T,
+    attn_mask: T,
+    q_proj_weight: T,
+    k_proj_weight: T,
+    v_proj_weight: T,
+    static_k: T,
+    static_v: T,
+    rng: TI,
+    num_heads,
+    add_zero_attn,
+    dropout_p,
+    need_weights,
+    average_attn_weights,
+    causal,
+):
     """The body of `multi_head_attention_forward` after its argument checks."""
     dt = query.dtype
     batched = query.ndim == 3
-    q_in, k_in, v_in = (accumulate(a) if batched else accumulate(a)[:, None]
-                        for a in (query, key, value))
+    q_in, k_in, v_in = (
+        accumulate(a) if batched else accumulate(a)[:, None] for a in (query, key, value)
+    )
     kpm = key_padding_mask
     if kpm is not None and not batched:
         kpm = kpm[None]
@@ -190,8 +239,11 @@ def _mha_kernel(query: T, key: T, value: T, in_proj_weight: T, in_proj_bias: T, 
     def canonical(m):  # a bool mask marks the positions to leave out
         if m is None:
             return None
-        return jnp.where(m, -jnp.inf, 0.0).astype(q_in.dtype) if m.dtype == jnp.bool_ else \
-            accumulate(m)
+        return (
+            jnp.where(m, -jnp.inf, 0.0).astype(q_in.dtype)
+            if m.dtype == jnp.bool_
+            else accumulate(m)
+        )
 
     kpm, am = canonical(kpm), canonical(attn_mask)
 
@@ -216,10 +268,16 @@ def _mha_kernel(query: T, key: T, value: T, in_proj_weight: T, in_proj_bias: T, 
         v = jnp.concatenate([v, jnp.tile(accumulate(bias_v), (1, n, 1))])
         am, kpm = pad_last(am), pad_last(kpm)
     q = q.reshape(length, n * h, hd).transpose(1, 0, 2)
-    k = accumulate(static_k) if static_k is not None else \
-        k.reshape(k.shape[0], n * h, hd).transpose(1, 0, 2)
-    v = accumulate(static_v) if static_v is not None else \
-        v.reshape(v.shape[0], n * h, hd).transpose(1, 0, 2)
+    k = (
+        accumulate(static_k)
+        if static_k is not None
+        else k.reshape(k.shape[0], n * h, hd).transpose(1, 0, 2)
+    )
+    v = (
+        accumulate(static_v)
+        if static_v is not None
+        else v.reshape(v.shape[0], n * h, hd).transpose(1, 0, 2)
+    )
     if add_zero_attn:
         k = jnp.concatenate([k, jnp.zeros((n * h, 1, hd), k.dtype)], 1)
         v = jnp.concatenate([v, jnp.zeros((n * h, 1, hd), v.dtype)], 1)
@@ -256,111 +314,183 @@ def _mha_check(query, key, value, key_padding_mask, attn_mask, num_heads):
     """PyTorch's shape checks; True when the input is batched."""
     if query.ndim == 3:
         if key.ndim != 3 or value.ndim != 3:
-            raise AssertionError(f"For batched (3-D) `query`, expected `key` and `value` to be "
-                                 f"3-D but found {key.ndim}-D and {value.ndim}-D tensors "
-                                 f"respectively")
+            raise AssertionError(
+                f"For batched (3-D) `query`, expected `key` and `value` to be "
+                f"3-D but found {key.ndim}-D and {value.ndim}-D tensors "
+                f"respectively"
+            )
         if key_padding_mask is not None and key_padding_mask.ndim != 2:
-            raise AssertionError(f"For batched (3-D) `query`, expected `key_padding_mask` to be "
-                                 f"`None` or 2-D but found {key_padding_mask.ndim}-D tensor "
-                                 f"instead")
+            raise AssertionError(
+                f"For batched (3-D) `query`, expected `key_padding_mask` to be "
+                f"`None` or 2-D but found {key_padding_mask.ndim}-D tensor "
+                f"instead"
+            )
         if attn_mask is not None and attn_mask.ndim not in (2, 3):
-            raise AssertionError(f"For batched (3-D) `query`, expected `attn_mask` to be `None`, "
-                                 f"2-D or 3-D but found {attn_mask.ndim}-D tensor instead")
+            raise AssertionError(
+                f"For batched (3-D) `query`, expected `attn_mask` to be `None`, "
+                f"2-D or 3-D but found {attn_mask.ndim}-D tensor instead"
+            )
         return True
     if query.ndim == 2:
         if key.ndim != 2 or value.ndim != 2:
-            raise AssertionError(f"For unbatched (2-D) `query`, expected `key` and `value` to be "
-                                 f"2-D but found {key.ndim}-D and {value.ndim}-D tensors "
-                                 f"respectively")
+            raise AssertionError(
+                f"For unbatched (2-D) `query`, expected `key` and `value` to be "
+                f"2-D but found {key.ndim}-D and {value.ndim}-D tensors "
+                f"respectively"
+            )
         if key_padding_mask is not None and key_padding_mask.ndim != 1:
-            raise AssertionError(f"For unbatched (2-D) `query`, expected `key_padding_mask` to "
-                                 f"be `None` or 1-D but found {key_padding_mask.ndim}-D tensor "
-                                 f"instead")
+            raise AssertionError(
+                f"For unbatched (2-D) `query`, expected `key_padding_mask` to "
+                f"be `None` or 1-D but found {key_padding_mask.ndim}-D tensor "
+                f"instead"
+            )
         if attn_mask is not None:
             if attn_mask.ndim not in (2, 3):
-                raise AssertionError(f"For unbatched (2-D) `query`, expected `attn_mask` to be "
-                                     f"`None`, 2-D or 3-D but found {attn_mask.ndim}-D tensor "
-                                     f"instead")
+                raise AssertionError(
+                    f"For unbatched (2-D) `query`, expected `attn_mask` to be "
+                    f"`None`, 2-D or 3-D but found {attn_mask.ndim}-D tensor "
+                    f"instead"
+                )
             if attn_mask.ndim == 3:
                 expected = (num_heads, query.shape[0], key.shape[0])
                 if tuple(attn_mask.shape) != expected:
-                    raise AssertionError(f"Expected `attn_mask` shape to be {expected} but got "
-                                         f"{attn_mask.shape}")
+                    raise AssertionError(
+                        f"Expected `attn_mask` shape to be {expected} but got {attn_mask.shape}"
+                    )
         return False
-    raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received "
-                         f"{query.ndim}-D query tensor")
+    raise AssertionError(
+        f"query should be unbatched 2D or batched 3D tensor but received "
+        f"{query.ndim}-D query tensor"
+    )
 
 
 @composite(name="nn.functional.multi_head_attention_forward", method=False)
-def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight,
-                                 in_proj_bias, bias_k, bias_v, add_zero_attn, dropout_p,
-                                 out_proj_weight, out_proj_bias, training=True,
-                                 key_padding_mask=None, need_weights=True, attn_mask=None,
-                                 use_separate_proj_weight=False, q_proj_weight=None,
-                                 k_proj_weight=None, v_proj_weight=None, static_k=None,
-                                 static_v=None, average_attn_weights=True, is_causal=False):
+def multi_head_attention_forward(
+    query,
+    key,
+    value,
+    embed_dim_to_check,
+    num_heads,
+    in_proj_weight,
+    in_proj_bias,
+    bias_k,
+    bias_v,
+    add_zero_attn,
+    dropout_p,
+    out_proj_weight,
+    out_proj_bias,
+    training=True,
+    key_padding_mask=None,
+    need_weights=True,
+    attn_mask=None,
+    use_separate_proj_weight=False,
+    q_proj_weight=None,
+    k_proj_weight=None,
+    v_proj_weight=None,
+    static_k=None,
+    static_v=None,
+    average_attn_weights=True,
+    is_causal=False,
+):
     """Matches `torch.nn.functional.multi_head_attention_forward`."""
     batched = _mha_check(query, key, value, key_padding_mask, attn_mask, num_heads)
     tgt_len = query.shape[0]
     embed_dim = query.shape[-1]
     src_len = key.shape[0]
     if is_causal and attn_mask is None:
-        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
-                           "Transformer module method `generate_square_subsequent_mask` to "
-                           "create this mask.")
+        raise RuntimeError(
+            "Need attn_mask if specifying the is_causal hint. You may use the "
+            "Transformer module method `generate_square_subsequent_mask` to "
+            "create this mask."
+        )
     causal = False
     if is_causal and key_padding_mask is None and not need_weights:
         # The hint replaces the mask with the causal one.
         attn_mask, causal = None, True
     if embed_dim != embed_dim_to_check:
-        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but "
-                             f"got {embed_dim}")
+        raise AssertionError(
+            f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}"
+        )
     if (embed_dim // num_heads) * num_heads != embed_dim:
         raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
     if use_separate_proj_weight:
         if tuple(key.shape[:2]) != tuple(value.shape[:2]):
-            raise AssertionError(f"key's sequence and batch dims {key.shape[:2]} do not match "
-                                 f"value's {value.shape[:2]}")
+            raise AssertionError(
+                f"key's sequence and batch dims {key.shape[:2]} do not match "
+                f"value's {value.shape[:2]}"
+            )
         if q_proj_weight is None or k_proj_weight is None or v_proj_weight is None:
             raise AssertionError("use_separate_proj_weight is True but q_proj_weight is None")
     else:
         if tuple(key.shape) != tuple(value.shape):
-            raise AssertionError(f"key shape {key.shape} does not match value shape "
-                                 f"{value.shape}")
+            raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
         if in_proj_weight is None:
             raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
         q_proj_weight = k_proj_weight = v_proj_weight = None
     if attn_mask is not None:
         bsz = query.shape[1] if batched else 1
         if attn_mask.ndim == 2 and tuple(attn_mask.shape) != (tgt_len, src_len):
-            raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but should "
-                               f"be {(tgt_len, src_len)}.")
+            raise RuntimeError(
+                f"The shape of the 2D attn_mask is {attn_mask.shape}, but should "
+                f"be {(tgt_len, src_len)}."
+            )
         if attn_mask.ndim == 3 and tuple(attn_mask.shape) != (bsz * num_heads, tgt_len, src_len):
-            raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but should "
-                               f"be {(bsz * num_heads, tgt_len, src_len)}.")
+            raise RuntimeError(
+                f"The shape of the 3D attn_mask is {attn_mask.shape}, but should "
+                f"be {(bsz * num_heads, tgt_len, src_len)}."
+            )
     if (bias_k is None) != (bias_v is None):
-        raise AssertionError("bias_k is set but bias_v is None" if bias_v is None else
-                             "bias_v is set but bias_k is None")
+        raise AssertionError(
+            "bias_k is set but bias_v is None"
+            if bias_v is None
+            else "bias_v is set but bias_k is None"
+        )
     if bias_k is not None and (static_k is not None or static_v is not None):
-        raise AssertionError("bias cannot be added to static key." if static_k is not None else
-                             "bias cannot be added to static value.")
+        raise AssertionError(
+            "bias cannot be added to static key."
+            if static_k is not None
+            else "bias cannot be added to static value."
+        )
     if key_padding_mask is not None:
         # PyTorch checks the mask after padding it for bias_k and add_zero_attn.
         grow = (bias_k is not None) + bool(add_zero_attn)
-        kpm_shape = tuple(key_padding_mask.shape) if batched else \
-            (1,) + tuple(key_padding_mask.shape)
+        kpm_shape = (
+            tuple(key_padding_mask.shape) if batched else (1,) + tuple(key_padding_mask.shape)
+        )
         bsz = query.shape[1] if batched else 1
         src = (static_k.shape[1] if static_k is not None else key.shape[0]) + grow
         if kpm_shape[0] != bsz:
-            raise AssertionError(f"Expected key_padded_mask.shape[0] to be {bsz}, but got "
-                                 f"{kpm_shape[0]}")
+            raise AssertionError(
+                f"Expected key_padded_mask.shape[0] to be {bsz}, but got {kpm_shape[0]}"
+            )
         if kpm_shape[1] + grow != src:
-            raise AssertionError(f"Expected key_padded_mask.shape[1] to be {src}, but got "
-                                 f"{kpm_shape[1] + grow}")
+            raise AssertionError(
+                f"Expected key_padded_mask.shape[1] to be {src}, but got {kpm_shape[1] + grow}"
+            )
     p = float(dropout_p) if training else 0.0
     rng = _random.key_for(None) if p > 0 else None
-    return _mha_call(query, key, value, in_proj_weight, in_proj_bias, bias_k, bias_v,
-                     out_proj_weight, out_proj_bias, key_padding_mask, attn_mask, q_proj_weight,
-                     k_proj_weight, v_proj_weight, static_k, static_v, rng, int(num_heads),
-                     bool(add_zero_attn), p, bool(need_weights), bool(average_attn_weights),
-                     causal)
+    return _mha_call(
+        query,
+        key,
+        value,
+        in_proj_weight,
+        in_proj_bias,
+        bias_k,
+        bias_v,
+        out_proj_weight,
+        out_proj_bias,
+        key_padding_mask,
+        attn_mask,
+        q_proj_weight,
+        k_proj_weight,
+        v_proj_weight,
+        static_k,
+        static_v,
+        rng,
+        int(num_heads),
+        bool(add_zero_attn),
+        p,
+        bool(need_weights),
+        bool(average_attn_weights),
+        causal,
+    )

@@ -3,20 +3,19 @@
 import jax.numpy as jnp
 import numpy as np
 
-from ..._tensor import wrap_dim
 from ..._dtype import c10_name
+from ..._tensor import wrap_dim
 from .._kernel_helpers import accumulate
 from .._registry import INT_TO_FLOAT, T, op
 from .normalization import vector_norm
 
 
-
-@op(name="nn.functional.cosine_similarity", method=False, out=False,
-    aliases=("cosine_similarity",))
+@op(name="nn.functional.cosine_similarity", method=False, out=False, aliases=("cosine_similarity",))
 def cosine_similarity(x1: T, x2: T, dim=1, eps=1e-8):
     if not jnp.issubdtype(x1.dtype, jnp.floating):
-        raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
-                           f"{c10_name(x1.dtype)}")
+        raise RuntimeError(
+            f"expected common dtype to be floating point, yet common dtype is {c10_name(x1.dtype)}"
+        )
     a, b = jnp.broadcast_arrays(accumulate(x1), accumulate(x2))
     d = wrap_dim(dim, a.ndim)
     if a.ndim == 0:
@@ -26,8 +25,13 @@ def cosine_similarity(x1: T, x2: T, dim=1, eps=1e-8):
     return jnp.sum((a / na) * (b / nb), axis=d)
 
 
-@op(name="nn.functional.pairwise_distance", method=False, out=False, promote=INT_TO_FLOAT,
-    aliases=("pairwise_distance",))
+@op(
+    name="nn.functional.pairwise_distance",
+    method=False,
+    out=False,
+    promote=INT_TO_FLOAT,
+    aliases=("pairwise_distance",),
+)
 def pairwise_distance(x1: T, x2: T, p=2.0, eps=1e-6, keepdim=False):
     diff = accumulate(x1 - x2) + eps
     ndim = max(jnp.ndim(x1), jnp.ndim(x2))

@@ -9,8 +9,7 @@ import jax.numpy as jnp
 
 from ... import _random
 from .._kernel_helpers import private_op
-from .._registry import DEFAULT, NONE, T, TI, composite, op
-
+from .._registry import DEFAULT, NONE, TI, T, composite, op
 
 # PyTorch's alpha-dropout constant (the SELU fixed point: -scale * alpha).
 _ALPHA = 1.7580993408473766
@@ -73,12 +72,15 @@ def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
 
 def _warn_dims(name, ndim, ok, spatial, lo, hi):
     if ndim not in ok:
-        warnings.warn(f"{name}: Received a {ndim}-D input to {name}, which is deprecated and will "
-                      "result in an error in a future release. To retain the behavior and silence "
-                      f"this warning, please use dropout instead. Note that {name} exists to "
-                      f"provide channel-wise dropout on inputs with {spatial} spatial dimensions, "
-                      "a channel dimension, and an optional batch dimension (i.e. "
-                      f"{lo}D or {hi}D inputs).", stacklevel=3)
+        warnings.warn(
+            f"{name}: Received a {ndim}-D input to {name}, which is deprecated and will "
+            "result in an error in a future release. To retain the behavior and silence "
+            f"this warning, please use dropout instead. Note that {name} exists to "
+            f"provide channel-wise dropout on inputs with {spatial} spatial dimensions, "
+            "a channel dimension, and an optional batch dimension (i.e. "
+            f"{lo}D or {hi}D inputs).",
+            stacklevel=3,
+        )
 
 
 @composite(name="nn.functional.dropout1d", method=False)
@@ -90,7 +92,8 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
             f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. Note that "
             "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial "
             "dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D "
-            "inputs).")
+            "inputs)."
+        )
     # An unbatched input is one sample: its noise covers the channel dim only.
     return dropout_apply(input, p, training, inplace, feature_dims=1 if input.ndim == 2 else 2)
 
@@ -108,7 +111,8 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
             "the channel dim. This behavior will change in a future release to interpret the "
             "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
             "channel-wise dropout behavior, please switch to using dropout1d instead.",
-            stacklevel=3)
+            stacklevel=3,
+        )
     return dropout_apply(input, p, training, inplace, feature_dims=2)
 
 
@@ -123,6 +127,7 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
 def _torch_dropout(name, feature_dims, alpha, inplace):
     def impl(input, p, train):
         return dropout_apply(input, p, train, inplace, feature_dims=feature_dims, alpha=alpha)
+
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.{name}`."
     return composite(impl, method=False)
@@ -153,8 +158,12 @@ _native_dropout_call, _ = private_op(_native_dropout_kernel, promote=NONE)
 @composite(method=False)
 def native_dropout(input, p, train):
     """Matches `torch.native_dropout`: (output, mask)."""
-    return _native_dropout_call(input, _random.key_for(None) if train else
-                                jnp.zeros((2,), jnp.uint32), float(p), bool(train))
+    return _native_dropout_call(
+        input,
+        _random.key_for(None) if train else jnp.zeros((2,), jnp.uint32),
+        float(p),
+        bool(train),
+    )
 
 
 @op(promote=DEFAULT, method=False, out=False)

@@ -6,19 +6,21 @@ import jax.numpy as jnp
 import numpy as np
 
 from ... import _meta
-from ..._tensor import wrap
 from ..._dtype import c10_name
+from ..._tensor import wrap
 from .._kernel_helpers import accumulate, private_op
-from .._registry import NONE, T, TI, composite, op
+from .._registry import NONE, TI, T, composite, op
 from .normalization import vector_norm
 
 
 def _check_indices(indices, what="embedding"):
     if indices.dtype not in (jnp.int64, jnp.int32):
         name = c10_name(indices.dtype)
-        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
-                           f"following scalar types: Long, Int; but got torch.{name}Tensor "
-                           f"instead (while checking arguments for {what})")
+        raise RuntimeError(
+            f"Expected tensor for argument #1 'indices' to have one of the "
+            f"following scalar types: Long, Int; but got torch.{name}Tensor "
+            f"instead (while checking arguments for {what})"
+        )
 
 
 def _index_values(t):
@@ -30,8 +32,12 @@ def _index_values(t):
 def _check_embedding_range(weight, indices, *args, inplace=False, out=None):
     # A jax gather would clip an out-of-range index; PyTorch raises.
     v = _index_values(indices)
-    if v is not None and v.dtype.kind in "iu" and weight.ndim == 2 and \
-            ((v < 0) | (v >= weight.shape[0])).any():
+    if (
+        v is not None
+        and v.dtype.kind in "iu"
+        and weight.ndim == 2
+        and ((v < 0) | (v >= weight.shape[0])).any()
+    ):
         raise IndexError("index out of range in self")
 
 
@@ -94,8 +100,15 @@ sparse_embedding = None
 
 
 @composite(name="nn.functional.embedding", method=False)
-def _f_embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
-                 scale_grad_by_freq=False, sparse=False):
+def _f_embedding(
+    input,
+    weight,
+    padding_idx=None,
+    max_norm=None,
+    norm_type=2.0,
+    scale_grad_by_freq=False,
+    sparse=False,
+):
     """Matches `torch.nn.functional.embedding` (`sparse=True`: a sparse weight gradient)."""
     padding_idx = _padding_idx(padding_idx, weight.shape[0])
     if max_norm is not None:
@@ -105,8 +118,16 @@ def _f_embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     return embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
 
 
-def _embedding_bag_kernel(weight: T, indices: TI, offsets: TI, per_sample_weights: T, mode,
-                          include_last_offset, padding_idx, scale_grad_by_freq=False):
+def _embedding_bag_kernel(
+    weight: T,
+    indices: TI,
+    offsets: TI,
+    per_sample_weights: T,
+    mode,
+    include_last_offset,
+    padding_idx,
+    scale_grad_by_freq=False,
+):
     _check_indices(indices, "embedding_bag")
     n = indices.shape[0]
     n_bags = offsets.shape[0] - (1 if include_last_offset else 0)
@@ -142,22 +163,35 @@ _embedding_bag_call, _ = private_op(_embedding_bag_kernel, promote=NONE)
 
 
 @composite(name="nn.functional.embedding_bag", method=False)
-def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,
-                  mode="mean", sparse=False, per_sample_weights=None, include_last_offset=False,
-                  padding_idx=None):
+def embedding_bag(
+    input,
+    weight,
+    offsets=None,
+    max_norm=None,
+    norm_type=2,
+    scale_grad_by_freq=False,
+    mode="mean",
+    sparse=False,
+    per_sample_weights=None,
+    include_last_offset=False,
+    padding_idx=None,
+):
     """Matches `torch.nn.functional.embedding_bag`."""
     if per_sample_weights is not None and tuple(input.shape) != tuple(per_sample_weights.shape):
-        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is "
-                         f"not None, then it must have the same shape as the input "
-                         f"({input.shape})")
+        raise ValueError(
+            f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is "
+            f"not None, then it must have the same shape as the input "
+            f"({input.shape})"
+        )
     if weight.ndim != 2:
-        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension "
-                         f"{weight.ndim}")
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.ndim}")
     if input.ndim == 2:
         if offsets is not None:
-            raise ValueError(f"if input is 2D, then offsets has to be None, as input is treated "
-                             f"is a mini-batch of fixed length sequences. However, found offsets "
-                             f"of type {type(offsets)}")
+            raise ValueError(
+                f"if input is 2D, then offsets has to be None, as input is treated "
+                f"is a mini-batch of fixed length sequences. However, found offsets "
+                f"of type {type(offsets)}"
+            )
         b, length = input.shape
         offsets = np.arange(0, b * length, max(length, 1), dtype=np.int64)[:b]
         offsets = wrap(jnp.asarray(offsets))
@@ -171,8 +205,9 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         if offsets.ndim != 1:
             raise ValueError("offsets has to be a 1D Tensor")
     else:
-        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
-                         f"{input.ndim}")
+        raise ValueError(
+            f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}"
+        )
     if mode not in ("sum", "mean", "max"):
         raise ValueError("mode has to be one of sum, mean or max")
     if mode == "max" and scale_grad_by_freq:
@@ -182,23 +217,41 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     if max_norm is not None:
         _renorm_no_grad(weight, input, max_norm, norm_type)
     if per_sample_weights is not None and mode != "sum":
-        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
-                                  f"per_sample_weights is only supported for mode='sum' (got "
-                                  f"mode='{mode}'). Please open a feature request on GitHub.")
+        raise NotImplementedError(
+            f"embedding_bag: per_sample_weights was not None. "
+            f"per_sample_weights is only supported for mode='sum' (got "
+            f"mode='{mode}'). Please open a feature request on GitHub."
+        )
     if padding_idx is not None:
         padding_idx = _padding_idx(padding_idx, weight.shape[0])
     v = _index_values(input)
     if v is not None and v.dtype.kind in "iu":
         bad = np.flatnonzero((v < 0) | (v >= weight.shape[0]))
         if bad.size:
-            raise RuntimeError(f"Index {bad[0]} of input takes value {v[bad[0]]} which is not in "
-                               f"the valid range [0, {weight.shape[0]})")
-    return _embedding_bag_call(weight, input, offsets, per_sample_weights, mode,
-                               bool(include_last_offset), padding_idx, bool(scale_grad_by_freq))
+            raise RuntimeError(
+                f"Index {bad[0]} of input takes value {v[bad[0]]} which is not in "
+                f"the valid range [0, {weight.shape[0]})"
+            )
+    return _embedding_bag_call(
+        weight,
+        input,
+        offsets,
+        per_sample_weights,
+        mode,
+        bool(include_last_offset),
+        padding_idx,
+        bool(scale_grad_by_freq),
+    )
 
 
-@op(name="nn.functional.one_hot", method=False, out=False, promote=NONE, jit=False,
-    differentiable=False)
+@op(
+    name="nn.functional.one_hot",
+    method=False,
+    out=False,
+    promote=NONE,
+    jit=False,
+    differentiable=False,
+)
 def one_hot(tensor: TI, num_classes=-1):
     if tensor.dtype != jnp.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")

@@ -15,9 +15,11 @@ _HIGHEST = jax.lax.Precision.HIGHEST  # PyTorch does not use TF32 for matmuls by
 def _mm(a, b):
     """A matmul with PyTorch's accumulation: float32 for half types, exact for integers."""
     if a.dtype in (jnp.float16, jnp.bfloat16):
-        return jnp.matmul(a, b, precision=_HIGHEST,
-                          preferred_element_type=jnp.float32).astype(a.dtype)
+        return jnp.matmul(a, b, precision=_HIGHEST, preferred_element_type=jnp.float32).astype(
+            a.dtype
+        )
     return jnp.matmul(a, b, precision=_HIGHEST)
+
 
 # ---------------------------------------------------------------------------
 # Linear layers
@@ -26,23 +28,28 @@ def _mm(a, b):
 @op(name="nn.functional.linear", method=False, promote=NONE)
 def linear(input: T, weight: T, bias: T = None):
     if input.dtype != weight.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                           f"{jnp.dtype(input.dtype).name} != {jnp.dtype(weight.dtype).name}"
-                           .replace("float32", "float").replace("float64", "double"))
+        raise RuntimeError(
+            f"expected m1 and m2 to have the same dtype, but got: "
+            f"{jnp.dtype(input.dtype).name} != {jnp.dtype(weight.dtype).name}".replace(
+                "float32", "float"
+            ).replace("float64", "double")
+        )
     if weight.ndim > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
-                           f"{weight.ndim}D")
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {weight.ndim}D")
     k = input.shape[-1] if input.ndim else 1
     if input.ndim == 0 or weight.shape[-1] != k:
         rows = math.prod(input.shape[:-1]) if input.ndim else 1
         w = weight.shape if weight.ndim == 2 else (1,) + weight.shape
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k} and "
-                           f"{w[1]}x{w[0]})")
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k} and {w[1]}x{w[0]})"
+        )
     out = _mm(input, weight.T)
     if bias is not None:
         if bias.dtype != input.dtype:
-            raise RuntimeError(f"self and mat2 must have the same dtype, but got "
-                               f"{c10_name(bias.dtype)} and {c10_name(input.dtype)}")
+            raise RuntimeError(
+                f"self and mat2 must have the same dtype, but got "
+                f"{c10_name(bias.dtype)} and {c10_name(input.dtype)}"
+            )
         out = out + bias
     return out
 
@@ -50,18 +57,25 @@ def linear(input: T, weight: T, bias: T = None):
 @op(name="nn.functional.bilinear", method=False, out=False, aliases=("bilinear",))
 def bilinear(input1: T, input2: T, weight: T, bias: T = None):
     if input1.ndim != input2.ndim:
-        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} and "
-                           f"{input2.ndim}")
+        raise RuntimeError(
+            f"bilinear(): input dimensions do not match: got {input1.ndim} and {input2.ndim}"
+        )
     for i in range(input1.ndim - 1):
         if input1.shape[i] != input2.shape[i]:
-            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {i}: got "
-                               f"{input1.shape[i]} and {input2.shape[i]}")
+            raise RuntimeError(
+                f"bilinear(): input batch dimensions do not match at dim {i}: got "
+                f"{input1.shape[i]} and {input2.shape[i]}"
+            )
     if input1.shape[-1] != weight.shape[1]:
-        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got "
-                           f"{input1.shape[-1]} but expected {weight.shape[1]}")
+        raise RuntimeError(
+            f"bilinear(): input1 size does not match weight size: got "
+            f"{input1.shape[-1]} but expected {weight.shape[1]}"
+        )
     if input2.shape[-1] != weight.shape[2]:
-        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got "
-                           f"{input2.shape[-1]} but expected {weight.shape[2]}")
+        raise RuntimeError(
+            f"bilinear(): input2 size does not match weight size: got "
+            f"{input2.shape[-1]} but expected {weight.shape[2]}"
+        )
     a, b, w = accumulate(input1), accumulate(input2), accumulate(weight)
     out = jnp.einsum("...i,oij,...j->...o", a, w, b, precision=_HIGHEST)
     if bias is not None:

@@ -12,14 +12,18 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..._tensor import Tensor, wrap
-from ..._dtype import c10_name
 from ... import _meta
+from ..._dtype import c10_name
+from ..._tensor import Tensor, wrap
 from .. import _derivatives
-from .._registry import INT_TO_FLOAT, DEFAULT, NONE, T, TI, composite, op
+from .._registry import DEFAULT, INT_TO_FLOAT, NONE, TI, T, composite, op
 
-loss_op = lambda name, **kw: op(name=f"nn.functional.{name}", method=False,  # noqa: E731
-                                out=False, **kw)
+loss_op = lambda name, **kw: op(
+    name=f"nn.functional.{name}",
+    method=False,  # noqa: E731
+    out=False,
+    **kw,
+)
 
 
 def reduction_of(size_average, reduce, reduction):
@@ -45,9 +49,15 @@ def reduce_loss(loss, reduction):
 
 def _float_check(x, kernel):
     if not jnp.issubdtype(x.dtype, jnp.inexact):
-        name = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
-                "uint8": "Byte", "bool": "Bool"}.get(x.dtype.name, x.dtype.name)
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
+        name = {
+            "int64": "Long",
+            "int32": "Int",
+            "int16": "Short",
+            "int8": "Char",
+            "uint8": "Byte",
+            "bool": "Bool",
+        }.get(x.dtype.name, x.dtype.name)
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{name}'")
 
 
 def _broadcast(a, b):
@@ -70,20 +80,22 @@ def _weighted(loss, weight, reduction, weighted_mean):
 
 
 @loss_op("l1_loss", promote=DEFAULT)
-def l1_loss(input: T, target: T, size_average=None, reduce=None, reduction="mean",
-            weight: T = None):
+def l1_loss(
+    input: T, target: T, size_average=None, reduce=None, reduction="mean", weight: T = None
+):
     """Matches `torch.nn.functional.l1_loss`."""
     reduction = reduction_of(size_average, reduce, reduction)
     x, y = _broadcast(input, target)
-    loss = _derivatives.abs(x - y)     # (no gradient where x == y, as PyTorch)
+    loss = _derivatives.abs(x - y)  # (no gradient where x == y, as PyTorch)
     if weight is not None:
         return _weighted(loss, weight, reduction, True)
     return reduce_loss(loss, reduction)
 
 
 @loss_op("mse_loss", promote=DEFAULT)
-def mse_loss(input: T, target: T, size_average=None, reduce=None, reduction="mean",
-             weight: T = None):
+def mse_loss(
+    input: T, target: T, size_average=None, reduce=None, reduction="mean", weight: T = None
+):
     """Matches `torch.nn.functional.mse_loss`."""
     reduction = reduction_of(size_average, reduce, reduction)
     _float_check(input, "mse_cpu")
@@ -113,8 +125,7 @@ def huber_loss(input: T, target: T, reduction="mean", delta=1.0, weight: T = Non
 
 
 @loss_op("smooth_l1_loss", promote=DEFAULT)
-def smooth_l1_loss(input: T, target: T, size_average=None, reduce=None, reduction="mean",
-                   beta=1.0):
+def smooth_l1_loss(input: T, target: T, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """Matches `torch.nn.functional.smooth_l1_loss`."""
     reduction = reduction_of(size_average, reduce, reduction)
     if beta < 0:
@@ -134,8 +145,16 @@ def soft_margin_loss(input: T, target: T, size_average=None, reduce=None, reduct
 
 
 @loss_op("poisson_nll_loss", promote=INT_TO_FLOAT)
-def poisson_nll_loss(input: T, target: T, log_input=True, full=False, size_average=None,
-                     eps=1e-8, reduce=None, reduction="mean"):
+def poisson_nll_loss(
+    input: T,
+    target: T,
+    log_input=True,
+    full=False,
+    size_average=None,
+    eps=1e-8,
+    reduce=None,
+    reduction="mean",
+):
     """Matches `torch.nn.functional.poisson_nll_loss`."""
     reduction = reduction_of(size_average, reduce, reduction)
     if log_input:
@@ -182,14 +201,17 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
 
 
 @loss_op("binary_cross_entropy", promote=NONE)
-def binary_cross_entropy(input: T, target: T, weight: T = None, size_average=None, reduce=None,
-                         reduction="mean"):
+def binary_cross_entropy(
+    input: T, target: T, weight: T = None, size_average=None, reduce=None, reduction="mean"
+):
     """Matches `torch.nn.functional.binary_cross_entropy`."""
     reduction = reduction_of(size_average, reduce, reduction)
     if target.shape != input.shape:
-        raise ValueError(f"Using a target size (torch.Size({list(target.shape)})) that is "
-                         f"different to the input size (torch.Size({list(input.shape)})) is "
-                         f"deprecated. Please ensure they have the same size.")
+        raise ValueError(
+            f"Using a target size (torch.Size({list(target.shape)})) that is "
+            f"different to the input size (torch.Size({list(input.shape)})) is "
+            f"deprecated. Please ensure they have the same size."
+        )
     if target.dtype != input.dtype:
         raise RuntimeError(f"Found dtype {c10_name(target)} but expected {c10_name(input)}")
     loss = _bce(input, target)
@@ -217,15 +239,27 @@ def _bce_tangent(primals, tangents, out):
 _bce = _derivatives.with_jvp(_bce_value, _bce_tangent)
 
 
-@loss_op("binary_cross_entropy_with_logits", aliases=("binary_cross_entropy_with_logits",),
-         promote=DEFAULT)
-def binary_cross_entropy_with_logits(input: T, target: T, weight: T = None, size_average=None,
-                                     reduce=None, reduction="mean", pos_weight: T = None):
+@loss_op(
+    "binary_cross_entropy_with_logits",
+    aliases=("binary_cross_entropy_with_logits",),
+    promote=DEFAULT,
+)
+def binary_cross_entropy_with_logits(
+    input: T,
+    target: T,
+    weight: T = None,
+    size_average=None,
+    reduce=None,
+    reduction="mean",
+    pos_weight: T = None,
+):
     """Matches `torch.nn.functional.binary_cross_entropy_with_logits`."""
     reduction = reduction_of(size_average, reduce, reduction)
     if target.shape != input.shape:
-        raise ValueError(f"Target size (torch.Size({list(target.shape)})) must be the same as "
-                         f"input size (torch.Size({list(input.shape)}))")
+        raise ValueError(
+            f"Target size (torch.Size({list(target.shape)})) must be the same as "
+            f"input size (torch.Size({list(input.shape)}))"
+        )
     # softplus(-x) written as PyTorch writes it, stable for large |x|.
     m = jnp.maximum(-input, 0)
     softplus_neg = m + jnp.log(jnp.exp(-m) + jnp.exp(-input - m))
@@ -239,8 +273,7 @@ def binary_cross_entropy_with_logits(input: T, target: T, weight: T = None, size
 
 
 @loss_op("kl_div", promote=DEFAULT)
-def kl_div(input: T, target: T, size_average=None, reduce=None, reduction="mean",
-           log_target=False):
+def kl_div(input: T, target: T, size_average=None, reduce=None, reduction="mean", log_target=False):
     """Matches `torch.nn.functional.kl_div` (including 'batchmean')."""
     if size_average is not None or reduce is not None:
         reduction = reduction_of(size_average, reduce, reduction)
@@ -260,37 +293,45 @@ def kl_div(input: T, target: T, size_average=None, reduce=None, reduction="mean"
 
 
 @loss_op("margin_ranking_loss", promote=INT_TO_FLOAT)
-def margin_ranking_loss(input1: T, input2: T, target: T, margin=0, size_average=None,
-                        reduce=None, reduction="mean"):
+def margin_ranking_loss(
+    input1: T, input2: T, target: T, margin=0, size_average=None, reduce=None, reduction="mean"
+):
     """Matches `torch.nn.functional.margin_ranking_loss`."""
     reduction = reduction_of(size_average, reduce, reduction)
     if not input1.ndim == input2.ndim == target.ndim:
-        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension "
-                           f"but got sizes: input1: {list(input1.shape)}, input2: "
-                           f"{list(input2.shape)}, target: {list(target.shape)} ")
+        raise RuntimeError(
+            f"margin_ranking_loss : All input tensors should have same dimension "
+            f"but got sizes: input1: {list(input1.shape)}, input2: "
+            f"{list(input2.shape)}, target: {list(target.shape)} "
+        )
     return reduce_loss(jnp.maximum(-target * (input1 - input2) + margin, 0), reduction)
 
 
 @loss_op("hinge_embedding_loss", promote=DEFAULT)
-def hinge_embedding_loss(input: T, target: T, margin=1.0, size_average=None, reduce=None,
-                         reduction="mean"):
+def hinge_embedding_loss(
+    input: T, target: T, margin=1.0, size_average=None, reduce=None, reduction="mean"
+):
     """Matches `torch.nn.functional.hinge_embedding_loss`."""
     reduction = reduction_of(size_average, reduce, reduction)
     zero = jnp.zeros((), input.dtype)
-    loss = (jnp.where(target != 1, jnp.maximum(margin - input, 0), zero)
-            + jnp.where(target != -1, input, zero))
+    loss = jnp.where(target != 1, jnp.maximum(margin - input, 0), zero) + jnp.where(
+        target != -1, input, zero
+    )
     return reduce_loss(loss, reduction)
 
 
 @loss_op("cosine_embedding_loss", promote=INT_TO_FLOAT)
-def cosine_embedding_loss(input1: T, input2: T, target: T, margin=0, size_average=None,
-                          reduce=None, reduction="mean"):
+def cosine_embedding_loss(
+    input1: T, input2: T, target: T, margin=0, size_average=None, reduce=None, reduction="mean"
+):
     """Matches `torch.nn.functional.cosine_embedding_loss`."""
     reduction = reduction_of(size_average, reduce, reduction)
     if input1.ndim not in (1, 2) or input1.shape != input2.shape:
-        raise RuntimeError(f"cosine_embedding_loss : All input tensors should have same "
-                           f"dimension but got sizes: input1: {list(input1.shape)}, input2: "
-                           f"{list(input2.shape)}, target: {list(target.shape)} ")
+        raise RuntimeError(
+            f"cosine_embedding_loss : All input tensors should have same "
+            f"dimension but got sizes: input1: {list(input1.shape)}, input2: "
+            f"{list(input2.shape)}, target: {list(target.shape)} "
+        )
     axis = input1.ndim - 1
     eps = 1e-12
     prod = jnp.sum(input1 * input2, axis=axis)
@@ -298,8 +339,9 @@ def cosine_embedding_loss(input1: T, input2: T, target: T, margin=0, size_averag
     mag2 = jnp.sum(input2 * input2, axis=axis) + eps
     cos = prod / jnp.sqrt(mag1 * mag2)
     zero = jnp.zeros((), cos.dtype)
-    loss = (jnp.where(target == 1, 1 - cos, zero)
-            + jnp.where(target == -1, jnp.maximum(cos - margin, 0), zero))
+    loss = jnp.where(target == 1, 1 - cos, zero) + jnp.where(
+        target == -1, jnp.maximum(cos - margin, 0), zero
+    )
     return reduce_loss(loss, reduction)
 
 
@@ -314,15 +356,27 @@ def _pairwise(x1, x2, p, eps):
 
 
 @loss_op("triplet_margin_loss", promote=INT_TO_FLOAT)
-def triplet_margin_loss(anchor: T, positive: T, negative: T, margin=1.0, p=2, eps=1e-6,
-                        swap=False, size_average=None, reduce=None, reduction="mean"):
+def triplet_margin_loss(
+    anchor: T,
+    positive: T,
+    negative: T,
+    margin=1.0,
+    p=2,
+    eps=1e-6,
+    swap=False,
+    size_average=None,
+    reduce=None,
+    reduction="mean",
+):
     """Matches `torch.nn.functional.triplet_margin_loss`."""
     reduction = reduction_of(size_average, reduce, reduction)
     a, pz, n = anchor.ndim, positive.ndim, negative.ndim
     if not a == pz == n:
-        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the "
-                           f"same number of dimensions, but got: anchor {a}D, positive {pz}D, "
-                           f"and negative {n}D inputs")
+        raise RuntimeError(
+            f"The anchor, positive, and negative tensors are expected to have the "
+            f"same number of dimensions, but got: anchor {a}D, positive {pz}D, "
+            f"and negative {n}D inputs"
+        )
     d_pos = _pairwise(anchor, positive, p, eps)
     d_neg = _pairwise(anchor, negative, p, eps)
     if swap:
@@ -331,8 +385,9 @@ def triplet_margin_loss(anchor: T, positive: T, negative: T, margin=1.0, p=2, ep
 
 
 @op(name="_triplet_from_distances", promote=DEFAULT, method=False, out=False)
-def _triplet_from_distances(dist_pos: T, dist_neg: T, dist_swap: T = None, *, margin=1.0,
-                            reduction="mean"):
+def _triplet_from_distances(
+    dist_pos: T, dist_neg: T, dist_swap: T = None, *, margin=1.0, reduction="mean"
+):
     if dist_swap is not None:
         dist_neg = jnp.minimum(dist_neg, dist_swap)
     return reduce_loss(jnp.maximum(margin + dist_pos - dist_neg, 0), reduction)
@@ -344,19 +399,24 @@ def _pairwise_distance(x1: T, x2: T):
 
 
 @composite(name="nn.functional.triplet_margin_with_distance_loss", method=False)
-def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
-                                      margin=1.0, swap=False, reduction="mean"):
+def triplet_margin_with_distance_loss(
+    anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False, reduction="mean"
+):
     """Matches `torch.nn.functional.triplet_margin_with_distance_loss`."""
     if margin <= 0:
-        raise ValueError(f"triplet_margin_with_distance_loss: expected margin to be greater "
-                         f"than 0, got {margin} instead")
+        raise ValueError(
+            f"triplet_margin_with_distance_loss: expected margin to be greater "
+            f"than 0, got {margin} instead"
+        )
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
     a, pz, n = anchor.ndim, positive.ndim, negative.ndim
     if not a == pz == n:
-        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the "
-                           f"same number of dimensions, but got: anchor {a}D, positive {pz}D, "
-                           f"and negative {n}D inputs")
+        raise RuntimeError(
+            f"The anchor, positive, and negative tensors are expected to have the "
+            f"same number of dimensions, but got: anchor {a}D, positive {pz}D, "
+            f"and negative {n}D inputs"
+        )
     dist = distance_function if distance_function is not None else _pairwise_distance
     d_pos = dist(anchor, positive)
     d_neg = dist(anchor, negative)
@@ -365,8 +425,9 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
 
 
 @loss_op("multilabel_soft_margin_loss", promote=DEFAULT)
-def multilabel_soft_margin_loss(input: T, target: T, weight: T = None, size_average=None,
-                                reduce=None, reduction="mean"):
+def multilabel_soft_margin_loss(
+    input: T, target: T, weight: T = None, size_average=None, reduce=None, reduction="mean"
+):
     """Matches `torch.nn.functional.multilabel_soft_margin_loss`."""
     reduction = reduction_of(size_average, reduce, reduction)
     loss = -(target * jax.nn.log_sigmoid(input) + (1 - target) * jax.nn.log_sigmoid(-input))
@@ -377,15 +438,27 @@ def multilabel_soft_margin_loss(input: T, target: T, weight: T = None, size_aver
 
 
 def _check_index_target(input, target, name):
-    if input.ndim not in (1, 2) or (input.ndim == 2 and target.ndim != 1) or (
-            input.ndim == 1 and target.ndim > 1):
-        raise RuntimeError(f"inconsistent target size, expected {input.shape[0]} but got "
-                           f"{list(target.shape)}")
+    if (
+        input.ndim not in (1, 2)
+        or (input.ndim == 2 and target.ndim != 1)
+        or (input.ndim == 1 and target.ndim > 1)
+    ):
+        raise RuntimeError(
+            f"inconsistent target size, expected {input.shape[0]} but got {list(target.shape)}"
+        )
 
 
 @loss_op("multi_margin_loss", promote=NONE)
-def multi_margin_loss(input: T, target: TI, p=1, margin=1.0, weight: T = None,
-                      size_average=None, reduce=None, reduction="mean"):
+def multi_margin_loss(
+    input: T,
+    target: TI,
+    p=1,
+    margin=1.0,
+    weight: T = None,
+    size_average=None,
+    reduce=None,
+    reduction="mean",
+):
     """Matches `torch.nn.functional.multi_margin_loss`."""
     reduction = reduction_of(size_average, reduce, reduction)
     if p not in (1, 2):
@@ -393,8 +466,9 @@ def multi_margin_loss(input: T, target: TI, p=1, margin=1.0, weight: T = None,
     x = input if input.ndim == 2 else input.reshape(1, -1)
     t = target.reshape(-1).astype(jnp.int64)
     if t.shape[0] != x.shape[0]:
-        raise RuntimeError(f"inconsistent target size, expected {x.shape[0]} but got "
-                           f"{list(target.shape)}")
+        raise RuntimeError(
+            f"inconsistent target size, expected {x.shape[0]} but got {list(target.shape)}"
+        )
     c = x.shape[1]
     x_y = jnp.take_along_axis(x, t[:, None], axis=1)
     z = jnp.maximum(margin - x_y + x, 0)
@@ -410,21 +484,21 @@ def multi_margin_loss(input: T, target: TI, p=1, margin=1.0, weight: T = None,
 
 
 @loss_op("multilabel_margin_loss", promote=NONE)
-def multilabel_margin_loss(input: T, target: TI, size_average=None, reduce=None,
-                           reduction="mean"):
+def multilabel_margin_loss(input: T, target: TI, size_average=None, reduce=None, reduction="mean"):
     """Matches `torch.nn.functional.multilabel_margin_loss` (targets end at the first -1)."""
     reduction = reduction_of(size_average, reduce, reduction)
     if target.shape != input.shape:
-        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
-                           f"{list(input.shape)}")
+        raise RuntimeError(
+            f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}"
+        )
     x = input if input.ndim == 2 else input.reshape(1, -1)
     t = target.reshape(x.shape).astype(jnp.int64)
     c = x.shape[1]
-    valid = jnp.cumprod(t >= 0, axis=1).astype(bool)            # (N, C) label slots in use
+    valid = jnp.cumprod(t >= 0, axis=1).astype(bool)  # (N, C) label slots in use
     tc = jnp.clip(t, 0, c - 1)
     is_target = jnp.any(valid[:, :, None] & (tc[:, :, None] == jnp.arange(c)), axis=1)
-    x_t = jnp.take_along_axis(x, tc, axis=1)                     # (N, C) scores of labels
-    z = jnp.maximum(1 - x_t[:, :, None] + x[:, None, :], 0)      # (N, label j, class k)
+    x_t = jnp.take_along_axis(x, tc, axis=1)  # (N, C) scores of labels
+    z = jnp.maximum(1 - x_t[:, :, None] + x[:, None, :], 0)  # (N, label j, class k)
     z = jnp.where(valid[:, :, None] & ~is_target[:, None, :], z, 0)
     loss = jnp.sum(z, axis=(1, 2)) / c
     if input.ndim < 2:
@@ -446,19 +520,23 @@ def _class_dim_checks(input, target, weight):
         if target.ndim != 1:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
         if input.shape[0] != target.shape[0]:
-            raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
-                             f"batch_size ({target.shape[0]}).")
+            raise ValueError(
+                f"Expected input batch_size ({input.shape[0]}) to match target "
+                f"batch_size ({target.shape[0]})."
+            )
     else:
         if target.shape != (input.shape[0],) + input.shape[2:]:
-            raise RuntimeError(f"size mismatch (got input: {list(input.shape)} , target: "
-                               f"{list(target.shape)}")
+            raise RuntimeError(
+                f"size mismatch (got input: {list(input.shape)} , target: {list(target.shape)}"
+            )
     c = input.shape[1] if input.ndim > 1 else input.shape[0]
     if weight is not None and (weight.ndim != 1 or weight.shape[0] != c):
-        raise RuntimeError(f"weight tensor should be defined either for all {c} classes or no "
-                           f"classes but got weight tensor of shape: {list(weight.shape)}")
+        raise RuntimeError(
+            f"weight tensor should be defined either for all {c} classes or no "
+            f"classes but got weight tensor of shape: {list(weight.shape)}"
+        )
     if not jnp.issubdtype(target.dtype, jnp.integer):
-        raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
-                           f"{c10_name(target)}")
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {c10_name(target)}")
     return c
 
 
@@ -504,8 +582,9 @@ def _nll_loss(input: T, target: TI, weight: T = None, *, ignore_index=-100, redu
 
 
 @composite(name="nn.functional.nll_loss", method=False)
-def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
-             reduction="mean"):
+def nll_loss(
+    input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"
+):
     """Matches `torch.nn.functional.nll_loss`."""
     reduction = reduction_of(size_average, reduce, reduction)
     if input.ndim >= 1:
@@ -519,8 +598,9 @@ def _cross_entropy(input, target, weight, ignore_index, reduction, label_smoothi
         if ignore_index >= 0:
             raise RuntimeError("ignore_index is not supported for floating point target")
         if target.shape != input.shape:
-            raise RuntimeError(f"Expected target size {list(input.shape)}, got "
-                               f"{list(target.shape)}")
+            raise RuntimeError(
+                f"Expected target size {list(input.shape)}, got {list(target.shape)}"
+            )
         dt = jnp.promote_types(input.dtype, target.dtype)
         logp = jax.nn.log_softmax(input.astype(dt), axis=class_axis)
         t = target.astype(dt)
@@ -562,30 +642,58 @@ def _cross_entropy(input, target, weight, ignore_index, reduction, label_smoothi
 
 
 @op(name="_cross_entropy", promote=DEFAULT, method=False, out=False)
-def _cross_entropy_op(input: T, target: TI, weight: T = None, *, ignore_index=-100,
-                      reduction="mean", label_smoothing=0.0):
+def _cross_entropy_op(
+    input: T,
+    target: TI,
+    weight: T = None,
+    *,
+    ignore_index=-100,
+    reduction="mean",
+    label_smoothing=0.0,
+):
     _float_check(input, "log_softmax_lastdim_kernel_impl")
     return _cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
 
 
 @composite(name="nn.functional.cross_entropy", method=False)
-def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
-                  reduce=None, reduction="mean", label_smoothing=0.0):
+def cross_entropy(
+    input,
+    target,
+    weight=None,
+    size_average=None,
+    ignore_index=-100,
+    reduce=None,
+    reduction="mean",
+    label_smoothing=0.0,
+):
     """Matches `torch.nn.functional.cross_entropy` (class indices or probabilities)."""
     reduction = reduction_of(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
-        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
-                           f"{label_smoothing}")
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     if input.ndim >= 1:
         check_targets(target, _n_classes(input), ignore_index)
-    return _cross_entropy_op(input, target, weight, ignore_index=ignore_index,
-                             reduction=reduction, label_smoothing=label_smoothing)
+    return _cross_entropy_op(
+        input,
+        target,
+        weight,
+        ignore_index=ignore_index,
+        reduction=reduction,
+        label_smoothing=label_smoothing,
+    )
 
 
 @op(name="_linear_cross_entropy", promote=DEFAULT, method=False, out=False)
-def _linear_cross_entropy(input: T, linear_weight: T, target: TI, linear_bias: T = None,
-                          weight: T = None, *, ignore_index=-100, reduction="mean",
-                          label_smoothing=0.0):
+def _linear_cross_entropy(
+    input: T,
+    linear_weight: T,
+    target: TI,
+    linear_bias: T = None,
+    weight: T = None,
+    *,
+    ignore_index=-100,
+    reduction="mean",
+    label_smoothing=0.0,
+):
     # linear_weight is (C, d_1, ..., d_K, in): the logits are (*batch, C, d_1, ..., d_K),
     # the class dim right after the (at most one) batch dim, as cross_entropy wants it.
     batch = input.shape[:-1]
@@ -599,9 +707,18 @@ def _linear_cross_entropy(input: T, linear_weight: T, target: TI, linear_bias: T
 
 
 @composite(name="nn.functional.linear_cross_entropy", method=False)
-def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None,
-                         reduction="mean", ignore_index=None, label_smoothing=0.0,
-                         options=None):
+def linear_cross_entropy(
+    input,
+    linear_weight,
+    target,
+    *,
+    linear_bias=None,
+    weight=None,
+    reduction="mean",
+    ignore_index=None,
+    label_smoothing=0.0,
+    options=None,
+):
     """Matches `torch.nn.functional.linear_cross_entropy`.
 
     `options` (PyTorch's chunking strategy) only trades memory for speed; the
@@ -610,38 +727,50 @@ def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weig
     if input.ndim < 1 or input.ndim > 2:
         raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.ndim}")
     if linear_weight.ndim < 2:
-        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got "
-                           f"{linear_weight.ndim}")
+        raise RuntimeError(
+            f"expected linear_weight with dimensionality at least 2, got {linear_weight.ndim}"
+        )
     in_features = input.shape[-1]
     if in_features != linear_weight.shape[-1]:
-        raise RuntimeError(f"expected equal input and linear_weight last dimensions "
-                           f"(in_features), got {in_features} and {linear_weight.shape[-1]}, "
-                           f"respectively")
+        raise RuntimeError(
+            f"expected equal input and linear_weight last dimensions "
+            f"(in_features), got {in_features} and {linear_weight.shape[-1]}, "
+            f"respectively"
+        )
     num_classes = linear_weight.shape[0]
     out_features = tuple(linear_weight.shape[1:-1])
     if linear_bias is not None and tuple(linear_bias.shape) != (num_classes, *out_features):
-        raise RuntimeError(f"expected linear_bias shape {(num_classes, *out_features)}, got "
-                           f"{tuple(linear_bias.shape)}")
+        raise RuntimeError(
+            f"expected linear_bias shape {(num_classes, *out_features)}, got "
+            f"{tuple(linear_bias.shape)}"
+        )
     if out_features and input.ndim == 1:
-        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape "
-                           f"{tuple(linear_weight.shape)} requires batched input, "
-                           f"(N, {in_features}), got unbatched input with shape "
-                           f"{tuple(input.shape)}")
+        raise RuntimeError(
+            f"K-dimensional loss defined by linear_weight shape "
+            f"{tuple(linear_weight.shape)} requires batched input, "
+            f"(N, {in_features}), got unbatched input with shape "
+            f"{tuple(input.shape)}"
+        )
     logits_shape = (*input.shape[:-1], num_classes, *out_features)
     probabilities = tuple(target.shape) == logits_shape
     if probabilities and ignore_index is not None:
-        raise RuntimeError("ignore_index cannot be specified when target contains "
-                           "probabilities")
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
     if not 0.0 <= label_smoothing <= 1.0:
-        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
-                           f"{label_smoothing}")
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     ignore = -100 if ignore_index is None else ignore_index
     check_targets(target, num_classes, ignore)
-    return _linear_cross_entropy(input, linear_weight, target, linear_bias, weight,
-                                 ignore_index=ignore, reduction=reduction,
-                                 label_smoothing=label_smoothing)
+    return _linear_cross_entropy(
+        input,
+        linear_weight,
+        target,
+        linear_bias,
+        weight,
+        ignore_index=ignore,
+        reduction=reduction,
+        label_smoothing=label_smoothing,
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -661,8 +790,11 @@ def _ctc(log_probs, targets, input_lengths, target_lengths, blank):
     neg_inf = jnp.asarray(-jnp.inf, log_probs.dtype)
     lp = jnp.take_along_axis(log_probs, jnp.broadcast_to(ext[None], (t_max, n, length)), axis=2)
     alpha0 = jnp.full((n, length), neg_inf).at[:, 0].set(lp[0, :, 0])
-    alpha0 = alpha0.at[:, 1].set(jnp.where(target_lengths > 0, lp[0, :, 1], neg_inf)) \
-        if length > 1 else alpha0
+    alpha0 = (
+        alpha0.at[:, 1].set(jnp.where(target_lengths > 0, lp[0, :, 1], neg_inf))
+        if length > 1
+        else alpha0
+    )
 
     def step(alpha, inp):
         t, lp_t = inp
@@ -687,8 +819,7 @@ def _ctc(log_probs, targets, input_lengths, target_lengths, blank):
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(4, 5))
-def _ctc_with_torch_grad(log_probs, targets, input_lengths, target_lengths, blank,
-                         zero_infinity):
+def _ctc_with_torch_grad(log_probs, targets, input_lengths, target_lengths, blank, zero_infinity):
     """Per-sample CTC loss whose gradient is PyTorch's: `exp(log_probs) - posterior`.
 
     PyTorch's CTC backward assumes `log_probs` came from `log_softmax` and returns the
@@ -697,14 +828,17 @@ def _ctc_with_torch_grad(log_probs, targets, input_lengths, target_lengths, blan
     sees PyTorch's value, so jtorch reproduces it. With `zero_infinity`, infeasible samples
     get loss 0 and gradient 0.
     """
-    return _ctc_with_torch_grad_fwd(log_probs, targets, input_lengths, target_lengths, blank,
-                                    zero_infinity)[0]
+    return _ctc_with_torch_grad_fwd(
+        log_probs, targets, input_lengths, target_lengths, blank, zero_infinity
+    )[0]
 
 
-def _ctc_with_torch_grad_fwd(log_probs, targets, input_lengths, target_lengths, blank,
-                             zero_infinity):
-    nll, pullback = jax.vjp(lambda lp: _ctc(lp, targets, input_lengths, target_lengths, blank),
-                            log_probs)
+def _ctc_with_torch_grad_fwd(
+    log_probs, targets, input_lengths, target_lengths, blank, zero_infinity
+):
+    nll, pullback = jax.vjp(
+        lambda lp: _ctc(lp, targets, input_lengths, target_lengths, blank), log_probs
+    )
     loss = nll
     if zero_infinity:
         loss = jnp.where(jnp.isinf(nll), jnp.zeros((), nll.dtype), nll)
@@ -727,14 +861,23 @@ _ctc_with_torch_grad.defvjp(_ctc_with_torch_grad_fwd, _ctc_with_torch_grad_bwd)
 
 
 @op(name="_ctc_loss", promote=NONE, method=False, out=False)
-def _ctc_loss(log_probs: T, targets: TI, input_lengths: TI, target_lengths: TI, *, blank=0,
-              reduction="mean", zero_infinity=False):
+def _ctc_loss(
+    log_probs: T,
+    targets: TI,
+    input_lengths: TI,
+    target_lengths: TI,
+    *,
+    blank=0,
+    reduction="mean",
+    zero_infinity=False,
+):
     unbatched = log_probs.ndim == 2
     if unbatched:
         log_probs, targets = log_probs[:, None], targets[None]
         input_lengths, target_lengths = input_lengths.reshape(1), target_lengths.reshape(1)
-    loss = _ctc_with_torch_grad(log_probs, targets, input_lengths, target_lengths, blank,
-                                zero_infinity)
+    loss = _ctc_with_torch_grad(
+        log_probs, targets, input_lengths, target_lengths, blank, zero_infinity
+    )
     if reduction == "mean":
         return jnp.mean(loss / jnp.maximum(target_lengths, 1).astype(loss.dtype))
     if reduction == "sum":
@@ -749,8 +892,15 @@ def _as_long(v):
 
 
 @composite(name="nn.functional.ctc_loss", aliases=("ctc_loss",), method=False)
-def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
-             zero_infinity=False):
+def ctc_loss(
+    log_probs,
+    targets,
+    input_lengths,
+    target_lengths,
+    blank=0,
+    reduction="mean",
+    zero_infinity=False,
+):
     """Matches `torch.nn.functional.ctc_loss` (padded (N, S) or concatenated 1-D targets)."""
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
@@ -763,8 +913,15 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         padded = np.zeros((len(lengths), max(lengths, default=0)), np.int64)
         offset = 0
         for i, k in enumerate(lengths):
-            padded[i, :k] = flat[offset:offset + k]
+            padded[i, :k] = flat[offset : offset + k]
             offset += k
         targets = wrap(jnp.asarray(padded))
-    return _ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=blank,
-                     reduction=reduction, zero_infinity=zero_infinity)
+    return _ctc_loss(
+        log_probs,
+        targets,
+        input_lengths,
+        target_lengths,
+        blank=blank,
+        reduction=reduction,
+        zero_infinity=zero_infinity,
+    )

@@ -13,11 +13,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..._tensor import wrap_dim
 from ..._dtype import c10_name
+from ..._tensor import wrap_dim
 from .. import _derivatives, _registry
-from .._registry import INT_TO_FLOAT, NONE, T, composite, op
 from .._kernel_helpers import accumulate, need_float, private_op
+from .._registry import INT_TO_FLOAT, NONE, T, composite, op
 
 norm_op = lambda promote=NONE, **kw: op(promote=promote, method=False, out=False, **kw)  # noqa: E731
 
@@ -41,9 +41,11 @@ def _stats(x, axes):
 
 def _check_affine(name, t, shape) -> None:
     if t is not None and tuple(t.shape) != tuple(shape):
-        raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got "
-                           f"{name} of shape {_shape_list(t.shape)} and normalized_shape = "
-                           f"{_shape_list(shape)}")
+        raise RuntimeError(
+            f"Expected {name} to be of same shape as normalized_shape, but got "
+            f"{name} of shape {_shape_list(t.shape)} and normalized_shape = "
+            f"{_shape_list(shape)}"
+        )
 
 
 # ---------------------------------------------------------------------------
@@ -53,15 +55,19 @@ def _check_affine(name, t, shape) -> None:
 def _layer_norm(input, normalized_shape, weight, bias, eps):
     shape = _normalized_shape(normalized_shape)
     if not shape:
-        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., "
-                           "containing at least one element, but got normalized_shape = []")
+        raise RuntimeError(
+            "Expected normalized_shape to be at least 1-dimensional, i.e., "
+            "containing at least one element, but got normalized_shape = []"
+        )
     _check_affine("weight", weight, shape)
     _check_affine("bias", bias, shape)
     k = len(shape)
-    if input.ndim < k or tuple(input.shape[input.ndim - k:]) != shape:
-        raise RuntimeError(f"Given normalized_shape={_shape_list(shape)}, expected input with "
-                           f"shape [*, {', '.join(str(n) for n in shape)}], but got input of "
-                           f"size{_shape_list(input.shape)}")
+    if input.ndim < k or tuple(input.shape[input.ndim - k :]) != shape:
+        raise RuntimeError(
+            f"Given normalized_shape={_shape_list(shape)}, expected input with "
+            f"shape [*, {', '.join(str(n) for n in shape)}], but got input of "
+            f"size{_shape_list(input.shape)}"
+        )
     need_float("LayerNormKernelImpl", input)
     x = accumulate(input)
     axes = tuple(range(input.ndim - k, input.ndim))
@@ -86,8 +92,7 @@ def layer_norm(input: T, normalized_shape, weight: T = None, bias: T = None, eps
 
 
 @composite(name="layer_norm", method=False)
-def _torch_layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5,
-                      cudnn_enable=True):
+def _torch_layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
     """Matches `torch.layer_norm`."""
     return layer_norm(input, normalized_shape, weight, bias, eps)
 
@@ -96,10 +101,12 @@ def _torch_layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5,
 def rms_norm(input: T, normalized_shape, weight: T = None, eps=None):
     shape = _normalized_shape(normalized_shape)
     k = len(shape)
-    if input.ndim < k or tuple(input.shape[input.ndim - k:]) != shape:
-        raise RuntimeError(f"Given normalized_shape={_shape_list(shape)}, expected input with "
-                           f"shape [*{', '.join(str(n) for n in shape)}], but got input of "
-                           f"size{_shape_list(input.shape)}")
+    if input.ndim < k or tuple(input.shape[input.ndim - k :]) != shape:
+        raise RuntimeError(
+            f"Given normalized_shape={_shape_list(shape)}, expected input with "
+            f"shape [*{', '.join(str(n) for n in shape)}], but got input of "
+            f"size{_shape_list(input.shape)}"
+        )
     _check_affine("weight", weight, shape)
     x = accumulate(input)
     if eps is None:
@@ -119,18 +126,23 @@ def rms_norm(input: T, normalized_shape, weight: T = None, eps=None):
 
 def _group_norm(input, weight, bias, n, c, hxw, group, eps):
     if input.ndim < 2:
-        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
-                           f"{input.ndim}")
+        raise RuntimeError(
+            f"Expected at least 2 dimensions for input tensor but received {input.ndim}"
+        )
     if c % group:
-        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, "
-                           f"but got input of shape {_shape_list(input.shape)} and "
-                           f"num_groups={group}")
+        raise RuntimeError(
+            f"Expected number of channels in input to be divisible by num_groups, "
+            f"but got input of shape {_shape_list(input.shape)} and "
+            f"num_groups={group}"
+        )
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and (t.ndim != 1 or t.shape[0] != c):
-            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
-                               f"channels in input, but got {name} of shape "
-                               f"{_shape_list(t.shape)} and input of shape "
-                               f"{_shape_list(input.shape)}")
+            raise RuntimeError(
+                f"Expected {name} to be a vector of size equal to the number of "
+                f"channels in input, but got {name} of shape "
+                f"{_shape_list(t.shape)} and input of shape "
+                f"{_shape_list(input.shape)}"
+            )
     need_float("GroupNormKernelImpl", input)
     x = accumulate(input).reshape(n, group, (c // group) * hxw)
     mean, var = _stats(x, (2,))
@@ -151,31 +163,38 @@ def native_group_norm(input: T, weight: T, bias: T, N, C, HxW, group, eps):
 
 
 @norm_op(name="group_norm")
-def _torch_group_norm(input: T, num_groups, weight: T = None, bias: T = None, eps=1e-5,
-                      cudnn_enabled=True):
+def _torch_group_norm(
+    input: T, num_groups, weight: T = None, bias: T = None, eps=1e-5, cudnn_enabled=True
+):
     """Matches `torch.group_norm`."""
     if input.ndim < 2:
-        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
-                           f"{input.ndim}")
+        raise RuntimeError(
+            f"Expected at least 2 dimensions for input tensor but received {input.ndim}"
+        )
     n, c = input.shape[0], input.shape[1]
     return _group_norm(input, weight, bias, n, c, math.prod(input.shape[2:]), num_groups, eps)[0]
 
 
 def _verify_batch_size(size) -> None:
     if size[0] * math.prod(size[2:]) == 1:
-        raise ValueError(f"Expected more than 1 value per channel when training, got input size "
-                         f"{size}")
+        raise ValueError(
+            f"Expected more than 1 value per channel when training, got input size {size}"
+        )
 
 
 @composite(name="nn.functional.group_norm", method=False)
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Matches `torch.nn.functional.group_norm`."""
     if input.ndim < 2:
-        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
-                           f"{input.ndim}")
+        raise RuntimeError(
+            f"Expected at least 2 dimensions for input tensor but received {input.ndim}"
+        )
     # PyTorch checks, before the kernel, that each group has more than one value.
-    _verify_batch_size(type(input.shape)([input.shape[0] * input.shape[1] // num_groups,
-                                          num_groups] + list(input.shape[2:])))
+    _verify_batch_size(
+        type(input.shape)(
+            [input.shape[0] * input.shape[1] // num_groups, num_groups] + list(input.shape[2:])
+        )
+    )
     return _torch_group_norm(input, num_groups, weight, bias, eps)
 
 
@@ -186,13 +205,15 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 def _save_dtype(input, *params):
     """PyTorch keeps saved statistics in float32 only for a half input with float32 params."""
     if input.dtype in (jnp.float16, jnp.bfloat16) and any(
-            p is not None and p.dtype == jnp.float32 for p in params):
+        p is not None and p.dtype == jnp.float32 for p in params
+    ):
         return jnp.float32
     return input.dtype
 
 
-def _batch_norm_kernel(input: T, weight: T, bias: T, running_mean: T, running_var: T,
-                       training, momentum, eps):
+def _batch_norm_kernel(
+    input: T, weight: T, bias: T, running_mean: T, running_var: T, training, momentum, eps
+):
     """(out, save_mean, save_invstd, new_running_mean, new_running_var)."""
     if input.ndim < 2 and input.size == 0:
         # PyTorch lets an empty 1-D batch through unchanged.
@@ -202,8 +223,12 @@ def _batch_norm_kernel(input: T, weight: T, bias: T, running_mean: T, running_va
         raise RuntimeError(f"Expected 2D or higher input to batch_norm, got {input.ndim}D")
     c = input.shape[1]
     # PyTorch's order: running stats first, then the affine parameters.
-    for name, t in (("running_mean", running_mean), ("running_var", running_var),
-                    ("weight", weight), ("bias", bias)):
+    for name, t in (
+        ("running_mean", running_mean),
+        ("running_var", running_var),
+        ("weight", weight),
+        ("bias", bias),
+    ):
         if t is not None and t.size != c:
             raise RuntimeError(f"{name} should contain {c} elements not {t.size}")
     need_float("batch_norm_cpu", input)
@@ -222,8 +247,10 @@ def _batch_norm_kernel(input: T, weight: T, bias: T, running_mean: T, running_va
             # The running variance is the unbiased one.
             unbiased = var * (n / (n - 1)) if n > 1 else var * jnp.inf
             new_rv = (momentum * unbiased + (1 - momentum) * running_var).astype(running_var.dtype)
-        save_mean, save_invstd = mean.astype(_save_dtype(input, weight, bias, running_mean,
-                                                         running_var)), invstd
+        save_mean, save_invstd = (
+            mean.astype(_save_dtype(input, weight, bias, running_mean, running_var)),
+            invstd,
+        )
         save_invstd = save_invstd.astype(save_mean.dtype)
     else:
         if running_mean is None:
@@ -232,8 +259,9 @@ def _batch_norm_kernel(input: T, weight: T, bias: T, running_mean: T, running_va
             raise RuntimeError("running_var must be defined in evaluation mode")
         mean = accumulate(running_mean.astype(x.dtype)).reshape(c)
         invstd = 1 / jnp.sqrt(accumulate(running_var.astype(x.dtype)).reshape(c) + eps)
-        save_mean = save_invstd = jnp.zeros((0,), _save_dtype(input, weight, bias, running_mean,
-                                                               running_var))
+        save_mean = save_invstd = jnp.zeros(
+            (0,), _save_dtype(input, weight, bias, running_mean, running_var)
+        )
     out = (x - mean.reshape(bshape)) * invstd.reshape(bshape)
     if weight is not None:
         out = out * accumulate(weight).reshape(bshape)
@@ -254,16 +282,17 @@ def _update_running(running_mean, running_var, new_rm, new_rv) -> None:
 
 def _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
     out, save_mean, save_invstd, new_rm, new_rv = _batch_norm_call(
-        input, weight, bias, running_mean, running_var, bool(training), float(momentum),
-        float(eps))
+        input, weight, bias, running_mean, running_var, bool(training), float(momentum), float(eps)
+    )
     if training:
         _update_running(running_mean, running_var, new_rm, new_rv)
     return out, save_mean, save_invstd
 
 
 @composite(method=False)
-def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
-                      *, out=None):
+def native_batch_norm(
+    input, weight, bias, running_mean, running_var, training, momentum, eps, *, out=None
+):
     """Matches `torch.native_batch_norm`: (output, save_mean, save_invstd)."""
     res = _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
     return res if out is None else _registry.write_out(res, tuple(out))
@@ -279,14 +308,16 @@ def _native_batch_norm_legit(input, weight, bias, *args):
     if len(args) == 3:
         return _batch_norm(input, weight, bias, None, None, *args)
     if len(args) != 5:
-        raise TypeError(f"_native_batch_norm_legit() takes 6 or 8 arguments ({3 + len(args)} "
-                        f"given)")
+        raise TypeError(
+            f"_native_batch_norm_legit() takes 6 or 8 arguments ({3 + len(args)} given)"
+        )
     return _batch_norm(input, weight, bias, *args)
 
 
 @composite(method=False, publish=True)
-def _native_batch_norm_legit_no_training(input, weight, bias, running_mean, running_var,
-                                         momentum, eps):
+def _native_batch_norm_legit_no_training(
+    input, weight, bias, running_mean, running_var, momentum, eps
+):
     """Matches `torch._native_batch_norm_legit_no_training`."""
     return _batch_norm(input, weight, bias, running_mean, running_var, False, momentum, eps)
 
@@ -297,21 +328,23 @@ def _batch_norm_with_update(input, weight, bias, running_mean, running_var, mome
     the running statistics; (output, save_mean, save_invstd, reserve). The reserve is cuDNN's
     workspace, empty on every other backend."""
     import jtorch
+
     res = _batch_norm(input, weight, bias, running_mean, running_var, True, momentum, eps)
     return (*res, jtorch.empty(0, dtype=jtorch.uint8, device=input.device))
 
 
 @composite(name="batch_norm", method=False)
-def _torch_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
-                      cudnn_enabled=True):
+def _torch_batch_norm(
+    input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled=True
+):
     """Matches `torch.batch_norm`."""
-    return _batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
-                       eps)[0]
+    return _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)[0]
 
 
 @composite(name="nn.functional.batch_norm", method=False)
-def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
-               momentum=0.1, eps=1e-5):
+def batch_norm(
+    input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5
+):
     """Matches `torch.nn.functional.batch_norm`."""
     if training:
         _verify_batch_size(input.shape)
@@ -319,19 +352,20 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
     if eps < 0.0:
         raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
-    return _batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
-                       eps)[0]
+    return _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)[0]
 
 
-def _instance_norm_kernel(input: T, weight: T, bias: T, running_mean: T, running_var: T,
-                          use_input_stats, momentum, eps):
+def _instance_norm_kernel(
+    input: T, weight: T, bias: T, running_mean: T, running_var: T, use_input_stats, momentum, eps
+):
     """(out, new_running_mean, new_running_var): batch norm of each (sample, channel)."""
     if input.ndim < 2:
         raise RuntimeError(f"Expected 2D or higher input to instance_norm, got {input.ndim}D")
     b, c = input.shape[0], input.shape[1]
     if not use_input_stats and (running_mean is None or running_var is None):
-        raise RuntimeError("Expected running_mean and running_var to be defined when "
-                           "use_input_stats is false")
+        raise RuntimeError(
+            "Expected running_mean and running_var to be defined when use_input_stats is false"
+        )
     need_float("batch_norm_cpu", input)
     x = accumulate(input)
     bshape = (1, c) + (1,) * (input.ndim - 2)
@@ -362,25 +396,52 @@ _instance_norm_call, _ = private_op(_instance_norm_kernel, promote=NONE)
 
 
 @composite(name="instance_norm", method=False)
-def _torch_instance_norm(input, weight, bias, running_mean, running_var, use_input_stats,
-                         momentum, eps, cudnn_enabled=True):
+def _torch_instance_norm(
+    input,
+    weight,
+    bias,
+    running_mean,
+    running_var,
+    use_input_stats,
+    momentum,
+    eps,
+    cudnn_enabled=True,
+):
     """Matches `torch.instance_norm`."""
-    out, new_rm, new_rv = _instance_norm_call(input, weight, bias, running_mean, running_var,
-                                              bool(use_input_stats), float(momentum), float(eps))
+    out, new_rm, new_rv = _instance_norm_call(
+        input,
+        weight,
+        bias,
+        running_mean,
+        running_var,
+        bool(use_input_stats),
+        float(momentum),
+        float(eps),
+    )
     if use_input_stats:
         _update_running(running_mean, running_var, new_rm, new_rv)
     return out
 
 
 @composite(name="nn.functional.instance_norm", method=False)
-def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
-                  use_input_stats=True, momentum=0.1, eps=1e-5):
+def instance_norm(
+    input,
+    running_mean=None,
+    running_var=None,
+    weight=None,
+    bias=None,
+    use_input_stats=True,
+    momentum=0.1,
+    eps=1e-5,
+):
     """Matches `torch.nn.functional.instance_norm`."""
     if use_input_stats and math.prod(input.shape[2:]) == 1:
-        raise ValueError(f"Expected more than 1 spatial element when training, got input size "
-                         f"{input.shape}")
-    return _torch_instance_norm(input, weight, bias, running_mean, running_var, use_input_stats,
-                                momentum, eps)
+        raise ValueError(
+            f"Expected more than 1 spatial element when training, got input size {input.shape}"
+        )
+    return _torch_instance_norm(
+        input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -394,8 +455,9 @@ def _lrn_window_mean(input: T, size):
     pad[1] = (size // 2, (size - 1) // 2)
     sq = jnp.pad(sq, pad)
     window = (1, size) + (1,) * (input.ndim - 2)
-    s = jax.lax.reduce_window(sq, np.zeros((), sq.dtype), jax.lax.add, window,
-                              (1,) * input.ndim, "VALID")
+    s = jax.lax.reduce_window(
+        sq, np.zeros((), sq.dtype), jax.lax.add, window, (1,) * input.ndim, "VALID"
+    )
     # PyTorch averages with avg_pool, which divides integer tensors with truncation.
     return s // size if jnp.issubdtype(s.dtype, jnp.integer) else s / size
 
@@ -412,17 +474,21 @@ _lrn_scale_call, _ = private_op(_lrn_scale, promote=INT_TO_FLOAT)
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     """Matches `torch.nn.functional.local_response_norm`."""
     if input.ndim < 3:
-        raise ValueError(f"Expected 3D or higher dimensionality                          input "
-                         f"(got {input.ndim} dimensions)")
+        raise ValueError(
+            f"Expected 3D or higher dimensionality                          input "
+            f"(got {input.ndim} dimensions)"
+        )
     if input.numel() == 0:
         return input
-    return _lrn_scale_call(input, _lrn_mean_call(input, int(size)), float(alpha), float(beta),
-                           float(k))
+    return _lrn_scale_call(
+        input, _lrn_mean_call(input, int(size)), float(alpha), float(beta), float(k)
+    )
 
 
 def vector_norm(x, p, axis, keepdim):
     """`torch.linalg.vector_norm` along `axis` for a float p (used by several kernels), with
     PyTorch's gradient at the singular points (`_derivatives.vector_norm`)."""
+
     def forward(x):
         a = jnp.abs(x)
         if p == math.inf:
@@ -435,19 +501,26 @@ def vector_norm(x, p, axis, keepdim):
             return jnp.sum(a, axis=axis, keepdims=keepdim)
         if p == 2:
             return jnp.sqrt(jnp.sum(a * a, axis=axis, keepdims=keepdim))
-        return jnp.sum(a ** p, axis=axis, keepdims=keepdim) ** (1.0 / p)
+        return jnp.sum(a**p, axis=axis, keepdims=keepdim) ** (1.0 / p)
 
-    axes = (None if axis is None or not x.ndim else
-            tuple(sorted(d % x.ndim for d in ((axis,) if isinstance(axis, int) else axis))))
+    axes = (
+        None
+        if axis is None or not x.ndim
+        else tuple(sorted(d % x.ndim for d in ((axis,) if isinstance(axis, int) else axis)))
+    )
     return _derivatives.vector_norm(x, float(p), axes, keepdim, forward)
 
 
 @op(name="nn.functional.normalize", method=False, promote=NONE)
 def normalize(input: T, p=2.0, dim=1, eps=1e-12):
-    if not (jnp.issubdtype(input.dtype, jnp.floating)
-            or jnp.issubdtype(input.dtype, jnp.complexfloating)):
-        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as "
-                           f"input. Got {c10_name(input.dtype)}")
+    if not (
+        jnp.issubdtype(input.dtype, jnp.floating)
+        or jnp.issubdtype(input.dtype, jnp.complexfloating)
+    ):
+        raise RuntimeError(
+            f"linalg.vector_norm: Expected a floating point or complex tensor as "
+            f"input. Got {c10_name(input.dtype)}"
+        )
     d = wrap_dim(dim, input.ndim)
     x = accumulate(input)
     denom = jnp.maximum(vector_norm(x, float(p), d if input.ndim else None, True), eps)
@@ -455,7 +528,7 @@ def normalize(input: T, p=2.0, dim=1, eps=1e-12):
 
 
 def _norm_except_dim(v, pow, dim):
-    if dim == -1:      # PyTorch: -1 means the norm of the whole tensor, not the last dim
+    if dim == -1:  # PyTorch: -1 means the norm of the whole tensor, not the last dim
         return vector_norm(v, float(pow), None, False)
     d = wrap_dim(dim, v.ndim)
     return vector_norm(v, float(pow), tuple(i for i in range(v.ndim) if i != d), True)
@@ -486,7 +559,7 @@ def _cross_map_windows(c, size):
     """
     pre_pad = int((size - 1) / 2 + 1)
     fwd = np.zeros((c, c))
-    fwd[0, :min(pre_pad, c)] = 1
+    fwd[0, : min(pre_pad, c)] = 1
     for i in range(1, c):
         fwd[i] = fwd[i - 1]
         if i < c - pre_pad + 1:
@@ -497,7 +570,7 @@ def _cross_map_windows(c, size):
     bwd = np.zeros((c, c))
     for i in range(c):
         lo, hi = max(i - inv, 0), min(i + size - 1 - inv, c - 1)
-        bwd[i, lo:hi + 1] = 1
+        bwd[i, lo : hi + 1] = 1
     return fwd, bwd
 
 
@@ -516,13 +589,13 @@ def _cross_map_lrn2d_kernel(input: T, size, alpha, beta, k):
 
     def lrn_fwd(x):
         scale = scale_of(x)
-        out = x * scale ** -beta
+        out = x * scale**-beta
         return out, (x, out, scale)
 
     def lrn_bwd(res, g):
         x, out, scale = res
         acc = jnp.einsum("cj,njhw->nchw", bwd, g * out / scale)
-        return (scale ** -beta * g - (2 * alpha * beta / size) * x * acc,)
+        return (scale**-beta * g - (2 * alpha * beta / size) * x * acc,)
 
     lrn.defvjp(lrn_fwd, lrn_bwd)
     return lrn(input)

@@ -8,22 +8,25 @@ import numpy as np
 from .._registry import NONE, T, op
 
 
-
 def _constant_pad(input, pad, value):
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
     if len(pad) // 2 > input.ndim:
-        raise RuntimeError(f"Padding length should be less than or equal to two times the input "
-                           f"dimension but got padding length {len(pad)} and input of dimension "
-                           f"{input.ndim}")
+        raise RuntimeError(
+            f"Padding length should be less than or equal to two times the input "
+            f"dimension but got padding length {len(pad)} and input of dimension "
+            f"{input.ndim}"
+        )
     cfg = [(0, 0, 0)] * input.ndim
     for i in range(len(pad) // 2):
         d = input.ndim - 1 - i
         lo, hi = pad[2 * i], pad[2 * i + 1]
         if input.shape[d] + lo + hi < 0:
-            raise RuntimeError(f"The input size {input.shape[d]}, plus negative padding {lo} and "
-                               f"{hi} resulted in a negative output size, which is invalid. "
-                               f"Check dimension {d} of your input.")
+            raise RuntimeError(
+                f"The input size {input.shape[d]}, plus negative padding {lo} and "
+                f"{hi} resulted in a negative output size, which is invalid. "
+                f"Check dimension {d} of your input."
+            )
         cfg[d] = (lo, hi, 0)
     return jax.lax.pad(input, jnp.asarray(value).astype(input.dtype), cfg)
 
@@ -37,21 +40,26 @@ def _index_pad(input, pad, mode):
             "Supported combinations for non-constant padding:\n"
             "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
             "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
-            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)"
+        )
     out = input
     for i in range(n_dims):
         d = input.ndim - 1 - i
         lo, hi = pad[2 * i], pad[2 * i + 1]
         n = input.shape[d]
         if mode == "reflect" and (lo >= n or hi >= n):
-            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding "
-                               f"input dimension, but got: padding ({lo}, {hi}) at dimension {d} "
-                               f"of input {list(input.shape)}")
+            raise RuntimeError(
+                f"Argument #4: Padding size should be less than the corresponding "
+                f"input dimension, but got: padding ({lo}, {hi}) at dimension {d} "
+                f"of input {list(input.shape)}"
+            )
         if mode == "circular" and (lo > n or hi > n):
             raise RuntimeError("Padding value causes wrapping around more than once.")
         if n + lo + hi < 0:
-            raise RuntimeError(f"input tensor must fit into output tensor: the padded size "
-                               f"{n + lo + hi} of dimension {d} is negative")
+            raise RuntimeError(
+                f"input tensor must fit into output tensor: the padded size "
+                f"{n + lo + hi} of dimension {d} is negative"
+            )
         idx = np.arange(n + lo + hi) - lo
         if mode == "replicate":
             idx = np.clip(idx, 0, n - 1)

@@ -13,9 +13,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from ... import _random
-from ..._tensor import wrap
 from ..._dtype import c10_name
-from .._registry import NONE, T, TI, composite, op
+from ..._tensor import wrap
+from .._registry import NONE, TI, T, composite, op
+
 
 def _tuple(value, nd: int, what: str, name: str) -> tuple:
     if value is None:
@@ -25,8 +26,7 @@ def _tuple(value, nd: int, what: str, name: str) -> tuple:
             return tuple(value) * nd
         if len(value) != nd:
             kinds = {1: "int", 2: "two ints", 3: "three ints"}[nd]
-            raise RuntimeError(f"{name}: {what} must either be a single int, or a tuple of "
-                               f"{kinds}")
+            raise RuntimeError(f"{name}: {what} must either be a single int, or a tuple of {kinds}")
         return tuple(value)
     return (value,) * nd
 
@@ -47,12 +47,16 @@ def _out_len(size, k, s, p, d, ceil_mode):
 
 
 def _check_input(input, nd, name):
-    if input.ndim not in (nd + 1, nd + 2) or any(n == 0 for n in input.shape[-nd - 1:]):
+    if input.ndim not in (nd + 1, nd + 2) or any(n == 0 for n in input.shape[-nd - 1 :]):
         if nd == 1:
-            raise RuntimeError(f"{name}: Expected 2D or 3D (batch mode) tensor with optional 0 "
-                               f"dim batch size for input, but got:{list(input.shape)}")
-        raise RuntimeError(f"Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with optional 0 "
-                           f"dim batch size for input, but got:{list(input.shape)}")
+            raise RuntimeError(
+                f"{name}: Expected 2D or 3D (batch mode) tensor with optional 0 "
+                f"dim batch size for input, but got:{list(input.shape)}"
+            )
+        raise RuntimeError(
+            f"Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with optional 0 "
+            f"dim batch size for input, but got:{list(input.shape)}"
+        )
 
 
 def _params(input, nd, name, kernel_size, stride, padding, dilation, ceil_mode):
@@ -62,25 +66,32 @@ def _params(input, nd, name, kernel_size, stride, padding, dilation, ceil_mode):
     d = _tuple(dilation, nd, "dilation", name)
     _check_input(input, nd, name)
     if any(v <= 0 for v in k):
-        raise RuntimeError(f"kernel size should be greater than zero, but got "
-                           f"{', '.join(map(str, k))}")
+        raise RuntimeError(
+            f"kernel size should be greater than zero, but got {', '.join(map(str, k))}"
+        )
     if any(v <= 0 for v in s):
         raise RuntimeError("stride should not be zero")
     if any(v <= 0 for v in d):
-        raise RuntimeError(f"dilation should be greater than zero, but got "
-                           f"{', '.join(map(str, d))}")
+        raise RuntimeError(
+            f"dilation should be greater than zero, but got {', '.join(map(str, d))}"
+        )
     for kk, pp, dd in zip(k, p, d):
         if pp < 0 or pp > ((kk - 1) * dd + 1) // 2:
-            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
-                               f"pad={pp}, kernel_size={kk} and dilation={dd}")
+            raise RuntimeError(
+                f"pad should be at most half of effective kernel size, but got "
+                f"pad={pp}, kernel_size={kk} and dilation={dd}"
+            )
     spatial = input.shape[-nd:]
-    out = tuple(_out_len(n, kk, ss, pp, dd, ceil_mode)
-                for n, kk, ss, pp, dd in zip(spatial, k, s, p, d))
+    out = tuple(
+        _out_len(n, kk, ss, pp, dd, ceil_mode) for n, kk, ss, pp, dd in zip(spatial, k, s, p, d)
+    )
     if any(o < 1 for o in out):
-        lead = input.shape[-nd - 1:-nd]
-        raise RuntimeError(f"Given input size: ({'x'.join(map(str, lead + spatial))}). "
-                           f"Calculated output size: ({'x'.join(map(str, lead + out))}). "
-                           f"Output size is too small")
+        lead = input.shape[-nd - 1 : -nd]
+        raise RuntimeError(
+            f"Given input size: ({'x'.join(map(str, lead + spatial))}). "
+            f"Calculated output size: ({'x'.join(map(str, lead + out))}). "
+            f"Output size is too small"
+        )
     return k, s, p, d, out
 
 
@@ -96,8 +107,14 @@ def _window_pads(spatial, k, s, p, d, out):
 def _reduce(x, init, fn, nd, k, s, pads, d=None):
     lead = x.ndim - nd
     return jax.lax.reduce_window(
-        x, np.asarray(init, x.dtype), fn, (1,) * lead + k, (1,) * lead + s,
-        [(0, 0)] * lead + list(pads), window_dilation=None if d is None else (1,) * lead + d)
+        x,
+        np.asarray(init, x.dtype),
+        fn,
+        (1,) * lead + k,
+        (1,) * lead + s,
+        [(0, 0)] * lead + list(pads),
+        window_dilation=None if d is None else (1,) * lead + d,
+    )
 
 
 def _gather_windows(x, starts_steps):
@@ -132,33 +149,58 @@ def _max_with_indices(vals, flat, valid):
     # PyTorch keeps the first maximum and lets NaN win, which is argmax's rule too.
     arg = jnp.argmax(vals, axis=-1)
     best = jnp.take_along_axis(vals, arg[..., None], axis=-1)[..., 0]
-    index = jnp.take_along_axis(jnp.broadcast_to(jnp.asarray(flat), vals.shape), arg[..., None],
-                                axis=-1)[..., 0]
+    index = jnp.take_along_axis(
+        jnp.broadcast_to(jnp.asarray(flat), vals.shape), arg[..., None], axis=-1
+    )[..., 0]
     return best, index
 
 
-def _max_pool(input, nd, name, kernel_size, stride, padding, dilation, ceil_mode,
-              return_indices):
+def _max_pool(input, nd, name, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     k, s, p, d, out = _params(input, nd, name, kernel_size, stride, padding, dilation, ceil_mode)
     # jax has no VJP for a dilated max reduce_window: dilated pools gather their windows.
     if not return_indices and all(dd == 1 for dd in d):
         pads = _window_pads(input.shape[-nd:], k, s, p, d, out)
         return _reduce(input, _lowest(input.dtype), jax.lax.max, nd, k, s, pads, d)
-    positions = [np.arange(o)[:, None] * ss - pp + np.arange(kk)[None, :] * dd
-                 for o, kk, ss, pp, dd in zip(out, k, s, p, d)]
+    positions = [
+        np.arange(o)[:, None] * ss - pp + np.arange(kk)[None, :] * dd
+        for o, kk, ss, pp, dd in zip(out, k, s, p, d)
+    ]
     best, index = _max_with_indices(*_gather_windows(input, positions))
     return (best, index) if return_indices else best
 
 
 def _max_pool_op(nd):
-    def impl(input: T, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-             return_indices=False):
-        return _max_pool(input, nd, f"max_pool{nd}d", kernel_size, stride, padding, dilation,
-                         ceil_mode, return_indices)
+    def impl(
+        input: T,
+        kernel_size,
+        stride=None,
+        padding=0,
+        dilation=1,
+        ceil_mode=False,
+        return_indices=False,
+    ):
+        return _max_pool(
+            input,
+            nd,
+            f"max_pool{nd}d",
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            ceil_mode,
+            return_indices,
+        )
+
     impl.__name__ = f"max_pool{nd}d"
     impl.__doc__ = f"Matches `torch.nn.functional.max_pool{nd}d`."
-    return op(impl, name=f"nn.functional.max_pool{nd}d", aliases=(f"max_pool{nd}d",),
-              promote=NONE, method=False, out=False)
+    return op(
+        impl,
+        name=f"nn.functional.max_pool{nd}d",
+        aliases=(f"max_pool{nd}d",),
+        promote=NONE,
+        method=False,
+        out=False,
+    )
 
 
 max_pool1d = _max_pool_op(1)
@@ -167,10 +209,17 @@ max_pool3d = _max_pool_op(3)
 
 
 def _with_indices(nd):
-    def impl(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-             return_indices=False):
-        return tuple(_MAX_POOLS[nd](input, kernel_size, stride, padding, dilation, ceil_mode,
-                                    True))
+    def impl(
+        input,
+        kernel_size,
+        stride=None,
+        padding=0,
+        dilation=1,
+        ceil_mode=False,
+        return_indices=False,
+    ):
+        return tuple(_MAX_POOLS[nd](input, kernel_size, stride, padding, dilation, ceil_mode, True))
+
     impl.__name__ = f"max_pool{nd}d_with_indices"
     impl.__doc__ = f"Matches `torch.nn.functional.max_pool{nd}d_with_indices`."
     return composite(impl, name=f"nn.functional.max_pool{nd}d_with_indices", method=False)
@@ -188,16 +237,16 @@ def _divisor(spatial, k, s, p, out, count_include_pad):
     for i, (n, kk, ss, pp, o) in enumerate(zip(spatial, k, s, p, out)):
         start = np.arange(o) * ss - pp
         end = np.minimum(start + kk, n + pp)
-        size = end - start if count_include_pad else (
-            np.minimum(end, n) - np.maximum(start, 0))
+        size = end - start if count_include_pad else (np.minimum(end, n) - np.maximum(start, 0))
         shape = [1] * len(k)
         shape[i] = o
         total = total * size.reshape(shape)
     return total
 
 
-def _avg_pool(input, nd, kernel_size, stride, padding, ceil_mode, count_include_pad,
-              divisor_override):
+def _avg_pool(
+    input, nd, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+):
     name = f"avg_pool{nd}d"
     k, s, p, d, out = _params(input, nd, name, kernel_size, stride, padding, 1, ceil_mode)
     if divisor_override is not None and divisor_override == 0:
@@ -215,34 +264,50 @@ def _avg_pool(input, nd, kernel_size, stride, padding, ceil_mode, count_include_
     return total / jnp.asarray(div, input.dtype)
 
 
-@op(name="nn.functional.avg_pool1d", aliases=("avg_pool1d",), promote=NONE, method=False,
-    out=False)
-def avg_pool1d(input: T, kernel_size, stride=None, padding=0, ceil_mode=False,
-               count_include_pad=True):
+@op(name="nn.functional.avg_pool1d", aliases=("avg_pool1d",), promote=NONE, method=False, out=False)
+def avg_pool1d(
+    input: T, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True
+):
     """Matches `torch.nn.functional.avg_pool1d`."""
     return _avg_pool(input, 1, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
 
 
 @op(name="nn.functional.avg_pool2d", promote=NONE, method=False, out=False)
-def avg_pool2d(input: T, kernel_size, stride=None, padding=0, ceil_mode=False,
-               count_include_pad=True, divisor_override=None):
+def avg_pool2d(
+    input: T,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode=False,
+    count_include_pad=True,
+    divisor_override=None,
+):
     """Matches `torch.nn.functional.avg_pool2d`."""
-    return _avg_pool(input, 2, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                     divisor_override)
+    return _avg_pool(
+        input, 2, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+    )
 
 
 @op(name="nn.functional.avg_pool3d", promote=NONE, method=False, out=False)
-def avg_pool3d(input: T, kernel_size, stride=None, padding=0, ceil_mode=False,
-               count_include_pad=True, divisor_override=None):
+def avg_pool3d(
+    input: T,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode=False,
+    count_include_pad=True,
+    divisor_override=None,
+):
     """Matches `torch.nn.functional.avg_pool3d`."""
-    return _avg_pool(input, 3, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                     divisor_override)
+    return _avg_pool(
+        input, 3, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+    )
 
 
 def _lp_pool(input, nd, norm_type, kernel_size, stride, ceil_mode):
     k = _tuple(kernel_size, nd, "kernel_size", f"lp_pool{nd}d")
     # PyTorch: avg_pool of x**p, scaled back to a sum, then sign(s) * relu(|s|) ** (1/p).
-    pooled = _avg_pool(input ** norm_type, nd, k, stride, 0, ceil_mode, True, None)
+    pooled = _avg_pool(input**norm_type, nd, k, stride, 0, ceil_mode, True, None)
     pooled = jnp.sign(pooled) * jax.nn.relu(jnp.abs(pooled)) * math.prod(k)
     return pooled ** (1.0 / norm_type)
 
@@ -282,17 +347,19 @@ def _adaptive_positions(size, out):
 def _adaptive_setup(input, nd, output_size, name):
     if input.ndim not in (nd + 1, nd + 2):
         if nd == 1:
-            raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional "
-                               f"tensor for argument #1 'self' (while checking arguments for "
-                               f"{name})")
+            raise RuntimeError(
+                f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional "
+                f"tensor for argument #1 'self' (while checking arguments for "
+                f"{name})"
+            )
         # PyTorch's max kernels write "but got: [..]", its avg kernels "but got [..]".
         sep = ": " if "max" in name else " "
-        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got"
-                           f"{sep}{list(input.shape)}")
+        raise RuntimeError(
+            f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got{sep}{list(input.shape)}"
+        )
     if not jnp.issubdtype(input.dtype, jnp.floating):
         kernel = name.replace("1d", "2d")
-        raise NotImplementedError(f'"{kernel}" not implemented for '
-                                  f"'{c10_name(input.dtype)}'")
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{c10_name(input.dtype)}'")
     sizes = output_size if isinstance(output_size, (tuple, list)) else (output_size,) * nd
     if len(sizes) != nd:
         raise RuntimeError(f"{name}: output_size must be {nd}")
@@ -338,10 +405,15 @@ def _adaptive_ops(nd):
     avg.__doc__ = f"Matches `torch.nn.functional.adaptive_avg_pool{nd}d`."
     mx.__doc__ = f"Matches `torch.nn.functional.adaptive_max_pool{nd}d`."
     extra = (f"adaptive_avg_pool{nd}d",) if nd == 1 else ()
-    a = op(avg, name=f"nn.functional.adaptive_avg_pool{nd}d", aliases=extra, promote=NONE,
-           method=False, out=False)
-    m = op(mx, name=f"nn.functional.adaptive_max_pool{nd}d", promote=NONE, method=False,
-           out=False)
+    a = op(
+        avg,
+        name=f"nn.functional.adaptive_avg_pool{nd}d",
+        aliases=extra,
+        promote=NONE,
+        method=False,
+        out=False,
+    )
+    m = op(mx, name=f"nn.functional.adaptive_max_pool{nd}d", promote=NONE, method=False, out=False)
     return a, m
 
 
@@ -353,10 +425,10 @@ adaptive_avg_pool3d, adaptive_max_pool3d = _adaptive_ops(3)
 def _adaptive_with_indices(nd):
     def impl(input, output_size, return_indices=False):
         return tuple(_ADAPTIVE_MAX[nd](input, output_size, True))
+
     impl.__name__ = f"adaptive_max_pool{nd}d_with_indices"
     impl.__doc__ = f"Matches `torch.nn.functional.adaptive_max_pool{nd}d_with_indices`."
-    return composite(impl, name=f"nn.functional.adaptive_max_pool{nd}d_with_indices",
-                     method=False)
+    return composite(impl, name=f"nn.functional.adaptive_max_pool{nd}d_with_indices", method=False)
 
 
 _ADAPTIVE_MAX = {1: adaptive_max_pool1d, 2: adaptive_max_pool2d, 3: adaptive_max_pool3d}
@@ -381,16 +453,22 @@ def _max_unpool(input, indices, nd, kernel_size, stride, padding, output_size):
     else:
         out = tuple(output_size)[-nd:] if len(output_size) in (nd, nd + 1, nd + 2) else None
         if out is None:
-            raise ValueError(f"output_size should be a sequence containing {nd} or {nd + 2} "
-                             f"elements, but it has a length of '{len(output_size)}'")
+            raise ValueError(
+                f"output_size should be a sequence containing {nd} or {nd + 2} "
+                f"elements, but it has a length of '{len(output_size)}'"
+            )
         for o, dflt, ss in zip(out, default, s):
             if not dflt - ss < o < dflt + ss:
-                raise ValueError(f"invalid output_size \"{list(out)}\" (dim {0} must be between "
-                                 f"{dflt - ss} and {dflt + ss})")
+                raise ValueError(
+                    f'invalid output_size "{list(out)}" (dim {0} must be between '
+                    f"{dflt - ss} and {dflt + ss})"
+                )
     if input.shape != indices.shape:
-        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
-                           f"({list(input.shape)}) but got indices tensor with shape: "
-                           f"{list(indices.shape)}")
+        raise RuntimeError(
+            f"Expected shape of indices to be same as that of the input tensor "
+            f"({list(input.shape)}) but got indices tensor with shape: "
+            f"{list(indices.shape)}"
+        )
     lead = input.shape[:-nd]
     n_lead = math.prod(lead)
     vals = input.reshape(n_lead, -1)
@@ -420,10 +498,10 @@ _unpool_scatter.defvjp(_unpool_fwd, _unpool_bwd)
 def _unpool_op(nd):
     def impl(input: T, indices: TI, kernel_size, stride=None, padding=0, output_size=None):
         return _max_unpool(input, indices, nd, kernel_size, stride, padding, output_size)
+
     impl.__name__ = f"max_unpool{nd}d"
     impl.__doc__ = f"Matches `torch.nn.functional.max_unpool{nd}d`."
-    return op(impl, name=f"nn.functional.max_unpool{nd}d", promote=NONE, method=False,
-              out=False)
+    return op(impl, name=f"nn.functional.max_unpool{nd}d", promote=NONE, method=False, out=False)
 
 
 max_unpool1d = _unpool_op(1)
@@ -441,16 +519,16 @@ def _fractional(input, samples, nd, kernel_size, output_size, output_ratio, retu
     spatial = input.shape[-nd:]
     if output_size is None:
         if output_ratio is None:
-            raise ValueError(f"{name} requires specifying either an output_size or an "
-                             f"output_ratio")
+            raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
         ratio = _tuple(output_ratio, nd, "output_ratio", name)
         out = tuple(int(n * r) for n, r in zip(spatial, ratio))
     else:
         out = _tuple(output_size, nd, "output_size", name)
     for n, kk, o in zip(spatial, k, out):
         if o + kk - 1 > n:
-            raise RuntimeError(f"{name}(): pool size {kk} too large relative to input size "
-                               f"{n} and output size {o}")
+            raise RuntimeError(
+                f"{name}(): pool size {kk} too large relative to input size {n} and output size {o}"
+            )
     unbatched = input.ndim == nd + 1
     x = input[None] if unbatched else input
     samples = samples.astype(x.dtype)
@@ -488,23 +566,44 @@ def _fractional(input, samples, nd, kernel_size, output_size, output_ratio, retu
 
 
 @op(name="_fractional_max_pool", promote=NONE, method=False, out=False)
-def _fractional_max_pool(input: T, samples: TI, *, nd=2, kernel_size=2, output_size=None,
-                         output_ratio=None, return_indices=False):
-    return _fractional(input, samples, nd, kernel_size, output_size, output_ratio,
-                       return_indices)
+def _fractional_max_pool(
+    input: T,
+    samples: TI,
+    *,
+    nd=2,
+    kernel_size=2,
+    output_size=None,
+    output_ratio=None,
+    return_indices=False,
+):
+    return _fractional(input, samples, nd, kernel_size, output_size, output_ratio, return_indices)
 
 
 def _fractional_composite(nd):
-    def impl(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
-             _random_samples=None):
+    def impl(
+        input,
+        kernel_size,
+        output_size=None,
+        output_ratio=None,
+        return_indices=False,
+        _random_samples=None,
+    ):
         if _random_samples is None:
             batch = input.shape[0] if input.ndim == nd + 2 else 1
             channels = input.shape[-nd - 1]
-            _random_samples = wrap(jax.random.uniform(_random.key_for(None),
-                                                      (batch, channels, nd), input.dtype.np))
-        return _fractional_max_pool(input, _random_samples, nd=nd, kernel_size=kernel_size,
-                                    output_size=output_size, output_ratio=output_ratio,
-                                    return_indices=return_indices)
+            _random_samples = wrap(
+                jax.random.uniform(_random.key_for(None), (batch, channels, nd), input.dtype.np)
+            )
+        return _fractional_max_pool(
+            input,
+            _random_samples,
+            nd=nd,
+            kernel_size=kernel_size,
+            output_size=output_size,
+            output_ratio=output_ratio,
+            return_indices=return_indices,
+        )
+
     impl.__name__ = f"fractional_max_pool{nd}d"
     impl.__doc__ = f"Matches `torch.nn.functional.fractional_max_pool{nd}d`."
     return composite(impl, name=f"nn.functional.fractional_max_pool{nd}d", method=False)
@@ -515,14 +614,23 @@ fractional_max_pool3d = _fractional_composite(3)
 
 
 def _fractional_with_indices(nd):
-    def impl(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
-             _random_samples=None):
-        return tuple(_FRACTIONAL[nd](input, kernel_size, output_size, output_ratio, True,
-                                     _random_samples))
+    def impl(
+        input,
+        kernel_size,
+        output_size=None,
+        output_ratio=None,
+        return_indices=False,
+        _random_samples=None,
+    ):
+        return tuple(
+            _FRACTIONAL[nd](input, kernel_size, output_size, output_ratio, True, _random_samples)
+        )
+
     impl.__name__ = f"fractional_max_pool{nd}d_with_indices"
     impl.__doc__ = f"Matches `torch.nn.functional.fractional_max_pool{nd}d_with_indices`."
-    return composite(impl, name=f"nn.functional.fractional_max_pool{nd}d_with_indices",
-                     method=False)
+    return composite(
+        impl, name=f"nn.functional.fractional_max_pool{nd}d_with_indices", method=False
+    )
 
 
 _FRACTIONAL = {2: fractional_max_pool2d, 3: fractional_max_pool3d}

@@ -17,8 +17,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .._registry import NONE, TI, TL, kernel
 from .._kernel_helpers import accumulate
+from .._registry import NONE, TI, TL, kernel
 
 _HIGHEST = jax.lax.Precision.HIGHEST  # PyTorch does not use TF32 for these matmuls
 
@@ -61,7 +61,7 @@ def _direction(mode, x, h0, c0, w, mask, reverse):
         h, c = carry
         g, m = xs
         h2, c2 = _cell(mode, g, h, c, w_hh, b_hh, w_hr)
-        if m is not None:   # steps past a sequence's length leave its state as it is
+        if m is not None:  # steps past a sequence's length leave its state as it is
             h2 = jnp.where(m, h2, h)
             c2 = None if c is None else jnp.where(m, c2, c)
             return (h2, c2), jnp.where(m, h2, 0)
@@ -75,7 +75,7 @@ def _split_weights(weights, mode, has_biases, proj_size):
     per = 2 + 2 * has_biases + (proj_size > 0)
     groups = []
     for k in range(0, len(weights), per):
-        g = list(weights[k:k + per])
+        g = list(weights[k : k + per])
         w_ih, w_hh = g[0], g[1]
         b_ih, b_hh = (g[2], g[3]) if has_biases else (None, None)
         w_hr = g[-1] if proj_size > 0 else None
@@ -84,8 +84,22 @@ def _split_weights(weights, mode, has_biases, proj_size):
 
 
 @kernel(name="_rnn", promote=NONE)
-def rnn_kernel(input: TI, hx: TI, cx: TI, weights: TL, lengths: TI, rng: TI, mode, has_biases,
-               num_layers, dropout_p, train, bidirectional, batch_first, proj_size):
+def rnn_kernel(
+    input: TI,
+    hx: TI,
+    cx: TI,
+    weights: TL,
+    lengths: TI,
+    rng: TI,
+    mode,
+    has_biases,
+    num_layers,
+    dropout_p,
+    train,
+    bidirectional,
+    batch_first,
+    proj_size,
+):
     """All layers and directions of an RNN/LSTM/GRU, as `torch._VF.<mode>` computes them.
 
     `input` is (T, B, I) (or (B, T, I) with `batch_first`). With `lengths` (B,), sequence
@@ -109,8 +123,9 @@ def rnn_kernel(input: TI, hx: TI, cx: TI, weights: TL, lengths: TI, rng: TI, mod
         outs = []
         for d in range(dirs):
             k = layer * dirs + d
-            out, h, c = _direction(mode, x, h0[k], None if c0 is None else c0[k], groups[k],
-                                   mask, reverse=d == 1)
+            out, h, c = _direction(
+                mode, x, h0[k], None if c0 is None else c0[k], groups[k], mask, reverse=d == 1
+            )
             outs.append(out)
             hs.append(h)
             cs.append(c)
@@ -136,8 +151,15 @@ def rnn_cell_kernel(input: TI, hx: TI, cx: TI, w_ih: TI, w_hh: TI, b_ih: TI, b_h
     gi = _mm(accumulate(input), accumulate(w_ih))
     if b_ih is not None:
         gi = gi + accumulate(b_ih)
-    h, c = _cell(mode, gi, accumulate(hx), None if cx is None else accumulate(cx), accumulate(w_hh),
-                 None if b_hh is None else accumulate(b_hh), None)
+    h, c = _cell(
+        mode,
+        gi,
+        accumulate(hx),
+        None if cx is None else accumulate(cx),
+        accumulate(w_hh),
+        None if b_hh is None else accumulate(b_hh),
+        None,
+    )
     if mode == "LSTM":
         return h.astype(dt), c.astype(dt)
     return h.astype(dt)

@@ -33,8 +33,11 @@ def _nearest_index(in_size, out_size, scale, exact):
         return np.arange(out_size)
     if not exact and out_size == 2 * in_size:
         return np.arange(out_size) >> 1
-    s = np.float32(1.0 / scale) if scale is not None and scale > 0 else (
-        np.float32(in_size) / np.float32(out_size))
+    s = (
+        np.float32(1.0 / scale)
+        if scale is not None and scale > 0
+        else (np.float32(in_size) / np.float32(out_size))
+    )
     dst = np.arange(out_size)
     if exact:
         # (dst + 0.5) * scale is computed in double, then floorf rounds it to float first.
@@ -137,13 +140,22 @@ _MODE_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
 
 
 @op(name="nn.functional.interpolate", promote=NONE, method=False, out=False)
-def interpolate(input: T, size=None, scale_factor=None, mode="nearest", align_corners=None,
-                recompute_scale_factor=None, antialias=False):
+def interpolate(
+    input: T,
+    size=None,
+    scale_factor=None,
+    mode="nearest",
+    align_corners=None,
+    recompute_scale_factor=None,
+    antialias=False,
+):
     """Matches `torch.nn.functional.interpolate`."""
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
-            raise ValueError("align_corners option can only be set with the interpolating "
-                             "modes: linear | bilinear | bicubic | trilinear")
+            raise ValueError(
+                "align_corners option can only be set with the interpolating "
+                "modes: linear | bilinear | bicubic | trilinear"
+            )
     elif align_corners is None:
         align_corners = False
     dim = input.ndim - 2
@@ -153,23 +165,27 @@ def interpolate(input: T, size=None, scale_factor=None, mode="nearest", align_co
     if size is not None:
         if isinstance(size, (tuple, list)):
             if len(size) != dim:
-                raise ValueError(f"Input and output must have the same number of spatial "
-                                 f"dimensions, but got input with spatial dimensions of "
-                                 f"{list(input.shape[2:])} and output size of {list(size)}. "
-                                 f"Please provide input tensor in (N, C, d1, d2, ...,dK) format "
-                                 f"and output size in (o1, o2, ...,oK) format.")
+                raise ValueError(
+                    f"Input and output must have the same number of spatial "
+                    f"dimensions, but got input with spatial dimensions of "
+                    f"{list(input.shape[2:])} and output size of {list(size)}. "
+                    f"Please provide input tensor in (N, C, d1, d2, ...,dK) format "
+                    f"and output size in (o1, o2, ...,oK) format."
+                )
             out = tuple(size)
         else:
             out = (size,) * dim
     elif scale_factor is not None:
         if isinstance(scale_factor, (tuple, list)):
             if len(scale_factor) != dim:
-                raise ValueError(f"Input and scale_factor must have the same number of spatial "
-                                 f"dimensions, but got input with spatial dimensions of "
-                                 f"{list(input.shape[2:])} and scale_factor of shape "
-                                 f"{list(scale_factor)}. Please provide input tensor in (N, C, "
-                                 f"d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) "
-                                 f"format.")
+                raise ValueError(
+                    f"Input and scale_factor must have the same number of spatial "
+                    f"dimensions, but got input with spatial dimensions of "
+                    f"{list(input.shape[2:])} and scale_factor of shape "
+                    f"{list(scale_factor)}. Please provide input tensor in (N, C, "
+                    f"d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) "
+                    f"format."
+                )
             scales = tuple(scale_factor)
         else:
             scales = (scale_factor,) * dim
@@ -182,31 +198,42 @@ def interpolate(input: T, size=None, scale_factor=None, mode="nearest", align_co
         # The kernel then derives the scale from the integer sizes.
         scales = None
     if antialias and not (mode in ("bilinear", "bicubic") and input.ndim == 4):
-        raise ValueError("Anti-alias option is restricted to bilinear and bicubic modes and "
-                         "requires a 4-D tensor as input")
+        raise ValueError(
+            "Anti-alias option is restricted to bilinear and bicubic modes and "
+            "requires a 4-D tensor as input"
+        )
     if mode == "area":
         if not 1 <= dim <= 3:
-            raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported "
-                                      f"(got {input.ndim}D) for the modes: nearest | linear | "
-                                      f"bilinear | bicubic | trilinear | area | nearest-exact "
-                                      f"(got {mode})")
+            raise NotImplementedError(
+                f"Input Error: Only 3D, 4D and 5D input Tensors supported "
+                f"(got {input.ndim}D) for the modes: nearest | linear | "
+                f"bilinear | bicubic | trilinear | area | nearest-exact "
+                f"(got {mode})"
+            )
         return adaptive_avg(input, dim, out)
     if mode not in ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear"):
-        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
-                                  f"{input.ndim}D) for the modes: nearest | linear | bilinear | "
-                                  f"bicubic | trilinear | area | nearest-exact (got {mode})")
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
+            f"{input.ndim}D) for the modes: nearest | linear | bilinear | "
+            f"bicubic | trilinear | area | nearest-exact (got {mode})"
+        )
     need = _MODE_DIMS.get(mode)
     if need is not None and need != dim:
-        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {need + 2}D "
-                                  f"input")
+        raise NotImplementedError(
+            f"Got {input.ndim}D input, but {mode} mode needs {need + 2}D input"
+        )
     if not 1 <= dim <= 3:
-        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
-                                  f"{input.ndim}D) for the modes: nearest | linear | bilinear | "
-                                  f"bicubic | trilinear | area | nearest-exact (got {mode})")
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
+            f"{input.ndim}D) for the modes: nearest | linear | bilinear | "
+            f"bicubic | trilinear | area | nearest-exact (got {mode})"
+        )
     if any(o <= 0 for o in out):
-        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
-                           f"({', '.join(map(str, input.shape[2:]))}) and output "
-                           f"({', '.join(map(str, out))})")
+        raise RuntimeError(
+            f"Input and output sizes should be greater than 0, but got input "
+            f"({', '.join(map(str, input.shape[2:]))}) and output "
+            f"({', '.join(map(str, out))})"
+        )
     dt = _opmath(input.dtype)
     x = input
     if antialias:
@@ -214,27 +241,29 @@ def interpolate(input: T, size=None, scale_factor=None, mode="nearest", align_co
         for i in reversed(range(dim)):
             if out[i] != input.shape[2 + i]:
                 scale = None if scales is None else scales[i]
-                x = _resample(x, 2 + i, _aa_taps(mode, input.shape[2 + i], out[i],
-                                                 align_corners, scale, dt))
+                x = _resample(
+                    x, 2 + i, _aa_taps(mode, input.shape[2 + i], out[i], align_corners, scale, dt)
+                )
         return x.astype(input.dtype)
     for i in range(dim):
         scale = None if scales is None else scales[i]
-        x = _resample(x, 2 + i, _taps(mode, input.shape[2 + i], out[i], align_corners, scale,
-                                      dt))
+        x = _resample(x, 2 + i, _taps(mode, input.shape[2 + i], out[i], align_corners, scale, dt))
     return x.astype(input.dtype)
 
 
 @op(name="_upsample_bilinear2d_aa", publish=True, promote=NONE, method=False, out=False)
-def _upsample_bilinear2d_aa(input: T, output_size, align_corners, scales_h=None, scales_w=None,
-                            *, scale_factors=None):
+def _upsample_bilinear2d_aa(
+    input: T, output_size, align_corners, scales_h=None, scales_w=None, *, scale_factors=None
+):
     """Matches `torch.ops.aten._upsample_bilinear2d_aa` (`interpolate(..., antialias=True)`).
 
     Both aten overloads: (output_size, align_corners, scales_h, scales_w) and `.vec`'s
     (output_size or None, align_corners, scale_factors).
     """
     if input.ndim != 4:
-        raise RuntimeError(f"It is expected input to be 4D tensor, but got input of size "
-                           f"{list(input.shape)}")
+        raise RuntimeError(
+            f"It is expected input to be 4D tensor, but got input of size {list(input.shape)}"
+        )
     if scale_factors is not None:
         scales = tuple(scale_factors)
     else:
@@ -250,8 +279,13 @@ def _upsample_bilinear2d_aa(input: T, output_size, align_corners, scales_h=None,
     x = input
     for i in (1, 0):  # the last (contiguous) dim first, as interpolate's antialias path
         if out[i] != input.shape[2 + i]:
-            x = _resample(x, 2 + i, _aa_taps("bilinear", input.shape[2 + i], out[i],
-                                             bool(align_corners), scales[i], dt))
+            x = _resample(
+                x,
+                2 + i,
+                _aa_taps(
+                    "bilinear", input.shape[2 + i], out[i], bool(align_corners), scales[i], dt
+                ),
+            )
     return x.astype(input.dtype)
 
 
@@ -341,14 +375,13 @@ def _grid_sample(input, grid, mode, padding_mode, align_corners):
                 term = v * (wy[i] * wx[j])[:, None]
                 out = term if out is None else out + term
         return out
-    coords = [_apply_padding(c, n, padding_mode, align_corners)
-              for c, n in zip(coords, spatial)]
+    coords = [_apply_padding(c, n, padding_mode, align_corners) for c, n in zip(coords, spatial)]
     if mode == "nearest":
         # nearbyint: round half to even.
         return _fetch(input, [jnp.round(c).astype(jnp.int64) for c in coords])
     lo = [jnp.floor(c) for c in coords]
     out = None
-    for corner in range(2 ** nd):
+    for corner in range(2**nd):
         idx, w = [], None
         for i in range(nd):
             hi = (corner >> (nd - 1 - i)) & 1
@@ -367,19 +400,27 @@ _PADDINGS = ("zeros", "border", "reflection")
 
 def _check_grid(input, grid, mode, name):
     if input.ndim not in (4, 5):
-        raise RuntimeError(f"{name}(): expected 4D or 5D input and grid with same number of "
-                           f"dimensions, but got input with sizes {list(input.shape)} and grid "
-                           f"with sizes {list(grid.shape)}")
+        raise RuntimeError(
+            f"{name}(): expected 4D or 5D input and grid with same number of "
+            f"dimensions, but got input with sizes {list(input.shape)} and grid "
+            f"with sizes {list(grid.shape)}"
+        )
     if grid.ndim != input.ndim or grid.shape[-1] != input.ndim - 2:
-        raise RuntimeError(f"{name}(): expected grid to have size {input.ndim - 2} in last "
-                           f"dimension, but got grid with sizes {list(grid.shape)}")
+        raise RuntimeError(
+            f"{name}(): expected grid to have size {input.ndim - 2} in last "
+            f"dimension, but got grid with sizes {list(grid.shape)}"
+        )
     if grid.shape[0] != input.shape[0]:
-        raise RuntimeError(f"{name}(): expected grid and input to have same batch size, but got "
-                           f"input with sizes {list(input.shape)} and grid with sizes "
-                           f"{list(grid.shape)}")
+        raise RuntimeError(
+            f"{name}(): expected grid and input to have same batch size, but got "
+            f"input with sizes {list(input.shape)} and grid with sizes "
+            f"{list(grid.shape)}"
+        )
     if input.dtype != grid.dtype:
-        raise RuntimeError(f"{name}(): expected input and grid to have same dtype, but input has "
-                           f"{input.dtype} and grid has {grid.dtype}")
+        raise RuntimeError(
+            f"{name}(): expected input and grid to have same dtype, but input has "
+            f"{input.dtype} and grid has {grid.dtype}"
+        )
     if mode == "bicubic" and input.ndim != 4:
         raise RuntimeError(f"{name}(): bicubic interpolation only supports 4D input")
 
@@ -388,11 +429,15 @@ def _check_grid(input, grid, mode, name):
 def grid_sample(input: T, grid: T, mode="bilinear", padding_mode="zeros", align_corners=None):
     """Matches `torch.nn.functional.grid_sample`."""
     if mode not in _MODES:
-        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', "
-                         f"'nearest' or 'bicubic', but got: '{mode}'")
+        raise ValueError(
+            f"nn.functional.grid_sample(): expected mode to be 'bilinear', "
+            f"'nearest' or 'bicubic', but got: '{mode}'"
+        )
     if padding_mode not in _PADDINGS:
-        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
-                         f"'border', or 'reflection', but got: '{padding_mode}'")
+        raise ValueError(
+            f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
+            f"'border', or 'reflection', but got: '{padding_mode}'"
+        )
     _check_grid(input, grid, mode, "grid_sampler")
     return _grid_sample(input, grid, mode, padding_mode, bool(align_corners))
 
@@ -401,24 +446,27 @@ def grid_sample(input: T, grid: T, mode="bilinear", padding_mode="zeros", align_
 def grid_sampler(input: T, grid: T, interpolation_mode, padding_mode, align_corners):
     """Matches `torch.grid_sampler` (modes as integers: 0 bilinear, 1 nearest, 2 bicubic)."""
     _check_grid(input, grid, _MODES[interpolation_mode], "grid_sampler")
-    return _grid_sample(input, grid, _MODES[interpolation_mode], _PADDINGS[padding_mode],
-                        align_corners)
+    return _grid_sample(
+        input, grid, _MODES[interpolation_mode], _PADDINGS[padding_mode], align_corners
+    )
 
 
 @op(name="grid_sampler_2d", promote=NONE, method=False, out=False)
 def grid_sampler_2d(input: T, grid: T, interpolation_mode, padding_mode, align_corners):
     """Matches `torch.grid_sampler_2d`."""
     _check_grid(input, grid, _MODES[interpolation_mode], "grid_sampler_2d")
-    return _grid_sample(input, grid, _MODES[interpolation_mode], _PADDINGS[padding_mode],
-                        align_corners)
+    return _grid_sample(
+        input, grid, _MODES[interpolation_mode], _PADDINGS[padding_mode], align_corners
+    )
 
 
 @op(name="grid_sampler_3d", promote=NONE, method=False, out=False)
 def grid_sampler_3d(input: T, grid: T, interpolation_mode, padding_mode, align_corners):
     """Matches `torch.grid_sampler_3d`."""
     _check_grid(input, grid, _MODES[interpolation_mode], "grid_sampler_3d")
-    return _grid_sample(input, grid, _MODES[interpolation_mode], _PADDINGS[padding_mode],
-                        align_corners)
+    return _grid_sample(
+        input, grid, _MODES[interpolation_mode], _PADDINGS[padding_mode], align_corners
+    )
 
 
 def _base_steps(n, align_corners, dtype):
@@ -436,15 +484,21 @@ def affine_grid(theta: T, size, align_corners=None):
     size = tuple(size)
     if len(size) == 4:
         if theta.ndim != 3 or theta.shape[1:] != (2, 3):
-            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size "
-                             f"{list(size)}. Got {list(theta.shape)}.")
+            raise ValueError(
+                f"Expected a batch of 2D affine matrices of shape Nx2x3 for size "
+                f"{list(size)}. Got {list(theta.shape)}."
+            )
     elif len(size) == 5:
         if theta.ndim != 3 or theta.shape[1:] != (3, 4):
-            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size "
-                             f"{list(size)}. Got {list(theta.shape)}.")
+            raise ValueError(
+                f"Expected a batch of 3D affine matrices of shape Nx3x4 for size "
+                f"{list(size)}. Got {list(theta.shape)}."
+            )
     else:
-        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D "
-                                  f"affine transforms, respectively. Got size {list(size)}.")
+        raise NotImplementedError(
+            f"affine_grid only supports 4D and 5D sizes, for 2D and 3D "
+            f"affine transforms, respectively. Got size {list(size)}."
+        )
     if min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {list(size)}")
     spatial = size[2:]
@@ -462,68 +516,97 @@ def affine_grid(theta: T, size, align_corners=None):
 # Shuffles
 
 
-@op(name="nn.functional.pixel_shuffle", aliases=("pixel_shuffle",), promote=NONE,
-    method=False, out=False)
+@op(
+    name="nn.functional.pixel_shuffle",
+    aliases=("pixel_shuffle",),
+    promote=NONE,
+    method=False,
+    out=False,
+)
 def pixel_shuffle(input: T, upscale_factor):
     """Matches `torch.nn.functional.pixel_shuffle`."""
     if input.ndim < 3:
-        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got "
-                           f"input with {input.ndim} dimension(s)")
+        raise RuntimeError(
+            f"pixel_shuffle expects input to have at least 3 dimensions, but got "
+            f"input with {input.ndim} dimension(s)"
+        )
     if upscale_factor <= 0:
-        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got "
-                           f"{upscale_factor}")
+        raise RuntimeError(
+            f"pixel_shuffle expects a positive upscale_factor, but got {upscale_factor}"
+        )
     r = upscale_factor
     *lead, c, h, w = input.shape
     if c % (r * r):
-        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
-                           f"divisible by the square of upscale_factor, but input.size(-3)={c} "
-                           f"is not divisible by {r * r}")
+        raise RuntimeError(
+            f"pixel_shuffle expects its input's 'channel' dimension to be "
+            f"divisible by the square of upscale_factor, but input.size(-3)={c} "
+            f"is not divisible by {r * r}"
+        )
     n = len(lead)
     x = input.reshape(tuple(lead) + (c // (r * r), r, r, h, w))
     x = jnp.transpose(x, tuple(range(n)) + (n, n + 3, n + 1, n + 4, n + 2))
     return x.reshape(tuple(lead) + (c // (r * r), h * r, w * r))
 
 
-@op(name="nn.functional.pixel_unshuffle", aliases=("pixel_unshuffle",), promote=NONE,
-    method=False, out=False)
+@op(
+    name="nn.functional.pixel_unshuffle",
+    aliases=("pixel_unshuffle",),
+    promote=NONE,
+    method=False,
+    out=False,
+)
 def pixel_unshuffle(input: T, downscale_factor):
     """Matches `torch.nn.functional.pixel_unshuffle`."""
     if input.ndim < 3:
-        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but "
-                           f"got input with {input.ndim} dimension(s)")
+        raise RuntimeError(
+            f"pixel_unshuffle expects input to have at least 3 dimensions, but "
+            f"got input with {input.ndim} dimension(s)"
+        )
     if downscale_factor <= 0:
-        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got "
-                           f"{downscale_factor}")
+        raise RuntimeError(
+            f"pixel_unshuffle expects a positive downscale_factor, but got {downscale_factor}"
+        )
     r = downscale_factor
     *lead, c, h, w = input.shape
     if h % r:
-        raise RuntimeError(f"pixel_unshuffle expects height to be divisible by "
-                           f"downscale_factor, but input.size(-2)={h} is not divisible by {r}")
+        raise RuntimeError(
+            f"pixel_unshuffle expects height to be divisible by "
+            f"downscale_factor, but input.size(-2)={h} is not divisible by {r}"
+        )
     if w % r:
-        raise RuntimeError(f"pixel_unshuffle expects width to be divisible by "
-                           f"downscale_factor, but input.size(-1)={w} is not divisible by {r}")
+        raise RuntimeError(
+            f"pixel_unshuffle expects width to be divisible by "
+            f"downscale_factor, but input.size(-1)={w} is not divisible by {r}"
+        )
     n = len(lead)
     x = input.reshape(tuple(lead) + (c, h // r, r, w // r, r))
     x = jnp.transpose(x, tuple(range(n)) + (n, n + 2, n + 4, n + 1, n + 3))
     return x.reshape(tuple(lead) + (c * r * r, h // r, w // r))
 
 
-@op(name="nn.functional.channel_shuffle", aliases=("channel_shuffle", "native_channel_shuffle",
-                                                    "nn.functional.native_channel_shuffle"),
-    promote=NONE, method=False, out=False)
+@op(
+    name="nn.functional.channel_shuffle",
+    aliases=("channel_shuffle", "native_channel_shuffle", "nn.functional.native_channel_shuffle"),
+    promote=NONE,
+    method=False,
+    out=False,
+)
 def channel_shuffle(input: T, groups):
     """Matches `torch.nn.functional.channel_shuffle`."""
     if input.ndim < 3:
-        raise RuntimeError(f"channel_shuffle expects input to have at least 3 dimensions, but "
-                           f"got input with {input.ndim} dimension(s)")
+        raise RuntimeError(
+            f"channel_shuffle expects input to have at least 3 dimensions, but "
+            f"got input with {input.ndim} dimension(s)"
+        )
     if groups <= 0:
-        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of "
-                           f"groups:{groups}")
+        raise RuntimeError(
+            f"Number of groups to divide channels in must be positive. Value of groups:{groups}"
+        )
     n, c = input.shape[:2]
     if c % groups:
-        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
-                           f"and {groups} groups.")
+        raise RuntimeError(
+            f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups."
+        )
     rest = input.shape[2:]
     x = input.reshape((n, groups, c // groups) + rest)
     return jnp.swapaxes(x, 1, 2).reshape(input.shape)
-

@@ -3,4 +3,5 @@
 from ..._unsupported import unsupported_module_getattr
 
 __getattr__ = unsupported_module_getattr(
-    "torch.ao.nn", "jtorch has no quantized modules (quantized, qat, intrinsic, sparse)")
+    "torch.ao.nn", "jtorch has no quantized modules (quantized, qat, intrinsic, sparse)"
+)

@@ -3,5 +3,7 @@
 from ..._unsupported import unsupported_module_getattr
 
 __getattr__ = unsupported_module_getattr(
-    "torch.ao.quantization", "jtorch has no quantized tensors or quantized kernels; use "
-    "float16/bfloat16 (torch.autocast) for reduced precision")
+    "torch.ao.quantization",
+    "jtorch has no quantized tensors or quantized kernels; use "
+    "float16/bfloat16 (torch.autocast) for reduced precision",
+)

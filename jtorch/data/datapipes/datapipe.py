@@ -42,9 +42,10 @@ class DataChunk(list):
 
 def functional_datapipe(name: str):
     """Registers the decorated DataPipe class as the functional form `name`."""
+
     def register(cls):
-        table = IterDataPipe.functions if issubclass(cls, IterDataPipe) else \
-            MapDataPipe.functions
+        table = IterDataPipe.functions if issubclass(cls, IterDataPipe) else MapDataPipe.functions
         table[name] = cls
         return cls
+
     return register

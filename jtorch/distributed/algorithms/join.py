@@ -32,23 +32,19 @@ class Joinable(abc.ABC):
         self._join_config = _JoinConfig.construct_disabled_join_config()
 
     @abc.abstractmethod
-    def join_hook(self, **kwargs) -> JoinHook:
-        ...
+    def join_hook(self, **kwargs) -> JoinHook: ...
 
     @property
     @abc.abstractmethod
-    def join_device(self):
-        ...
+    def join_device(self): ...
 
     @property
     @abc.abstractmethod
-    def join_process_group(self):
-        ...
+    def join_process_group(self): ...
 
 
 class _JoinConfig:
-    def __init__(self, enable: bool, throw_on_early_termination: bool,
-                 is_first_joinable: bool):
+    def __init__(self, enable: bool, throw_on_early_termination: bool, is_first_joinable: bool):
         self.enable = enable
         self.throw_on_early_termination = throw_on_early_termination
         self.is_first_joinable = is_first_joinable
@@ -61,8 +57,13 @@ class _JoinConfig:
 class Join:
     """Matches `torch.distributed.algorithms.Join` (see the module doc)."""
 
-    def __init__(self, joinables: list, enable: bool = True,
-                 throw_on_early_termination: bool = False, **kwargs):
+    def __init__(
+        self,
+        joinables: list,
+        enable: bool = True,
+        throw_on_early_termination: bool = False,
+        **kwargs,
+    ):
         if len(joinables) == 0:
             raise ValueError("The join context manager requires at least one joinable")
         self._joinables = joinables
@@ -90,12 +91,15 @@ class Join:
         """Called by a joinable before each collective: the all-reduce that counts the ranks
         still training (here one); returns its work handle for the first joinable."""
         if not hasattr(joinable, "_join_config"):
-            raise AssertionError(f"Check that the {type(joinable)} constructor calls the "
-                                 f"``Joinable`` constructor")
+            raise AssertionError(
+                f"Check that the {type(joinable)} constructor calls the ``Joinable`` constructor"
+            )
         config = joinable._join_config
         if not config.is_first_joinable or not config.enable:
             return None
         from ... import ones
-        work = c10d.all_reduce(ones(1, device=joinable.join_device),
-                               group=joinable.join_process_group, async_op=True)
+
+        work = c10d.all_reduce(
+            ones(1, device=joinable.join_device), group=joinable.join_process_group, async_op=True
+        )
         return work

@@ -10,13 +10,9 @@ from .api import CheckpointException  # noqa: F401
 from .default_planner import DefaultLoadPlanner, DefaultSavePlanner  # noqa: F401
 from .filesystem import FileSystemReader, FileSystemWriter  # noqa: F401
 from .hf_storage import HuggingFaceStorageReader, HuggingFaceStorageWriter  # noqa: F401
-from .metadata import (  # noqa: F401
-    BytesStorageMetadata, ChunkStorageMetadata, Metadata, TensorStorageMetadata,
-)
+from .metadata import BytesStorageMetadata, ChunkStorageMetadata, Metadata, TensorStorageMetadata  # noqa: F401
 from .optimizer import load_sharded_optimizer_state_dict  # noqa: F401
-from .planner import (  # noqa: F401
-    LoadPlan, LoadPlanner, ReadItem, SavePlan, SavePlanner, WriteItem,
-)
+from .planner import LoadPlan, LoadPlanner, ReadItem, SavePlan, SavePlanner, WriteItem  # noqa: F401
 from .state_dict_loader import load, load_state_dict  # noqa: F401
 from .state_dict_saver import async_save, save, save_state_dict  # noqa: F401
 from .stateful import Stateful  # noqa: F401

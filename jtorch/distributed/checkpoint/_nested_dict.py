@@ -36,6 +36,7 @@ def flatten_state_dict(state_dict: dict) -> tuple[dict, dict]:
             key = ".".join(str(p) for p in path)
             flat[key] = value
             mapping[key] = path
+
     walk(state_dict, ())
     return flat, mapping
 

@@ -23,10 +23,18 @@ _DATA = "__0_0.distcp"
 class FileSystemWriter(StorageWriter):
     """Matches `torch.distributed.checkpoint.FileSystemWriter` (see the module doc)."""
 
-    def __init__(self, path, single_file_per_rank: bool = True, sync_files: bool = True,
-                 thread_count: int = 1, per_thread_copy_ahead: int = 10_000_000,
-                 cache_staged_state_dict: bool = False, overwrite: bool = True,
-                 _extensions=None, serialization_format=None):
+    def __init__(
+        self,
+        path,
+        single_file_per_rank: bool = True,
+        sync_files: bool = True,
+        thread_count: int = 1,
+        per_thread_copy_ahead: int = 10_000_000,
+        cache_staged_state_dict: bool = False,
+        overwrite: bool = True,
+        _extensions=None,
+        serialization_format=None,
+    ):
         self.path = os.fspath(path)
         self.sync_files = sync_files
         self.overwrite = overwrite
@@ -44,6 +52,7 @@ class FileSystemWriter(StorageWriter):
 
     def write_entries(self, flat: dict, metadata: Metadata) -> None:
         from ... import save
+
         os.makedirs(self.path, exist_ok=True)
         meta_path = os.path.join(self.path, _METADATA)
         if not self.overwrite and os.path.exists(meta_path):
@@ -56,7 +65,7 @@ class FileSystemWriter(StorageWriter):
             if self.sync_files:
                 f.flush()
                 os.fsync(f.fileno())
-        os.replace(tmp, meta_path)      # the metadata last: its presence marks a whole save
+        os.replace(tmp, meta_path)  # the metadata last: its presence marks a whole save
 
 
 class FileSystemReader(StorageReader):
@@ -81,6 +90,7 @@ class FileSystemReader(StorageReader):
 
     def read_entries(self, keys: list) -> dict:
         from ... import load
+
         if self._entries is None:
             # The checkpoint's own entries, written by `write_entries` (objects included).
             self._entries = load(os.path.join(self.path, _DATA), weights_only=False)

@@ -12,7 +12,11 @@ import os
 
 from ..._tensor import Tensor
 from .metadata import (
-    ChunkStorageMetadata, Metadata, StorageMeta, TensorProperties, TensorStorageMetadata,
+    ChunkStorageMetadata,
+    Metadata,
+    StorageMeta,
+    TensorProperties,
+    TensorStorageMetadata,
 )
 from .storage import StorageReader, StorageWriter
 
@@ -26,9 +30,15 @@ def _file_name(index: int, largest: int) -> str:
 class HuggingFaceStorageWriter(StorageWriter):
     """Matches `torch.distributed.checkpoint.HuggingFaceStorageWriter` (see the module doc)."""
 
-    def __init__(self, path: str, fqn_to_index_mapping: dict | None = None,
-                 thread_count: int = 1, save_distributed: bool = False,
-                 enable_consolidation: bool = False, thread_count_consolidation: int = 1):
+    def __init__(
+        self,
+        path: str,
+        fqn_to_index_mapping: dict | None = None,
+        thread_count: int = 1,
+        save_distributed: bool = False,
+        enable_consolidation: bool = False,
+        thread_count_consolidation: int = 1,
+    ):
         self.path = os.fspath(path)
         self.fqn_to_index_mapping = fqn_to_index_mapping
 
@@ -41,10 +51,13 @@ class HuggingFaceStorageWriter(StorageWriter):
 
     def write_entries(self, flat: dict, metadata: Metadata) -> None:
         from ...interop import safetensors
+
         for key, value in flat.items():
             if not isinstance(value, Tensor):
-                raise ValueError(f"HuggingFaceStorageWriter stores tensors only, but {key!r} is "
-                                 f"a {type(value).__name__}")
+                raise ValueError(
+                    f"HuggingFaceStorageWriter stores tensors only, but {key!r} is "
+                    f"a {type(value).__name__}"
+                )
         mapping = self.fqn_to_index_mapping or {key: 1 for key in flat}
         largest = max(mapping.values(), default=1)
         files: dict = {}
@@ -52,8 +65,11 @@ class HuggingFaceStorageWriter(StorageWriter):
             files.setdefault(mapping.get(key, 1), {})[key] = value.detach().contiguous()
         os.makedirs(self.path, exist_ok=True)
         for index, tensors in files.items():
-            safetensors.save_file(tensors, os.path.join(self.path, _file_name(index, largest)),
-                                  metadata={"format": "pt"})
+            safetensors.save_file(
+                tensors,
+                os.path.join(self.path, _file_name(index, largest)),
+                metadata={"format": "pt"},
+            )
 
 
 class HuggingFaceStorageReader(StorageReader):
@@ -71,6 +87,7 @@ class HuggingFaceStorageReader(StorageReader):
 
     def _all(self) -> dict:
         from ...interop import safetensors
+
         out: dict = {}
         for f in self._files():
             out.update(safetensors.load_file(f))
@@ -81,8 +98,10 @@ class HuggingFaceStorageReader(StorageReader):
         for key, t in self._all().items():
             size = tuple(t.shape)
             entries[key] = TensorStorageMetadata(
-                TensorProperties.create_from_tensor(t), size,
-                [ChunkStorageMetadata((0,) * len(size), size)])
+                TensorProperties.create_from_tensor(t),
+                size,
+                [ChunkStorageMetadata((0,) * len(size), size)],
+            )
         return Metadata(state_dict_metadata=entries)
 
     def read_entries(self, keys: list) -> dict:

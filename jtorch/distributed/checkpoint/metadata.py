@@ -5,8 +5,15 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-__all__ = ["BytesStorageMetadata", "ChunkStorageMetadata", "Metadata", "MetadataIndex",
-           "StorageMeta", "TensorProperties", "TensorStorageMetadata"]
+__all__ = [
+    "BytesStorageMetadata",
+    "ChunkStorageMetadata",
+    "Metadata",
+    "MetadataIndex",
+    "StorageMeta",
+    "TensorProperties",
+    "TensorStorageMetadata",
+]
 
 
 @dataclasses.dataclass
@@ -30,8 +37,10 @@ class TensorProperties:
     @staticmethod
     def create_from_tensor(tensor) -> TensorProperties:
         from ... import contiguous_format, strided
-        return TensorProperties(tensor.dtype, strided, tensor.requires_grad, contiguous_format,
-                                False)
+
+        return TensorProperties(
+            tensor.dtype, strided, tensor.requires_grad, contiguous_format, False
+        )
 
 
 @dataclasses.dataclass

@@ -7,11 +7,13 @@ from .state_dict_loader import _load_state_dict
 __all__ = ["load_sharded_optimizer_state_dict"]
 
 
-def load_sharded_optimizer_state_dict(model_state_dict: dict, optimizer_key: str,
-                                      storage_reader, planner=None) -> dict:
+def load_sharded_optimizer_state_dict(
+    model_state_dict: dict, optimizer_key: str, storage_reader, planner=None
+) -> dict:
     """Matches PyTorch's: `{optimizer_key: state}` read from the checkpoint (its entries under
     `optimizer_key`, nested as they were saved)."""
     from .format_utils import _EmptyStateDictLoadPlanner
+
     everything: dict = {}
     _load_state_dict(everything, storage_reader, planner=_EmptyStateDictLoadPlanner())
     if optimizer_key not in everything:

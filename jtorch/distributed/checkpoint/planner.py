@@ -10,8 +10,16 @@ from __future__ import annotations
 import dataclasses
 from enum import Enum, auto
 
-__all__ = ["LoadPlan", "LoadPlanner", "ReadItem", "SavePlan", "SavePlanner", "WriteItem",
-           "WriteItemType", "LoadItemType"]
+__all__ = [
+    "LoadPlan",
+    "LoadPlanner",
+    "ReadItem",
+    "SavePlan",
+    "SavePlanner",
+    "WriteItem",
+    "WriteItemType",
+    "LoadItemType",
+]
 
 
 class WriteItemType(Enum):

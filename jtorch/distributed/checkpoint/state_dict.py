@@ -17,9 +17,15 @@ from itertools import chain
 
 from ..._tensor import Tensor
 
-__all__ = ["StateDictOptions", "get_model_state_dict", "get_optimizer_state_dict",
-           "get_state_dict", "set_model_state_dict", "set_optimizer_state_dict",
-           "set_state_dict"]
+__all__ = [
+    "StateDictOptions",
+    "get_model_state_dict",
+    "get_optimizer_state_dict",
+    "get_state_dict",
+    "set_model_state_dict",
+    "set_optimizer_state_dict",
+    "set_state_dict",
+]
 
 _STATE, _PG, _PARAMS = "state", "param_groups", "params"
 _WRAPPER_ATOMS = ("_orig_mod", "_checkpoint_wrapped_module", "_fsdp_wrapped_module")
@@ -42,10 +48,12 @@ class StateDictOptions:
 def _fqn(model, name: str) -> str:
     """`name` without the atoms that wrappers add (DDP's `module`, `_orig_mod`, ...)."""
     from ...nn.parallel import DistributedDataParallel
+
     out, obj = [], model
     for atom in name.split("."):
-        if (atom == "module" and isinstance(obj, DistributedDataParallel)) or \
-                atom in _WRAPPER_ATOMS:
+        if (
+            atom == "module" and isinstance(obj, DistributedDataParallel)
+        ) or atom in _WRAPPER_ATOMS:
             obj = getattr(obj, atom, obj)
             continue
         out.append(atom)
@@ -55,6 +63,7 @@ def _fqn(model, name: str) -> str:
 
 def _value(v, options: StateDictOptions):
     from ..tensor import DTensor
+
     if isinstance(v, DTensor) and options.full_state_dict:
         v = v.full_tensor().detach()
     if isinstance(v, Tensor) and options.cpu_offload:
@@ -92,6 +101,7 @@ def get_model_state_dict(model, *, submodules=None, options: StateDictOptions | 
 def _init_optim_state(optim) -> None:
     """One step with zero gradients and zero learning rates, so the state exists (PyTorch's)."""
     from ... import tensor, zeros_like
+
     if optim.state:
         return
     params = [p for g in optim.param_groups for p in g[_PARAMS]]
@@ -126,9 +136,12 @@ def _flatten_optim(osd: dict) -> dict:
             elif isinstance(v, (Tensor, int, float)):
                 into[key] = v
             else:
-                raise NotImplementedError("Flattening optimizer state_dict only supports "
-                                          "tensor, int, float, dict states now. "
-                                          f"Type is {type(v)}.")
+                raise NotImplementedError(
+                    "Flattening optimizer state_dict only supports "
+                    "tensor, int, float, dict states now. "
+                    f"Type is {type(v)}."
+                )
+
     out: dict = {}
     for fqn, state in osd[_STATE].items():
         flat(state, f"{_STATE}.{fqn}", out)
@@ -140,8 +153,9 @@ def _flatten_optim(osd: dict) -> dict:
     return out
 
 
-def get_optimizer_state_dict(model, optimizers, *, submodules=None,
-                             options: StateDictOptions | None = None) -> dict:
+def get_optimizer_state_dict(
+    model, optimizers, *, submodules=None, options: StateDictOptions | None = None
+) -> dict:
     """Matches `torch.distributed.checkpoint.state_dict.get_optimizer_state_dict`."""
     options = options or StateDictOptions()
     optimizers = tuple(optimizers) if isinstance(optimizers, (list, tuple)) else (optimizers,)
@@ -170,16 +184,17 @@ def _map_values(obj, options: StateDictOptions):
     return _value(obj, options)
 
 
-def get_state_dict(model, optimizers, *, submodules=None,
-                   options: StateDictOptions | None = None) -> tuple:
+def get_state_dict(
+    model, optimizers, *, submodules=None, options: StateDictOptions | None = None
+) -> tuple:
     """Matches `torch.distributed.checkpoint.state_dict.get_state_dict`."""
-    return (get_model_state_dict(model, submodules=submodules, options=options),
-            get_optimizer_state_dict(model, optimizers, submodules=submodules,
-                                     options=options))
+    return (
+        get_model_state_dict(model, submodules=submodules, options=options),
+        get_optimizer_state_dict(model, optimizers, submodules=submodules, options=options),
+    )
 
 
-def set_model_state_dict(model, model_state_dict: dict, *,
-                         options: StateDictOptions | None = None):
+def set_model_state_dict(model, model_state_dict: dict, *, options: StateDictOptions | None = None):
     """Matches `torch.distributed.checkpoint.state_dict.set_model_state_dict`: loads
     FQN-keyed entries (a model's keys with wrapper prefixes are found from their FQNs)."""
     options = options or StateDictOptions()
@@ -205,7 +220,7 @@ def _unflatten_optim(model, optim, flat: dict) -> dict:
             entry: dict = {}
             for key, v in flat.items():
                 if key.startswith(prefix):
-                    parts = key[len(prefix):].split(".")
+                    parts = key[len(prefix) :].split(".")
                     cur = entry
                     for part in parts[:-1]:
                         cur = cur.setdefault(part, {})
@@ -214,8 +229,9 @@ def _unflatten_optim(model, optim, flat: dict) -> dict:
     return {_STATE: state, _PG: groups}
 
 
-def set_optimizer_state_dict(model, optimizers, optim_state_dict: dict, *,
-                             options: StateDictOptions | None = None) -> None:
+def set_optimizer_state_dict(
+    model, optimizers, optim_state_dict: dict, *, options: StateDictOptions | None = None
+) -> None:
     """Matches `torch.distributed.checkpoint.state_dict.set_optimizer_state_dict`."""
     optimizers = tuple(optimizers) if isinstance(optimizers, (list, tuple)) else (optimizers,)
     names = _fqn_of_param(model)
@@ -232,16 +248,21 @@ def set_optimizer_state_dict(model, optimizers, optim_state_dict: dict, *,
             first = names[id(group[_PARAMS][0])]
             saved = next((g for g in osd.get(_PG, []) if first in g[_PARAMS]), None)
             if saved is None:
-                raise RuntimeError(f"The optimizer state_dict has no param group holding "
-                                   f"{first}")
+                raise RuntimeError(f"The optimizer state_dict has no param group holding {first}")
             saved = dict(saved)
             saved[_PARAMS] = [fqn_pid[names[id(p)]] for p in group[_PARAMS]]
             groups.append(saved)
         optim.load_state_dict({_STATE: state, _PG: groups})
 
 
-def set_state_dict(model, optimizers, *, model_state_dict: dict, optim_state_dict: dict,
-                   options: StateDictOptions | None = None):
+def set_state_dict(
+    model,
+    optimizers,
+    *,
+    model_state_dict: dict,
+    optim_state_dict: dict,
+    options: StateDictOptions | None = None,
+):
     """Matches `torch.distributed.checkpoint.state_dict.set_state_dict`."""
     result = set_model_state_dict(model, model_state_dict, options=options)
     if optim_state_dict:

@@ -11,11 +11,9 @@ __all__ = ["Stateful", "StatefulT"]
 class Stateful(Protocol):
     """Anything with `state_dict()` and `load_state_dict(sd)` (modules, optimizers, ...)."""
 
-    def state_dict(self) -> dict[str, Any]:
-        ...
+    def state_dict(self) -> dict[str, Any]: ...
 
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        ...
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None: ...
 
 
 StatefulT = Stateful

@@ -5,10 +5,22 @@ from __future__ import annotations
 import dataclasses
 from enum import Enum, auto
 
-__all__ = ["BackwardPrefetch", "CPUOffload", "FullOptimStateDictConfig", "FullStateDictConfig",
-           "LocalOptimStateDictConfig", "LocalStateDictConfig", "MixedPrecision",
-           "OptimStateDictConfig", "ShardedOptimStateDictConfig", "ShardedStateDictConfig",
-           "ShardingStrategy", "StateDictConfig", "StateDictSettings", "StateDictType"]
+__all__ = [
+    "BackwardPrefetch",
+    "CPUOffload",
+    "FullOptimStateDictConfig",
+    "FullStateDictConfig",
+    "LocalOptimStateDictConfig",
+    "LocalStateDictConfig",
+    "MixedPrecision",
+    "OptimStateDictConfig",
+    "ShardedOptimStateDictConfig",
+    "ShardedStateDictConfig",
+    "ShardingStrategy",
+    "StateDictConfig",
+    "StateDictSettings",
+    "StateDictType",
+]
 
 
 class ShardingStrategy(Enum):
@@ -43,6 +55,7 @@ class MixedPrecision:
 
 def _batch_norm() -> tuple:
     from ...nn.modules.batchnorm import _BatchNorm
+
     return (_BatchNorm,)
 
 

@@ -12,10 +12,20 @@ from enum import Enum, auto
 
 from ...nn.modules.module import Module
 from .api import (  # noqa: F401
-    BackwardPrefetch, CPUOffload, FullOptimStateDictConfig, FullStateDictConfig,
-    LocalOptimStateDictConfig, LocalStateDictConfig, MixedPrecision, OptimStateDictConfig,
-    ShardedOptimStateDictConfig, ShardedStateDictConfig, ShardingStrategy, StateDictConfig,
-    StateDictSettings, StateDictType,
+    BackwardPrefetch,
+    CPUOffload,
+    FullOptimStateDictConfig,
+    FullStateDictConfig,
+    LocalOptimStateDictConfig,
+    LocalStateDictConfig,
+    MixedPrecision,
+    OptimStateDictConfig,
+    ShardedOptimStateDictConfig,
+    ShardedStateDictConfig,
+    ShardingStrategy,
+    StateDictConfig,
+    StateDictSettings,
+    StateDictType,
 )
 
 __all__ = ["FullyShardedDataParallel", "OptimStateKeyType"]
@@ -34,7 +44,8 @@ class FullyShardedDataParallel(Module):
     def __init__(self, module: Module, *args, **kwargs):
         raise NotImplementedError(
             "jtorch does not implement FullyShardedDataParallel (FSDP1 flat parameters); use "
-            "torch.distributed.fsdp.fully_shard (FSDP2), whose parameters are DTensors")
+            "torch.distributed.fsdp.fully_shard (FSDP2), whose parameters are DTensors"
+        )
 
     @staticmethod
     def fsdp_modules(module: Module, root_only: bool = False) -> list:
@@ -43,8 +54,11 @@ class FullyShardedDataParallel(Module):
 
     @staticmethod
     @contextlib.contextmanager
-    def state_dict_type(module: Module, state_dict_type: StateDictType,
-                        state_dict_config: StateDictConfig | None = None,
-                        optim_state_dict_config: OptimStateDictConfig | None = None):
+    def state_dict_type(
+        module: Module,
+        state_dict_type: StateDictType,
+        state_dict_config: StateDictConfig | None = None,
+        optim_state_dict_config: OptimStateDictConfig | None = None,
+    ):
         """Sets the state-dict type of the tree's FSDP1 wrappers inside the block: none here."""
         yield

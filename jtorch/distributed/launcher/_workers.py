@@ -21,6 +21,7 @@ def _run_function(fn, args, env: dict, queue, index: int) -> None:
     """A callable entrypoint's process: its environment, then `fn(*args)` (recorded)."""
     os.environ.update(env)
     from ..elastic.multiprocessing.errors import record
+
     queue.put((index, record(fn)(*args)))
 
 
@@ -28,8 +29,7 @@ class _FunctionProcess:
     """A callable entrypoint run in a multiprocessing process, with Popen's interface."""
 
     def __init__(self, ctx, fn, args, env: dict, queue, index: int):
-        self._proc = ctx.Process(target=_run_function, args=(fn, tuple(args), env, queue,
-                                                            index))
+        self._proc = ctx.Process(target=_run_function, args=(fn, tuple(args), env, queue, index))
         self._proc.start()
         self.pid = self._proc.pid
 
@@ -61,9 +61,13 @@ class WorkerGroup:
                 self.procs.append(_FunctionProcess(ctx, entrypoint, args, env, self._queue, i))
         else:
             for env in envs:
-                self.procs.append(subprocess.Popen([entrypoint, *map(str, args)],
-                                                   env={**os.environ, **env},
-                                                   start_new_session=True))
+                self.procs.append(
+                    subprocess.Popen(
+                        [entrypoint, *map(str, args)],
+                        env={**os.environ, **env},
+                        start_new_session=True,
+                    )
+                )
 
     def poll(self) -> tuple[list, bool]:
         """([(local rank, exit code)] of the failed workers, whether all have finished)."""
@@ -88,7 +92,7 @@ class WorkerGroup:
     def _signal(self, proc, sig) -> None:
         try:
             if isinstance(proc, subprocess.Popen):
-                os.killpg(proc.pid, sig)        # the worker's session: it and its children
+                os.killpg(proc.pid, sig)  # the worker's session: it and its children
             else:
                 proc.send_signal(sig)
         except (ProcessLookupError, PermissionError):
@@ -108,7 +112,7 @@ class WorkerGroup:
         for p in self.procs:
             if isinstance(p, subprocess.Popen):
                 p.wait()
-                self._signal(p, signal.SIGKILL)     # what the worker left in its session
+                self._signal(p, signal.SIGKILL)  # what the worker left in its session
             else:
                 p._proc.join()
         self._drain()

@@ -86,38 +86,58 @@ def _free_port() -> int:
 
 
 def _endpoint(config: LaunchConfig) -> tuple[str, str]:
-    host, _, port = config.rdzv_endpoint.rpartition(":") if ":" in config.rdzv_endpoint \
+    host, _, port = (
+        config.rdzv_endpoint.rpartition(":")
+        if ":" in config.rdzv_endpoint
         else (config.rdzv_endpoint, "", "")
+    )
     host = host or "127.0.0.1"
     if not port or port == "0":
         if config.max_nodes > 1:
-            raise ValueError(f"a launch of {config.max_nodes} nodes needs the rendezvous "
-                             f"port (--master-port or --rdzv-endpoint=host:port)")
+            raise ValueError(
+                f"a launch of {config.max_nodes} nodes needs the rendezvous "
+                f"port (--master-port or --rdzv-endpoint=host:port)"
+            )
         port = str(_free_port())
     return host, port
 
 
-def _worker_envs(config: LaunchConfig, node_rank: int, host: str, port: str, run_id: str,
-                 restart: int, error_dir: str) -> list:
+def _worker_envs(
+    config: LaunchConfig,
+    node_rank: int,
+    host: str,
+    port: str,
+    run_id: str,
+    restart: int,
+    error_dir: str,
+) -> list:
     n = config.nproc_per_node
     world = n * config.max_nodes
     envs = []
     for local_rank in range(n):
         rank = node_rank * n + local_rank
-        error_file = os.path.join(error_dir, f"attempt_{restart}", str(local_rank),
-                                  "error.json")
+        error_file = os.path.join(error_dir, f"attempt_{restart}", str(local_rank), "error.json")
         os.makedirs(os.path.dirname(error_file), exist_ok=True)
         env = {
-            "LOCAL_RANK": str(local_rank), "RANK": str(rank), "GROUP_RANK": str(node_rank),
-            "ROLE_RANK": str(rank), "ROLE_NAME": config.role, "LOCAL_WORLD_SIZE": str(n),
-            "WORLD_SIZE": str(world), "GROUP_WORLD_SIZE": str(config.max_nodes),
-            "ROLE_WORLD_SIZE": str(world), "MASTER_ADDR": host, "MASTER_PORT": port,
+            "LOCAL_RANK": str(local_rank),
+            "RANK": str(rank),
+            "GROUP_RANK": str(node_rank),
+            "ROLE_RANK": str(rank),
+            "ROLE_NAME": config.role,
+            "LOCAL_WORLD_SIZE": str(n),
+            "WORLD_SIZE": str(world),
+            "GROUP_WORLD_SIZE": str(config.max_nodes),
+            "ROLE_WORLD_SIZE": str(world),
+            "MASTER_ADDR": host,
+            "MASTER_PORT": port,
             "TORCHELASTIC_RESTART_COUNT": str(restart),
             "TORCHELASTIC_MAX_RESTARTS": str(config.max_restarts),
-            "TORCHELASTIC_RUN_ID": run_id, "TORCHELASTIC_USE_AGENT_STORE": "False",
+            "TORCHELASTIC_RUN_ID": run_id,
+            "TORCHELASTIC_USE_AGENT_STORE": "False",
             "TORCHELASTIC_ERROR_FILE": error_file,
             "TORCH_NCCL_ASYNC_ERROR_HANDLING": os.environ.get(
-                "TORCH_NCCL_ASYNC_ERROR_HANDLING", "1"),
+                "TORCH_NCCL_ASYNC_ERROR_HANDLING", "1"
+            ),
         }
         if n > 1 and "OMP_NUM_THREADS" not in os.environ:
             env["OMP_NUM_THREADS"] = "1"
@@ -127,10 +147,12 @@ def _worker_envs(config: LaunchConfig, node_rank: int, host: str, port: str, run
 
 def _omp_note() -> None:
     line = "*" * 41
-    print(f"{line}\nSetting OMP_NUM_THREADS environment variable for each process to be 1 in "
-          f"default, to avoid your system being overloaded, please further tune the variable "
-          f"for optimal performance in your application as needed. \n{line}",
-          file=sys.stderr)
+    print(
+        f"{line}\nSetting OMP_NUM_THREADS environment variable for each process to be 1 in "
+        f"default, to avoid your system being overloaded, please further tune the variable "
+        f"for optimal performance in your application as needed. \n{line}",
+        file=sys.stderr,
+    )
 
 
 class _Stopped(Exception):
@@ -139,31 +161,37 @@ class _Stopped(Exception):
         self.sig = sig
 
 
-def launch_agent(config: LaunchConfig, entrypoint, args: list,
-                 health_check_server=None) -> dict:
+def launch_agent(config: LaunchConfig, entrypoint, args: list, health_check_server=None) -> dict:
     """Runs the node's workers and returns `{global rank: return value}` (see the module
     doc); raises `ChildFailedError` when a worker fails."""
     if config.min_nodes != config.max_nodes:
-        raise RuntimeError(f"jtorch's launcher has static rendezvous: an elastic number of "
-                           f"nodes ({config.min_nodes}:{config.max_nodes}) is not supported")
+        raise RuntimeError(
+            f"jtorch's launcher has static rendezvous: an elastic number of "
+            f"nodes ({config.min_nodes}:{config.max_nodes}) is not supported"
+        )
     node_rank = int(config.rdzv_configs.get("rank", 0))
     if not 0 <= node_rank < config.max_nodes:
         raise ValueError(f"node rank {node_rank} is not in [0, {config.max_nodes})")
     if config.nproc_per_node > 1 and "OMP_NUM_THREADS" not in os.environ:
         _omp_note()
     from ... import _alias
-    _alias.install_in_children()            # workers import jtorch for `torch`
+
+    _alias.install_in_children()  # workers import jtorch for `torch`
     host, port = _endpoint(config)
     run_id = config.run_id or str(uuid.uuid4())
     if callable(entrypoint):
         name = getattr(entrypoint, "__qualname__", str(entrypoint))
-    else:   # PyTorch names a program's failure by its first non-option argument (the script)
+    else:  # PyTorch names a program's failure by its first non-option argument (the script)
         name = next((str(a) for a in args if not str(a).startswith("-")), str(entrypoint))
 
     def on_signal(sig, frame):
         raise _Stopped(sig)
-    handled = [getattr(signal, s.strip()) for s in config.signals_to_handle.split(",")
-               if hasattr(signal, s.strip())]
+
+    handled = [
+        getattr(signal, s.strip())
+        for s in config.signals_to_handle.split(",")
+        if hasattr(signal, s.strip())
+    ]
     previous = {s: signal.signal(s, on_signal) for s in handled}
     # Like torchrun's, the error files outlive the launch when a worker failed (the failure
     # report reads them); a launch that succeeded removes them.
@@ -186,9 +214,13 @@ def launch_agent(config: LaunchConfig, entrypoint, args: list,
                 continue
             failures = {
                 node_rank * config.nproc_per_node + i: ProcessFailure(
-                    local_rank=i, pid=group.procs[i].pid, exitcode=code,
-                    error_file=envs[i]["TORCHELASTIC_ERROR_FILE"])
-                for i, code in failed}
+                    local_rank=i,
+                    pid=group.procs[i].pid,
+                    exitcode=code,
+                    error_file=envs[i]["TORCHELASTIC_ERROR_FILE"],
+                )
+                for i, code in failed
+            }
             raise ChildFailedError(name=name, failures=failures)
     finally:
         for s, handler in previous.items():

@@ -20,8 +20,9 @@ class DistributedOptimizer:
     """PyTorch's RPC-based optimizer: not supported (jtorch has no RPC)."""
 
     def __init__(self, optimizer_class, params_rref, *args, **kwargs):
-        raise NotImplementedError("jtorch has no torch.distributed.rpc: DistributedOptimizer "
-                                  "is not supported")
+        raise NotImplementedError(
+            "jtorch has no torch.distributed.rpc: DistributedOptimizer is not supported"
+        )
 
 
 class PostLocalSGDOptimizer(Optimizer):
@@ -49,8 +50,11 @@ class PostLocalSGDOptimizer(Optimizer):
         if "step" in state_dict:
             self.averager.step = state_dict["step"]
         else:
-            warnings.warn("Loaded state dict does not contain a step counter for an averager. "
-                          "Setting step counter to 0.", stacklevel=2)
+            warnings.warn(
+                "Loaded state dict does not contain a step counter for an averager. "
+                "Setting step counter to 0.",
+                stacklevel=2,
+            )
             self.averager.step = 0
 
     def step(self):
@@ -69,14 +73,23 @@ class ZeroRedundancyOptimizer(Optimizer):
     shard holds every parameter, so steps are the wrapped optimizer's steps. As in PyTorch,
     `state_dict()` needs a `consolidate_state_dict()` first."""
 
-    def __init__(self, params, optimizer_class, process_group=None,
-                 parameters_as_bucket_view: bool = False, overlap_with_ddp: bool = False,
-                 **defaults):
+    def __init__(
+        self,
+        params,
+        optimizer_class,
+        process_group=None,
+        parameters_as_bucket_view: bool = False,
+        overlap_with_ddp: bool = False,
+        **defaults,
+    ):
         if overlap_with_ddp:
-            raise NotImplementedError("ZeroRedundancyOptimizer(overlap_with_ddp=True) needs "
-                                      "DDP communication hooks that jtorch does not run")
-        self.process_group = (process_group if process_group is not None
-                              else c10d._get_default_group())
+            raise NotImplementedError(
+                "ZeroRedundancyOptimizer(overlap_with_ddp=True) needs "
+                "DDP communication hooks that jtorch does not run"
+            )
+        self.process_group = (
+            process_group if process_group is not None else c10d._get_default_group()
+        )
         self.world_size = self.process_group.size()
         self.rank = self.process_group.rank()
         self.global_rank = self.rank
@@ -92,8 +105,11 @@ class ZeroRedundancyOptimizer(Optimizer):
         self._overlap_with_ddp = overlap_with_ddp
 
     def step(self, closure=None, **kwargs):
-        return self.optim.step(closure=closure, **kwargs) if closure is not None or kwargs \
+        return (
+            self.optim.step(closure=closure, **kwargs)
+            if closure is not None or kwargs
             else self.optim.step()
+        )
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         self.optim.zero_grad(set_to_none=set_to_none)
@@ -111,9 +127,11 @@ class ZeroRedundancyOptimizer(Optimizer):
 
     def state_dict(self) -> dict:
         if not self._all_state_dicts:
-            raise RuntimeError("Optimizer state has not been consolidated on this rank. Please "
-                               f"call `consolidate_state_dict(to={self.rank})` on all ranks "
-                               "beforehand if you meant to save the global state.")
+            raise RuntimeError(
+                "Optimizer state has not been consolidated on this rank. Please "
+                f"call `consolidate_state_dict(to={self.rank})` on all ranks "
+                "beforehand if you meant to save the global state."
+            )
         return self._all_state_dicts[0]
 
     def load_state_dict(self, state_dict: dict) -> None:

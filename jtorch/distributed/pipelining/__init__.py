@@ -15,8 +15,15 @@ from enum import Enum
 from ..._tensor import Tensor
 from .. import distributed_c10d as c10d
 
-__all__ = ["PipelineStage", "Schedule1F1B", "ScheduleGPipe", "SplitPoint", "build_stage",
-           "pipe_split", "pipeline"]
+__all__ = [
+    "PipelineStage",
+    "Schedule1F1B",
+    "ScheduleGPipe",
+    "SplitPoint",
+    "build_stage",
+    "pipe_split",
+    "pipeline",
+]
 
 
 class SplitPoint(Enum):
@@ -32,16 +39,27 @@ def pipe_split() -> None:
 
 
 def pipeline(module, mb_args, mb_kwargs=None, split_spec=None, split_policy=None):
-    raise NotImplementedError("torch.distributed.pipelining.pipeline traces the model with "
-                              "torch.export, which jtorch does not provide; build stages with "
-                              "PipelineStage(submodule, ...) instead")
+    raise NotImplementedError(
+        "torch.distributed.pipelining.pipeline traces the model with "
+        "torch.export, which jtorch does not provide; build stages with "
+        "PipelineStage(submodule, ...) instead"
+    )
 
 
 class PipelineStage:
     """Matches `PipelineStage`: this rank's part of the model."""
 
-    def __init__(self, submodule, stage_index: int, num_stages: int, device,
-                 input_args=None, output_args=None, group=None, dw_builder=None):
+    def __init__(
+        self,
+        submodule,
+        stage_index: int,
+        num_stages: int,
+        device,
+        input_args=None,
+        output_args=None,
+        group=None,
+        dw_builder=None,
+    ):
         if stage_index >= num_stages:
             raise ValueError(f"Stage index {stage_index} is out of range of {num_stages}")
         self.submod = submodule
@@ -72,9 +90,16 @@ def _split(x, n: int) -> list:
 class ScheduleGPipe:
     """Matches `ScheduleGPipe` for a pipeline of one stage (see the module doc)."""
 
-    def __init__(self, stage: PipelineStage, n_microbatches: int, loss_fn=None,
-                 args_chunk_spec=None, kwargs_chunk_spec=None, output_merge_spec=None,
-                 scale_grads: bool = True):
+    def __init__(
+        self,
+        stage: PipelineStage,
+        n_microbatches: int,
+        loss_fn=None,
+        args_chunk_spec=None,
+        kwargs_chunk_spec=None,
+        output_merge_spec=None,
+        scale_grads: bool = True,
+    ):
         self._stage = stage
         self._n_microbatches = n_microbatches
         self._loss_fn = loss_fn
@@ -84,13 +109,17 @@ class ScheduleGPipe:
         stage = self._stage
         if stage.num_stages != 1:
             world = c10d.get_world_size(stage.group) if c10d.is_initialized() else 1
-            raise RuntimeError(f"a pipeline of {stage.num_stages} stages needs "
-                               f"{stage.num_stages} ranks; this world has {world}")
+            raise RuntimeError(
+                f"a pipeline of {stage.num_stages} stages needs "
+                f"{stage.num_stages} ranks; this world has {world}"
+            )
         n = self._n_microbatches
         chunks = list(zip(*[_split(a, n) for a in args])) if args else [()] * n
-        kw_chunks = [dict(zip(kwargs, vals)) for vals in zip(*[_split(v, n)
-                                                               for v in kwargs.values()])] \
-            if kwargs else [{}] * n
+        kw_chunks = (
+            [dict(zip(kwargs, vals)) for vals in zip(*[_split(v, n) for v in kwargs.values()])]
+            if kwargs
+            else [{}] * n
+        )
         targets = _split(target, n) if target is not None else [None] * n
         outputs = []
         for mb_args, mb_kwargs, mb_target in zip(chunks, kw_chunks, targets):
@@ -103,11 +132,13 @@ class ScheduleGPipe:
                 loss.backward()
         if self._loss_fn is not None and target is not None and self.scale_grads:
             from ... import no_grad
+
             with no_grad():
                 for p in stage.submod.parameters():
                     if p.grad is not None:
                         p.grad.div_(n)
         from ... import cat
+
         return cat(outputs) if outputs and isinstance(outputs[0], Tensor) else outputs
 
 

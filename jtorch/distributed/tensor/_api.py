@@ -32,6 +32,7 @@ with the DTensor's placements.
 from __future__ import annotations
 
 import jtorch
+
 from ... import _tensor
 from ..._tensor import Tensor
 from ..._torch_function import DisableTorchFunctionSubclass
@@ -39,12 +40,20 @@ from ...autograd import Function
 from ..device_mesh import DeviceMesh, _current_mesh
 from ._dtensor_spec import DTensorSpec, TensorMeta
 from ._local_devices import Relayout, laid_out
-from ._redistribute import (Redistribute, global_shape, is_pointwise, local_chunk,
-                             redistribute_array)
+from ._redistribute import Redistribute, global_shape, is_pointwise, local_chunk, redistribute_array
 from .placement_types import Partial, Placement, Replicate, Shard, _StridedShard
 
-__all__ = ["DTensor", "distribute_module", "distribute_tensor", "empty", "full", "ones", "rand",
-           "randn", "zeros"]
+__all__ = [
+    "DTensor",
+    "distribute_module",
+    "distribute_tensor",
+    "empty",
+    "full",
+    "ones",
+    "rand",
+    "randn",
+    "zeros",
+]
 
 
 def _spec_for(t: Tensor, mesh: DeviceMesh, placements, shape=None) -> DTensorSpec:
@@ -75,9 +84,11 @@ def _normalize(placements, mesh: DeviceMesh, ndim: int, check_length: bool = Tru
     """Checks placements against the mesh and tensor; `Shard(-1)` becomes `Shard(ndim - 1)`."""
     placements = tuple(placements)
     if check_length and len(placements) != mesh.ndim:
-        raise ValueError(f"`placements` must have the same length as `device_mesh.ndim`! Found "
-                         f"placements length: {len(placements)}, and device_mesh.ndim: "
-                         f"{mesh.ndim}.")
+        raise ValueError(
+            f"`placements` must have the same length as `device_mesh.ndim`! Found "
+            f"placements length: {len(placements)}, and device_mesh.ndim: "
+            f"{mesh.ndim}."
+        )
     out = []
     for p in placements:
         if not isinstance(p, Placement):
@@ -85,11 +96,16 @@ def _normalize(placements, mesh: DeviceMesh, ndim: int, check_length: bool = Tru
         if isinstance(p, (Shard, _StridedShard)):
             lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
             if not lo <= p.dim <= hi:
-                raise IndexError(f"Dimension out of range (expected to be in range of "
-                                 f"[{lo}, {hi}], but got {p.dim})")
+                raise IndexError(
+                    f"Dimension out of range (expected to be in range of "
+                    f"[{lo}, {hi}], but got {p.dim})"
+                )
             if p.dim < 0:
-                p = (_StridedShard(p.dim + ndim, split_factor=p.split_factor)
-                     if isinstance(p, _StridedShard) else Shard(p.dim + ndim))
+                p = (
+                    _StridedShard(p.dim + ndim, split_factor=p.split_factor)
+                    if isinstance(p, _StridedShard)
+                    else Shard(p.dim + ndim)
+                )
         out.append(p)
     return tuple(out)
 
@@ -101,7 +117,7 @@ _IMPLICIT_REPLICATION = [False]
 def _retag(t: Tensor, spec: DTensorSpec) -> DTensor:
     """Makes the plain tensor `t` (a fresh result no one else holds) the DTensor of `spec`."""
     if _tensor.subclass_hook is not None:
-        _tensor.subclass_hook(DTensor)      # the first DTensor turns torch-function checks on
+        _tensor.subclass_hook(DTensor)  # the first DTensor turns torch-function checks on
     t.__class__ = DTensor
     t._spec = spec
     return t
@@ -134,8 +150,11 @@ def _wrap_results(ret, first: DTensor):
     if isinstance(ret, DTensor):
         return ret
     if isinstance(ret, Tensor):
-        placements = (first.placements if tuple(ret.shape) == tuple(first.shape)
-                      else (Replicate(),) * first.device_mesh.ndim)
+        placements = (
+            first.placements
+            if tuple(ret.shape) == tuple(first.shape)
+            else (Replicate(),) * first.device_mesh.ndim
+        )
         return _retag(ret, _spec_for(ret, first.device_mesh, placements))
     if isinstance(ret, (tuple, list)):
         items = [_wrap_results(r, first) for r in ret]
@@ -167,11 +186,13 @@ class DTensor(Tensor):
             if not isinstance(t, DTensor) and t.numel() != 1 and not _IMPLICIT_REPLICATION[0]:
                 raise RuntimeError(
                     f"{_op_name(func)}: got mixed torch.Tensor and DTensor, need to convert all "
-                    f"torch.Tensor to DTensor before calling distributed operators!")
+                    f"torch.Tensor to DTensor before calling distributed operators!"
+                )
             if isinstance(t, DTensor) and t.device_mesh != first.device_mesh:
                 raise NotImplementedError(
                     f"{_op_name(func)}: DTensor does not support cross-mesh operation on "
-                    f"{first.device_mesh} and {t.device_mesh}")
+                    f"{first.device_mesh} and {t.device_mesh}"
+                )
         if _multi(first.device_mesh):
             return _dispatch_pieces(func, args, kwargs, dtensors)
         with DisableTorchFunctionSubclass():
@@ -185,6 +206,7 @@ class DTensor(Tensor):
         if not _multi(self.device_mesh):
             return Tensor.shape.fget(self)
         from ..._tensor import Size
+
         return Size(self._spec.tensor_meta.shape)
 
     def size(self, dim: int | None = None):
@@ -195,6 +217,7 @@ class DTensor(Tensor):
 
     def numel(self) -> int:
         import math
+
         return math.prod(self.shape)
 
     def stride(self, dim: int | None = None):
@@ -225,25 +248,35 @@ class DTensor(Tensor):
 
     def __repr__(self) -> str:
         local = Tensor._make_subclass(Tensor, self, self.requires_grad and self.is_leaf)
-        return (f"DTensor(local_tensor={local!r}, device_mesh={self.device_mesh}, "
-                f"placements={self.placements})")
+        return (
+            f"DTensor(local_tensor={local!r}, device_mesh={self.device_mesh}, "
+            f"placements={self.placements})"
+        )
 
     # -- conversions ------------------------------------------------------------
 
     @staticmethod
-    def from_local(local_tensor: Tensor, device_mesh: DeviceMesh | None = None,
-                   placements=None, *, run_check: bool = False, shape=None,
-                   stride=None) -> DTensor:
+    def from_local(
+        local_tensor: Tensor,
+        device_mesh: DeviceMesh | None = None,
+        placements=None,
+        *,
+        run_check: bool = False,
+        shape=None,
+        stride=None,
+    ) -> DTensor:
         """A DTensor whose rank-local value is `local_tensor` (differentiable, sharing it)."""
         mesh = device_mesh or _current_mesh()
-        placements = ([Replicate()] * mesh.ndim if placements is None else placements)
+        placements = [Replicate()] * mesh.ndim if placements is None else placements
         # PyTorch leaves the number of placements unchecked here.
         placements = _normalize(placements, mesh, local_tensor.dim(), check_length=False)
         if not _multi(mesh):
             if shape is not None and tuple(shape) != tuple(local_tensor.shape):
-                raise ValueError(f"shape {tuple(shape)} is not the global shape of a local "
-                                 f"tensor of shape {tuple(local_tensor.shape)} on a mesh of "
-                                 f"one rank")
+                raise ValueError(
+                    f"shape {tuple(shape)} is not the global shape of a local "
+                    f"tensor of shape {tuple(local_tensor.shape)} on a mesh of "
+                    f"one rank"
+                )
             if _on_local_devices(mesh):
                 with DisableTorchFunctionSubclass():
                     local = Relayout.apply(local_tensor, mesh, placements, placements)
@@ -264,11 +297,19 @@ class DTensor(Tensor):
         if not _multi(self.device_mesh):
             return _alias(self)
         replicate = (Replicate(),) * self.device_mesh.ndim
-        return Redistribute.apply(_alias(self), self.device_mesh, self.placements, replicate,
-                                  tuple(self.shape))
+        return Redistribute.apply(
+            _alias(self), self.device_mesh, self.placements, replicate, tuple(self.shape)
+        )
 
-    def redistribute(self, device_mesh: DeviceMesh | None = None, placements=None, *,
-                     async_op: bool = False, forward_dtype=None, backward_dtype=None) -> DTensor:
+    def redistribute(
+        self,
+        device_mesh: DeviceMesh | None = None,
+        placements=None,
+        *,
+        async_op: bool = False,
+        forward_dtype=None,
+        backward_dtype=None,
+    ) -> DTensor:
         """The same global tensor with new placements (differentiable)."""
         mesh = device_mesh or self.device_mesh
         if mesh != self.device_mesh:
@@ -277,24 +318,32 @@ class DTensor(Tensor):
             raise RuntimeError("placements is needed for redistribute!")
         placements = tuple(placements)
         if len(placements) != mesh.ndim:
-            raise ValueError(f"`placements` must have the same length as `device_mesh.ndim`! "
-                             f"Found placements length: {len(placements)}, and "
-                             f"device_mesh.ndim: {mesh.ndim}.")
-        placements = tuple(Shard(p.dim + self.dim()) if type(p) is Shard and p.dim < 0 else p
-                           for p in placements)
+            raise ValueError(
+                f"`placements` must have the same length as `device_mesh.ndim`! "
+                f"Found placements length: {len(placements)}, and "
+                f"device_mesh.ndim: {mesh.ndim}."
+            )
+        placements = tuple(
+            Shard(p.dim + self.dim()) if type(p) is Shard and p.dim < 0 else p for p in placements
+        )
         for cur, new in zip(self.placements, placements):
             if isinstance(new, Partial) and cur != new:
-                raise RuntimeError(f"Can not redistribute from {cur} to {new}, redistributing "
-                                   f"to Partial is for internal use only!")
+                raise RuntimeError(
+                    f"Can not redistribute from {cur} to {new}, redistributing "
+                    f"to Partial is for internal use only!"
+                )
         with DisableTorchFunctionSubclass():
             src = self if forward_dtype is None else self.to(forward_dtype)
             if _on_local_devices(mesh):
-                return _retag(Relayout.apply(src, mesh, self.placements, placements),
-                              _spec_for(src, mesh, placements))
+                return _retag(
+                    Relayout.apply(src, mesh, self.placements, placements),
+                    _spec_for(src, mesh, placements),
+                )
             if not _multi(mesh):
                 return _retag(jtorch.alias(src), _spec_for(src, mesh, placements))
-            local = Redistribute.apply(jtorch.alias(src), mesh, self.placements, placements,
-                                       tuple(self.shape))
+            local = Redistribute.apply(
+                jtorch.alias(src), mesh, self.placements, placements, tuple(self.shape)
+            )
         return _retag(local, _spec_for(local, mesh, placements, self.shape))
 
     # -- tensor protocol where a DTensor stays a DTensor ------------------------
@@ -319,9 +368,10 @@ class DTensor(Tensor):
         g = Tensor.grad.fget(self)
         if g is None or isinstance(g, DTensor):
             return g
-        return _retag(Tensor._make_subclass(Tensor, g), _spec_for(g, self.device_mesh,
-                                                                     self.placements,
-                                                                     self._spec.shape))
+        return _retag(
+            Tensor._make_subclass(Tensor, g),
+            _spec_for(g, self.device_mesh, self.placements, self._spec.shape),
+        )
 
     @grad.setter
     def grad(self, value) -> None:
@@ -341,11 +391,11 @@ class DTensor(Tensor):
         if shape == tuple(self.shape) and not any(p.is_partial() for p in self.placements):
             # As PyTorch's factory strategy: a tensor of this shape takes this layout.
             local = make(plain, tuple(self._shape()), *rest, **kwargs)
-            return _retag(local, _spec_for(local, self.device_mesh, self.placements,
-                                           self.shape))
+            return _retag(local, _spec_for(local, self.device_mesh, self.placements, self.shape))
         full = make(plain, shape, *rest, **kwargs)
-        return _retag(full, _spec_for(full, self.device_mesh,
-                                      (Replicate(),) * self.device_mesh.ndim))
+        return _retag(
+            full, _spec_for(full, self.device_mesh, (Replicate(),) * self.device_mesh.ndim)
+        )
 
     def new_zeros(self, *size, **kwargs):
         return self._new_like("new_zeros", _size_arg(size, kwargs), (), kwargs)
@@ -360,8 +410,16 @@ class DTensor(Tensor):
         return self._new_like("new_full", tuple(size), (fill_value,), kwargs)
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild_dtensor, (self.to_local().detach(), self.device_mesh, self.placements,
-                                   self.requires_grad, tuple(self.shape)))
+        return (
+            _rebuild_dtensor,
+            (
+                self.to_local().detach(),
+                self.device_mesh,
+                self.placements,
+                self.requires_grad,
+                tuple(self.shape),
+            ),
+        )
 
 
 def _size_arg(size: tuple, kwargs: dict) -> tuple:
@@ -372,10 +430,8 @@ def _size_arg(size: tuple, kwargs: dict) -> tuple:
     return tuple(size)
 
 
-def _rebuild_dtensor(local: Tensor, mesh: DeviceMesh, placements, requires_grad: bool,
-                     shape=None):
-    return DTensor(local, _spec_for(local, mesh, placements, shape),
-                   requires_grad=requires_grad)
+def _rebuild_dtensor(local: Tensor, mesh: DeviceMesh, placements, requires_grad: bool, shape=None):
+    return DTensor(local, _spec_for(local, mesh, placements, shape), requires_grad=requires_grad)
 
 
 def _replace_dtensors(obj, convert):
@@ -390,15 +446,40 @@ def _replace_dtensors(obj, convert):
 
 def _is_inplace(func) -> bool:
     name = getattr(func, "__name__", "")
-    return ((name.endswith("_") and not name.startswith("__")) or name.startswith("__i")
-            or name == "__setitem__")
+    return (
+        (name.endswith("_") and not name.startswith("__"))
+        or name.startswith("__i")
+        or name == "__setitem__"
+    )
 
 
 # Ops whose result has their (first) argument's shape and layout, computed elementwise.
-_ELEMENTWISE = frozenset((
-    "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "clone",
-    "contiguous", "to", "type_as", "float", "double", "half", "bfloat16", "detach", "copy_",
-    "fill_", "zero_", "normal_", "uniform_", "requires_grad_", "__deepcopy__"))
+_ELEMENTWISE = frozenset(
+    (
+        "zeros_like",
+        "ones_like",
+        "empty_like",
+        "full_like",
+        "rand_like",
+        "randn_like",
+        "clone",
+        "contiguous",
+        "to",
+        "type_as",
+        "float",
+        "double",
+        "half",
+        "bfloat16",
+        "detach",
+        "copy_",
+        "fill_",
+        "zero_",
+        "normal_",
+        "uniform_",
+        "requires_grad_",
+        "__deepcopy__",
+    )
+)
 
 
 def _elementwise(func) -> bool:
@@ -416,9 +497,12 @@ def _dispatch_pieces(func, args, kwargs, dtensors: list):
     mesh, placements = first.device_mesh, first.placements
     replicated = all(p.is_replicate() for d in dtensors for p in d.placements)
     local = replicated or (
-        _elementwise(func) and not any(p.is_partial() for p in placements)
-        and all(d.placements == placements and tuple(d.shape) == tuple(first.shape)
-                for d in dtensors))
+        _elementwise(func)
+        and not any(p.is_partial() for p in placements)
+        and all(
+            d.placements == placements and tuple(d.shape) == tuple(first.shape) for d in dtensors
+        )
+    )
     convert = _alias if local else (lambda d: d.full_tensor())
     new_args = _replace_dtensors(args, convert)
     new_kwargs = _replace_dtensors(kwargs, convert)
@@ -429,8 +513,9 @@ def _dispatch_pieces(func, args, kwargs, dtensors: list):
         if not local:
             # Computed on the whole tensor: this rank keeps its piece.
             with DisableTorchFunctionSubclass():
-                target._local_write(local_chunk(new_args[0]._array, mesh, target.placements,
-                                                tuple(target.shape)))
+                target._local_write(
+                    local_chunk(new_args[0]._array, mesh, target.placements, tuple(target.shape))
+                )
         return target
     result_placements = placements if local else (Replicate(),) * mesh.ndim
 
@@ -440,6 +525,7 @@ def _dispatch_pieces(func, args, kwargs, dtensors: list):
         if local and tuple(r._shape()) == tuple(first._shape()):
             return _retag(r, _spec_for(r, mesh, result_placements, first.shape))
         return _retag(r, _spec_for(r, mesh, (Replicate(),) * mesh.ndim))
+
     if isinstance(ret, (tuple, list)):
         items = [wrap(r) for r in ret]
         return type(ret)(*items) if hasattr(ret, "_fields") else type(ret)(items)
@@ -458,8 +544,9 @@ class _SumGradients(Function):
 
     @staticmethod
     def backward(ctx, grad: Tensor):
-        g = redistribute_array(grad._array, ctx.mesh, (Partial(),), (Replicate(),),
-                               tuple(grad.shape))
+        g = redistribute_array(
+            grad._array, ctx.mesh, (Partial(),), (Replicate(),), tuple(grad.shape)
+        )
         return _tensor.wrap(g), None
 
 
@@ -474,8 +561,9 @@ def _sharded_linear(input, weight, bias=None):
       all-reduced first and the bias added once, `Replicate()`.
     """
     x, w, b = input, weight, bias
-    if not (isinstance(x, DTensor) and isinstance(w, DTensor)
-            and (b is None or isinstance(b, DTensor))):
+    if not (
+        isinstance(x, DTensor) and isinstance(w, DTensor) and (b is None or isinstance(b, DTensor))
+    ):
         return None
     mesh = w.device_mesh
     if mesh.ndim != 1 or x.device_mesh != mesh or (b is not None and b.device_mesh != mesh):
@@ -486,8 +574,9 @@ def _sharded_linear(input, weight, bias=None):
     F = jtorch.nn.functional
     if xp.is_replicate() and wp == Shard(0) and bp in (None, Shard(0)):
         with DisableTorchFunctionSubclass():
-            out = F.linear(_SumGradients.apply(_alias(x), mesh), _alias(w),
-                           None if b is None else _alias(b))
+            out = F.linear(
+                _SumGradients.apply(_alias(x), mesh), _alias(w), None if b is None else _alias(b)
+            )
         return _retag(out, _spec_for(out, mesh, (Shard(len(shape) - 1),), shape))
     if xp == Shard(x.dim() - 1) and wp == Shard(1) and bp in (None, Replicate()):
         with DisableTorchFunctionSubclass():
@@ -499,8 +588,15 @@ def _sharded_linear(input, weight, bias=None):
     return None
 
 
-def _sharded_embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
-                       scale_grad_by_freq=False, sparse=False):
+def _sharded_embedding(
+    input,
+    weight,
+    padding_idx=None,
+    max_norm=None,
+    norm_type=2.0,
+    scale_grad_by_freq=False,
+    sparse=False,
+):
     """`F.embedding` on the local pieces, for the layouts tensor parallelism makes; None for
     any other (and with `max_norm`, `scale_grad_by_freq` or `sparse`):
     - indices replicated, weight `Shard(1)` (`ColwiseParallel`): each rank looks up its
@@ -510,8 +606,12 @@ def _sharded_embedding(input, weight, padding_idx=None, max_norm=None, norm_type
       lookup, `Partial()` (PyTorch's `MaskPartial`).
     """
     idx, w = input, weight
-    if not (isinstance(idx, DTensor) and isinstance(w, DTensor)) or max_norm is not None \
-            or scale_grad_by_freq or sparse:
+    if (
+        not (isinstance(idx, DTensor) and isinstance(w, DTensor))
+        or max_norm is not None
+        or scale_grad_by_freq
+        or sparse
+    ):
         return None
     mesh = w.device_mesh
     if mesh.ndim != 1 or idx.device_mesh != mesh or not idx.placements[0].is_replicate():
@@ -527,10 +627,12 @@ def _sharded_embedding(input, weight, padding_idx=None, max_norm=None, norm_type
         return _retag(out, _spec_for(out, mesh, (Shard(len(shape) - 1),), shape))
     if w.placements[0] != Shard(0):
         return None
-    length, start = Shard.local_shard_size_and_offset(rows, mesh.size(0),
-                                                      mesh.get_coordinate()[0])
-    local_pad = (padding_idx - start if padding_idx is not None
-                 and start <= padding_idx < start + length else None)
+    length, start = Shard.local_shard_size_and_offset(rows, mesh.size(0), mesh.get_coordinate()[0])
+    local_pad = (
+        padding_idx - start
+        if padding_idx is not None and start <= padding_idx < start + length
+        else None
+    )
     with DisableTorchFunctionSubclass():
         i, lw = _alias(idx), _alias(w)
         outside = (i < start) | (i >= start + length)
@@ -547,8 +649,13 @@ def _sharded_embedding(input, weight, padding_idx=None, max_norm=None, norm_type
 _LOCAL_RULES = {"linear": _sharded_linear, "embedding": _sharded_embedding}
 
 
-def distribute_tensor(tensor: Tensor, device_mesh: DeviceMesh | None = None, placements=None,
-                      *, src_data_rank: int | None = 0) -> DTensor:
+def distribute_tensor(
+    tensor: Tensor,
+    device_mesh: DeviceMesh | None = None,
+    placements=None,
+    *,
+    src_data_rank: int | None = 0,
+) -> DTensor:
     """Matches `torch.distributed.tensor.distribute_tensor`: a leaf DTensor of `tensor`.
 
     As in PyTorch, an all-`Replicate` result shares `tensor`'s storage and a sharded one is a
@@ -558,18 +665,21 @@ def distribute_tensor(tensor: Tensor, device_mesh: DeviceMesh | None = None, pla
     placements = [Replicate()] * mesh.ndim if placements is None else list(placements)
     if isinstance(tensor, DTensor):
         if tensor.device_mesh != mesh:
-            raise ValueError(f"Cannot distribute a DTensor with device mesh "
-                             f"{tensor.device_mesh} to a different device mesh {mesh}.")
+            raise ValueError(
+                f"Cannot distribute a DTensor with device mesh "
+                f"{tensor.device_mesh} to a different device mesh {mesh}."
+            )
         if tuple(tensor.placements) != tuple(placements):
-            raise ValueError(f"Cannot distribute a DTensor with placements {tensor.placements} "
-                             f"to a different placements {placements}. do you want to call "
-                             f"`redistribute` instead?")
+            raise ValueError(
+                f"Cannot distribute a DTensor with placements {tensor.placements} "
+                f"to a different placements {placements}. do you want to call "
+                f"`redistribute` instead?"
+            )
         return tensor
     placements = _normalize(placements, mesh, tensor.dim())
     local = tensor.detach()
     if _multi(mesh):
-        return _distribute_pieces(local, mesh, placements, src_data_rank,
-                                  tensor.requires_grad)
+        return _distribute_pieces(local, mesh, placements, src_data_rank, tensor.requires_grad)
     if any(p.is_shard() for p in placements):
         local = local.clone()
     if _on_local_devices(mesh):
@@ -577,12 +687,14 @@ def distribute_tensor(tensor: Tensor, device_mesh: DeviceMesh | None = None, pla
     return DTensor(local, _spec_for(local, mesh, placements), requires_grad=tensor.requires_grad)
 
 
-def _distribute_pieces(full: Tensor, mesh: DeviceMesh, placements, src_data_rank,
-                       requires_grad: bool) -> DTensor:
+def _distribute_pieces(
+    full: Tensor, mesh: DeviceMesh, placements, src_data_rank, requires_grad: bool
+) -> DTensor:
     """This rank's piece of `full`, taken from the mesh rank `src_data_rank`'s values
     (broadcast over the mesh first), or from this rank's own with `src_data_rank=None`."""
-    from .. import distributed_c10d as c10d
     from ..._tensor import wrap
+    from .. import distributed_c10d as c10d
+
     for p in placements:
         if isinstance(p, Partial):
             raise RuntimeError("distribute_tensor does not support Partial placements")
@@ -590,32 +702,40 @@ def _distribute_pieces(full: Tensor, mesh: DeviceMesh, placements, src_data_rank
     if src_data_rank is not None:
         ranks = sorted(int(r) for r in mesh._ranks.ravel())
         root = int(mesh._ranks.ravel()[src_data_rank])
-        pg = c10d._World.WORLD if ranks == list(range(c10d.get_world_size())) else \
-            mesh.__dict__.setdefault("_all_group", c10d.new_group(ranks))
+        pg = (
+            c10d._World.WORLD
+            if ranks == list(range(c10d.get_world_size()))
+            else mesh.__dict__.setdefault("_all_group", c10d.new_group(ranks))
+        )
         arr = c10d._run("broadcast", pg, arr, pg.ranks.index(root))
     local = wrap(local_chunk(arr, mesh, placements, tuple(full.shape)))
-    return DTensor(local, _spec_for(local, mesh, placements, full.shape),
-                   requires_grad=requires_grad)
+    return DTensor(
+        local, _spec_for(local, mesh, placements, full.shape), requires_grad=requires_grad
+    )
 
 
-def distribute_module(module, device_mesh: DeviceMesh | None = None, partition_fn=None,
-                      input_fn=None, output_fn=None):
+def distribute_module(
+    module, device_mesh: DeviceMesh | None = None, partition_fn=None, input_fn=None, output_fn=None
+):
     """Matches `torch.distributed.tensor.distribute_module`: parameters and buffers become
     DTensors (replicated unless `partition_fn` places them); `input_fn`/`output_fn` become a
     forward pre-hook and a forward hook."""
     from ...nn import Parameter
+
     if getattr(module, "_distribute_module_applied", False):
-        raise RuntimeError("distribute_module should only be called once on a module, but it "
-                           "has already been called on this module!")
+        raise RuntimeError(
+            "distribute_module should only be called once on a module, but it "
+            "has already been called on this module!"
+        )
     mesh = device_mesh or _current_mesh()
     replicate = [Replicate()] * mesh.ndim
 
     def replicate_rest(mod) -> None:
         for name, p in list(mod._parameters.items()):
             if p is not None and not isinstance(p, DTensor):
-                mod.register_parameter(name, Parameter(distribute_tensor(p.data, mesh,
-                                                                         replicate),
-                                                       p.requires_grad))
+                mod.register_parameter(
+                    name, Parameter(distribute_tensor(p.data, mesh, replicate), p.requires_grad)
+                )
         for name, b in list(mod._buffers.items()):
             if b is not None and not isinstance(b, DTensor):
                 mod._buffers[name] = distribute_tensor(b, mesh, replicate)
@@ -627,8 +747,7 @@ def distribute_module(module, device_mesh: DeviceMesh | None = None, partition_f
     if input_fn is not None:
         module.register_forward_pre_hook(lambda mod, inputs: input_fn(mod, inputs, mesh))
     if output_fn is not None:
-        module.register_forward_hook(
-            lambda mod, inputs, outputs: output_fn(mod, outputs, mesh))
+        module.register_forward_hook(lambda mod, inputs, outputs: output_fn(mod, outputs, mesh))
     module._distribute_module_applied = True
     return module
 
@@ -647,43 +766,92 @@ def _factory(make, size, requires_grad: bool, device_mesh, placements, dtype) ->
     return DTensor(full, _spec_for(full, mesh, placements), requires_grad=requires_grad)
 
 
-def ones(*size, requires_grad: bool = False, dtype=None, layout=None, device_mesh=None,
-         placements=None) -> DTensor:
+def ones(
+    *size, requires_grad: bool = False, dtype=None, layout=None, device_mesh=None, placements=None
+) -> DTensor:
     """Matches `torch.distributed.tensor.ones`."""
-    return _factory(lambda s, d, t: jtorch.ones(s, device=d, dtype=t), size, requires_grad,
-                    device_mesh, placements, dtype)
+    return _factory(
+        lambda s, d, t: jtorch.ones(s, device=d, dtype=t),
+        size,
+        requires_grad,
+        device_mesh,
+        placements,
+        dtype,
+    )
 
 
-def zeros(*size, requires_grad: bool = False, dtype=None, layout=None, device_mesh=None,
-          placements=None) -> DTensor:
+def zeros(
+    *size, requires_grad: bool = False, dtype=None, layout=None, device_mesh=None, placements=None
+) -> DTensor:
     """Matches `torch.distributed.tensor.zeros`."""
-    return _factory(lambda s, d, t: jtorch.zeros(s, device=d, dtype=t), size, requires_grad,
-                    device_mesh, placements, dtype)
+    return _factory(
+        lambda s, d, t: jtorch.zeros(s, device=d, dtype=t),
+        size,
+        requires_grad,
+        device_mesh,
+        placements,
+        dtype,
+    )
 
 
-def empty(*size, requires_grad: bool = False, dtype=None, layout=None, device_mesh=None,
-          placements=None) -> DTensor:
+def empty(
+    *size, requires_grad: bool = False, dtype=None, layout=None, device_mesh=None, placements=None
+) -> DTensor:
     """Matches `torch.distributed.tensor.empty`."""
-    return _factory(lambda s, d, t: jtorch.empty(s, device=d, dtype=t), size, requires_grad,
-                    device_mesh, placements, dtype)
+    return _factory(
+        lambda s, d, t: jtorch.empty(s, device=d, dtype=t),
+        size,
+        requires_grad,
+        device_mesh,
+        placements,
+        dtype,
+    )
 
 
-def full(size, fill_value, *, requires_grad: bool = False, dtype=None, layout=None,
-         device_mesh=None, placements=None) -> DTensor:
+def full(
+    size,
+    fill_value,
+    *,
+    requires_grad: bool = False,
+    dtype=None,
+    layout=None,
+    device_mesh=None,
+    placements=None,
+) -> DTensor:
     """Matches `torch.distributed.tensor.full`."""
-    return _factory(lambda s, d, t: jtorch.full(s, fill_value, device=d, dtype=t), (size,),
-                    requires_grad, device_mesh, placements, dtype)
+    return _factory(
+        lambda s, d, t: jtorch.full(s, fill_value, device=d, dtype=t),
+        (size,),
+        requires_grad,
+        device_mesh,
+        placements,
+        dtype,
+    )
 
 
-def rand(*size, requires_grad: bool = False, dtype=None, layout=None, device_mesh=None,
-         placements=None) -> DTensor:
+def rand(
+    *size, requires_grad: bool = False, dtype=None, layout=None, device_mesh=None, placements=None
+) -> DTensor:
     """Matches `torch.distributed.tensor.rand` (jtorch's random stream)."""
-    return _factory(lambda s, d, t: jtorch.rand(s, device=d, dtype=t), size, requires_grad,
-                    device_mesh, placements, dtype)
+    return _factory(
+        lambda s, d, t: jtorch.rand(s, device=d, dtype=t),
+        size,
+        requires_grad,
+        device_mesh,
+        placements,
+        dtype,
+    )
 
 
-def randn(*size, requires_grad: bool = False, dtype=None, layout=None, device_mesh=None,
-          placements=None) -> DTensor:
+def randn(
+    *size, requires_grad: bool = False, dtype=None, layout=None, device_mesh=None, placements=None
+) -> DTensor:
     """Matches `torch.distributed.tensor.randn` (jtorch's random stream)."""
-    return _factory(lambda s, d, t: jtorch.randn(s, device=d, dtype=t), size, requires_grad,
-                    device_mesh, placements, dtype)
+    return _factory(
+        lambda s, d, t: jtorch.randn(s, device=d, dtype=t),
+        size,
+        requires_grad,
+        device_mesh,
+        placements,
+        dtype,
+    )

@@ -32,8 +32,10 @@ def named_sharding(mesh, placements, ndim: int) -> jax.sharding.NamedSharding:
     dims: list = [[] for _ in range(ndim)]
     for axis, p in zip(names, placements):
         if isinstance(p, _StridedShard):
-            raise NotImplementedError("a _StridedShard placement has no NamedSharding: its "
-                                      "shards are not contiguous blocks")
+            raise NotImplementedError(
+                "a _StridedShard placement has no NamedSharding: its "
+                "shards are not contiguous blocks"
+            )
         if isinstance(p, Shard):
             dims[p.dim % ndim].append(axis)
     spec = [None if not a else a[0] if len(a) == 1 else tuple(a) for a in dims]

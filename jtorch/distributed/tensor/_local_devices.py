@@ -30,8 +30,10 @@ __all__ = ["Relayout", "laid_out", "sharding"]
 
 def sharding(mesh, placements, shape: tuple) -> jax.sharding.NamedSharding:
     """The layout of a tensor of `shape` with `placements` on a local-device mesh."""
-    kept = tuple(Replicate() if isinstance(p, Shard) and shape[p.dim % len(shape)] % mesh.size(i)
-                 else p for i, p in enumerate(placements))
+    kept = tuple(
+        Replicate() if isinstance(p, Shard) and shape[p.dim % len(shape)] % mesh.size(i) else p
+        for i, p in enumerate(placements)
+    )
     return named_sharding(mesh, kept, len(shape))
 
 
@@ -52,10 +54,12 @@ class Relayout(Function):
     @staticmethod
     def forward(ctx, t: Tensor, mesh, src: tuple, dst: tuple):
         from ..._tensor import wrap
+
         ctx.mesh, ctx.src = mesh, src
         return wrap(laid_out(t._array, mesh, dst))
 
     @staticmethod
     def backward(ctx, grad: Tensor):
         from ..._tensor import wrap
+
         return wrap(laid_out(grad._array, ctx.mesh, ctx.src)), None, None, None

@@ -88,8 +88,7 @@ def _to_replicate(arr, mesh, placements, shape: tuple):
             pad = [(0, 0)] * arr.ndim
             pad[p.dim] = (0, width - arr.shape[p.dim])
             gathered = c10d._gathered(jnp.pad(arr, pad), pg)
-            pieces = [jnp.take(gathered[j], jnp.arange(s), axis=p.dim)
-                      for j, s in enumerate(sizes)]
+            pieces = [jnp.take(gathered[j], jnp.arange(s), axis=p.dim) for j, s in enumerate(sizes)]
             arr = jnp.concatenate(pieces, axis=p.dim)
         else:
             raise NotImplementedError(f"redistributing a {p} placement is not supported")
@@ -102,10 +101,16 @@ def redistribute_array(arr, mesh, src: tuple, dst: tuple, shape: tuple):
         return arr
     for s, d in zip(src, dst):
         if isinstance(d, Partial) and s != d:
-            raise RuntimeError(f"Can not redistribute from {s} to {d}, redistributing to "
-                               f"Partial is for internal use only!")
-    if (len(src) == 1 and isinstance(src[0], Partial) and isinstance(dst[0], Shard)
-            and src[0].reduce_op in _SCATTER_OPS):
+            raise RuntimeError(
+                f"Can not redistribute from {s} to {d}, redistributing to "
+                f"Partial is for internal use only!"
+            )
+    if (
+        len(src) == 1
+        and isinstance(src[0], Partial)
+        and isinstance(dst[0], Shard)
+        and src[0].reduce_op in _SCATTER_OPS
+    ):
         return _reduce_scatter(arr, mesh, src[0].reduce_op, dst[0].dim, shape)
     # A mesh dim that keeps a Partial placement is reduced by no one: leave it out.
     keep = [isinstance(s, Partial) and s == d for s, d in zip(src, dst)]
@@ -115,8 +120,13 @@ def redistribute_array(arr, mesh, src: tuple, dst: tuple, shape: tuple):
     return local_chunk(full, mesh, dst_r, shape)
 
 
-_REDUCE_OPS = {"sum": c10d.ReduceOp.SUM, "avg": c10d.ReduceOp.AVG, "max": c10d.ReduceOp.MAX,
-               "min": c10d.ReduceOp.MIN, "product": c10d.ReduceOp.PRODUCT}
+_REDUCE_OPS = {
+    "sum": c10d.ReduceOp.SUM,
+    "avg": c10d.ReduceOp.AVG,
+    "max": c10d.ReduceOp.MAX,
+    "min": c10d.ReduceOp.MIN,
+    "product": c10d.ReduceOp.PRODUCT,
+}
 _SCATTER_OPS = ("sum", "avg")
 
 
@@ -131,7 +141,7 @@ def _reduce_scatter(arr, mesh, reduce_op: str, dim: int, shape: tuple):
     x = jnp.pad(x, [(0, width * n - x.shape[0])] + [(0, 0)] * (x.ndim - 1))
     _comm_debug.note("c10d_functional", "reduce_scatter_tensor")
     out = c10d._reduce_scattered(x, _REDUCE_OPS[reduce_op], mesh_group(mesh, 0))
-    return jnp.moveaxis(out[:sizes[mesh.get_coordinate()[0]]], 0, dim)
+    return jnp.moveaxis(out[: sizes[mesh.get_coordinate()[0]]], 0, dim)
 
 
 def _grad_target(src: tuple) -> tuple:
@@ -144,21 +154,23 @@ class Redistribute(Function):
     @staticmethod
     def forward(ctx, local: Tensor, mesh, src: tuple, dst: tuple, shape: tuple):
         from ..._tensor import wrap
+
         ctx.mesh, ctx.src, ctx.dst, ctx.shape = mesh, src, dst, shape
         return wrap(redistribute_array(local._array, mesh, src, dst, shape))
 
     @staticmethod
     def backward(ctx, grad: Tensor):
         from ..._tensor import wrap
+
         # A Partial source gets the replicated gradient: each rank's share of a sum has
         # the gradient of the sum.
-        g = redistribute_array(grad._array, ctx.mesh, ctx.dst, _grad_target(ctx.src),
-                               ctx.shape)
+        g = redistribute_array(grad._array, ctx.mesh, ctx.dst, _grad_target(ctx.src), ctx.shape)
         return wrap(g), None, None, None, None
 
 
 def _pointwise_names() -> frozenset:
     from ..._ops._registry import OPS
+
     names = set()
     for full, op in OPS.items():
         if getattr(getattr(op, "impl", None), "__module__", "") == "jtorch._ops.pointwise":

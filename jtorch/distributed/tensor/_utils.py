@@ -19,11 +19,14 @@ def compute_local_shape_and_global_offset(global_shape, mesh, placements) -> tup
     shape, offset = list(global_shape), [0] * len(global_shape)
     for mesh_dim, p in enumerate(placements):
         if isinstance(p, _StridedShard):
-            raise NotImplementedError("compute_local_shape_and_global_offset of a "
-                                      "_StridedShard placement is not supported")
+            raise NotImplementedError(
+                "compute_local_shape_and_global_offset of a "
+                "_StridedShard placement is not supported"
+            )
         if isinstance(p, Shard):
-            size, start = Shard.local_shard_size_and_offset(shape[p.dim], mesh.size(mesh_dim),
-                                                            coord[mesh_dim])
+            size, start = Shard.local_shard_size_and_offset(
+                shape[p.dim], mesh.size(mesh_dim), coord[mesh_dim]
+            )
             shape[p.dim] = size
             offset[p.dim] += start
     return tuple(shape), tuple(offset)

@@ -36,14 +36,15 @@ class Shard(Placement):
         object.__setattr__(self, "dim", dim)
 
     def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field '{name}'")     # frozen, as PyTorch's
+        raise AttributeError(f"cannot assign to field '{name}'")  # frozen, as PyTorch's
 
     def is_shard(self, dim: int | None = None) -> bool:
         return dim is None or dim == self.dim
 
     @staticmethod
-    def local_shard_size_and_offset(curr_local_size: int, num_chunks: int,
-                                    rank: int) -> tuple[int, int]:
+    def local_shard_size_and_offset(
+        curr_local_size: int, num_chunks: int, rank: int
+    ) -> tuple[int, int]:
         """The size and offset of chunk `rank` of `num_chunks` (`torch.chunk`'s split)."""
         if curr_local_size % num_chunks == 0:
             full = curr_local_size // num_chunks
@@ -53,21 +54,25 @@ class Shard(Placement):
         end = min(curr_local_size, start + full)
         return max(0, end - start), min(curr_local_size, start)
 
-    def _local_shard_size_and_offset(self, curr_local_size: int, num_chunks: int,
-                                     rank: int) -> tuple[int, int]:
+    def _local_shard_size_and_offset(
+        self, curr_local_size: int, num_chunks: int, rank: int
+    ) -> tuple[int, int]:
         return Shard.local_shard_size_and_offset(curr_local_size, num_chunks, rank)
 
     @staticmethod
-    def _local_shard_size_on_dim(size_on_dim: int, num_chunks: int, rank: int,
-                                 return_offset: bool = False):
+    def _local_shard_size_on_dim(
+        size_on_dim: int, num_chunks: int, rank: int, return_offset: bool = False
+    ):
         size, offset = Shard.local_shard_size_and_offset(size_on_dim, num_chunks, rank)
         return (size, offset) if return_offset else (size, -1)
 
-    def _split_tensor(self, tensor, num_chunks: int, *, with_padding: bool = True,
-                      contiguous: bool = True) -> tuple[list, list]:
+    def _split_tensor(
+        self, tensor, num_chunks: int, *, with_padding: bool = True, contiguous: bool = True
+    ) -> tuple[list, list]:
         """`torch.chunk` of `tensor` along `dim` into `num_chunks` shards (empty ones added),
         each padded to the full chunk size when `with_padding`; returns (shards, pad sizes)."""
         from ... import nn
+
         size = tensor.size(self.dim)
         full = (size + num_chunks - 1) // num_chunks
         shards, pads = [], []
@@ -113,8 +118,11 @@ class _StridedShard(Placement):
         raise AttributeError(f"cannot assign to field '{name}'")
 
     def __eq__(self, other) -> bool:
-        return (type(other) is _StridedShard and other.dim == self.dim
-                and other.split_factor == self.split_factor)
+        return (
+            type(other) is _StridedShard
+            and other.dim == self.dim
+            and other.split_factor == self.split_factor
+        )
 
     def __hash__(self) -> int:
         return hash((self.dim, self.split_factor))
@@ -145,7 +153,7 @@ class Replicate(Placement):
         return type(other) is Replicate
 
     def __hash__(self) -> int:
-        return -1       # every Replicate is the same, as in PyTorch
+        return -1  # every Replicate is the same, as in PyTorch
 
     def __repr__(self) -> str:
         return "Replicate()"
@@ -190,4 +198,4 @@ class Partial(Placement):
         return (Partial, (self.reduce_op,))
 
 
-_Partial = Partial      # PyTorch keeps the old name for backward compatibility
+_Partial = Partial  # PyTorch keeps the old name for backward compatibility

@@ -7,10 +7,25 @@ each question has the answer PyTorch gives for a concrete value: `guard_or_false
 
 from __future__ import annotations
 
-__all__ = ["guard_or_false", "guard_or_true", "statically_known_true", "definitely_true",
-           "definitely_false", "guard_size_oblivious", "sym_eq", "free_symbols",
-           "free_unbacked_symbols", "has_free_symbols", "is_concrete_int", "is_concrete_bool",
-           "expect_true", "has_hint", "hint_int", "ShapeEnv", "GuardOnDataDependentSymNode"]
+__all__ = [
+    "guard_or_false",
+    "guard_or_true",
+    "statically_known_true",
+    "definitely_true",
+    "definitely_false",
+    "guard_size_oblivious",
+    "sym_eq",
+    "free_symbols",
+    "free_unbacked_symbols",
+    "has_free_symbols",
+    "is_concrete_int",
+    "is_concrete_bool",
+    "expect_true",
+    "has_hint",
+    "hint_int",
+    "ShapeEnv",
+    "GuardOnDataDependentSymNode",
+]
 
 
 def guard_or_false(a) -> bool:
@@ -93,5 +108,6 @@ class ShapeEnv:
     none, so making one raises."""
 
     def __init__(self, *args, **kwargs):
-        raise RuntimeError("jtorch has no symbolic shapes: sizes are concrete ints, so there is "
-                           "no ShapeEnv")
+        raise RuntimeError(
+            "jtorch has no symbolic shapes: sizes are concrete ints, so there is no ShapeEnv"
+        )

@@ -30,9 +30,12 @@ class SDPBackend(enum.IntEnum):
 
 
 # backend -> its switch in torch.backends.cuda
-_SWITCH = {SDPBackend.MATH: "math", SDPBackend.FLASH_ATTENTION: "flash",
-           SDPBackend.EFFICIENT_ATTENTION: "mem_efficient",
-           SDPBackend.CUDNN_ATTENTION: "cudnn"}
+_SWITCH = {
+    SDPBackend.MATH: "math",
+    SDPBackend.FLASH_ATTENTION: "flash",
+    SDPBackend.EFFICIENT_ATTENTION: "mem_efficient",
+    SDPBackend.CUDNN_ATTENTION: "cudnn",
+}
 
 
 def _enabled() -> list:
@@ -48,8 +51,10 @@ def _select(backends) -> None:
 def sdpa_kernel(backends, set_priority: bool = False):
     """Matches `torch.nn.attention.sdpa_kernel`: enables only `backends` inside the block."""
     if not isinstance(backends, (list, SDPBackend)):
-        raise AssertionError("Backend must be an instance of SDPBackend or a list of SDPBackend "
-                             f"instances, got {type(backends).__name__}")
+        raise AssertionError(
+            "Backend must be an instance of SDPBackend or a list of SDPBackend "
+            f"instances, got {type(backends).__name__}"
+        )
     if isinstance(backends, SDPBackend):
         backends = [backends]
     previous = _enabled()

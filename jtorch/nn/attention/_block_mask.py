@@ -18,10 +18,11 @@ import warnings
 import jax
 
 from ... import accelerator, arange, argsort, ones, where, zeros
-from ..._dtype import bool as _bool, int8, int32
+from ..._dtype import bool as _bool
+from ..._dtype import int8, int32
 from ..._tensor import Tensor
 from .. import functional as F
-from ._mods import _mask_mod_signature, _ModificationType, _get_mod_type, create_mask, noop_mask
+from ._mods import _get_mod_type, _mask_mod_signature, _ModificationType, create_mask, noop_mask
 
 _DEFAULT_SPARSE_BLOCK_SIZE = 128
 _LARGE_SPARSE_BLOCK_SIZE = 1 << 30
@@ -40,7 +41,8 @@ def _sliced_mask_mod_error(batch: Tensor, head: Tensor, token_q: Tensor, token_k
         "\n\nCorrect usage:"
         "\n  base_mask = create_block_mask(my_mask_fn, ...)"
         "\n  sliced_mask = base_mask[:, :, block_idx]"
-        "\n  sliced_mask.mask_mod = apply_offset(base_mask.mask_mod, offset)  # Use base_mask!")
+        "\n  sliced_mask.mask_mod = apply_offset(base_mask.mask_mod, offset)  # Use base_mask!"
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -54,8 +56,10 @@ def _ordered_to_dense(num_blocks_in_row: Tensor, col_indices: Tensor, num_cols: 
     listed = arange(entries, dtype=int32, device=device) < num_blocks_in_row.unsqueeze(-1)
     # Entries past a row's count are unspecified: send them to one column beyond the end.
     target = where(listed, col_indices, num_cols)
-    grids = tuple(arange(n, device=device).view(*(n if i == j else 1 for j in range(len(lead))), 1)
-                  for i, n in enumerate(lead))
+    grids = tuple(
+        arange(n, device=device).view(*(n if i == j else 1 for j in range(len(lead))), 1)
+        for i, n in enumerate(lead)
+    )
     dense = col_indices.new_zeros(*lead, num_cols + 1, dtype=int32)
     dense[(*grids, target)] = 1
     return dense[..., :num_cols].contiguous()
@@ -74,8 +78,9 @@ def _transpose_ordered(num_blocks_in_row: Tensor, col_indices: Tensor) -> tuple[
     return _dense_to_ordered(dense.transpose(-2, -1))
 
 
-def _adjust_num_blocks_and_indices(num_blocks: Tensor, indices: Tensor, new_num_rows: int,
-                                   new_num_cols: int) -> tuple[Tensor, Tensor]:
+def _adjust_num_blocks_and_indices(
+    num_blocks: Tensor, indices: Tensor, new_num_rows: int, new_num_cols: int
+) -> tuple[Tensor, Tensor]:
     indices = indices[:, :, :new_num_rows, :new_num_cols]
     num_blocks = num_blocks[:, :, :new_num_rows]
     num_blocks = where(num_blocks < new_num_cols, num_blocks, new_num_cols)
@@ -93,9 +98,12 @@ def _round_up_to_multiple(x: int, multiple: int) -> int:
     return (x + multiple - 1) // multiple * multiple
 
 
-def _convert_mask_to_block_mask(mask: Tensor, Q_BLOCK_SIZE: int = _DEFAULT_SPARSE_BLOCK_SIZE,
-                                KV_BLOCK_SIZE: int = _DEFAULT_SPARSE_BLOCK_SIZE,
-                                separate_full_blocks: bool = False):
+def _convert_mask_to_block_mask(
+    mask: Tensor,
+    Q_BLOCK_SIZE: int = _DEFAULT_SPARSE_BLOCK_SIZE,
+    KV_BLOCK_SIZE: int = _DEFAULT_SPARSE_BLOCK_SIZE,
+    separate_full_blocks: bool = False,
+):
     """A (B, H, Q, KV) bool mask -> int8 (partial, full) block matrices; full is None unless
     `separate_full_blocks` (then partial holds only the blocks that are not full)."""
     if mask.dtype != _bool:
@@ -115,8 +123,11 @@ def _convert_mask_to_block_mask(mask: Tensor, Q_BLOCK_SIZE: int = _DEFAULT_SPARS
     return (block_sum > 0).to(dtype=int8), None
 
 
-def _convert_block_mask_to_mask(block_mask: Tensor, KV_BLOCK_SIZE: int = _DEFAULT_SPARSE_BLOCK_SIZE,
-                                Q_BLOCK_SIZE: int = _DEFAULT_SPARSE_BLOCK_SIZE) -> Tensor:
+def _convert_block_mask_to_mask(
+    block_mask: Tensor,
+    KV_BLOCK_SIZE: int = _DEFAULT_SPARSE_BLOCK_SIZE,
+    Q_BLOCK_SIZE: int = _DEFAULT_SPARSE_BLOCK_SIZE,
+) -> Tensor:
     if block_mask.dim() != 4:
         raise AssertionError(f"block_mask.dim() must be 4, got {block_mask.dim()}")
     B, H, Q, KV = block_mask.shape
@@ -132,30 +143,52 @@ class BlockMask:
     """Matches `torch.nn.attention.flex_attention.BlockMask`: flex attention's block-sparse
     mask (see the module docstring for the tables)."""
 
-    _TENSOR_ATTRS = ["kv_num_blocks", "kv_indices", "full_kv_num_blocks", "full_kv_indices",
-                     "q_num_blocks", "q_indices", "full_q_num_blocks", "full_q_indices",
-                     "dq_write_order", "dq_write_order_full", "dq_kv_order"]
+    _TENSOR_ATTRS = [
+        "kv_num_blocks",
+        "kv_indices",
+        "full_kv_num_blocks",
+        "full_kv_indices",
+        "q_num_blocks",
+        "q_indices",
+        "full_q_num_blocks",
+        "full_q_indices",
+        "dq_write_order",
+        "dq_write_order_full",
+        "dq_kv_order",
+    ]
     _CONTEXT_ATTRS = ["seq_lengths", "BLOCK_SIZE", "mask_mod", "dq_kv_order_spt"]
 
-    def __init__(self, seq_lengths: tuple[int, int], kv_num_blocks: Tensor, kv_indices: Tensor,
-                 full_kv_num_blocks: Tensor | None, full_kv_indices: Tensor | None,
-                 q_num_blocks: Tensor | None, q_indices: Tensor | None,
-                 full_q_num_blocks: Tensor | None, full_q_indices: Tensor | None,
-                 BLOCK_SIZE: tuple[int, int] = (_DEFAULT_SPARSE_BLOCK_SIZE,
-                                                _DEFAULT_SPARSE_BLOCK_SIZE),
-                 mask_mod: _mask_mod_signature = noop_mask, *,
-                 dq_write_order: Tensor | None = None, dq_write_order_full: Tensor | None = None,
-                 dq_kv_order: Tensor | None = None, dq_kv_order_spt: bool | None = None) -> None:
+    def __init__(
+        self,
+        seq_lengths: tuple[int, int],
+        kv_num_blocks: Tensor,
+        kv_indices: Tensor,
+        full_kv_num_blocks: Tensor | None,
+        full_kv_indices: Tensor | None,
+        q_num_blocks: Tensor | None,
+        q_indices: Tensor | None,
+        full_q_num_blocks: Tensor | None,
+        full_q_indices: Tensor | None,
+        BLOCK_SIZE: tuple[int, int] = (_DEFAULT_SPARSE_BLOCK_SIZE, _DEFAULT_SPARSE_BLOCK_SIZE),
+        mask_mod: _mask_mod_signature = noop_mask,
+        *,
+        dq_write_order: Tensor | None = None,
+        dq_write_order_full: Tensor | None = None,
+        dq_kv_order: Tensor | None = None,
+        dq_kv_order_spt: bool | None = None,
+    ) -> None:
         if kv_indices.dim() < 2:
             raise RuntimeError("BlockMask must have at least 2 dimensions")
         if kv_num_blocks is None:
             raise AssertionError("kv_num_blocks must be provided")
         if (full_kv_num_blocks is None) != (full_kv_indices is None):
             raise AssertionError(
-                "full_kv_num_blocks and full_kv_indices must be both provided or omitted")
+                "full_kv_num_blocks and full_kv_indices must be both provided or omitted"
+            )
         if (full_q_num_blocks is None) != (full_q_indices is None):
             raise AssertionError(
-                "full_q_num_blocks and full_q_indices must be both provided or omitted")
+                "full_q_num_blocks and full_q_indices must be both provided or omitted"
+            )
         if dq_write_order_full is not None and dq_write_order is None:
             raise ValueError("dq_write_order_full requires dq_write_order")
         self.seq_lengths = seq_lengths
@@ -175,52 +208,84 @@ class BlockMask:
         self.mask_mod = mask_mod
 
     @classmethod
-    def from_kv_blocks(cls, kv_num_blocks: Tensor, kv_indices: Tensor,
-                       full_kv_num_blocks: Tensor | None = None,
-                       full_kv_indices: Tensor | None = None,
-                       BLOCK_SIZE: int | tuple[int, int] = _DEFAULT_SPARSE_BLOCK_SIZE,
-                       mask_mod: _mask_mod_signature | None = None,
-                       seq_lengths: tuple[int, int] | None = None,
-                       compute_q_blocks: bool = True, *, dq_write_order: Tensor | None = None,
-                       dq_write_order_full: Tensor | None = None,
-                       dq_kv_order: Tensor | bool | None = None) -> BlockMask:
+    def from_kv_blocks(
+        cls,
+        kv_num_blocks: Tensor,
+        kv_indices: Tensor,
+        full_kv_num_blocks: Tensor | None = None,
+        full_kv_indices: Tensor | None = None,
+        BLOCK_SIZE: int | tuple[int, int] = _DEFAULT_SPARSE_BLOCK_SIZE,
+        mask_mod: _mask_mod_signature | None = None,
+        seq_lengths: tuple[int, int] | None = None,
+        compute_q_blocks: bool = True,
+        *,
+        dq_write_order: Tensor | None = None,
+        dq_write_order_full: Tensor | None = None,
+        dq_kv_order: Tensor | bool | None = None,
+    ) -> BlockMask:
         """A BlockMask from its kv tables; the q tables are derived by transposing them."""
         if kv_indices.dim() < 2:
             raise RuntimeError("BlockMask must have at least 2 dimensions")
         if (full_kv_num_blocks is None) != (full_kv_indices is None):
             raise AssertionError(
-                "full_kv_num_blocks and full_kv_indices must be both provided or omitted")
+                "full_kv_num_blocks and full_kv_indices must be both provided or omitted"
+            )
         q_num_blocks = q_indices = full_q_num_blocks = full_q_indices = None
         if compute_q_blocks:
             q_num_blocks, q_indices = _transpose_ordered(kv_num_blocks, kv_indices)
             if full_kv_num_blocks is not None:
-                full_q_num_blocks, full_q_indices = _transpose_ordered(full_kv_num_blocks,
-                                                                       full_kv_indices)
+                full_q_num_blocks, full_q_indices = _transpose_ordered(
+                    full_kv_num_blocks, full_kv_indices
+                )
         if isinstance(BLOCK_SIZE, int):
             BLOCK_SIZE = (BLOCK_SIZE, BLOCK_SIZE)
         mask_mod = mask_mod if mask_mod is not None else noop_mask
         if seq_lengths is None:
-            seq_lengths = (kv_indices.shape[-2] * BLOCK_SIZE[0],
-                           kv_indices.shape[-1] * BLOCK_SIZE[1])
+            seq_lengths = (
+                kv_indices.shape[-2] * BLOCK_SIZE[0],
+                kv_indices.shape[-1] * BLOCK_SIZE[1],
+            )
         if dq_kv_order is not None and not isinstance(dq_kv_order, (bool, Tensor)):
             raise ValueError("dq_kv_order must be a bool, Tensor, or None")
-        return cls(seq_lengths=seq_lengths, kv_num_blocks=kv_num_blocks, kv_indices=kv_indices,
-                   full_kv_num_blocks=full_kv_num_blocks, full_kv_indices=full_kv_indices,
-                   q_num_blocks=q_num_blocks, q_indices=q_indices,
-                   full_q_num_blocks=full_q_num_blocks, full_q_indices=full_q_indices,
-                   BLOCK_SIZE=BLOCK_SIZE, mask_mod=mask_mod, dq_write_order=dq_write_order,
-                   dq_write_order_full=dq_write_order_full,
-                   dq_kv_order=dq_kv_order if isinstance(dq_kv_order, Tensor) else None,
-                   dq_kv_order_spt=dq_kv_order if isinstance(dq_kv_order, bool) else None)
+        return cls(
+            seq_lengths=seq_lengths,
+            kv_num_blocks=kv_num_blocks,
+            kv_indices=kv_indices,
+            full_kv_num_blocks=full_kv_num_blocks,
+            full_kv_indices=full_kv_indices,
+            q_num_blocks=q_num_blocks,
+            q_indices=q_indices,
+            full_q_num_blocks=full_q_num_blocks,
+            full_q_indices=full_q_indices,
+            BLOCK_SIZE=BLOCK_SIZE,
+            mask_mod=mask_mod,
+            dq_write_order=dq_write_order,
+            dq_write_order_full=dq_write_order_full,
+            dq_kv_order=dq_kv_order if isinstance(dq_kv_order, Tensor) else None,
+            dq_kv_order_spt=dq_kv_order if isinstance(dq_kv_order, bool) else None,
+        )
 
     def as_tuple(self, flatten: bool = True) -> tuple:
         """The attributes as a tuple (PyTorch's order); `flatten` spreads the two pairs."""
         block_size = tuple(self.BLOCK_SIZE) if flatten else (self.BLOCK_SIZE,)
         seq_lengths = tuple(self.seq_lengths) if flatten else (self.seq_lengths,)
-        return (*seq_lengths, self.kv_num_blocks, self.kv_indices, self.full_kv_num_blocks,
-                self.full_kv_indices, self.q_num_blocks, self.q_indices, self.full_q_num_blocks,
-                self.full_q_indices, self.dq_write_order, self.dq_write_order_full,
-                self.dq_kv_order, self.dq_kv_order_spt, *block_size, self.mask_mod)
+        return (
+            *seq_lengths,
+            self.kv_num_blocks,
+            self.kv_indices,
+            self.full_kv_num_blocks,
+            self.full_kv_indices,
+            self.q_num_blocks,
+            self.q_indices,
+            self.full_q_num_blocks,
+            self.full_q_indices,
+            self.dq_write_order,
+            self.dq_write_order_full,
+            self.dq_kv_order,
+            self.dq_kv_order_spt,
+            *block_size,
+            self.mask_mod,
+        )
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -237,63 +302,91 @@ class BlockMask:
         if self.dq_kv_order is not None:
             raise NotImplementedError(
                 "Slicing BlockMask with tensor dq_kv_order is not supported yet. "
-                "Construct a new BlockMask with matching precomputed dq_write_order metadata.")
+                "Construct a new BlockMask with matching precomputed dq_write_order metadata."
+            )
         index = (index,) if not isinstance(index, tuple) else index
         padded = (*index, slice(None), slice(None), slice(None))[:3]
         sizes = self.kv_num_blocks.shape[:3]
         # An integer keeps its dimension (a size-1 slice), so the tables stay 4-D.
-        index = tuple((slice(i + n, i + n + 1) if -n <= i < 0 else slice(i, i + 1))
-                      if isinstance(i, int) else i for i, n in zip(padded, sizes, strict=True))
-        full = (None, None) if self.full_kv_num_blocks is None else \
-            (self.full_kv_num_blocks[index], self.full_kv_indices[index])
-        new = BlockMask.from_kv_blocks(self.kv_num_blocks[index], self.kv_indices[index], *full,
-                                       BLOCK_SIZE=self.BLOCK_SIZE, mask_mod=_sliced_mask_mod_error,
-                                       seq_lengths=self.seq_lengths,
-                                       compute_q_blocks=self.q_indices is not None)
+        index = tuple(
+            (slice(i + n, i + n + 1) if -n <= i < 0 else slice(i, i + 1))
+            if isinstance(i, int)
+            else i
+            for i, n in zip(padded, sizes, strict=True)
+        )
+        full = (
+            (None, None)
+            if self.full_kv_num_blocks is None
+            else (self.full_kv_num_blocks[index], self.full_kv_indices[index])
+        )
+        new = BlockMask.from_kv_blocks(
+            self.kv_num_blocks[index],
+            self.kv_indices[index],
+            *full,
+            BLOCK_SIZE=self.BLOCK_SIZE,
+            mask_mod=_sliced_mask_mod_error,
+            seq_lengths=self.seq_lengths,
+            compute_q_blocks=self.q_indices is not None,
+        )
         new.dq_kv_order_spt = self.dq_kv_order_spt
         if self.dq_write_order is not None:
-            new.dq_write_order, new.dq_write_order_full = \
-                _compute_dq_write_order_from_block_mask(new, dq_kv_order=new.dq_kv_order_spt)
+            new.dq_write_order, new.dq_write_order_full = _compute_dq_write_order_from_block_mask(
+                new, dq_kv_order=new.dq_kv_order_spt
+            )
         return new
 
     def __repr__(self) -> str:
         def shape_or_none(x):
             return x.shape if x is not None else None
+
         name = self.mask_mod.__name__ if hasattr(self.mask_mod, "__name__") else self.mask_mod
-        return (f"BlockMask(\n"
-                f"    kv_num_blocks={self.kv_num_blocks.shape},\n"
-                f"    kv_indices={self.kv_indices.shape},\n"
-                f"    full_kv_num_blocks={shape_or_none(self.full_kv_num_blocks)},\n"
-                f"    full_kv_indices={shape_or_none(self.full_kv_indices)},\n"
-                f"    q_num_blocks={shape_or_none(self.q_num_blocks)},\n"
-                f"    q_indices={shape_or_none(self.q_indices)},\n"
-                f"    full_q_num_blocks={shape_or_none(self.full_q_num_blocks)},\n"
-                f"    full_q_indices={shape_or_none(self.full_q_indices)},\n"
-                f"    BLOCK_SIZE={self.BLOCK_SIZE},\n"
-                f"    shape={self.shape},\n"
-                f"    sparsity={self.sparsity():.2f}%,\n"
-                f"    mask_mod={name}\n"
-                f")")
+        return (
+            f"BlockMask(\n"
+            f"    kv_num_blocks={self.kv_num_blocks.shape},\n"
+            f"    kv_indices={self.kv_indices.shape},\n"
+            f"    full_kv_num_blocks={shape_or_none(self.full_kv_num_blocks)},\n"
+            f"    full_kv_indices={shape_or_none(self.full_kv_indices)},\n"
+            f"    q_num_blocks={shape_or_none(self.q_num_blocks)},\n"
+            f"    q_indices={shape_or_none(self.q_indices)},\n"
+            f"    full_q_num_blocks={shape_or_none(self.full_q_num_blocks)},\n"
+            f"    full_q_indices={shape_or_none(self.full_q_indices)},\n"
+            f"    BLOCK_SIZE={self.BLOCK_SIZE},\n"
+            f"    shape={self.shape},\n"
+            f"    sparsity={self.sparsity():.2f}%,\n"
+            f"    mask_mod={name}\n"
+            f")"
+        )
 
     def _adjust(self, new_q_len: int, new_kv_len: int) -> BlockMask:
         """The mask cropped (or its tables cut) to new lengths, keeping the upper-left part."""
         if self.dq_kv_order is not None:
             raise NotImplementedError(
                 "Adjusting BlockMask with tensor dq_kv_order is not supported yet. "
-                "Construct a new BlockMask with matching precomputed dq_write_order metadata.")
+                "Construct a new BlockMask with matching precomputed dq_write_order metadata."
+            )
         rows = (new_q_len + self.BLOCK_SIZE[0] - 1) // self.BLOCK_SIZE[0]
         cols = (new_kv_len + self.BLOCK_SIZE[1] - 1) // self.BLOCK_SIZE[1]
         kv = _adjust_num_blocks_and_indices(self.kv_num_blocks, self.kv_indices, rows, cols)
-        full = (None, None) if self.full_kv_num_blocks is None else \
-            _adjust_num_blocks_and_indices(self.full_kv_num_blocks, self.full_kv_indices,
-                                           rows, cols)
-        new = self.from_kv_blocks(*kv, *full, BLOCK_SIZE=self.BLOCK_SIZE, mask_mod=self.mask_mod,
-                                  seq_lengths=(new_q_len, new_kv_len),
-                                  compute_q_blocks=self.q_indices is not None)
+        full = (
+            (None, None)
+            if self.full_kv_num_blocks is None
+            else _adjust_num_blocks_and_indices(
+                self.full_kv_num_blocks, self.full_kv_indices, rows, cols
+            )
+        )
+        new = self.from_kv_blocks(
+            *kv,
+            *full,
+            BLOCK_SIZE=self.BLOCK_SIZE,
+            mask_mod=self.mask_mod,
+            seq_lengths=(new_q_len, new_kv_len),
+            compute_q_blocks=self.q_indices is not None,
+        )
         new.dq_kv_order_spt = self.dq_kv_order_spt
         if self.dq_write_order is not None:
-            new.dq_write_order, new.dq_write_order_full = \
-                _compute_dq_write_order_from_block_mask(new, dq_kv_order=new.dq_kv_order_spt)
+            new.dq_write_order, new.dq_write_order_full = _compute_dq_write_order_from_block_mask(
+                new, dq_kv_order=new.dq_kv_order_spt
+            )
         return new
 
     def numel(self) -> int:
@@ -313,8 +406,9 @@ class BlockMask:
         """Returns a dense block that is equivalent to the block mask."""
         dense = _ordered_to_dense(self.kv_num_blocks, self.kv_indices, self.kv_indices.shape[-1])
         if self.full_kv_num_blocks is not None:
-            return dense | _ordered_to_dense(self.full_kv_num_blocks, self.full_kv_indices,
-                                             self.full_kv_indices.shape[-1])
+            return dense | _ordered_to_dense(
+                self.full_kv_num_blocks, self.full_kv_indices, self.full_kv_indices.shape[-1]
+            )
         return dense
 
     def to_string(self, grid_size: int | tuple[int, int] = (20, 20), limit: int = 4) -> str:
@@ -341,7 +435,7 @@ class BlockMask:
             vis = f"{batch_idx}\n"
             for r in range(0, num_rows, row_step):
                 for c in range(0, num_cols, col_step):
-                    cells = [x for row in cur[r:r + row_step] for x in row[c:c + col_step]]
+                    cells = [x for row in cur[r : r + row_step] for x in row[c : c + col_step]]
                     mean = sum(cells) / len(cells)
                     vis += ("█" if mean == 1 else " " if mean == 0 else "░") * 2
                 vis += "\n"
@@ -352,30 +446,46 @@ class BlockMask:
             if n == limit:
                 total.append("...")
                 total.append("To print out more, set BlockMask.to_string(limit=N)")
-                total.append("You can also index (BlockMask[batch, head]) to choose a specific "
-                             "batch or head")
+                total.append(
+                    "You can also index (BlockMask[batch, head]) to choose a specific batch or head"
+                )
                 break
             total.append(block_vis(*batch_idx))
         return "\n".join(total)
 
     def to(self, device) -> BlockMask:
         """A BlockMask with its tables on `device`."""
-        tables = {a: None if getattr(self, a) is None else getattr(self, a).to(device)
-                  for a in self._TENSOR_ATTRS}
-        return BlockMask(seq_lengths=self.seq_lengths, **tables, BLOCK_SIZE=self.BLOCK_SIZE,
-                         mask_mod=self.mask_mod, dq_kv_order_spt=self.dq_kv_order_spt)
+        tables = {
+            a: None if getattr(self, a) is None else getattr(self, a).to(device)
+            for a in self._TENSOR_ATTRS
+        }
+        return BlockMask(
+            seq_lengths=self.seq_lengths,
+            **tables,
+            BLOCK_SIZE=self.BLOCK_SIZE,
+            mask_mod=self.mask_mod,
+            dq_kv_order_spt=self.dq_kv_order_spt,
+        )
 
 
 def _flatten_block_mask(bm: BlockMask):
-    return (tuple(getattr(bm, a) for a in BlockMask._TENSOR_ATTRS),
-            tuple(getattr(bm, a) for a in BlockMask._CONTEXT_ATTRS))
+    return (
+        tuple(getattr(bm, a) for a in BlockMask._TENSOR_ATTRS),
+        tuple(getattr(bm, a) for a in BlockMask._CONTEXT_ATTRS),
+    )
 
 
 def _unflatten_block_mask(context, tables) -> BlockMask:
     seq_lengths, block_size, mask_mod, dq_kv_order_spt = context
     names = BlockMask._TENSOR_ATTRS
-    return BlockMask(seq_lengths, *tables[:8], BLOCK_SIZE=block_size, mask_mod=mask_mod,
-                     **dict(zip(names[8:], tables[8:])), dq_kv_order_spt=dq_kv_order_spt)
+    return BlockMask(
+        seq_lengths,
+        *tables[:8],
+        BLOCK_SIZE=block_size,
+        mask_mod=mask_mod,
+        **dict(zip(names[8:], tables[8:])),
+        dq_kv_order_spt=dq_kv_order_spt,
+    )
 
 
 # A BlockMask crosses jax transforms as its tables, so `jtorch.compile(create_block_mask)`
@@ -384,14 +494,14 @@ def _unflatten_block_mask(context, tables) -> BlockMask:
 jax.tree_util.register_pytree_node(BlockMask, _flatten_block_mask, _unflatten_block_mask)
 
 
-def _compute_dq_write_order_from_block_mask(block_mask: BlockMask, dq_kv_order: bool | None = False
-                                            ) -> tuple[Tensor, Tensor | None]:
+def _compute_dq_write_order_from_block_mask(
+    block_mask: BlockMask, dq_kv_order: bool | None = False
+) -> tuple[Tensor, Tensor | None]:
     """Matches PyTorch's: for each q-table entry, the rank of that (q block, kv block) pair
     among its query row's blocks (ascending kv order, or descending with `dq_kv_order`)."""
     bm = block_mask
     if bm.q_num_blocks is None or bm.q_indices is None:
-        raise ValueError("BlockMask must have q_num_blocks and q_indices to compute "
-                         "dq_write_order")
+        raise ValueError("BlockMask must have q_num_blocks and q_indices to compute dq_write_order")
     shapes = [bm.kv_indices.shape[:2], bm.q_indices.shape[:2]]
     shapes += [t.shape[:2] for t in (bm.full_kv_indices, bm.full_q_indices) if t is not None]
     B, H = max(s[0] for s in shapes), max(s[1] for s in shapes)
@@ -403,8 +513,10 @@ def _compute_dq_write_order_from_block_mask(block_mask: BlockMask, dq_kv_order: 
     dense = _ordered_to_dense(expand(bm.kv_num_blocks), expand(bm.kv_indices), num_n)
     has_full = bm.full_kv_num_blocks is not None
     if has_full:
-        dense = (dense + _ordered_to_dense(expand(bm.full_kv_num_blocks),
-                                           expand(bm.full_kv_indices), num_n)).clamp(max=1)
+        dense = (
+            dense
+            + _ordered_to_dense(expand(bm.full_kv_num_blocks), expand(bm.full_kv_indices), num_n)
+        ).clamp(max=1)
     cumsum = dense.cumsum(dim=-1)
     rank = (cumsum - dense).to(int32)
     if dq_kv_order:
@@ -421,12 +533,19 @@ def _compute_dq_write_order_from_block_mask(block_mask: BlockMask, dq_kv_order: 
     return gather(bm.q_indices), full
 
 
-def create_block_mask(mask_mod: _mask_mod_signature, B: int | None, H: int | None, Q_LEN: int,
-                      KV_LEN: int, device=None,
-                      BLOCK_SIZE: int | tuple[int, int] = _DEFAULT_SPARSE_BLOCK_SIZE,
-                      _compile=False, separate_full_blocks: bool = True,
-                      compute_dq_write_order: bool = False, dq_kv_order: bool = True
-                      ) -> BlockMask:
+def create_block_mask(
+    mask_mod: _mask_mod_signature,
+    B: int | None,
+    H: int | None,
+    Q_LEN: int,
+    KV_LEN: int,
+    device=None,
+    BLOCK_SIZE: int | tuple[int, int] = _DEFAULT_SPARSE_BLOCK_SIZE,
+    _compile=False,
+    separate_full_blocks: bool = True,
+    compute_dq_write_order: bool = False,
+    dq_kv_order: bool = True,
+) -> BlockMask:
     """Matches `torch.nn.attention.flex_attention.create_block_mask`: the BlockMask of a
     mask_mod over (B, H, Q_LEN, KV_LEN) (B, H None: 1, broadcast over batches / heads)."""
     if device is None:
@@ -444,19 +563,24 @@ def create_block_mask(mask_mod: _mask_mod_signature, B: int | None, H: int | Non
             "torch.compile limitation. That limitation has since been addressed. So, to "
             "compile create_block_mask, we suggest doing torch.compile(create_block_mask). "
             "This still works for now, but will be removed in the future.",
-            DeprecationWarning, stacklevel=2)
+            DeprecationWarning,
+            stacklevel=2,
+        )
     if not isinstance(dq_kv_order, bool):
         raise ValueError("dq_kv_order must be a bool when using create_block_mask")
     mask = create_mask(mask_mod, B, H, Q_LEN, KV_LEN, device)
-    partial, full = _convert_mask_to_block_mask(mask, Q_BLOCK_SIZE=q_bs, KV_BLOCK_SIZE=kv_bs,
-                                                separate_full_blocks=separate_full_blocks)
+    partial, full = _convert_mask_to_block_mask(
+        mask, Q_BLOCK_SIZE=q_bs, KV_BLOCK_SIZE=kv_bs, separate_full_blocks=separate_full_blocks
+    )
     kv = _dense_to_ordered(partial)
     full_kv = (None, None) if full is None else _dense_to_ordered(full)
-    block_mask = BlockMask.from_kv_blocks(*kv, *full_kv, BLOCK_SIZE=(q_bs, kv_bs),
-                                          mask_mod=mask_mod, seq_lengths=(Q_LEN, KV_LEN))
+    block_mask = BlockMask.from_kv_blocks(
+        *kv, *full_kv, BLOCK_SIZE=(q_bs, kv_bs), mask_mod=mask_mod, seq_lengths=(Q_LEN, KV_LEN)
+    )
     if compute_dq_write_order:
-        block_mask.dq_write_order, block_mask.dq_write_order_full = \
+        block_mask.dq_write_order, block_mask.dq_write_order_full = (
             _compute_dq_write_order_from_block_mask(block_mask, dq_kv_order=dq_kv_order)
+        )
         block_mask.dq_kv_order = None
         block_mask.dq_kv_order_spt = dq_kv_order
     return block_mask
@@ -465,6 +589,9 @@ def create_block_mask(mask_mod: _mask_mod_signature, B: int | None, H: int | Non
 def _create_empty_block_mask(query: Tensor, key: Tensor) -> BlockMask:
     """The block mask of no mask: one block covering everything."""
     device = query.device
-    return BlockMask.from_kv_blocks(kv_num_blocks=ones([1, 1, 1], dtype=int32, device=device),
-                                    kv_indices=zeros([1, 1, 1, 1], dtype=int32, device=device),
-                                    BLOCK_SIZE=_LARGE_SPARSE_BLOCK_SIZE, seq_lengths=(1, 1))
+    return BlockMask.from_kv_blocks(
+        kv_num_blocks=ones([1, 1, 1], dtype=int32, device=device),
+        kv_indices=zeros([1, 1, 1, 1], dtype=int32, device=device),
+        BLOCK_SIZE=_LARGE_SPARSE_BLOCK_SIZE,
+        seq_lengths=(1, 1),
+    )

@@ -17,7 +17,8 @@ import inspect
 from typing import Callable
 
 from ... import accelerator, arange, isneginf, zeros
-from ..._dtype import bool as _bool, int64
+from ..._dtype import bool as _bool
+from ..._dtype import int64
 from ..._tensor import Tensor
 from ...func import vmap
 
@@ -40,15 +41,19 @@ def _get_mod_type(fn) -> _ModificationType:
         code = fn.__code__
         n = code.co_argcount - len(getattr(fn, "__defaults__", None) or ())
     else:
-        n = sum(1 for p in inspect.signature(fn).parameters.values()
-                if p.default is inspect.Parameter.empty)
+        n = sum(
+            1
+            for p in inspect.signature(fn).parameters.values()
+            if p.default is inspect.Parameter.empty
+        )
     if n not in (4, 5):
         raise AssertionError(f"Expected 4 or 5 positional args, got {n}")
     return _ModificationType.SCORE_MOD if n == 5 else _ModificationType.MASK_MOD
 
 
-def _identity(score: Tensor, batch: Tensor, head: Tensor, token_q: Tensor,
-              token_kv: Tensor) -> Tensor:
+def _identity(
+    score: Tensor, batch: Tensor, head: Tensor, token_q: Tensor, token_kv: Tensor
+) -> Tensor:
     return score
 
 
@@ -119,19 +124,21 @@ def _apply_mod(fn, lead: tuple, grid: tuple, shape: tuple) -> Tensor:
 
     Returns a tensor that broadcasts to `shape` (one of exactly `shape` from the vmap path).
     """
-    b, h, q, kv = (g.view(*(n if i == j else 1 for j in range(4)))
-                   for i, (g, n) in enumerate(zip(grid, shape)))
+    b, h, q, kv = (
+        g.view(*(n if i == j else 1 for j in range(4))) for i, (g, n) in enumerate(zip(grid, shape))
+    )
     try:
         out = fn(*lead, b, h, q, kv)
-    except Exception:   # not elementwise on broadcast indices: vmap raises the real error
+    except Exception:  # not elementwise on broadcast indices: vmap raises the real error
         out = None
     if isinstance(out, Tensor) and _broadcasts_to(tuple(out.shape), shape):
         return out
     return _vmap_for_bhqkv(fn, prefix=(0,) * len(lead))(*lead, *grid)
 
 
-def create_mask(mod_fn, B: int | None, H: int | None, Q_LEN: int, KV_LEN: int,
-                device=None) -> Tensor:
+def create_mask(
+    mod_fn, B: int | None, H: int | None, Q_LEN: int, KV_LEN: int, device=None
+) -> Tensor:
     """Matches `torch.nn.attention.flex_attention.create_mask`: the (B, H, Q_LEN, KV_LEN)
     mask of a mask_mod, or of where a score_mod leaves a score above -inf."""
     if device is None:

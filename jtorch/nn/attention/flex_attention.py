@@ -21,22 +21,54 @@ import warnings
 from typing import Literal, NamedTuple, TypeAlias, TypedDict
 
 from ... import compiler
-from ..._dtype import bool as _bool, c10_name, int32
+from ..._dtype import bool as _bool
+from ..._dtype import c10_name, int32
 from ..._ops.nn import attention as _kernels
 from ..._tensor import Tensor
 from ._block_mask import (  # noqa: F401
-    _DEFAULT_SPARSE_BLOCK_SIZE, _LARGE_SPARSE_BLOCK_SIZE, BlockMask, _adjust_num_blocks_and_indices,
-    _broadcast_to_dim, _compute_dq_write_order_from_block_mask, _convert_block_mask_to_mask,
-    _convert_mask_to_block_mask, _create_empty_block_mask, _dense_to_ordered, _ordered_to_dense,
-    _round_up_to_multiple, _sliced_mask_mod_error, _transpose_ordered, create_block_mask,
+    _DEFAULT_SPARSE_BLOCK_SIZE,
+    _LARGE_SPARSE_BLOCK_SIZE,
+    BlockMask,
+    _adjust_num_blocks_and_indices,
+    _broadcast_to_dim,
+    _compute_dq_write_order_from_block_mask,
+    _convert_block_mask_to_mask,
+    _convert_mask_to_block_mask,
+    _create_empty_block_mask,
+    _dense_to_ordered,
+    _ordered_to_dense,
+    _round_up_to_multiple,
+    _sliced_mask_mod_error,
+    _transpose_ordered,
+    create_block_mask,
 )
 from ._mods import (  # noqa: F401
-    _apply_mod, _get_mod_type, _identity, _index_grid, _mask_mod_signature, _ModificationType,
-    _score_mod_signature, _vmap_for_bhqkv, and_masks, create_mask, noop_mask, or_masks,
+    _apply_mod,
+    _get_mod_type,
+    _identity,
+    _index_grid,
+    _mask_mod_signature,
+    _ModificationType,
+    _score_mod_signature,
+    _vmap_for_bhqkv,
+    and_masks,
+    create_mask,
+    noop_mask,
+    or_masks,
 )
 
-__all__ = ["BlockMask", "flex_attention", "AuxOutput", "AuxRequest", "FlexKernelOptions",
-           "create_block_mask", "create_mask", "or_masks", "and_masks", "noop_mask"]
+__all__ = [
+    "BlockMask",
+    "flex_attention",
+    "AuxOutput",
+    "AuxRequest",
+    "FlexKernelOptions",
+    "create_block_mask",
+    "create_mask",
+    "or_masks",
+    "and_masks",
+    "noop_mask",
+]
 
 # PyTorch's switch for running the mods uncompiled (to debug them); jtorch never compiles
 # them behind the user's back, so it changes nothing here.
@@ -100,14 +132,21 @@ def _apply_kernel_options(query, key, value, return_lse, kernel_options, return_
         raise RuntimeError(
             "BACKEND cannot be combined with legacy FORCE_USE_FLEX_ATTENTION. "
             "BACKEND supersedes the legacy knob; please drop FORCE_USE_FLEX_ATTENTION "
-            "and only specify the desired BACKEND.")
+            "and only specify the desired BACKEND."
+        )
     if "BACKEND" in options:
         valid = typing.get_args(_Backend)
         if options["BACKEND"] not in valid:
-            raise ValueError(f"Invalid BACKEND value '{options['BACKEND']}'. "
-                             f"Must be one of {valid}")
-    for k, v in (("BACKEND", "AUTO"), ("PRESCALE_QK", False), ("ROWS_GUARANTEED_SAFE", False),
-                 ("BLOCKS_ARE_CONTIGUOUS", False), ("WRITE_DQ", True)):
+            raise ValueError(
+                f"Invalid BACKEND value '{options['BACKEND']}'. Must be one of {valid}"
+            )
+    for k, v in (
+        ("BACKEND", "AUTO"),
+        ("PRESCALE_QK", False),
+        ("ROWS_GUARANTEED_SAFE", False),
+        ("BLOCKS_ARE_CONTIGUOUS", False),
+        ("WRITE_DQ", True),
+    ):
         options.setdefault(k, v)
     output_lse = return_aux.lse if return_aux is not None else return_lse
     output_max = return_aux is not None and return_aux.max_scores
@@ -119,13 +158,15 @@ def _apply_kernel_options(query, key, value, return_lse, kernel_options, return_
     if options["BACKEND"] == "FLASH" and output_max:
         raise NotImplementedError(
             "Returning max scores is not supported with BACKEND='FLASH'. "
-            "Use return_aux=AuxRequest(lse=True) or omit max_scores.")
+            "Use return_aux=AuxRequest(lse=True) or omit max_scores."
+        )
     options["OUTPUT_MAX"] = output_max
     return options
 
 
 def _grad_enabled() -> bool:
     from ...autograd import grad_mode
+
     return grad_mode.is_grad_enabled()
 
 
@@ -135,54 +176,69 @@ def _validate(query: Tensor, key: Tensor, value: Tensor, block_mask, enable_gqa:
         raise NotImplementedError(
             "flex_attention does not support NestedTensor inputs, including "
             "torch.compile(flex_attention) with jagged NestedTensor inputs. "
-            "Convert inputs to dense tensors before calling flex_attention.")
+            "Convert inputs to dense tensors before calling flex_attention."
+        )
     if query.device != key.device or query.device != value.device:
         raise ValueError(
             f"Expected query, key, and value to have the same device type, but got "
             f"query.device: {query.device}, key.device: {key.device}, and value.device: "
-            f"{value.device} instead.")
+            f"{value.device} instead."
+        )
     if query.dim() < 2 or key.dim() < 2 or value.dim() < 2:
         raise ValueError(
             f"Expected query, key, and value to all be  at least 2 dimensional, but got "
             f"query.dim: {query.dim()}, key.dim: {key.dim()} and value.dim: {value.dim()} "
-            f"instead.")
+            f"instead."
+        )
     if query.size(-1) != key.size(-1):
-        raise ValueError(f"Expect query and key/value to have the same embedding dimension "
-                         f"but got E={query.size(-1)} and E={key.size(-1)}.")
+        raise ValueError(
+            f"Expect query and key/value to have the same embedding dimension "
+            f"but got E={query.size(-1)} and E={key.size(-1)}."
+        )
     if query.dim() != 4 or key.dim() != 4 or value.dim() != 4:
         raise NotImplementedError("NYI: query, key, and value must be 4D tensors")
     if not enable_gqa and query.size(-3) != key.size(-3):
-        raise ValueError(f"Expect query and key/value to have the same number of heads "
-                         f"but got Hq={query.size(-3)} and Hkv={key.size(-3)}. "
-                         f"Try setting enable_gqa=True for GQA.")
+        raise ValueError(
+            f"Expect query and key/value to have the same number of heads "
+            f"but got Hq={query.size(-3)} and Hkv={key.size(-3)}. "
+            f"Try setting enable_gqa=True for GQA."
+        )
     if enable_gqa and query.size(1) % key.size(1) != 0:
-        raise ValueError(f"Expect number of query heads to be a multiple of kv heads for GQA "
-                         f"but got Hq={query.size(1)} and Hkv={key.size(1)}.")
+        raise ValueError(
+            f"Expect number of query heads to be a multiple of kv heads for GQA "
+            f"but got Hq={query.size(1)} and Hkv={key.size(1)}."
+        )
     if query.size(0) != key.size(0):
         if block_mask is None:
-            raise ValueError(f"Expect query and key/value to have the same batch size, "
-                             f"or non-none block_mask, but got block_mask=None, "
-                             f"Bq={query.size(0)}, and Bkv={key.size(0)}.")
+            raise ValueError(
+                f"Expect query and key/value to have the same batch size, "
+                f"or non-none block_mask, but got block_mask=None, "
+                f"Bq={query.size(0)}, and Bkv={key.size(0)}."
+            )
         if block_mask.kv_num_blocks.size(0) != query.size(0):
-            raise ValueError(f"Expect query and key/value to have the same batch size, "
-                             f"or block_mask and query to have the same batch size, but got "
-                             f"Bq={query.size(0)}, Bkv={key.size(0)}, "
-                             f"B_block_mask={block_mask.kv_num_blocks.size(0)}.")
+            raise ValueError(
+                f"Expect query and key/value to have the same batch size, "
+                f"or block_mask and query to have the same batch size, but got "
+                f"Bq={query.size(0)}, Bkv={key.size(0)}, "
+                f"B_block_mask={block_mask.kv_num_blocks.size(0)}."
+            )
         if key.size(0) != 1:
-            raise RuntimeError(f"Bq and Bkv must broadcast. Got Bq={query.size(0)} and "
-                               f"Bkv={key.size(0)}")
+            raise RuntimeError(
+                f"Bq and Bkv must broadcast. Got Bq={query.size(0)} and Bkv={key.size(0)}"
+            )
 
 
 def _validate_lengths(query: Tensor, key: Tensor, block_mask: BlockMask) -> None:
     if block_mask.BLOCK_SIZE[0] == block_mask.BLOCK_SIZE[1] == _LARGE_SPARSE_BLOCK_SIZE:
-        return      # the "no mask" block mask
+        return  # the "no mask" block mask
     q_len, kv_len = block_mask.shape[-2], block_mask.shape[-1]
     if query.size(-2) > q_len or key.size(-2) > kv_len:
         raise ValueError(
             f"block_mask was created for block_mask.shape={block_mask.shape} but got "
             f"q_len={query.size(-2)} and kv_len={key.size(-2)}. As the block mask was created "
             "for a smaller length than you're using it for, you likely need to create a new "
-            "block mask.")
+            "block mask."
+        )
     if query.size(-2) < q_len or key.size(-2) < kv_len:
         raise ValueError(
             f"block_mask was created for block_mask.shape={block_mask.shape} but got "
@@ -191,15 +247,23 @@ def _validate_lengths(query: Tensor, key: Tensor, block_mask: BlockMask) -> None
             "block mask with the correct length, or 2. 'adjust' the existing block mask to the "
             "correct length by calling block_mask._adjust(q_len, kv_len). This essentially "
             "'crops' the block mask to the upper left corner, which does not work for all "
-            "mask_mods!")
+            "mask_mods!"
+        )
 
 
-def flex_attention(query: Tensor, key: Tensor, value: Tensor,
-                   score_mod: _score_mod_signature | None = None,
-                   block_mask: BlockMask | None = None, scale: float | None = None,
-                   enable_gqa: bool = False, return_lse: bool = False,
-                   kernel_options: FlexKernelOptions | None = None, *,
-                   return_aux: AuxRequest | None = None):
+def flex_attention(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    score_mod: _score_mod_signature | None = None,
+    block_mask: BlockMask | None = None,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+    return_lse: bool = False,
+    kernel_options: FlexKernelOptions | None = None,
+    *,
+    return_aux: AuxRequest | None = None,
+):
     """Matches `torch.nn.attention.flex_attention.flex_attention`.
 
     Args:
@@ -225,17 +289,22 @@ def flex_attention(query: Tensor, key: Tensor, value: Tensor,
     if scale is None:
         scale = 1.0 / math.sqrt(query.size(-1))
     if block_mask is not None and query.device != block_mask.kv_num_blocks.device:
-        raise RuntimeError(f"Expect q/k/v and block_mask to be on the same device but got "
-                           f"{query.device} and {block_mask.kv_num_blocks.device}.")
+        raise RuntimeError(
+            f"Expect q/k/v and block_mask to be on the same device but got "
+            f"{query.device} and {block_mask.kv_num_blocks.device}."
+        )
     if return_lse and return_aux is not None:
         raise ValueError(
             "Cannot specify both return_lse and return_aux. "
-            "return_lse is deprecated, please use return_aux=AuxRequest(lse=True) instead.")
+            "return_lse is deprecated, please use return_aux=AuxRequest(lse=True) instead."
+        )
     if return_lse:
-        _warn_once("deprecated_return_lse",
-                   "return_lse is deprecated and will be removed in v2.10. "
-                   "Please use return_aux=AuxRequest(lse=True) instead.",
-                   category=FutureWarning)
+        _warn_once(
+            "deprecated_return_lse",
+            "return_lse is deprecated and will be removed in v2.10. "
+            "Please use return_aux=AuxRequest(lse=True) instead.",
+            category=FutureWarning,
+        )
     _apply_kernel_options(query, key, value, return_lse, kernel_options, return_aux)
 
     B, Hq, L, _ = query.shape
@@ -250,13 +319,20 @@ def flex_attention(query: Tensor, key: Tensor, value: Tensor,
     if block_mask is not None:
         mask = _apply_mod(block_mask.mask_mod, (), grid, shape)
         if mask.dtype != _bool:
-            raise RuntimeError(f"where expected condition to be a boolean tensor, but got a "
-                               f"tensor with dtype {c10_name(mask.dtype)}")
+            raise RuntimeError(
+                f"where expected condition to be a boolean tensor, but got a "
+                f"tensor with dtype {c10_name(mask.dtype)}"
+            )
         allowed = _kernels.flex_block_mask(
-            block_mask.kv_num_blocks, block_mask.kv_indices, block_mask.full_kv_num_blocks,
-            block_mask.full_kv_indices, mask, shape, tuple(block_mask.BLOCK_SIZE))
-    out, lse, max_scores = _kernels.flex_softmax(scores, allowed, value, shape, groups,
-                                                 query.dtype)
+            block_mask.kv_num_blocks,
+            block_mask.kv_indices,
+            block_mask.full_kv_num_blocks,
+            block_mask.full_kv_indices,
+            mask,
+            shape,
+            tuple(block_mask.BLOCK_SIZE),
+        )
+    out, lse, max_scores = _kernels.flex_softmax(scores, allowed, value, shape, groups, query.dtype)
 
     want_lse = return_lse or (return_aux is not None and return_aux.lse)
     lse = lse if want_lse and lse.numel() > 0 else None

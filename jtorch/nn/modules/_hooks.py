@@ -59,8 +59,10 @@ class BackwardHook:
             if res is not None:
                 res = tuple(res) if isinstance(res, (tuple, list)) else (res,)
                 if len(res) != len(grads):
-                    raise RuntimeError(f"Backward hook returned an invalid number of grad_input, "
-                                       f"got {len(res)}, but expected {len(grads)}")
+                    raise RuntimeError(
+                        f"Backward hook returned an invalid number of grad_input, "
+                        f"got {len(res)}, but expected {len(grads)}"
+                    )
                 grads = res
         self.grad_outputs = None
         return grads
@@ -82,9 +84,11 @@ class BackwardHook:
             if res is not None:
                 res = tuple(res) if isinstance(res, (tuple, list)) else (res,)
                 if len(res) != len(grad_outputs):
-                    raise RuntimeError(f"Backward pre hook returned an invalid number of "
-                                       f"grad_output, got {len(res)}, but expected "
-                                       f"{len(grad_outputs)}")
+                    raise RuntimeError(
+                        f"Backward pre hook returned an invalid number of "
+                        f"grad_output, got {len(res)}, but expected "
+                        f"{len(grad_outputs)}"
+                    )
                 grad_outputs = res
         self.grad_outputs = grad_outputs
         if self.input_node is None and self.hooks:

@@ -23,17 +23,32 @@ _ASMoutput = collections.namedtuple("_ASMoutput", ["output", "loss"])
 class AdaptiveLogSoftmaxWithLoss(Module):
     """Matches `torch.nn.AdaptiveLogSoftmaxWithLoss` (parameters, outputs and errors)."""
 
-    def __init__(self, in_features: int, n_classes: int, cutoffs, div_value: float = 4.0,
-                 head_bias: bool = False, device=None, dtype=None) -> None:
+    def __init__(
+        self,
+        in_features: int,
+        n_classes: int,
+        cutoffs,
+        div_value: float = 4.0,
+        head_bias: bool = False,
+        device=None,
+        dtype=None,
+    ) -> None:
         super().__init__()
         cutoffs = list(cutoffs)
         if len(cutoffs) == 0:
             raise ValueError("cutoffs should be a sequence of length larger than 0")
-        if (cutoffs != sorted(cutoffs) or min(cutoffs) <= 0 or max(cutoffs) > n_classes - 1
-                or len(set(cutoffs)) != len(cutoffs) or any(int(c) != c for c in cutoffs)):
-            raise ValueError("cutoffs should be a sequence of unique, positive integers sorted "
-                             "in an increasing order, where each value is between 1 and "
-                             "n_classes-1")
+        if (
+            cutoffs != sorted(cutoffs)
+            or min(cutoffs) <= 0
+            or max(cutoffs) > n_classes - 1
+            or len(set(cutoffs)) != len(cutoffs)
+            or any(int(c) != c for c in cutoffs)
+        ):
+            raise ValueError(
+                "cutoffs should be a sequence of unique, positive integers sorted "
+                "in an increasing order, where each value is between 1 and "
+                "n_classes-1"
+            )
         kw = {"device": device, "dtype": dtype}
         self.in_features = in_features
         self.n_classes = n_classes
@@ -48,8 +63,12 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         for i in range(self.n_clusters):
             hidden = int(in_features // (div_value ** (i + 1)))
             size = self.cutoffs[i + 1] - self.cutoffs[i]
-            self.tail.append(Sequential(Linear(in_features, hidden, bias=False, **kw),
-                                        Linear(hidden, size, bias=False, **kw)))
+            self.tail.append(
+                Sequential(
+                    Linear(in_features, hidden, bias=False, **kw),
+                    Linear(hidden, size, bias=False, **kw),
+                )
+            )
 
     def reset_parameters(self) -> None:
         self.head.reset_parameters()
@@ -60,15 +79,20 @@ class AdaptiveLogSoftmaxWithLoss(Module):
     def forward(self, input_, target_) -> _ASMoutput:
         if target_.dim() == 1:
             if input_.size(0) != target_.size(0):
-                raise RuntimeError("Input and target should have the same size in the batch "
-                                   "dimension.")
+                raise RuntimeError(
+                    "Input and target should have the same size in the batch dimension."
+                )
             if input_.dim() != 2:
-                raise RuntimeError(f"1D target tensor expects 2D input tensors, but found "
-                                   f"inputs with size {input_.size()}")
+                raise RuntimeError(
+                    f"1D target tensor expects 2D input tensors, but found "
+                    f"inputs with size {input_.size()}"
+                )
         elif target_.dim() == 0:
             if input_.dim() != 1:
-                raise RuntimeError(f"0D target tensor expects 1D input tensors, but found "
-                                   f"inputs with size {input_.size()}")
+                raise RuntimeError(
+                    f"0D target tensor expects 1D input tensors, but found "
+                    f"inputs with size {input_.size()}"
+                )
         else:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
         batched = target_.dim() > 0
@@ -91,9 +115,11 @@ class AdaptiveLogSoftmaxWithLoss(Module):
             picked = local.gather(1, (target.index_select(0, rows) - low).unsqueeze(1))
             output = output.index_copy(0, rows, picked.squeeze(1))
         if not bool(covered.all()):
-            raise RuntimeError(f"Target values should be in [0, {self.n_classes - 1}], but "
-                               f"values in range [{target.min().item()}, "
-                               f"{target.max().item()}] were found. ")
+            raise RuntimeError(
+                f"Target values should be in [0, {self.n_classes - 1}], but "
+                f"values in range [{target.min().item()}, "
+                f"{target.max().item()}] were found. "
+            )
         head_logprob = F.log_softmax(self.head(input), dim=1)
         output = output + head_logprob.gather(1, head_column.unsqueeze(1)).squeeze()
         loss = (-output).mean()
@@ -103,11 +129,12 @@ class AdaptiveLogSoftmaxWithLoss(Module):
 
     def _full_log_prob(self, input, head_output):
         head_logprob = F.log_softmax(head_output, dim=1)
-        parts = [head_logprob[:, :self.shortlist_size]]
+        parts = [head_logprob[:, : self.shortlist_size]]
         for i, projection in enumerate(self.tail):
             cluster = F.log_softmax(projection(input), dim=1)
             parts.append(cluster + head_logprob[:, self.shortlist_size + i].unsqueeze(1))
         from ... import cat
+
         return cat(parts, dim=1)
 
     def log_prob(self, input):
@@ -123,5 +150,4 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         if not bool(outside.any()):
             return best
         full = argmax(self._full_log_prob(input, head_output), dim=1)
-        return best.masked_scatter(outside, full[outside]) if not bool(outside.all()) \
-            else full
+        return best.masked_scatter(outside, full[outside]) if not bool(outside.all()) else full

@@ -12,8 +12,7 @@ from ..._tensor import Tensor
 from ..parameter import Parameter
 from .module import Module, _addindent
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
-           "Container"]
+__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Container"]
 
 
 def _abs_string_index(idx, size: int) -> str:
@@ -85,8 +84,10 @@ class Sequential(Module):
 
     def __add__(self, other):
         if not isinstance(other, Sequential):
-            raise ValueError("add operator supports only objects of Sequential class, but "
-                             f"{str(type(other))} is given.")
+            raise ValueError(
+                "add operator supports only objects of Sequential class, but "
+                f"{str(type(other))} is given."
+            )
         ret = Sequential()
         for layer in self:
             ret.append(layer)
@@ -96,8 +97,10 @@ class Sequential(Module):
 
     def __iadd__(self, other):
         if not isinstance(other, Sequential):
-            raise ValueError("add operator supports only objects of Sequential class, but "
-                             f"{str(type(other))} is given.")
+            raise ValueError(
+                "add operator supports only objects of Sequential class, but "
+                f"{str(type(other))} is given."
+            )
         offset = len(self)
         for i, module in enumerate(other):
             self.add_module(str(i + offset), module)
@@ -240,8 +243,10 @@ class ModuleList(Module):
 
     def extend(self, modules):
         if not isinstance(modules, Iterable):
-            raise TypeError("ModuleList.extend should be called with an iterable, but got "
-                            + type(modules).__name__)
+            raise TypeError(
+                "ModuleList.extend should be called with an iterable, but got "
+                + type(modules).__name__
+            )
         offset = len(self)
         for i, module in enumerate(modules):
             self.add_module(str(offset + i), module)
@@ -293,19 +298,30 @@ class ModuleDict(Module):
 
     def update(self, modules) -> None:
         if not isinstance(modules, Iterable):
-            raise TypeError("ModuleDict.update should be called with an iterable of key/value "
-                            "pairs, but got " + type(modules).__name__)
+            raise TypeError(
+                "ModuleDict.update should be called with an iterable of key/value "
+                "pairs, but got " + type(modules).__name__
+            )
         if isinstance(modules, (OrderedDict, ModuleDict, Mapping)):
             for key, module in modules.items():
                 self[key] = module
             return
         for j, m in enumerate(modules):
             if not isinstance(m, Iterable):
-                raise TypeError("ModuleDict update sequence element #" + str(j)
-                                + " should be Iterable; is" + type(m).__name__)
+                raise TypeError(
+                    "ModuleDict update sequence element #"
+                    + str(j)
+                    + " should be Iterable; is"
+                    + type(m).__name__
+                )
             if not len(m) == 2:
-                raise ValueError("ModuleDict update sequence element #" + str(j)
-                                 + " has length " + str(len(m)) + "; 2 is required")
+                raise ValueError(
+                    "ModuleDict update sequence element #"
+                    + str(j)
+                    + " has length "
+                    + str(len(m))
+                    + "; 2 is required"
+                )
             self[m[0]] = m[1]
 
 
@@ -355,8 +371,10 @@ class ParameterList(Module):
 
     def extend(self, values):
         if not isinstance(values, Iterable) or isinstance(values, Tensor):
-            raise TypeError("ParameterList.extend should be called with an iterable, but got "
-                            + type(values).__name__)
+            raise TypeError(
+                "ParameterList.extend should be called with an iterable, but got "
+                + type(values).__name__
+            )
         for value in values:
             self.append(value)
         return self
@@ -384,9 +402,11 @@ class ParameterDict(Module):
 
     def _key_to_attr(self, key) -> str:
         if not isinstance(key, str):
-            raise TypeError("Index given to ParameterDict cannot be used as a key as it is not "
-                            f"a string (type is '{type(key).__name__}'). Open an issue on "
-                            "github if you need non-string keys.")
+            raise TypeError(
+                "Index given to ParameterDict cannot be used as a key as it is not "
+                f"a string (type is '{type(key).__name__}'). Open an issue on "
+                "github if you need non-string keys."
+            )
         return key
 
     def __getitem__(self, key: str):
@@ -456,8 +476,10 @@ class ParameterDict(Module):
 
     def update(self, parameters) -> None:
         if not isinstance(parameters, Iterable):
-            raise TypeError("ParametersDict.update should be called with an iterable of "
-                            "key/value pairs, but got " + type(parameters).__name__)
+            raise TypeError(
+                "ParametersDict.update should be called with an iterable of "
+                "key/value pairs, but got " + type(parameters).__name__
+            )
         if isinstance(parameters, (OrderedDict, ParameterDict)):
             for key, parameter in parameters.items():
                 self[key] = parameter
@@ -467,11 +489,20 @@ class ParameterDict(Module):
         else:
             for j, p in enumerate(parameters):
                 if not isinstance(p, Iterable):
-                    raise TypeError("ParameterDict update sequence element #" + str(j)
-                                    + " should be Iterable; is" + type(p).__name__)
+                    raise TypeError(
+                        "ParameterDict update sequence element #"
+                        + str(j)
+                        + " should be Iterable; is"
+                        + type(p).__name__
+                    )
                 if not len(p) == 2:
-                    raise ValueError("ParameterDict update sequence element #" + str(j)
-                                     + " has length " + str(len(p)) + "; 2 is required")
+                    raise ValueError(
+                        "ParameterDict update sequence element #"
+                        + str(j)
+                        + " has length "
+                        + str(len(p))
+                        + "; 2 is required"
+                    )
                 self[p[0]] = p[1]
 
     def extra_repr(self) -> str:

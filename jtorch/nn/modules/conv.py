@@ -12,9 +12,20 @@ from .lazy import LazyModuleMixin
 from .module import Module
 from .utils import _pair, _reverse_repeat_tuple, _single, _triple
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
-           "ConvTranspose3d", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
-           "LazyConvTranspose2d", "LazyConvTranspose3d"]
+__all__ = [
+    "Conv1d",
+    "Conv2d",
+    "Conv3d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
+    "ConvTranspose3d",
+    "LazyConv1d",
+    "LazyConv2d",
+    "LazyConv3d",
+    "LazyConvTranspose1d",
+    "LazyConvTranspose2d",
+    "LazyConvTranspose3d",
+]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 _NTUPLE = {1: _single, 2: _pair, 3: _triple}
@@ -32,9 +43,22 @@ class _ConvNd(Module):
 
     _nd = 0
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: tuple, stride: tuple,
-                 padding, dilation: tuple, transposed: bool, output_padding: tuple,
-                 groups: int, bias: bool, padding_mode: str, device=None, dtype=None) -> None:
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: tuple,
+        stride: tuple,
+        padding,
+        dilation: tuple,
+        transposed: bool,
+        output_padding: tuple,
+        groups: int,
+        bias: bool,
+        padding_mode: str,
+        device=None,
+        dtype=None,
+    ) -> None:
         super().__init__()
         if groups <= 0:
             raise ValueError("groups must be a positive integer")
@@ -44,13 +68,17 @@ class _ConvNd(Module):
             raise ValueError("out_channels must be divisible by groups")
         if isinstance(padding, str):
             if padding not in ("same", "valid"):
-                raise ValueError(f"Invalid padding string {padding!r}, should be one of "
-                                 f"{_set_repr(('same', 'valid'))}")
+                raise ValueError(
+                    f"Invalid padding string {padding!r}, should be one of "
+                    f"{_set_repr(('same', 'valid'))}"
+                )
             if padding == "same" and any(s != 1 for s in stride):
                 raise ValueError("padding='same' is not supported for strided convolutions")
         if padding_mode not in _PADDING_MODES:
-            raise ValueError(f"padding_mode must be one of {_set_repr(_PADDING_MODES)}, but got "
-                             f"padding_mode='{padding_mode}'")
+            raise ValueError(
+                f"padding_mode must be one of {_set_repr(_PADDING_MODES)}, but got "
+                f"padding_mode='{padding_mode}'"
+            )
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.kernel_size = kernel_size
@@ -116,20 +144,44 @@ class _ConvNd(Module):
 class _Conv(_ConvNd):
     """`ConvNd` for N = `_nd`: the constructor normalises its arguments to N-tuples."""
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
-                 dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
-                 device=None, dtype=None) -> None:
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
+        device=None,
+        dtype=None,
+    ) -> None:
         tup = _NTUPLE[self._nd]
-        super().__init__(in_channels, out_channels, tup(kernel_size), tup(stride),
-                         padding if isinstance(padding, str) else tup(padding), tup(dilation),
-                         False, tup(0), groups, bias, padding_mode, device=device, dtype=dtype)
+        super().__init__(
+            in_channels,
+            out_channels,
+            tup(kernel_size),
+            tup(stride),
+            padding if isinstance(padding, str) else tup(padding),
+            tup(dilation),
+            False,
+            tup(0),
+            groups,
+            bias,
+            padding_mode,
+            device=device,
+            dtype=dtype,
+        )
 
     def _conv_forward(self, input, weight, bias):
         conv = _CONV[self._nd]
         if self.padding_mode != "zeros":
             padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
-            return conv(padded, weight, bias, self.stride, _NTUPLE[self._nd](0), self.dilation,
-                        self.groups)
+            return conv(
+                padded, weight, bias, self.stride, _NTUPLE[self._nd](0), self.dilation, self.groups
+            )
         return conv(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
 
     def forward(self, input):
@@ -157,19 +209,45 @@ class Conv3d(_Conv):
 class _ConvTransposeNd(_ConvNd):
     """Transposed convolutions: only zero padding; `forward` takes an optional `output_size`."""
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
-                 output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
-                 padding_mode: str = "zeros", device=None, dtype=None) -> None:
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size,
+        stride=1,
+        padding=0,
+        output_padding=0,
+        groups: int = 1,
+        bias: bool = True,
+        dilation=1,
+        padding_mode: str = "zeros",
+        device=None,
+        dtype=None,
+    ) -> None:
         if padding_mode != "zeros":
-            raise ValueError(f'Only "zeros" padding mode is supported for '
-                             f"{self.__class__.__name__}")
+            raise ValueError(
+                f'Only "zeros" padding mode is supported for {self.__class__.__name__}'
+            )
         tup = _NTUPLE[self._nd]
-        super().__init__(in_channels, out_channels, tup(kernel_size), tup(stride), tup(padding),
-                         tup(dilation), True, tup(output_padding), groups, bias, padding_mode,
-                         device=device, dtype=dtype)
+        super().__init__(
+            in_channels,
+            out_channels,
+            tup(kernel_size),
+            tup(stride),
+            tup(padding),
+            tup(dilation),
+            True,
+            tup(output_padding),
+            groups,
+            bias,
+            padding_mode,
+            device=device,
+            dtype=dtype,
+        )
 
-    def _output_padding(self, input, output_size, stride, padding, kernel_size,
-                        num_spatial_dims, dilation=None) -> list:
+    def _output_padding(
+        self, input, output_size, stride, padding, kernel_size, num_spatial_dims, dilation=None
+    ) -> list:
         """The output_padding that makes the result `output_size` (PyTorch's rule and errors)."""
         if output_size is None:
             return _single(self.output_padding)
@@ -179,32 +257,50 @@ class _ConvTransposeNd(_ConvNd):
         if len(output_size) == non_spatial + num_spatial_dims:
             output_size = output_size[non_spatial:]
         if len(output_size) != num_spatial_dims:
-            raise ValueError(f"ConvTranspose{num_spatial_dims}D: for {input.dim()}D input, "
-                             f"output_size must have {num_spatial_dims} or "
-                             f"{non_spatial + num_spatial_dims} elements (got "
-                             f"{len(output_size)})")
+            raise ValueError(
+                f"ConvTranspose{num_spatial_dims}D: for {input.dim()}D input, "
+                f"output_size must have {num_spatial_dims} or "
+                f"{non_spatial + num_spatial_dims} elements (got "
+                f"{len(output_size)})"
+            )
         min_sizes, max_sizes = [], []
         for d in range(num_spatial_dims):
             dil = dilation[d] if dilation is not None else 1
-            size = ((input.size(d + non_spatial) - 1) * stride[d] - 2 * padding[d]
-                    + dil * (kernel_size[d] - 1) + 1)
+            size = (
+                (input.size(d + non_spatial) - 1) * stride[d]
+                - 2 * padding[d]
+                + dil * (kernel_size[d] - 1)
+                + 1
+            )
             min_sizes.append(size)
             max_sizes.append(size + stride[d] - 1)
         for size, lo, hi in zip(output_size, min_sizes, max_sizes):
             if size < lo or size > hi:
-                raise ValueError(f"requested an output size of {output_size}, but valid sizes "
-                                 f"range from {min_sizes} to {max_sizes} (for an input of "
-                                 f"{input.size()[2:]})")
+                raise ValueError(
+                    f"requested an output size of {output_size}, but valid sizes "
+                    f"range from {min_sizes} to {max_sizes} (for an input of "
+                    f"{input.size()[2:]})"
+                )
         return [o - lo for o, lo in zip(output_size, min_sizes)]
 
     def forward(self, input, output_size=None):
         if self.padding_mode != "zeros":
-            raise ValueError(f"Only `zeros` padding mode is supported for "
-                             f"{self.__class__.__name__}")
-        output_padding = self._output_padding(input, output_size, self.stride, self.padding,
-                                              self.kernel_size, self._nd, self.dilation)
-        return _CONV_T[self._nd](input, self.weight, self.bias, self.stride, self.padding,
-                                 output_padding, self.groups, self.dilation)
+            raise ValueError(
+                f"Only `zeros` padding mode is supported for {self.__class__.__name__}"
+            )
+        output_padding = self._output_padding(
+            input, output_size, self.stride, self.padding, self.kernel_size, self._nd, self.dilation
+        )
+        return _CONV_T[self._nd](
+            input,
+            self.weight,
+            self.bias,
+            self.stride,
+            self.padding,
+            output_padding,
+            self.groups,
+            self.dilation,
+        )
 
 
 class ConvTranspose1d(_ConvTransposeNd):
@@ -261,28 +357,74 @@ class _LazyConvXdMixin(LazyModuleMixin):
     def _get_in_channels(self, input) -> int:
         unbatched, batched = self._nd + 1, self._nd + 2
         if input.dim() not in (unbatched, batched):
-            raise RuntimeError(f"Expected {unbatched}D (unbatched) or {batched}D (batched) input "
-                               f"to {self.__class__.__name__}, but got input of size: "
-                               f"{input.shape}")
+            raise RuntimeError(
+                f"Expected {unbatched}D (unbatched) or {batched}D (batched) input "
+                f"to {self.__class__.__name__}, but got input of size: "
+                f"{input.shape}"
+            )
         return input.shape[1] if input.dim() == batched else input.shape[0]
 
 
 class _LazyConv(_LazyConvXdMixin):
-    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
-                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None,
-                 dtype=None) -> None:
+    def __init__(
+        self,
+        out_channels: int,
+        kernel_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
+        device=None,
+        dtype=None,
+    ) -> None:
         # in_channels 0 and no bias: the real parameters are created at the first call.
-        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False,
-                         padding_mode, device=device, dtype=dtype)
+        super().__init__(
+            0,
+            0,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            False,
+            padding_mode,
+            device=device,
+            dtype=dtype,
+        )
         self._make_lazy(out_channels, bias, dtype)
 
 
 class _LazyConvTranspose(_LazyConvXdMixin):
-    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
-                 groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros",
-                 device=None, dtype=None) -> None:
-        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False,
-                         dilation, padding_mode, device=device, dtype=dtype)
+    def __init__(
+        self,
+        out_channels: int,
+        kernel_size,
+        stride=1,
+        padding=0,
+        output_padding=0,
+        groups: int = 1,
+        bias: bool = True,
+        dilation=1,
+        padding_mode: str = "zeros",
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__(
+            0,
+            0,
+            kernel_size,
+            stride,
+            padding,
+            output_padding,
+            groups,
+            False,
+            dilation,
+            padding_mode,
+            device=device,
+            dtype=dtype,
+        )
         self._make_lazy(out_channels, bias, dtype)
 
 

@@ -29,8 +29,10 @@ class Unflatten(Module):
         super().__init__()
         if isinstance(dim, int):
             if not isinstance(unflattened_size, (tuple, list)):
-                raise TypeError("unflattened_size must be tuple of ints, but found type "
-                                f"{type(unflattened_size).__name__}")
+                raise TypeError(
+                    "unflattened_size must be tuple of ints, but found type "
+                    f"{type(unflattened_size).__name__}"
+                )
         elif isinstance(dim, str):
             raise TypeError("named tensors are not supported by jtorch")
         else:

@@ -7,20 +7,36 @@ import warnings
 from .. import functional as F
 from .batchnorm import _LazyNormBase, _NormBase
 
-__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LazyInstanceNorm1d",
-           "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
+__all__ = [
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "InstanceNorm3d",
+    "LazyInstanceNorm1d",
+    "LazyInstanceNorm2d",
+    "LazyInstanceNorm3d",
+]
 
 
 class _InstanceNorm(_NormBase):
     """Batch norm's parameters with per-sample statistics; unbatched inputs are accepted."""
 
-    _no_batch_dim: int   # the input rank without a batch dimension
+    _no_batch_dim: int  # the input rank without a batch dimension
 
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
-                 affine: bool = False, track_running_stats: bool = False, device=None,
-                 dtype=None, *, bias: bool = True) -> None:
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype,
-                         bias=bias)
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float = 0.1,
+        affine: bool = False,
+        track_running_stats: bool = False,
+        device=None,
+        dtype=None,
+        *,
+        bias: bool = True,
+    ) -> None:
+        super().__init__(
+            num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias
+        )
 
     def _get_no_batch_dim(self) -> int:
         return self._no_batch_dim
@@ -34,17 +50,24 @@ class _InstanceNorm(_NormBase):
         return self._apply_instance_norm(input.unsqueeze(0)).squeeze(0)
 
     def _apply_instance_norm(self, input):
-        return F.instance_norm(input, self.running_mean, self.running_var, self.weight,
-                               self.bias, self.training or not self.track_running_stats,
-                               self.momentum if self.momentum is not None else 0.0, self.eps)
+        return F.instance_norm(
+            input,
+            self.running_mean,
+            self.running_var,
+            self.weight,
+            self.bias,
+            self.training or not self.track_running_stats,
+            self.momentum if self.momentum is not None else 0.0,
+            self.eps,
+        )
 
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
-                              unexpected_keys, error_msgs) -> None:
+    def _load_from_state_dict(
+        self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+    ) -> None:
         version = local_metadata.get("version", None)
         # Checkpoints from before PyTorch 0.4 hold running stats that are no longer tracked.
         if version is None and not self.track_running_stats:
-            keys = [prefix + n for n in ("running_mean", "running_var")
-                    if prefix + n in state_dict]
+            keys = [prefix + n for n in ("running_mean", "running_var") if prefix + n in state_dict]
             if keys:
                 name = self.__class__.__name__
                 error_msgs.append(
@@ -53,24 +76,32 @@ class _InstanceNorm(_NormBase):
                     "0.4.0, this may be expected because {klass} does not track running stats "
                     "by default since 0.4.0. Please remove these keys from state_dict. If the "
                     "running stats are actually needed, instead set track_running_stats=True in "
-                    "{klass} to enable them. See the documentation of {klass} for details."
-                    .format(names=" and ".join(f'"{k}"' for k in keys), klass=name))
+                    "{klass} to enable them. See the documentation of {klass} for details.".format(
+                        names=" and ".join(f'"{k}"' for k in keys), klass=name
+                    )
+                )
                 for key in keys:
                     state_dict.pop(key)
-        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
-                                      unexpected_keys, error_msgs)
+        super()._load_from_state_dict(
+            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+        )
 
     def forward(self, input):
         self._check_input_dim(input)
         feature_dim = input.dim() - self._get_no_batch_dim()
         if input.size(feature_dim) != self.num_features:
             if self.affine:
-                raise ValueError(f"expected input's size at dim={feature_dim} to match "
-                                 f"num_features ({self.num_features}), but got: "
-                                 f"{input.size(feature_dim)}.")
-            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You "
-                          "can silence this warning by not passing in num_features, which is "
-                          "not used because affine=False", stacklevel=2)
+                raise ValueError(
+                    f"expected input's size at dim={feature_dim} to match "
+                    f"num_features ({self.num_features}), but got: "
+                    f"{input.size(feature_dim)}."
+                )
+            warnings.warn(
+                f"input's size at dim={feature_dim} does not match num_features. You "
+                "can silence this warning by not passing in num_features, which is "
+                "not used because affine=False",
+                stacklevel=2,
+            )
         if input.dim() == self._get_no_batch_dim():
             return self._handle_no_batch_input(input)
         return self._apply_instance_norm(input)

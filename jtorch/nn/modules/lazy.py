@@ -29,15 +29,17 @@ class LazyModuleMixin:
         # PyTorch, since they have no data to detach.
         for name, param in self._parameters.items():
             if param is not None:
-                destination[prefix + name] = param if is_lazy(param) or keep_vars \
-                    else param.detach()
+                destination[prefix + name] = (
+                    param if is_lazy(param) or keep_vars else param.detach()
+                )
         for name, buf in self._buffers.items():
             if buf is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = buf if is_lazy(buf) or keep_vars else buf.detach()
 
     def initialize_parameters(self, *args, **kwargs):
-        raise NotImplementedError(f"initialize_parameters is not implemented for "
-                                  f"{self.__class__.__name__}")
+        raise NotImplementedError(
+            f"initialize_parameters is not implemented for {self.__class__.__name__}"
+        )
 
 
 def _infer_parameters(module, args, kwargs=None):

@@ -16,8 +16,13 @@ from ...autograd import grad_mode
 from ...autograd.graph import RemovableHandle, _add_hook
 from ..parameter import Buffer, Parameter, is_lazy
 
-__all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook",
-           "register_module_full_backward_hook", "register_module_full_backward_pre_hook"]
+__all__ = [
+    "Module",
+    "register_module_forward_pre_hook",
+    "register_module_forward_hook",
+    "register_module_full_backward_hook",
+    "register_module_full_backward_pre_hook",
+]
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
@@ -64,8 +69,9 @@ def _addindent(s_: str, num_spaces: int) -> str:
     return first + "\n" + "\n".join(rest)
 
 
-class _IncompatibleKeys(collections.namedtuple("IncompatibleKeys",
-                                               ["missing_keys", "unexpected_keys"])):
+class _IncompatibleKeys(
+    collections.namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+):
     __slots__ = ()
 
     def __repr__(self) -> str:
@@ -90,11 +96,15 @@ class Module:
 
     def __init__(self, *args, **kwargs) -> None:
         if self.call_super_init is False and bool(kwargs):
-            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword "
-                            f"argument '{next(iter(kwargs))}'")
+            raise TypeError(
+                f"{type(self).__name__}.__init__() got an unexpected keyword "
+                f"argument '{next(iter(kwargs))}'"
+            )
         if self.call_super_init is False and bool(args):
-            raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but "
-                            f"{len(args) + 1} were given")
+            raise TypeError(
+                f"{type(self).__name__}.__init__() takes 1 positional argument but "
+                f"{len(args) + 1} were given"
+            )
         setattr_ = super().__setattr__
         setattr_("training", True)
         setattr_("_parameters", {})
@@ -117,8 +127,9 @@ class Module:
             super().__init__(*args, **kwargs)
 
     def forward(self, *args, **kwargs):
-        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
-                                  '"forward" function')
+        raise NotImplementedError(
+            f'Module [{type(self).__name__}] is missing the required "forward" function'
+        )
 
     # -- registration -------------------------------------------------------
 
@@ -135,8 +146,10 @@ class Module:
         if hasattr(self, name) and name not in self._buffers:
             raise KeyError(f"attribute '{name}' already exists")
         if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
-                            "(torch Tensor or None required)")
+            raise TypeError(
+                f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
+                "(torch Tensor or None required)"
+            )
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -159,13 +172,17 @@ class Module:
             self._parameters[name] = None
             return
         if not isinstance(param, Parameter):
-            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
-                            "(torch.nn.Parameter or None required)")
+            raise TypeError(
+                f"cannot assign '{_typename(param)}' object to parameter '{name}' "
+                "(torch.nn.Parameter or None required)"
+            )
         if param.grad_fn is not None:
-            raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model "
-                             f"parameters must be created explicitly. To express '{name}' as a "
-                             "function of another Tensor, compute the value in the forward() "
-                             "method.")
+            raise ValueError(
+                f"Cannot assign non-leaf Tensor to parameter '{name}'. Model "
+                f"parameters must be created explicitly. To express '{name}' as a "
+                "function of another Tensor, compute the value in the forward() "
+                "method."
+            )
         self._parameters[name] = param
 
     def add_module(self, name: str, module) -> None:
@@ -229,16 +246,20 @@ class Module:
         return getattr(mod, name)
 
     def get_extra_state(self):
-        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be "
-                           "called. Please file an issue at "
-                           "https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml "
-                           "to report this bug.")
+        raise RuntimeError(
+            "Reached a code path in Module.get_extra_state() that should never be "
+            "called. Please file an issue at "
+            "https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml "
+            "to report this bug."
+        )
 
     def set_extra_state(self, state) -> None:
-        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be "
-                           "called. Please file an issue at "
-                           "https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml "
-                           "to report this bug.")
+        raise RuntimeError(
+            "Reached a code path in Module.set_extra_state() that should never be "
+            "called. Please file an issue at "
+            "https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml "
+            "to report this bug."
+        )
 
     # -- attribute protocol ------------------------------------------------
 
@@ -265,34 +286,42 @@ class Module:
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            remove_from(self.__dict__, self._buffers, self._modules,
-                        self._non_persistent_buffers_set)
+            remove_from(
+                self.__dict__, self._buffers, self._modules, self._non_persistent_buffers_set
+            )
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
-                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
-                                "(torch.nn.Parameter or None expected)")
+                raise TypeError(
+                    f"cannot assign '{_typename(value)}' as parameter '{name}' "
+                    "(torch.nn.Parameter or None expected)"
+                )
             self.register_parameter(name, value)
         else:
             modules = self.__dict__.get("_modules")
             if isinstance(value, Module):
                 if modules is None:
                     raise AttributeError("cannot assign module before Module.__init__() call")
-                remove_from(self.__dict__, self._parameters, self._buffers,
-                            self._non_persistent_buffers_set)
+                remove_from(
+                    self.__dict__, self._parameters, self._buffers, self._non_persistent_buffers_set
+                )
                 modules[name] = value
             elif modules is not None and name in modules:
                 if value is not None:
-                    raise TypeError(f"cannot assign '{_typename(value)}' as child module "
-                                    f"'{name}' (torch.nn.Module or None expected)")
+                    raise TypeError(
+                        f"cannot assign '{_typename(value)}' as child module "
+                        f"'{name}' (torch.nn.Module or None expected)"
+                    )
                 modules[name] = value
             else:
                 buffers = self.__dict__.get("_buffers")
                 if isinstance(value, Buffer) or (buffers is not None and name in buffers):
                     if value is not None and not isinstance(value, Tensor):
-                        raise TypeError(f"cannot assign '{_typename(value)}' as buffer "
-                                        f"'{name}' (torch.nn.Buffer, torch.Tensor or None "
-                                        "expected)")
+                        raise TypeError(
+                            f"cannot assign '{_typename(value)}' as buffer "
+                            f"'{name}' (torch.nn.Buffer, torch.Tensor or None "
+                            "expected)"
+                        )
                     if isinstance(value, Buffer):
                         persistent = value.persistent
                         remove_from(self.__dict__, self._parameters, self._modules)
@@ -320,17 +349,19 @@ class Module:
 
     def __setstate__(self, state) -> None:
         self.__dict__.update(state)
-        for name, default in (("_forward_pre_hooks", OrderedDict),
-                              ("_forward_pre_hooks_with_kwargs", OrderedDict),
-                              ("_forward_hooks", OrderedDict),
-                              ("_forward_hooks_with_kwargs", OrderedDict),
-                              ("_forward_hooks_always_called", OrderedDict),
-                              ("_state_dict_hooks", OrderedDict),
-                              ("_state_dict_pre_hooks", OrderedDict),
-                              ("_load_state_dict_pre_hooks", OrderedDict),
-                              ("_load_state_dict_post_hooks", OrderedDict),
-                              ("_non_persistent_buffers_set", set),
-                              ("_backward_pre_hooks", OrderedDict)):
+        for name, default in (
+            ("_forward_pre_hooks", OrderedDict),
+            ("_forward_pre_hooks_with_kwargs", OrderedDict),
+            ("_forward_hooks", OrderedDict),
+            ("_forward_hooks_with_kwargs", OrderedDict),
+            ("_forward_hooks_always_called", OrderedDict),
+            ("_state_dict_hooks", OrderedDict),
+            ("_state_dict_pre_hooks", OrderedDict),
+            ("_load_state_dict_pre_hooks", OrderedDict),
+            ("_load_state_dict_post_hooks", OrderedDict),
+            ("_non_persistent_buffers_set", set),
+            ("_backward_pre_hooks", OrderedDict),
+        ):
             if name not in self.__dict__:
                 self.__dict__[name] = default()
         if "_is_full_backward_hook" not in self.__dict__:
@@ -340,8 +371,11 @@ class Module:
 
     def _named_members(self, get_members_fn, prefix="", recurse=True, remove_duplicate=True):
         memo = set()
-        modules = (self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
-                   if recurse else [(prefix, self)])
+        modules = (
+            self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+            if recurse
+            else [(prefix, self)]
+        )
         for module_prefix, module in modules:
             for k, v in get_members_fn(module):
                 if v is None or id(v) in memo:
@@ -355,20 +389,28 @@ class Module:
         for _, param in self.named_parameters(recurse=recurse):
             yield param
 
-    def named_parameters(self, prefix: str = "", recurse: bool = True,
-                         remove_duplicate: bool = True):
+    def named_parameters(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ):
         """Matches `torch.nn.Module.named_parameters`."""
-        yield from self._named_members(lambda m: m._parameters.items(), prefix=prefix,
-                                       recurse=recurse, remove_duplicate=remove_duplicate)
+        yield from self._named_members(
+            lambda m: m._parameters.items(),
+            prefix=prefix,
+            recurse=recurse,
+            remove_duplicate=remove_duplicate,
+        )
 
     def buffers(self, recurse: bool = True):
         for _, buf in self.named_buffers(recurse=recurse):
             yield buf
 
-    def named_buffers(self, prefix: str = "", recurse: bool = True,
-                      remove_duplicate: bool = True):
-        yield from self._named_members(lambda m: m._buffers.items(), prefix=prefix,
-                                       recurse=recurse, remove_duplicate=remove_duplicate)
+    def named_buffers(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+        yield from self._named_members(
+            lambda m: m._buffers.items(),
+            prefix=prefix,
+            recurse=recurse,
+            remove_duplicate=remove_duplicate,
+        )
 
     def children(self):
         for _, module in self.named_children():
@@ -458,13 +500,16 @@ class Module:
         """Matches `torch.nn.Module.to(device=None, dtype=None, non_blocking=False)`."""
         device, dtype, non_blocking = _parse_to(*args, **kwargs)
         if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
-            raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but "
-                            f"got desired dtype={dtype}")
+            raise TypeError(
+                "nn.Module.to only accepts floating point or complex dtypes, but "
+                f"got desired dtype={dtype}"
+            )
 
         def convert(t):
             if t.is_floating_point() or t.is_complex():
                 return t.to(device, dtype, non_blocking)
             return t.to(device, None, non_blocking)
+
         return self._apply(convert)
 
     def cuda(self, device=None):
@@ -493,6 +538,7 @@ class Module:
 
     def to_empty(self, *, device=None, recurse: bool = True):
         from ... import empty_like
+
         return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
 
     # -- state dict --------------------------------------------------------
@@ -510,10 +556,13 @@ class Module:
     def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False):
         """Matches `torch.nn.Module.state_dict`: an OrderedDict with `_metadata`."""
         if args:
-            warnings.warn("Positional args are being deprecated, use kwargs instead. Refer to "
-                          "https://pytorch.org/docs/main/generated/torch.nn.Module.html"
-                          "#torch.nn.Module.state_dict for details.", FutureWarning,
-                          stacklevel=2)
+            warnings.warn(
+                "Positional args are being deprecated, use kwargs instead. Refer to "
+                "https://pytorch.org/docs/main/generated/torch.nn.Module.html"
+                "#torch.nn.Module.state_dict for details.",
+                FutureWarning,
+                stacklevel=2,
+            )
             destination = args[0] if len(args) > 0 else destination
             prefix = args[1] if len(args) > 1 else prefix
             keep_vars = args[2] if len(args) > 2 else keep_vars
@@ -528,23 +577,36 @@ class Module:
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
-                module.state_dict(destination=destination, prefix=prefix + name + ".",
-                                  keep_vars=keep_vars)
+                module.state_dict(
+                    destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars
+                )
         for hook in self._state_dict_hooks.values():
             result = hook(self, destination, prefix, local_metadata)
             if result is not None:
                 destination = result
         return destination
 
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
-                              unexpected_keys, error_msgs) -> None:
+    def _load_from_state_dict(
+        self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+    ) -> None:
         for hook in self._load_state_dict_pre_hooks.values():
-            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-                 error_msgs)
-        persistent = {k: v for k, v in self._buffers.items()
-                      if k not in self._non_persistent_buffers_set}
-        local_state = {k: v for k, v in itertools.chain(self._parameters.items(),
-                                                        persistent.items()) if v is not None}
+            hook(
+                state_dict,
+                prefix,
+                local_metadata,
+                strict,
+                missing_keys,
+                unexpected_keys,
+                error_msgs,
+            )
+        persistent = {
+            k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set
+        }
+        local_state = {
+            k: v
+            for k, v in itertools.chain(self._parameters.items(), persistent.items())
+            if v is not None
+        }
         assign = local_metadata.get("assign_to_params_buffers", False)
         for name, param in local_state.items():
             key = prefix + name
@@ -554,17 +616,21 @@ class Module:
                 continue
             value = state_dict[key]
             if not isinstance(value, Tensor):
-                error_msgs.append(f'While copying the parameter named "{key}", expected '
-                                  "torch.Tensor or Tensor-like object from checkpoint but "
-                                  f"received {type(value)}")
+                error_msgs.append(
+                    f'While copying the parameter named "{key}", expected '
+                    "torch.Tensor or Tensor-like object from checkpoint but "
+                    f"received {type(value)}"
+                )
                 continue
             lazy = is_lazy(param)
             if not lazy and param.ndim == 0 and value.ndim == 1:
-                value = value[0]    # PyTorch's 0.3 -> 0.4 compatibility rule
+                value = value[0]  # PyTorch's 0.3 -> 0.4 compatibility rule
             if not lazy and tuple(value.shape) != tuple(param.shape):
-                error_msgs.append(f"size mismatch for {key}: copying a param with shape "
-                                  f"{value.shape} from checkpoint, the shape in current model "
-                                  f"is {param.shape}.")
+                error_msgs.append(
+                    f"size mismatch for {key}: copying a param with shape "
+                    f"{value.shape} from checkpoint, the shape in current model "
+                    f"is {param.shape}."
+                )
                 continue
             try:
                 with grad_mode.no_grad():
@@ -581,10 +647,12 @@ class Module:
                     else:
                         param.copy_(value)
             except Exception as ex:  # noqa: BLE001 - reported as PyTorch reports it
-                error_msgs.append(f'While copying the parameter named "{key}", whose dimensions '
-                                  f"in the model are {param.size()} and whose dimensions in the "
-                                  f"checkpoint are {value.size()}, an exception occurred : "
-                                  f"{ex.args}.")
+                error_msgs.append(
+                    f'While copying the parameter named "{key}", whose dimensions '
+                    f"in the model are {param.size()} and whose dimensions in the "
+                    f"checkpoint are {value.size()}, an exception occurred : "
+                    f"{ex.args}."
+                )
         extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
         if type(self).set_extra_state is not Module.set_extra_state:
             if extra_key in state_dict:
@@ -596,7 +664,7 @@ class Module:
         if strict:
             for key in state_dict.keys():
                 if key.startswith(prefix) and key != extra_key:
-                    head = key[len(prefix):].split(".", 1)
+                    head = key[len(prefix) :].split(".", 1)
                     if len(head) > 1:
                         if head[0] not in self._modules:
                             unexpected_keys.append(key)
@@ -617,34 +685,49 @@ class Module:
             local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
             if assign:
                 local_metadata["assign_to_params_buffers"] = assign
-            module._load_from_state_dict(local_state, prefix, local_metadata, True,
-                                         missing_keys, unexpected_keys, error_msgs)
+            module._load_from_state_dict(
+                local_state, prefix, local_metadata, True, missing_keys, unexpected_keys, error_msgs
+            )
             for name, child in module._modules.items():
                 if child is not None:
                     child_prefix = prefix + name + "."
-                    child_state = {k: v for k, v in local_state.items()
-                                   if k.startswith(child_prefix)}
+                    child_state = {
+                        k: v for k, v in local_state.items() if k.startswith(child_prefix)
+                    }
                     load(child, child_state, child_prefix)
             incompatible = _IncompatibleKeys(missing_keys, unexpected_keys)
             for hook in module._load_state_dict_post_hooks.values():
                 out = hook(module, incompatible)
                 if out is not None:
-                    raise AssertionError("Hooks registered with "
-                                         "``register_load_state_dict_post_hook`` are not "
-                                         "expected to return new values, if incompatible_keys "
-                                         "need to be modified, it should be done inplace.")
+                    raise AssertionError(
+                        "Hooks registered with "
+                        "``register_load_state_dict_post_hook`` are not "
+                        "expected to return new values, if incompatible_keys "
+                        "need to be modified, it should be done inplace."
+                    )
 
         load(self, state_dict)
         if strict:
             if unexpected_keys:
-                error_msgs.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in unexpected_keys)))
+                error_msgs.insert(
+                    0,
+                    "Unexpected key(s) in state_dict: {}. ".format(
+                        ", ".join(f'"{k}"' for k in unexpected_keys)
+                    ),
+                )
             if missing_keys:
-                error_msgs.insert(0, "Missing key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in missing_keys)))
+                error_msgs.insert(
+                    0,
+                    "Missing key(s) in state_dict: {}. ".format(
+                        ", ".join(f'"{k}"' for k in missing_keys)
+                    ),
+                )
         if error_msgs:
-            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
-                type(self).__name__, "\n\t".join(error_msgs)))
+            raise RuntimeError(
+                "Error(s) in loading state_dict for {}:\n\t{}".format(
+                    type(self).__name__, "\n\t".join(error_msgs)
+                )
+            )
         return _IncompatibleKeys(missing_keys, unexpected_keys)
 
     def register_state_dict_pre_hook(self, hook) -> RemovableHandle:
@@ -658,8 +741,7 @@ class Module:
     def register_load_state_dict_pre_hook(self, hook) -> RemovableHandle:
         """`hook(module, state_dict, prefix, local_metadata, strict, missing, unexpected,
         error_msgs)`."""
-        return _add_hook(self._load_state_dict_pre_hooks,
-                         functools.partial(hook, self))
+        return _add_hook(self._load_state_dict_pre_hooks, functools.partial(hook, self))
 
     def _register_load_state_dict_pre_hook(self, hook, with_module: bool = False):
         if with_module:
@@ -671,8 +753,9 @@ class Module:
 
     # -- hooks and calling -------------------------------------------------
 
-    def register_forward_pre_hook(self, hook, *, prepend: bool = False,
-                                  with_kwargs: bool = False) -> RemovableHandle:
+    def register_forward_pre_hook(
+        self, hook, *, prepend: bool = False, with_kwargs: bool = False
+    ) -> RemovableHandle:
         """Matches `torch.nn.Module.register_forward_pre_hook`."""
         h = _ExtraHandle(self._forward_pre_hooks, self._forward_pre_hooks_with_kwargs)
         self._forward_pre_hooks[h.id] = hook
@@ -682,11 +765,13 @@ class Module:
             _prepend(self._forward_pre_hooks, h)
         return h
 
-    def register_forward_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False,
-                              always_call: bool = False) -> RemovableHandle:
+    def register_forward_hook(
+        self, hook, *, prepend: bool = False, with_kwargs: bool = False, always_call: bool = False
+    ) -> RemovableHandle:
         """Matches `torch.nn.Module.register_forward_hook`."""
-        h = _ExtraHandle(self._forward_hooks, self._forward_hooks_with_kwargs,
-                         self._forward_hooks_always_called)
+        h = _ExtraHandle(
+            self._forward_hooks, self._forward_hooks_with_kwargs, self._forward_hooks_always_called
+        )
         self._forward_hooks[h.id] = hook
         if with_kwargs:
             self._forward_hooks_with_kwargs[h.id] = True
@@ -706,8 +791,10 @@ class Module:
     def register_full_backward_hook(self, hook, prepend: bool = False) -> RemovableHandle:
         """`hook(module, grad_input, grad_output)` may return a replacement grad_input."""
         if self._is_full_backward_hook is False:
-            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
-                               "on a single Module. Please use only one of them.")
+            raise RuntimeError(
+                "Cannot use both regular backward hooks and full backward hooks "
+                "on a single Module. Please use only one of them."
+            )
         self._is_full_backward_hook = True
         h = _add_hook(self._backward_hooks, hook)
         if prepend:
@@ -717,17 +804,25 @@ class Module:
     def register_backward_hook(self, hook) -> RemovableHandle:
         """The legacy backward hook; jtorch runs it as a full backward hook."""
         if self._is_full_backward_hook is True:
-            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
-                               "on a single Module. Please use only one of them.")
+            raise RuntimeError(
+                "Cannot use both regular backward hooks and full backward hooks "
+                "on a single Module. Please use only one of them."
+            )
         self._is_full_backward_hook = False
         return _add_hook(self._backward_hooks, hook)
 
     def _call_impl(self, *args, **kwargs):
         forward_call = self.forward
-        if not (self._backward_hooks or self._backward_pre_hooks or self._forward_hooks
-                or self._forward_pre_hooks or _global_backward_pre_hooks
-                or _global_backward_hooks or _global_forward_hooks
-                or _global_forward_pre_hooks):
+        if not (
+            self._backward_hooks
+            or self._backward_pre_hooks
+            or self._forward_hooks
+            or self._forward_pre_hooks
+            or _global_backward_pre_hooks
+            or _global_backward_hooks
+            or _global_forward_hooks
+            or _global_forward_pre_hooks
+        ):
             return forward_call(*args, **kwargs)
         return _call_with_hooks(self, forward_call, args, kwargs)
 
@@ -750,8 +845,9 @@ class Module:
     def __repr__(self) -> str:
         extra = self.extra_repr()
         extra_lines = extra.split("\n") if extra else []
-        child_lines = [f"({key}): " + _addindent(repr(module), 2)
-                       for key, module in self._modules.items()]
+        child_lines = [
+            f"({key}): " + _addindent(repr(module), 2) for key, module in self._modules.items()
+        ]
         lines = extra_lines + child_lines
         main = self._get_name() + "("
         if lines:
@@ -763,7 +859,8 @@ class Module:
 
     def compile(self, *args, **kwargs) -> None:
         """Matches `torch.nn.Module.compile`: later calls run the compiled forward."""
-        import jtorch     # the assembled namespace, as PyTorch's Module.compile uses torch.compile
+        import jtorch  # the assembled namespace, as PyTorch's Module.compile uses torch.compile
+
         self._compiled_call_impl = jtorch.compile(self._call_impl, *args, **kwargs)
 
 
@@ -782,19 +879,24 @@ class _ExtraHandle(RemovableHandle):
 
 def _call_with_hooks(module, forward_call, args, kwargs):
     from ._hooks import BackwardHook
+
     called_always = set()
     result = None
     try:
-        for hook_id, hook in (*_global_forward_pre_hooks.items(),
-                              *module._forward_pre_hooks.items()):
+        for hook_id, hook in (
+            *_global_forward_pre_hooks.items(),
+            *module._forward_pre_hooks.items(),
+        ):
             if hook_id in module._forward_pre_hooks_with_kwargs:
                 res = hook(module, args, kwargs)
                 if res is not None:
                     if isinstance(res, tuple) and len(res) == 2:
                         args, kwargs = res
                     else:
-                        raise RuntimeError("forward pre-hook must return None or a tuple of "
-                                           f"(new_args, new_kwargs), but got {res}.")
+                        raise RuntimeError(
+                            "forward pre-hook must return None or a tuple of "
+                            f"(new_args, new_kwargs), but got {res}."
+                        )
             else:
                 res = hook(module, args)
                 if res is not None:
@@ -807,8 +909,10 @@ def _call_with_hooks(module, forward_call, args, kwargs):
             args = bw_hook.setup_input_hook(args)
         result = forward_call(*args, **kwargs)
         for hook_id, hook in (*_global_forward_hooks.items(), *module._forward_hooks.items()):
-            if hook_id in module._forward_hooks_always_called or \
-                    hook_id in _global_forward_hooks_always_called:
+            if (
+                hook_id in module._forward_hooks_always_called
+                or hook_id in _global_forward_hooks_always_called
+            ):
                 called_always.add(hook_id)
             if hook_id in module._forward_hooks_with_kwargs:
                 res = hook(module, args, kwargs, result)
@@ -821,8 +925,10 @@ def _call_with_hooks(module, forward_call, args, kwargs):
         return result
     except Exception:
         for hook_id, hook in (*_global_forward_hooks.items(), *module._forward_hooks.items()):
-            always = (hook_id in module._forward_hooks_always_called
-                      or hook_id in _global_forward_hooks_always_called)
+            always = (
+                hook_id in module._forward_hooks_always_called
+                or hook_id in _global_forward_hooks_always_called
+            )
             if always and hook_id not in called_always:
                 try:
                     if hook_id in module._forward_hooks_with_kwargs:
@@ -830,9 +936,12 @@ def _call_with_hooks(module, forward_call, args, kwargs):
                     else:
                         hook(module, args, result)
                 except Exception as e:  # noqa: BLE001 - PyTorch warns and re-raises the first
-                    warnings.warn("global module forward hook with ``always_call=True`` raised "
-                                  f"an exception that was silenced as another error was raised "
-                                  f"in forward: {str(e)}", stacklevel=2)
+                    warnings.warn(
+                        "global module forward hook with ``always_call=True`` raised "
+                        f"an exception that was silenced as another error was raised "
+                        f"in forward: {str(e)}",
+                        stacklevel=2,
+                    )
         raise
 
 
@@ -844,19 +953,21 @@ def _parse_to(*args, **kwargs):
     kwargs.pop("memory_format", None)
     kwargs.pop("copy", None)
     if kwargs:
-        raise TypeError(f"to() received an invalid combination of arguments - got "
-                        f"unexpected keyword arguments {list(kwargs)}")
+        raise TypeError(
+            f"to() received an invalid combination of arguments - got "
+            f"unexpected keyword arguments {list(kwargs)}"
+        )
     for a in args:
         if isinstance(a, _dtype.dtype):
             dtype = a
-        elif isinstance(a, (str, _device_cls)) or (isinstance(a, int)
-                                                   and not isinstance(a, bool)):
+        elif isinstance(a, (str, _device_cls)) or (isinstance(a, int) and not isinstance(a, bool)):
             device = a
         elif isinstance(a, Tensor):
             device, dtype = a.device, a.dtype
         elif isinstance(a, bool):
             non_blocking = a
         else:
-            raise TypeError(f"to() received an invalid combination of arguments - got "
-                            f"({type(a).__name__})")
+            raise TypeError(
+                f"to() received an invalid combination of arguments - got ({type(a).__name__})"
+            )
     return device, dtype, non_blocking

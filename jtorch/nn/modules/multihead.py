@@ -33,8 +33,11 @@ def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_
     if mask.dtype != jtorch.bool and not is_float:
         raise AssertionError(f"only bool and floating types of {mask_name} are supported")
     if check_other and other_type is not None and mask.dtype != other_type:
-        warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use "
-                      f"same type for both instead.", stacklevel=3)
+        warnings.warn(
+            f"Support for mismatched {mask_name} and {other_name} is deprecated. Use "
+            f"same type for both instead.",
+            stacklevel=3,
+        )
     if not is_float:
         return mask.new_zeros(mask.shape, dtype=target_type).masked_fill_(mask, float("-inf"))
     return mask
@@ -45,12 +48,25 @@ class MultiheadAttention(Module):
 
     __constants__ = ["batch_first"]
 
-    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False,
-                 add_zero_attn=False, kdim=None, vdim=None, batch_first=False, device=None,
-                 dtype=None) -> None:
+    def __init__(
+        self,
+        embed_dim,
+        num_heads,
+        dropout=0.0,
+        bias=True,
+        add_bias_kv=False,
+        add_zero_attn=False,
+        kdim=None,
+        vdim=None,
+        batch_first=False,
+        device=None,
+        dtype=None,
+    ) -> None:
         if embed_dim <= 0 or num_heads <= 0:
-            raise ValueError(f"embed_dim and num_heads must be greater than 0, got "
-                             f"embed_dim={embed_dim} and num_heads={num_heads} instead")
+            raise ValueError(
+                f"embed_dim and num_heads must be greater than 0, got "
+                f"embed_dim={embed_dim} and num_heads={num_heads} instead"
+            )
         kw = {"device": device, "dtype": dtype}
         super().__init__()
         self.embed_dim = embed_dim
@@ -106,15 +122,28 @@ class MultiheadAttention(Module):
             state["_qkv_same_embed_dim"] = True
         super().__setstate__(state)
 
-    def forward(self, query: Tensor, key: Tensor, value: Tensor,
-                key_padding_mask: Tensor | None = None, need_weights: bool = True,
-                attn_mask: Tensor | None = None, average_attn_weights: bool = True,
-                is_causal: bool = False):
+    def forward(
+        self,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        key_padding_mask: Tensor | None = None,
+        need_weights: bool = True,
+        attn_mask: Tensor | None = None,
+        average_attn_weights: bool = True,
+        is_causal: bool = False,
+    ):
         is_batched = query.dim() == 3
-        key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask",
-                                           _none_or_dtype(attn_mask), "attn_mask", query.dtype)
-        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype,
-                                    check_other=False)
+        key_padding_mask = _canonical_mask(
+            key_padding_mask,
+            "key_padding_mask",
+            _none_or_dtype(attn_mask),
+            "attn_mask",
+            query.dtype,
+        )
+        attn_mask = _canonical_mask(
+            attn_mask, "attn_mask", None, "", query.dtype, check_other=False
+        )
         if self.batch_first and is_batched:
             if key is value:
                 if query is key:
@@ -126,14 +155,34 @@ class MultiheadAttention(Module):
                 query, key, value = (x.transpose(1, 0) for x in (query, key, value))
         separate = {}
         if not self._qkv_same_embed_dim:
-            separate = dict(use_separate_proj_weight=True, q_proj_weight=self.q_proj_weight,
-                            k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight)
+            separate = dict(
+                use_separate_proj_weight=True,
+                q_proj_weight=self.q_proj_weight,
+                k_proj_weight=self.k_proj_weight,
+                v_proj_weight=self.v_proj_weight,
+            )
         attn_output, attn_output_weights = F.multi_head_attention_forward(
-            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
-            self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
-            self.out_proj.weight, self.out_proj.bias, training=self.training,
-            key_padding_mask=key_padding_mask, need_weights=need_weights, attn_mask=attn_mask,
-            average_attn_weights=average_attn_weights, is_causal=is_causal, **separate)
+            query,
+            key,
+            value,
+            self.embed_dim,
+            self.num_heads,
+            self.in_proj_weight,
+            self.in_proj_bias,
+            self.bias_k,
+            self.bias_v,
+            self.add_zero_attn,
+            self.dropout,
+            self.out_proj.weight,
+            self.out_proj.bias,
+            training=self.training,
+            key_padding_mask=key_padding_mask,
+            need_weights=need_weights,
+            attn_mask=attn_mask,
+            average_attn_weights=average_attn_weights,
+            is_causal=is_causal,
+            **separate,
+        )
         if self.batch_first and is_batched:
             return attn_output.transpose(1, 0), attn_output_weights
         return attn_output, attn_output_weights
@@ -152,9 +201,11 @@ class MultiheadAttention(Module):
                 expanded = attn_mask.view(batch_size, -1, seq_len, seq_len)
             else:
                 expanded = attn_mask.view(1, 1, seq_len, seq_len).expand(
-                    batch_size, self.num_heads, -1, -1)
+                    batch_size, self.num_heads, -1, -1
+                )
             merged_mask = expanded
             if key_padding_mask is not None:
                 merged_mask = expanded + key_padding_mask.view(batch_size, 1, 1, seq_len).expand(
-                    -1, self.num_heads, -1, -1)
+                    -1, self.num_heads, -1, -1
+                )
         return merged_mask, mask_type

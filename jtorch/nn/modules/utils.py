@@ -34,18 +34,18 @@ def _list_with_default(out_size, defaults):
         return out_size
     if len(defaults) <= len(out_size):
         raise ValueError(f"Input dimension should be at least {len(out_size) + 1}")
-    return [v if v is not None else d for v, d in zip(out_size, defaults[-len(out_size):])]
+    return [v if v is not None else d for v, d in zip(out_size, defaults[-len(out_size) :])]
 
 
 def consume_prefix_in_state_dict_if_present(state_dict, prefix: str) -> None:
     """Matches `torch.nn.modules.utils.consume_prefix_in_state_dict_if_present`."""
     for key in list(state_dict.keys()):
         if key.startswith(prefix):
-            state_dict[key[len(prefix):]] = state_dict.pop(key)
+            state_dict[key[len(prefix) :]] = state_dict.pop(key)
     metadata = getattr(state_dict, "_metadata", None)
     if metadata is not None:
         for key in list(metadata.keys()):
             if len(key) == 0:
                 continue
             if key == prefix.replace(".", "") or key.startswith(prefix):
-                metadata[key[len(prefix):]] = metadata.pop(key)
+                metadata[key[len(prefix) :]] = metadata.pop(key)

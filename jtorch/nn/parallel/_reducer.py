@@ -38,7 +38,7 @@ class GradBucket:
     def gradients(self) -> list:
         out, start = [], 0
         for p in self._params:
-            out.append(self._buffer[start:start + p.numel()].view(p.shape))
+            out.append(self._buffer[start : start + p.numel()].view(p.shape))
             start += p.numel()
         return out
 
@@ -61,7 +61,8 @@ _NOT_FINISHED = (
     "If you already have done the above, then the distributed data parallel module wasn't "
     "able to locate the output tensors in the return value of your module's `forward` "
     "function. Please include the loss function and the structure of the return value of "
-    "`forward` of your module when reporting this issue (e.g. list, dict, iterable).")
+    "`forward` of your module when reporting this issue (e.g. list, dict, iterable)."
+)
 
 
 def _buckets(params: list, cap_bytes: int) -> list:
@@ -88,14 +89,15 @@ class Reducer:
         self.find_unused = find_unused
         self.buckets = _buckets(params, cap_bytes)
         self.bucket_of = {i: b for b, idx in enumerate(self.buckets) for i in idx}
-        self.comm_hook = None           # (state, hook)
-        self.pending = False            # a backward is expected to reduce
-        self.fired = False              # a gradient of that backward has arrived
+        self.comm_hook = None  # (state, hook)
+        self.pending = False  # a backward is expected to reduce
+        self.fired = False  # a gradient of that backward has arrived
         self.ready: set = set()
         self.used: set = set()
         self.reduced: set = set()
-        self.handles = [p.register_post_accumulate_grad_hook(self._hook(i))
-                        for i, p in enumerate(params)]
+        self.handles = [
+            p.register_post_accumulate_grad_hook(self._hook(i)) for i, p in enumerate(params)
+        ]
 
     # -- one iteration ----------------------------------------------------------------
 
@@ -131,11 +133,13 @@ class Reducer:
                 self._reduce_bucket(b, None)
                 if len(self.reduced) == len(self.buckets):
                     self.pending = False
+
         return hook
 
     def _reduce_all(self) -> None:
         """With unused-parameter detection: sum the used maps, then reduce every bucket."""
         from ... import int32, tensor
+
         used = tensor([1 if i in self.used else 0 for i in range(len(self.params))], dtype=int32)
         dist.all_reduce(used, group=self.process_group)
         used = used.tolist()
@@ -145,13 +149,15 @@ class Reducer:
 
     def _reduce_bucket(self, b: int, global_used) -> None:
         from ..._tensor import wrap
+
         idx = self.buckets[b]
         params = [self.params[i] for i in idx]
         parts = []
         for p in params:
             g = p.grad
-            parts.append(jnp.zeros((p.numel(),), p._array.dtype) if g is None
-                         else g._array.reshape(-1))
+            parts.append(
+                jnp.zeros((p.numel(),), p._array.dtype) if g is None else g._array.reshape(-1)
+            )
         buffer = wrap(jnp.concatenate(parts))
         if self.comm_hook is None:
             buffer.div_(self.process_group.size())
@@ -165,10 +171,10 @@ class Reducer:
         flat, start = buffer._array, 0
         for i, p in zip(idx, params):
             n = p.numel()
-            value = flat[start:start + n].reshape(p._array.shape)
+            value = flat[start : start + n].reshape(p._array.shape)
             start += n
             if global_used is not None and not global_used[i]:
-                continue                        # no rank used it: its grad stays as it was
+                continue  # no rank used it: its grad stays as it was
             if p.grad is None:
                 p.grad = wrap(value)
             else:
@@ -191,6 +197,7 @@ class Reducer:
 def _reachable_leaves(outputs) -> set:
     """The ids of the leaves the autograd graph of `outputs` reaches."""
     from ..._tensor import Tensor
+
     tensors, stack = [], [outputs]
     while stack:
         o = stack.pop()

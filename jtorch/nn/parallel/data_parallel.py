@@ -43,6 +43,7 @@ class DataParallel(Module):
     def __init__(self, module: Module, device_ids=None, output_device=None, dim: int = 0):
         super().__init__()
         from ... import cuda
+
         if not cuda.is_available():
             self.module = module
             self.device_ids = []
@@ -64,17 +65,20 @@ class DataParallel(Module):
             return self.module(*inputs, **kwargs)
         for t in itertools.chain(self.module.parameters(), self.module.buffers()):
             if t.device != self.src_device_obj:
-                raise RuntimeError(f"module must have its parameters and buffers on device "
-                                   f"{self.src_device_obj} (device_ids[0]) but found one of "
-                                   f"them on device: {t.device}")
+                raise RuntimeError(
+                    f"module must have its parameters and buffers on device "
+                    f"{self.src_device_obj} (device_ids[0]) but found one of "
+                    f"them on device: {t.device}"
+                )
         out = self.module(*_to(inputs, self.src_device_obj), **_to(kwargs, self.src_device_obj))
         if len(self.device_ids) == 1:
             return out
         return _to(out, _torch_device("cuda", self.output_device))
 
 
-def data_parallel(module: Module, inputs, device_ids=None, output_device=None, dim: int = 0,
-                  module_kwargs=None):
+def data_parallel(
+    module: Module, inputs, device_ids=None, output_device=None, dim: int = 0, module_kwargs=None
+):
     """Matches `torch.nn.parallel.data_parallel`: `DataParallel(module, ...)(*inputs)` once.
 
     Raises RuntimeError without an accelerator, as PyTorch does.
@@ -83,6 +87,7 @@ def data_parallel(module: Module, inputs, device_ids=None, output_device=None, d
         inputs = (inputs,) if inputs is not None else ()
     module_kwargs = module_kwargs or {}
     from ... import cuda
+
     if not cuda.is_available():
         # Unlike the DataParallel module, PyTorch's functional form needs an accelerator.
         raise RuntimeError("device type could not be determined")

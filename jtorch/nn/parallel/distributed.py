@@ -26,21 +26,36 @@ from ._reducer import Reducer
 class DistributedDataParallel(Module):
     """Matches `torch.nn.parallel.DistributedDataParallel` (see the module doc)."""
 
-    def __init__(self, module: Module, device_ids=None, output_device=None, dim: int = 0,
-                 broadcast_buffers: bool = True, init_sync: bool = True, process_group=None,
-                 bucket_cap_mb=None, find_unused_parameters: bool = False,
-                 check_reduction: bool = False, gradient_as_bucket_view: bool = False,
-                 static_graph: bool = False, delay_all_reduce_named_params=None,
-                 param_to_hook_all_reduce=None, mixed_precision=None, device_mesh=None,
-                 skip_all_reduce_unused_params: bool = False):
+    def __init__(
+        self,
+        module: Module,
+        device_ids=None,
+        output_device=None,
+        dim: int = 0,
+        broadcast_buffers: bool = True,
+        init_sync: bool = True,
+        process_group=None,
+        bucket_cap_mb=None,
+        find_unused_parameters: bool = False,
+        check_reduction: bool = False,
+        gradient_as_bucket_view: bool = False,
+        static_graph: bool = False,
+        delay_all_reduce_named_params=None,
+        param_to_hook_all_reduce=None,
+        mixed_precision=None,
+        device_mesh=None,
+        skip_all_reduce_unused_params: bool = False,
+    ):
         super().__init__()
         if process_group is None:
-            dist.get_world_size()       # PyTorch's error when no default group exists
+            dist.get_world_size()  # PyTorch's error when no default group exists
         if device_mesh is not None:
             process_group = device_mesh.get_group()
         if not any(p.requires_grad for p in module.parameters()):
-            raise RuntimeError("DistributedDataParallel is not needed when a module doesn't "
-                               "have any parameter that requires a gradient.")
+            raise RuntimeError(
+                "DistributedDataParallel is not needed when a module doesn't "
+                "have any parameter that requires a gradient."
+            )
         self.module = module
         self.process_group = process_group or dist.distributed_c10d._get_default_group()
         self.device_ids = list(device_ids) if device_ids else None
@@ -62,21 +77,31 @@ class DistributedDataParallel(Module):
         self._multi = self.process_group.size() > 1
         if self._multi and init_sync:
             from ...distributed.utils import _sync_module_states
-            _sync_module_states(module, self.process_group, 250 * 1024 * 1024, 0,
-                                self.parameters_to_ignore)
-        self.reducer = Reducer(params, self.process_group, self.bucket_bytes_cap,
-                               find_unused_parameters) if self._multi else _Reducer()
+
+            _sync_module_states(
+                module, self.process_group, 250 * 1024 * 1024, 0, self.parameters_to_ignore
+            )
+        self.reducer = (
+            Reducer(params, self.process_group, self.bucket_bytes_cap, find_unused_parameters)
+            if self._multi
+            else _Reducer()
+        )
 
     def forward(self, *inputs, **kwargs):
         from ... import is_grad_enabled
+
         if self._multi:
             self.reducer.check_finished()
             if self.broadcast_buffers and self.require_forward_param_sync:
-                buffers = [b.detach() for n, b in self.module.named_buffers()
-                           if n not in self.parameters_to_ignore]
+                buffers = [
+                    b.detach()
+                    for n, b in self.module.named_buffers()
+                    if n not in self.parameters_to_ignore
+                ]
                 if buffers:
-                    dist.distributed_c10d._broadcast_coalesced(self.process_group, buffers,
-                                                               250 * 1024 * 1024, 0)
+                    dist.distributed_c10d._broadcast_coalesced(
+                        self.process_group, buffers, 250 * 1024 * 1024, 0
+                    )
         out = self.module(*inputs, **kwargs)
         if self._multi and is_grad_enabled() and self.require_backward_grad_sync:
             self.reducer.prepare_for_backward(out)
@@ -101,12 +126,17 @@ class DistributedDataParallel(Module):
             raise TypeError("Communication hook must be callable.")
         if isinstance(self.reducer, Reducer):
             if self.reducer.comm_hook is not None:
-                raise RuntimeError("register_comm_hook or register_builtin_comm_hook can only "
-                                   "be called once.")
+                raise RuntimeError(
+                    "register_comm_hook or register_builtin_comm_hook can only be called once."
+                )
             self.reducer.comm_hook = (state, hook)
 
-    def join(self, divide_by_initial_world_size: bool = True, enable: bool = True,
-             throw_on_early_termination: bool = False):
+    def join(
+        self,
+        divide_by_initial_world_size: bool = True,
+        enable: bool = True,
+        throw_on_early_termination: bool = False,
+    ):
         return contextlib.nullcontext()
 
     def _set_static_graph(self) -> None:
@@ -119,23 +149,31 @@ class DistributedDataParallel(Module):
         dtypes = sorted({_dtype.c10_name(p.dtype).lower() for p in params})
         env = os.environ.get
         return {
-            "backend_name": dist.get_backend(), "bucket_sizes": str(nbytes),
+            "backend_name": dist.get_backend(),
+            "bucket_sizes": str(nbytes),
             "cuda_visible_devices": env("CUDA_VISIBLE_DEVICES", "N/A"),
             "device_ids": ", ".join(str(d) for d in self.device_ids or []),
-            "dtypes": ", ".join(dtypes), "gloo_device_transport": env("GLOO_DEVICE_TRANSPORT",
-                                                                      "N/A"),
+            "dtypes": ", ".join(dtypes),
+            "gloo_device_transport": env("GLOO_DEVICE_TRANSPORT", "N/A"),
             "gloo_socket_ifname": env("GLOO_SOCKET_IFNAME", "N/A"),
-            "master_addr": env("MASTER_ADDR", "N/A"), "master_port": env("MASTER_PORT", "N/A"),
+            "master_addr": env("MASTER_ADDR", "N/A"),
+            "master_port": env("MASTER_PORT", "N/A"),
             "module_name": type(self.module).__name__,
             "torch_distributed_debug": env("TORCH_DISTRIBUTED_DEBUG", "N/A"),
             "broadcast_buffers": int(self.broadcast_buffers),
             "bucket_cap_bytes": self.bucket_bytes_cap,
-            "find_unused_parameters": int(self.find_unused_parameters), "gloo_num_threads": 2,
-            "gradient_as_bucket_view": int(self.gradient_as_bucket_view), "has_sync_bn": int(
-                any(type(m).__name__ == "SyncBatchNorm" for m in self.module.modules())),
-            "is_multi_device_module": 0, "iteration": 0, "num_parameter_tensors": len(params),
+            "find_unused_parameters": int(self.find_unused_parameters),
+            "gloo_num_threads": 2,
+            "gradient_as_bucket_view": int(self.gradient_as_bucket_view),
+            "has_sync_bn": int(
+                any(type(m).__name__ == "SyncBatchNorm" for m in self.module.modules())
+            ),
+            "is_multi_device_module": 0,
+            "iteration": 0,
+            "num_parameter_tensors": len(params),
             "output_device": -1 if self.output_device is None else self.output_device,
-            "rank": dist.get_rank(), "total_parameter_size_bytes": nbytes,
+            "rank": dist.get_rank(),
+            "total_parameter_size_bytes": nbytes,
             "world_size": dist.get_world_size(),
         }
 

@@ -17,8 +17,13 @@ from ... import clamp, linalg, stack, tensor
 from ..._tensor import Tensor
 from ...autograd import grad_mode
 
-__all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "get_total_norm",
-           "clip_grads_with_norm_"]
+__all__ = [
+    "clip_grad_norm",
+    "clip_grad_norm_",
+    "clip_grad_value_",
+    "get_total_norm",
+    "clip_grads_with_norm_",
+]
 
 _tensor_or_tensors = Union[Tensor, Iterable[Tensor]]
 
@@ -28,12 +33,17 @@ def _no_grad(fn):
     def wrapper(*args, **kwargs):
         with grad_mode.no_grad():
             return fn(*args, **kwargs)
+
     return wrapper
 
 
 @_no_grad
-def get_total_norm(tensors: _tensor_or_tensors, norm_type: float = 2.0,
-                   error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
+def get_total_norm(
+    tensors: _tensor_or_tensors,
+    norm_type: float = 2.0,
+    error_if_nonfinite: bool = False,
+    foreach: bool | None = None,
+) -> Tensor:
     """Matches `torch.nn.utils.get_total_norm`: the norm of the tensors' norms."""
     tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
     norm_type = float(norm_type)
@@ -43,16 +53,19 @@ def get_total_norm(tensors: _tensor_or_tensors, norm_type: float = 2.0,
     norms = [linalg.vector_norm(t, norm_type) for t in tensors]
     total_norm = linalg.vector_norm(stack([n.to(first_device) for n in norms]), norm_type)
     if error_if_nonfinite and bool(total_norm.isnan() | total_norm.isinf()):
-        raise RuntimeError(f"The total norm of order {norm_type} for gradients from "
-                           "`parameters` is non-finite, so it cannot be clipped. To disable "
-                           "this error and scale the gradients by the non-finite norm anyway, "
-                           "set `error_if_nonfinite=False`")
+        raise RuntimeError(
+            f"The total norm of order {norm_type} for gradients from "
+            "`parameters` is non-finite, so it cannot be clipped. To disable "
+            "this error and scale the gradients by the non-finite norm anyway, "
+            "set `error_if_nonfinite=False`"
+        )
     return total_norm
 
 
 @_no_grad
-def clip_grads_with_norm_(parameters: _tensor_or_tensors, max_norm: float, total_norm: Tensor,
-                          foreach: bool | None = None) -> None:
+def clip_grads_with_norm_(
+    parameters: _tensor_or_tensors, max_norm: float, total_norm: Tensor, foreach: bool | None = None
+) -> None:
     """Matches `torch.nn.utils.clip_grads_with_norm_`: scales grads by
     `min(1, max_norm / (total_norm + 1e-6))`."""
     if isinstance(parameters, Tensor):
@@ -68,8 +81,13 @@ def clip_grads_with_norm_(parameters: _tensor_or_tensors, max_norm: float, total
 
 
 @_no_grad
-def clip_grad_norm_(parameters: _tensor_or_tensors, max_norm: float, norm_type: float = 2.0,
-                    error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
+def clip_grad_norm_(
+    parameters: _tensor_or_tensors,
+    max_norm: float,
+    norm_type: float = 2.0,
+    error_if_nonfinite: bool = False,
+    foreach: bool | None = None,
+) -> Tensor:
     """Matches `torch.nn.utils.clip_grad_norm_`; returns the total norm before clipping."""
     if isinstance(parameters, Tensor):
         parameters = [parameters]
@@ -77,25 +95,36 @@ def clip_grad_norm_(parameters: _tensor_or_tensors, max_norm: float, norm_type: 
         is_generator = isinstance(parameters, types.GeneratorType)
         parameters = list(parameters)
         if is_generator and len(parameters) == 0:
-            warnings.warn("`parameters` is an empty generator, no gradient clipping will "
-                          "occur.", stacklevel=3)
+            warnings.warn(
+                "`parameters` is an empty generator, no gradient clipping will occur.", stacklevel=3
+            )
     grads = [p.grad for p in parameters if p.grad is not None]
     total_norm = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
     clip_grads_with_norm_(parameters, max_norm, total_norm, foreach)
     return total_norm
 
 
-def clip_grad_norm(parameters: _tensor_or_tensors, max_norm: float, norm_type: float = 2.0,
-                   error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
+def clip_grad_norm(
+    parameters: _tensor_or_tensors,
+    max_norm: float,
+    norm_type: float = 2.0,
+    error_if_nonfinite: bool = False,
+    foreach: bool | None = None,
+) -> Tensor:
     """Deprecated alias of `clip_grad_norm_`, as in PyTorch."""
-    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
-                  "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    warnings.warn(
+        "`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+        "`torch.nn.utils.clip_grad_norm_`.",
+        FutureWarning,
+        stacklevel=2,
+    )
     return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 
 @_no_grad
-def clip_grad_value_(parameters: _tensor_or_tensors, clip_value: float,
-                     foreach: bool | None = None) -> None:
+def clip_grad_value_(
+    parameters: _tensor_or_tensors, clip_value: float, foreach: bool | None = None
+) -> None:
     """Matches `torch.nn.utils.clip_grad_value_`: clamps grads to [-clip_value, clip_value]."""
     if isinstance(parameters, Tensor):
         parameters = [parameters]

@@ -29,7 +29,7 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
     for param in parameters:
         param_device = _check_param_device(param, param_device)
         num_param = param.numel()
-        param.data = vec[pointer:pointer + num_param].view_as(param).data
+        param.data = vec[pointer : pointer + num_param].view_as(param).data
         pointer += num_param
 
 
@@ -42,6 +42,7 @@ def _check_param_device(param: Tensor, old_param_device: int | None) -> int:
     else:
         warn = old_param_device != -1
     if warn:
-        raise TypeError("Found two parameters on different devices, this is currently not "
-                        "supported.")
+        raise TypeError(
+            "Found two parameters on different devices, this is currently not supported."
+        )
     return old_param_device

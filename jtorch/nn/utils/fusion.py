@@ -8,8 +8,12 @@ from ... import ones_like, rsqrt, zeros_like
 from ..._tensor import Tensor
 from ..parameter import Parameter
 
-__all__ = ["fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval",
-           "fuse_linear_bn_weights"]
+__all__ = [
+    "fuse_conv_bn_eval",
+    "fuse_conv_bn_weights",
+    "fuse_linear_bn_eval",
+    "fuse_linear_bn_weights",
+]
 
 
 def _check_eval(module, bn) -> None:
@@ -28,14 +32,28 @@ def fuse_conv_bn_eval(conv, bn, transpose: bool = False):
     fused = copy.deepcopy(conv)
     _check_stats(bn)
     fused.weight, fused.bias = fuse_conv_bn_weights(
-        fused.weight, fused.bias, bn.running_mean, bn.running_var, bn.eps, bn.weight, bn.bias,
-        transpose)
+        fused.weight,
+        fused.bias,
+        bn.running_mean,
+        bn.running_var,
+        bn.eps,
+        bn.weight,
+        bn.bias,
+        transpose,
+    )
     return fused
 
 
-def fuse_conv_bn_weights(conv_w: Tensor, conv_b: Tensor | None, bn_rm: Tensor, bn_rv: Tensor,
-                         bn_eps: float, bn_w: Tensor | None, bn_b: Tensor | None,
-                         transpose: bool = False) -> tuple[Parameter, Parameter]:
+def fuse_conv_bn_weights(
+    conv_w: Tensor,
+    conv_b: Tensor | None,
+    bn_rm: Tensor,
+    bn_rv: Tensor,
+    bn_eps: float,
+    bn_w: Tensor | None,
+    bn_b: Tensor | None,
+    transpose: bool = False,
+) -> tuple[Parameter, Parameter]:
     """Matches `torch.nn.utils.fuse_conv_bn_weights`: the fused (weight, bias) Parameters.
 
     The BatchNorm scale multiplies the output-channel dimension of the weight: dim 0,
@@ -63,16 +81,24 @@ def fuse_linear_bn_eval(linear, bn):
         raise AssertionError(
             "To fuse, linear.out_features == bn.num_features or bn.num_features == 1, "
             f"got linear.out_features={linear.out_features} and "
-            f"bn.num_features={bn.num_features}")
+            f"bn.num_features={bn.num_features}"
+        )
     _check_stats(bn)
     fused.weight, fused.bias = fuse_linear_bn_weights(
-        fused.weight, fused.bias, bn.running_mean, bn.running_var, bn.eps, bn.weight, bn.bias)
+        fused.weight, fused.bias, bn.running_mean, bn.running_var, bn.eps, bn.weight, bn.bias
+    )
     return fused
 
 
-def fuse_linear_bn_weights(linear_w: Tensor, linear_b: Tensor | None, bn_rm: Tensor,
-                           bn_rv: Tensor, bn_eps: float, bn_w: Tensor,
-                           bn_b: Tensor) -> tuple[Parameter, Parameter]:
+def fuse_linear_bn_weights(
+    linear_w: Tensor,
+    linear_b: Tensor | None,
+    bn_rm: Tensor,
+    bn_rv: Tensor,
+    bn_eps: float,
+    bn_w: Tensor,
+    bn_b: Tensor,
+) -> tuple[Parameter, Parameter]:
     """Matches `torch.nn.utils.fuse_linear_bn_weights`: the fused (weight, bias) Parameters."""
     w_dtype = linear_w.dtype
     b_dtype = linear_b.dtype if linear_b is not None else w_dtype

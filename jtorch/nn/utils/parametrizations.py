@@ -10,8 +10,20 @@ from __future__ import annotations
 from enum import Enum, auto
 
 from ... import (
-    _weight_norm, add, allclose, cat, eye, finfo, geqrf, linalg, matrix_exp, mv, norm_except_dim,
-    randn, vdot, zeros_like,
+    _weight_norm,
+    add,
+    allclose,
+    cat,
+    eye,
+    finfo,
+    geqrf,
+    linalg,
+    matrix_exp,
+    mv,
+    norm_except_dim,
+    randn,
+    vdot,
+    zeros_like,
 )
 from ..._tensor import Tensor
 from ...autograd import grad_mode
@@ -45,8 +57,7 @@ class _Orthogonal(Module):
     def __init__(self, weight, orthogonal_map: _OrthMaps, *, use_trivialization=True) -> None:
         super().__init__()
         if weight.is_complex() and orthogonal_map == _OrthMaps.householder:
-            raise ValueError("The householder parametrization does not support complex "
-                             "tensors.")
+            raise ValueError("The householder parametrization does not support complex tensors.")
         self.shape = weight.shape
         self.orthogonal_map = orthogonal_map
         if use_trivialization:
@@ -63,10 +74,10 @@ class _Orthogonal(Module):
             X = X.tril()
             if n != k:
                 X = cat([X, X.new_zeros(n, n - k).expand(*X.shape[:-2], -1, -1)], dim=-1)
-            A = X - X.mH            # skew-symmetric (skew-hermitian)
+            A = X - X.mH  # skew-symmetric (skew-hermitian)
             if self.orthogonal_map == _OrthMaps.matrix_exp:
                 Q = matrix_exp(A)
-            else:                   # the Cayley retraction (I + A/2)(I - A/2)^-1
+            else:  # the Cayley retraction (I + A/2)(I - A/2)^-1
                 Id = eye(n, dtype=A.dtype, device=A.device)
                 Q = linalg.solve(add(Id, A, alpha=-0.5), add(Id, A, alpha=0.5))
             if n != k:
@@ -89,8 +100,10 @@ class _Orthogonal(Module):
 
     def _right_inverse(self, Q: Tensor) -> Tensor:
         if Q.shape != self.shape:
-            raise ValueError(f"Expected a matrix or batch of matrices of shape {self.shape}. "
-                             f"Got a tensor of shape {Q.shape}.")
+            raise ValueError(
+                f"Expected a matrix or batch of matrices of shape {self.shape}. "
+                f"Got a tensor of shape {Q.shape}."
+            )
         Q_init = Q
         n, k = Q.size(-2), Q.size(-1)
         transpose = n < k
@@ -99,9 +112,11 @@ class _Orthogonal(Module):
             n, k = k, n
         if not hasattr(self, "base"):
             if self.orthogonal_map in (_OrthMaps.cayley, _OrthMaps.matrix_exp):
-                raise NotImplementedError("It is not possible to assign to the matrix "
-                                          "exponential or the Cayley parametrizations when "
-                                          "use_trivialization=False.")
+                raise NotImplementedError(
+                    "It is not possible to assign to the matrix "
+                    "exponential or the Cayley parametrizations when "
+                    "use_trivialization=False."
+                )
             # Householder: reflectors of Q's QR, with the diagonal holding the signs of R.
             A, tau = geqrf(Q)
             diag = A.diagonal(dim1=-2, dim2=-1)
@@ -110,7 +125,7 @@ class _Orthogonal(Module):
             return A.mT if transpose else A
         if n == k:
             Q = Q.clone() if _is_orthogonal(Q) else _make_orthogonal(Q)
-        else:   # complete Q to an n x n orthogonal matrix
+        else:  # complete Q to an n x n orthogonal matrix
             N = randn(*(Q.size()[:-2] + (n, n - k)), dtype=Q.dtype, device=Q.device)
             Q = _make_orthogonal(cat([Q, N], dim=-1))
         self.base = Q
@@ -120,22 +135,33 @@ class _Orthogonal(Module):
         return neg_Id
 
 
-def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None = None, *,
-               use_trivialization: bool = True) -> Module:
+def orthogonal(
+    module: Module,
+    name: str = "weight",
+    orthogonal_map: str | None = None,
+    *,
+    use_trivialization: bool = True,
+) -> Module:
     """Matches `torch.nn.utils.parametrizations.orthogonal`."""
     weight = getattr(module, name, None)
     if not isinstance(weight, Tensor):
         raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
     if weight.ndim < 2:
-        raise ValueError(f"Expected a matrix or batch of matrices. Got a tensor of "
-                         f"{weight.ndim} dimensions.")
+        raise ValueError(
+            f"Expected a matrix or batch of matrices. Got a tensor of {weight.ndim} dimensions."
+        )
     if orthogonal_map is None:
-        orthogonal_map = ("matrix_exp" if weight.size(-2) == weight.size(-1)
-                          or weight.is_complex() else "householder")
+        orthogonal_map = (
+            "matrix_exp"
+            if weight.size(-2) == weight.size(-1) or weight.is_complex()
+            else "householder"
+        )
     orth_enum = getattr(_OrthMaps, orthogonal_map, None)
     if orth_enum is None:
-        raise ValueError('orthogonal_map has to be one of "matrix_exp", "cayley", '
-                         f'"householder". Got: {orthogonal_map}')
+        raise ValueError(
+            'orthogonal_map has to be one of "matrix_exp", "cayley", '
+            f'"householder". Got: {orthogonal_map}'
+        )
     orth = _Orthogonal(weight, orth_enum, use_trivialization=use_trivialization)
     parametrize.register_parametrization(module, name, orth, unsafe=True)
     return module
@@ -158,8 +184,9 @@ def weight_norm(module: Module, name: str = "weight", dim: int = 0):
     `original1` the direction v."""
     parametrize.register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
 
-    def _weight_norm_compat_hook(state_dict, prefix, local_metadata, strict, missing_keys,
-                                 unexpected_keys, error_msgs) -> None:
+    def _weight_norm_compat_hook(
+        state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+    ) -> None:
         # Loads checkpoints written with the legacy `weight_g`/`weight_v` names.
         g_key, v_key = f"{prefix}{name}_g", f"{prefix}{name}_v"
         if g_key in state_dict and v_key in state_dict:
@@ -171,16 +198,21 @@ def weight_norm(module: Module, name: str = "weight", dim: int = 0):
 
 
 class _SpectralNorm(Module):
-    def __init__(self, weight: Tensor, n_power_iterations: int = 1, dim: int = 0,
-                 eps: float = 1e-12) -> None:
+    def __init__(
+        self, weight: Tensor, n_power_iterations: int = 1, dim: int = 0, eps: float = 1e-12
+    ) -> None:
         super().__init__()
         ndim = weight.ndim
         if dim >= ndim or dim < -ndim:
-            raise IndexError(f"Dimension out of range (expected to be in range of "
-                             f"[-{ndim}, {ndim - 1}] but got {dim})")
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of "
+                f"[-{ndim}, {ndim - 1}] but got {dim})"
+            )
         if n_power_iterations <= 0:
-            raise ValueError(f"Expected n_power_iterations to be positive, but got "
-                             f"n_power_iterations={n_power_iterations}")
+            raise ValueError(
+                f"Expected n_power_iterations to be positive, but got "
+                f"n_power_iterations={n_power_iterations}"
+            )
         self.dim = dim if dim >= 0 else dim + ndim
         self.eps = eps
         if ndim > 1:
@@ -204,10 +236,8 @@ class _SpectralNorm(Module):
         # buffer objects; forward then uses clones of them.
         with grad_mode.no_grad():
             for _ in range(n_power_iterations):
-                self._u = F.normalize(mv(weight_mat, self._v), dim=0, eps=self.eps,
-                                      out=self._u)
-                self._v = F.normalize(mv(weight_mat.H, self._u), dim=0, eps=self.eps,
-                                      out=self._v)
+                self._u = F.normalize(mv(weight_mat, self._v), dim=0, eps=self.eps, out=self._u)
+                self._v = F.normalize(mv(weight_mat.H, self._u), dim=0, eps=self.eps, out=self._v)
 
     def forward(self, weight: Tensor) -> Tensor:
         if weight.ndim == 1:
@@ -226,12 +256,18 @@ class _SpectralNorm(Module):
 
 def _conv_transpose_classes() -> tuple:
     from .. import modules
+
     names = ("ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d")
     return tuple(getattr(modules, n) for n in names if hasattr(modules, n))
 
 
-def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int = 1,
-                  eps: float = 1e-12, dim: int | None = None) -> Module:
+def spectral_norm(
+    module: Module,
+    name: str = "weight",
+    n_power_iterations: int = 1,
+    eps: float = 1e-12,
+    dim: int | None = None,
+) -> Module:
     """Matches `torch.nn.utils.parametrizations.spectral_norm` (power iteration on `_u`,
     `_v`; dim 1 for transposed convolutions)."""
     weight = getattr(module, name, None)
@@ -240,5 +276,6 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
     if dim is None:
         dim = 1 if isinstance(module, _conv_transpose_classes()) else 0
     parametrize.register_parametrization(
-        module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
+        module, name, _SpectralNorm(weight, n_power_iterations, dim, eps)
+    )
     return module

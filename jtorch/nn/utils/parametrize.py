@@ -21,9 +21,15 @@ from ..modules.container import ModuleDict, ModuleList
 from ..modules.module import Module
 from ..parameter import Parameter
 
-__all__ = ["cached", "ParametrizationList", "register_parametrization", "is_parametrized",
-           "remove_parametrizations", "type_before_parametrizations",
-           "transfer_parametrizations_and_params"]
+__all__ = [
+    "cached",
+    "ParametrizationList",
+    "register_parametrization",
+    "is_parametrized",
+    "remove_parametrizations",
+    "type_before_parametrizations",
+    "transfer_parametrizations_and_params",
+]
 
 _cache_enabled = 0
 _cache: dict = {}
@@ -62,8 +68,7 @@ class ParametrizationList(ModuleList):
     """Matches `torch.nn.utils.parametrize.ParametrizationList`: the parametrizations of one
     tensor, holding its unconstrained `original` tensor(s)."""
 
-    def __init__(self, modules: Sequence[Module], original: Tensor,
-                 unsafe: bool = False) -> None:
+    def __init__(self, modules: Sequence[Module], original: Tensor, unsafe: bool = False) -> None:
         if len(modules) == 0:
             raise ValueError("ParametrizationList requires one or more modules.")
         super().__init__(modules)
@@ -80,20 +85,26 @@ class ParametrizationList(ModuleList):
                     except NotImplementedError:
                         pass
         if not isinstance(new, (Tensor, collections.abc.Sequence)):
-            raise ValueError("'right_inverse' must return a Tensor or a Sequence of tensors "
-                             f"(list, tuple...). Got {type(new).__name__}")
+            raise ValueError(
+                "'right_inverse' must return a Tensor or a Sequence of tensors "
+                f"(list, tuple...). Got {type(new).__name__}"
+            )
 
         self.is_tensor = isinstance(new, Tensor)
         self.ntensors = 1 if self.is_tensor else len(new)
         if self.is_tensor:
             if original.dtype != new.dtype:
-                raise ValueError("When `right_inverse` outputs one tensor, it may not change the "
-                                 f"dtype.\noriginal.dtype: {original.dtype}\n"
-                                 f"right_inverse(original).dtype: {new.dtype}")
+                raise ValueError(
+                    "When `right_inverse` outputs one tensor, it may not change the "
+                    f"dtype.\noriginal.dtype: {original.dtype}\n"
+                    f"right_inverse(original).dtype: {new.dtype}"
+                )
             if original.device != new.device:
-                raise ValueError("When `right_inverse` outputs one tensor, it may not change the "
-                                 f"device.\noriginal.device: {original.device}\n"
-                                 f"right_inverse(original).device: {new.device}")
+                raise ValueError(
+                    "When `right_inverse` outputs one tensor, it may not change the "
+                    f"device.\noriginal.device: {original.device}\n"
+                    f"right_inverse(original).device: {new.device}"
+                )
             # `original` keeps its identity, so an optimizer holding it still works.
             with grad_mode.no_grad():
                 _maybe_set(original, new)
@@ -101,9 +112,11 @@ class ParametrizationList(ModuleList):
         else:
             for i, originali in enumerate(new):
                 if not isinstance(originali, Tensor):
-                    raise ValueError("'right_inverse' must return a Tensor or a Sequence of "
-                                     f"tensors (list, tuple...). Got element {i} of the "
-                                     f"sequence with type {type(originali).__name__}.")
+                    raise ValueError(
+                        "'right_inverse' must return a Tensor or a Sequence of "
+                        f"tensors (list, tuple...). Got element {i} of the "
+                        f"sequence with type {type(originali).__name__}."
+                    )
                 if isinstance(original, Parameter):
                     originali = Parameter(originali, original.requires_grad)
                 originali.requires_grad_(original.requires_grad)
@@ -112,54 +125,69 @@ class ParametrizationList(ModuleList):
         if not self.unsafe:
             z = self()
             if not isinstance(z, Tensor):
-                raise ValueError(f"A parametrization must return a tensor. Got "
-                                 f"{type(z).__name__}.")
+                raise ValueError(f"A parametrization must return a tensor. Got {type(z).__name__}.")
             if z.dtype != original_dtype:
-                raise ValueError("Registering a parametrization may not change the dtype of the "
-                                 "tensor, unless `unsafe` flag is enabled.\n"
-                                 f"unparametrized dtype: {original_dtype}\n"
-                                 f"parametrized dtype: {z.dtype}")
+                raise ValueError(
+                    "Registering a parametrization may not change the dtype of the "
+                    "tensor, unless `unsafe` flag is enabled.\n"
+                    f"unparametrized dtype: {original_dtype}\n"
+                    f"parametrized dtype: {z.dtype}"
+                )
             if z.shape != original_shape:
-                raise ValueError("Registering a parametrization may not change the shape of the "
-                                 "tensor, unless `unsafe` flag is enabled.\n"
-                                 f"unparametrized shape: {original_shape}\n"
-                                 f"parametrized shape: {z.shape}")
+                raise ValueError(
+                    "Registering a parametrization may not change the shape of the "
+                    "tensor, unless `unsafe` flag is enabled.\n"
+                    f"unparametrized shape: {original_shape}\n"
+                    f"parametrized shape: {z.shape}"
+                )
 
     def right_inverse(self, value: Tensor) -> None:
         """Sets the original tensor(s) so that the parametrized tensor equals `value`."""
         with grad_mode.no_grad():
             for module in reversed(self):
                 if not hasattr(module, "right_inverse"):
-                    raise RuntimeError(f"parametrization {type(module).__name__} does not "
-                                       "implement right_inverse.")
+                    raise RuntimeError(
+                        f"parametrization {type(module).__name__} does not implement right_inverse."
+                    )
                 value = module.right_inverse(value)
             if self.is_tensor:
                 if not isinstance(value, Tensor):
-                    raise ValueError(f"`right_inverse` should return a tensor. Got "
-                                     f"{type(value).__name__}")
+                    raise ValueError(
+                        f"`right_inverse` should return a tensor. Got {type(value).__name__}"
+                    )
                 if value.dtype != self.original.dtype:
-                    raise ValueError(f"The tensor returned by `right_inverse` has dtype "
-                                     f"{value.dtype} while `original` has dtype "
-                                     f"{self.original.dtype}")
+                    raise ValueError(
+                        f"The tensor returned by `right_inverse` has dtype "
+                        f"{value.dtype} while `original` has dtype "
+                        f"{self.original.dtype}"
+                    )
                 _maybe_set(self.original, value)
             else:
                 if not isinstance(value, collections.abc.Sequence):
-                    raise ValueError("'right_inverse' must return a sequence of tensors. "
-                                     f"Got {type(value).__name__}.")
+                    raise ValueError(
+                        "'right_inverse' must return a sequence of tensors. "
+                        f"Got {type(value).__name__}."
+                    )
                 if len(value) != self.ntensors:
-                    raise ValueError("'right_inverse' must return a sequence of tensors of "
-                                     f"length {self.ntensors}. Got a sequence of length "
-                                     f"{len(value)}.")
+                    raise ValueError(
+                        "'right_inverse' must return a sequence of tensors of "
+                        f"length {self.ntensors}. Got a sequence of length "
+                        f"{len(value)}."
+                    )
                 for i, t in enumerate(value):
                     original_i = getattr(self, f"original{i}")
                     if not isinstance(t, Tensor):
-                        raise ValueError("'right_inverse' must return a sequence of tensors "
-                                         f"or reference-type opaques. Got element {i} of type "
-                                         f"{type(t).__name__}.")
+                        raise ValueError(
+                            "'right_inverse' must return a sequence of tensors "
+                            f"or reference-type opaques. Got element {i} of type "
+                            f"{type(t).__name__}."
+                        )
                     if original_i.dtype != t.dtype:
-                        raise ValueError(f"Tensor {i} returned by `right_inverse` has dtype "
-                                         f"{t.dtype} while `original{i}` has dtype "
-                                         f"{original_i.dtype}")
+                        raise ValueError(
+                            f"Tensor {i} returned by `right_inverse` has dtype "
+                            f"{t.dtype} while `original{i}` has dtype "
+                            f"{original_i.dtype}"
+                        )
                     _maybe_set(original_i, t)
 
     def forward(self) -> Tensor:
@@ -191,11 +219,13 @@ def _inject_new_class(module: Module) -> None:
         return replica
 
     def getstate(self):
-        raise RuntimeError("Serialization of parametrized modules is only supported through "
-                           "state_dict(). See:\n"
-                           "https://pytorch.org/tutorials/beginner/saving_loading_models.html"
-                           "#saving-loading-a-general-checkpoint-for-inference-and-or-resuming"
-                           "-training")
+        raise RuntimeError(
+            "Serialization of parametrized modules is only supported through "
+            "state_dict(). See:\n"
+            "https://pytorch.org/tutorials/beginner/saving_loading_models.html"
+            "#saving-loading-a-general-checkpoint-for-inference-and-or-resuming"
+            "-training"
+        )
 
     dct = {"__getstate__": getstate}
     if not hasattr(cls, "__deepcopy__"):
@@ -230,15 +260,19 @@ def _check_added(module, tensor_name, parametrization) -> None:
     if not isinstance(x, Tensor):
         raise ValueError(f"A parametrization must return a tensor. Got {type(x).__name__}.")
     if x.dtype != y.dtype:
-        raise ValueError("Registering a parametrization may not change the dtype of the tensor, "
-                         "unless the `unsafe` flag is enabled.\n"
-                         f"module.{tensor_name}.dtype: {y.dtype}\n"
-                         f"parametrization(module.{tensor_name}).dtype: {x.dtype}")
+        raise ValueError(
+            "Registering a parametrization may not change the dtype of the tensor, "
+            "unless the `unsafe` flag is enabled.\n"
+            f"module.{tensor_name}.dtype: {y.dtype}\n"
+            f"parametrization(module.{tensor_name}).dtype: {x.dtype}"
+        )
     if x.shape != y.shape:
-        raise ValueError("Registering a parametrization may not change the shape of the tensor, "
-                         "unless the `unsafe` flag is enabled.\n"
-                         f"module.{tensor_name}.shape: {y.shape}\n"
-                         f"parametrization(module.{tensor_name}).shape: {x.shape}")
+        raise ValueError(
+            "Registering a parametrization may not change the shape of the tensor, "
+            "unless the `unsafe` flag is enabled.\n"
+            f"module.{tensor_name}.shape: {y.shape}\n"
+            f"parametrization(module.{tensor_name}).shape: {x.shape}"
+        )
     if not hasattr(parametrization, "right_inverse"):
         return
     try:
@@ -246,22 +280,28 @@ def _check_added(module, tensor_name, parametrization) -> None:
     except NotImplementedError:
         return
     if not isinstance(z, Tensor):
-        raise ValueError(f"parametrization.right_inverse must return a tensor. Got: "
-                         f"{type(z).__name__}")
+        raise ValueError(
+            f"parametrization.right_inverse must return a tensor. Got: {type(z).__name__}"
+        )
     if z.dtype != y.dtype:
-        raise ValueError("The tensor returned by parametrization.right_inverse must have the "
-                         f"same dtype as module.{tensor_name}, unless the `unsafe` flag is "
-                         f"enabled.\nmodule.{tensor_name}.dtype: {y.dtype}\n"
-                         f"returned dtype: {z.dtype}")
+        raise ValueError(
+            "The tensor returned by parametrization.right_inverse must have the "
+            f"same dtype as module.{tensor_name}, unless the `unsafe` flag is "
+            f"enabled.\nmodule.{tensor_name}.dtype: {y.dtype}\n"
+            f"returned dtype: {z.dtype}"
+        )
     if z.shape != y.shape:
-        raise ValueError("The tensor returned by parametrization.right_inverse must have the "
-                         f"same shape as module.{tensor_name}, unless the `unsafe` flag is "
-                         f"enabled.\nmodule.{tensor_name}.shape: {y.shape}\n"
-                         f"returned shape: {z.shape}")
+        raise ValueError(
+            "The tensor returned by parametrization.right_inverse must have the "
+            f"same shape as module.{tensor_name}, unless the `unsafe` flag is "
+            f"enabled.\nmodule.{tensor_name}.shape: {y.shape}\n"
+            f"returned shape: {z.shape}"
+        )
 
 
-def register_parametrization(module: Module, tensor_name: str, parametrization: Module, *,
-                             unsafe: bool = False) -> Module:
+def register_parametrization(
+    module: Module, tensor_name: str, parametrization: Module, *, unsafe: bool = False
+) -> Module:
     """Matches `torch.nn.utils.parametrize.register_parametrization`."""
     parametrization.train(module.training)
     if is_parametrized(module, tensor_name):
@@ -280,8 +320,10 @@ def register_parametrization(module: Module, tensor_name: str, parametrization: 
         _inject_property(module, tensor_name)
         module.parametrizations[tensor_name] = parametrizations
     else:
-        raise ValueError(f"Module '{module}' does not have a parameter, a buffer, or a "
-                         f"parametrized element with name '{tensor_name}'")
+        raise ValueError(
+            f"Module '{module}' does not have a parameter, a buffer, or a "
+            f"parametrized element with name '{tensor_name}'"
+        )
     return module
 
 
@@ -295,8 +337,9 @@ def is_parametrized(module: Module, tensor_name: str | None = None) -> bool:
     return tensor_name in parametrizations
 
 
-def remove_parametrizations(module: Module, tensor_name: str,
-                            leave_parametrized: bool = True) -> Module:
+def remove_parametrizations(
+    module: Module, tensor_name: str, leave_parametrized: bool = True
+) -> Module:
     """Matches `torch.nn.utils.parametrize.remove_parametrizations`."""
     if not is_parametrized(module, tensor_name):
         raise ValueError(f"Module {module} does not have a parametrization on {tensor_name}")
@@ -310,8 +353,10 @@ def remove_parametrizations(module: Module, tensor_name: str,
                 _maybe_set(original, t)
     else:
         if not leave_parametrized:
-            raise ValueError("Cannot leave unparametrized (`leave_parametrized=False`) a tensor "
-                             "that is parametrized in terms of a sequence of tensors.")
+            raise ValueError(
+                "Cannot leave unparametrized (`leave_parametrized=False`) a tensor "
+                "that is parametrized in terms of a sequence of tensors."
+            )
         t = getattr(module, tensor_name)
         original = Parameter(t.detach()) if t.requires_grad else t
     delattr(module.__class__, tensor_name)
@@ -330,8 +375,9 @@ def type_before_parametrizations(module: Module) -> type:
     return type(module)
 
 
-def transfer_parametrizations_and_params(from_module: Module, to_module: Module,
-                                         tensor_name: str | None = None) -> Module:
+def transfer_parametrizations_and_params(
+    from_module: Module, to_module: Module, tensor_name: str | None = None
+) -> Module:
     """Matches `torch.nn.utils.parametrize.transfer_parametrizations_and_params`."""
     if not is_parametrized(from_module):
         return to_module

@@ -17,10 +17,23 @@ from collections.abc import Iterable
 import jtorch
 
 __all__ = [
-    "BasePruningMethod", "PruningContainer", "Identity", "RandomUnstructured",
-    "L1Unstructured", "RandomStructured", "LnStructured", "CustomFromMask", "identity",
-    "random_unstructured", "l1_unstructured", "random_structured", "ln_structured",
-    "global_unstructured", "custom_from_mask", "remove", "is_pruned",
+    "BasePruningMethod",
+    "PruningContainer",
+    "Identity",
+    "RandomUnstructured",
+    "L1Unstructured",
+    "RandomStructured",
+    "LnStructured",
+    "CustomFromMask",
+    "identity",
+    "random_unstructured",
+    "l1_unstructured",
+    "random_structured",
+    "ln_structured",
+    "global_unstructured",
+    "custom_from_mask",
+    "remove",
+    "is_pruned",
 ]
 
 
@@ -75,7 +88,8 @@ class BasePruningMethod(ABC):
             elif importance_scores.shape != orig.shape:
                 raise AssertionError(
                     f"importance_scores should have the same shape as parameter {name} of "
-                    f"{module}, got {importance_scores.shape} vs {orig.shape}")
+                    f"{module}, got {importance_scores.shape} vs {orig.shape}"
+                )
         except Exception:
             if grew_container:
                 method._pruning_methods = method._pruning_methods[:-1]
@@ -87,8 +101,11 @@ class BasePruningMethod(ABC):
             del module._parameters[name]
             default_mask = jtorch.ones_like(orig)
         else:
-            default_mask = getattr(module, name + "_mask").detach().clone(
-                memory_format=jtorch.contiguous_format)
+            default_mask = (
+                getattr(module, name + "_mask")
+                .detach()
+                .clone(memory_format=jtorch.contiguous_format)
+            )
 
         try:
             mask = method.compute_mask(importance_scores, default_mask=default_mask)
@@ -115,7 +132,8 @@ class BasePruningMethod(ABC):
         elif importance_scores.shape != t.shape:
             raise AssertionError(
                 "importance_scores should have the same shape as tensor t, "
-                f"got {importance_scores.shape} vs {t.shape}")
+                f"got {importance_scores.shape} vs {t.shape}"
+            )
         if default_mask is None:
             default_mask = jtorch.ones_like(t)
         return t * self.compute_mask(importance_scores, default_mask=default_mask)
@@ -123,8 +141,7 @@ class BasePruningMethod(ABC):
     def remove(self, module) -> None:
         """Makes the pruning permanent: `<name>` becomes a plain parameter again."""
         if self._tensor_name is None:
-            raise AssertionError(
-                f"Module {module} has to be pruned before pruning can be removed")
+            raise AssertionError(f"Module {module} has to be pruned before pruning can be removed")
         name = self._tensor_name
         pruned = self.apply_mask(module)
         if hasattr(module, name):
@@ -138,12 +155,16 @@ class BasePruningMethod(ABC):
 
 def _find_pruning_hook(module, name):
     """Returns (hook key, method) of the pruning hook acting on `name`, or (None, None)."""
-    found = [(k, h) for k, h in module._forward_pre_hooks.items()
-             if isinstance(h, BasePruningMethod) and h._tensor_name == name]
+    found = [
+        (k, h)
+        for k, h in module._forward_pre_hooks.items()
+        if isinstance(h, BasePruningMethod) and h._tensor_name == name
+    ]
     if len(found) > 1:
         raise AssertionError(
             f"Avoid adding multiple pruning hooks to the same tensor {name} of module "
-            f"{module}. Use a PruningContainer.")
+            f"{module}. Use a PruningContainer."
+        )
     return found[0] if found else (None, None)
 
 
@@ -167,7 +188,8 @@ class PruningContainer(BasePruningMethod):
             raise ValueError(
                 "Can only add pruning methods acting on the parameter named "
                 f"'{self._tensor_name}' to PruningContainer {self}. "
-                f"Found '{method._tensor_name}'")
+                f"Found '{method._tensor_name}'"
+            )
         self._pruning_methods += (method,)
 
     def __len__(self) -> int:
@@ -187,8 +209,10 @@ class PruningContainer(BasePruningMethod):
             alive = default_mask == 1
         elif kind == "structured":
             if not hasattr(method, "dim"):
-                raise AttributeError('Pruning methods of PRUNING_TYPE "structured" need to '
-                                     "have the attribute `dim` defined.")
+                raise AttributeError(
+                    'Pruning methods of PRUNING_TYPE "structured" need to '
+                    "have the attribute `dim` defined."
+                )
             ndim = t.dim()
             dim = method.dim + ndim if method.dim < 0 else method.dim
             if dim < 0:
@@ -335,8 +359,9 @@ class LnStructured(_AmountPruning):
 
     @classmethod
     def apply(cls, module, name, amount, n, dim, importance_scores=None):
-        return super().apply(module, name, amount=amount, n=n, dim=dim,
-                             importance_scores=importance_scores)
+        return super().apply(
+            module, name, amount=amount, n=n, dim=dim, importance_scores=importance_scores
+        )
 
 
 class CustomFromMask(BasePruningMethod):
@@ -349,8 +374,10 @@ class CustomFromMask(BasePruningMethod):
 
     def compute_mask(self, t, default_mask):
         if default_mask.shape != self.mask.shape:
-            raise AssertionError(f"default_mask shape {default_mask.shape} must match "
-                                 f"self.mask shape {self.mask.shape}")
+            raise AssertionError(
+                f"default_mask shape {default_mask.shape} must match "
+                f"self.mask shape {self.mask.shape}"
+            )
         return default_mask * self.mask.to(dtype=default_mask.dtype)
 
     @classmethod
@@ -412,22 +439,28 @@ def global_unstructured(parameters, pruning_method, importance_scores=None, **kw
     flatten = jtorch.nn.utils.parameters_to_vector
     scores = flatten([importance_scores.get((m, n), getattr(m, n)) for m, n in parameters])
     # Entries already pruned (mask 0) stay pruned and are not counted again.
-    default_mask = flatten([getattr(m, n + "_mask") if hasattr(m, n + "_mask")
-                            else jtorch.ones_like(getattr(m, n)) for m, n in parameters])
+    default_mask = flatten(
+        [
+            getattr(m, n + "_mask") if hasattr(m, n + "_mask") else jtorch.ones_like(getattr(m, n))
+            for m, n in parameters
+        ]
+    )
     container = PruningContainer()
     container._tensor_name = "temp"
     method = pruning_method(**kwargs)
     method._tensor_name = "temp"
     if method.PRUNING_TYPE != "unstructured":
-        raise TypeError('Only "unstructured" PRUNING_TYPE supported for the `pruning_method`. '
-                        f"Found method {pruning_method} of type {method.PRUNING_TYPE}")
+        raise TypeError(
+            'Only "unstructured" PRUNING_TYPE supported for the `pruning_method`. '
+            f"Found method {pruning_method} of type {method.PRUNING_TYPE}"
+        )
     container.add_pruning_method(method)
     final_mask = container.compute_mask(scores, default_mask)
     start = 0
     for module, name in parameters:
         param = getattr(module, name)
         numel = param.numel()
-        custom_from_mask(module, name, mask=final_mask[start:start + numel].view_as(param))
+        custom_from_mask(module, name, mask=final_mask[start : start + numel].view_as(param))
         start += numel
 
 
@@ -435,8 +468,9 @@ def remove(module, name):
     """Matches `torch.nn.utils.prune.remove`: makes the pruning of `name` permanent."""
     key, method = _find_pruning_hook(module, name)
     if method is None:
-        raise ValueError(f"Parameter '{name}' of module {module} has to be pruned before "
-                         "pruning can be removed")
+        raise ValueError(
+            f"Parameter '{name}' of module {module} has to be pruned before pruning can be removed"
+        )
     method.remove(module)
     del module._forward_pre_hooks[key]
     return module
@@ -444,9 +478,11 @@ def remove(module, name):
 
 def is_pruned(module) -> bool:
     """Matches `torch.nn.utils.prune.is_pruned`: whether any submodule has a pruning hook."""
-    return any(isinstance(hook, BasePruningMethod)
-               for _, sub in module.named_modules()
-               for hook in sub._forward_pre_hooks.values())
+    return any(
+        isinstance(hook, BasePruningMethod)
+        for _, sub in module.named_modules()
+        for hook in sub._forward_pre_hooks.values()
+    )
 
 
 def _validate_pruning_amount_init(amount) -> None:
@@ -457,21 +493,27 @@ def _validate_pruning_amount_init(amount) -> None:
     else:
         bad = not 0.0 <= float(amount) <= 1.0
     if bad:
-        raise ValueError(f"amount={amount} should either be a float in the range [0, 1] or a "
-                         "non-negative integer")
+        raise ValueError(
+            f"amount={amount} should either be a float in the range [0, 1] or a "
+            "non-negative integer"
+        )
 
 
 def _validate_pruning_amount(amount, tensor_size: int) -> None:
     if isinstance(amount, numbers.Integral) and amount > tensor_size:
-        raise ValueError(f"amount={amount} should be smaller than the number of parameters to "
-                         f"prune={tensor_size}")
+        raise ValueError(
+            f"amount={amount} should be smaller than the number of parameters to "
+            f"prune={tensor_size}"
+        )
 
 
 def _validate_structured_pruning(t) -> None:
     shape = t.shape
     if len(shape) <= 1:
-        raise ValueError("Structured pruning can only be applied to multidimensional tensors. "
-                         f"Found tensor of shape {shape} with {len(shape)} dims")
+        raise ValueError(
+            "Structured pruning can only be applied to multidimensional tensors. "
+            f"Found tensor of shape {shape} with {len(shape)} dims"
+        )
 
 
 def _compute_nparams_toprune(amount, tensor_size: int) -> int:

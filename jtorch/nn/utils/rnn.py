@@ -18,9 +18,16 @@ import jtorch
 
 from ..._tensor import Tensor
 
-__all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence",
-           "pad_packed_sequence", "pad_sequence", "unpad_sequence", "pack_sequence",
-           "unpack_sequence"]
+__all__ = [
+    "PackedSequence",
+    "invert_permutation",
+    "pack_padded_sequence",
+    "pad_packed_sequence",
+    "pad_sequence",
+    "unpad_sequence",
+    "pack_sequence",
+    "unpack_sequence",
+]
 
 
 class PackedSequence_(NamedTuple):
@@ -38,9 +45,9 @@ class PackedSequence(PackedSequence_):
     """Matches `torch.nn.utils.rnn.PackedSequence`; build it with `pack_padded_sequence`."""
 
     def __new__(cls, data, batch_sizes=None, sorted_indices=None, unsorted_indices=None):
-        return super().__new__(cls, *_packed_sequence_init_args(data, batch_sizes,
-                                                                sorted_indices,
-                                                                unsorted_indices))
+        return super().__new__(
+            cls, *_packed_sequence_init_args(data, batch_sizes, sorted_indices, unsorted_indices)
+        )
 
     def pin_memory(self):
         return self
@@ -94,8 +101,7 @@ class PackedSequence(PackedSequence_):
         return False
 
 
-def _packed_sequence_init_args(data, batch_sizes=None, sorted_indices=None,
-                               unsorted_indices=None):
+def _packed_sequence_init_args(data, batch_sizes=None, sorted_indices=None, unsorted_indices=None):
     if unsorted_indices is None:
         unsorted_indices = invert_permutation(sorted_indices)
     if batch_sizes is not None:
@@ -104,7 +110,8 @@ def _packed_sequence_init_args(data, batch_sizes=None, sorted_indices=None,
                 "batch_sizes should always be on CPU. Instances of PackedSequence should never "
                 "be created manually. They should be instantiated by functions like "
                 "pack_sequence and pack_padded_sequences in nn.utils.rnn. "
-                "https://pytorch.org/docs/stable/nn.html#torch.nn.utils.rnn.pack_sequence")
+                "https://pytorch.org/docs/stable/nn.html#torch.nn.utils.rnn.pack_sequence"
+            )
         return data, batch_sizes, sorted_indices, unsorted_indices
     if not (isinstance(data, (list, tuple)) and len(data) == 2):
         raise AssertionError("Expected data to be a list or tuple of length 2")
@@ -126,25 +133,35 @@ def _pack_padded(input: Tensor, lengths: Tensor, batch_first: bool):
     """`torch._VF._pack_padded_sequence`: (data, batch_sizes) of a sorted padded batch."""
     if lengths.ndim != 1 or lengths.device.type != "cpu":
         dev = str(lengths.device)
-        raise RuntimeError(f"'lengths' argument should be a 1D CPU int64 tensor, but got "
-                           f"{lengths.ndim}D {dev} Long tensor")
+        raise RuntimeError(
+            f"'lengths' argument should be a 1D CPU int64 tensor, but got "
+            f"{lengths.ndim}D {dev} Long tensor"
+        )
     lens = _host_lengths(lengths)
     steps, batch = (input.shape[1], input.shape[0]) if batch_first else input.shape[:2]
     if len(lens) != batch:
-        raise RuntimeError(f"Expected `len(lengths)` to be equal to batch_size, but got "
-                           f"{len(lens)} (batch_size={batch})")
+        raise RuntimeError(
+            f"Expected `len(lengths)` to be equal to batch_size, but got "
+            f"{len(lens)} (batch_size={batch})"
+        )
     if np.any(lens <= 0):
-        raise RuntimeError("Length of all samples has to be greater than 0, but found an "
-                           "element in 'lengths' that is <= 0")
+        raise RuntimeError(
+            "Length of all samples has to be greater than 0, but found an "
+            "element in 'lengths' that is <= 0"
+        )
     if np.any(np.diff(lens) > 0):
-        raise RuntimeError("`lengths` array must be sorted in decreasing order when "
-                           "`enforce_sorted` is True. You can pass `enforce_sorted=False` to "
-                           "pack_padded_sequence and/or pack_sequence to sidestep this "
-                           "requirement if you do not need ONNX exportability.")
+        raise RuntimeError(
+            "`lengths` array must be sorted in decreasing order when "
+            "`enforce_sorted` is True. You can pass `enforce_sorted=False` to "
+            "pack_padded_sequence and/or pack_sequence to sidestep this "
+            "requirement if you do not need ONNX exportability."
+        )
     if lens[0] > steps:
         # PyTorch reads past the end of the input here; jtorch refuses.
-        raise RuntimeError(f"pack_padded_sequence: a length ({lens[0]}) is larger than the "
-                           f"padded sequence length ({steps})")
+        raise RuntimeError(
+            f"pack_padded_sequence: a length ({lens[0]}) is larger than the "
+            f"padded sequence length ({steps})"
+        )
     batch_sizes = (lens[None, :] > np.arange(lens[0])[:, None]).sum(1)
     t, b = np.nonzero(np.arange(batch)[None, :] < batch_sizes[:, None])  # time-major order
     flat = b * steps + t if batch_first else t * batch + b
@@ -153,8 +170,9 @@ def _pack_padded(input: Tensor, lengths: Tensor, batch_first: bool):
     return data, jtorch.tensor(batch_sizes.astype(np.int64))
 
 
-def pack_padded_sequence(input: Tensor, lengths, batch_first: bool = False,
-                         enforce_sorted: bool = True) -> PackedSequence:
+def pack_padded_sequence(
+    input: Tensor, lengths, batch_first: bool = False, enforce_sorted: bool = True
+) -> PackedSequence:
     """Matches `torch.nn.utils.rnn.pack_padded_sequence`."""
     if not isinstance(lengths, Tensor):
         lengths = jtorch.as_tensor(lengths, dtype=jtorch.int64, device="cpu")
@@ -176,20 +194,26 @@ def padded_index(batch_sizes: np.ndarray, steps: int) -> np.ndarray:
     offsets = np.concatenate([[0], np.cumsum(batch_sizes)[:-1]])
     b = np.arange(batch_sizes[0])[None, :]
     idx = np.full((steps, batch_sizes[0]), n, dtype=np.int64)
-    idx[:len(batch_sizes)] = np.where(b < batch_sizes[:, None], offsets[:, None] + b, n)
+    idx[: len(batch_sizes)] = np.where(b < batch_sizes[:, None], offsets[:, None] + b, n)
     return idx
 
 
-def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
-                        padding_value: float = 0.0, total_length: int | None = None):
+def pad_packed_sequence(
+    sequence: PackedSequence,
+    batch_first: bool = False,
+    padding_value: float = 0.0,
+    total_length: int | None = None,
+):
     """Matches `torch.nn.utils.rnn.pad_packed_sequence`: (padded, lengths)."""
     bs = _host_lengths(sequence.batch_sizes)
     max_seq_length = len(bs)
     if total_length is not None:
         if total_length < max_seq_length:
-            raise ValueError(f"Expected total_length to be at least the length of the longest "
-                             f"sequence in input, but got total_length={total_length} and max "
-                             f"sequence length being {max_seq_length}")
+            raise ValueError(
+                f"Expected total_length to be at least the length of the longest "
+                f"sequence in input, but got total_length={total_length} and max "
+                f"sequence length being {max_seq_length}"
+            )
         max_seq_length = total_length
     data = sequence.data
     idx = padded_index(bs, max_seq_length)
@@ -202,23 +226,26 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
     lengths = jtorch.tensor((bs[None, :] > np.arange(bs[0])[:, None]).sum(1).astype(np.int64))
     if sequence.unsorted_indices is not None:
         unsorted = sequence.unsorted_indices
-        return (padded.index_select(0 if batch_first else 1, unsorted),
-                lengths[unsorted.cpu()])
+        return (padded.index_select(0 if batch_first else 1, unsorted), lengths[unsorted.cpu()])
     return padded, lengths
 
 
-def pad_sequence(sequences, batch_first: bool = False, padding_value: float = 0.0,
-                 padding_side: str = "right") -> Tensor:
+def pad_sequence(
+    sequences, batch_first: bool = False, padding_value: float = 0.0, padding_side: str = "right"
+) -> Tensor:
     """Matches `torch.nn.utils.rnn.pad_sequence`."""
     if not isinstance(sequences, Iterable):
-        raise RuntimeError(f"pad_sequence: Expected iterable for input sequences, but got arg "
-                           f"of type: {type(sequences)}")
+        raise RuntimeError(
+            f"pad_sequence: Expected iterable for input sequences, but got arg "
+            f"of type: {type(sequences)}"
+        )
     sequences = tuple(sequences)
     if not sequences:
         raise RuntimeError("received an empty list of sequences")
     if padding_side not in ("left", "right"):
-        raise RuntimeError(f"Expected padding_side to be one of left or right, but got "
-                           f"{padding_side}.")
+        raise RuntimeError(
+            f"Expected padding_side to be one of left or right, but got {padding_side}."
+        )
     trailing = tuple(sequences[0].shape[1:])
     max_len = max(s.shape[0] for s in sequences)
     rows = []
@@ -226,15 +253,19 @@ def pad_sequence(sequences, batch_first: bool = False, padding_value: float = 0.
         shape = tuple(s.shape[1:])
         if shape != trailing:
             if len(shape) > len(trailing):
-                raise RuntimeError(f"expand(torch.FloatTensor{{{list(s.shape)}}}, size="
-                                   f"{[s.shape[0], *trailing]}): the number of sizes provided "
-                                   f"({len(trailing) + 1}) must be greater or equal to the "
-                                   f"number of dimensions in the tensor ({s.ndim})")
+                raise RuntimeError(
+                    f"expand(torch.FloatTensor{{{list(s.shape)}}}, size="
+                    f"{[s.shape[0], *trailing]}): the number of sizes provided "
+                    f"({len(trailing) + 1}) must be greater or equal to the "
+                    f"number of dimensions in the tensor ({s.ndim})"
+                )
             full = (1,) * (len(trailing) - len(shape)) + shape
             for d, (a, b) in enumerate(zip(trailing, full)):
                 if a != b and b != 1:
-                    raise RuntimeError(f"The size of tensor a ({a}) must match the size of "
-                                       f"tensor b ({b}) at non-singleton dimension {d + 1}")
+                    raise RuntimeError(
+                        f"The size of tensor a ({a}) must match the size of "
+                        f"tensor b ({b}) at non-singleton dimension {d + 1}"
+                    )
             s = s.reshape((s.shape[0],) + full).expand((s.shape[0],) + trailing)
         s = s.to(sequences[0].dtype)
         extra = max_len - s.shape[0]
@@ -245,8 +276,9 @@ def pad_sequence(sequences, batch_first: bool = False, padding_value: float = 0.
     return jtorch.stack(rows, 0 if batch_first else 1)
 
 
-def unpad_sequence(padded_sequences: Tensor, lengths: Tensor,
-                   batch_first: bool = False) -> list[Tensor]:
+def unpad_sequence(
+    padded_sequences: Tensor, lengths: Tensor, batch_first: bool = False
+) -> list[Tensor]:
     """Matches `torch.nn.utils.rnn.unpad_sequence`.
 
     PyTorch transposes `padded_sequences` in place when `batch_first` is False; jtorch
@@ -256,10 +288,12 @@ def unpad_sequence(padded_sequences: Tensor, lengths: Tensor,
         padded_sequences = padded_sequences.transpose(0, 1)
     lens = _host_lengths(lengths)
     if len(lens) != padded_sequences.shape[0]:
-        raise ValueError("zip() argument 2 is shorter than argument 1" if
-                         len(lens) < padded_sequences.shape[0] else
-                         "zip() argument 2 is longer than argument 1")
-    return [padded_sequences[i, :int(n)] for i, n in enumerate(lens)]
+        raise ValueError(
+            "zip() argument 2 is shorter than argument 1"
+            if len(lens) < padded_sequences.shape[0]
+            else "zip() argument 2 is longer than argument 1"
+        )
+    return [padded_sequences[i, : int(n)] for i, n in enumerate(lens)]
 
 
 def pack_sequence(sequences, enforce_sorted: bool = True) -> PackedSequence:

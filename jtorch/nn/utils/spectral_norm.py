@@ -15,8 +15,13 @@ from .. import functional as F
 from ..modules.module import Module
 from ..parameter import Parameter, UninitializedParameter
 
-__all__ = ["SpectralNorm", "SpectralNormLoadStateDictPreHook", "SpectralNormStateDictHook",
-           "spectral_norm", "remove_spectral_norm"]
+__all__ = [
+    "SpectralNorm",
+    "SpectralNormLoadStateDictPreHook",
+    "SpectralNormStateDictHook",
+    "spectral_norm",
+    "remove_spectral_norm",
+]
 
 
 class SpectralNorm:
@@ -24,13 +29,16 @@ class SpectralNorm:
 
     _version: int = 1
 
-    def __init__(self, name: str = "weight", n_power_iterations: int = 1, dim: int = 0,
-                 eps: float = 1e-12) -> None:
+    def __init__(
+        self, name: str = "weight", n_power_iterations: int = 1, dim: int = 0, eps: float = 1e-12
+    ) -> None:
         self.name = name
         self.dim = dim
         if n_power_iterations <= 0:
-            raise ValueError(f"Expected n_power_iterations to be positive, but got "
-                             f"n_power_iterations={n_power_iterations}")
+            raise ValueError(
+                f"Expected n_power_iterations to be positive, but got "
+                f"n_power_iterations={n_power_iterations}"
+            )
         self.n_power_iterations = n_power_iterations
         self.eps = eps
 
@@ -66,30 +74,34 @@ class SpectralNorm:
         module.register_parameter(self.name, Parameter(weight.detach()))
 
     def __call__(self, module: Module, inputs: Any) -> None:
-        setattr(module, self.name,
-                self.compute_weight(module, do_power_iteration=module.training))
+        setattr(module, self.name, self.compute_weight(module, do_power_iteration=module.training))
 
     def _solve_v_and_rescale(self, weight_mat, u, target_sigma):
         # v such that u = normalize(W v) and u^T W v = target_sigma.
-        v = linalg.multi_dot([weight_mat.t().mm(weight_mat).pinverse(), weight_mat.t(),
-                              u.unsqueeze(1)]).squeeze(1)
+        v = linalg.multi_dot(
+            [weight_mat.t().mm(weight_mat).pinverse(), weight_mat.t(), u.unsqueeze(1)]
+        ).squeeze(1)
         return v.mul_(target_sigma / dot(u, mv(weight_mat, v)))
 
     @staticmethod
-    def apply(module: Module, name: str, n_power_iterations: int, dim: int,
-              eps: float) -> SpectralNorm:
+    def apply(
+        module: Module, name: str, n_power_iterations: int, dim: int, eps: float
+    ) -> SpectralNorm:
         for hook in module._forward_pre_hooks.values():
             if isinstance(hook, SpectralNorm) and hook.name == name:
-                raise RuntimeError(f"Cannot register two spectral_norm hooks on the same "
-                                   f"parameter {name}")
+                raise RuntimeError(
+                    f"Cannot register two spectral_norm hooks on the same parameter {name}"
+                )
         fn = SpectralNorm(name, n_power_iterations, dim, eps)
         weight = module._parameters[name]
         if weight is None:
             raise ValueError(f"`SpectralNorm` cannot be applied as parameter `{name}` is None")
         if isinstance(weight, UninitializedParameter):
-            raise ValueError("The module passed to `SpectralNorm` can't have uninitialized "
-                             "parameters. Make sure to run the dummy forward before applying "
-                             "spectral normalization")
+            raise ValueError(
+                "The module passed to `SpectralNorm` can't have uninitialized "
+                "parameters. Make sure to run the dummy forward before applying "
+                "spectral normalization"
+            )
         with grad_mode.no_grad():
             weight_mat = fn.reshape_weight_to_matrix(weight)
             h, w = weight_mat.size()
@@ -113,15 +125,19 @@ class SpectralNormLoadStateDictPreHook:
     def __init__(self, fn) -> None:
         self.fn = fn
 
-    def __call__(self, state_dict, prefix, local_metadata, strict, missing_keys,
-                 unexpected_keys, error_msgs) -> None:
+    def __call__(
+        self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+    ) -> None:
         fn = self.fn
         version = local_metadata.get("spectral_norm", {}).get(fn.name + ".version", None)
         if version is not None and version >= 1:
             return
         weight_key = prefix + fn.name
-        if (version is None and all(weight_key + s in state_dict for s in ("_orig", "_u", "_v"))
-                and weight_key not in state_dict):
+        if (
+            version is None
+            and all(weight_key + s in state_dict for s in ("_orig", "_u", "_v"))
+            and weight_key not in state_dict
+        ):
             return
         has_missing_keys = False
         for suffix in ("_orig", "", "_u"):
@@ -155,11 +171,17 @@ class SpectralNormStateDictHook:
         meta[key] = self.fn._version
 
 
-def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int = 1,
-                  eps: float = 1e-12, dim: int | None = None) -> Module:
+def spectral_norm(
+    module: Module,
+    name: str = "weight",
+    n_power_iterations: int = 1,
+    eps: float = 1e-12,
+    dim: int | None = None,
+) -> Module:
     """Matches `torch.nn.utils.spectral_norm` (the legacy hook version)."""
     if dim is None:
         from .parametrizations import _conv_transpose_classes
+
         dim = 1 if isinstance(module, _conv_transpose_classes()) else 0
     SpectralNorm.apply(module, name, n_power_iterations, dim, eps)
     return module

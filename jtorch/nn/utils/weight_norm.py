@@ -30,22 +30,27 @@ class WeightNorm:
 
     @staticmethod
     def apply(module, name: str, dim: int) -> WeightNorm:
-        warnings.warn("`torch.nn.utils.weight_norm` is deprecated in favor of "
-                      "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning,
-                      stacklevel=3)
+        warnings.warn(
+            "`torch.nn.utils.weight_norm` is deprecated in favor of "
+            "`torch.nn.utils.parametrizations.weight_norm`.",
+            FutureWarning,
+            stacklevel=3,
+        )
         for hook in module._forward_pre_hooks.values():
             if isinstance(hook, WeightNorm) and hook.name == name:
-                raise RuntimeError(f"Cannot register two weight_norm hooks on the same "
-                                   f"parameter {name}")
+                raise RuntimeError(
+                    f"Cannot register two weight_norm hooks on the same parameter {name}"
+                )
         fn = WeightNorm(name, dim)
         weight = getattr(module, name)
         if isinstance(weight, UninitializedParameter):
-            raise ValueError("The module passed to `WeightNorm` can't have uninitialized "
-                             "parameters. Make sure to run the dummy forward before applying "
-                             "weight normalization")
+            raise ValueError(
+                "The module passed to `WeightNorm` can't have uninitialized "
+                "parameters. Make sure to run the dummy forward before applying "
+                "weight normalization"
+            )
         del module._parameters[name]
-        module.register_parameter(name + "_g", Parameter(norm_except_dim(weight, 2,
-                                                                         fn.dim).data))
+        module.register_parameter(name + "_g", Parameter(norm_except_dim(weight, 2, fn.dim).data))
         module.register_parameter(name + "_v", Parameter(weight.data))
         setattr(module, name, fn.compute_weight(module))
         module.register_forward_pre_hook(fn)

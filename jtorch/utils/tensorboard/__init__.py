@@ -7,8 +7,9 @@ older than 1.15 raises PyTorch's ImportError.
 
 import tensorboard
 
-if tuple(int(p) for p in (getattr(tensorboard, "__version__", "0").split(".") + ["0"])[:2]
-         if p.isdigit()) < (1, 15):
+if tuple(
+    int(p) for p in (getattr(tensorboard, "__version__", "0").split(".") + ["0"])[:2] if p.isdigit()
+) < (1, 15):
     raise ImportError("TensorBoard logging requires TensorBoard version 1.15 or above")
 
 del tensorboard

@@ -23,6 +23,7 @@ def make_np(x) -> np.ndarray:
         return np.array([x])
     if isinstance(x, Tensor):
         from ... import _dtype
+
         t = x.detach()
         if t.dtype is _dtype.bfloat16:
             t = t.to(_dtype.float16)
@@ -33,13 +34,18 @@ def make_np(x) -> np.ndarray:
 def scalar(tag: str, value, new_style: bool = False, double_precision: bool = False):
     arr = make_np(value).squeeze()
     if arr.ndim != 0:
-        raise AssertionError(f"Tensor should contain one element (0 dimensions). Was given "
-                             f"size: {arr.size} and {arr.ndim} dimensions.")
+        raise AssertionError(
+            f"Tensor should contain one element (0 dimensions). Was given "
+            f"size: {arr.size} and {arr.ndim} dimensions."
+        )
     v = float(arr)
     if not new_style:
         return Summary(value=[Summary.Value(tag=tag, simple_value=v)])
-    proto = (TensorProto(double_val=[v], dtype="DT_DOUBLE") if double_precision else
-             TensorProto(float_val=[v], dtype="DT_FLOAT"))
+    proto = (
+        TensorProto(double_val=[v], dtype="DT_DOUBLE")
+        if double_precision
+        else TensorProto(float_val=[v], dtype="DT_FLOAT")
+    )
     meta = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name="scalars"))
     return Summary(value=[Summary.Value(tag=tag, tensor=proto, metadata=meta)])
 
@@ -70,14 +76,21 @@ def histogram(tag: str, values, bins, max_bins=None):
     # before (histogram.cc's layout, which TensorBoard expects)
     filled = np.flatnonzero(counts > 0)
     first, last = (int(filled[0]), int(filled[-1])) if filled.size else (0, len(counts) - 1)
-    counts = counts[first - 1:last + 1] if first > 0 else np.concatenate([[0],
-                                                                          counts[:last + 1]])
-    limits = limits[first:last + 2]
+    counts = (
+        counts[first - 1 : last + 1] if first > 0 else np.concatenate([[0], counts[: last + 1]])
+    )
+    limits = limits[first : last + 2]
     if counts.size == 0 or limits.size == 0:
         raise ValueError("The histogram is empty, please file a bug report.")
-    proto = HistogramProto(min=values.min(), max=values.max(), num=len(values),
-                           sum=values.sum(), sum_squares=values.dot(values),
-                           bucket_limit=limits.tolist(), bucket=counts.tolist())
+    proto = HistogramProto(
+        min=values.min(),
+        max=values.max(),
+        num=len(values),
+        sum=values.sum(),
+        sum_squares=values.dot(values),
+        bucket_limit=limits.tolist(),
+        bucket=counts.tolist(),
+    )
     return Summary(value=[Summary.Value(tag=tag, histo=proto)])
 
 
@@ -93,18 +106,21 @@ def _grid(images: np.ndarray, ncols: int = 8) -> np.ndarray:
     canvas = np.zeros((3, h * nrows, w * ncols), dtype=images.dtype)
     for i in range(n):
         r, c = divmod(i, ncols)
-        canvas[:, r * h:(r + 1) * h, c * w:(c + 1) * w] = images[i]
+        canvas[:, r * h : (r + 1) * h, c * w : (c + 1) * w] = images[i]
     return canvas
 
 
 def to_hwc(arr: np.ndarray, dataformats: str) -> np.ndarray:
     fmt = dataformats.upper()
     if len(set(dataformats)) != len(dataformats):
-        raise AssertionError(f"You can not use the same dimension shorthand twice. "
-                             f"input_format: {dataformats}")
+        raise AssertionError(
+            f"You can not use the same dimension shorthand twice. input_format: {dataformats}"
+        )
     if arr.ndim != len(dataformats):
-        raise AssertionError(f"size of input tensor and input format are different. tensor "
-                             f"shape: {arr.shape}, input_format: {dataformats}")
+        raise AssertionError(
+            f"size of input tensor and input format are different. tensor "
+            f"shape: {arr.shape}, input_format: {dataformats}"
+        )
     if len(fmt) == 4:
         return _grid(arr.transpose([fmt.find(c) for c in "NCHW"])).transpose(1, 2, 0)
     if len(fmt) == 3:
@@ -117,38 +133,51 @@ def to_hwc(arr: np.ndarray, dataformats: str) -> np.ndarray:
 def image(tag: str, img, dataformats: str = "NCHW", rescale: float = 1):
     """A PNG image summary: floats in [0, 1] scaled by 255 (uint8 kept), clipped."""
     from PIL import Image
+
     arr = to_hwc(make_np(img), dataformats)
     scale = 1 if arr.dtype == np.uint8 else 255
     arr = (arr.astype(np.float32) * scale).clip(0, 255).astype(np.uint8)
     height, width, channels = arr.shape
-    picture = Image.fromarray(arr).resize((int(width * rescale), int(height * rescale)),
-                                          Image.Resampling.LANCZOS)
+    picture = Image.fromarray(arr).resize(
+        (int(width * rescale), int(height * rescale)), Image.Resampling.LANCZOS
+    )
     buf = io.BytesIO()
     picture.save(buf, format="PNG")
-    proto = Summary.Image(height=height, width=width, colorspace=channels,
-                          encoded_image_string=buf.getvalue())
+    proto = Summary.Image(
+        height=height, width=width, colorspace=channels, encoded_image_string=buf.getvalue()
+    )
     return Summary(value=[Summary.Value(tag=tag, image=proto)])
 
 
 def text(tag: str, text_string: str):
-    meta = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(
-        plugin_name="text", content=TextPluginData(version=0).SerializeToString()))
-    proto = TensorProto(dtype="DT_STRING", string_val=[text_string.encode("utf_8")],
-                        tensor_shape=TensorShapeProto(dim=[TensorShapeProto.Dim(size=1)]))
-    return Summary(value=[Summary.Value(tag=tag + "/text_summary", metadata=meta,
-                                        tensor=proto)])
+    meta = SummaryMetadata(
+        plugin_data=SummaryMetadata.PluginData(
+            plugin_name="text", content=TextPluginData(version=0).SerializeToString()
+        )
+    )
+    proto = TensorProto(
+        dtype="DT_STRING",
+        string_val=[text_string.encode("utf_8")],
+        tensor_shape=TensorShapeProto(dim=[TensorShapeProto.Dim(size=1)]),
+    )
+    return Summary(value=[Summary.Value(tag=tag + "/text_summary", metadata=meta, tensor=proto)])
 
 
 # dtype name -> (TensorProto dtype, field); PyTorch's table (uint8 listed last there wins;
 # bfloat16 values are stored as float16 bit patterns, as PyTorch stores them)
 _TENSOR_FIELDS = {
-    "float16": ("DT_HALF", "half_val"), "bfloat16": ("DT_BFLOAT16", "half_val"),
-    "float32": ("DT_FLOAT", "float_val"), "float64": ("DT_DOUBLE", "double_val"),
-    "int8": ("DT_INT8", "int_val"), "int16": ("DT_INT16", "int_val"),
-    "int32": ("DT_INT32", "int_val"), "int64": ("DT_INT64", "int64_val"),
-    "uint8": ("DT_UINT8", "uint32_val"), "bool": ("DT_BOOL", "bool_val"),
-    "complex64": ("DT_COMPLEX64", "scomplex_val"), "complex128": ("DT_COMPLEX128",
-                                                                   "dcomplex_val"),
+    "float16": ("DT_HALF", "half_val"),
+    "bfloat16": ("DT_BFLOAT16", "half_val"),
+    "float32": ("DT_FLOAT", "float_val"),
+    "float64": ("DT_DOUBLE", "double_val"),
+    "int8": ("DT_INT8", "int_val"),
+    "int16": ("DT_INT16", "int_val"),
+    "int32": ("DT_INT32", "int_val"),
+    "int64": ("DT_INT64", "int64_val"),
+    "uint8": ("DT_UINT8", "uint32_val"),
+    "bool": ("DT_BOOL", "bool_val"),
+    "complex64": ("DT_COMPLEX64", "scomplex_val"),
+    "complex128": ("DT_COMPLEX128", "dcomplex_val"),
 }
 
 
@@ -167,8 +196,11 @@ def tensor(tag: str, t):
         values = np.stack([arr.real, arr.imag], -1).reshape(-1).tolist()
     else:
         values = arr.tolist()
-    proto = TensorProto(dtype=dtype, tensor_shape=TensorShapeProto(
-        dim=[TensorShapeProto.Dim(size=n) for n in t.shape]), **{field: values})
+    proto = TensorProto(
+        dtype=dtype,
+        tensor_shape=TensorShapeProto(dim=[TensorShapeProto.Dim(size=n) for n in t.shape]),
+        **{field: values},
+    )
     meta = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name="tensor"))
     return Summary(value=[Summary.Value(tag=tag, metadata=meta, tensor=proto)])
 
@@ -177,23 +209,37 @@ def hparams(hparam_dict, metric_dict, hparam_domain_discrete=None):
     """The hparams plugin's three summaries: experiment, session start, session end."""
     from google.protobuf import struct_pb2
     from tensorboard.plugins.hparams import metadata
-    from tensorboard.plugins.hparams.api_pb2 import (DataType, Experiment, HParamInfo,
-                                                     MetricInfo, MetricName, Status)
-    from tensorboard.plugins.hparams.plugin_data_pb2 import (HParamsPluginData,
-                                                             SessionEndInfo, SessionStartInfo)
+    from tensorboard.plugins.hparams.api_pb2 import (
+        DataType,
+        Experiment,
+        HParamInfo,
+        MetricInfo,
+        MetricName,
+        Status,
+    )
+    from tensorboard.plugins.hparams.plugin_data_pb2 import (
+        HParamsPluginData,
+        SessionEndInfo,
+        SessionStartInfo,
+    )
+
     if not isinstance(hparam_dict, dict):
         raise TypeError("parameter: hparam_dict should be a dictionary, nothing logged.")
     if not isinstance(metric_dict, dict):
         raise TypeError("parameter: metric_dict should be a dictionary, nothing logged.")
     discrete = hparam_domain_discrete or {}
     if not isinstance(discrete, dict):
-        raise TypeError("parameter: hparam_domain_discrete should be a dictionary, nothing "
-                        "logged.")
+        raise TypeError("parameter: hparam_domain_discrete should be a dictionary, nothing logged.")
     for k, v in discrete.items():
-        if k not in hparam_dict or not isinstance(v, list) or not all(
-                isinstance(d, type(hparam_dict[k])) for d in v):
-            raise TypeError(f"parameter: hparam_domain_discrete[{k}] should be a list of same "
-                            f"type as hparam_dict[{k}].")
+        if (
+            k not in hparam_dict
+            or not isinstance(v, list)
+            or not all(isinstance(d, type(hparam_dict[k])) for d in v)
+        ):
+            raise TypeError(
+                f"parameter: hparam_domain_discrete[{k}] should be a list of same "
+                f"type as hparam_dict[{k}]."
+            )
     infos, start = [], SessionStartInfo()
     for k, v in hparam_dict.items():
         if v is None:
@@ -211,20 +257,30 @@ def hparams(hparam_dict, metric_dict, hparam_domain_discrete=None):
         else:
             raise ValueError("value should be one of int, float, str, bool, or torch.Tensor")
         setattr(start.hparams[k], field, v)
-        domain = struct_pb2.ListValue(values=[struct_pb2.Value(**{field: d})
-                                              for d in discrete[k]]) if k in discrete else None
+        domain = (
+            struct_pb2.ListValue(values=[struct_pb2.Value(**{field: d}) for d in discrete[k]])
+            if k in discrete
+            else None
+        )
         infos.append(HParamInfo(name=k, type=DataType.Value(kind), domain_discrete=domain))
 
     def plugin_summary(tag, **content):
         data = HParamsPluginData(version=metadata.PLUGIN_DATA_VERSION, **content)
-        meta = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(
-            plugin_name=metadata.PLUGIN_NAME, content=data.SerializeToString()))
+        meta = SummaryMetadata(
+            plugin_data=SummaryMetadata.PluginData(
+                plugin_name=metadata.PLUGIN_NAME, content=data.SerializeToString()
+            )
+        )
         return Summary(value=[Summary.Value(tag=tag, metadata=meta)])
 
-    experiment = Experiment(hparam_infos=infos,
-                            metric_infos=[MetricInfo(name=MetricName(tag=k))
-                                          for k in metric_dict])
-    return (plugin_summary(metadata.EXPERIMENT_TAG, experiment=experiment),
-            plugin_summary(metadata.SESSION_START_INFO_TAG, session_start_info=start),
-            plugin_summary(metadata.SESSION_END_INFO_TAG, session_end_info=SessionEndInfo(
-                status=Status.Value("STATUS_SUCCESS"))))
+    experiment = Experiment(
+        hparam_infos=infos, metric_infos=[MetricInfo(name=MetricName(tag=k)) for k in metric_dict]
+    )
+    return (
+        plugin_summary(metadata.EXPERIMENT_TAG, experiment=experiment),
+        plugin_summary(metadata.SESSION_START_INFO_TAG, session_start_info=start),
+        plugin_summary(
+            metadata.SESSION_END_INFO_TAG,
+            session_end_info=SessionEndInfo(status=Status.Value("STATUS_SUCCESS")),
+        ),
+    )

@@ -14,10 +14,12 @@ class SamplerIterDataPipe(IterDataPipe):
 
     def __init__(self, datapipe, sampler=None, sampler_args=None, sampler_kwargs=None):
         from ..._sampler import SequentialSampler
+
         self.datapipe = datapipe
         sampler = SequentialSampler if sampler is None else sampler
-        self.sampler = sampler(*(sampler_args or ()), data_source=datapipe,
-                               **(sampler_kwargs or {}))
+        self.sampler = sampler(
+            *(sampler_args or ()), data_source=datapipe, **(sampler_kwargs or {})
+        )
 
     def __iter__(self):
         return iter(self.sampler)
@@ -57,6 +59,7 @@ class ShufflerIterDataPipe(IterDataPipe):
 
     def reset(self) -> None:
         import jtorch
+
         self._buffer = []
         if self._enabled:
             if self._seed is None:

@@ -10,8 +10,13 @@ from __future__ import annotations
 
 from ... import distributed_c10d as c10d
 
-__all__ = ["allreduce_hook", "bf16_compress_hook", "bf16_compress_wrapper",
-           "fp16_compress_hook", "fp16_compress_wrapper"]
+__all__ = [
+    "allreduce_hook",
+    "bf16_compress_hook",
+    "bf16_compress_wrapper",
+    "fp16_compress_hook",
+    "fp16_compress_wrapper",
+]
 
 
 def _group(process_group):
@@ -39,6 +44,7 @@ def _compress_hook(dtype, process_group, bucket):
         value = fut.value()[0]
         buffer.copy_(value)
         return buffer
+
     work = c10d.all_reduce(compressed, group=group, async_op=True)
     return work.get_future().then(decompress)
 
@@ -46,12 +52,14 @@ def _compress_hook(dtype, process_group, bucket):
 def fp16_compress_hook(process_group, bucket):
     """Averages the bucket's gradients in float16."""
     from .... import float16
+
     return _compress_hook(float16, process_group, bucket)
 
 
 def bf16_compress_hook(process_group, bucket):
     """Averages the bucket's gradients in bfloat16."""
     from .... import bfloat16
+
     return _compress_hook(bfloat16, process_group, bucket)
 
 
@@ -65,17 +73,21 @@ def _compress_wrapper(dtype, hook):
         def decompress(f):
             buffer.copy_(f.value())
             return buffer
+
         return fut.then(decompress)
+
     return wrapped
 
 
 def fp16_compress_wrapper(hook):
     """`hook`, run on the gradients cast to float16."""
     from .... import float16
+
     return _compress_wrapper(float16, hook)
 
 
 def bf16_compress_wrapper(hook):
     """`hook`, run on the gradients cast to bfloat16."""
     from .... import bfloat16
+
     return _compress_wrapper(bfloat16, hook)

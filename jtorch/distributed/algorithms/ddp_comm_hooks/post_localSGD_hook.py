@@ -15,11 +15,21 @@ __all__ = ["PostLocalSGDState", "post_localSGD_hook"]
 class PostLocalSGDState:
     """Matches `PostLocalSGDState`: the groups and the iteration local SGD starts at."""
 
-    __slots__ = ["process_group", "subgroup", "start_localSGD_iter",
-                 "post_local_gradient_allreduce", "iter"]
+    __slots__ = [
+        "process_group",
+        "subgroup",
+        "start_localSGD_iter",
+        "post_local_gradient_allreduce",
+        "iter",
+    ]
 
-    def __init__(self, process_group, subgroup, start_localSGD_iter: int,
-                 post_local_gradient_allreduce: bool = True):
+    def __init__(
+        self,
+        process_group,
+        subgroup,
+        start_localSGD_iter: int,
+        post_local_gradient_allreduce: bool = True,
+    ):
         self.process_group = process_group
         self.subgroup = subgroup
         self.start_localSGD_iter = start_localSGD_iter
@@ -34,6 +44,7 @@ class PostLocalSGDState:
 def post_localSGD_hook(state: PostLocalSGDState, bucket):
     """Matches PyTorch's `post_localSGD_hook` (see the module doc)."""
     from .....futures import Future
+
     input_tensor = bucket.buffer()
     if state.iter < state.start_localSGD_iter:
         state.maybe_increase_iter(bucket)

@@ -12,12 +12,19 @@ __all__ = ["PowerSGDState", "batched_powerSGD_hook", "powerSGD_hook"]
 class PowerSGDState:
     """Matches `PowerSGDState`'s constructor (the settings PowerSGD would run with)."""
 
-    def __init__(self, process_group, matrix_approximation_rank: int = 1,
-                 start_powerSGD_iter: int = 1_000, min_compression_rate: float = 2,
-                 use_error_feedback: bool = True, warm_start: bool = True,
-                 orthogonalization_epsilon: float = 0, random_seed: int = 0,
-                 compression_stats_logging_frequency: int = 10_000,
-                 batch_tensors_with_same_shape: bool = False):
+    def __init__(
+        self,
+        process_group,
+        matrix_approximation_rank: int = 1,
+        start_powerSGD_iter: int = 1_000,
+        min_compression_rate: float = 2,
+        use_error_feedback: bool = True,
+        warm_start: bool = True,
+        orthogonalization_epsilon: float = 0,
+        random_seed: int = 0,
+        compression_stats_logging_frequency: int = 10_000,
+        batch_tensors_with_same_shape: bool = False,
+    ):
         self.process_group = process_group
         self.matrix_approximation_rank = matrix_approximation_rank
         self.start_powerSGD_iter = start_powerSGD_iter

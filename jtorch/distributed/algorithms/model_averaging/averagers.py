@@ -15,13 +15,14 @@ class ModelAverager(ABC):
 
     def __init__(self, process_group=None):
         from ... import distributed_c10d as c10d
-        self.process_group = (process_group if process_group is not None
-                              else c10d._get_default_group())
+
+        self.process_group = (
+            process_group if process_group is not None else c10d._get_default_group()
+        )
         self.step = 0
 
     @abstractmethod
-    def average_parameters(self, params):
-        ...
+    def average_parameters(self, params): ...
 
 
 class PeriodicModelAverager(ModelAverager):
@@ -35,11 +36,14 @@ class PeriodicModelAverager(ModelAverager):
         if period < 1:
             raise ValueError("Arg ``period`` must be a positive value.")
         if period == 1:
-            warnings.warn("When period is 1, no need to use model averaging because the "
-                          "communication cost of all-reducing parameters will be no less than "
-                          "the cost of all-reducing gradients by DistributedDataParallel in "
-                          "the backward pass. Therefore, only DistributedDataParallel should "
-                          "be used for this case.", stacklevel=2)
+            warnings.warn(
+                "When period is 1, no need to use model averaging because the "
+                "communication cost of all-reducing parameters will be no less than "
+                "the cost of all-reducing gradients by DistributedDataParallel in "
+                "the backward pass. Therefore, only DistributedDataParallel should "
+                "be used for this case.",
+                stacklevel=2,
+            )
         self.period = period
 
     def average_parameters(self, params) -> None:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from ... import distributed_c10d as c10d
 
-__all__ = ["average_parameters", "average_parameters_or_parameter_groups",
-           "get_params_to_average"]
+__all__ = ["average_parameters", "average_parameters_or_parameter_groups", "get_params_to_average"]
 
 
 def average_parameters(params, process_group) -> None:
@@ -13,6 +12,7 @@ def average_parameters(params, process_group) -> None:
     buffer (so an empty list fails in `cat`), divides it by the group size, all-reduces it
     and copies the pieces back."""
     from .... import cat, no_grad
+
     group = process_group if process_group is not None else c10d._get_default_group()
     params = list(params)
     with no_grad():
@@ -22,7 +22,7 @@ def average_parameters(params, process_group) -> None:
         offset = 0
         for p in params:
             n = p.numel()
-            p.data.copy_(flat[offset:offset + n].view_as(p))
+            p.data.copy_(flat[offset : offset + n].view_as(p))
             offset += n
 
 

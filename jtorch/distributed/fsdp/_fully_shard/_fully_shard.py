@@ -27,25 +27,31 @@ from ...tensor._api import _multi, _on_local_devices
 from ._fsdp_api import MixedPrecisionPolicy, OffloadPolicy
 from ._unshard import ParamRef, Unshard
 
-__all__ = ["FSDPModule", "UnshardHandle", "fully_shard", "register_fsdp_forward_method",
-           "share_comm_ctx"]
+__all__ = [
+    "FSDPModule",
+    "UnshardHandle",
+    "fully_shard",
+    "register_fsdp_forward_method",
+    "share_comm_ctx",
+]
 
 
 class _FSDPState:
     """What `fully_shard` keeps per module: its mesh, managed parameters and settings."""
 
-    def __init__(self, mesh: DeviceMesh, params: list, mp_policy: MixedPrecisionPolicy,
-                 reshard_after_forward):
+    def __init__(
+        self, mesh: DeviceMesh, params: list, mp_policy: MixedPrecisionPolicy, reshard_after_forward
+    ):
         self.mesh = mesh
-        self.params = params                    # [(owner module, name)]
+        self.params = params  # [(owner module, name)]
         self.mp_policy = mp_policy
         self.reshard_after_forward = reshard_after_forward
         self.requires_gradient_sync = True
         self.is_last_backward = True
         self.reshard_after_backward = True
-        self.settings: dict = {}                # communication knobs (no effect over one rank)
+        self.settings: dict = {}  # communication knobs (no effect over one rank)
         self.swapped: list = []
-        self.unsharded_grads: dict = {}         # accumulated without gradient sync
+        self.unsharded_grads: dict = {}  # accumulated without gradient sync
 
 
 class UnshardHandle:
@@ -59,8 +65,9 @@ class FSDPModule:
     """Matches `torch.distributed.fsdp.FSDPModule`: the methods `fully_shard` adds."""
 
     def __deepcopy__(self, memo):
-        raise AssertionError("FSDP does not support deepcopy. Please use state dict for "
-                             "serialization.")
+        raise AssertionError(
+            "FSDP does not support deepcopy. Please use state dict for serialization."
+        )
 
     def reshard(self) -> None:
         """Frees the unsharded parameters: over one rank they are the sharded ones."""
@@ -75,28 +82,31 @@ class FSDPModule:
     def set_is_last_backward(self, is_last_backward: bool) -> None:
         self._state().is_last_backward = is_last_backward
 
-    def set_requires_gradient_sync(self, requires_gradient_sync: bool, *,
-                                   recurse: bool = True) -> None:
-        for m in (self.modules() if recurse else [self]):
+    def set_requires_gradient_sync(
+        self, requires_gradient_sync: bool, *, recurse: bool = True
+    ) -> None:
+        for m in self.modules() if recurse else [self]:
             if isinstance(m, FSDPModule):
                 m._state().requires_gradient_sync = requires_gradient_sync
 
     def set_requires_all_reduce(self, requires_all_reduce: bool, *, recurse: bool = True):
-        for m in (self.modules() if recurse else [self]):
+        for m in self.modules() if recurse else [self]:
             if isinstance(m, FSDPModule):
                 m._state().settings["requires_all_reduce"] = requires_all_reduce
 
     def set_reshard_after_forward(self, reshard_after_forward: bool, recurse: bool = True):
         if not isinstance(reshard_after_forward, bool):
-            raise ValueError(f"reshard_after_forward should be a bool, got "
-                             f"{type(reshard_after_forward)}")
-        for m in (self.modules() if recurse else [self]):
+            raise ValueError(
+                f"reshard_after_forward should be a bool, got {type(reshard_after_forward)}"
+            )
+        for m in self.modules() if recurse else [self]:
             if isinstance(m, FSDPModule):
                 m._state().reshard_after_forward = reshard_after_forward
 
-    def set_reshard_after_backward(self, reshard_after_backward: bool, *,
-                                   recurse: bool = True) -> None:
-        for m in (self.modules() if recurse else [self]):
+    def set_reshard_after_backward(
+        self, reshard_after_backward: bool, *, recurse: bool = True
+    ) -> None:
+        for m in self.modules() if recurse else [self]:
             if isinstance(m, FSDPModule):
                 m._state().reshard_after_backward = reshard_after_backward
 
@@ -157,18 +167,21 @@ _FSDP_CLASSES: dict = {}
 def _fsdp_class(cls: type) -> type:
     """`FSDP<cls>`: FSDPModule leftmost, so its methods win, as in PyTorch."""
     if cls not in _FSDP_CLASSES:
-        _FSDP_CLASSES[cls] = type(f"FSDP{cls.__name__}", (FSDPModule, cls),
-                                  {"__module__": cls.__module__})
+        _FSDP_CLASSES[cls] = type(
+            f"FSDP{cls.__name__}", (FSDPModule, cls), {"__module__": cls.__module__}
+        )
     return _FSDP_CLASSES[cls]
 
 
 def _default_mesh() -> DeviceMesh:
     from .... import accelerator
+
     if not c10d.is_initialized():
         c10d.init_process_group()
     acc = accelerator.current_accelerator()
-    return init_device_mesh(acc.type if acc is not None else "cpu",
-                            (c10d._get_default_group().size(),))
+    return init_device_mesh(
+        acc.type if acc is not None else "cpu", (c10d._get_default_group().size(),)
+    )
 
 
 def _managed(modules: list, ignored_params: set) -> list:
@@ -177,7 +190,7 @@ def _managed(modules: list, ignored_params: set) -> list:
 
     def visit(mod, is_root: bool) -> None:
         if not is_root and "_fsdp_state" in mod.__dict__:
-            return                              # an inner fully_shard manages this subtree
+            return  # an inner fully_shard manages this subtree
         for name, p in mod._parameters.items():
             if p is None or id(p) in seen or any(p is q for q in ignored_params):
                 continue
@@ -186,6 +199,7 @@ def _managed(modules: list, ignored_params: set) -> list:
         for child in mod._modules.values():
             if child is not None:
                 visit(child, False)
+
     for m in modules:
         visit(m, True)
     return out
@@ -196,21 +210,30 @@ def _placements(mesh: DeviceMesh, param, shard_placement_fn) -> list:
     shard = shard or Shard(0)
     if mesh.ndim == 1:
         return [shard]
-    return [Replicate(), shard]                 # HSDP: replicate over dim 0, shard over dim 1
+    return [Replicate(), shard]  # HSDP: replicate over dim 0, shard over dim 1
 
 
-def fully_shard(module, *, mesh: DeviceMesh | None = None, reshard_after_forward=None,
-                shard_placement_fn=None, mp_policy: MixedPrecisionPolicy = MixedPrecisionPolicy(),
-                offload_policy: OffloadPolicy = OffloadPolicy(), ignored_params=None,
-                dp_mesh_dims=None):
+def fully_shard(
+    module,
+    *,
+    mesh: DeviceMesh | None = None,
+    reshard_after_forward=None,
+    shard_placement_fn=None,
+    mp_policy: MixedPrecisionPolicy = MixedPrecisionPolicy(),
+    offload_policy: OffloadPolicy = OffloadPolicy(),
+    ignored_params=None,
+    dp_mesh_dims=None,
+):
     """Matches `torch.distributed.fsdp.fully_shard` (see the module doc)."""
     from ....nn import ModuleDict, ModuleList, Parameter
     from ....nn.modules.module import Module
+
     modules = list(module) if isinstance(module, (list, tuple)) else [module]
     for m in modules:
         if isinstance(m, (ModuleList, ModuleDict)) and type(m).forward is Module.forward:
-            raise ValueError(f"fully_shard does not support containers that do not implement "
-                             f"forward: {m}")
+            raise ValueError(
+                f"fully_shard does not support containers that do not implement forward: {m}"
+            )
     mesh = mesh or _default_mesh()
     if dp_mesh_dims is None and mesh.ndim not in (1, 2):
         raise ValueError(f"fully_shard expects a 1D or 2D DeviceMesh but got {mesh}")
@@ -219,10 +242,11 @@ def fully_shard(module, *, mesh: DeviceMesh | None = None, reshard_after_forward
     for owner, name in params:
         p = owner._parameters[name]
         if not isinstance(p, DTensor):
-            d = distribute_tensor(p.detach(), mesh, _placements(mesh, p, shard_placement_fn),
-                                  src_data_rank=None)
+            d = distribute_tensor(
+                p.detach(), mesh, _placements(mesh, p, shard_placement_fn), src_data_rank=None
+            )
             new = Parameter(d, requires_grad=p.requires_grad)
-            for m in modules:                   # a parameter shared by several owners
+            for m in modules:  # a parameter shared by several owners
                 for sub in m.modules():
                     for k, q in list(sub._parameters.items()):
                         if q is p:
@@ -244,6 +268,7 @@ def fully_shard(module, *, mesh: DeviceMesh | None = None, reshard_after_forward
 def _cast(obj, dtype):
     """Casts the floating tensors in (nested) args to `dtype`."""
     from ...._tensor import Tensor
+
     if isinstance(obj, Tensor):
         return obj.to(dtype) if obj.dtype.is_floating_point else obj
     if isinstance(obj, (list, tuple)):
@@ -262,13 +287,17 @@ def _pre_forward(module, args, kwargs):
             # The unsharded parameter (cast to the policy's dtype), set in the owner's
             # parameter table for the forward.
             if _multi(state.mesh):
-                unsharded = Unshard.apply(p.to_local(), ParamRef(p), state, (id(owner), name),
-                                          dtype if dtype != p.dtype else None)
+                unsharded = Unshard.apply(
+                    p.to_local(),
+                    ParamRef(p),
+                    state,
+                    (id(owner), name),
+                    dtype if dtype != p.dtype else None,
+                )
             else:
                 # Over local devices: the array laid out whole on every device (its gradient
                 # laid back out as the shards, which XLA does by a reduce-scatter).
-                unsharded = _laid_out_whole(p) if _on_local_devices(state.mesh) else \
-                    p.to_local()
+                unsharded = _laid_out_whole(p) if _on_local_devices(state.mesh) else p.to_local()
                 if dtype is not None and unsharded.dtype != dtype:
                     unsharded = unsharded.to(dtype)
             state.swapped.append((owner, name, p))
@@ -282,9 +311,9 @@ def _laid_out_whole(p: DTensor):
     """`p` whole on every device of its local-device mesh (differentiable)."""
     from ...._torch_function import DisableTorchFunctionSubclass
     from ...tensor._local_devices import Relayout
+
     with DisableTorchFunctionSubclass():
-        return Relayout.apply(p, p.device_mesh, p.placements,
-                              (Replicate(),) * p.device_mesh.ndim)
+        return Relayout.apply(p, p.device_mesh, p.placements, (Replicate(),) * p.device_mesh.ndim)
 
 
 def _post_forward(module, args, output):
@@ -309,7 +338,7 @@ def _round_grads(state: _FSDPState) -> None:
 def register_fsdp_forward_method(module, method_name: str) -> None:
     """Runs `module.<method_name>` with the FSDP forward hooks, as `forward` runs."""
     if not isinstance(module, FSDPModule):
-        return                                  # PyTorch: a no-op for a non-FSDP module
+        return  # PyTorch: a no-op for a non-FSDP module
     method = getattr(module, method_name)
 
     def wrapped(*args, **kwargs):
@@ -319,6 +348,7 @@ def register_fsdp_forward_method(module, method_name: str) -> None:
         out = method(*args, **kwargs)
         cast = _post_forward(module, args, out)
         return out if cast is None else cast
+
     setattr(module, method_name, wrapped)
 
 

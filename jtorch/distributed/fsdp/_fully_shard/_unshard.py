@@ -35,11 +35,11 @@ class Unshard(Function):
     @staticmethod
     def forward(ctx, local, ref: ParamRef, state, key, dtype):
         from ...._tensor import wrap
+
         param = ref.param
         mesh, placements, shape = param.device_mesh, param.placements, tuple(param.shape)
         ctx.param, ctx.state, ctx.key = param, state, key
-        full = redistribute_array(local._array, mesh, placements,
-                                  (Replicate(),) * mesh.ndim, shape)
+        full = redistribute_array(local._array, mesh, placements, (Replicate(),) * mesh.ndim, shape)
         if dtype is not None:
             full = full.astype(dtype.np)
         return wrap(full)
@@ -47,6 +47,7 @@ class Unshard(Function):
     @staticmethod
     def backward(ctx, grad):
         from ...._tensor import wrap
+
         param, state = ctx.param, ctx.state
         mesh, placements, shape = param.device_mesh, param.placements, tuple(param.shape)
         g = grad._array

@@ -18,6 +18,7 @@ __all__ = ["CommDebugMode", "visualize_sharding"]
 
 def _key(namespace: str, name: str):
     from .... import ops
+
     return getattr(getattr(ops, namespace), name)
 
 
@@ -26,8 +27,9 @@ class CommDebugMode:
 
     def __init__(self):
         self.comm_counts: dict = defaultdict(int)
-        self.comm_registry = {_key(ns, name) for ns, names in _comm_debug.COLLECTIVES.items()
-                              for name in names}
+        self.comm_registry = {
+            _key(ns, name) for ns, names in _comm_debug.COLLECTIVES.items() for name in names
+        }
 
     def _note(self, namespace: str, name: str) -> None:
         self.comm_counts[_key(namespace, name)] += 1
@@ -48,9 +50,11 @@ class CommDebugMode:
         _comm_debug.LISTENERS.remove(self._note)
 
     def _unsupported(self, what: str):
-        raise NotImplementedError(f"CommDebugMode.{what}: jtorch counts collectives "
-                                  f"(get_comm_counts, get_total_counts) but keeps no "
-                                  f"per-module tracing tables")
+        raise NotImplementedError(
+            f"CommDebugMode.{what}: jtorch counts collectives "
+            f"(get_comm_counts, get_total_counts) but keeps no "
+            f"per-module tracing tables"
+        )
 
     def get_parameter_info(self):
         self._unsupported("get_parameter_info")
@@ -64,8 +68,9 @@ class CommDebugMode:
     def generate_json_dump(self, file_name: str = "comm_mode_log.json", noise_level: int = 3):
         self._unsupported("generate_json_dump")
 
-    def log_comm_debug_tracing_table_to_file(self, file_name: str = "comm_mode_log.txt",
-                                             noise_level: int = 3):
+    def log_comm_debug_tracing_table_to_file(
+        self, file_name: str = "comm_mode_log.txt", noise_level: int = 3
+    ):
         self._unsupported("log_comm_debug_tracing_table_to_file")
 
     def __repr__(self) -> str:
@@ -74,6 +79,8 @@ class CommDebugMode:
 
 def visualize_sharding(dtensor, header: str = "", use_rich: bool = False):
     """Raises: jtorch does not draw sharding tables."""
-    raise NotImplementedError("torch.distributed.tensor.debug.visualize_sharding is not "
-                              "implemented in jtorch; print `dtensor.placements` and "
-                              "`dtensor.to_local().shape` instead")
+    raise NotImplementedError(
+        "torch.distributed.tensor.debug.visualize_sharding is not "
+        "implemented in jtorch; print `dtensor.placements` and "
+        "`dtensor.to_local().shape` instead"
+    )

@@ -24,16 +24,26 @@ def implicit_replication():
         _IMPLICIT_REPLICATION[0] = old
 
 
-def local_map(func=None, out_placements=None, in_placements=None, in_grad_placements=None,
-              device_mesh=None, *, redistribute_inputs: bool = False):
+def local_map(
+    func=None,
+    out_placements=None,
+    in_placements=None,
+    in_grad_placements=None,
+    device_mesh=None,
+    *,
+    redistribute_inputs: bool = False,
+):
     """Matches `local_map`: `func` runs on the local tensors of DTensor arguments, and its
     tensor outputs become DTensors with `out_placements` (None: returned as they are)."""
     if func is None:
-        return functools.partial(local_map, out_placements=out_placements,
-                                 in_placements=in_placements,
-                                 in_grad_placements=in_grad_placements,
-                                 device_mesh=device_mesh,
-                                 redistribute_inputs=redistribute_inputs)
+        return functools.partial(
+            local_map,
+            out_placements=out_placements,
+            in_placements=in_placements,
+            in_grad_placements=in_grad_placements,
+            device_mesh=device_mesh,
+            redistribute_inputs=redistribute_inputs,
+        )
 
     @functools.wraps(func)
     def wrapped(*args, **kwargs):
@@ -45,11 +55,13 @@ def local_map(func=None, out_placements=None, in_placements=None, in_grad_placem
                 want = in_placements[i] if in_placements is not None else None
                 if want is not None and tuple(a.placements) != tuple(want):
                     if not redistribute_inputs:
-                        raise ValueError(f"arg {a} in local_map has a mismatched placements: "
-                                         f"arg placements is {a.placements} but the input "
-                                         f"placements is {want}! If "
-                                         f"redistribute_inputs is wanted, set "
-                                         f"redistribute_inputs=True to local_map.")
+                        raise ValueError(
+                            f"arg {a} in local_map has a mismatched placements: "
+                            f"arg placements is {a.placements} but the input "
+                            f"placements is {want}! If "
+                            f"redistribute_inputs is wanted, set "
+                            f"redistribute_inputs=True to local_map."
+                        )
                     a = a.redistribute(a.device_mesh, want)
                 a = a.to_local()
             local_args.append(a)
@@ -61,12 +73,16 @@ def local_map(func=None, out_placements=None, in_placements=None, in_grad_placem
             if isinstance(o, Tensor) and placements is not None:
                 return DTensor.from_local(o, mesh, placements)
             return o
+
         if isinstance(out, (tuple, list)):
-            specs = (out_placements if out_placements and not isinstance(out_placements[0],
-                                                                          Placement)
-                     else [out_placements] * len(out))
+            specs = (
+                out_placements
+                if out_placements and not isinstance(out_placements[0], Placement)
+                else [out_placements] * len(out)
+            )
             return type(out)(wrap(o, p) for o, p in zip(out, specs))
         return wrap(out, out_placements)
+
     return wrapped
 
 
@@ -82,6 +98,7 @@ def register_sharding(op):
         for o in ops:
             _SHARDING_RULES[o] = fn
         return fn
+
     return register
 
 
@@ -98,6 +115,8 @@ def context_parallel(mesh, *, buffers=None, buffer_seq_dims=None, no_restore_buf
         if not any(b is x for x in buffers):
             raise ValueError("`no_restore_buffers` must be a subset of `buffers`.")
     if mesh.size() != 1:
-        raise RuntimeError("context_parallel over several ranks needs processes that this "
-                           "world of one process does not have")
+        raise RuntimeError(
+            "context_parallel over several ranks needs processes that this "
+            "world of one process does not have"
+        )
     yield

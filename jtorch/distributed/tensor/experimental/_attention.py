@@ -24,5 +24,6 @@ def set_rotate_method(rotate_method: str) -> None:
     elif rotate_method == "allgather":
         _cp_options["rotate_method"] = _RotateMethod.ALL_GATHER
     else:
-        raise NotImplementedError("Context Parallel does not support using "
-                                  f"{rotate_method} for kv shards rotation")
+        raise NotImplementedError(
+            f"Context Parallel does not support using {rotate_method} for kv shards rotation"
+        )

@@ -3,10 +3,23 @@
 from .api import parallelize_module  # noqa: F401
 from .loss import loss_parallel  # noqa: F401
 from .style import (  # noqa: F401
-    ColwiseParallel, ParallelStyle, PrepareModuleInput, PrepareModuleInputOutput,
-    PrepareModuleOutput, RowwiseParallel, SequenceParallel,
+    ColwiseParallel,
+    ParallelStyle,
+    PrepareModuleInput,
+    PrepareModuleInputOutput,
+    PrepareModuleOutput,
+    RowwiseParallel,
+    SequenceParallel,
 )
 
-__all__ = ["ColwiseParallel", "ParallelStyle", "PrepareModuleInput", "PrepareModuleInputOutput",
-           "PrepareModuleOutput", "RowwiseParallel", "SequenceParallel", "parallelize_module",
-           "loss_parallel"]
+__all__ = [
+    "ColwiseParallel",
+    "ParallelStyle",
+    "PrepareModuleInput",
+    "PrepareModuleInputOutput",
+    "PrepareModuleOutput",
+    "RowwiseParallel",
+    "SequenceParallel",
+    "parallelize_module",
+    "loss_parallel",
+]

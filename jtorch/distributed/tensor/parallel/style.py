@@ -14,8 +14,15 @@ from ....nn import Embedding, Linear, Parameter
 from .._api import DTensor, distribute_module, distribute_tensor
 from ..placement_types import Replicate, Shard
 
-__all__ = ["ColwiseParallel", "ParallelStyle", "PrepareModuleInput", "PrepareModuleInputOutput",
-           "PrepareModuleOutput", "RowwiseParallel", "SequenceParallel"]
+__all__ = [
+    "ColwiseParallel",
+    "ParallelStyle",
+    "PrepareModuleInput",
+    "PrepareModuleInputOutput",
+    "PrepareModuleOutput",
+    "RowwiseParallel",
+    "SequenceParallel",
+]
 
 
 class ParallelStyle:
@@ -79,17 +86,21 @@ class _LinearStyle(ParallelStyle):
         elif isinstance(module, Embedding):
             layouts = self._embedding
         else:
-            raise NotImplementedError(f"{type(self).__name__} currently only support nn.Linear "
-                                      f"and nn.Embedding!")
+            raise NotImplementedError(
+                f"{type(self).__name__} currently only support nn.Linear and nn.Embedding!"
+            )
         _shard_params(module, device_mesh, layouts)
         desired = self._desired_input(module)
 
         def pre(mod, args):
-            return tuple(_to_dtensor(a, device_mesh, self.input_layouts[0], desired) if i == 0
-                         else a for i, a in enumerate(args))
+            return tuple(
+                _to_dtensor(a, device_mesh, self.input_layouts[0], desired) if i == 0 else a
+                for i, a in enumerate(args)
+            )
 
         def post(mod, args, out):
             return _out(out, device_mesh, self.output_layouts[0], self.use_local_output)
+
         module.register_forward_pre_hook(pre)
         module.register_forward_hook(post)
         return module
@@ -127,17 +138,27 @@ class SequenceParallel(ParallelStyle):
 
     def _apply(self, module, device_mesh):
         def pre(mod, inputs, mesh):
-            return tuple(_to_dtensor(a, mesh, self.sequence_sharding[0], None) if i == 0 else a
-                         for i, a in enumerate(inputs))
+            return tuple(
+                _to_dtensor(a, mesh, self.sequence_sharding[0], None) if i == 0 else a
+                for i, a in enumerate(inputs)
+            )
 
         def post(mod, outputs, mesh):
-            return outputs.to_local() if self.use_local_output and \
-                isinstance(outputs, DTensor) else outputs
-        return distribute_module(module, device_mesh,
-                                 lambda name, m, mesh: _shard_params(
-                                     m, mesh, {n: Replicate() for n, _ in
-                                               m.named_parameters(recurse=False)}),
-                                 pre, post)
+            return (
+                outputs.to_local()
+                if self.use_local_output and isinstance(outputs, DTensor)
+                else outputs
+            )
+
+        return distribute_module(
+            module,
+            device_mesh,
+            lambda name, m, mesh: _shard_params(
+                m, mesh, {n: Replicate() for n, _ in m.named_parameters(recurse=False)}
+            ),
+            pre,
+            post,
+        )
 
 
 def _as_tuple(x):
@@ -148,18 +169,24 @@ class PrepareModuleInput(ParallelStyle):
     """Matches `PrepareModuleInput`: inputs annotated with `input_layouts` and redistributed
     to `desired_input_layouts`."""
 
-    def __init__(self, *, input_layouts=None, desired_input_layouts=None,
-                 input_kwarg_layouts=None, desired_input_kwarg_layouts=None,
-                 use_local_output: bool = False):
+    def __init__(
+        self,
+        *,
+        input_layouts=None,
+        desired_input_layouts=None,
+        input_kwarg_layouts=None,
+        desired_input_kwarg_layouts=None,
+        use_local_output: bool = False,
+    ):
         self.input_layouts = _as_tuple(input_layouts)
         self.desired_input_layouts = _as_tuple(desired_input_layouts)
         self.input_kwarg_layouts = input_kwarg_layouts or {}
         self.desired_input_kwarg_layouts = desired_input_kwarg_layouts or {}
         self.use_local_output = use_local_output
-        if self.input_layouts is not None and \
-                len(self.input_layouts) != len(self.desired_input_layouts or ()):
-            raise AssertionError("input_layouts and desired_input_layouts should have same "
-                                 "length!")
+        if self.input_layouts is not None and len(self.input_layouts) != len(
+            self.desired_input_layouts or ()
+        ):
+            raise AssertionError("input_layouts and desired_input_layouts should have same length!")
 
     def _prepare(self, x, mesh, layout, desired):
         d = _to_dtensor(x, mesh, layout, desired)
@@ -170,12 +197,21 @@ class PrepareModuleInput(ParallelStyle):
             if self.input_layouts is not None:
                 if len(args) != len(self.input_layouts):
                     raise ValueError("module inputs and input_layouts should have same length!")
-                args = tuple(self._prepare(a, device_mesh, lay, want) for a, lay, want in
-                             zip(args, self.input_layouts, self.desired_input_layouts))
-            kwargs = {k: self._prepare(v, device_mesh, self.input_kwarg_layouts.get(k),
-                                       self.desired_input_kwarg_layouts.get(k))
-                      for k, v in kwargs.items()}
+                args = tuple(
+                    self._prepare(a, device_mesh, lay, want)
+                    for a, lay, want in zip(args, self.input_layouts, self.desired_input_layouts)
+                )
+            kwargs = {
+                k: self._prepare(
+                    v,
+                    device_mesh,
+                    self.input_kwarg_layouts.get(k),
+                    self.desired_input_kwarg_layouts.get(k),
+                )
+                for k, v in kwargs.items()
+            }
             return args, kwargs
+
         module.register_forward_pre_hook(pre, with_kwargs=True)
         return module
 
@@ -189,8 +225,9 @@ class PrepareModuleOutput(ParallelStyle):
         self.desired_output_layouts = _as_tuple(desired_output_layouts)
         self.use_local_output = use_local_output
         if len(self.output_layouts) != len(self.desired_output_layouts):
-            raise AssertionError("output_layouts and desired_output_layouts should have same "
-                                 "length!")
+            raise AssertionError(
+                "output_layouts and desired_output_layouts should have same length!"
+            )
 
     def _apply(self, module, device_mesh):
         def post(mod, args, outputs):
@@ -201,9 +238,9 @@ class PrepareModuleOutput(ParallelStyle):
             res = []
             for o, lay, want in zip(outs, self.output_layouts, self.desired_output_layouts):
                 d = _to_dtensor(o, device_mesh, lay, want)
-                res.append(d.to_local() if self.use_local_output and isinstance(d, DTensor)
-                           else d)
+                res.append(d.to_local() if self.use_local_output and isinstance(d, DTensor) else d)
             return res[0] if single else tuple(res)
+
         module.register_forward_hook(post)
         return module
 
@@ -211,18 +248,30 @@ class PrepareModuleOutput(ParallelStyle):
 class PrepareModuleInputOutput(ParallelStyle):
     """Matches `PrepareModuleInputOutput`: both of the above."""
 
-    def __init__(self, *, input_layouts=None, desired_input_layouts=None,
-                 input_kwarg_layouts=None, desired_input_kwarg_layouts=None,
-                 use_local_input: bool = False, output_layouts, desired_output_layouts,
-                 use_local_output: bool = True):
+    def __init__(
+        self,
+        *,
+        input_layouts=None,
+        desired_input_layouts=None,
+        input_kwarg_layouts=None,
+        desired_input_kwarg_layouts=None,
+        use_local_input: bool = False,
+        output_layouts,
+        desired_output_layouts,
+        use_local_output: bool = True,
+    ):
         self.prepare_module_input = PrepareModuleInput(
-            input_layouts=input_layouts, desired_input_layouts=desired_input_layouts,
+            input_layouts=input_layouts,
+            desired_input_layouts=desired_input_layouts,
             input_kwarg_layouts=input_kwarg_layouts,
             desired_input_kwarg_layouts=desired_input_kwarg_layouts,
-            use_local_output=use_local_input)
+            use_local_output=use_local_input,
+        )
         self.prepare_module_output = PrepareModuleOutput(
-            output_layouts=output_layouts, desired_output_layouts=desired_output_layouts,
-            use_local_output=use_local_output)
+            output_layouts=output_layouts,
+            desired_output_layouts=desired_output_layouts,
+            use_local_output=use_local_output,
+        )
 
     def _apply(self, module, device_mesh):
         self.prepare_module_input._apply(module, device_mesh)

@@ -48,20 +48,26 @@ class ProcessFailure:
                 self.error_file_data = json.load(fp)
             message = self.error_file_data["message"]
             self.message = message
-            self.timestamp = int(self.error_file_data.get("timestamp", 0)
-                                 if isinstance(message, str)
-                                 else message["extraInfo"]["timestamp"])
+            self.timestamp = int(
+                self.error_file_data.get("timestamp", 0)
+                if isinstance(message, str)
+                else message["extraInfo"]["timestamp"]
+            )
         else:
             self.error_file, self.message, self.timestamp = _NOT_AVAILABLE, "", int(time.time())
         if not self.message:
             if self.exitcode < 0:
-                self.message = (f"Signal {-self.exitcode} ({self.signal_name()}) received by "
-                                f"PID {self.pid}")
+                self.message = (
+                    f"Signal {-self.exitcode} ({self.signal_name()}) received by PID {self.pid}"
+                )
             else:
-                self.error_file_data["errorTraits"] = {"category": "system_terminated_error",
-                                                       "retryability": "False"}
-                self.message = ("To enable traceback see: "
-                                "https://pytorch.org/docs/stable/elastic/errors.html")
+                self.error_file_data["errorTraits"] = {
+                    "category": "system_terminated_error",
+                    "retryability": "False",
+                }
+                self.message = (
+                    "To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html"
+                )
 
     def signal_name(self) -> str:
         if self.exitcode < 0:
@@ -122,8 +128,12 @@ class ChildFailedError(Exception):
                 others.append(fmt)
         width = min(width, 60)
         return Template(_MSG_FORMAT).substitute(
-            boarder=boarder_delim * width, title=title, section=section_delim * width,
-            root_failure=root, other_failures="\n".join(others or ["  <NO_OTHER_FAILURES>"]))
+            boarder=boarder_delim * width,
+            title=title,
+            section=section_delim * width,
+            root_failure=root,
+            other_failures="\n".join(others or ["  <NO_OTHER_FAILURES>"]),
+        )
 
     def _format_failure(self, idx: int, rank: int, failure: ProcessFailure) -> tuple:
         msg = failure.message
@@ -132,10 +142,17 @@ class ChildFailedError(Exception):
             msg = msg.replace("\n", "\n  ")
         name = failure.signal_name()
         fmt = Template(_FAILURE_FORMAT).substitute(
-            idx=idx, time=failure.timestamp_isoformat(), hostname=socket.getfqdn(), rank=rank,
-            local_rank=failure.local_rank, exitcode=failure.exitcode, pid=failure.pid,
+            idx=idx,
+            time=failure.timestamp_isoformat(),
+            hostname=socket.getfqdn(),
+            rank=rank,
+            local_rank=failure.local_rank,
+            exitcode=failure.exitcode,
+            pid=failure.pid,
             signal_name=f" ({name})" if name != _NOT_AVAILABLE else "",
-            error_file=failure.error_file, message=msg)
+            error_file=failure.error_file,
+            message=msg,
+        )
         width = max((len(line) for line in fmt.split("\n")), default=0)
         return fmt, width
 
@@ -150,15 +167,20 @@ class ErrorHandler:
         try:
             faulthandler.enable(all_threads=True)
         except Exception as e:  # noqa: BLE001 - PyTorch warns and goes on
-            warnings.warn(f"Unable to enable fault handler. {type(e).__name__}: {e}",
-                          stacklevel=2)
+            warnings.warn(f"Unable to enable fault handler. {type(e).__name__}: {e}", stacklevel=2)
 
     def record_exception(self, e: BaseException) -> None:
         file = self._get_error_file_path()
         if file:
-            data = {"message": {"message": f"{type(e).__name__}: {e}",
-                                "extraInfo": {"py_callstack": traceback.format_exc(),
-                                              "timestamp": str(int(time.time()))}}}
+            data = {
+                "message": {
+                    "message": f"{type(e).__name__}: {e}",
+                    "extraInfo": {
+                        "py_callstack": traceback.format_exc(),
+                        "timestamp": str(int(time.time())),
+                    },
+                }
+            }
             with open(file, "w") as fp:
                 json.dump(data, fp)
 
@@ -178,6 +200,7 @@ def _mark_failed() -> None:
     """A worker of several processes leaves without waiting for its peers (see
     `jtorch.distributed._runtime`)."""
     from .... import _runtime
+
     _runtime.mark_failed()
 
 
@@ -197,7 +220,7 @@ def record(fn=None, error_handler: ErrorHandler | None = None):
             try:
                 return f(*args, **kwargs)
             except SystemExit as se:
-                if se.code in (0, None):        # a clean exit: nothing to record
+                if se.code in (0, None):  # a clean exit: nothing to record
                     return None
                 _mark_failed()
                 raise
@@ -210,5 +233,7 @@ def record(fn=None, error_handler: ErrorHandler | None = None):
                 error_handler.record_exception(e)
                 _mark_failed()
                 raise
+
         return wrapper
+
     return wrap(fn) if fn is not None else wrap
