@@ -32,8 +32,17 @@ import jax
 import numpy as np
 from jax import monitoring
 
-__all__ = ["ProgramCache", "ShapedJit", "Sightings", "CACHES", "COMPILE_AFTER", "stats", "clear",
-           "tracing", "to_device"]
+__all__ = [
+    "ProgramCache",
+    "ShapedJit",
+    "Sightings",
+    "CACHES",
+    "COMPILE_AFTER",
+    "stats",
+    "clear",
+    "tracing",
+    "to_device",
+]
 
 try:
     _BASE_SIZE = max(int(os.environ.get("JTORCH_PROGRAM_CACHE_SIZE", "1024")), 1)
@@ -74,7 +83,7 @@ class ProgramCache:
         if value is not None:
             try:
                 self._entries.move_to_end(key)
-            except KeyError:    # evicted meanwhile by another thread
+            except KeyError:  # evicted meanwhile by another thread
                 pass
             self.hits += 1
         return value
@@ -87,7 +96,7 @@ class ProgramCache:
         while len(entries) > self.maxsize:
             try:
                 entries.popitem(last=False)
-            except KeyError:    # emptied meanwhile by another thread
+            except KeyError:  # emptied meanwhile by another thread
                 break
             self.evictions += 1
             _upkeep["evicted"] += 1
@@ -162,28 +171,35 @@ class ShapedJit:
         return jitted(*arrays)
 
 
-try:     # jax.device_put's own path costs ~5x more for a small array
+try:  # jax.device_put's own path costs ~5x more for a small array
     from jax._src import core as _core
     from jax._src.interpreters.pxla import batched_device_put as _batched_device_put
 except ImportError:
     _batched_device_put = None
 
 
-def to_device(value: np.ndarray, device) -> jax.Array:
-    """A numpy array placed on one device (what `jax.device_put(value, device)` does)."""
+def to_device(value: np.ndarray, device, committed: bool = True) -> jax.Array:
+    """A numpy array placed on one device (what `jax.device_put(value, device)` does); an
+    uncommitted one (`committed=False`, as `jax.device_put(value)` makes) may meet arrays
+    laid out over other devices, which jax then moves it to."""
     if _batched_device_put is not None:
         try:
-            return _batched_device_put(_core.ShapedArray(value.shape, value.dtype),
-                                       jax.sharding.SingleDeviceSharding(device), [value],
-                                       [device])
-        except Exception:   # noqa: BLE001 (a jax whose private signature changed)
+            return _batched_device_put(
+                _core.ShapedArray(value.shape, value.dtype),
+                jax.sharding.SingleDeviceSharding(device),
+                [value],
+                [device],
+                committed,
+            )
+        except Exception:  # noqa: BLE001 (a jax whose private signature changed)
             pass
-    return jax.device_put(value, device)
+    return jax.device_put(value, device) if committed else jax.device_put(value)
 
 
 try:
     from jax._src.core import trace_state_clean as _trace_state_clean
-except ImportError:     # a jax without it: take every call as eager
+except ImportError:  # a jax without it: take every call as eager
+
     def _trace_state_clean() -> bool:
         return True
 
@@ -205,11 +221,13 @@ def _lowering_caches() -> list:
     caches = []
     try:
         from jax._src import pjit
+
         caches.append(pjit._pjit_lower)
     except (ImportError, AttributeError):
         pass
     try:
         from jax._src.interpreters import pxla
+
         caches.append(pxla._cached_lowering_to_hlo)
     except (ImportError, AttributeError):
         pass
@@ -232,8 +250,9 @@ def _release() -> None:
 def _malloc_trim() -> None:
     try:
         import ctypes
+
         ctypes.CDLL(None).malloc_trim(0)
-    except (OSError, AttributeError):   # not glibc
+    except (OSError, AttributeError):  # not glibc
         pass
 
 
@@ -255,7 +274,7 @@ _DISK_READ = "/jax/compilation_cache/cache_retrieval_time_sec"
 
 class _Counters:
     def __init__(self):
-        self.backend = 0            # executables obtained: compiled, or read from disk
+        self.backend = 0  # executables obtained: compiled, or read from disk
         self.backend_s = 0.0
         self.trace_s = 0.0
         self.lower_s = 0.0
@@ -265,8 +284,11 @@ class _Counters:
 
 _counts = _Counters()
 _lock = threading.Lock()
-_note = {"after_s": 5.0, "shown": False,
-         "enabled": os.environ.get("JTORCH_COMPILE_NOTE", "1") not in ("0", "")}
+_note = {
+    "after_s": 5.0,
+    "shown": False,
+    "enabled": os.environ.get("JTORCH_COMPILE_NOTE", "1") not in ("0", ""),
+}
 
 
 def _on_duration(event: str, duration: float, **kwargs) -> None:
@@ -308,14 +330,20 @@ def _maybe_note() -> None:
         return
     _note["shown"] = True
     from . import _disk_cache
+
     where = _disk_cache.directory()
-    keep = (f"compiled programs are kept in {where} for the next run" if where else
-            "the persistent compilation cache is off")
+    keep = (
+        f"compiled programs are kept in {where} for the next run"
+        if where
+        else "the persistent compilation cache is off"
+    )
     try:
-        sys.stderr.write(f"jtorch: {spent:.0f} s so far compiling XLA programs (each new "
-                         f"shape compiles once; {keep}). JTORCH_COMPILE_NOTE=0 hides "
-                         "this note.\n")
-    except (OSError, ValueError):    # a closed stderr
+        sys.stderr.write(
+            f"jtorch: {spent:.0f} s so far compiling XLA programs (each new "
+            f"shape compiles once; {keep}). JTORCH_COMPILE_NOTE=0 hides "
+            "this note.\n"
+        )
+    except (OSError, ValueError):  # a closed stderr
         pass
 
 
@@ -334,9 +362,16 @@ def stats() -> dict:
         "compile_seconds": round(compile_seconds(), 6),
         "disk_hits": c.disk_hits,
         "disk_seconds": round(c.disk_read_s, 6),
-        "caches": {name: {"size": len(cache), "limit": cache.maxsize, "hits": cache.hits,
-                          "misses": cache.misses, "evictions": cache.evictions}
-                   for name, cache in CACHES.items()},
+        "caches": {
+            name: {
+                "size": len(cache),
+                "limit": cache.maxsize,
+                "hits": cache.hits,
+                "misses": cache.misses,
+                "evictions": cache.evictions,
+            }
+            for name, cache in CACHES.items()
+        },
     }
 
 

@@ -145,7 +145,7 @@ class Index(Step):
                 n = len(range(i.start, i.stop, i.step))
                 new_shape.append(n)
                 new_stride.append(stride[d] * i.step)
-                offset += i.start * stride[d]       # an empty slice too, as in PyTorch
+                offset += i.start * stride[d]  # an empty slice too, as in PyTorch
             else:
                 offset += i * stride[d]
             d += 1
@@ -238,8 +238,11 @@ class Diagonal(Step):
         if n:
             offset += off * stride[d2] if off >= 0 else -off * stride[d1]
         keep = [i for i in range(len(shape)) if i not in (d1, d2)]
-        return (tuple(shape[i] for i in keep) + (n,),
-                tuple(stride[i] for i in keep) + (stride[d1] + stride[d2],), offset)
+        return (
+            tuple(shape[i] for i in keep) + (n,),
+            tuple(stride[i] for i in keep) + (stride[d1] + stride[d2],),
+            offset,
+        )
 
     def _rows_cols(self, shape):
         n1, n2 = shape[self.dim1], shape[self.dim2]
@@ -414,11 +417,17 @@ class BitcastResize(Step):
         new = self.np_dtype.itemsize
         if new < self.old_size:
             k = self.old_size // new
-            return (tuple(shape[:-1]) + (shape[-1] * k,),
-                    tuple(s * k for s in stride[:-1]) + (1,), offset * k)
+            return (
+                tuple(shape[:-1]) + (shape[-1] * k,),
+                tuple(s * k for s in stride[:-1]) + (1,),
+                offset * k,
+            )
         k = new // self.old_size
-        return (tuple(shape[:-1]) + (shape[-1] // k,),
-                tuple(s // k for s in stride[:-1]) + (1,), offset // k)
+        return (
+            tuple(shape[:-1]) + (shape[-1] // k,),
+            tuple(s // k for s in stride[:-1]) + (1,),
+            offset // k,
+        )
 
     def fwd(self, a, p=()):
         return _from_bytes(_as_bytes(a), self.np_dtype)
@@ -468,8 +477,9 @@ def replay(chain, root_value):
         return value
     try:
         return replay_fn(chain, root_value)(root_value, params(chain))
-    except jax.errors.JaxRuntimeError as e:     # a huge expand() materialised: PyTorch's OOM
+    except jax.errors.JaxRuntimeError as e:  # a huge expand() materialised: PyTorch's OOM
         from ._errors import translate_runtime_error
+
         raise translate_runtime_error(e) from e
 
 
@@ -483,8 +493,12 @@ _replays_seen = _programs.Sightings()
 
 def _host_replay(chain, root):
     """The view's value copied out on the host, or None where it gets a compiled replay."""
-    if (isinstance(root, jax.core.Tracer) or root.size > _HOST_MAX
-            or any(s.changes_dtype for s in chain) or _programs.tracing()):
+    if (
+        isinstance(root, jax.core.Tracer)
+        or root.size > _HOST_MAX
+        or any(s.changes_dtype for s in chain)
+        or _programs.tracing()
+    ):
         return None
     key = ("replay", _chain_key(chain), root.shape, root.dtype)
     if key in VIEWS or _replays_seen.note(key) >= _programs.COMPILE_AFTER:
@@ -503,12 +517,17 @@ def _host_replay(chain, root):
         view = np.empty(shape, flat.dtype)
     else:
         # (a layout reaching outside the root is left to the compiled replay's checks)
-        if offset < 0 or min(stride, default=0) < 0 or \
-                offset + sum((n - 1) * k for n, k in zip(shape, stride)) >= flat.size:
+        if (
+            offset < 0
+            or min(stride, default=0) < 0
+            or offset + sum((n - 1) * k for n, k in zip(shape, stride)) >= flat.size
+        ):
             return None
-        view = np.lib.stride_tricks.as_strided(flat[offset:], shape,
-                                               [k * flat.itemsize for k in stride])
-    return _programs.to_device(np.array(view), device)
+        view = np.lib.stride_tricks.as_strided(
+            flat[offset:], shape, [k * flat.itemsize for k in stride]
+        )
+    # (committed as the root is: an uncommitted root's view may meet laid-out arrays)
+    return _programs.to_device(np.array(view), device, root.committed)
 
 
 def _write_through(chain, root, child, p):
@@ -552,12 +571,13 @@ def writeback(chain, root_value, child_value):
 def rooted_replay_fn(root_chain, chain, storage):
     """The compiled `(storage, root, root_params, params) -> view` function of a view of a
     restrided root."""
-    key = ("rooted-replay", _chain_key(root_chain), _chain_key(chain), storage.shape,
-           storage.dtype)
+    key = ("rooted-replay", _chain_key(root_chain), _chain_key(chain), storage.shape, storage.dtype)
     fn = VIEWS.get(key)
     if fn is None:
+
         def run(storage, root, root_p, p):
             return _apply(chain, _write_through(root_chain, storage, root, root_p), p)
+
         fn = VIEWS.put(key, jax.jit(run))
     return fn
 
@@ -565,14 +585,16 @@ def rooted_replay_fn(root_chain, chain, storage):
 def rooted_writeback_fn(root_chain, chain, storage):
     """The compiled `(storage, root, child, root_params, params) -> new root` function for a
     restrided root."""
-    key = ("rooted-write", _chain_key(root_chain), _chain_key(chain), storage.shape,
-           storage.dtype)
+    key = ("rooted-write", _chain_key(root_chain), _chain_key(chain), storage.shape, storage.dtype)
     fn = VIEWS.get(key)
     if fn is None:
+
         def run(storage, root, child, root_p, p):
-            full = _write_through(chain, _write_through(root_chain, storage, root, root_p),
-                                  child, p)
+            full = _write_through(
+                chain, _write_through(root_chain, storage, root, root_p), child, p
+            )
             return _apply(root_chain, full, root_p)
+
         fn = VIEWS.put(key, jax.jit(run))
     return fn
 
@@ -594,8 +616,10 @@ def view_strides(old_shape, old_stride, new_shape):
     view_numel = 1
     for tensor_d in range(len(old_shape) - 1, -1, -1):
         tensor_numel *= old_shape[tensor_d]
-        if tensor_d == 0 or (old_shape[tensor_d - 1] != 1 and
-                             old_stride[tensor_d - 1] != tensor_numel * chunk_base_stride):
+        if tensor_d == 0 or (
+            old_shape[tensor_d - 1] != 1
+            and old_stride[tensor_d - 1] != tensor_numel * chunk_base_stride
+        ):
             while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
                 new_stride[view_d] = view_numel * chunk_base_stride
                 view_numel *= new_shape[view_d]
