@@ -38,7 +38,7 @@ import warnings
 import jax
 
 from . import _random
-from ._ops import _registry
+from ._ops import _dispatch
 from ._tensor import Tensor, wrap
 
 __all__ = ["compile", "disable", "reset", "is_compiling"]
@@ -549,7 +549,7 @@ class CompiledFunction:
                 out = fn(*args, **kwargs)
             finally:
                 _compiling[0] = False
-                _registry.record = unchecked
+                _dispatch.record = unchecked
                 source.close()
                 for (g, k), v in zip(lrs_slots, lrs_concrete):
                     g[k] = v
@@ -688,7 +688,7 @@ def _guard_unlifted():
     """While this thread traces, an op on a tensor that requires grad but is not an input of
     the program (a concrete array: discovery did not reach it) breaks the graph: compiled,
     its gradient would be lost silently. Returns the hook to put back."""
-    inner = _registry.record
+    inner = _dispatch.record
     if inner is None:
         return inner
     thread = threading.get_ident()
@@ -709,7 +709,7 @@ def _guard_unlifted():
                         )
         inner(op, fn, slot_values, arrays, result)
 
-    _registry.record = record
+    _dispatch.record = record
     return inner
 
 

@@ -363,10 +363,10 @@ def tensor_repr(t) -> str:
         suffixes.append(f"grad_fn=<{grad_fn_name}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
-    from ._ops import _registry
+    from ._ops import _dispatch
 
-    if _registry.forward_ad is not None:  # a dual level is open
-        tangent = _registry.forward_ad.unpack_dual(t).tangent
+    if _dispatch.forward_ad is not None:  # a dual level is open
+        tangent = _dispatch.forward_ad.unpack_dual(t).tangent
         if tangent is not None:
             suffixes.append(f"tangent={tangent}")
 

@@ -8,7 +8,7 @@ import pytest
 
 import jtorch as torch
 import jtorch.nn.functional as F
-from jtorch._ops import _registry
+from jtorch._ops import _dispatch
 from jtorch.amp import _policy
 
 X = torch.from_numpy(np.arange(12, dtype=np.float32).reshape(3, 4) / 10)
@@ -29,9 +29,9 @@ def test_lists_name_registry_ops():
 
 
 def test_autocast_casts_lower_and_fp32_lists_and_hook_is_off_outside():
-    assert _registry.autocast_hook is None
+    assert _dispatch.autocast_hook is None
     with torch.autocast("cpu"):
-        assert _registry.autocast_hook is not None
+        assert _dispatch.autocast_hook is not None
         assert torch.is_autocast_enabled("cpu") and not torch.is_autocast_enabled()
         assert torch.get_autocast_dtype("cpu") is torch.bfloat16
         y = F.linear(X, W)
@@ -45,7 +45,7 @@ def test_autocast_casts_lower_and_fp32_lists_and_hook_is_off_outside():
         np.testing.assert_allclose(
             y.float().numpy(), xb.sum(1, keepdims=True).repeat(2, 1), rtol=1e-2
         )
-    assert _registry.autocast_hook is None
+    assert _dispatch.autocast_hook is None
     assert not torch.is_autocast_enabled("cpu")
     assert F.linear(X, W).dtype is torch.float32
 

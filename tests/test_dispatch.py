@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 import jtorch as torch
-from jtorch._ops import _registry
+from jtorch._ops import _dispatch
 
 
 def test_equal_numbers_of_different_types_are_different_calls():
@@ -92,7 +92,7 @@ def test_grad_is_recorded_only_when_an_input_requires_it():
 
 def test_cached_scalars_are_concrete_arrays():
     torch.tensor([1.0]) * 1234.5
-    cached = _registry._DEVICE_SCALARS[float].get(1234.5)
+    cached = _dispatch._DEVICE_SCALARS[float].get(1234.5)
     assert cached is not None and float(cached) == 1234.5
     # made while jax traces (a concrete tensor used inside jax.jit), a cached scalar is
     # still a concrete array, not a tracer that would leak out of the trace
@@ -101,5 +101,5 @@ def test_cached_scalars_are_concrete_arrays():
     x = torch.ones(1)
     out = jax.jit(lambda v: (x * 4321.5)._array + v)(1.0)
     assert float(out[0]) == 4322.5
-    assert float(_registry._DEVICE_SCALARS[float][4321.5]) == 4321.5
+    assert float(_dispatch._DEVICE_SCALARS[float][4321.5]) == 4321.5
     assert (x * 4321.5).tolist() == [4321.5]

@@ -5,7 +5,7 @@ import pytest
 
 import jtorch as torch
 import jtorch.autograd.forward_ad as fwAD
-from jtorch._ops import _registry
+from jtorch._ops import _dispatch
 from tests.helpers import close, f32
 
 X = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
@@ -108,13 +108,13 @@ def test_make_dual_aliases_the_primal_but_keeps_its_own_tangent():
 
 def test_level_exit_drops_tangents_and_hook_is_off_outside():
     x, v = _xv()
-    assert _registry.forward_ad is None
+    assert _dispatch.forward_ad is None
     y = torch.sin(x)
     assert "_fw" not in y.__dict__  # no per-op cost outside a level
     with fwAD.dual_level() as level:
-        assert level == 0 and _registry.forward_ad is not None
+        assert level == 0 and _dispatch.forward_ad is not None
         out = torch.sin(fwAD.make_dual(x, v))
-    assert _registry.forward_ad is None
+    assert _dispatch.forward_ad is None
     assert fwAD.unpack_dual(out).tangent is None
     assert fwAD.unpack_dual(out).primal is out
 

@@ -393,13 +393,13 @@ def test_with_indices_pools_and_native_channel_shuffle():
 
 
 def test_profiler_records_each_op_call_and_unhooks():
-    from jtorch._ops import _registry
+    from jtorch._ops import _dispatch
 
     x = torch.ones(4)
     with torch.profiler.profile() as prof:
         for _ in range(2):
             (x * 2).sin()
-    assert _registry.profile_hook is None  # no cost once no profiler records
+    assert _dispatch.profile_hook is None  # no cost once no profiler records
     counts = {e.key: e.count for e in prof.key_averages()}
     assert counts["aten::mul"] == 2 and counts["aten::sin"] == 2
     assert all(e.cpu_time_total >= 0 for e in prof.events())

@@ -18,7 +18,7 @@ import numpy as np
 from .. import _meta, _views
 from .._dtype import c10_name
 from .._tensor import Tensor, wrap
-from . import _index_forms, _registry
+from . import _dispatch, _index_forms
 from ._registry import NONE, TI, TL, T, broadcast_error, composite, op, write_inplace
 
 
@@ -366,7 +366,7 @@ def copy_(self, src, non_blocking=False):
     if (
         not self._rg
         and not src._rg
-        and _registry.forward_ad is None
+        and _dispatch.forward_ad is None
         and src._array.shape == self._shape()
         and src._array.dtype == self.dtype.np
         and type(src._array) is not _meta.MetaArray

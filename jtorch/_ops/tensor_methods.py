@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import _device, _dtype, _storage, _tensor, _views
 from .._tensor import Size, Tensor, wrap
-from . import _registry
+from . import _dispatch
 from ._registry import composite
 from .views import _check_not_leaf, alias, as_strided
 
@@ -301,18 +301,18 @@ def _set(self, st, chain, shape, stride, offset):
     self._base = None
     self._set_layout(tuple(chain), shape, stride, offset)
     self._vc[0] += 1
-    if self._rg and self.grad_fn is not None and _registry.inplace_hook is not None:
+    if self._rg and self.grad_fn is not None and _dispatch.inplace_hook is not None:
         # PyTorch's set_ is not differentiable: the history becomes NotImplemented.
-        _registry.inplace_hook(self, wrap(self._array))
+        _dispatch.inplace_hook(self, wrap(self._array))
     return self
 
 
 def _grad_recording(t: Tensor) -> bool:
     """True when grad mode is on (asked of autograd through its view hook)."""
-    if _registry.record_view is None:
+    if _dispatch.record_view is None:
         return False
     probe = t._make_view(_views.Alias())
-    _registry.record_view(alias._op, _views.Alias(), t, probe)
+    _dispatch.record_view(alias._op, _views.Alias(), t, probe)
     return probe.grad_fn is not None
 
 

@@ -12,7 +12,7 @@ import math
 from .. import _dtype, _views
 from .._dtype import c10_name
 from .._tensor import Tensor, meta, wrap_dim
-from . import _registry
+from . import _dispatch
 from ._registry import NONE, T, composite, op
 
 view_op = functools.partial(op, view=True, promote=NONE, out=False)
@@ -563,13 +563,13 @@ def _view_inplace(self, view_fn, node_name: str, *args):
     op = view_fn._op
     step = op.impl(self, *args)
     view = self._make_view(step)
-    if _registry.record_view is not None:
-        _registry.record_view(op, step, self, view)
+    if _dispatch.record_view is not None:
+        _dispatch.record_view(op, step, self, view)
         if view.grad_fn is not None:  # grad mode is on and self requires grad
             _check_not_leaf(self)
             view.grad_fn._name = node_name
     self._restride(step)
-    if _registry.forward_ad is not None and isinstance(self.__dict__.get("_fw"), Tensor):
+    if _dispatch.forward_ad is not None and isinstance(self.__dict__.get("_fw"), Tensor):
         self._fw._restride(step)  # its tangent is laid out as it is: restride it alike
     self._vc[0] += 1
     if view.grad_fn is not None:

@@ -14,7 +14,7 @@ import threading
 import warnings
 
 from .. import _dtype
-from .._ops import _registry
+from .._ops import _dispatch, _registry
 from .._tensor import Tensor
 from . import _policy
 
@@ -76,7 +76,7 @@ def set_autocast_enabled(device_type, enabled=None) -> None:
     _state.enabled[key] = enabled
     with _lock:
         _n_enabled[0] += 1 if enabled else -1
-        _registry.autocast_hook = _hook if _n_enabled[0] > 0 else None
+        _dispatch.autocast_hook = _hook if _n_enabled[0] > 0 else None
 
 
 def get_autocast_dtype(device_type: str) -> _dtype.dtype:

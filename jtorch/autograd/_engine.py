@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import _tracebacks, _views
-from .._ops import _registry
+from .._ops import _dispatch, _registry
 from .._tensor import AutogradMeta, Tensor, meta, wrap
 from . import _fused, anomaly_mode, grad_mode, graph
 from ._names import GRAD_NAMES_BY_OP, call_name, index_name, node_name
@@ -690,6 +690,6 @@ def grad(
 
 def install() -> None:
     """Connects the tape to the op registry."""
-    _registry.record = record
-    _registry.record_view = record_view
-    _registry.inplace_hook = inplace_hook
+    _dispatch.record = record
+    _dispatch.record_view = record_view
+    _dispatch.inplace_hook = inplace_hook

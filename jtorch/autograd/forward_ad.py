@@ -5,7 +5,7 @@ Every op whose inputs carry tangents computes its outputs' tangents as the JVP o
 its kernel (`jax.jvp`, compiled once per kernel as the tape compiles VJPs), so
 composites, modules and losses get forward AD for free.
 
-While a level is open, `_registry.forward_ad` is this module and the registry calls
+While a level is open, `_dispatch.forward_ad` is this module and the registry calls
 its hooks; otherwise it is None and an op pays one `is not None` check:
 
 - `on_call` after a kernel call: the outputs' tangents (None for integer/bool outputs);
@@ -37,7 +37,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _programs, _views
-from .._ops import _registry
+from .._ops import _dispatch, _registry
 from .._tensor import Tensor, wrap
 from ._names import call_name
 from .graph import DIFF_DTYPES, _merge, _pick
@@ -68,7 +68,7 @@ def _set(t: Tensor, tangent) -> None:
 
 def _install() -> None:
     on = _current_level >= 0 and _fwd_grad_enabled
-    _registry.forward_ad = sys.modules[__name__] if on else None
+    _dispatch.forward_ad = sys.modules[__name__] if on else None
 
 
 # ---------------------------------------------------------------------------
@@ -175,8 +175,8 @@ def _alias(tensor: Tensor, kind: _ViewKind) -> Tensor:
     """A view of all of `tensor`, backward-differentiable like PyTorch's."""
     step = _views.Alias()
     view = tensor._make_view(step)
-    if _registry.record_view is not None:
-        _registry.record_view(kind, step, tensor, view)
+    if _dispatch.record_view is not None:
+        _dispatch.record_view(kind, step, tensor, view)
     return view
 
 
@@ -526,7 +526,7 @@ def on_call(op, fn, slot_values, arrays, result) -> None:
     except (ValueError, NotImplementedError) as e:
         raise _unsupported(op, e) from None
     t_result = tuple(wrap(a) for a in t_outs)
-    record = _registry.record
+    record = _dispatch.record
     if record is not None:
         name = call_name(op, slot_values)
         key = (op, len(tans), name)

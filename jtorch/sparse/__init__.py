@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import _device, _dtype
 from .._layout import sparse_coo, sparse_csr
+from .._ops import _dispatch as _op_dispatch
 from .._ops import _registry
 from .._ops.conversion import _parse_to
 from .._tensor import Tensor
@@ -36,7 +37,7 @@ __all__ = [
     "SparseSemiStructuredTensor",
 ]
 
-_registry.sparse_hook = _dispatch.dispatch
+_op_dispatch.sparse_hook = _dispatch.dispatch
 
 _INVARIANTS = {"enabled": False, "explicit": False}
 _NO_CHECKS = (

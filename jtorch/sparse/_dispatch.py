@@ -1,7 +1,7 @@
 """Registry ops called with a sparse argument: PyTorch's sparse kernels, or its error.
 
 The op registry hands a call here when a sparse tensor's `_array` was read
-(`_registry.sparse_hook`). One table maps op names to their sparse forms; an op that is
+(`_dispatch.sparse_hook`). One table maps op names to their sparse forms; an op that is
 not in it raises PyTorch's NotImplementedError for the SparseCPU backend. In-place calls
 update the sparse tensor's pattern and values (or, for `dense.add_(sparse)`, the dense
 tensor); `out=` calls write a dense result.
@@ -342,7 +342,7 @@ def _aten_name(name: str, kw: dict) -> str:
 
 
 def dispatch(op, args: tuple, mode: str, out):
-    """`_registry.sparse_hook`: runs `op` on arguments of which one is sparse."""
+    """`_dispatch.sparse_hook`: runs `op` on arguments of which one is sparse."""
     kw = dict(zip([p.name for p in op.params], args))
     if mode == "inplace" and "self" not in kw and op.params:
         kw.setdefault("input", args[0])

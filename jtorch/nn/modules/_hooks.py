@@ -1,4 +1,6 @@
-"""Module backward hooks: identity autograd Functions around a module's inputs and outputs.
+"""Module hooks: the global hook tables, calling a module with its forward and backward hooks
+(`_call_with_hooks`), and the identity autograd Functions around a module's inputs and
+outputs that its backward hooks run on.
 
 The node of the identity on the outputs sees the gradients of the outputs
 (`grad_output`); the node of the identity on the inputs sees the gradients of
@@ -7,8 +9,119 @@ the inputs (`grad_input`). Full backward hooks run there, as in PyTorch.
 
 from __future__ import annotations
 
+import warnings
+from collections import OrderedDict
+
 from ..._tensor import Tensor
+from ...autograd import grad_mode
 from ...autograd.function import Function
+from ...autograd.graph import RemovableHandle, _add_hook
+
+# Global module hooks (`torch.nn.modules.module.register_module_*_hook`), run around every
+# module's forward by `_call_with_hooks`.
+_global_forward_pre_hooks: dict = OrderedDict()
+_global_forward_hooks: dict = OrderedDict()
+_global_forward_hooks_always_called: set = set()
+_global_backward_hooks: dict = OrderedDict()
+_global_backward_pre_hooks: dict = OrderedDict()
+
+
+def register_module_forward_pre_hook(hook) -> RemovableHandle:
+    return _add_hook(_global_forward_pre_hooks, hook)
+
+
+def register_module_forward_hook(hook, *, always_call: bool = False) -> RemovableHandle:
+    h = _add_hook(_global_forward_hooks, hook)
+    if always_call:
+        _global_forward_hooks_always_called.add(h.id)
+    return h
+
+
+def register_module_full_backward_hook(hook) -> RemovableHandle:
+    return _add_hook(_global_backward_hooks, hook)
+
+
+def register_module_full_backward_pre_hook(hook) -> RemovableHandle:
+    return _add_hook(_global_backward_pre_hooks, hook)
+
+
+class _ExtraHandle(RemovableHandle):
+    """A handle that also removes its id from the side tables (with_kwargs, always_call)."""
+
+    def __init__(self, hooks, *extra):
+        super().__init__(hooks)
+        self._extra = extra
+
+    def remove(self) -> None:
+        super().remove()
+        for d in self._extra:
+            d.pop(self.id, None)
+
+
+def _call_with_hooks(module, forward_call, args, kwargs):
+    called_always = set()
+    result = None
+    try:
+        for hook_id, hook in (
+            *_global_forward_pre_hooks.items(),
+            *module._forward_pre_hooks.items(),
+        ):
+            if hook_id in module._forward_pre_hooks_with_kwargs:
+                res = hook(module, args, kwargs)
+                if res is not None:
+                    if isinstance(res, tuple) and len(res) == 2:
+                        args, kwargs = res
+                    else:
+                        raise RuntimeError(
+                            "forward pre-hook must return None or a tuple of "
+                            f"(new_args, new_kwargs), but got {res}."
+                        )
+            else:
+                res = hook(module, args)
+                if res is not None:
+                    args = res if isinstance(res, tuple) else (res,)
+        bw_hook = None
+        full = [*_global_backward_hooks.values(), *module._backward_hooks.values()]
+        pre = [*_global_backward_pre_hooks.values(), *module._backward_pre_hooks.values()]
+        if (full or pre) and grad_mode.is_grad_enabled():
+            bw_hook = BackwardHook(module, full, pre)
+            args = bw_hook.setup_input_hook(args)
+        result = forward_call(*args, **kwargs)
+        for hook_id, hook in (*_global_forward_hooks.items(), *module._forward_hooks.items()):
+            if (
+                hook_id in module._forward_hooks_always_called
+                or hook_id in _global_forward_hooks_always_called
+            ):
+                called_always.add(hook_id)
+            if hook_id in module._forward_hooks_with_kwargs:
+                res = hook(module, args, kwargs, result)
+            else:
+                res = hook(module, args, result)
+            if res is not None:
+                result = res
+        if bw_hook is not None:
+            result = bw_hook.setup_output_hook(result)
+        return result
+    except Exception:
+        for hook_id, hook in (*_global_forward_hooks.items(), *module._forward_hooks.items()):
+            always = (
+                hook_id in module._forward_hooks_always_called
+                or hook_id in _global_forward_hooks_always_called
+            )
+            if always and hook_id not in called_always:
+                try:
+                    if hook_id in module._forward_hooks_with_kwargs:
+                        hook(module, args, kwargs, result)
+                    else:
+                        hook(module, args, result)
+                except Exception as e:  # noqa: BLE001 - PyTorch warns and re-raises the first
+                    warnings.warn(
+                        "global module forward hook with ``always_call=True`` raised "
+                        f"an exception that was silenced as another error was raised "
+                        f"in forward: {str(e)}",
+                        stacklevel=2,
+                    )
+        raise
 
 
 class _Identity(Function):

@@ -15,6 +15,19 @@ from ..._tensor import Tensor, zero_grads
 from ...autograd import grad_mode
 from ...autograd.graph import RemovableHandle, _add_hook
 from ..parameter import Buffer, Parameter, is_lazy
+from ._hooks import (  # noqa: F401 (PyTorch's module holds the global hook tables)
+    _call_with_hooks,
+    _ExtraHandle,
+    _global_backward_hooks,
+    _global_backward_pre_hooks,
+    _global_forward_hooks,
+    _global_forward_hooks_always_called,
+    _global_forward_pre_hooks,
+    register_module_forward_hook,
+    register_module_forward_pre_hook,
+    register_module_full_backward_hook,
+    register_module_full_backward_pre_hook,
+)
 
 __all__ = [
     "Module",
@@ -25,31 +38,6 @@ __all__ = [
 ]
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
-
-_global_forward_pre_hooks: dict = OrderedDict()
-_global_forward_hooks: dict = OrderedDict()
-_global_forward_hooks_always_called: set = set()
-_global_backward_hooks: dict = OrderedDict()
-_global_backward_pre_hooks: dict = OrderedDict()
-
-
-def register_module_forward_pre_hook(hook) -> RemovableHandle:
-    return _add_hook(_global_forward_pre_hooks, hook)
-
-
-def register_module_forward_hook(hook, *, always_call: bool = False) -> RemovableHandle:
-    h = _add_hook(_global_forward_hooks, hook)
-    if always_call:
-        _global_forward_hooks_always_called.add(h.id)
-    return h
-
-
-def register_module_full_backward_hook(hook) -> RemovableHandle:
-    return _add_hook(_global_backward_hooks, hook)
-
-
-def register_module_full_backward_pre_hook(hook) -> RemovableHandle:
-    return _add_hook(_global_backward_pre_hooks, hook)
 
 
 def _typename(obj) -> str:
@@ -862,87 +850,6 @@ class Module:
         import jtorch  # the assembled namespace, as PyTorch's Module.compile uses torch.compile
 
         self._compiled_call_impl = jtorch.compile(self._call_impl, *args, **kwargs)
-
-
-class _ExtraHandle(RemovableHandle):
-    """A handle that also removes its id from the side tables (with_kwargs, always_call)."""
-
-    def __init__(self, hooks, *extra):
-        super().__init__(hooks)
-        self._extra = extra
-
-    def remove(self) -> None:
-        super().remove()
-        for d in self._extra:
-            d.pop(self.id, None)
-
-
-def _call_with_hooks(module, forward_call, args, kwargs):
-    from ._hooks import BackwardHook
-
-    called_always = set()
-    result = None
-    try:
-        for hook_id, hook in (
-            *_global_forward_pre_hooks.items(),
-            *module._forward_pre_hooks.items(),
-        ):
-            if hook_id in module._forward_pre_hooks_with_kwargs:
-                res = hook(module, args, kwargs)
-                if res is not None:
-                    if isinstance(res, tuple) and len(res) == 2:
-                        args, kwargs = res
-                    else:
-                        raise RuntimeError(
-                            "forward pre-hook must return None or a tuple of "
-                            f"(new_args, new_kwargs), but got {res}."
-                        )
-            else:
-                res = hook(module, args)
-                if res is not None:
-                    args = res if isinstance(res, tuple) else (res,)
-        bw_hook = None
-        full = [*_global_backward_hooks.values(), *module._backward_hooks.values()]
-        pre = [*_global_backward_pre_hooks.values(), *module._backward_pre_hooks.values()]
-        if (full or pre) and grad_mode.is_grad_enabled():
-            bw_hook = BackwardHook(module, full, pre)
-            args = bw_hook.setup_input_hook(args)
-        result = forward_call(*args, **kwargs)
-        for hook_id, hook in (*_global_forward_hooks.items(), *module._forward_hooks.items()):
-            if (
-                hook_id in module._forward_hooks_always_called
-                or hook_id in _global_forward_hooks_always_called
-            ):
-                called_always.add(hook_id)
-            if hook_id in module._forward_hooks_with_kwargs:
-                res = hook(module, args, kwargs, result)
-            else:
-                res = hook(module, args, result)
-            if res is not None:
-                result = res
-        if bw_hook is not None:
-            result = bw_hook.setup_output_hook(result)
-        return result
-    except Exception:
-        for hook_id, hook in (*_global_forward_hooks.items(), *module._forward_hooks.items()):
-            always = (
-                hook_id in module._forward_hooks_always_called
-                or hook_id in _global_forward_hooks_always_called
-            )
-            if always and hook_id not in called_always:
-                try:
-                    if hook_id in module._forward_hooks_with_kwargs:
-                        hook(module, args, kwargs, result)
-                    else:
-                        hook(module, args, result)
-                except Exception as e:  # noqa: BLE001 - PyTorch warns and re-raises the first
-                    warnings.warn(
-                        "global module forward hook with ``always_call=True`` raised "
-                        f"an exception that was silenced as another error was raised "
-                        f"in forward: {str(e)}",
-                        stacklevel=2,
-                    )
-        raise
 
 
 def _parse_to(*args, **kwargs):
