@@ -523,9 +523,15 @@ def _host_replay(chain, root):
             or offset + sum((n - 1) * k for n, k in zip(shape, stride)) >= flat.size
         ):
             return None
+        # numpy's own dtypes stride as they are; ml_dtypes' (bfloat16, float8) are strided
+        # as unsigned integers of their width (as_strided cannot rebuild their dtype)
+        dtype = flat.dtype
+        bits = flat if dtype.isbuiltin == 1 else flat.view(np.dtype(f"u{dtype.itemsize}"))
         view = np.lib.stride_tricks.as_strided(
-            flat[offset:], shape, [k * flat.itemsize for k in stride]
+            bits[offset:], shape, [k * bits.itemsize for k in stride]
         )
+        if bits is not flat:
+            view = np.array(view).view(dtype)
     # (committed as the root is: an uncommitted root's view may meet laid-out arrays)
     return _programs.to_device(np.array(view), device, root.committed)
 

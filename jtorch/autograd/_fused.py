@@ -100,8 +100,8 @@ def run(root_edges, root_grads, retain_graph: bool) -> bool:
             if leaf is None or not _plain(n) or (m is not None and m.post_hooks):
                 return False
             g = leaf._grad
-            if g is not None and g._rg:
-                return False
+            if g is not None and (g._rg or g.is_sparse):
+                return False  # (a sparse gradient accumulates through the engine)
             spec.append(("acc", leaf._array.dtype, g is None))
             leaves.append(leaf)
             old_grads.append(None if g is None else g._array)
