@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ...._tensor import Tensor
 from ....nn import Embedding, Linear, Parameter
-from .._api import DTensor, distribute_module, distribute_tensor
+from .._api import DTensor, _normalize, distribute_module, distribute_tensor
 from ..placement_types import Replicate, Shard
 
 __all__ = [
@@ -34,26 +34,20 @@ class ParallelStyle:
         raise NotImplementedError
 
 
-def _on(layout, ndim: int):
-    """`layout` with a negative `Shard` dimension counted from the end of `ndim`."""
-    if isinstance(layout, Shard) and layout.dim < 0:
-        return Shard(layout.dim + ndim)
-    return layout
-
-
 def _to_dtensor(x, mesh, layout, desired):
     if not isinstance(x, Tensor) or layout is None:
         return x
     d = x if isinstance(x, DTensor) else DTensor.from_local(x, mesh, (layout,), run_check=False)
-    desired = _on(desired, d.dim())
-    if desired is not None and d.placements != (desired,):
-        d = d.redistribute(mesh, (desired,))
+    if desired is not None:
+        (desired,) = _normalize((desired,), mesh, d.dim(), check_length=False)
+        if d.placements != (desired,):
+            d = d.redistribute(mesh, (desired,))
     return d
 
 
 def _out(x, mesh, layout, use_local: bool):
     if isinstance(x, DTensor):
-        layout = _on(layout, x.dim())
+        (layout,) = _normalize((layout,), mesh, x.dim(), check_length=False)
         if x.placements != (layout,):
             x = x.redistribute(mesh, (layout,))
         return x.to_local() if use_local else x
