@@ -19,6 +19,7 @@ import numpy as np
 from .. import _device, _dtype, _errors, _meta, _programs
 from .._dtype import c10_name, category, result_type_of
 from .._tensor import SparseOperand, Tensor, wrap
+from . import _host
 from ._opdef import (
     ALWAYS_BOOL,
     BOOL_TO_LONG,
@@ -36,8 +37,10 @@ from ._opdef import (
 # Set by autograd (jtorch/autograd/_engine.py):
 #   record(op, fn, slot_values, arrays, result) after a differentiable kernel call,
 #   record_view(op, steps, base, views) after a view op,
-#   inplace_hook(target, result) before `result` is written into `target`.
+#   inplace_hook(target, result) before `result` is written into `target`,
+#   grad_enabled() whether grad mode is on in this thread.
 record = None
+grad_enabled = None
 record_view = None
 inplace_hook = None
 # Set by jtorch.sparse: `sparse_hook(op, args, mode, out)` runs a call that has a sparse
@@ -162,11 +165,21 @@ def _shapes(arrays) -> tuple:
     return tuple(out)
 
 
-def _kernel(op: OpDef, statics: tuple, ct, rt, arrays):
+class _Hosted:
+    """A call `_kernel` computed on the host (`out`) instead of returning a kernel."""
+
+    __slots__ = ("out",)
+
+    def __init__(self, out):
+        self.out = out
+
+
+def _kernel(op: OpDef, statics: tuple, ct, rt, arrays, host: bool = False):
     """The compiled kernel for one (statics, dtype, input shapes) combination.
 
     One `jax.jit` wrapper per shape, so that the bounded cache can drop one shape's
-    program: a wrapper keeps every shape it has run on.
+    program: a wrapper keeps every shape it has run on. With `host`, a data-movement kernel
+    of a shape seen only a few times runs on the host instead (`_Hosted`; see `_host`).
     """
     # Implementations may read the default dtype while tracing: it is part of the key.
     # True == 1 == 1.0 in Python, but they are different statics (keepdim=True vs dim=1).
@@ -175,7 +188,37 @@ def _kernel(op: OpDef, statics: tuple, ct, rt, arrays):
     fn = KERNELS.get(key)
     if fn is not None:
         return fn
-    return KERNELS.put(key, _build(op, statics, ct, rt, arrays))
+    fn = _build(op, statics, ct, rt, arrays)
+    if host and all(type(a) is _ArrayImpl or type(a) in _NUMBERS for a in _flat(arrays)):
+        try:
+            out = _host.evaluate(key, fn, arrays)
+        except (TypeError, ValueError) as e:
+            raise _translate(e, arrays) from None
+        if out is not None:
+            return _Hosted(out)
+    return KERNELS.put(key, fn)
+
+
+def _requires_grad(slot_values) -> bool:
+    for v in slot_values:
+        if isinstance(v, Tensor):
+            if v._rg:
+                return True
+        elif isinstance(v, (tuple, list)) and any(isinstance(x, Tensor) and x._rg for x in v):
+            return True
+    return False
+
+
+def _host_allowed(op: OpDef, rg: bool) -> bool:
+    """Whether a call of a new kernel may run on the host (`_host`): eager, on one CPU
+    device, recording nothing on the tape (what the tape records needs the kernel)."""
+    return (
+        op.jit
+        and forward_ad is None
+        and not (rg and record is not None and (grad_enabled is None or grad_enabled()))
+        and not _device.multi_device()
+        and not _programs.tracing()
+    )
 
 
 def _build(op: OpDef, statics: tuple, ct, rt, arrays):
@@ -378,7 +421,15 @@ def _dispatch(op: OpDef, args: tuple):
         fn = KERNELS.get(key)
         if fn is None:
             ct, rt = _promotion(op, statics, slot_values)
-            fn = KERNELS.put(key, _build(op, statics, ct, rt, arrays))
+            fn = _build(op, statics, ct, rt, arrays)
+            if plain and _host_allowed(op, rg):
+                try:
+                    out = _host.evaluate(key, fn, arrays)
+                except (TypeError, ValueError) as e:
+                    raise _translate(e, arrays) from None
+                if out is not None:
+                    return _wrap_out(op, out)
+            KERNELS.put(key, fn)
         multi = _device.multi_device()
         if multi:
             _device.check_same_device(a for a in arrays)
@@ -422,7 +473,9 @@ def _dispatch_general(op: OpDef, args: tuple, slot_values: tuple):
     ct, rt = (None, None) if kind is NONE else _promote(kind, op.slots, slot_values)
     try:
         arrays = tuple(_unwrap(v) for v in slot_values)  # may materialise views
-        fn = _kernel(op, statics, ct, rt, arrays)
+        fn = _kernel(op, statics, ct, rt, arrays, _host_allowed(op, _requires_grad(slot_values)))
+        if type(fn) is _Hosted:
+            return _wrap_out(op, fn.out)
         if _device.multi_device():
             _device.check_same_device(a for a in _flat(arrays))
         if _meta.used and _meta.any_meta(arrays):

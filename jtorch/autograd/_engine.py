@@ -691,5 +691,6 @@ def grad(
 def install() -> None:
     """Connects the tape to the op registry."""
     _dispatch.record = record
+    _dispatch.grad_enabled = _grad_enabled
     _dispatch.record_view = record_view
     _dispatch.inplace_hook = inplace_hook

@@ -1,0 +1,341 @@
+"""Data-movement kernels of a new shape run on the host, exactly (DESIGN 13).
+
+A kernel call whose (op, statics, shapes, dtypes) key has been seen fewer than
+`_programs.COMPILE_AFTER` times is not compiled when its program only moves data: the
+kernel is traced to a jaxpr (no compile), and when every equation is one of the primitives
+below, numpy evaluates it on the host and the result is placed on the device. That is
+`embedding`, `index_select`, `take`, `gather`, indexing with an integer tensor, `cat`,
+`stack`, `where`, `masked_fill` and dtype casts: a `generate` loop's growing length then
+compiles none of them until the length comes back.
+
+Exact by construction: the rules copy, select and reorder elements, and do integer index
+arithmetic (two's complement in numpy as in XLA). Where XLA's CPU code and numpy can part
+(XLA flushes subnormal floats to zero; NaN payloads through a cast; an out-of-range
+index that XLA clamps or fills; a float-to-int cast out of range), a rule checks the values
+and declines, and the call compiles as before. Float arithmetic and comparisons are not
+here: see the README's "Not chosen".
+"""
+
+from __future__ import annotations
+
+import collections
+
+import jax
+import ml_dtypes
+import numpy as np
+
+from .. import _programs
+
+try:
+    from jax.extend.core import Literal
+except ImportError:  # an older jax
+    from jax.core import Literal
+
+__all__ = ["evaluate"]
+
+
+class _Decline(Exception):
+    """The host cannot reproduce this kernel's result exactly: compile it."""
+
+
+# (A bounded map) kernel key -> (closed jaxpr, output tree), or None where the kernel is not
+# data movement. Built once per key: the tracing costs ~1 ms, a compile tens.
+_PLANS: collections.OrderedDict = collections.OrderedDict()
+_PLANS_MAX = 4096
+_seen = _programs.Sightings()
+# Per op: how many of its kernels were not data movement, or -1 once one was.
+_declined: collections.defaultdict = collections.defaultdict(int)
+_GIVE_UP = 4
+
+
+def evaluate(key, fn, args: tuple):
+    """The kernel's result computed on the host, or None where it must be compiled.
+
+    `args` are what `fn` is called with (jax arrays on one CPU device, Python numbers, None,
+    tuples of arrays). Raises what tracing `fn` raises (the op's own errors), as a compiled
+    call would.
+    """
+    op = key[0]
+    if _declined[op] >= _GIVE_UP or _seen.note(key) >= _programs.COMPILE_AFTER:
+        return None
+    plan = _PLANS.get(key, False)
+    if plan is False:
+        plan = _plan(fn, args)
+        _PLANS[key] = plan
+        if len(_PLANS) > _PLANS_MAX:
+            _PLANS.popitem(last=False)
+        # an op none of whose kernels moved data (arithmetic) is not traced again
+        _declined[op] = _declined[op] + 1 if plan is None and _declined[op] >= 0 else -1
+    if plan is None:
+        return None
+    closed, tree = plan
+    leaves = jax.tree_util.tree_leaves(args)
+    device = None
+    committed = False
+    values = []
+    for leaf, var in zip(leaves, closed.jaxpr.invars):
+        if isinstance(leaf, jax.Array):
+            if device is None or (leaf.committed and not committed):
+                device = next(iter(leaf.devices()))
+            committed = committed or leaf.committed
+            values.append(np.asarray(leaf))
+        else:
+            try:
+                values.append(np.asarray(leaf, var.aval.dtype))
+            except (OverflowError, TypeError, ValueError):
+                return None
+    if device is None or device.platform != "cpu":
+        return None
+    try:
+        with np.errstate(all="ignore"):
+            outs = _eval(closed.jaxpr, closed.consts, values)
+    except _Decline:
+        return None
+    # (a copy: never a view of an input's buffer)
+    arrays = [_programs.to_device(np.array(o, order="C"), device, committed) for o in outs]
+    return jax.tree_util.tree_unflatten(tree, arrays)
+
+
+def _plan(fn, args):
+    closed, shapes = jax.make_jaxpr(fn, return_shape=True)(*args)
+    if not _movable(closed.jaxpr) or any(v.aval.weak_type for v in closed.jaxpr.outvars):
+        return None
+    return closed, jax.tree_util.tree_structure(shapes)
+
+
+def _movable(jaxpr) -> bool:
+    for eqn in jaxpr.eqns:
+        name = eqn.primitive.name
+        if name in _CALLS:
+            if not _movable(eqn.params["jaxpr"].jaxpr):
+                return False
+        elif name in _INT_ONLY:
+            if any(_kind(v.aval.dtype) not in "biu" for v in eqn.invars):
+                return False
+        elif name not in _RULES:
+            return False
+    return True
+
+
+def _kind(dtype) -> str:
+    return np.dtype(dtype).kind
+
+
+def _eval(jaxpr, consts, args) -> list:
+    env = {}
+
+    def read(v):
+        if isinstance(v, Literal):
+            return np.asarray(v.val, v.aval.dtype)
+        return env[v]
+
+    for var, val in zip(jaxpr.constvars, consts):
+        env[var] = np.asarray(val)
+    for var, val in zip(jaxpr.invars, args):
+        env[var] = val
+    for eqn in jaxpr.eqns:
+        ins = [read(v) for v in eqn.invars]
+        name = eqn.primitive.name
+        if name in _CALLS:
+            inner = eqn.params["jaxpr"]
+            outs = _eval(inner.jaxpr, inner.consts, ins)
+        else:
+            outs = [_RULES[name](*ins, **eqn.params)]
+        for var, out in zip(eqn.outvars, outs):
+            out = np.asarray(out)
+            # a rule that does not give the traced shape and dtype is not trusted
+            if out.shape != var.aval.shape or out.dtype != var.aval.dtype:
+                raise _Decline
+            env[var] = out
+    return [read(v) for v in jaxpr.outvars]
+
+
+# ---------------------------------------------------------------------------
+# The rules: one per primitive, numpy's exact equivalent of XLA's.
+
+
+def _is_float(dtype) -> bool:
+    # (ml_dtypes' bfloat16 and float8 types have numpy kind "V")
+    return np.issubdtype(dtype, np.floating) or dtype.kind == "V"
+
+
+def _subnormal_or_nan(x) -> bool:
+    if not _is_float(x.dtype) or x.size == 0:
+        return False
+    tiny = ml_dtypes.finfo(x.dtype).tiny
+    a = np.abs(x.astype(np.float64))
+    return bool(np.isnan(a).any() or ((a < tiny) & (a != 0)).any())
+
+
+_FLOATS = frozenset(np.dtype(d) for d in ("float16", "float32", "float64")) | {
+    np.dtype(jax.numpy.bfloat16)
+}
+
+
+def _convert(x, new_dtype, weak_type=False, sharding=None):
+    dst = np.dtype(new_dtype)
+    src = x.dtype
+    src_float, dst_float = _is_float(src), _is_float(dst)
+    if src.kind == "c" or dst.kind == "c":
+        raise _Decline
+    if (src_float and src not in _FLOATS) or (dst_float and dst not in _FLOATS):
+        raise _Decline  # float8: XLA's conversions are not checked against ml_dtypes'
+    if src_float:
+        # XLA's CPU code treats subnormal inputs as zero; NaN payloads are its own
+        if _subnormal_or_nan(x):
+            raise _Decline
+        if dst.kind in "iu":
+            # (XLA saturates what is out of range; numpy's cast is undefined there)
+            wide = x.astype(np.float64)
+            info = np.iinfo(dst)
+            if not (np.isfinite(wide).all() and (wide > info.min - 1.0).all()):
+                raise _Decline
+            if not (wide < info.max + 1.0).all():
+                raise _Decline
+    elif dst_float and x.size:
+        exact = 2 ** (ml_dtypes.finfo(dst).nmant + 1)
+        if np.abs(x.astype(np.float64)).max() > exact:
+            raise _Decline  # an int that the float cannot hold exactly: XLA rounds it
+    out = x.astype(dst)
+    # (a subnormal result XLA flushes to zero; an overflow to inf is left to XLA too)
+    if dst_float and (_subnormal_or_nan(out) or (np.isinf(out) & ~np.isinf(x)).any()):
+        raise _Decline
+    return out
+
+
+def _broadcast_in_dim(x, shape, broadcast_dimensions, sharding=None):
+    full = [1] * len(shape)
+    for i, d in enumerate(broadcast_dimensions):
+        full[d] = x.shape[i]
+    return np.broadcast_to(x.reshape(full), shape)
+
+
+def _reshape(x, new_sizes, dimensions=None, sharding=None):
+    if dimensions is not None:
+        raise _Decline
+    return x.reshape(new_sizes)
+
+
+def _slice(x, start_indices, limit_indices, strides=None):
+    strides = strides or (1,) * x.ndim
+    return x[tuple(slice(a, b, s) for a, b, s in zip(start_indices, limit_indices, strides))]
+
+
+def _dynamic_slice(x, *starts, slice_sizes):
+    # XLA clamps each start so that the slice fits
+    index = []
+    for n, s, k in zip(x.shape, starts, slice_sizes):
+        s = int(min(max(int(s), 0), n - k))
+        index.append(slice(s, s + k))
+    return x[tuple(index)]
+
+
+def _iota(dtype, shape, dimension, sharding=None):
+    line = np.arange(shape[dimension], dtype=dtype)
+    full = [1] * len(shape)
+    full[dimension] = shape[dimension]
+    return np.broadcast_to(line.reshape(full), shape)
+
+
+def _select_n(which, *cases):
+    if which.dtype == np.bool_:
+        return np.where(which, cases[1], cases[0]) if len(cases) == 2 else cases[0]
+    if which.size and (which.min() < 0 or which.max() >= len(cases)):
+        raise _Decline
+    return np.choose(which, cases)
+
+
+def _gather(
+    operand,
+    indices,
+    dimension_numbers,
+    slice_sizes,
+    indices_are_sorted,
+    unique_indices,
+    mode,
+    fill_value,
+):
+    """Gathers that index whole rows (`take`, `embedding`, `x[idx]`); others decline."""
+    dn = dimension_numbers
+    if dn.operand_batching_dims or dn.start_indices_batching_dims:
+        raise _Decline
+    starts = tuple(dn.start_index_map)
+    if sorted(starts) != sorted(dn.collapsed_slice_dims):
+        raise _Decline
+    rest = [d for d in range(operand.ndim) if d not in starts]
+    if any(slice_sizes[d] != 1 for d in starts) or any(
+        slice_sizes[d] != operand.shape[d] for d in rest
+    ):
+        raise _Decline
+    if len(dn.offset_dims) != len(rest) or indices.shape[-1] != len(starts):
+        raise _Decline
+    mode = str(mode)
+    idx = []
+    for j, d in enumerate(starts):
+        i = indices[..., j].astype(np.int64)
+        n = operand.shape[d]
+        if "CLIP" in mode:
+            i = np.clip(i, 0, n - 1)
+        elif i.size and (i.min() < 0 or i.max() >= n):
+            raise _Decline  # filled, or clamped by a promise: left to XLA
+        idx.append(i)
+    if 0 in operand.shape and any(i.size for i in idx):
+        raise _Decline
+    moved = np.transpose(operand, starts + tuple(rest))
+    taken = moved[tuple(idx)] if idx else moved
+    nb = taken.ndim - len(rest)
+    perm, b = [], 0
+    offsets = list(dn.offset_dims)
+    for p in range(taken.ndim):
+        if p in offsets:
+            perm.append(nb + offsets.index(p))
+        else:
+            perm.append(b)
+            b += 1
+    return np.transpose(taken, perm)
+
+
+def _int_binary(f):
+    return lambda a, b, **_: f(a, b)
+
+
+_RULES = {
+    "convert_element_type": _convert,
+    "broadcast_in_dim": _broadcast_in_dim,
+    "reshape": _reshape,
+    "squeeze": lambda x, dimensions: np.squeeze(x, axis=tuple(dimensions)),
+    "expand_dims": lambda x, dimensions: np.expand_dims(x, tuple(dimensions)),
+    "transpose": lambda x, permutation: np.transpose(x, permutation),
+    "slice": _slice,
+    "dynamic_slice": _dynamic_slice,
+    "concatenate": lambda *xs, dimension: np.concatenate(xs, axis=dimension),
+    "stack": lambda *xs, axis: np.stack(xs, axis=axis),
+    "iota": _iota,
+    "select_n": _select_n,
+    "gather": _gather,
+    "stop_gradient": lambda x: x,
+    "copy": lambda x: x,
+    "copy_p": lambda x: x,
+    # integer and bool arithmetic only (checked by `_movable`): wraps as XLA's does
+    "add": _int_binary(np.add),
+    "sub": _int_binary(np.subtract),
+    "mul": _int_binary(np.multiply),
+    "neg": lambda x: np.negative(x),
+    "max": _int_binary(np.maximum),
+    "min": _int_binary(np.minimum),
+    "clamp": lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi),
+    "eq": _int_binary(np.equal),
+    "ne": _int_binary(np.not_equal),
+    "lt": _int_binary(np.less),
+    "le": _int_binary(np.less_equal),
+    "gt": _int_binary(np.greater),
+    "ge": _int_binary(np.greater_equal),
+    "and": _int_binary(np.bitwise_and),
+    "or": _int_binary(np.bitwise_or),
+    "not": lambda x: np.invert(x),
+}
+_INT_ONLY = frozenset(
+    {"add", "sub", "mul", "neg", "max", "min", "clamp", "eq", "ne", "lt", "le", "gt", "ge"}
+    | {"and", "or", "not"}
+)
+_CALLS = frozenset({"jit", "pjit"})

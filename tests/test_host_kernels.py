@@ -1,0 +1,173 @@
+"""Data-movement kernels of a new shape run on the host (jtorch/_ops/_host.py): no program is
+made, and the result is bit for bit the compiled kernel's, edge values included."""
+
+import numpy as np
+import pytest
+
+import jtorch as torch
+import jtorch.nn.functional as F
+from jtorch import _programs
+from jtorch._ops import _dispatch, _host
+
+
+@pytest.fixture
+def spy(monkeypatch):
+    """Records, per call of `_host.evaluate`, whether the host computed the result."""
+    taken = []
+    evaluate = _host.evaluate
+
+    def recording(*args):
+        out = evaluate(*args)
+        taken.append(out is not None)
+        return out
+
+    monkeypatch.setattr(_host, "evaluate", recording)
+    return taken
+
+
+def _fresh():
+    """Forgets every kernel and sighting: the next call of a kernel is its first."""
+    _host._seen._counts.clear()
+    _host._PLANS.clear()
+    _host._declined.clear()
+    _dispatch.KERNELS.clear()
+
+
+def _compiled(monkeypatch, fn):
+    with monkeypatch.context() as m:
+        m.setattr(_host, "evaluate", lambda *a: None)
+        _fresh()
+        return fn()
+
+
+def _bits(t) -> np.ndarray:
+    a = np.asarray(t._array)
+    return a.view(f"u{a.dtype.itemsize}") if a.dtype.kind in "fV" else a
+
+
+def _edge_values(dtype: str) -> np.ndarray:
+    if dtype in ("int64", "int32", "uint8", "bool"):
+        return np.array([0, 1, -1, 7, 2**31 - 1, -(2**31), 100, 3], np.int64)
+    # -0.0, subnormals (XLA's CPU code flushes them in arithmetic), inf, NaNs with payloads
+    f = np.array([0.0, -0.0, 1e-45, -1e-40, 1.5, np.inf, -np.inf, 3e38, -7.25, 1e-39], np.float32)
+    nans = np.array([0x7FC00001, 0xFFC12345, 0x7F800001], np.uint32).view(np.float32)
+    return np.concatenate([f, nans])
+
+
+DTYPES = ("float32", "float64", "float16", "bfloat16", "int64", "int32", "bool", "uint8")
+
+
+def _cases(dtype: str, clean: bool):
+    base = np.arange(-4, 8, dtype=np.float64) * 1.25 if clean else _edge_values(dtype)
+    w = torch.tensor(base).to(getattr(torch, dtype))
+    n = w.shape[0]
+    rows = w.reshape(-1, 1).expand(n, 3).contiguous()
+    idx = torch.tensor([0, n - 1, 2, 1, n - 1, 3])
+    mask = torch.tensor(np.arange(n) % 2 == 0)
+    cases = {
+        "embedding": lambda: F.embedding(idx, rows) if rows.is_floating_point() else rows[idx],
+        "cat": lambda: torch.cat([w, w.flip(0)]),
+        "stack": lambda: torch.stack([w, w], 1),
+        "where": lambda: torch.where(mask, w, w.flip(0)),
+        "masked_fill": lambda: w.masked_fill(mask, 1),
+        "index_select": lambda: torch.index_select(rows, 0, idx),
+        "gather": lambda: torch.gather(rows, 1, torch.tensor([[2, 0]] * n)),
+        "take": lambda: torch.take(rows, torch.tensor([1, 5, -1])),
+        "index": lambda: rows[idx],
+        "index_columns": lambda: rows[:, torch.tensor([2, -3])],
+    }
+    for to in DTYPES:
+        cases["to_" + to] = lambda to=to: w.to(getattr(torch, to))
+    return cases
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_host_results_are_the_compiled_kernels_bit_for_bit(dtype, spy, monkeypatch):
+    for clean in (True, False):
+        for name, fn in _cases(dtype, clean).items():
+            spy.clear()
+            _fresh()
+            host = fn()
+            on_host = any(spy)
+            compiled = _compiled(monkeypatch, fn)
+            assert host.dtype == compiled.dtype and host.shape == compiled.shape, name
+            np.testing.assert_array_equal(_bits(host), _bits(compiled), err_msg=f"{dtype} {name}")
+            if not name.startswith("to_"):  # (casts: the tests below)
+                assert on_host, f"{dtype} {name} compiled"
+
+
+def test_casts_of_ordinary_values_run_on_the_host(spy):
+    values = np.array([-3.5, 0.0, 1.25, 1000.0], np.float32)
+    for to in (torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32):
+        _fresh()
+        spy.clear()
+        out = torch.tensor(values).to(to)
+        assert spy == [True] and out.dtype == to, to
+        np.testing.assert_array_equal(out.float().numpy(), values.astype(to.np).astype(np.float32))
+
+
+def test_casts_that_xla_computes_differently_are_left_to_it(spy):
+    # subnormals (XLA flushes them), NaN, and float -> int out of range decline
+    for values, to in (
+        (np.array([1e-45, 1.0], np.float32), torch.float64),
+        (np.array([np.nan, 1.0], np.float32), torch.float16),
+        (np.array([3e19, 1.0], np.float32), torch.int32),
+        (np.array([2**60 + 1, 1], np.int64), torch.float32),
+    ):
+        _fresh()
+        spy.clear()
+        torch.tensor(values).to(to)
+        assert spy == [False], (values, to)
+
+
+def test_a_new_shape_makes_no_program_until_it_comes_back():
+    _fresh()
+    w = torch.randn(50, 8)
+    made = []
+    for n in range(1, 6):  # a growing sequence, as in a generate loop
+        ids = torch.arange(n).reshape(1, n)
+        before = _programs.programs_made()
+        torch.cat([F.embedding(ids, w), torch.zeros(1, 1, 8)], 1)
+        made.append(_programs.programs_made() - before)
+    assert made == [0] * 5
+    ids = torch.arange(3).reshape(1, 3)
+    for _ in range(_programs.COMPILE_AFTER + 1):
+        out = F.embedding(ids, w)
+    assert _dispatch.KERNELS.get(next(k for k in _dispatch.KERNELS if k[0].name == "embedding"))
+    np.testing.assert_array_equal(out.numpy(), w.numpy()[:3][None])
+
+
+def test_errors_are_pytorchs_as_before():
+    _fresh()
+    with pytest.raises(RuntimeError, match="Sizes of tensors must match except in dimension 0"):
+        torch.cat([torch.zeros(2, 3), torch.zeros(2, 4)])
+    with pytest.raises(IndexError, match="index out of range in self"):
+        F.embedding(torch.tensor([5]), torch.zeros(3, 2))
+    with pytest.raises(RuntimeError, match="where expected condition to be a boolean tensor"):
+        torch.where(torch.tensor([1, 0]), torch.zeros(2), torch.ones(2))
+    with pytest.raises(RuntimeError, match="stack expects each tensor to be equal size"):
+        torch.stack([torch.zeros(2), torch.zeros(3)])
+
+
+def test_calls_the_tape_records_compile_and_no_grad_calls_do_not(spy):
+    _fresh()
+    w = torch.randn(6, 4, requires_grad=True)
+    ids = torch.tensor([1, 2, 2])
+    spy.clear()
+    out = F.embedding(ids, w)
+    assert spy == [] and out.grad_fn is not None  # recorded: its kernel's program is built
+    out.sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy()[2], np.full(4, 2.0))
+    _fresh()
+    spy.clear()
+    with torch.no_grad():
+        out = F.embedding(ids, w)
+    assert spy == [True] and out.grad_fn is None and not out.requires_grad
+
+
+def test_results_keep_their_inputs_committedness():
+    _fresh()
+    x = torch.arange(6)
+    y = torch.cat([x, x])
+    assert y._array.committed == x._array.committed
+    np.testing.assert_array_equal(y.numpy(), np.concatenate([np.arange(6)] * 2))
