@@ -38,6 +38,7 @@ import warnings
 import jax
 
 from . import _random
+from . import _tensor as _tensor_mod
 from ._ops import _dispatch
 from ._tensor import Tensor, wrap
 
@@ -57,6 +58,10 @@ _DONATE = os.environ.get("JTORCH_COMPILE_DONATE", "1") != "0"
 def is_compiling() -> bool:
     """Matches `torch.compiler.is_compiling`: True while a compiled function is traced."""
     return _compiling[0]
+
+
+class _GradsTouched(Exception):
+    """A call traced without `.grad` (see `CompiledFunction._grads_unused`) touched it."""
 
 
 class GraphBreak(RuntimeError):
@@ -387,6 +392,10 @@ class CompiledFunction:
         self.trace_count = 0
         self.call_count = 0
         self._warned = False
+        # Once a trace has shown that the function never touches `.grad` (a module's
+        # forward), `.grad` is neither lifted nor part of the key: the first backward, which
+        # creates `.grad` outside the call, does not make the next call trace again.
+        self._grads_unused = False
 
     def __get__(self, obj, objtype=None):
         if obj is None:
@@ -399,9 +408,16 @@ class CompiledFunction:
         self.call_count += 1
         coll = _discover(self._fn, args, kwargs)
         tensors = [e.get() for e in coll.entries]
+        skip_grads = self._grads_unused and not coll.optimizers
+        lifted = [
+            None if skip_grads and e.path.endswith(".grad") else t
+            for e, t in zip(coll.entries, tensors)
+        ]
         storages, index = [], {}
         layout = []
-        for e, t in zip(coll.entries, tensors):
+        for e, t in zip(coll.entries, lifted):
+            if skip_grads and e.path.endswith(".grad"):
+                continue
             if t is None:
                 layout.append((e.path, None))
                 continue
@@ -428,12 +444,29 @@ class CompiledFunction:
         values = tuple(s.value for s in storages)
         lrs = tuple(float(g[k]) for g, k in lrs_slots)
         rng = _random.default_generator.next_key()
-        steps = _view_steps(tensors)
+        steps = _view_steps(lifted)
         positions = tuple(s.params for s in steps)
+        fresh = prog.jitted is None
+        touches = _tensor_mod.grad_touches[0]
         try:
             outs, new_values = self._run(
-                prog, coll, storages, lrs_slots, steps, (values, lrs, rng, positions), args, kwargs
+                prog,
+                coll,
+                storages,
+                lrs_slots,
+                steps,
+                (values, lrs, rng, positions),
+                args,
+                kwargs,
+                skip_grads,
             )
+        except _GradsTouched:
+            # keyed without `.grad`, the function touched it after all: trace it with `.grad`
+            self._restore(coll, tensors, storages, values, lrs_slots, lrs)
+            del self._programs[key]
+            self._grads_unused = False
+            self.call_count -= 1
+            return self(*args, **kwargs)
         except (GraphBreak, *_GRAPH_BREAKS) as e:
             self._restore(coll, tensors, storages, values, lrs_slots, lrs)
             where = _user_frame(e)
@@ -454,6 +487,20 @@ class CompiledFunction:
                     stacklevel=2,
                 )
             return self._fn(*args, **kwargs)
+        if (
+            fresh
+            and not skip_grads
+            and not prog.trains
+            and not coll.optimizers
+            and _tensor_mod.grad_touches[0] == touches
+            and all(t is None for e, t in zip(coll.entries, tensors) if e.path.endswith(".grad"))
+        ):
+            # No `.grad` was there and none was touched: the same program serves the calls
+            # keyed without `.grad` from now on.
+            self._grads_unused = True
+            self._programs[(tuple(x for x in layout if not x[0].endswith(".grad")),) + key[1:]] = (
+                prog
+            )
         self._write_back(prog, coll, storages, values, new_values)
         results = [wrap(o) for o in outs]
         self._record(prog, coll, storages, (values, lrs, rng, positions), results)
@@ -506,10 +553,12 @@ class CompiledFunction:
 
     # -- running -----------------------------------------------------------
 
-    def _run(self, prog, coll, storages, lrs_slots, steps, inputs, args, kwargs):
+    def _run(self, prog, coll, storages, lrs_slots, steps, inputs, args, kwargs, skip_grads):
         if prog.jitted is None:
             before = _state_paths(e.path for e in coll.entries if e.get() is not None)
-            prog.jitted = self._trace(prog, coll, storages, lrs_slots, steps, args, kwargs, False)
+            prog.jitted = self._trace(
+                prog, coll, storages, lrs_slots, steps, args, kwargs, False, skip_grads
+            )
             traced = prog.jitted.trace(*inputs)  # (a call of `prog.jitted` reuses it)
             if _QUICK_ONCE and _state_paths(e.path for e, _ in prog.post) != before:
                 prog.once = _compile_once(traced)
@@ -523,10 +572,12 @@ class CompiledFunction:
             # A training step replaces every buffer it reads: donate them, so a step does not
             # hold two copies of the model and optimizer state (XLA's CPU backend cannot).
             prog.donating = True
-            prog.jitted = self._trace(prog, coll, storages, lrs_slots, steps, args, kwargs, True)
+            prog.jitted = self._trace(
+                prog, coll, storages, lrs_slots, steps, args, kwargs, True, skip_grads
+            )
         return prog.jitted(*inputs)
 
-    def _trace(self, prog, coll, storages, lrs_slots, steps, args, kwargs, donate):
+    def _trace(self, prog, coll, storages, lrs_slots, steps, args, kwargs, donate, skip_grads):
         from .autograd import _engine
 
         fn = self._fn
@@ -534,6 +585,7 @@ class CompiledFunction:
         def pure(values, lrs, rng, positions):
             self.trace_count += 1
             calls = _engine.backward_calls[0]
+            touches = _tensor_mod.grad_touches[0]
             for st, v in zip(storages, values):
                 st.value = v
                 st.gen += 1
@@ -556,6 +608,8 @@ class CompiledFunction:
                 for s, p in zip(steps, concrete):
                     s.params = p
             prog.trains = _engine.backward_calls[0] != calls
+            if skip_grads and (prog.trains or _tensor_mod.grad_touches[0] != touches):
+                raise _GradsTouched
             leaves, tree = jax.tree_util.tree_flatten(out, is_leaf=lambda x: isinstance(x, Tensor))
             prog.out_tree = tree
             prog.out_leaves = [_ARRAY if isinstance(x, Tensor) else x for x in leaves]
@@ -564,7 +618,7 @@ class CompiledFunction:
             post_entries, post_storages, seen = [], [], {}
             for e in post.entries:
                 t = e.get()
-                if t is None:
+                if t is None or (skip_grads and e.path.endswith(".grad")):
                     continue
                 sid = id(t._storage)
                 if sid not in seen:

@@ -55,6 +55,9 @@ class Size(tuple):
 
 
 _storage_ids = itertools.count(1)
+# How often a `.grad` was read, set or deleted: `jtorch.compile` keys a program that never
+# touches `.grad` without the `.grad` it might find (a compiled module's forward).
+grad_touches = [0]
 
 
 class Storage:
@@ -472,6 +475,7 @@ class Tensor:
     @property
     def grad(self):
         """Matches `torch.Tensor.grad`, warning as PyTorch does when read on a non-leaf."""
+        grad_touches[0] += 1
         g = self._grad
         if g is None and self.grad_fn is not None:
             m = self._grad_state
@@ -481,12 +485,14 @@ class Tensor:
 
     @grad.setter
     def grad(self, value) -> None:
+        grad_touches[0] += 1
         if value is not None:
             _check_grad(self, value)
         self._grad = value
 
     @grad.deleter
     def grad(self) -> None:
+        grad_touches[0] += 1
         self._grad = None
 
     @property

@@ -176,6 +176,49 @@ def test_compiled_forward_with_eager_backward():
         np.testing.assert_allclose(q.grad.numpy(), p.grad.numpy(), rtol=1e-5, atol=1e-6)
 
 
+def test_a_compiled_module_is_traced_once_when_backward_creates_grad_outside_it():
+    # zero_grad(set_to_none=False): the first backward creates `.grad`, the later ones
+    # accumulate into it; the module's forward never touches `.grad`.
+    x, y = _data()
+    runs = []
+    for compiled in (False, True):
+        model = _mlp()
+        opt = jtorch.optim.SGD(model.parameters(), lr=0.1)
+        run = jtorch.compile(model) if compiled else model
+        losses = []
+        for _ in range(4):
+            opt.zero_grad(set_to_none=False)
+            loss = F.cross_entropy(run(x), y)
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        runs.append((losses, [p.detach().numpy().copy() for p in model.parameters()]))
+    assert run._compiled.trace_count == 1 and run._compiled.call_count == 4
+    np.testing.assert_allclose(runs[1][0], runs[0][0], rtol=1e-5, atol=1e-6)
+    for p, q in zip(runs[0][1], runs[1][1]):
+        np.testing.assert_allclose(q, p, rtol=1e-5, atol=1e-6)
+
+
+def test_a_call_keyed_without_grad_that_reads_it_is_traced_with_it():
+    model = _mlp()
+    x, _ = _data()
+
+    def f(x, read):
+        out = model(x).sum()
+        return out + model[0].bias.grad.sum() if read else out
+
+    cf = jtorch.compile(f)
+    expected = model(x).sum().item()
+    np.testing.assert_allclose(cf(x, False).item(), expected, rtol=1e-6)  # no `.grad` touched
+    model(x).sum().backward()
+    np.testing.assert_allclose(cf(x, False).item(), expected, rtol=1e-6)
+    assert cf.trace_count == 1
+    want = expected + model[0].bias.grad.sum().item()
+    np.testing.assert_allclose(cf(x, True).item(), want, rtol=1e-6)
+    model[0].bias.grad.add_(1.0)  # a `.grad` the program reads is an input, not a constant
+    np.testing.assert_allclose(cf(x, True).item(), want + 8.0, rtol=1e-6)
+
+
 def test_new_argument_tensors_leave_earlier_ones_alone():
     # The program is reused for new argument tensors; what it writes back goes to this call's
     # tensors, never to the tensors of the call it was traced on.
