@@ -496,11 +496,11 @@ class CompiledFunction:
             and all(t is None for e, t in zip(coll.entries, tensors) if e.path.endswith(".grad"))
         ):
             # No `.grad` was there and none was touched: the same program serves the calls
-            # keyed without `.grad` from now on.
+            # keyed without `.grad` from now on (moved to that key).
             self._grads_unused = True
-            self._programs[(tuple(x for x in layout if not x[0].endswith(".grad")),) + key[1:]] = (
-                prog
-            )
+            del self._programs[key]
+            layout = tuple(x for x in layout if not x[0].endswith(".grad"))
+            self._programs[(layout,) + key[1:]] = prog
         self._write_back(prog, coll, storages, values, new_values)
         results = [wrap(o) for o in outs]
         self._record(prog, coll, storages, (values, lrs, rng, positions), results)
