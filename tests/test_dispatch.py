@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 import jtorch as torch
+from jtorch import _programs
 from jtorch._ops import _dispatch
 
 
@@ -91,7 +92,9 @@ def test_grad_is_recorded_only_when_an_input_requires_it():
 
 
 def test_cached_scalars_are_concrete_arrays():
-    torch.tensor([1.0]) * 1234.5
+    # (a shape met often enough to have its compiled kernel: a new one runs on the host)
+    for _ in range(_programs.COMPILE_AFTER + 1):
+        torch.tensor([1.0]) * 1234.5
     cached = _dispatch._DEVICE_SCALARS[float].get(1234.5)
     assert cached is not None and float(cached) == 1234.5
     # made while jax traces (a concrete tensor used inside jax.jit), a cached scalar is

@@ -54,6 +54,7 @@ def _edge_values(dtype: str) -> np.ndarray:
     return np.concatenate([f, nans])
 
 
+ARITHMETIC = ("add", "add_broadcast", "sub_number", "mul", "mul_number")
 DTYPES = ("float32", "float64", "float16", "bfloat16", "int64", "int32", "bool", "uint8")
 
 
@@ -76,8 +77,17 @@ def _cases(dtype: str, clean: bool):
         "index": lambda: rows[idx],
         "index_columns": lambda: rows[:, torch.tensor([2, -3])],
     }
+    if dtype != "bool":
+        cases["add"] = lambda: w + w.flip(0)
+        cases["add_broadcast"] = lambda: rows + w.reshape(-1, 1)
+        cases["sub_number"] = lambda: w - 3
+        cases["mul"] = lambda: w * w.flip(0)
+        cases["mul_number"] = lambda: w * 3
+        # two roundings XLA may contract into one, and division: compiled (not asserted)
+        cases["_add_alpha"] = lambda: torch.add(w, w.flip(0), alpha=3)
+        cases["_div"] = lambda: w / 3
     for to in DTYPES:
-        cases["to_" + to] = lambda to=to: w.to(getattr(torch, to))
+        cases["_to_" + to] = lambda to=to: w.to(getattr(torch, to))
     return cases
 
 
@@ -92,7 +102,8 @@ def test_host_results_are_the_compiled_kernels_bit_for_bit(dtype, spy, monkeypat
             compiled = _compiled(monkeypatch, fn)
             assert host.dtype == compiled.dtype and host.shape == compiled.shape, name
             np.testing.assert_array_equal(_bits(host), _bits(compiled), err_msg=f"{dtype} {name}")
-            if not name.startswith("to_"):  # (casts: the tests below)
+            # (casts: the tests below; arithmetic: on ordinary values)
+            if not name.startswith("_") and (clean or name not in ARITHMETIC):
                 assert on_host, f"{dtype} {name} compiled"
 
 
@@ -171,3 +182,28 @@ def test_results_keep_their_inputs_committedness():
     y = torch.cat([x, x])
     assert y._array.committed == x._array.committed
     np.testing.assert_array_equal(y.numpy(), np.concatenate([np.arange(6)] * 2))
+
+
+@pytest.mark.parametrize("dtype", ("float32", "float64", "float16", "bfloat16"))
+def test_host_arithmetic_matches_xla_on_random_values(dtype, spy, monkeypatch):
+    rng = np.random.default_rng(0)
+    dt = getattr(torch, dtype)
+    x = torch.tensor(rng.standard_normal((64, 33)) * 100).to(dt)
+    y = torch.tensor(rng.standard_normal((64, 33)) * 1e-3).to(dt)
+    row = torch.tensor(rng.standard_normal(33)).to(dt)
+    for fn in (
+        lambda: x + y,
+        lambda: x - y,
+        lambda: x * y,
+        lambda: x + row,
+        lambda: x * 0.1,
+        lambda: x - 2.5,
+        lambda: torch.add(x, y, alpha=3),
+        lambda: torch.sub(x, y, alpha=0.1),
+    ):
+        spy.clear()
+        _fresh()
+        host = fn()
+        compiled = _compiled(monkeypatch, fn)
+        np.testing.assert_array_equal(_bits(host), _bits(compiled))
+        assert host.dtype == compiled.dtype == dt

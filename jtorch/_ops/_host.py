@@ -1,19 +1,21 @@
-"""Data-movement kernels of a new shape run on the host, exactly (DESIGN 13).
+"""Kernels of a new shape that move data, or do exact arithmetic, run on the host (DESIGN 13).
 
 A kernel call whose (op, statics, shapes, dtypes) key has been seen fewer than
-`_programs.COMPILE_AFTER` times is not compiled when its program only moves data: the
-kernel is traced to a jaxpr (no compile), and when every equation is one of the primitives
-below, numpy evaluates it on the host and the result is placed on the device. That is
-`embedding`, `index_select`, `take`, `gather`, indexing with an integer tensor, `cat`,
-`stack`, `where`, `masked_fill` and dtype casts: a `generate` loop's growing length then
-compiles none of them until the length comes back.
+`_programs.COMPILE_AFTER` times is not compiled when numpy can give its result bit for bit:
+the kernel is traced to a jaxpr (no compile), and when every equation is one of the
+primitives below, numpy evaluates it on the host and the result is placed on the device.
+That is `embedding`, `index_select`, `take`, `gather`, indexing with an integer tensor,
+`cat`, `stack`, `where`, `masked_fill`, dtype casts, and `add`/`sub`/`mul` of floats: a
+`generate` loop's growing length then compiles none of them until the length comes back.
 
-Exact by construction: the rules copy, select and reorder elements, and do integer index
-arithmetic (two's complement in numpy as in XLA). Where XLA's CPU code and numpy can part
-(XLA flushes subnormal floats to zero; NaN payloads through a cast; an out-of-range
-index that XLA clamps or fills; a float-to-int cast out of range), a rule checks the values
-and declines, and the call compiles as before. Float arithmetic and comparisons are not
-here: see the README's "Not chosen".
+Exact by construction: the rules copy, select and reorder elements, do integer arithmetic
+(two's complement in numpy as in XLA), and float add/sub/mul, which IEEE rounds alike in
+both (float16 and bfloat16 through float32 in both). Where XLA's CPU code and numpy part, a
+rule checks the values and declines, and the call compiles as before: XLA flushes subnormal
+floats to zero (inputs and results); NaN payloads; an out-of-range index XLA clamps or
+fills; a float-to-int cast out of range; an inexact product feeding an add (XLA contracts
+the two into one rounding). Division, comparisons and max/min of floats are not here: see
+the README's "Not chosen".
 """
 
 from __future__ import annotations
@@ -38,14 +40,19 @@ class _Decline(Exception):
     """The host cannot reproduce this kernel's result exactly: compile it."""
 
 
-# (A bounded map) kernel key -> (closed jaxpr, output tree), or None where the kernel is not
-# data movement. Built once per key: the tracing costs ~1 ms, a compile tens.
+# (A bounded map) kernel key -> (closed jaxpr, output tree, whether products must be exact,
+# whether it does float arithmetic), or None where the kernel is not data movement. Built
+# once per key: the tracing costs ~1 ms, a compile tens.
 _PLANS: collections.OrderedDict = collections.OrderedDict()
 _PLANS_MAX = 4096
 _seen = _programs.Sightings()
 # Per op: how many of its kernels were not data movement, or -1 once one was.
 _declined: collections.defaultdict = collections.defaultdict(int)
 _GIVE_UP = 4
+# Inputs bigger than this (elements) are left to XLA: numpy's one thread, and for arithmetic
+# its value checks, would cost more than a compile.
+_MAX = 1 << 22
+_MAX_ARITHMETIC = 1 << 18
 
 
 def evaluate(key, fn, args: tuple):
@@ -68,8 +75,10 @@ def evaluate(key, fn, args: tuple):
         _declined[op] = _declined[op] + 1 if plan is None and _declined[op] >= 0 else -1
     if plan is None:
         return None
-    closed, tree = plan
+    closed, tree, exact_products, arithmetic = plan
     leaves = jax.tree_util.tree_leaves(args)
+    if sum(getattr(a, "size", 1) for a in leaves) > (_MAX_ARITHMETIC if arithmetic else _MAX):
+        return None
     device = None
     committed = False
     values = []
@@ -88,7 +97,7 @@ def evaluate(key, fn, args: tuple):
         return None
     try:
         with np.errstate(all="ignore"):
-            outs = _eval(closed.jaxpr, closed.consts, values)
+            outs = _eval(closed.jaxpr, closed.consts, values, exact_products)
     except _Decline:
         return None
     # (a copy: never a view of an input's buffer)
@@ -98,19 +107,32 @@ def evaluate(key, fn, args: tuple):
 
 def _plan(fn, args):
     closed, shapes = jax.make_jaxpr(fn, return_shape=True)(*args)
-    if not _movable(closed.jaxpr) or any(v.aval.weak_type for v in closed.jaxpr.outvars):
+    arithmetic: list = []
+    if not _movable(closed.jaxpr, arithmetic) or any(
+        v.aval.weak_type for v in closed.jaxpr.outvars
+    ):
         return None
-    return closed, jax.tree_util.tree_structure(shapes)
+    # XLA contracts a multiply feeding an add into one rounding (FMA) where numpy rounds
+    # twice: with more than one float op, each product must be exact (then both agree).
+    return closed, jax.tree_util.tree_structure(shapes), len(arithmetic) > 1, bool(arithmetic)
 
 
-def _movable(jaxpr) -> bool:
+def _movable(jaxpr, arithmetic: list | None = None) -> bool:
+    """Whether every equation has an exact rule (`arithmetic` collects the float ones)."""
+    arithmetic = [] if arithmetic is None else arithmetic
     for eqn in jaxpr.eqns:
         name = eqn.primitive.name
+        ints = all(_kind(v.aval.dtype) in "biu" for v in eqn.invars)
         if name in _CALLS:
-            if not _movable(eqn.params["jaxpr"].jaxpr):
+            if not _movable(eqn.params["jaxpr"].jaxpr, arithmetic):
                 return False
+        elif name in _FLOAT_ARITHMETIC and not ints:
+            # (a literal operand is folded by XLA's simplifier: `x + 0.0` keeps -0.0)
+            if any(isinstance(v, Literal) or v.aval.dtype not in _FLOATS for v in eqn.invars):
+                return False
+            arithmetic.append(eqn)
         elif name in _INT_ONLY:
-            if any(_kind(v.aval.dtype) not in "biu" for v in eqn.invars):
+            if not ints:
                 return False
         elif name not in _RULES:
             return False
@@ -121,7 +143,7 @@ def _kind(dtype) -> str:
     return np.dtype(dtype).kind
 
 
-def _eval(jaxpr, consts, args) -> list:
+def _eval(jaxpr, consts, args, exact_products: bool) -> list:
     env = {}
 
     def read(v):
@@ -138,9 +160,11 @@ def _eval(jaxpr, consts, args) -> list:
         name = eqn.primitive.name
         if name in _CALLS:
             inner = eqn.params["jaxpr"]
-            outs = _eval(inner.jaxpr, inner.consts, ins)
+            outs = _eval(inner.jaxpr, inner.consts, ins, exact_products)
         else:
             outs = [_RULES[name](*ins, **eqn.params)]
+            if exact_products and name == "mul" and not _exact_product(*ins, outs[0]):
+                raise _Decline
         for var, out in zip(eqn.outvars, outs):
             out = np.asarray(out)
             # a rule that does not give the traced shape and dtype is not trusted
@@ -299,6 +323,33 @@ def _int_binary(f):
     return lambda a, b, **_: f(a, b)
 
 
+def _arithmetic(f):
+    """An elementwise float op IEEE rounds alike in numpy and XLA (float16/bfloat16 through
+    float32 in both), except where XLA's CPU code flushes subnormals, or picks a NaN's
+    payload otherwise: those values decline."""
+
+    def rule(a, b, **_):
+        if _is_float(a.dtype) and (_subnormal_or_nan(a) or _subnormal_or_nan(b)):
+            raise _Decline
+        out = f(a, b)
+        if _is_float(out.dtype) and _subnormal_or_nan(out):
+            raise _Decline
+        return out
+
+    return rule
+
+
+def _exact_product(a, b, product) -> bool:
+    """Whether `product` is `a * b` unrounded (float64 holds any product of two float32,
+    float16 or bfloat16 values exactly; a float64 product is checked only against one)."""
+    if not _is_float(product.dtype) or (a == 1).all() or (b == 1).all():
+        return True  # (`add`'s alpha=1 multiplies by one)
+    if product.dtype == np.float64:
+        return False
+    wide = a.astype(np.float64) * b.astype(np.float64)
+    return bool(np.array_equal(wide, np.broadcast_to(product.astype(np.float64), wide.shape)))
+
+
 _RULES = {
     "convert_element_type": _convert,
     "broadcast_in_dim": _broadcast_in_dim,
@@ -317,9 +368,9 @@ _RULES = {
     "copy": lambda x: x,
     "copy_p": lambda x: x,
     # integer and bool arithmetic only (checked by `_movable`): wraps as XLA's does
-    "add": _int_binary(np.add),
-    "sub": _int_binary(np.subtract),
-    "mul": _int_binary(np.multiply),
+    "add": _arithmetic(np.add),
+    "sub": _arithmetic(np.subtract),
+    "mul": _arithmetic(np.multiply),
     "neg": lambda x: np.negative(x),
     "max": _int_binary(np.maximum),
     "min": _int_binary(np.minimum),
@@ -334,6 +385,9 @@ _RULES = {
     "or": _int_binary(np.bitwise_or),
     "not": lambda x: np.invert(x),
 }
+# Float add/sub/mul of one dtype are exact (above); division is not: XLA multiplies by the
+# reciprocal of a scalar divisor. Comparisons, max/min of floats: XLA reads subnormals as 0.
+_FLOAT_ARITHMETIC = frozenset({"add", "sub", "mul"})
 _INT_ONLY = frozenset(
     {"add", "sub", "mul", "neg", "max", "min", "clamp", "eq", "ne", "lt", "le", "gt", "ge"}
     | {"and", "or", "not"}
