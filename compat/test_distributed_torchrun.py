@@ -50,6 +50,7 @@ if FULL:
         ("collectives.py", 2, 0, 0),
         ("collectives.py", 4, 0, 0),
         ("ddp.py", 4, 1e-4, 1e-5),
+        ("ddp_compile.py", 2, 1e-4, 1e-5),
         ("fsdp.py", 2, 1e-4, 1e-5),
         ("fsdp.py", 4, 1e-4, 1e-5),
         ("dtensor.py", 2, 0, 0),

@@ -453,7 +453,7 @@ _run = _xla.run_on_group
 
 
 def _platform(arr) -> str:
-    return next(iter(arr.devices())).platform
+    return _xla.platform_of(arr)
 
 
 def _store(t: Tensor, arr) -> None:
