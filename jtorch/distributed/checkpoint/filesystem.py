@@ -153,6 +153,10 @@ class FileSystemReader(StorageReader):
 
         metadata = self._metadata or self.read_metadata()
         storage = metadata.storage_data
+        if storage and all(isinstance(v, str) for v in storage.values()):
+            # jtorch's layout before 2026-11-26: one torch.save archive of every entry
+            entries = load(os.path.join(self.path, _DATA), weights_only=False)
+            return {k: entries[k] for k in keys}
         out = {}
         for key in keys:
             md = metadata.state_dict_metadata[key]
