@@ -1,4 +1,4 @@
-"""`torch.linalg` and legacy linear algebra (`jtorch/_ops/linalg.py`), checked with numpy.
+"""`torch.linalg` and legacy linear algebra (`jtorch/_ops/linalg/`), checked with numpy.
 
 Factors that are unique only up to sign (eigenvectors, singular vectors, Q) are
 checked through what is invariant: reconstructions and orthogonality.
