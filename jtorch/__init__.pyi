@@ -176,7 +176,7 @@ from jtorch._ops.nn.activation import _torch_rrelu as rrelu
 from jtorch._ops.nn.activation import _torch_rrelu_ as rrelu_
 from jtorch._ops.nn.dropout import native_dropout as native_dropout
 from jtorch._ops.nn.embedding import embedding_renorm_ as embedding_renorm_
-from jtorch._ops.nn.loss import ctc_loss as ctc_loss
+from jtorch._ops.nn.loss.ctc import ctc_loss as ctc_loss
 from jtorch._ops.nn.normalization import _batch_norm_with_update as _batch_norm_with_update
 from jtorch._ops.nn.normalization import _native_batch_norm_legit as _native_batch_norm_legit
 from jtorch._ops.nn.normalization import _native_batch_norm_legit_no_training as _native_batch_norm_legit_no_training
@@ -589,7 +589,7 @@ def baddbmm_(input: Tensor | _Number, batch1: Tensor | _Number, batch2: Tensor |
 bfloat16: _jtorch__dtype_dtype
 # declared in jtorch/_ops/nn/linear.py
 def bilinear(input1: Tensor | _Number, input2: Tensor | _Number, weight: Tensor | _Number, bias: Tensor | _Number | None = None) -> Tensor: ...
-# declared in jtorch/_ops/nn/loss.py
+# declared in jtorch/_ops/nn/loss/classification.py
 def binary_cross_entropy_with_logits(input: Tensor | _Number, target: Tensor | _Number, weight: Tensor | _Number | None = None, size_average: Any = None, reduce: Any = None, reduction: _str = 'mean', pos_weight: Tensor | _Number | None = None) -> Tensor: ...
 # declared in jtorch/_ops/histogram.py
 def bincount(input: Tensor | _Number, weights: Tensor | _Number | None = None, minlength: Any = 0) -> Tensor: ...
