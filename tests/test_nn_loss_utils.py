@@ -12,19 +12,14 @@ import jtorch
 import jtorch.nn as nn
 from jtorch.nn.utils import parametrizations, parametrize
 
+from .helpers import close
+from .helpers import from_np as t
+
 RNG = np.random.default_rng(0)
 
 
 def _x(*shape):
     return RNG.standard_normal(shape).astype(np.float32)
-
-
-def t(a):
-    return jtorch.from_numpy(np.asarray(a))
-
-
-def close(x, y, rtol=1e-5, atol=1e-6):
-    np.testing.assert_allclose(np.asarray(x.detach().numpy(), np.float64), y, rtol=rtol, atol=atol)
 
 
 def _log_softmax(z, axis):
