@@ -51,6 +51,10 @@ def _edge_values(dtype: str) -> np.ndarray:
     # -0.0, subnormals (XLA's CPU code flushes them in arithmetic), inf, NaNs with payloads
     f = np.array([0.0, -0.0, 1e-45, -1e-40, 1.5, np.inf, -np.inf, 3e38, -7.25, 1e-39], np.float32)
     nans = np.array([0x7FC00001, 0xFFC12345, 0x7F800001], np.uint32).view(np.float32)
+    if dtype == "float64":  # its own subnormals, and a NaN payload of its width
+        nan64 = np.array([0x7FF0000000000001], np.uint64).view(np.float64)
+        with np.errstate(invalid="ignore"):  # (the float32 signalling NaN widened)
+            return np.concatenate([f, nans, [5e-324, -2e-310, 1e-300], nan64])
     return np.concatenate([f, nans])
 
 
