@@ -3,6 +3,7 @@
     python bench/shapes.py [--n 24] [--columns eager,compile,torch,jax] [--cpu 1]
     python bench/shapes.py --flat 2000 [--tiny]   # jtorch eager over 2000 new lengths: memory
     python bench/shapes.py --examples         # examples/*.py: PyTorch, jtorch 1st and 2nd run
+    python bench/shapes.py --generate         # programs per new length of gpt_sdpa's generate
 
 A training step (Embedding, Linear-GELU-Linear, LayerNorm, head, cross-entropy,
 AdamW) on a batch of shape `(4, L)` for L = 1..N: every step meets a shape it has
@@ -26,6 +27,10 @@ sizes (after the first two, which compile what the others may reuse):
 `--examples` times each script in `examples/` under PyTorch and under
 `python -m jtorch`, twice, with a fresh persistent cache (the second run reads
 what the first compiled).
+
+`--generate` runs `examples/gpt_sdpa.py` under jtorch (persistent cache off), then
+counts the XLA programs its `generate` makes per new sequence length, past the lengths
+the script met (its context window is 16 tokens: longer sequences only grow `cat`).
 
 This machine's cores are shared: compare the columns' ratios within one run.
 """
@@ -358,6 +363,47 @@ def _examples(cpu) -> None:
         )
 
 
+def _generate(cpu) -> None:
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    pin = ["taskset", "-c", str(cpu)] if cpu is not None and shutil.which("taskset") else []
+    env = dict(os.environ, JTORCH_CACHE_DIR="", JTORCH_COMPILE_NOTE="0")
+    env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in [env.get("PYTHONPATH")] if p])
+    cmd = pin + [sys.executable, os.path.abspath(__file__), "--generate-worker"]
+    subprocess.run(cmd, env=env, check=True)
+
+
+def _generate_worker() -> None:
+    import contextlib
+    import io
+
+    from jtorch import _alias, _programs
+
+    _alias.install_as_torch()
+    import torch
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.path.join(root, "examples", "gpt_sdpa.py")
+    namespace = {"__name__": "__main__"}
+    t0 = time.perf_counter()
+    with contextlib.redirect_stdout(io.StringIO()), open(path) as f:
+        exec(compile(f.read(), path, "exec"), namespace)
+    print(
+        f"gpt_sdpa.py under jtorch: {time.perf_counter() - t0:.1f} s, "
+        f"{_programs.programs_made()} programs"
+    )
+    model = namespace["model"]
+    idx = torch.tensor([[3, 4, 5] * 4])  # length 12: the script generated up to 12
+    made = []
+    with torch.no_grad():
+        for _ in range(12):
+            idx = torch.cat([idx, idx[:, -1:]], 1)
+            before = _programs.programs_made()
+            model.generate(idx, 1)
+            made.append(_programs.programs_made() - before)
+    lengths = f"L = {idx.shape[1] - 11}..{idx.shape[1]}"
+    print(f"programs per generate step at new lengths ({lengths}): {made}")
+
+
 def _run_column(column, args) -> dict | None:
     cmd = [
         sys.executable,
@@ -403,11 +449,23 @@ def main() -> None:
         action="store_true",
         help="time examples/*.py: PyTorch, jtorch's first and second run",
     )
+    ap.add_argument(
+        "--generate",
+        action="store_true",
+        help="programs per new length of examples/gpt_sdpa.py's generate loop",
+    )
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--generate-worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     args.cpu = args.cpu or None
     if args.worker:
         print(json.dumps(_worker(args.worker, args.n, args.repeat, args.micro)))
+        return
+    if args.generate_worker:
+        _generate_worker()
+        return
+    if args.generate:
+        _generate(args.cpu)
         return
     if args.flat:
         _flat(args.flat, max(args.flat // 20, 1), args.tiny)
