@@ -22,7 +22,7 @@ import jax.numpy as jnp
 from .. import _tracebacks, _views
 from .._ops import _dispatch, _registry
 from .._tensor import AutogradMeta, Tensor, meta, wrap
-from . import _fused, anomaly_mode, grad_mode, graph
+from . import _fused, _grad_checks, anomaly_mode, grad_mode, graph
 from ._names import GRAD_NAMES_BY_OP, call_name, index_name, node_name
 from .graph import (
     DIFF_DTYPES,
@@ -152,6 +152,8 @@ def record(op, fn, slot_values, arrays, result):
         tuple(epos),
     )
     node.grad_names = GRAD_NAMES_BY_OP.get(op.name)
+    if op.name in _grad_checks.NAMES:
+        node.grad_check = _grad_checks.check_for(op, [o._array for o in outs])
     for k in diff:
         o = outs[k]
         o._rg = True

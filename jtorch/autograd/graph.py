@@ -413,6 +413,7 @@ class FnNode(Node):
         "_packed",
         "grad_names",
         "grad_order",
+        "grad_check",
     )
 
     def __init__(self, name, fn, args, mask, edges, saved, n_outputs, outs=None, epos=None):
@@ -420,6 +421,7 @@ class FnNode(Node):
         self._epos = epos
         self.grad_names = None  # _names.grad_name's override (F.linear's)
         self.grad_order = 0  # n: the node records the n-th backward of a forward op
+        self.grad_check = None  # a test of the incoming gradients' values (_grad_checks)
         self._fn = fn
         self._mask = mask
         self._saved = saved
@@ -431,6 +433,8 @@ class FnNode(Node):
     def apply(self, grads, create_graph):
         if self._saved or self._outs is not None or self._freed:
             self._check_saved()
+        if self.grad_check is not None:
+            self.grad_check(grads)
         args = self._args
         if self._freed:
             args = _zeros_like_aval(args)  # the backward reads no values (checked above)
