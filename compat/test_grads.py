@@ -218,11 +218,12 @@ def _loss(lib, flat, ws):
     return total
 
 
-def _first_name(flat, positions):
+def _first_named(flat, positions):
+    """(position, name) of the first output in `positions` with a grad_fn, or None."""
     for i in positions:
         fn = getattr(flat[i], "grad_fn", None)
         if fn is not None:
-            return fn.name()
+            return i, fn.name()
     return None
 
 
@@ -508,7 +509,8 @@ def _run_sample(op, fn, s, seed, loop=False):
             return None
         ws = _weights(flat, positions, seed)
         expected = torch.autograd.grad(_loss(torch, flat, ws), leaves, allow_unused=True)
-        t_name = _first_name(_flatten(raw, []), _diff_positions(_flatten(raw, [])))
+        # (an output may be an input leaf itself: atleast_2d of a matrix)
+        t_named = _first_named(_flatten(raw, []), _diff_positions(_flatten(raw, [])))
     except Exception:  # noqa: BLE001 — a sample PyTorch itself rejects is not counted
         return None
     convert, twins = _converter(leaves)
@@ -533,11 +535,11 @@ def _run_sample(op, fn, s, seed, loop=False):
 
         j_raw, loss = forward()
         j_flat_raw = _flatten(j_raw, [])
-        if t_name is not None:
-            pos = _diff_positions(_flatten(raw, []))
+        if t_named is not None:
+            pos, t_name = t_named
             j_name = None
-            if pos and pos[0] < len(j_flat_raw):
-                gfn = getattr(j_flat_raw[pos[0]], "grad_fn", None)
+            if pos < len(j_flat_raw):
+                gfn = getattr(j_flat_raw[pos], "grad_fn", None)
                 j_name = gfn.name() if gfn is not None else None
             names = (t_name, j_name)
         if not loss.requires_grad:

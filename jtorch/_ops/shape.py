@@ -146,6 +146,8 @@ def _atleast(n):
             return views.unsqueeze(views.unsqueeze(x, 0), 2)
         if n == 3 and x.ndim == 2:
             return views.unsqueeze(x, 2)
+        if n == 2 and x.ndim == 1:  # PyTorch's unsqueeze(0) (UnsqueezeBackward0)
+            return views.unsqueeze(x, 0)
         return views.reshape(x, (1,) * (n - x.ndim) + tuple(x.shape))
 
     impl.__name__ = f"atleast_{n}d"

@@ -77,6 +77,7 @@ _NAMES = {
     "det": "LinalgDetBackward0",
     "cross": "LinalgCrossBackward0",
     "cholesky_ex": "LinalgCholeskyExBackward0",
+    "linalg.cholesky": "LinalgCholeskyExBackward0",  # (torch.cholesky: CholeskyBackward0)
     "eig": "LinalgEigBackward0",
     "eigvals": "LinalgEigBackward0",
     "eigh": "LinalgEighBackward0",
@@ -282,10 +283,23 @@ def _camel(name: str) -> str:
     return "".join(p[:1].upper() + p[1:] for p in name.strip("_").split("_"))
 
 
+@functools.cache
+def _full_names() -> dict:
+    """OpDef -> its dotted torch name ("linalg.cholesky"), where the short name is shared."""
+    from .._ops._opdef import OPS
+
+    return {d: full for full, d in OPS.items() if "." in full}
+
+
 def node_name(op) -> str:
     name = getattr(op, "autograd_name", None)
     if name is None:
-        name = _NAMES.get(op.name) or _camel(op.name) + "Backward0"
+        full = _full_names().get(op)
+        name = (
+            (_NAMES.get(full) if full is not None else None)
+            or _NAMES.get(op.name)
+            or _camel(op.name) + "Backward0"
+        )
         op.autograd_name = name
     return name
 
