@@ -78,6 +78,15 @@ _NAMES = {
     "cross": "LinalgCrossBackward0",
     "cholesky_ex": "LinalgCholeskyExBackward0",
     "linalg.cholesky": "LinalgCholeskyExBackward0",  # (torch.cholesky: CholeskyBackward0)
+    # composites whose last step PyTorch records (torch.masked on NaN/zero-filled input)
+    "masked.sum": "SumBackward1",
+    "masked.mean": "DivBackward0",
+    "masked.var": "DivBackward0",
+    "masked.std": "SqrtBackward0",
+    "masked.median": "NanmedianBackward1",
+    "masked.softmin": "SoftmaxBackward0",
+    "masked.normalize": "DivBackward0",
+    "kron": "UnsafeViewBackward0",
     "eig": "LinalgEigBackward0",
     "eigvals": "LinalgEigBackward0",
     "eigh": "LinalgEighBackward0",
@@ -314,6 +323,9 @@ def pow_name(slot_values) -> str:
 def call_name(op, slot_values, statics=None) -> str:
     """The node name of one call: `node_name`, or the overload's where PyTorch has two
     (`statics`: the kernel's static arguments, in `op.static_names` order)."""
+    full = _full_names().get(op)
+    if full is not None and full in _NAMES:
+        return _NAMES[full]
     by_static = _STATIC_NAMES.get(op.name)
     if by_static is not None and statics is not None:
         return by_static(dict(zip(op.static_names, statics)), slot_values)
