@@ -203,6 +203,7 @@ _STATIC_NAMES = {
         else {"mean": "DivBackward1", "sum": "NegBackward0"}.get(s["reduction"], "NegBackward0")
     ),
     "_nll_loss": lambda s, v: _nll_name(v[0].ndim, s["reduction"]),
+    "_batch_norm_kernel": lambda s, v: s["node"],  # (named by its caller: native_batch_norm...)
     **{
         f"conv{n}d": functools.partial(
             lambda n, s, v: "SqueezeBackward1" if v[0].ndim == n + 1 else "ConvolutionBackward0", n
