@@ -349,10 +349,8 @@ DOUBLE = [
 
 # Known differences, each with its reason (strict: a fix turns the xfail into a failure).
 _NAME = "node name differs (jtorch/autograd/_names.py)"
-_OVERLOAD = "PyTorch names the overload (dim / scalar / all-reduce variants number differently)"
 _DECOMPOSED = "PyTorch decomposes this op into several nodes; jtorch records one"
 NAME_XFAIL: dict = {
-    "split_sizes": _OVERLOAD,
     "reshape_noncontiguous": "reshape of a non-contiguous tensor is UnsafeViewBackward0",
     "zero_": _NAME + ": ZeroBackward0",
     "copy_": _NAME + ": the full name is torch::autograd::CopyBackwards",

@@ -358,8 +358,8 @@ def unbind(input: T, dim=0):
     return tuple(steps)
 
 
-@view_op
-def split(tensor: T, split_size_or_sections, dim=0):
+def _split_steps(tensor, split_size_or_sections, dim) -> list:
+    """The slices of `tensor.split(split_size_or_sections, dim)`, with PyTorch's errors."""
     d = wrap_dim(dim, tensor.ndim)
     n = tensor.shape[d]
     if isinstance(split_size_or_sections, int):
@@ -381,12 +381,41 @@ def split(tensor: T, split_size_or_sections, dim=0):
     for s in sizes:
         steps.append(_slice_step(tensor, d, start, s))
         start += s
-    return tuple(steps)
+    return steps
+
+
+# PyTorch's split is two ATen ops, by the argument's type (Tensor.split picks one), whose
+# nodes are SplitBackward0 and SplitWithSizesBackward0; unsafe_split(_with_sizes) differ
+# from them only in autograd's view tracking (the pieces alias the input in both, and so
+# they do here) and in their nodes' names.
+@view_op(method=False)
+def _split(tensor: T, split_size, dim=0):
+    return tuple(_split_steps(tensor, split_size, dim))
 
 
 @composite(method=True)
-def split_with_sizes(input, split_sizes, dim=0):
-    return split(input, list(split_sizes), dim)
+def split(
+    tensor: Tensor, split_size_or_sections: int | list[int] | tuple[int, ...], dim: int = 0
+) -> tuple[Tensor, ...]:
+    """Matches `torch.split` / `Tensor.split`: `split_with_sizes` for a list of sizes."""
+    if isinstance(split_size_or_sections, int):
+        return _split(tensor, split_size_or_sections, dim)
+    return split_with_sizes(tensor, split_size_or_sections, dim)
+
+
+@view_op(method=True)
+def split_with_sizes(input: T, split_sizes, dim=0):
+    return tuple(_split_steps(input, list(split_sizes), dim))
+
+
+@view_op(method=True)
+def unsafe_split(input: T, split_size, dim=0):
+    return tuple(_split_steps(input, split_size, dim))
+
+
+@view_op(method=True)
+def unsafe_split_with_sizes(input: T, split_sizes, dim=0):
+    return tuple(_split_steps(input, list(split_sizes), dim))
 
 
 @composite
