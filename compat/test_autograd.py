@@ -274,6 +274,7 @@ OPS = {
     "lerp": lambda torch, x, p, w: torch.lerp(x, p, 0.25),
     "sign": lambda torch, x, p, w: x.sign(),
     "round": lambda torch, x, p, w: x.round(),
+    "round_decimals_0": lambda torch, x, p, w: x.round(decimals=0),
     # in place, on a non-leaf copy of x
     "add_": _inplace(lambda torch, a, p, w: a.add_(p)),
     "mul_": _inplace(lambda torch, a, p, w: a.mul_(2)),

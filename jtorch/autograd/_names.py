@@ -177,7 +177,7 @@ _STATIC_NAMES = {
         "NanmedianBackward1" if s["dim"] is not None else "NanmedianBackward0"
     ),
     "sort": lambda s, v: "SortBackward1" if s["stable"] else "SortBackward0",
-    "round": lambda s, v: "RoundBackward1" if s["decimals"] else "RoundBackward0",
+    "round": lambda s, v: "RoundBackward1" if s["decimals"] is not None else "RoundBackward0",
     "div": lambda s, v: "DivBackward2" if s["rounding_mode"] is not None else "DivBackward0",
     "_var_std": lambda s, v: _camel(s["kind"]) + "Backward0",
     "_scatter": lambda s, v: _scatter_name(s["reduce"], v[2]),
