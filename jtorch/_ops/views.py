@@ -8,6 +8,7 @@ composites that pick a view or a copy.
 
 import functools
 import math
+import warnings
 
 from .. import _dtype, _views
 from .._dtype import c10_name
@@ -679,7 +680,26 @@ def as_strided_(input, size, stride, storage_offset=None):
 # Tensor properties that are views.
 Tensor.T = property(lambda self: _permute(self, tuple(reversed(range(self.ndim)))))
 Tensor.mT = property(lambda self: transpose(self, -2, -1))
-Tensor.H = property(lambda self: self.T.conj() if self.dtype.is_complex else self.T)
+
+
+def _matrix_H(self):
+    """Matches `Tensor.H`: a matrix's conjugate transpose (`mH`); other ranks are refused,
+    except 0-D (deprecated: the tensor itself, conjugated if complex)."""
+    if self.ndim == 0:
+        warnings.warn(
+            "Tensor.H is deprecated on 0-D tensors. Consider using x.conj().", stacklevel=2
+        )
+        return self.conj() if self.dtype.is_complex else self
+    if self.ndim != 2:
+        hint = " For batches of matrices, consider using tensor.mH" if self.ndim > 2 else ""
+        raise RuntimeError(
+            f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor."
+            + hint
+        )
+    return self.mH
+
+
+Tensor.H = property(_matrix_H)
 Tensor.mH = property(
     lambda self: (
         transpose(self, -2, -1).conj() if self.dtype.is_complex else transpose(self, -2, -1)
