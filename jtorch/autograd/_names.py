@@ -56,7 +56,7 @@ _NAMES = {
     "dstack": "CatBackward0",
     "hstack": "CatBackward0",
     "vstack": "CatBackward0",
-    "cartesian_prod": "StackBackward0",
+    "_cartesian_prod": "StackBackward0",
     "combinations": "StackBackward0",
     "cumulative_trapezoid": "CumsumBackward0",
     "diagflat": "DiagEmbedBackward0",
