@@ -87,6 +87,7 @@ _NAMES = {
     "masked.softmin": "SoftmaxBackward0",
     "masked.normalize": "DivBackward0",
     "kron": "UnsafeViewBackward0",
+    "linalg.vander": "CatBackward0",  # (torch.vander: by `increasing`, _STATIC_NAMES)
     "eig": "LinalgEigBackward0",
     "eigvals": "LinalgEigBackward0",
     "eigh": "LinalgEighBackward0",
@@ -203,6 +204,8 @@ _STATIC_NAMES = {
         else {"mean": "DivBackward1", "sum": "NegBackward0"}.get(s["reduction"], "NegBackward0")
     ),
     "_nll_loss": lambda s, v: _nll_name(v[0].ndim, s["reduction"]),
+    # cumprod of [1, x, x, ...], then flipped, or written in place when increasing
+    "vander": lambda s, v: "torch::autograd::CopySlices" if s["increasing"] else "FlipBackward0",
     "_batch_norm_kernel": lambda s, v: s["node"],  # (named by its caller: native_batch_norm...)
     **{
         f"conv{n}d": functools.partial(
