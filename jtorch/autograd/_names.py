@@ -88,6 +88,9 @@ _NAMES = {
     "masked.normalize": "DivBackward0",
     "kron": "UnsafeViewBackward0",
     "linalg.vander": "CatBackward0",  # (torch.vander: by `increasing`, _STATIC_NAMES)
+    "rms_norm": "MulBackward0",
+    "cosine_similarity": "SumBackward1",
+    "_lrn_scale": "DivBackward0",
     "eig": "LinalgEigBackward0",
     "eigvals": "LinalgEigBackward0",
     "eigh": "LinalgEighBackward0",
@@ -206,6 +209,14 @@ _STATIC_NAMES = {
     "_nll_loss": lambda s, v: _nll_name(v[0].ndim, s["reduction"]),
     # cumprod of [1, x, x, ...], then flipped, or written in place when increasing
     "vander": lambda s, v: "torch::autograd::CopySlices" if s["increasing"] else "FlipBackward0",
+    "logdet": lambda s, v: "AddBackward0" if _complex(v[0]) else "WhereBackward0",
+    # losses PyTorch computes with ordinary ops, ending in the reduction
+    "_gaussian_nll_loss": lambda s, v: _reduced(
+        s["reduction"], "AddBackward0" if s["full"] else "MulBackward0"
+    ),
+    "poisson_nll_loss": lambda s, v: _reduced(
+        _legacy_reduction(s), "AddBackward0" if s["full"] else "SubBackward0"
+    ),
     "_batch_norm_kernel": lambda s, v: s["node"],  # (named by its caller: native_batch_norm...)
     **{
         f"conv{n}d": functools.partial(
@@ -227,6 +238,20 @@ def _nll_name(ndim: int, reduction: str) -> str:
     if ndim < 3:
         return "NllLossBackward0"
     return "NllLoss2DBackward0" if reduction != "none" or ndim == 4 else "ViewBackward0"
+
+
+def _reduced(reduction: str, unreduced: str) -> str:
+    """The node of a loss reduced by mean() / sum(), or of its last op when not reduced."""
+    return {"mean": "MeanBackward0", "sum": "SumBackward0"}.get(reduction, unreduced)
+
+
+def _legacy_reduction(s: dict) -> str:
+    """`reduction`, or what the deprecated size_average / reduce arguments make of it."""
+    if s["size_average"] is None and s["reduce"] is None:
+        return s["reduction"]
+    if s["reduce"] is False:
+        return "none"
+    return "sum" if s["size_average"] is False else "mean"
 
 
 def _complex(t) -> bool:
