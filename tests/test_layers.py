@@ -29,10 +29,12 @@ PKG = os.path.join(ROOT, "jtorch")
 # `jtorch.compile` as PyTorch's call `torch.compile`; `NonDynamicallyQuantizableLinear` lives
 # in `nn.modules.linear` (as in PyTorch); `jtorch.distributions` imports `_kl_cross` after
 # `kl`; a pickled sparse tensor's rebuild function is set on `sparse._tensor` by the package.
-# The two left: autograd's `graph` -> `_engine` (a recorded backward under
-# `create_graph=True`) and the tensor core (`_tensor` <-> `_storage`/`_legacy_types`/
-# `_tensor_str`, which reach the ops and the registry's forward-AD hook).
-MAX_CYCLES = 2
+# 1 later that day: the VJP node's backward under `create_graph=True` records its call
+# through `_fn_node.record_call`, which the engine sets (as autograd sets `_dispatch`'s
+# hooks), instead of importing `_engine`. The one left: the tensor core (`_tensor` <->
+# `_storage`/`_legacy_types`/`_tensor_str`, which reach the ops and the registry's
+# forward-AD hook).
+MAX_CYCLES = 1
 
 # docs/design.md's layer table, bottom to top: the top-level units (`jtorch.<name>`) of
 # each layer. A unit may import, at module level, units of its own layer and below.
