@@ -14,7 +14,6 @@ registry; this module holds what every tensor is, not what it can compute.
 from __future__ import annotations
 
 import builtins
-import itertools
 import math
 import warnings
 
@@ -24,7 +23,8 @@ import numpy as np
 
 from . import _device, _dtype, _layout, _meta, _storage, _views
 from ._meta import MetaArray
-from ._storage import UntypedStorage
+from ._storage import Storage, UntypedStorage
+from ._tensor_str import tensor_repr
 
 __all__ = ["Tensor", "Size", "Storage", "AutogradMeta", "SparseOperand"]
 
@@ -52,21 +52,6 @@ class Size(tuple):
 
     def __reduce__(self):
         return (Size, (tuple(self),))
-
-
-_storage_ids = itertools.count(1)
-
-
-class Storage:
-    """The shared, rebindable home of a root array. `gen` counts writes, for view freshness."""
-
-    __slots__ = ("value", "gen", "id", "shared", "__weakref__")
-
-    def __init__(self, value):
-        self.value = value
-        self.gen = 0
-        self.id = next(_storage_ids)
-        self.shared = False  # share_memory_() was called (is_shared() reports it)
 
 
 class AutogradMeta:
@@ -615,8 +600,6 @@ class Tensor:
         return object.__format__(self, spec)
 
     def __repr__(self, *, tensor_contents=None) -> str:
-        from ._tensor_str import tensor_repr
-
         return tensor_repr(self)
 
     def __reduce_ex__(self, protocol):
