@@ -54,6 +54,11 @@ class Size(tuple):
         return (Size, (tuple(self),))
 
 
+# Whether the legacy default type (what `torch.Tensor(...)` builds) is a `torch.cuda` one:
+# `set_default_tensor_type(torch.cuda.FloatTensor)` sets it.
+legacy_cuda = [False]
+
+
 class AutogradMeta:
     """A tensor's rarely-used autograd state (`Tensor._grad_state`).
 
@@ -141,13 +146,15 @@ class Tensor:
     _fw = None  # forward AD: the tangent in an open dual level (autograd/forward_ad.py)
 
     # Legacy constructor: torch.Tensor(2, 3), torch.Tensor([1, 2]), torch.Tensor(t): the
-    # default legacy type's (`torch.FloatTensor(...)` for float32), see `_legacy_types`.
+    # default legacy type's (`torch.FloatTensor(...)` for float32). The legacy types are
+    # built on Tensor (`_legacy_types`): they are found in the assembled namespace.
     def __new__(cls, *args, **kwargs):
         if len(args) == 1 and isinstance(args[0], Tensor) and not kwargs:
             return Tensor._make_subclass(cls, args[0])  # aliases, whatever its dtype
-        from . import _legacy_types
+        import jtorch
 
-        t = _legacy_types.new_default(args, kwargs)
+        name = _dtype.legacy_type_name(_dtype.get_default_dtype()).rpartition(".")[2]
+        t = getattr(jtorch.cuda if legacy_cuda[0] else jtorch, name)(*args, **kwargs)
         return t if cls is Tensor else Tensor._make_subclass(cls, t)
 
     def __init__(self, *args, **kwargs):
