@@ -558,3 +558,71 @@ def _futures_scenario(lib):
 def test_futures():
     t, j = _both(_futures_scenario)
     assert j == t
+
+
+def _dcp_state(lib, seed: int) -> dict:
+    """A training checkpoint as scripts save one: model and Adam state, a step, a string."""
+    m = numpy_mlp(lib, 3, 4, 2)
+    opt = lib.optim.Adam(m.parameters(), lr=0.1)
+    m(
+        lib.tensor(np.random.default_rng(seed).standard_normal((2, 3)).astype(np.float32))
+    ).sum().backward()
+    opt.step()
+    return {
+        "model": m.state_dict(),
+        "optim": opt.state_dict(),
+        "step": 7,
+        "tag": "run-1",
+        "half": lib.arange(6, dtype=lib.float16).view(2, 3),
+        "ids": lib.arange(5),
+    }
+
+
+def _dcp_summary(lib, sd) -> dict:
+    flat = {}
+
+    def walk(v, path):
+        if isinstance(v, dict):
+            for k, x in v.items():
+                walk(x, path + (str(k),))
+        elif isinstance(v, (list, tuple)):
+            for i, x in enumerate(v):
+                walk(x, path + (str(i),))
+        elif isinstance(v, lib.Tensor):
+            flat[".".join(path)] = (
+                str(v.dtype)[6:],
+                tuple(v.shape),
+                np.asarray(v.detach().cpu().numpy()).tolist(),
+            )
+        else:
+            flat[".".join(path)] = v
+
+    walk(sd, ())
+    return flat
+
+
+@pytest.mark.parametrize("writer", ["torch", "jtorch"])
+def test_dcp_checkpoints_move_between_pytorch_and_jtorch(tmp_path, writer):
+    """A DCP directory written by one library loads in the other, entry for entry."""
+    from importlib import import_module
+
+    src, dst = (torch, jtorch) if writer == "torch" else (jtorch, torch)
+    saved = _dcp_state(src, 0)
+    import_module(f"{src.__name__}.distributed.checkpoint").save(saved, checkpoint_id=str(tmp_path))
+    target = _dcp_state(dst, 1)  # other values, the same structure
+    target["step"], target["tag"] = 0, ""
+    import_module(f"{dst.__name__}.distributed.checkpoint").load(
+        target, checkpoint_id=str(tmp_path)
+    )
+    assert _dcp_summary(dst, target) == _dcp_summary(src, saved)
+    # the reader's own metadata view of it
+    meta = (
+        import_module(f"{dst.__name__}.distributed.checkpoint")
+        .FileSystemReader(str(tmp_path))
+        .read_metadata()
+    )
+    md = meta.state_dict_metadata["model.0.weight"]
+    assert (tuple(md.size), str(md.properties.dtype)) == (
+        (4, 3),
+        f"{dst.__name__}.float32".replace("jtorch", "torch"),
+    )

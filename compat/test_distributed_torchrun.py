@@ -10,6 +10,7 @@ cores); JTORCH_DIST_FULL=1 compares every script, over 4 processes too, and mp.s
 """
 
 import os
+import socket
 import subprocess
 import sys
 
@@ -26,7 +27,12 @@ FULL = os.environ.get("JTORCH_DIST_FULL") == "1"
 
 def _run(runner: list, script: str, nproc: int) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=ROOT, JTORCH_COMPILE_NOTE="0")
-    cmd = runner + ["-m", "torch.distributed.run", "--nproc-per-node", str(nproc), script]
+    # a free port of its own (torchrun's default 29500 would meet another run on this host)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cmd = runner + ["-m", "torch.distributed.run", "--nproc-per-node", str(nproc)]
+    cmd += ["--master-port", str(port), script]
     return subprocess.run(
         cmd,
         capture_output=True,
@@ -44,6 +50,7 @@ if FULL:
         ("collectives.py", 2, 0, 0),
         ("collectives.py", 4, 0, 0),
         ("ddp.py", 4, 1e-4, 1e-5),
+        ("ddp_compile.py", 2, 1e-4, 1e-5),
         ("fsdp.py", 2, 1e-4, 1e-5),
         ("fsdp.py", 4, 1e-4, 1e-5),
         ("dtensor.py", 2, 0, 0),

@@ -26,12 +26,14 @@ from jtorch import _ops as _ops
 from jtorch import _programs as _programs
 from jtorch import _random as _random
 from jtorch import _rebuild as _rebuild
+from jtorch import _spmd as _spmd
 from jtorch import _storage as _storage
 from jtorch import _streams as _streams
 from jtorch import _sym as _sym
 from jtorch import _tensor as _tensor
 from jtorch import _torch_function as _torch_function
 from jtorch import _tracebacks as _tracebacks
+from jtorch import _tracing as _tracing
 from jtorch import _utils as _utils
 from jtorch import _views as _views
 from jtorch import _weights_only as _weights_only

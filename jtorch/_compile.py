@@ -37,9 +37,10 @@ import warnings
 
 import jax
 
-from . import _random
+from . import _random, _spmd
 from ._ops import _dispatch
 from ._tensor import Tensor, wrap
+from ._tracing import ABORT_HOOKS, GraphBreak, _compiling, _effects, each_call, is_compiling  # noqa: F401 (the trace state; PyTorch's names are exported here)
 
 __all__ = ["compile", "disable", "reset", "is_compiling"]
 
@@ -50,17 +51,7 @@ _GRAPH_BREAKS = (
     jax.errors.TracerArrayConversionError,
 )
 
-_compiling = [False]
 _DONATE = os.environ.get("JTORCH_COMPILE_DONATE", "1") != "0"
-
-
-def is_compiling() -> bool:
-    """Matches `torch.compiler.is_compiling`: True while a compiled function is traced."""
-    return _compiling[0]
-
-
-class GraphBreak(RuntimeError):
-    """Raised inside a trace by code that must run eagerly (`jtorch.compiler.disable`)."""
 
 
 def disable(fn=None, recursive: bool = True):
@@ -364,6 +355,8 @@ class _Program:
         self.trains = False  # the traced call ran backward(): a training step
         self.donating = False
         self.once = None  # the quickly compiled executable of a state-creating call
+        self.world = None  # the devices of its processes, for a step with collectives (_spmd)
+        self.effects = []  # Python run again at each call of the program (`each_call`)
 
 
 class CompiledFunction:
@@ -430,10 +423,20 @@ class CompiledFunction:
         rng = _random.default_generator.next_key()
         steps = _view_steps(tensors)
         positions = tuple(s.params for s in steps)
+        inputs = (values, lrs, rng, positions)
         try:
-            outs, new_values = self._run(
-                prog, coll, storages, lrs_slots, steps, (values, lrs, rng, positions), args, kwargs
-            )
+            try:
+                outs, new_values = self._run(
+                    prog, coll, storages, lrs_slots, steps, inputs, args, kwargs
+                )
+            except _spmd.NeedsWorld as e:
+                # A collective over several processes: trace again as one program of them all.
+                self._restore(coll, tensors, storages, values, lrs_slots, lrs)
+                prog.jitted = None
+                prog.world = e.devices_of(_platform(values))
+                outs, new_values = self._run(
+                    prog, coll, storages, lrs_slots, steps, inputs, args, kwargs
+                )
         except (GraphBreak, *_GRAPH_BREAKS) as e:
             self._restore(coll, tensors, storages, values, lrs_slots, lrs)
             where = _user_frame(e)
@@ -456,7 +459,7 @@ class CompiledFunction:
             return self._fn(*args, **kwargs)
         self._write_back(prog, coll, storages, values, new_values)
         results = [wrap(o) for o in outs]
-        self._record(prog, coll, storages, (values, lrs, rng, positions), results)
+        self._record(prog, coll, storages, inputs, results)
         it = iter(results)
         leaves = [next(it) if s is _ARRAY else s for s in prog.out_leaves]
         return jax.tree_util.tree_unflatten(prog.out_tree, leaves)
@@ -507,11 +510,15 @@ class CompiledFunction:
     # -- running -----------------------------------------------------------
 
     def _run(self, prog, coll, storages, lrs_slots, steps, inputs, args, kwargs):
+        if prog.jitted is not None and not self._retraces(prog):
+            for effect in prog.effects:
+                effect()
         if prog.jitted is None:
             before = _state_paths(e.path for e in coll.entries if e.get() is not None)
             prog.jitted = self._trace(prog, coll, storages, lrs_slots, steps, args, kwargs, False)
             traced = prog.jitted.trace(*inputs)  # (a call of `prog.jitted` reuses it)
-            if _QUICK_ONCE and _state_paths(e.path for e, _ in prog.post) != before:
+            quick = _QUICK_ONCE and prog.world is None
+            if quick and _state_paths(e.path for e, _ in prog.post) != before:
                 prog.once = _compile_once(traced)
             if prog.once is not None:
                 return prog.once(*inputs)
@@ -519,12 +526,24 @@ class CompiledFunction:
             # The key of a call that created state came back (a step whose `.grad` is set to
             # None outside it): from now on it is a steady program, optimised in full.
             prog.once = None
-        elif prog.trains and not prog.donating and _DONATE and jax.default_backend() != "cpu":
+        elif self._retraces(prog):
             # A training step replaces every buffer it reads: donate them, so a step does not
             # hold two copies of the model and optimizer state (XLA's CPU backend cannot).
             prog.donating = True
             prog.jitted = self._trace(prog, coll, storages, lrs_slots, steps, args, kwargs, True)
         return prog.jitted(*inputs)
+
+    @staticmethod
+    def _retraces(prog) -> bool:
+        """Whether this call of a traced program traces it again, donating its inputs."""
+        return (
+            prog.once is None
+            and prog.trains
+            and not prog.donating
+            and _DONATE
+            and jax.default_backend() != "cpu"
+            and prog.world is None  # (an SPMD step's inputs are fresh global arrays)
+        )
 
     def _trace(self, prog, coll, storages, lrs_slots, steps, args, kwargs, donate):
         from .autograd import _engine
@@ -543,12 +562,14 @@ class CompiledFunction:
             for s, p in zip(steps, positions):
                 s.params = p  # traced while the function runs
             _compiling[0] = True
+            prog.effects = _effects[0] = []
             source = _random.trace_keys(rng)
             unchecked = _guard_unlifted()
             try:
                 out = fn(*args, **kwargs)
             finally:
                 _compiling[0] = False
+                _effects[0] = None
                 _dispatch.record = unchecked
                 source.close()
                 for (g, k), v in zip(lrs_slots, lrs_concrete):
@@ -556,7 +577,16 @@ class CompiledFunction:
                 for s, p in zip(steps, concrete):
                     s.params = p
             prog.trains = _engine.backward_calls[0] != calls
+            if prog.trains:
+                prog.effects = []  # its backward ran inside: the effects' state is its end
             leaves, tree = jax.tree_util.tree_flatten(out, is_leaf=lambda x: isinstance(x, Tensor))
+            if prog.world is not None and not prog.trains and _engine._grad_enabled():
+                if any(isinstance(x, Tensor) and x.requires_grad for x in leaves):
+                    # Its backward would be a program of every process, run from the tape.
+                    raise GraphBreak(
+                        "a forward with collectives over several processes whose outputs "
+                        "require grad (its backward runs outside the compiled function)"
+                    )
             prog.out_tree = tree
             prog.out_leaves = [_ARRAY if isinstance(x, Tensor) else x for x in leaves]
             outs = [x._array for x in leaves if isinstance(x, Tensor)]
@@ -576,6 +606,8 @@ class CompiledFunction:
             return outs, [s.value for s in post_storages]
 
         lrs_concrete = [g[k] for g, k in lrs_slots]
+        if prog.world is not None:
+            return _spmd.SpmdProgram(pure, prog.world)
         return jax.jit(pure, donate_argnums=(0,) if donate else ())
 
     def _write_back(self, prog, coll, storages, old_values, new_values):
@@ -603,7 +635,10 @@ class CompiledFunction:
                 st.gen += 1
 
     def _restore(self, coll, tensors, storages, values, lrs_slots, lrs):
-        """After a failed trace: every path back to the tensor it had, with its value."""
+        """After a failed trace: every path back to the tensor it had, with its value, and
+        the Python state a trace changes (DDP's reducer) back to where it was."""
+        for obj in list(ABORT_HOOKS):
+            obj.trace_aborted()
         for st, v in zip(storages, values):
             st.value = v
             st.gen += 1
@@ -656,6 +691,13 @@ class CompiledFunction:
 _QUICK_ONCE = os.environ.get("JTORCH_QUICK_FIRST_STEP", "1") != "0"
 _QUICK_OPTIONS = {"xla_backend_optimization_level": 0}
 _QUICK_MAX_BYTES = 256 << 20
+
+
+def _platform(values) -> str:
+    """The platform a call's state lives on (the default backend's when it has none)."""
+    for v in values:
+        return next(iter(v.devices())).platform
+    return jax.default_backend()
 
 
 def _state_paths(paths) -> set:

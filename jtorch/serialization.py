@@ -28,6 +28,7 @@ import random
 import re
 import struct
 import sys
+import types
 import warnings
 import zipfile
 
@@ -140,6 +141,20 @@ class _Pickler(pickle._Pickler):
 
     dispatch[_Global] = _save_torch_global
 
+    def save_global(self, obj, name=None):
+        """A jtorch class or function is written under PyTorch's name (`torch.nn.modules.
+        linear.Linear`), so PyTorch can load the pickle; jtorch reads `torch.*` names back
+        as its own."""
+        module = getattr(obj, "__module__", None) or ""
+        if module == "jtorch" or module.startswith("jtorch."):
+            qualname = name or getattr(obj, "__qualname__", None) or obj.__name__
+            self._save_torch_global(_Global("torch" + module[len("jtorch") :], qualname))
+            return
+        super().save_global(obj, name)
+
+    dispatch[types.FunctionType] = save_global
+    dispatch[types.BuiltinFunctionType] = save_global
+
     def persistent_id(self, obj):
         if isinstance(obj, _StorageRef):
             kind = (
@@ -169,6 +184,10 @@ def _save_dtype(self, obj):
 
 
 _Pickler.dispatch[_dtype.dtype] = _save_dtype
+# a memory format pickles as its global name (`torch.contiguous_format`), as PyTorch's does
+_Pickler.dispatch[_layout.memory_format] = lambda self, obj: self._save_torch_global(
+    _Global("torch", obj.name)
+)
 
 _GET_LAYOUT = _Global("torch.serialization", "_get_layout")
 _REBUILD_SPARSE = _Global("torch._utils", "_rebuild_sparse_tensor")
@@ -257,6 +276,18 @@ def save(
         with contextlib.suppress(OSError):
             os.remove(tmp)
         raise
+
+
+def dump_with_torch_names(obj, f, protocol: int = pickle.DEFAULT_PROTOCOL) -> None:
+    """A plain pickle of `obj` (no tensors) with jtorch's classes written under PyTorch's
+    names, as PyTorch writes it (DCP's `.metadata`)."""
+    _Pickler(f, protocol, {}).dump(obj)
+
+
+def load_with_torch_names(f):
+    """Reads a plain pickle written by PyTorch (or `dump_with_torch_names`), `torch.*`
+    names as jtorch's."""
+    return _full_unpickler(pickle)(f).load()
 
 
 _FB_EXTRA = b"FB"  # the extra-field id PyTorch pads local headers with

@@ -287,6 +287,66 @@ def test_state_is_restored_after_a_graph_break():
         assert not np.allclose(p.detach().numpy(), b)
 
 
+def test_each_call_effects_run_before_every_later_call_of_the_program():
+    """Python a cached program skips (DDP arming its reducer) registers itself to run again;
+    a function that runs backward inside drops its effects (the program holds their end)."""
+    from jtorch import _compile
+
+    ran = []
+    x = jtorch.ones(3)
+
+    @jtorch.compile
+    def forward(x):
+        _compile.each_call(lambda: ran.append("forward"))
+        return x * 2
+
+    for _ in range(3):
+        assert forward(x).tolist() == [2.0, 2.0, 2.0]
+    assert forward.trace_count == 1
+    assert ran == ["forward", "forward"]  # the two calls that traced nothing
+    _compile.each_call(lambda: ran.append("outside"))  # outside a trace: nothing to keep
+    assert ran == ["forward", "forward"]
+
+    model = _mlp()
+    data, target = _data()
+
+    @jtorch.compile
+    def step():
+        _compile.each_call(lambda: ran.append("step"))
+        F.cross_entropy(model(data), target).backward()
+
+    for _ in range(3):
+        step()
+    assert "step" not in ran
+
+
+def test_a_failed_trace_puts_python_state_back_through_its_abort_hook():
+    from jtorch import _compile
+
+    class Counter:  # Python state a call advances (as DDP's reducer is armed)
+        def __init__(self):
+            self.calls, self.aborted = 0, 0
+
+        def trace_aborted(self):
+            self.calls -= 1
+            self.aborted += 1
+
+    counter = Counter()
+    x = jtorch.arange(4.0)
+
+    def f(x):
+        counter.calls += 1
+        if _compile.is_compiling():
+            _compile.ABORT_HOOKS.add(counter)
+        if x.sum() > 0:  # data-dependent branch: the trace fails, the call runs eagerly
+            return x * 2
+        return x
+
+    with pytest.warns(UserWarning, match="falling back to eager"):
+        jtorch.compile(f)(x)
+    assert (counter.calls, counter.aborted) == (1, 1)  # the eager run's call alone
+
+
 def test_disable_and_decorator_forms():
     calls = []
 

@@ -93,6 +93,12 @@ def test_comm_debug_mode_counts_collectives_by_operator(world):
         dist.broadcast(t, 0)
         dist.all_reduce(t)
         dist.barrier()  # PyTorch's mode does not count barriers
+        # PyTorch counts a collective once it has run: a call refused for its arguments is not
+        for op in ("nope", 3, None):  # PyTorch takes only a ReduceOp
+            with pytest.raises(TypeError, match="ReduceOp"):
+                dist.all_reduce(t, op=op)
+        with pytest.raises(RuntimeError):
+            dist.all_gather([t, t], t)  # a world of one wants one output
     c10d = jtorch.ops.c10d
     assert dict(mode.get_comm_counts()) == {c10d.allreduce_: 2, c10d.broadcast_: 1}
     assert str(c10d.allreduce_) == "c10d.allreduce_"

@@ -9,6 +9,7 @@ adds DDP); JTORCH_DIST_FULL=1 runs the rest (4 processes, DDP, FSDP, DTensor, mp
 """
 
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -38,8 +39,13 @@ def torchrun(script: str, nproc: int = 2, *flags, timeout: float = 300):
         "--nproc-per-node",
         str(nproc),
         *flags,
-        script,
     ]
+    if not any(f.startswith(("--master-port", "--master_port", "--rdzv")) for f in flags):
+        # a free port of its own (torchrun's default 29500 would meet another run on this host)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            cmd += ["--master-port", str(s.getsockname()[1])]
+    cmd.append(script)
     return subprocess.run(
         cmd,
         capture_output=True,
@@ -103,6 +109,22 @@ def test_ddp_trains_like_one_process_on_the_global_batch(nproc):
     r = torchrun("ddp.py", nproc, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.splitlines()[-1] == f"ok {nproc}"
+
+
+@FULL
+def test_ddp_under_compile_is_one_program_with_its_all_reduces():
+    """A compiled DDP step, a no_sync step and a compiled DDP module train like one process
+    on the global batch (the script checks), a steady step runs no Python collective;
+    only the cases that must run eagerly say so."""
+    r = torchrun("ddp_compile.py", 2, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.splitlines()[-1] == "ok 2"
+    fallbacks = [line for line in r.stderr.splitlines() if "falling back to eager" in line]
+    # per rank: the compiled module (its forward broadcasts a buffer and its backward runs
+    # outside) and the find_unused_parameters step
+    assert len(fallbacks) == 4, fallbacks
+    reasons = ("find_unused_parameters=True", "a forward with collectives over several processes")
+    assert all(any(why in f for why in reasons) for f in fallbacks), fallbacks
 
 
 @FULL

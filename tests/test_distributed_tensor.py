@@ -246,6 +246,39 @@ def test_dcp_round_trip(tmp_path, world):
         dcp.save({"a": jtorch.ones(1)})
 
 
+def test_dcp_reads_a_tensor_saved_in_chunks_by_several_ranks(tmp_path):
+    """PyTorch's sharded saves write each rank's chunk of a tensor as its own record (in its
+    own `__<rank>_0.distcp`); the metadata says where each chunk lies: they are put together."""
+    import io
+    import pickle
+
+    from jtorch.distributed.checkpoint.filesystem import _StorageInfo
+    from jtorch.distributed.checkpoint.metadata import (
+        ChunkStorageMetadata,
+        Metadata,
+        MetadataIndex,
+        TensorProperties,
+        TensorStorageMetadata,
+    )
+
+    whole = jtorch.arange(24.0).reshape(4, 6)
+    pieces = {(0, 0): whole[:2], (2, 0): whole[2:]}  # two ranks' row blocks
+    storage, chunks = {}, []
+    for rank, (offsets, piece) in enumerate(pieces.items()):
+        buf = io.BytesIO()
+        jtorch.save(piece.clone(), buf)
+        name = f"__{rank}_0.distcp"
+        (tmp_path / name).write_bytes(b"x" * 5 + buf.getvalue())  # at an offset, as PyTorch's
+        storage[MetadataIndex("w", offsets)] = _StorageInfo(name, 5, len(buf.getvalue()))
+        chunks.append(ChunkStorageMetadata(jtorch.Size(offsets), piece.shape))
+    props = TensorProperties.create_from_tensor(whole)
+    meta = Metadata({"w": TensorStorageMetadata(props, whole.shape, chunks)}, storage_data=storage)
+    (tmp_path / ".metadata").write_bytes(pickle.dumps(meta))
+    out = {"w": jtorch.zeros(4, 6)}
+    dcp.load(out, checkpoint_id=str(tmp_path))
+    assert out["w"].tolist() == whole.tolist()
+
+
 def test_hf_storage_round_trip(tmp_path):
     w = jtorch.arange(6.0).reshape(2, 3)
     dcp.save({"w": w}, storage_writer=dcp.HuggingFaceStorageWriter(str(tmp_path)))

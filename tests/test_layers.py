@@ -80,7 +80,7 @@ LAYERS = [
     ),
     ("ops", ["_ops", "linalg", "special", "fft", "masked", "signal", "return_types", "random"]),
     ("autograd", ["autograd", "amp"]),
-    ("transforms", ["func", "_compile", "_control_flow"]),
+    ("transforms", ["func", "_compile", "_tracing", "_spmd", "_control_flow"]),
     (
         "library",
         [

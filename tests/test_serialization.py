@@ -4,6 +4,7 @@ import io
 import os
 import pickle
 import struct
+import zipfile
 
 import numpy as np
 import pytest
@@ -302,3 +303,19 @@ def test_every_public_function_pickles_as_itself():
                 assert pickle.loads(pickle.dumps(fn)) is fn, (ns.__name__, name)
                 checked += 1
     assert checked > 500
+
+
+def test_pickled_classes_and_functions_carry_pytorchs_names(tmp_path):
+    """jtorch's classes and functions are written as `torch.*` (PyTorch can load the file),
+    and read back as jtorch's own."""
+    import pickletools
+
+    path = tmp_path / "m.pt"
+    jtorch.save({"module": jtorch.nn.Linear(2, 3), "fn": jtorch.nn.functional.gelu}, path)
+    with zipfile.ZipFile(path) as z:
+        pkl = z.read("m/data.pkl")
+    names = [a for op, a, _ in pickletools.genops(pkl) if op.name == "GLOBAL"]
+    assert "torch.nn.modules.linear Linear" in names and "torch.nn.functional gelu" in names
+    assert not any(n.startswith("jtorch") for n in names), names
+    back = jtorch.load(path, weights_only=False)
+    assert type(back["module"]) is jtorch.nn.Linear and back["fn"] is jtorch.nn.functional.gelu

@@ -25,13 +25,14 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from .. import _spmd, _tracing
 from .._programs import ProgramCache
 from . import _runtime
 
 __all__ = ["all_gather", "all_reduce", "all_to_all", "broadcast", "reduce_scatter", "scatter"]
 
 _PROGRAMS = ProgramCache("distributed collectives", share=0.25)
-_AXIS = "r"
+_AXIS = _spmd.AXIS
 
 # ReduceOp's names, as the programs are keyed by them.
 SUM, AVG, PRODUCT, MIN, MAX, BAND, BOR, BXOR = (
@@ -232,5 +233,29 @@ def scatter(devices, index, stacked, src: int):
 def run_on_group(kind: str, pg, arr, *static):
     """Collective `kind` of this rank's `arr` over the process group `pg`: this rank's
     result."""
+    if isinstance(arr, jax.core.Tracer):
+        return _traced(kind, tuple(pg.ranks), arr, tuple(static))
     devices = group_devices(tuple(pg.ranks), next(iter(arr.devices())).platform)
     return run(kind, devices, pg.rank(), arr, tuple(static))
+
+
+def platform_of(arr) -> str:
+    """The platform of `arr`'s device; for a traced value, that of the program's devices."""
+    if isinstance(arr, jax.core.Tracer):
+        world = _spmd.world()
+        return world[0].platform if world else jax.default_backend()
+    return next(iter(arr.devices())).platform
+
+
+def _traced(kind: str, ranks: tuple, x, static: tuple):
+    """A collective met while `jtorch.compile` traces a step: the body of its program, inside
+    the step's own SPMD program over the group's processes (`_spmd`)."""
+    world = _spmd.world()
+    if world is None:
+        raise _spmd.NeedsWorld(lambda platform: group_devices(ranks, platform))
+    if group_devices(ranks, world[0].platform) != world:
+        raise _tracing.GraphBreak(
+            "a collective over a group other than the one the compiled function's first "
+            "collective used"
+        )
+    return _body(kind, len(world), static)(x[None])[0]

@@ -405,6 +405,13 @@ def _check_root(rank: int, collective: str, pg: ProcessGroup | None = None) -> N
 
 
 def _check_op(op, tensor: Tensor | None = None, name: str = "all_reduce") -> None:
+    # PyTorch's options object takes only a ReduceOp (a plain 3 is refused, although
+    # RedOpType is an IntEnum here)
+    if not isinstance(op, (ReduceOp, ReduceOp.RedOpType)):
+        raise TypeError(
+            f"{name}: incompatible function arguments: op must be a torch.distributed.ReduceOp, "
+            f"got {op!r}"
+        )
     if op == ReduceOp.PREMUL_SUM:
         raise TypeError(
             "ReduceOp.PREMUL_SUM needs a premul-sum op (PyTorch makes one with "
@@ -446,7 +453,7 @@ _run = _xla.run_on_group
 
 
 def _platform(arr) -> str:
-    return next(iter(arr.devices())).platform
+    return _xla.platform_of(arr)
 
 
 def _store(t: Tensor, arr) -> None:
@@ -501,10 +508,10 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
     if not_in_group(group, "all_reduce"):
         return None
     pg = resolve(group)
-    _comm_debug.note("c10d", "allreduce_")
     _check_op(op, tensor)
     if pg.size() > 1:
         _store(tensor, _reduced(tensor._array, op, pg))
+    _comm_debug.note("c10d", "allreduce_")
     return _done(async_op, tensor)
 
 
@@ -522,11 +529,11 @@ def reduce(
     if not_in_group(group, "reduce"):
         return None
     pg = resolve(group)
-    _comm_debug.note("c10d", "reduce_")
     _check_op(op, tensor, "reduce")
     _check_root(_root(group_dst, dst, pg), "reduce", pg)
     if pg.size() > 1:
         _store(tensor, _reduced(tensor._array, op, pg))
+    _comm_debug.note("c10d", "reduce_")
     return _done(async_op, tensor)
 
 
@@ -536,11 +543,11 @@ def broadcast(tensor, src: int | None = None, group=None, async_op: bool = False
     if not_in_group(group, "broadcast"):
         return None
     pg = resolve(group)
-    _comm_debug.note("c10d", "broadcast_")
     root = _root(group_src, src, pg)
     _check_root(root, "broadcast", pg)
     if pg.size() > 1:
         _store(tensor, _run("broadcast", pg, tensor._array, root))
+    _comm_debug.note("c10d", "broadcast_")
     return _done(async_op, tensor)
 
 
@@ -576,7 +583,6 @@ def all_gather(tensor_list, tensor, group=None, async_op: bool = False):
     if not_in_group(group, "all_gather"):
         return None
     pg = resolve(group)
-    _comm_debug.note("c10d", "allgather_")
     if len(tensor_list) != pg.size():
         raise RuntimeError(
             f"ProcessGroupGloo::allgather: invalid output tensor list at index 0 "
@@ -596,6 +602,7 @@ def all_gather(tensor_list, tensor, group=None, async_op: bool = False):
     gathered = _gathered(tensor._array, pg)
     for i, out in enumerate(tensor_list):
         _store(out, gathered[i])
+    _comm_debug.note("c10d", "allgather_")
     return _done(async_op)
 
 
@@ -610,7 +617,6 @@ def all_gather_single(output_tensor, input_tensor, group=None, async_op: bool = 
     if not_in_group(group, "all_gather_into_tensor"):
         return None
     pg = resolve(group)
-    _comm_debug.note("c10d", "_allgather_base_")
     n = pg.size()
     chunk = tuple(out.shape)
     if chunk and chunk[0] % n == 0:
@@ -626,6 +632,7 @@ def all_gather_single(output_tensor, input_tensor, group=None, async_op: bool = 
             f"(expected {_size(inp.shape)}, got {_size(chunk)})"
         )
     _store(out, _gathered(inp._array, pg))
+    _comm_debug.note("c10d", "_allgather_base_")
     return _done(async_op, output_tensor)
 
 
@@ -650,7 +657,6 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op: bo
     if not_in_group(group, "reduce_scatter"):
         return None
     pg = resolve(group)
-    _comm_debug.note("c10d", "reduce_scatter_")
     _check_op(op, out, "reduce_scatter")
     if len(input_list) != pg.size():
         raise ValueError(
@@ -664,6 +670,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op: bo
         _store(out, stacked[0])
     else:
         _store(out, _reduce_scattered(stacked, op, pg))
+    _comm_debug.note("c10d", "reduce_scatter_")
     return _done(async_op)
 
 
@@ -674,7 +681,6 @@ def reduce_scatter_single(output, input, op=ReduceOp.SUM, group=None, async_op: 
     if not_in_group(group, "reduce_scatter_tensor"):
         return None
     pg = resolve(group)
-    _comm_debug.note("c10d", "_reduce_scatter_base_")
     _check_op(op, inp, "reduce_scatter_tensor")
     n = pg.size()
     out0 = out.shape[0] if out.dim() else 1
@@ -685,6 +691,7 @@ def reduce_scatter_single(output, input, op=ReduceOp.SUM, group=None, async_op: 
         )
     arr = inp._array.reshape((in0,) + tuple(inp.shape[1:]))
     _store(out, arr if n == 1 else _reduce_scattered(arr, op, pg))
+    _comm_debug.note("c10d", "_reduce_scatter_base_")
     return _done(async_op, output)
 
 
@@ -711,7 +718,6 @@ def gather(
     if not_in_group(group, "gather"):
         return None
     pg = resolve(group)
-    _comm_debug.note("c10d", "gather_")
     root = _root(group_dst, dst, pg)
     if pg.rank() != root and gather_list:
         raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
@@ -732,6 +738,7 @@ def gather(
     if pg.rank() == root:
         for i, out in enumerate(gather_list):
             _store(out, gathered[i])
+    _comm_debug.note("c10d", "gather_")
     return _done(async_op)
 
 
@@ -748,7 +755,6 @@ def scatter(
     if not_in_group(group, "scatter"):
         return None
     pg = resolve(group)
-    _comm_debug.note("c10d", "scatter_")
     root = _root(group_src, src, pg)
     if pg.rank() != root and scatter_list:
         raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
@@ -775,6 +781,7 @@ def scatter(
     else:
         stacked = jnp.zeros((n,) + tuple(tensor._array.shape), tensor._array.dtype)
     _store(tensor, stacked[0] if n == 1 else _run("scatter", pg, stacked, root))
+    _comm_debug.note("c10d", "scatter_")
     return _done(async_op)
 
 
@@ -796,7 +803,6 @@ def all_to_all_single(
     if not_in_group(group, "all_to_all_single"):
         return None
     pg = resolve(group)
-    _comm_debug.note("c10d", "alltoall_base_")
     n = pg.size()
     if output_split_sizes is None and input_split_sizes is None:
         if inp.shape[0] % n or tuple(out.shape) != tuple(inp.shape):
@@ -805,8 +811,10 @@ def all_to_all_single(
                 f"divide equally across group size {n}"
             )
         _store(out, _all_to_all_array(inp._array, pg))
+        _comm_debug.note("c10d", "alltoall_base_")
         return _done(async_op, output)
     _store(out, _uneven_all_to_all(out, inp, output_split_sizes, input_split_sizes, pg))
+    _comm_debug.note("c10d", "alltoall_base_")
     return _done(async_op, output)
 
 
@@ -846,7 +854,6 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op: bool
     if not_in_group(group, "all_to_all"):
         return None
     pg = resolve(group)
-    _comm_debug.note("c10d", "alltoall_")
     n = pg.size()
     if len(output_tensor_list) != n or len(input_tensor_list) != n:
         raise RuntimeError(
@@ -865,6 +872,7 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op: bool
     exchanged = _all_to_all_array(stacked, pg)
     for i, out in enumerate(output_tensor_list):
         _store(out, exchanged[i])
+    _comm_debug.note("c10d", "alltoall_")
     return _done(async_op)
 
 

@@ -2,42 +2,47 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ..._tensor import Tensor
 
 __all__ = ["flatten_state_dict", "set_element", "unflatten_state_dict"]
 
 
-def _holds_tensors(value) -> bool:
-    if isinstance(value, Tensor):
+def _is_leaf(value) -> bool:
+    """PyTorch's rule: a mapping is walked; a list is walked when it holds a tensor or a
+    container that is walked; anything else (tuples included) is one entry."""
+    if isinstance(value, Mapping):
+        return False
+    if not isinstance(value, list):
         return True
-    if isinstance(value, dict):
-        return any(_holds_tensors(v) for v in value.values())
-    if isinstance(value, (list, tuple)):
-        return any(_holds_tensors(v) for v in value)
-    return False
+    for entry in value:
+        if isinstance(entry, (Mapping, list)) and not _is_leaf(entry):
+            return False
+        if isinstance(entry, Tensor):
+            return False
+    return True
 
 
 def flatten_state_dict(state_dict: dict) -> tuple[dict, dict]:
-    """`({"a.b": leaf}, {"a.b": ("a", "b")})`: dicts are walked, and lists or tuples that hold
-    tensors; any other value is a leaf (PyTorch's traversal)."""
+    """`({"a.b": leaf}, {"a.b": ("a", "b")})`, walked as PyTorch walks a state dict (mapping
+    keys become strings in the path; list positions stay ints)."""
     flat, mapping = {}, {}
 
     def walk(value, path: tuple) -> None:
-        if isinstance(value, dict) and path == ():
+        if isinstance(value, Mapping):
             for k, v in value.items():
-                walk(v, (k,))
-        elif isinstance(value, dict):
-            for k, v in value.items():
-                walk(v, path + (k,))
-        elif isinstance(value, (list, tuple)) and _holds_tensors(value):
-            for i, v in enumerate(value):
-                walk(v, path + (i,))
-        else:
+                walk(v, path + (str(k),))
+        elif _is_leaf(value):
             key = ".".join(str(p) for p in path)
             flat[key] = value
             mapping[key] = path
+        else:
+            for i, v in enumerate(value):
+                walk(v, path + (i,))
 
-    walk(state_dict, ())
+    for k, v in state_dict.items():
+        walk(v, (str(k),))
     return flat, mapping
 
 

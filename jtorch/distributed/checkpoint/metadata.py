@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import enum
 from typing import Any
 
 __all__ = [
@@ -24,6 +25,24 @@ class ChunkStorageMetadata:
     sizes: tuple
 
 
+class _MEM_FORMAT_ENCODING(enum.Enum):  # noqa: N801 (PyTorch's name, pickled by it)
+    """How `TensorProperties` pickles its memory format (PyTorch's encoding)."""
+
+    TORCH_CONTIGUOUS_FORMAT = 0
+    TORCH_CHANNELS_LAST = 1
+    TORCH_PRESERVE_FORMAT = 2
+
+
+def _memory_formats() -> dict:
+    from ... import channels_last, contiguous_format, preserve_format
+
+    return {
+        _MEM_FORMAT_ENCODING.TORCH_CONTIGUOUS_FORMAT: contiguous_format,
+        _MEM_FORMAT_ENCODING.TORCH_CHANNELS_LAST: channels_last,
+        _MEM_FORMAT_ENCODING.TORCH_PRESERVE_FORMAT: preserve_format,
+    }
+
+
 @dataclasses.dataclass
 class TensorProperties:
     """The properties a loaded tensor is made with."""
@@ -33,6 +52,21 @@ class TensorProperties:
     requires_grad: bool = False
     memory_format: Any = None
     pin_memory: bool = False
+
+    def __getstate__(self):
+        # PyTorch's pickled form: a tuple, the memory format by its encoding
+        codes = {v: k for k, v in _memory_formats().items()}
+        if self.memory_format not in codes:
+            raise RuntimeError(f"Invalid torch.memory_format: {self.memory_format}")
+        fmt = codes[self.memory_format]
+        return (self.dtype, self.layout, self.requires_grad, fmt, self.pin_memory)
+
+    def __setstate__(self, state) -> None:
+        self.dtype, self.layout, self.requires_grad, fmt, self.pin_memory = state
+        formats = _memory_formats()
+        if fmt not in formats:
+            raise RuntimeError(f"Invalid torch.memory_format encoding: {fmt}")
+        self.memory_format = formats[fmt]
 
     @staticmethod
     def create_from_tensor(tensor) -> TensorProperties:
@@ -83,3 +117,10 @@ class MetadataIndex:
     fqn: str
     offset: tuple | None = None
     index: int | None = dataclasses.field(hash=False, compare=False, default=None)
+
+    def __init__(self, fqn: str, offset=None, index: int | None = None):
+        from ..._tensor import Size
+
+        object.__setattr__(self, "fqn", fqn)
+        object.__setattr__(self, "offset", None if offset is None else Size(offset))
+        object.__setattr__(self, "index", index)

@@ -6,7 +6,7 @@ import concurrent.futures
 import os
 import warnings
 
-from ..._tensor import Tensor
+from ..._tensor import Size, Tensor
 from ._nested_dict import flatten_state_dict
 from .metadata import (
     BytesStorageMetadata,
@@ -56,11 +56,11 @@ def _resolve(state_dict: dict) -> dict:
 
 def _entry(value):
     if isinstance(value, Tensor):
-        size = tuple(value.shape)
+        size = Size(value.shape)
         return TensorStorageMetadata(
             TensorProperties.create_from_tensor(value),
             size,
-            [ChunkStorageMetadata((0,) * len(size), size)],
+            [ChunkStorageMetadata(Size((0,) * len(size)), size)],
         )
     return BytesStorageMetadata()
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+from ... import _tracing
 from ... import distributed as dist
 
 __all__ = ["GradBucket", "Reducer"]
@@ -104,6 +105,10 @@ class Reducer:
     def prepare_for_backward(self, outputs) -> None:
         """Arms the reduction of the next backward (PyTorch's name)."""
         self.check_finished()
+        if _tracing.is_compiling():
+            # If this trace fails, the eager retry of the call starts from here again.
+            self._before_trace = (self.pending, self.fired, self.ready, self.used, self.reduced)
+            _tracing.ABORT_HOOKS.add(self)
         self.pending, self.fired = True, False
         self.ready, self.used, self.reduced = set(), set(), set()
         if self.find_unused:
@@ -111,6 +116,12 @@ class Reducer:
             for i, p in enumerate(self.params):
                 if id(p) not in reached:
                     self.ready.add(i)
+
+    def trace_aborted(self) -> None:
+        """A `jtorch.compile` trace that armed this reducer failed: back to before it."""
+        before = self.__dict__.pop("_before_trace", None)
+        if before is not None:
+            self.pending, self.fired, self.ready, self.used, self.reduced = before
 
     def check_finished(self) -> None:
         """PyTorch's error at a forward when the last backward left buckets unreduced."""

@@ -8,8 +8,10 @@ all-reduce per bucket. Inside `no_sync()` gradients accumulate locally and are a
 the first backward after it. Over one rank there is nothing to average and the reducer does
 nothing. Like PyTorch it requires an initialised default process group.
 
-Not supported: `jtorch.compile` of a step through DDP as one program (the collectives run
-eagerly between compiled pieces).
+Under `jtorch.compile`, a training step through DDP (forward, `backward()`, optimizer step)
+is one program of all the processes with its all-reduces inside (`jtorch/_spmd.py`); a
+compiled forward arms the reducer at each call, so the eager backward after it averages.
+`find_unused_parameters=True` runs eagerly (each call's graph is looked at).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import os
 
-from ... import _dtype
+from ... import _dtype, _tracing
 from ... import distributed as dist
 from ..modules.module import Module
 from ._reducer import Reducer
@@ -88,8 +90,6 @@ class DistributedDataParallel(Module):
         )
 
     def forward(self, *inputs, **kwargs):
-        from ... import is_grad_enabled
-
         if self._multi:
             self.reducer.check_finished()
             if self.broadcast_buffers and self.require_forward_param_sync:
@@ -103,9 +103,26 @@ class DistributedDataParallel(Module):
                         self.process_group, buffers, 250 * 1024 * 1024, 0
                     )
         out = self.module(*inputs, **kwargs)
-        if self._multi and is_grad_enabled() and self.require_backward_grad_sync:
-            self.reducer.prepare_for_backward(out)
+        if self._multi:
+            if _tracing.is_compiling():
+                if self.find_unused_parameters:
+                    raise _tracing.GraphBreak(
+                        "DistributedDataParallel(find_unused_parameters=True) looks for the "
+                        "unused parameters in each call's autograd graph"
+                    )
+                # A later call of the compiled program runs no Python: arm the reducer then.
+                _tracing.each_call(self._arm_reducer)
+            self._arm_reducer(out)
         return out
+
+    def _arm_reducer(self, out=None) -> None:
+        """After a forward: the next backward averages the gradients (unless grad mode is off
+        or inside `no_sync`)."""
+        from ... import is_grad_enabled
+
+        self.reducer.check_finished()
+        if is_grad_enabled() and self.require_backward_grad_sync:
+            self.reducer.prepare_for_backward(out)
 
     @contextlib.contextmanager
     def no_sync(self):
