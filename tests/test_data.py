@@ -437,6 +437,10 @@ def test_samplers_shuffle_as_randperm(n):
     drawn = list(SubsetRandomSampler(idx))  # the default generator
     torch.manual_seed(9)
     assert drawn == [idx[i] for i in torch.randperm(n).tolist()]
+    if n:
+        ds = DistributedSampler(range(n), num_replicas=1, rank=0, seed=4)
+        ds.set_epoch(2)
+        assert list(ds) == torch.randperm(n, generator=torch.Generator().manual_seed(6)).tolist()
 
 
 def test_loader_shuffle_reproducible():
