@@ -18,22 +18,36 @@ def f32(values, dtype=None):
     return torch.from_numpy(arr)
 
 
+def from_np(a):
+    """A jtorch tensor of `np.array(a)`, numpy's dtype kept (float64 data stays float64)."""
+    return torch.from_numpy(np.array(a))
+
+
+def to_np(x):
+    """`x`'s values as a numpy array: a tensor detached from autograd; anything else as numpy
+    reads it."""
+    return x.detach().numpy() if isinstance(x, torch.Tensor) else np.asarray(x)
+
+
 def same(x, expected, dtype=None):
     """`x` equals `expected` exactly, in shape and values (and dtype when given)."""
     expected = np.asarray(expected)
     assert tuple(x.shape) == expected.shape
-    np.testing.assert_array_equal(np.asarray(x), expected)
+    np.testing.assert_array_equal(to_np(x), expected)
     if dtype is not None:
         assert x.dtype == dtype
 
 
-def close(actual, expected, rtol=1e-5, atol=1e-6):
-    """`actual` is within tolerance of `expected`, compared in float64."""
+def _wide(a):
+    a = np.asarray(a)
+    return a.astype(np.complex128 if np.iscomplexobj(a) else np.float64)
+
+
+def close(actual, expected, rtol=1e-5, atol=1e-6, equal_nan=True):
+    """`actual` (a tensor, or numpy data) is within tolerance of `expected`, compared in
+    float64 (complex128 for complex values)."""
     np.testing.assert_allclose(
-        np.asarray(actual.numpy(), dtype=np.float64),
-        np.asarray(expected, dtype=np.float64),
-        rtol=rtol,
-        atol=atol,
+        _wide(to_np(actual)), _wide(expected), rtol=rtol, atol=atol, equal_nan=equal_nan
     )
 
 

@@ -6,9 +6,7 @@ import pytest
 import jtorch
 import jtorch.nn.functional as F
 
-
-def t(a):
-    return jtorch.from_numpy(np.asarray(a))
+from .helpers import from_np as t
 
 
 def np_conv2d(x, w, stride=1, pad=0):

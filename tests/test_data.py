@@ -36,13 +36,11 @@ from jtorch.utils.data import (
 
 import jtorch as torch
 
+from .helpers import to_np as _np
+
 pytestmark = pytest.mark.filterwarnings("ignore:os.fork\\(\\) was called")
 
 Point = collections.namedtuple("Point", "x y")
-
-
-def _np(t):
-    return np.asarray(t.numpy())
 
 
 # -- module-level datasets (picklable, for worker processes) --------------------------------

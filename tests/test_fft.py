@@ -1,21 +1,21 @@
 """`torch.fft` (`jtorch/_ops/fft.py`): values against numpy.fft, dtypes, norms and errors."""
 
+import functools
+
 import numpy as np
 import pytest
 
 import jtorch as torch
 
+from . import helpers
+from .helpers import from_np as t
+
+# float32 transforms against numpy's float64 ones
+close = functools.partial(helpers.close, rtol=1e-4, atol=1e-4)
+
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((4, 6)).astype(np.float32)
 XC = (RNG.standard_normal((4, 6)) + 1j * RNG.standard_normal((4, 6))).astype(np.complex64)
-
-
-def t(a):
-    return torch.from_numpy(np.array(a))
-
-
-def close(x, expected, tol=1e-4):
-    np.testing.assert_allclose(x.numpy(), expected, rtol=tol, atol=tol)
 
 
 @pytest.mark.parametrize("norm", [None, "backward", "ortho", "forward"])

@@ -1,9 +1,10 @@
-"""`torch.linalg` and legacy linear algebra (`jtorch/_ops/linalg.py`), checked with numpy.
+"""`torch.linalg` and legacy linear algebra (`jtorch/_ops/linalg/`), checked with numpy.
 
 Factors that are unique only up to sign (eigenvectors, singular vectors, Q) are
 checked through what is invariant: reconstructions and orthogonality.
 """
 
+import functools
 import math
 
 import numpy as np
@@ -11,21 +12,17 @@ import pytest
 
 import jtorch as torch
 
+from . import helpers
+from .helpers import from_np as t
+
+# float64 factorisations against numpy's
+close = functools.partial(helpers.close, rtol=1e-8, atol=1e-8)
+
 RNG = np.random.default_rng(0)
 M = RNG.standard_normal((3, 3))
 SPD = M @ M.T + 3 * np.eye(3)
 B = RNG.standard_normal((3, 2))
 W = RNG.standard_normal((4, 3))
-
-
-def t(a):
-    return torch.from_numpy(np.array(a))
-
-
-def close(x, expected, tol=1e-8):
-    np.testing.assert_allclose(
-        np.asarray(x.numpy() if hasattr(x, "numpy") else x), expected, rtol=tol, atol=tol
-    )
 
 
 def test_cholesky_gradient_is_the_hermitian_part():
@@ -273,7 +270,7 @@ def test_full_svd_gradient_reads_the_first_k_singular_vectors(shape):
         e = np.zeros(shape)
         e[i] = h
         fd[i] = (loss_np(a + e) - loss_np(a - e)) / (2 * h)
-    close(x.grad, fd, tol=1e-6)
+    close(x.grad, fd, rtol=1e-6, atol=1e-6)
     # Forward mode: the tangents of the extra columns are zero.
     du = torch.func.jvp(lambda a: torch.linalg.svd(a)[0], (t(a),), (t(c),))[1]
     close(du[:, k:], np.zeros((shape[0], shape[0] - k)))

@@ -8,17 +8,12 @@ import pytest
 import jtorch
 import jtorch.nn.functional as F
 
+from .helpers import close
+from .helpers import from_np as t
+
 RNG = np.random.default_rng(0)
 A = RNG.standard_normal((3, 4)).astype(np.float32)
 B = RNG.standard_normal((3, 4)).astype(np.float32)
-
-
-def t(a):
-    return jtorch.from_numpy(np.asarray(a))
-
-
-def close(x, y, rtol=1e-5):
-    np.testing.assert_allclose(np.asarray(x.numpy()), y, rtol=rtol, atol=1e-6)
 
 
 def test_regression_losses_and_reductions():

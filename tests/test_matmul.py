@@ -1,5 +1,6 @@
 """Matrix products (`jtorch/_ops/matmul.py`): values against numpy, dtypes and PyTorch's errors."""
 
+import functools
 import warnings
 
 import numpy as np
@@ -7,20 +8,17 @@ import pytest
 
 import jtorch as torch
 
+from . import helpers
+from .helpers import from_np as t
+
+close = functools.partial(helpers.close, rtol=1e-5, atol=1e-5)
+
 RNG = np.random.default_rng(0)
 A23 = RNG.standard_normal((2, 3)).astype(np.float32)
 B34 = RNG.standard_normal((3, 4)).astype(np.float32)
 V3 = RNG.standard_normal(3).astype(np.float32)
 BA = RNG.standard_normal((2, 2, 3)).astype(np.float32)
 BB = RNG.standard_normal((2, 3, 4)).astype(np.float32)
-
-
-def t(a):
-    return torch.from_numpy(np.array(a))
-
-
-def close(x, expected, tol=1e-5):
-    np.testing.assert_allclose(x.numpy(), expected, rtol=tol, atol=tol)
 
 
 def test_matmul_cases():

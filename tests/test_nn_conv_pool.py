@@ -8,19 +8,9 @@ import pytest
 import jtorch as torch
 import jtorch.nn as nn
 
-from . import helpers
-from .helpers import f32
+from .helpers import close, f32, same
 
 _rng = np.random.default_rng(0)
-
-
-def same(x, expected, dtype=None):
-    # Layer outputs require grad (their parameters do): compare their detached values.
-    helpers.same(x.detach(), expected, dtype)
-
-
-def close(x, expected, rtol=1e-5, atol=1e-6):
-    helpers.close(x.detach(), expected, rtol, atol)
 
 
 def _x(*shape):

@@ -8,14 +8,10 @@ import pytest
 
 import jtorch as torch
 from jtorch import nn
-from tests.helpers import close as _close
-from tests.helpers import f32
+
+from .helpers import close, f32
 
 _rng = np.random.default_rng(0)
-
-
-def close(actual, expected, **kw):
-    _close(actual.detach(), expected, **kw)
 
 
 def _x(*shape):

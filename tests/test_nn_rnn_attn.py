@@ -10,13 +10,11 @@ import jtorch
 import jtorch.nn as nn
 from jtorch.nn.utils import rnn as rnn_utils
 
+from .helpers import to_np as _np
+
 
 def _sig(x):
     return 1 / (1 + np.exp(-x))
-
-
-def _np(t):
-    return t.detach().numpy()
 
 
 def _lstm_ref(x, h, c, w_ih, w_hh, b_ih, b_hh):

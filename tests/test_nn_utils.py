@@ -1,11 +1,23 @@
-"""`nn.utils`: BatchNorm fusion (closed forms), skip_init, stateless.functional_call and
-the conv weight memory-format conversion."""
+"""`nn.utils`: gradient clipping and parameter vectors (against numpy), BatchNorm fusion
+(closed forms), skip_init, stateless.functional_call and the conv weight memory-format
+conversion. Parametrizations and the weight/spectral-norm hooks are in test_nn_parametrize.py."""
+
+import math
 
 import numpy as np
 import pytest
 
 import jtorch
 from jtorch import nn
+
+from .helpers import close
+from .helpers import from_np as t
+
+RNG = np.random.default_rng(0)
+
+
+def _x(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
 
 
 def _conv_bn(cls=nn.Conv2d, bn_cls=nn.BatchNorm2d):
@@ -71,3 +83,59 @@ def test_skip_init_stateless_memory_format():
     before = [p.detach().clone() for p in seq.parameters()]
     assert nn.utils.convert_conv2d_weight_memory_format(seq, jtorch.channels_last) is seq
     assert all(bool((x == y).all()) for x, y in zip(before, seq.parameters()))
+
+
+# ---------------------------------------------------------------------------
+# Clipping and parameter vectors
+
+
+def _params(grads):
+    ps = []
+    for g in grads:
+        p = nn.Parameter(t(np.zeros_like(g)))
+        p.grad = t(g.copy())
+        ps.append(p)
+    return ps
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, 3.0, math.inf])
+def test_clip_grad_norm_matches_numpy(norm_type):
+    grads = [_x(3, 2), _x(4)]
+    flat = np.concatenate([g.ravel() for g in grads]).astype(np.float64)
+    total = (
+        np.abs(flat).max()
+        if norm_type == math.inf
+        else (np.abs(flat) ** norm_type).sum() ** (1 / norm_type)
+    )
+    ps = _params(grads)
+    n = nn.utils.clip_grad_norm_(ps, 0.5, norm_type=norm_type, foreach=True)
+    close(n, total, rtol=1e-5)
+    coef = min(1.0, 0.5 / (total + 1e-6))
+    for p, g in zip(ps, grads):
+        close(p.grad, g * coef, rtol=1e-5)
+    ps = _params(grads)
+    nn.utils.clip_grad_norm_(ps, 1e6, norm_type=norm_type)
+    for p, g in zip(ps, grads):
+        close(p.grad, g)
+
+
+def test_clip_grad_norm_nonfinite_and_value():
+    ps = _params([np.array([np.nan, 1.0], np.float32)])
+    with pytest.raises(RuntimeError, match="non-finite, so it cannot be clipped"):
+        nn.utils.clip_grad_norm_(ps, 1.0, error_if_nonfinite=True)
+    grads = [_x(3, 3) * 3]
+    ps = _params(grads)
+    nn.utils.clip_grad_value_(ps, 0.5)
+    close(ps[0].grad, np.clip(grads[0], -0.5, 0.5))
+    assert nn.utils.get_total_norm([]).item() == 0.0
+
+
+def test_parameters_vector_roundtrip():
+    m = nn.Linear(3, 2)
+    vec = nn.utils.parameters_to_vector(m.parameters())
+    assert tuple(vec.shape) == (8,)
+    close(vec, np.concatenate([m.weight.detach().numpy().ravel(), m.bias.detach().numpy()]))
+    nn.utils.vector_to_parameters(t(np.arange(8, dtype=np.float32)), m.parameters())
+    close(m.weight, np.arange(6).reshape(2, 3))
+    close(m.bias, [6, 7])
+    assert isinstance(m.weight, nn.Parameter) and m.weight.requires_grad

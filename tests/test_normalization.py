@@ -1,20 +1,20 @@
 """Normalization kernels (`jtorch/_ops/nn/normalization.py`); expected values from numpy."""
 
+import functools
+
 import numpy as np
 import pytest
 
 import jtorch as torch
 import jtorch.nn.functional as F
 
-from .helpers import close as _close
+from . import helpers
 from .helpers import f32 as t
+
+close = functools.partial(helpers.close, rtol=1e-5, atol=1e-5)
 
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((4, 3, 5)).astype(np.float32) * 2 + 1
-
-
-def close(actual, expected, rtol=1e-5, atol=1e-5):
-    _close(actual, expected, rtol, atol)
 
 
 def ref_norm(x, axes, eps):

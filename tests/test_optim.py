@@ -11,6 +11,8 @@ import jtorch
 from jtorch import nn, optim
 from jtorch.optim import lr_scheduler, swa_utils
 
+from .helpers import close as _close  # float32 steps vs float64 formulas
+
 TARGET = np.array([1.0, -2.0, 0.5], np.float32)
 G = np.array([0.5, -1.0, 2.0], np.float32)  # a fixed gradient for the hand-computed steps
 P0 = np.array([0.1, 0.2, -0.3], np.float32)
@@ -18,11 +20,6 @@ P0 = np.array([0.1, 0.2, -0.3], np.float32)
 
 def _param(values=P0):
     return jtorch.nn.Parameter(jtorch.tensor(np.asarray(values, np.float32)))
-
-
-def _close(actual, desired):
-    # float32 steps vs float64 formulas; atol for entries that cancel to ~0
-    np.testing.assert_allclose(actual, desired, rtol=1e-5, atol=1e-6)
 
 
 def _step(opt, p, grad):

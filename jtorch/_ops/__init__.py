@@ -8,9 +8,7 @@ from . import (  # noqa: F401  # noqa: F401  # noqa: F401  # noqa: F401  # noqa:
     fft,
     histogram,
     indexing,
-    linalg,
-    linalg_lowrank,  # noqa: F401
-    linalg_norms,
+    linalg,  # noqa: F401  (torch.linalg and the legacy linear algebra; installs its checks)
     masked,
     masked_reductions,
     matmul,
@@ -30,7 +28,6 @@ from . import (  # noqa: F401  # noqa: F401  # noqa: F401  # noqa: F401  # noqa:
     windows,
 )
 
-linalg.install_checks()  # post-call checks, on ops of both linalg files
 _registry.install_methods()
 
 from . import _overrides  # noqa: E402,F401  (`__torch_function__` variants, off until needed)

@@ -71,9 +71,9 @@ _NUMPY_ALIASES = {"dim": "axis", "keepdim": "keepdims"}
 _NOARG = object()
 
 
-def _prelude(name: str, params) -> tuple[list, set, str]:
+def _prelude(name: str, params, python_dtype: bool) -> tuple[list, set, str]:
     """Keyword-only alias parameters, the required parameters an alias makes optional, and
-    the lines that read them (and Python's dtypes)."""
+    the lines that read them (and, with `python_dtype`, Python's types as dtypes)."""
     names = {p.name for p in params}
     extra, optional, lines = [], set(), []
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -101,16 +101,20 @@ def _prelude(name: str, params) -> tuple[list, set, str]:
                 f"keyword argument '{alias}'\")\n            {canonical} = {alias}"
             )
         extra.append(f"{alias}=_NOARG")
-    # dtype=float means torch.float64, except in Tensor.type, which reads a class as a type name
-    if name != "type" and "dtype" in names:
+    # dtype=float means torch.float64, as in PyTorch's argument parser
+    if python_dtype and "dtype" in names:
         lines.append("dtype = _from_python_type(dtype)")
     return extra, optional, "".join(line + "\n        " for line in lines)
 
 
-def _gen(name: str, params, body: str, namespace: dict):
-    """Builds a function with `params`' signature whose body is `body` (fast binding)."""
+def _gen(name: str, params, body: str, namespace: dict, python_dtype: bool = True):
+    """Builds a function with `params`' signature whose body is `body` (fast binding).
+
+    With `python_dtype`, a `dtype` parameter reads Python's `float`, `int`, `bool` and
+    `complex` as torch dtypes.
+    """
     parts, defaults, star = [], {}, False
-    extra, optional, prelude = _prelude(name, params)
+    extra, optional, prelude = _prelude(name, params, python_dtype)
     for i, p in enumerate(params):
         s = p.name
         if p.kind == p.VAR_KEYWORD and extra:
@@ -377,7 +381,7 @@ def _name_modules() -> None:
                 fn.__module__ = "jtorch." + ns
 
 
-def _composite_entry(impl, short: str):
+def _composite_entry(impl, short: str, python_dtype: bool):
     """The public function of a composite: a generated one with `impl`'s signature that
     calls it, so that its errors leave it as a generated op's do (see `_gen`)."""
     params = list(inspect.signature(impl).parameters.values())
@@ -391,7 +395,7 @@ def _composite_entry(impl, short: str):
             call.append(f"{p.name}={p.name}")
         else:
             call.append(p.name)
-    fn = _gen(short, params, f"return _impl({', '.join(call)})", {"_impl": impl})
+    fn = _gen(short, params, f"return _impl({', '.join(call)})", {"_impl": impl}, python_dtype)
     fn.__doc__ = impl.__doc__
     fn.__qualname__ = short
     fn.__module__ = "jtorch"
@@ -399,20 +403,35 @@ def _composite_entry(impl, short: str):
     return fn
 
 
-def composite(impl=None, *, name=None, method=True, aliases=(), function=True, publish=None):
+def composite(
+    impl=None, *, name=None, method=True, aliases=(), function=True, publish=None, python_dtype=True
+):
     """Declares an op written in terms of other ops, on Tensors (no kernel of its own).
 
     Like PyTorch's CompositeImplicitAutograd ops: autograd sees the ops it calls.
+
+    Args:
+      name, method, aliases, publish: as for `op`.
+      function: publish a function (False: a Tensor method only).
+      python_dtype: a `dtype` parameter reads Python's types as dtypes (`dtype=float` is
+        torch.float64), as PyTorch's argument parser does; False where the parameter named
+        `dtype` is something else (`Tensor.type(dtype)` takes a type name or class).
     """
     if impl is None:
         return functools.partial(
-            composite, name=name, method=method, aliases=aliases, function=function, publish=publish
+            composite,
+            name=name,
+            method=method,
+            aliases=aliases,
+            function=function,
+            publish=publish,
+            python_dtype=python_dtype,
         )
     full = name or impl.__name__
     short = full.rsplit(".", 1)[-1]
     if full in OPS:
         raise RuntimeError(f"op {full} declared twice")
-    impl = _composite_entry(impl, short)
+    impl = _composite_entry(impl, short, python_dtype)
     OPS[full] = impl
     impl.published = function = function and (_is_public(short) if publish is None else publish)
     if function:

@@ -182,7 +182,7 @@ def _parse_type_string(name: str):
     return getattr(_dtype, _BY_TYPE_NAME[rest[:-6]]), cuda
 
 
-@composite(name="type", function=False)
+@composite(name="type", function=False, python_dtype=False)
 def type_(self, dtype=None, non_blocking=False, **kwargs):
     """Matches `torch.Tensor.type`: the type string, or a cast to a dtype or type string."""
     if dtype is None:

@@ -1,4 +1,5 @@
-"""Matrix products: matmul, mm, bmm, mv, dot, the add* family, einsum, tensordot, cross, cdist.
+"""Matrix products: matmul, mm, bmm, mv, dot, the add* family, einsum, tensordot, cross, cdist,
+multi_dot, vecdot.
 
 PyTorch does not promote the operands of its BLAS-backed products (`mm`, `bmm`,
 `matmul`, `dot`, ...): mixed dtypes raise. These ops therefore use
@@ -729,8 +730,17 @@ def multi_dot(tensors: TL):
     return out
 
 
-def vecdot_check(x, y):
-    """linalg.vecdot's dtype rules (shared with `linalg.py`)."""
+@op(name="linalg.vecdot", promote=NONE, method=False)
+def vecdot(x: T, y: T, *, dim=-1):
+    _vecdot_check(x, y)
+    err = broadcast_error(x.shape, y.shape)
+    if err is not None:
+        raise err
+    return jnp.sum(jnp.conj(x) * y, axis=dim)
+
+
+def _vecdot_check(x, y):
+    """linalg.vecdot's dtype rules."""
     if x.dtype != y.dtype:
         raise RuntimeError(
             f"linalg.vecdot: Expected x and y to have the same dtype, but found x "

@@ -22,19 +22,12 @@ import jax.numpy as jnp
 from .. import _tracebacks, _views
 from .._ops import _dispatch, _registry
 from .._tensor import AutogradMeta, Tensor, meta, wrap
-from . import _fused, anomaly_mode, grad_mode, graph
+from . import _edges, _fused, anomaly_mode, grad_mode
+from ._edges import AccumulateGrad, accumulate, edge_of, regenerate_view
+from ._fn_node import FnNode
 from ._names import GRAD_NAMES_BY_OP, call_name, index_name, node_name
-from .graph import (
-    DIFF_DTYPES,
-    AccumulateGrad,
-    FnNode,
-    Node,
-    accumulate,
-    dependencies,
-    edge_of,
-    regenerate_view,
-    schedule,
-)
+from ._node import DIFF_DTYPES, Node
+from ._traversal import dependencies, schedule
 
 _state = grad_mode._state
 _S, _TI = _registry.S, _registry.TI
@@ -397,8 +390,8 @@ def execute(
                 else:
                     buf[nr] = (
                         buf[nr] + g
-                        if graph.sparse_grads is None
-                        else graph.sparse_grads.add(buf[nr], g)
+                        if _edges.sparse_grads is None
+                        else _edges.sparse_grads.add(buf[nr], g)
                     )
     return captured
 
@@ -452,8 +445,8 @@ def _run_node(node, grads, create_graph, capture, captured, accumulate_into):
                 grads = [_as_value(g, create_graph) for g in new]
     if all(g is None for g in grads):
         return (None,) * len(node._edges)
-    if graph.sparse_grads is not None and not isinstance(node, AccumulateGrad):
-        grads = graph.sparse_grads.densify(grads)  # only leaves take sparse gradients
+    if _edges.sparse_grads is not None and not isinstance(node, AccumulateGrad):
+        grads = _edges.sparse_grads.densify(grads)  # only leaves take sparse gradients
     try:
         out = node.apply(tuple(grads), create_graph)
     except Exception:

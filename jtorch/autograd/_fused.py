@@ -13,7 +13,7 @@ retained grads, custom Functions, `create_graph`, `inputs=`, saved tensors
 modified in place, freed graphs.
 
 The fused program runs what the engine runs: the same VJPs, in the engine's order
-(`graph.schedule`), gradients meeting at a node summed in the same order. A kernel
+(`_traversal.schedule`), gradients meeting at a node summed in the same order. A kernel
 that needs host values in its backward (a value-dependent shape, a Python branch on
 a value) cannot be traced into it: tracing such a graph fails, and the graph is
 declined for good (`_declined`), whether the failure comes while tracing on the
@@ -32,7 +32,9 @@ import jax
 
 from .. import _programs
 from .._tensor import wrap
-from .graph import AccumulateGrad, FnNode, backward_of, post_order
+from ._edges import AccumulateGrad
+from ._fn_node import FnNode, backward_of
+from ._traversal import post_order
 
 # structure (kernels by id: a sighting must not keep an evicted kernel alive) -> times seen
 _seen = _programs.Sightings(limit=1024)
@@ -65,7 +67,7 @@ def _plain(node) -> bool:
 def run(root_edges, root_grads, retain_graph: bool) -> bool:
     """Runs the backward fused if the graph qualifies; False means "use the engine".
 
-    One walk over the graph gives its structure; the engine's order (`graph.schedule`)
+    One walk over the graph gives its structure; the engine's order (`_traversal.schedule`)
     follows from the structure and the nodes' creation order, so the key holds the
     latter as ranks and the order is worked out only when a program is traced.
     """
@@ -206,7 +208,7 @@ class _Fused:
 
 
 def _schedule(spec, ranks, root_edges) -> list:
-    """`graph.schedule` on a key's structure: node positions in the order the engine runs
+    """`_traversal.schedule` on a key's structure: node positions in the order the engine runs
     them (a node once every node feeding it has, the most recently created first)."""
     newer = [0] * len(spec)
     for r, i in enumerate(ranks):

@@ -5,7 +5,8 @@ from __future__ import annotations
 from .. import _tracebacks
 from .._tensor import Tensor, meta
 from . import _engine
-from .graph import _add_hook, accumulator, edge_of
+from ._edges import accumulator, edge_of
+from ._node import _add_hook
 
 
 @_tracebacks.boundary

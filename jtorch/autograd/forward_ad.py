@@ -39,8 +39,9 @@ import numpy as np
 from .. import _programs, _views
 from .._ops import _dispatch, _registry
 from .._tensor import Tensor, wrap
+from ._fn_node import _merge, _pick
 from ._names import call_name
-from .graph import DIFF_DTYPES, _merge, _pick
+from ._node import DIFF_DTYPES
 
 __all__ = [
     "UnpackedDualTensor",

@@ -12,7 +12,9 @@ import jax.numpy as jnp
 
 from .._tensor import SparseOperand, Tensor, meta, wrap
 from . import grad_mode
-from .graph import DIFF_DTYPES, FREED_MESSAGE, Node, _modified_message, edge_of
+from ._edges import edge_of
+from ._fn_node import FREED_MESSAGE, _modified_message
+from ._node import DIFF_DTYPES, Node
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable", "BackwardCFunction"]
 

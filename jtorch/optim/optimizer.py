@@ -24,7 +24,7 @@ import jax.numpy as jnp
 from .._ops.tensor_queries import typename
 from .._tensor import SparseOperand, Tensor, wrap, zero_grads
 from ..autograd import grad_mode
-from ..autograd.graph import RemovableHandle, _add_hook
+from ..autograd._node import RemovableHandle, _add_hook
 
 __all__ = [
     "Optimizer",

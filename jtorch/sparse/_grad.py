@@ -4,7 +4,7 @@ engine adds, accumulates and (for any node but a leaf's) densifies such gradient
 PyTorch's embedding backward with `sparse=True` gives the weight a COO gradient whose
 indices are the looked-up rows in order (uncoalesced) and whose values are the output
 gradient's rows. Here a custom autograd Function returns exactly that tensor; the engine
-hands it to AccumulateGrad as it is (`graph.sparse_grads`, installed with the first such
+hands it to AccumulateGrad as it is (`_edges.sparse_grads`, installed with the first such
 gradient, so dense backward passes never check for one).
 """
 
@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from .._ops.nn import embedding as nn_embedding
 from .._tensor import Tensor
-from ..autograd import graph
+from ..autograd import _edges
 from ..autograd.function import Function
 from . import _math as M
 from ._tensor import SparseTensor
 
 
 class _SparseGrads:
-    """The engine's view of sparse gradients (see `graph.sparse_grads`)."""
+    """The engine's view of sparse gradients (see `_edges.sparse_grads`)."""
 
     @staticmethod
     def is_sparse(g) -> bool:
@@ -85,7 +85,7 @@ class _EmbeddingSparse(Function):
             keep = indices != ctx.padding_idx
             indices, values = indices[keep], values[keep]
         index = indices.reshape(1, -1).to(M._dtype.int64)
-        graph.sparse_grads = _ENGINE
+        _edges.sparse_grads = _ENGINE
         return (
             SparseTensor._coo(index, values, ctx.weight_shape, index.shape[1] < 2),
             None,

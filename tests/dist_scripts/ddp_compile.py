@@ -1,13 +1,14 @@
 """DDP under torch.compile trains to the parameters of one process on the global batch.
 
-Four uses: a compiled training step (forward, backward, optimizer step; the module has a
+Five uses: a compiled training step (forward, backward, optimizer step; the module has a
 buffer, which DDP broadcasts from rank 0 at each forward), a compiled step accumulating two
 micro-batches (the first under `no_sync`), a compiled DDP module whose backward runs
-outside, and a compiled step with `find_unused_parameters=True`. Every rank also trains a
+outside, a compiled step with `find_unused_parameters=True`, and an FSDP2 model's compiled
+step. Every rank also trains a
 plain copy on the whole global batch and checks that they agree; rank 0 prints the
 parameters (the same lines under PyTorch and jtorch).
 
-Under jtorch a compiled step with DDP inside is one program of both processes, the
+Under jtorch a compiled step with DDP (or FSDP2) inside is one program of both processes, the
 all-reduces inside it: once its steady program exists, a step traces nothing and makes no
 collective call from Python (checked where `trace_count` exists: jtorch's compiled function).
 """
@@ -157,6 +158,43 @@ for i in range(3):
     reference_step(reference, ref_opt, X[i], Y[i])
     check(model, reference, "find_unused step")
 report(model, "find_unused step")
+
+# 5. An FSDP2 model (every layer and the root sharded) in a compiled training step.
+from torch.distributed.fsdp import fully_shard  # noqa: E402
+
+model, reference = make(5), make(5)
+for layer in (model.a, model.b):
+    fully_shard(layer)
+fully_shard(model)
+opt = torch.optim.Adam(model.parameters(), lr=0.05)
+ref_opt = torch.optim.Adam(reference.parameters(), lr=0.05)
+
+
+@torch.compile
+def fsdp_step(x, y):
+    opt.zero_grad()
+    mse(model(x), y).backward()
+    opt.step()
+
+
+for i in range(4):
+    x, y = X[i, r * B : (r + 1) * B], Y[i, r * B : (r + 1) * B]
+    if i == 3 and hasattr(fsdp_step, "trace_count"):
+        traced = fsdp_step.trace_count
+        with CommDebugMode() as comm:
+            fsdp_step(x, y)
+        assert fsdp_step.trace_count == traced, "a steady FSDP step traced again"
+        assert comm.get_total_counts() == 0, "a steady FSDP step called a collective from Python"
+    else:
+        fsdp_step(x, y)
+    reference_step(reference, ref_opt, X[i], Y[i])
+full = {name: p.full_tensor() for name, p in model.named_parameters()}
+for (name, p), q in zip(full.items(), reference.parameters()):
+    assert torch.allclose(p, q, rtol=1e-4, atol=1e-5), ("fsdp step", name, (p - q).abs().max())
+if r == 0:
+    print("fsdp step")
+    for name, p in full.items():
+        print(" ", name, [round(v, 5) for v in p.detach().reshape(-1).tolist()])
 
 if r == 0:
     print("ok", n)

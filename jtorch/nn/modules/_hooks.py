@@ -14,8 +14,8 @@ from collections import OrderedDict
 
 from ..._tensor import Tensor
 from ...autograd import grad_mode
+from ...autograd._node import RemovableHandle, _add_hook
 from ...autograd.function import Function
-from ...autograd.graph import RemovableHandle, _add_hook
 
 # Global module hooks (`torch.nn.modules.module.register_module_*_hook`), run around every
 # module's forward by `_call_with_hooks`.

@@ -13,7 +13,7 @@ from ... import _dtype
 from ..._device import device as _device_cls
 from ..._tensor import Tensor, zero_grads
 from ...autograd import grad_mode
-from ...autograd.graph import RemovableHandle, _add_hook
+from ...autograd._node import RemovableHandle, _add_hook
 from ..parameter import Buffer, Parameter, is_lazy
 from ._hooks import (  # noqa: F401 (PyTorch's module holds the global hook tables)
     _call_with_hooks,

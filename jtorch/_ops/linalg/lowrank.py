@@ -7,7 +7,7 @@ PyTorch's up to the (random) signs of singular-vector pairs, not bit for bit.
 Written with jtorch ops, so autograd differentiates through them.
 """
 
-from ._registry import composite
+from .._registry import composite
 
 
 def _sketch_dtype(A):
