@@ -62,7 +62,7 @@ def randperm_list(n: int, generator) -> list[int]:
     `jax.random.permutation` stable-sorts `arange(n)` by random keys, once per round; XLA's
     CPU sort took 25 ms of a 60000-sample shuffled epoch and compiled for 0.2 s, numpy's
     stable argsort of the same keys gives the same order in a tenth of that.
-    `tests/test_data_sampler_perm.py` holds it to `jax.random.permutation`'s result.
+    `tests/test_data.py::test_samplers_shuffle_as_randperm` holds it to `randperm`'s order.
     """
     key = _random.key_for(generator)
     order = np.arange(n)
