@@ -18,12 +18,13 @@ from jtorch._device import device as _jtorch__device_device
 from jtorch._dtype import dtype as _jtorch__dtype_dtype
 from jtorch._layout import layout as _jtorch__layout_layout
 from jtorch._meta import MetaArray as MetaArray
+from jtorch._storage import Storage as Storage
 from jtorch._storage import UntypedStorage as UntypedStorage
 from jtorch._storage import UntypedStorage as _jtorch__storage_UntypedStorage
+from jtorch._tensor_str import tensor_repr as tensor_repr
 from jtorch._torch_function import _subclass_instance as subclass_hook
 from jtorch._views import Step as _jtorch__views_Step
 import builtins as builtins
-import itertools as itertools
 import jax as jax
 import math as math
 import numpy as np
@@ -58,13 +59,6 @@ class Size(builtins.tuple[_int, ...]):
 
 class SparseOperand(builtins.NotImplementedError):
     def __init__(self, layout: Any) -> None: ...
-
-class Storage:
-    def __init__(self, value: Any) -> None: ...
-    gen: Any
-    id: Any
-    shared: Any
-    value: Any
 
 class Tensor:
     @property
@@ -1308,9 +1302,9 @@ def _check_grad(t: Tensor, g: Any) -> None: ...
 def _rebuild_from_numpy(arr: Any, requires_grad: Any) -> Any: ...
 def _rebuild_from_type_v2(func: Any, new_type: Any, args: Any, state: Any) -> Any: ...
 def _set_obj_state(obj: Any, state: Any) -> Any: ...
-_storage_ids: Any
 def _to_python(scalar: Any) -> Any: ...
 inference_check: None
+legacy_cuda: Any
 def meta(t: Tensor) -> AutogradMeta: ...
 def wrap(arr: Any) -> Tensor: ...
 def wrap_dim(dim: _int, ndim: _int) -> _int: ...
