@@ -274,6 +274,7 @@ OPS = {
     "lerp": lambda torch, x, p, w: torch.lerp(x, p, 0.25),
     "sign": lambda torch, x, p, w: x.sign(),
     "round": lambda torch, x, p, w: x.round(),
+    "round_decimals_0": lambda torch, x, p, w: x.round(decimals=0),
     # in place, on a non-leaf copy of x
     "add_": _inplace(lambda torch, a, p, w: a.add_(p)),
     "mul_": _inplace(lambda torch, a, p, w: a.mul_(2)),
@@ -349,10 +350,8 @@ DOUBLE = [
 
 # Known differences, each with its reason (strict: a fix turns the xfail into a failure).
 _NAME = "node name differs (jtorch/autograd/_names.py)"
-_OVERLOAD = "PyTorch names the overload (dim / scalar / all-reduce variants number differently)"
 _DECOMPOSED = "PyTorch decomposes this op into several nodes; jtorch records one"
 NAME_XFAIL: dict = {
-    "split_sizes": _OVERLOAD,
     "reshape_noncontiguous": "reshape of a non-contiguous tensor is UnsafeViewBackward0",
     "zero_": _NAME + ": ZeroBackward0",
     "copy_": _NAME + ": the full name is torch::autograd::CopyBackwards",

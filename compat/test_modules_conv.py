@@ -489,3 +489,23 @@ def test_interpolate_antialias(mode, kwargs):
     (to, tg), (jo, jg) = results
     np.testing.assert_allclose(jo, to, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(jg, tg, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+@pytest.mark.parametrize(
+    "k, s, p, d, ceil", [(2, 2, 0, 1, False), (3, 2, 1, 1, True), (3, 1, 1, 2, False)]
+)
+def test_max_pool_gradient_ties_and_nan(nd, k, s, p, d, ceil):
+    # Ties (after rounding) and NaNs: the gradient goes where PyTorch's kernel sends it.
+    shape = (2, 2) + (7, 6, 5)[:nd]
+    x = np.round(_rng.standard_normal(shape)).clip(-1, 1).astype(np.float32)
+    x[0, 0][_rng.random(shape[2:]) < 0.3] = np.nan
+    grads = []
+    for lib in (torch, jtorch):
+        t = lib.tensor(x, requires_grad=True)
+        y = getattr(lib.nn.functional, f"max_pool{nd}d")(t, k, s, p, d, ceil)
+        w = lib.tensor(np.arange(y.numel(), dtype=np.float32).reshape(tuple(y.shape)))
+        (y * w).sum().backward()  # (NaN, but each window still passes its weight on)
+        grads.append((y.detach().numpy(), t.grad.numpy()))
+    np.testing.assert_array_equal(grads[0][0], grads[1][0])
+    np.testing.assert_array_equal(grads[0][1], grads[1][1])

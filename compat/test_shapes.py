@@ -209,6 +209,12 @@ CASES = {
     ],
 }
 
+CASES["H_of_matrix_and_scalar"] = lambda lib: (
+    grid(lib, 2, 3).H,
+    lib.tensor(2.0).H,
+    grid(lib, 2, 3).requires_grad_().H.grad_fn.name(),
+)
+
 ERRORS = {
     "index_past_end": lambda lib: grid(lib, 6, 2)[6],
     "index_before_start": lambda lib: grid(lib, 6, 2)[-7],
@@ -221,6 +227,9 @@ ERRORS = {
     "negative_full": lambda lib: lib.full((-3,), 1.0),
     "eye_negative_m": lambda lib: lib.eye(2, -1),
     "eye_negative_n": lambda lib: lib.eye(-2),
+    # Tensor.H is a matrix's: other ranks raise (0-D is deprecated, not refused)
+    "H_of_vector": lambda lib: grid(lib, 6).H,
+    "H_of_batch": lambda lib: grid(lib, 2, 3).reshape(2, 1, 3).H,
     "scalar_mul_backward_twice": lambda lib: [
         y.backward() for y in [(lib.tensor([1.0, 2.0], requires_grad=True) * 2).sum()] * 2
     ],

@@ -31,6 +31,7 @@ from jtorch import _storage as _storage
 from jtorch import _streams as _streams
 from jtorch import _sym as _sym
 from jtorch import _tensor as _tensor
+from jtorch import _tensor_str as _tensor_str
 from jtorch import _torch_function as _torch_function
 from jtorch import _tracebacks as _tracebacks
 from jtorch import _tracing as _tracing
@@ -232,8 +233,6 @@ from jtorch._ops.shape import resize_as_ as resize_as_
 from jtorch._ops.shape import tensor_split as tensor_split
 from jtorch._ops.shape import unravel_index as unravel_index
 from jtorch._ops.shape import unsafe_chunk as unsafe_chunk
-from jtorch._ops.shape import unsafe_split as unsafe_split
-from jtorch._ops.shape import unsafe_split_with_sizes as unsafe_split_with_sizes
 from jtorch._ops.shape import vsplit as vsplit
 from jtorch._ops.statistics import nanquantile as nanquantile
 from jtorch._ops.statistics import quantile as quantile
@@ -286,7 +285,7 @@ from jtorch._ops.views import flatten as flatten
 from jtorch._ops.views import moveaxis as moveaxis
 from jtorch._ops.views import permute as permute
 from jtorch._ops.views import reshape as reshape
-from jtorch._ops.views import split_with_sizes as split_with_sizes
+from jtorch._ops.views import split as split
 from jtorch._ops.views import squeeze as squeeze
 from jtorch._ops.views import unflatten as unflatten
 from jtorch._ops.windows import bartlett_window as bartlett_window
@@ -1213,9 +1212,9 @@ def roll(input: Tensor | _Number, shifts: _int | Sequence[_int], dims: _int | Se
 # declared in jtorch/_ops/shape.py
 def rot90(input: Tensor | _Number, k: _int = 1, dims: _int | Sequence[_int] = ..., *, out: Tensor | None = None) -> Tensor: ...
 # declared in jtorch/_ops/pointwise_math.py
-def round(input: Tensor | _Number, *, decimals: Any = 0, out: Tensor | None = None) -> Tensor: ...
+def round(input: Tensor | _Number, *, decimals: Any = None, out: Tensor | None = None) -> Tensor: ...
 # declared in jtorch/_ops/pointwise_math.py
-def round_(input: Tensor | _Number, *, decimals: Any = 0) -> Tensor: ...
+def round_(input: Tensor | _Number, *, decimals: Any = None) -> Tensor: ...
 # declared in jtorch/_ops/shape.py
 def row_stack(tensors: Sequence[Tensor], *, out: Tensor | None = None) -> Tensor: ...
 # declared in jtorch/_ops/pointwise_math.py
@@ -1275,7 +1274,7 @@ sparse_coo: _jtorch__layout_layout
 sparse_csc: _jtorch__layout_layout
 sparse_csr: _jtorch__layout_layout
 # declared in jtorch/_ops/views.py
-def split(tensor: Tensor | _Number, split_size_or_sections: _int | Sequence[_int], dim: _int | Sequence[_int] = 0, *, axis: Any = ...) -> tuple[Tensor, ...]: ...
+def split_with_sizes(input: Tensor | _Number, split_sizes: Any, dim: _int | Sequence[_int] = 0, *, axis: Any = ...) -> tuple[Tensor, ...]: ...
 # declared in jtorch/_ops/pointwise_math.py
 def sqrt(input: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
 # declared in jtorch/_ops/pointwise_math.py
@@ -1363,6 +1362,10 @@ def unfold(input: Tensor | _Number, dimension: Any, size: Any, step: Any) -> Ten
 def unique(input: Tensor | _Number, sorted: _bool = True, return_inverse: _bool = False, return_counts: _bool = False, dim: _int | Sequence[_int] | None = None, *, axis: Any = ...) -> Tensor: ...
 # declared in jtorch/_ops/sorting.py
 def unique_consecutive(input: Tensor | _Number, return_inverse: _bool = False, return_counts: _bool = False, dim: _int | Sequence[_int] | None = None, *, axis: Any = ...) -> Tensor: ...
+# declared in jtorch/_ops/views.py
+def unsafe_split(input: Tensor | _Number, split_size: Any, dim: _int | Sequence[_int] = 0, *, axis: Any = ...) -> tuple[Tensor, ...]: ...
+# declared in jtorch/_ops/views.py
+def unsafe_split_with_sizes(input: Tensor | _Number, split_sizes: Any, dim: _int | Sequence[_int] = 0, *, axis: Any = ...) -> tuple[Tensor, ...]: ...
 # declared in jtorch/_ops/views.py
 def unsqueeze(input: Tensor | _Number, dim: _int | Sequence[_int] = ..., *, axis: Any = ...) -> Tensor: ...
 # declared in jtorch/_ops/creation.py

@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 
 from . import _device, _dtype
-from ._tensor import Size, Tensor
+from ._tensor import Size, Tensor, legacy_cuda
 
 __all__ = ["set_default_tensor_type"]
 
@@ -111,9 +111,8 @@ def _is_int(x) -> bool:
 
 def _new(cls: tensortype, args: tuple, kwargs: dict) -> Tensor:
     """PyTorch's legacy constructor `new()`: a size, data, or a tensor to alias."""
-    # The ops are declared after this module is imported.
-    from ._ops.creation import tensor, zeros
-    from ._ops.views import alias
+    # The ops, from the assembled namespace (they are a layer above this one).
+    import jtorch
 
     if set(kwargs) - {"device", "size"} or ("size" in kwargs and args):
         raise _invalid(args, kwargs)
@@ -142,7 +141,7 @@ def _new(cls: tensortype, args: tuple, kwargs: dict) -> Tensor:
                 f"expected {_options(cls.dtype, kind)} (got "
                 f"{_options(other.dtype, other.device.type)})"
             )
-        return alias(other)
+        return jtorch.alias(other)
     if len(args) == 1 and isinstance(args[0], Size):
         args = tuple(args[0])
     if not args or _is_int(args[0]):
@@ -160,7 +159,7 @@ def _new(cls: tensortype, args: tuple, kwargs: dict) -> Tensor:
                 f"Trying to create tensor with negative dimension {bad}: {list(shape)}"
             )
         # PyTorch leaves this memory uninitialised; jtorch gives zeros.
-        return zeros(shape, dtype=cls.dtype, device=device)
+        return jtorch.zeros(shape, dtype=cls.dtype, device=device)
     if len(args) > 1:
         raise _invalid(args, kwargs)
     data = args[0]
@@ -168,17 +167,7 @@ def _new(cls: tensortype, args: tuple, kwargs: dict) -> Tensor:
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     if isinstance(data, (int, float, complex, bool, np.generic)):
         raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
-    return tensor(data, dtype=cls.dtype, device=device)
-
-
-_legacy_device = [False]
-
-
-def new_default(args: tuple, kwargs: dict) -> Tensor:
-    """`torch.Tensor(...)`: the legacy constructor of the default tensor type."""
-    types = CUDA_TYPES if _legacy_device[0] else CPU_TYPES
-    name = next(n for n, dt in _TYPES if dt is _dtype.get_default_dtype())
-    return _new(types[name], args, kwargs)
+    return jtorch.tensor(data, dtype=cls.dtype, device=device)
 
 
 def set_default_tensor_type(t, /) -> None:
@@ -187,8 +176,6 @@ def set_default_tensor_type(t, /) -> None:
     import importlib
 
     import jtorch
-
-    from ._ops.creation import set_default_device
 
     if isinstance(t, str):
         first, *rest = t.split(".")
@@ -219,8 +206,8 @@ def set_default_tensor_type(t, /) -> None:
         )
     _dtype.set_default_dtype(t.dtype)
     if t.is_cuda:
-        set_default_device("cuda")
-        _legacy_device[0] = True
-    elif _legacy_device[0]:
-        set_default_device("cpu")
-        _legacy_device[0] = False
+        jtorch.set_default_device("cuda")
+        legacy_cuda[0] = True
+    elif legacy_cuda[0]:
+        jtorch.set_default_device("cpu")
+        legacy_cuda[0] = False

@@ -1,6 +1,6 @@
 """Storage objects: what `Tensor.untyped_storage()` and `Tensor.storage()` return.
 
-A jtorch storage is one jax array that its tensors' views index (`_tensor.Storage`). These
+A jtorch storage is one jax array that its tensors' views index (`Storage`, below). These
 classes are PyTorch's user-facing views of it: `UntypedStorage` counts bytes (a slice of
 one, `storage[a:b]`, is a window onto the same storage), `TypedStorage` (deprecated in
 PyTorch, as `Tensor.storage()` warns) counts elements of one dtype. Both share the
@@ -15,6 +15,7 @@ the address changes when an in-place write rebinds the storage to a new buffer.
 
 from __future__ import annotations
 
+import itertools
 import operator
 import warnings
 import weakref
@@ -24,6 +25,21 @@ import numpy as np
 from . import _device, _dtype, _meta
 
 __all__ = ["UntypedStorage", "TypedStorage", "LEGACY_STORAGES", "address"]
+
+
+_storage_ids = itertools.count(1)
+
+
+class Storage:
+    """The shared, rebindable home of a root array. `gen` counts writes, for view freshness."""
+
+    __slots__ = ("value", "gen", "id", "shared", "__weakref__")
+
+    def __init__(self, value):
+        self.value = value
+        self.gen = 0
+        self.id = next(_storage_ids)
+        self.shared = False  # share_memory_() was called (is_shared() reports it)
 
 
 def _flat_view(st, np_dtype) -> np.ndarray:
@@ -96,8 +112,6 @@ def address(st) -> int:
 
 
 def _new_root(arr):
-    from ._tensor import Storage
-
     return Storage(arr)
 
 

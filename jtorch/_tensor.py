@@ -14,7 +14,6 @@ registry; this module holds what every tensor is, not what it can compute.
 from __future__ import annotations
 
 import builtins
-import itertools
 import math
 import warnings
 
@@ -24,7 +23,8 @@ import numpy as np
 
 from . import _device, _dtype, _layout, _meta, _storage, _views
 from ._meta import MetaArray
-from ._storage import UntypedStorage
+from ._storage import Storage, UntypedStorage
+from ._tensor_str import tensor_repr
 
 __all__ = ["Tensor", "Size", "Storage", "AutogradMeta", "SparseOperand"]
 
@@ -54,22 +54,12 @@ class Size(tuple):
         return (Size, (tuple(self),))
 
 
-_storage_ids = itertools.count(1)
+# Whether the legacy default type (what `torch.Tensor(...)` builds) is a `torch.cuda` one:
+# `set_default_tensor_type(torch.cuda.FloatTensor)` sets it.
+legacy_cuda = [False]
 # How often a `.grad` was read, set or deleted: `jtorch.compile` keys a program that never
 # touches `.grad` without the `.grad` it might find (a compiled module's forward).
 grad_touches = [0]
-
-
-class Storage:
-    """The shared, rebindable home of a root array. `gen` counts writes, for view freshness."""
-
-    __slots__ = ("value", "gen", "id", "shared", "__weakref__")
-
-    def __init__(self, value):
-        self.value = value
-        self.gen = 0
-        self.id = next(_storage_ids)
-        self.shared = False  # share_memory_() was called (is_shared() reports it)
 
 
 class AutogradMeta:
@@ -159,13 +149,15 @@ class Tensor:
     _fw = None  # forward AD: the tangent in an open dual level (autograd/forward_ad.py)
 
     # Legacy constructor: torch.Tensor(2, 3), torch.Tensor([1, 2]), torch.Tensor(t): the
-    # default legacy type's (`torch.FloatTensor(...)` for float32), see `_legacy_types`.
+    # default legacy type's (`torch.FloatTensor(...)` for float32). The legacy types are
+    # built on Tensor (`_legacy_types`): they are found in the assembled namespace.
     def __new__(cls, *args, **kwargs):
         if len(args) == 1 and isinstance(args[0], Tensor) and not kwargs:
             return Tensor._make_subclass(cls, args[0])  # aliases, whatever its dtype
-        from . import _legacy_types
+        import jtorch
 
-        t = _legacy_types.new_default(args, kwargs)
+        name = _dtype.legacy_type_name(_dtype.get_default_dtype()).rpartition(".")[2]
+        t = getattr(jtorch.cuda if legacy_cuda[0] else jtorch, name)(*args, **kwargs)
         return t if cls is Tensor else Tensor._make_subclass(cls, t)
 
     def __init__(self, *args, **kwargs):
@@ -621,8 +613,6 @@ class Tensor:
         return object.__format__(self, spec)
 
     def __repr__(self, *, tensor_contents=None) -> str:
-        from ._tensor_str import tensor_repr
-
         return tensor_repr(self)
 
     def __reduce_ex__(self, protocol):

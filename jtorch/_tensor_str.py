@@ -363,12 +363,13 @@ def tensor_repr(t) -> str:
         suffixes.append(f"grad_fn=<{grad_fn_name}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
-    from ._ops import _dispatch
+    # the tangent in an open dual level, read as PyTorch's _tensor_str reads it (through the
+    # assembled namespace: forward AD is a layer above this one)
+    import jtorch
 
-    if _dispatch.forward_ad is not None:  # a dual level is open
-        tangent = _dispatch.forward_ad.unpack_dual(t).tangent
-        if tangent is not None:
-            suffixes.append(f"tangent={tangent}")
+    tangent = jtorch.autograd.forward_ad.unpack_dual(t).tangent
+    if tangent is not None:
+        suffixes.append(f"tangent={tangent}")
 
     text = _add_suffixes(prefix + body, suffixes, indent)
     if "Parameter" in _class_names(t):

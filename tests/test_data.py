@@ -417,6 +417,30 @@ def test_random_sampler_advances_its_generator_as_pytorch_does():
     assert len(list(RandomSampler(range(10), num_samples=15, generator=g3))) == 15
 
 
+@pytest.mark.parametrize("n", [0, 1, 2, 1625, 1626, 5000])
+def test_samplers_shuffle_as_randperm(n):
+    # The samplers sort randperm's random keys with numpy (one round up to n = 1625, two
+    # from 1626): the order and the generator's advance are randperm's.
+    if n:  # (a RandomSampler of nothing raises, as PyTorch's does)
+        g1, g2 = torch.Generator().manual_seed(5), torch.Generator().manual_seed(5)
+        order = list(RandomSampler(range(n), generator=g1))
+        assert order == torch.randperm(n, generator=g2).tolist()
+        torch.randperm(n, generator=g2)  # PyTorch's trailing empty draw
+        assert torch.rand(2, generator=g1).tolist() == torch.rand(2, generator=g2).tolist()
+    idx = list(range(100, 100 + n))
+    sub = list(SubsetRandomSampler(idx, generator=torch.Generator().manual_seed(2)))
+    perm = torch.randperm(n, generator=torch.Generator().manual_seed(2)).tolist()
+    assert sub == [idx[i] for i in perm]
+    torch.manual_seed(9)
+    drawn = list(SubsetRandomSampler(idx))  # the default generator
+    torch.manual_seed(9)
+    assert drawn == [idx[i] for i in torch.randperm(n).tolist()]
+    if n:
+        ds = DistributedSampler(range(n), num_replicas=1, rank=0, seed=4)
+        ds.set_epoch(2)
+        assert list(ds) == torch.randperm(n, generator=torch.Generator().manual_seed(6)).tolist()
+
+
 def test_loader_shuffle_reproducible():
     ds = TensorDataset(torch.arange(10))
 

@@ -29,10 +29,14 @@ PKG = os.path.join(ROOT, "jtorch")
 # `jtorch.compile` as PyTorch's call `torch.compile`; `NonDynamicallyQuantizableLinear` lives
 # in `nn.modules.linear` (as in PyTorch); `jtorch.distributions` imports `_kl_cross` after
 # `kl`; a pickled sparse tensor's rebuild function is set on `sparse._tensor` by the package.
-# The two left: autograd's `graph` -> `_engine` (a recorded backward under
-# `create_graph=True`) and the tensor core (`_tensor` <-> `_storage`/`_legacy_types`/
-# `_tensor_str`, which reach the ops and the registry's forward-AD hook).
-MAX_CYCLES = 2
+# 1 later that day: the VJP node's backward under `create_graph=True` records its call
+# through `_fn_node.record_call`, which the engine sets (as autograd sets `_dispatch`'s
+# hooks), instead of importing `_engine`. 0 the same day: the tensor core's circle
+# (`_tensor` <-> `_storage`/`_legacy_types`/`_tensor_str`, which reached the ops) is gone:
+# `Storage` lives in `_storage`; `_tensor_str` reads forward AD's tangent and
+# `_legacy_types` calls the factories through the assembled namespace; `Tensor.__new__`
+# (the legacy constructor) calls the default legacy type found there.
+MAX_CYCLES = 0
 
 # docs/design.md's layer table, bottom to top: the top-level units (`jtorch.<name>`) of
 # each layer. A unit may import, at module level, units of its own layer and below.

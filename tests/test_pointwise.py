@@ -336,6 +336,13 @@ def test_rounding():
     check(torch.floor(t(I)), I, torch.int64)
     with pytest.raises(NotImplementedError, match="round_cpu"):
         torch.round(t(I), decimals=1)
+    # decimals= given (even 0) is PyTorch's round.decimals overload: no integer kernel, and
+    # its own node name
+    with pytest.raises(NotImplementedError, match="round_vml_cpu"):
+        torch.round(t(I), decimals=0)
+    x = t([0.5, 1.5]).requires_grad_()
+    assert torch.round(x).grad_fn.name() == "RoundBackward0"
+    assert torch.round(x, decimals=0).grad_fn.name() == "RoundBackward1"
     with pytest.raises(NotImplementedError, match="frac_cpu"):
         torch.frac(t(I))
     with pytest.raises(NotImplementedError, match="ceil is not supported for complex"):

@@ -93,3 +93,61 @@ def test_lp_pool_and_max_pool_with_indices():
     assert v.tolist() == [[[[6.0, 8.0], [14.0, 16.0]]]] and i.tolist() == [[[[5, 7], [13, 15]]]]
     v, i = F.max_pool3d_with_indices(jtorch.from_numpy(x3), 2)
     assert v.tolist() == [[[[[3.0]]]]] and i.shape == (1, 1, 1, 1, 1)
+
+
+def _max_pool2d_grad_reference(x, k, s, p, d, out):
+    """d(sum(w * max_pool2d(x)))/dx by PyTorch's documented CPU loop: a window's winner is
+    its first maximum (`val > maxval`), unless it holds a NaN (`|| isnan(val)`: the last)."""
+    n, c, h, wd = x.shape
+    grad = np.zeros_like(x)
+    for b in range(n):
+        for ch in range(c):
+            for i in range(out[0]):
+                for j in range(out[1]):
+                    best, where = -np.inf, None
+                    for a in range(k):
+                        for e in range(k):
+                            r, q = i * s - p + a * d, j * s - p + e * d
+                            if not (0 <= r < h and 0 <= q < wd):
+                                continue
+                            v = x[b, ch, r, q]
+                            if where is None or v > best or np.isnan(v):
+                                best, where = v, (r, q)
+                    grad[b, ch][where] += 1.0 + i + 10 * j  # (the weight of this output)
+    return grad
+
+
+@pytest.mark.parametrize(
+    "k, s, p, d, ceil",
+    [
+        (2, 2, 0, 1, False),
+        (3, 2, 1, 1, False),
+        (3, 2, 1, 1, True),
+        (2, 1, 0, 1, False),
+        (3, 1, 1, 2, False),
+    ],
+)
+def test_max_pool2d_gradient_goes_to_pytorchs_winner(k, s, p, d, ceil):
+    rng = np.random.default_rng(k * 10 + s)
+    x = np.round(rng.standard_normal((2, 2, 7, 6))).clip(-1, 1).astype(np.float32)  # ties
+    x[0, 0][rng.random((7, 6)) < 0.3] = np.nan
+    t = jtorch.from_numpy(x).requires_grad_()
+    y = F.max_pool2d(t, k, s, p, d, ceil)
+    oh, ow = y.shape[2:]
+    w = 1.0 + np.arange(oh)[:, None] + 10 * np.arange(ow)[None, :]
+    (y * jtorch.from_numpy(w.astype(np.float32))).sum().backward()
+    np.testing.assert_array_equal(
+        t.grad.numpy(), _max_pool2d_grad_reference(x, k, s, p, d, (oh, ow))
+    )
+
+
+def test_max_pool_forward_mode_and_double_backward():
+    x = jtorch.tensor([[[[1.0, 3.0, 3.0, 0.0], [2.0, 0.0, 4.0, 4.0]]]])
+    tangent = jtorch.arange(8.0).reshape(1, 1, 2, 4)
+    _, dy = jtorch.func.jvp(lambda a: F.max_pool2d(a, 2), (x,), (tangent,))
+    assert dy.tolist() == [[[[1.0, 6.0]]]]  # the tangent at each window's first maximum
+    x.requires_grad_()
+    (g,) = jtorch.autograd.grad(F.max_pool2d(x, 2).pow(2).sum(), x, create_graph=True)
+    assert g.tolist() == [[[[0.0, 6.0, 0.0, 0.0], [0.0, 0.0, 8.0, 0.0]]]]
+    g.sum().backward()  # d/dx of sum(2 * winner): 2 at each winner
+    assert x.grad.tolist() == [[[[0.0, 2.0, 0.0, 0.0], [0.0, 0.0, 2.0, 0.0]]]]

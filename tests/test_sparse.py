@@ -111,6 +111,15 @@ def test_sparse_leaf_grad_is_sparse_on_its_pattern():
     np.testing.assert_allclose(s.grad._values().numpy(), [3.0] * 4)
 
 
+def test_empty_sparse_to_dense_keeps_the_graph():
+    # PyTorch: to_dense() of a sparse tensor with no entries still requires grad (ToDenseBackward0)
+    s = torch.eye(0, 5).to_sparse_csr().requires_grad_(True)
+    d = s.to_dense()
+    assert d.requires_grad and tuple(d.shape) == (0, 5)
+    (d * 2).sum().backward()
+    assert s.grad.layout == torch.sparse_csr and tuple(s.grad.shape) == (0, 5)
+
+
 def test_sum_and_softmax():
     s = _coo()
     assert s.sum().item() == pytest.approx(VAL.sum())

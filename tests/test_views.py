@@ -216,3 +216,16 @@ def test_strided_views_of_every_dtype_read_their_elements(dtype):
     got = v[1:, ::2].t().to(torch.float32)
     expected = [[1.0, 1.0], [1.0, 1.0]] if dtype == "bool" else [[4.0, 8.0], [6.0, 10.0]]
     assert got.tolist() == expected
+
+
+def test_H_is_a_matrix_property():
+    m = torch.arange(6.0).reshape(2, 3).requires_grad_()
+    h = m.H
+    assert h.tolist() == [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
+    assert h.grad_fn.name() == "TransposeBackward0"  # PyTorch's matrix_H: transpose(-2, -1)
+    s = torch.tensor(2.0)
+    with pytest.warns(UserWarning, match="deprecated on 0-D"):
+        assert s.H is s
+    for bad in (torch.zeros(3), torch.zeros(2, 2, 2)):
+        with pytest.raises(RuntimeError, match="only supported on matrices"):
+            _ = bad.H

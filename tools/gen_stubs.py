@@ -262,6 +262,12 @@ def _annotation(stub: Stub, fn, ann) -> str:
             return "Any"
     if ann is None:
         return "None"
+    if isinstance(ann, types.GenericAlias) and ann.__origin__ is tuple:  # tuple[X, ...]
+        args = ann.__args__
+        if len(args) == 2 and args[1] is Ellipsis:
+            inner = _annotation(stub, fn, args[0])
+            return "Any" if inner == "Any" else f"tuple[{inner}, ...]"
+        return "Any"
     if isinstance(ann, types.UnionType):
         parts = [_annotation(stub, fn, a) for a in ann.__args__]
         return "Any" if "Any" in parts else " | ".join(parts)

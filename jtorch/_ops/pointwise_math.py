@@ -156,15 +156,18 @@ trunc = _rounding("trunc", jnp.trunc, aliases=("fix",))
 
 
 @pointwise(aliases=("special.round",))
-def round(input: T, *, decimals=0):
-    """Matches `torch.round`: halves round to even; `decimals` scales by a power of ten."""
+def round(input: T, *, decimals=None):
+    """Matches `torch.round`: halves round to even; `decimals` scales by a power of ten.
+
+    None stands for "not given": `decimals=` selects PyTorch's `round.decimals` overload,
+    which has its own node (RoundBackward1) and no integer kernel, even at 0."""
     if is_bool(input) or is_complex(input):
         raise not_implemented("round_vml_cpu", input)
     if is_integral(input):
-        if decimals != 0:
-            raise not_implemented("round_cpu", input)
+        if decimals is not None:
+            raise not_implemented("round_vml_cpu" if decimals == 0 else "round_cpu", input)
         return input
-    if decimals == 0:
+    if not decimals:
         return jnp.round(input)
     return run_in_opmath(_round_decimals)(input, decimals)
 

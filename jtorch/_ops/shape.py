@@ -146,6 +146,8 @@ def _atleast(n):
             return views.unsqueeze(views.unsqueeze(x, 0), 2)
         if n == 3 and x.ndim == 2:
             return views.unsqueeze(x, 2)
+        if n == 2 and x.ndim == 1:  # PyTorch's unsqueeze(0) (UnsqueezeBackward0)
+            return views.unsqueeze(x, 0)
         return views.reshape(x, (1,) * (n - x.ndim) + tuple(x.shape))
 
     impl.__name__ = f"atleast_{n}d"
@@ -239,21 +241,13 @@ vsplit = _directional_split("vsplit", 2, lambda n: 0)
 dsplit = _directional_split("dsplit", 3, lambda n: 2)
 
 
-# PyTorch's unsafe_* variants only differ from split/chunk in autograd's view tracking; the
-# pieces alias the input in both, and so they do here.
-@composite(method=True)
-def unsafe_split(input, split_size, dim=0):
-    return views.split(input, split_size, dim)
-
-
-@composite(method=True)
-def unsafe_split_with_sizes(input, split_sizes, dim=0):
-    return views.split(input, list(split_sizes), dim)
-
-
 @composite(method=True)
 def unsafe_chunk(input, chunks, dim=0):
-    return views.chunk(input, chunks, dim)
+    """Matches `torch.unsafe_chunk`: `chunk` through `unsafe_split`, as PyTorch's."""
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    n = input.shape[wrap_dim(dim, input.ndim)]
+    return views.unsafe_split(input, max(-(-n // chunks), 1), dim)
 
 
 # ---------------------------------------------------------------------------

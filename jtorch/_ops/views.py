@@ -8,6 +8,7 @@ composites that pick a view or a copy.
 
 import functools
 import math
+import warnings
 
 from .. import _dtype, _views
 from .._dtype import c10_name
@@ -358,8 +359,8 @@ def unbind(input: T, dim=0):
     return tuple(steps)
 
 
-@view_op
-def split(tensor: T, split_size_or_sections, dim=0):
+def _split_steps(tensor, split_size_or_sections, dim) -> list:
+    """The slices of `tensor.split(split_size_or_sections, dim)`, with PyTorch's errors."""
     d = wrap_dim(dim, tensor.ndim)
     n = tensor.shape[d]
     if isinstance(split_size_or_sections, int):
@@ -381,12 +382,41 @@ def split(tensor: T, split_size_or_sections, dim=0):
     for s in sizes:
         steps.append(_slice_step(tensor, d, start, s))
         start += s
-    return tuple(steps)
+    return steps
+
+
+# PyTorch's split is two ATen ops, by the argument's type (Tensor.split picks one), whose
+# nodes are SplitBackward0 and SplitWithSizesBackward0; unsafe_split(_with_sizes) differ
+# from them only in autograd's view tracking (the pieces alias the input in both, and so
+# they do here) and in their nodes' names.
+@view_op(method=False)
+def _split(tensor: T, split_size, dim=0):
+    return tuple(_split_steps(tensor, split_size, dim))
 
 
 @composite(method=True)
-def split_with_sizes(input, split_sizes, dim=0):
-    return split(input, list(split_sizes), dim)
+def split(
+    tensor: Tensor, split_size_or_sections: int | list[int] | tuple[int, ...], dim: int = 0
+) -> tuple[Tensor, ...]:
+    """Matches `torch.split` / `Tensor.split`: `split_with_sizes` for a list of sizes."""
+    if isinstance(split_size_or_sections, int):
+        return _split(tensor, split_size_or_sections, dim)
+    return split_with_sizes(tensor, split_size_or_sections, dim)
+
+
+@view_op(method=True)
+def split_with_sizes(input: T, split_sizes, dim=0):
+    return tuple(_split_steps(input, list(split_sizes), dim))
+
+
+@view_op(method=True)
+def unsafe_split(input: T, split_size, dim=0):
+    return tuple(_split_steps(input, split_size, dim))
+
+
+@view_op(method=True)
+def unsafe_split_with_sizes(input: T, split_sizes, dim=0):
+    return tuple(_split_steps(input, list(split_sizes), dim))
 
 
 @composite
@@ -650,7 +680,26 @@ def as_strided_(input, size, stride, storage_offset=None):
 # Tensor properties that are views.
 Tensor.T = property(lambda self: _permute(self, tuple(reversed(range(self.ndim)))))
 Tensor.mT = property(lambda self: transpose(self, -2, -1))
-Tensor.H = property(lambda self: self.T.conj() if self.dtype.is_complex else self.T)
+
+
+def _matrix_H(self):
+    """Matches `Tensor.H`: a matrix's conjugate transpose (`mH`); other ranks are refused,
+    except 0-D (deprecated: the tensor itself, conjugated if complex)."""
+    if self.ndim == 0:
+        warnings.warn(
+            "Tensor.H is deprecated on 0-D tensors. Consider using x.conj().", stacklevel=2
+        )
+        return self.conj() if self.dtype.is_complex else self
+    if self.ndim != 2:
+        hint = " For batches of matrices, consider using tensor.mH" if self.ndim > 2 else ""
+        raise RuntimeError(
+            f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor."
+            + hint
+        )
+    return self.mH
+
+
+Tensor.H = property(_matrix_H)
 Tensor.mH = property(
     lambda self: (
         transpose(self, -2, -1).conj() if self.dtype.is_complex else transpose(self, -2, -1)

@@ -22,7 +22,7 @@ import jax.numpy as jnp
 from .. import _tracebacks, _views
 from .._ops import _dispatch, _registry
 from .._tensor import AutogradMeta, Tensor, meta, wrap
-from . import _edges, _fused, anomaly_mode, grad_mode
+from . import _edges, _fn_node, _fused, _grad_checks, anomaly_mode, grad_mode
 from ._edges import AccumulateGrad, accumulate, edge_of, regenerate_view
 from ._fn_node import FnNode
 from ._names import GRAD_NAMES_BY_OP, call_name, index_name, node_name
@@ -145,6 +145,8 @@ def record(op, fn, slot_values, arrays, result):
         tuple(epos),
     )
     node.grad_names = GRAD_NAMES_BY_OP.get(op.name)
+    if op.name in _grad_checks.NAMES:
+        node.grad_check = _grad_checks.check_for(op, [o._array for o in outs])
     for k in diff:
         o = outs[k]
         o._rg = True
@@ -235,6 +237,9 @@ def call_recorded(name: str, fn, inputs: tuple):
     )
     record(_NamedOp(name), fn, inputs, arrays, result)
     return result
+
+
+_fn_node.record_call = call_recorded  # how FnNode records its backward under create_graph
 
 
 def _unwrap(v):

@@ -251,6 +251,7 @@ class FnNode(Node):
         "_packed",
         "grad_names",
         "grad_order",
+        "grad_check",
     )
 
     def __init__(self, name, fn, args, mask, edges, saved, n_outputs, outs=None, epos=None):
@@ -258,6 +259,7 @@ class FnNode(Node):
         self._epos = epos
         self.grad_names = None  # _names.grad_name's override (F.linear's)
         self.grad_order = 0  # n: the node records the n-th backward of a forward op
+        self.grad_check = None  # a test of the incoming gradients' values (_grad_checks)
         self._fn = fn
         self._mask = mask
         self._saved = saved
@@ -269,6 +271,8 @@ class FnNode(Node):
     def apply(self, grads, create_graph):
         if self._saved or self._outs is not None or self._freed:
             self._check_saved()
+        if self.grad_check is not None:
+            self.grad_check(grads)
         args = self._args
         if self._freed:
             args = _zeros_like_aval(args)  # the backward reads no values (checked above)
@@ -339,10 +343,14 @@ def _modified_message(arr, node, now, expected):
     )
 
 
+# `record_call(name, fn, inputs)`: runs `fn` on the inputs' arrays and records the call on the
+# tape, as a kernel call is recorded. The engine, which records calls and runs this module's
+# nodes, sets it (`_engine.call_recorded`) when it is imported.
+record_call = None
+
+
 def _record_backward(node, b, args, grads):
     """`create_graph=True`: runs `node`'s backward as a recorded call, so it has a graph too."""
-    from . import _engine
-
     n = len(args)
     flat = _flat_backward(b, n)
     # An argument the backward does not read (`sum`'s input, a bias) carries no history into
@@ -358,10 +366,10 @@ def _record_backward(node, b, args, grads):
         grads
     )
     if node.grad_names is _names.NO_HISTORY:
-        return _engine.call_recorded(node.name() + "Backward", flat, _history_free(inputs))
+        return record_call(node.name() + "Backward", flat, _history_free(inputs))
     names = _names.grad_names(node.name(), node._mask, node.grad_names)
     if not names:
-        return _engine.call_recorded(node.name() + "Backward", flat, inputs)
+        return record_call(node.name() + "Backward", flat, inputs)
     # (a recorded backward's own backward is one formula in PyTorch too: relu's second-order
     # gradient keeps the history of the result it masks with)
     deps = (
@@ -387,7 +395,7 @@ def _record_backward(node, b, args, grads):
         name, dep, spec = key
         reads = tuple(v if d else _history_free(v) for v, d in zip(inputs, dep))
         f = flat if len(ks) == len(names) else _picked(flat, ks)
-        res = _engine.call_recorded(name, f, reads)
+        res = record_call(name, f, reads)
         for k, g in zip(ks, res):
             out[k] = g
             if g is not None and g.grad_fn is not None and isinstance(g.grad_fn, FnNode):

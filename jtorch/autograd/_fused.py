@@ -61,6 +61,7 @@ def _plain(node) -> bool:
         or node._retains
         or node._freed
         or getattr(node, "_packed", False)
+        or getattr(node, "grad_check", None) is not None  # reads gradient values: the engine's
     )
 
 

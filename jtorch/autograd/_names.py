@@ -56,7 +56,7 @@ _NAMES = {
     "dstack": "CatBackward0",
     "hstack": "CatBackward0",
     "vstack": "CatBackward0",
-    "cartesian_prod": "StackBackward0",
+    "_cartesian_prod": "StackBackward0",
     "combinations": "StackBackward0",
     "cumulative_trapezoid": "CumsumBackward0",
     "diagflat": "DiagEmbedBackward0",
@@ -77,6 +77,20 @@ _NAMES = {
     "det": "LinalgDetBackward0",
     "cross": "LinalgCrossBackward0",
     "cholesky_ex": "LinalgCholeskyExBackward0",
+    "linalg.cholesky": "LinalgCholeskyExBackward0",  # (torch.cholesky: CholeskyBackward0)
+    # composites whose last step PyTorch records (torch.masked on NaN/zero-filled input)
+    "masked.sum": "SumBackward1",
+    "masked.mean": "DivBackward0",
+    "masked.var": "DivBackward0",
+    "masked.std": "SqrtBackward0",
+    "masked.median": "NanmedianBackward1",
+    "masked.softmin": "SoftmaxBackward0",
+    "masked.normalize": "DivBackward0",
+    "kron": "UnsafeViewBackward0",
+    "linalg.vander": "CatBackward0",  # (torch.vander: by `increasing`, _STATIC_NAMES)
+    "rms_norm": "MulBackward0",
+    "cosine_similarity": "SumBackward1",
+    "_lrn_scale": "DivBackward0",
     "eig": "LinalgEigBackward0",
     "eigvals": "LinalgEigBackward0",
     "eigh": "LinalgEighBackward0",
@@ -167,7 +181,7 @@ _STATIC_NAMES = {
         "NanmedianBackward1" if s["dim"] is not None else "NanmedianBackward0"
     ),
     "sort": lambda s, v: "SortBackward1" if s["stable"] else "SortBackward0",
-    "round": lambda s, v: "RoundBackward1" if s["decimals"] else "RoundBackward0",
+    "round": lambda s, v: "RoundBackward1" if s["decimals"] is not None else "RoundBackward0",
     "div": lambda s, v: "DivBackward2" if s["rounding_mode"] is not None else "DivBackward0",
     "_var_std": lambda s, v: _camel(s["kind"]) + "Backward0",
     "_scatter": lambda s, v: _scatter_name(s["reduce"], v[2]),
@@ -193,6 +207,17 @@ _STATIC_NAMES = {
         else {"mean": "DivBackward1", "sum": "NegBackward0"}.get(s["reduction"], "NegBackward0")
     ),
     "_nll_loss": lambda s, v: _nll_name(v[0].ndim, s["reduction"]),
+    # cumprod of [1, x, x, ...], then flipped, or written in place when increasing
+    "vander": lambda s, v: "torch::autograd::CopySlices" if s["increasing"] else "FlipBackward0",
+    "logdet": lambda s, v: "AddBackward0" if _complex(v[0]) else "WhereBackward0",
+    # losses PyTorch computes with ordinary ops, ending in the reduction
+    "_gaussian_nll_loss": lambda s, v: _reduced(
+        s["reduction"], "AddBackward0" if s["full"] else "MulBackward0"
+    ),
+    "poisson_nll_loss": lambda s, v: _reduced(
+        _legacy_reduction(s), "AddBackward0" if s["full"] else "SubBackward0"
+    ),
+    "_batch_norm_kernel": lambda s, v: s["node"],  # (named by its caller: native_batch_norm...)
     **{
         f"conv{n}d": functools.partial(
             lambda n, s, v: "SqueezeBackward1" if v[0].ndim == n + 1 else "ConvolutionBackward0", n
@@ -213,6 +238,20 @@ def _nll_name(ndim: int, reduction: str) -> str:
     if ndim < 3:
         return "NllLossBackward0"
     return "NllLoss2DBackward0" if reduction != "none" or ndim == 4 else "ViewBackward0"
+
+
+def _reduced(reduction: str, unreduced: str) -> str:
+    """The node of a loss reduced by mean() / sum(), or of its last op when not reduced."""
+    return {"mean": "MeanBackward0", "sum": "SumBackward0"}.get(reduction, unreduced)
+
+
+def _legacy_reduction(s: dict) -> str:
+    """`reduction`, or what the deprecated size_average / reduce arguments make of it."""
+    if s["size_average"] is None and s["reduce"] is None:
+        return s["reduction"]
+    if s["reduce"] is False:
+        return "none"
+    return "sum" if s["size_average"] is False else "mean"
 
 
 def _complex(t) -> bool:
@@ -282,10 +321,23 @@ def _camel(name: str) -> str:
     return "".join(p[:1].upper() + p[1:] for p in name.strip("_").split("_"))
 
 
+@functools.cache
+def _full_names() -> dict:
+    """OpDef -> its dotted torch name ("linalg.cholesky"), where the short name is shared."""
+    from .._ops._opdef import OPS
+
+    return {d: full for full, d in OPS.items() if "." in full}
+
+
 def node_name(op) -> str:
     name = getattr(op, "autograd_name", None)
     if name is None:
-        name = _NAMES.get(op.name) or _camel(op.name) + "Backward0"
+        full = _full_names().get(op)
+        name = (
+            (_NAMES.get(full) if full is not None else None)
+            or _NAMES.get(op.name)
+            or _camel(op.name) + "Backward0"
+        )
         op.autograd_name = name
     return name
 
@@ -300,6 +352,9 @@ def pow_name(slot_values) -> str:
 def call_name(op, slot_values, statics=None) -> str:
     """The node name of one call: `node_name`, or the overload's where PyTorch has two
     (`statics`: the kernel's static arguments, in `op.static_names` order)."""
+    full = _full_names().get(op)
+    if full is not None and full in _NAMES:
+        return _NAMES[full]
     by_static = _STATIC_NAMES.get(op.name)
     if by_static is not None and statics is not None:
         return by_static(dict(zip(op.static_names, statics)), slot_values)

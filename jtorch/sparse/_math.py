@@ -69,7 +69,7 @@ def coo_to_dense(s: SparseTensor) -> Tensor:
     sizes, dense = s._size[:sd], s._size[sd:]
     n = math.prod(sizes)
     flat = T.zeros((n,) + dense, dtype=s.dtype, device=s.device)
-    if s._nnz() == 0:
+    if s._nnz() == 0 and not s._vals.requires_grad:
         return flat.reshape(s._size)
     if sd == 1:
         lin = s._idx[0]

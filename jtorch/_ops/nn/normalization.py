@@ -212,9 +212,10 @@ def _save_dtype(input, *params):
 
 
 def _batch_norm_kernel(
-    input: T, weight: T, bias: T, running_mean: T, running_var: T, training, momentum, eps
+    input: T, weight: T, bias: T, running_mean: T, running_var: T, training, momentum, eps, node
 ):
-    """(out, save_mean, save_invstd, new_running_mean, new_running_var)."""
+    """(out, save_mean, save_invstd, new_running_mean, new_running_var); `node` is the
+    autograd node's name (the ATen op PyTorch's caller reaches), read by _names."""
     if input.ndim < 2 and input.size == 0:
         # PyTorch lets an empty 1-D batch through unchanged.
         empty = jnp.zeros((0,), input.dtype)
@@ -280,9 +281,27 @@ def _update_running(running_mean, running_var, new_rm, new_rv) -> None:
         running_var._write(new_rv._array)
 
 
-def _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+def _batch_norm(
+    input,
+    weight,
+    bias,
+    running_mean,
+    running_var,
+    training,
+    momentum,
+    eps,
+    node="NativeBatchNormBackward0",
+):
     out, save_mean, save_invstd, new_rm, new_rv = _batch_norm_call(
-        input, weight, bias, running_mean, running_var, bool(training), float(momentum), float(eps)
+        input,
+        weight,
+        bias,
+        running_mean,
+        running_var,
+        bool(training),
+        float(momentum),
+        float(eps),
+        node,
     )
     if training:
         _update_running(running_mean, running_var, new_rm, new_rv)
@@ -306,12 +325,14 @@ def _native_batch_norm_legit(input, weight, bias, *args):
     running statistics, (..., training, momentum, eps).
     """
     if len(args) == 3:
-        return _batch_norm(input, weight, bias, None, None, *args)
+        return _batch_norm(
+            input, weight, bias, None, None, *args, node="NativeBatchNormLegitBackward1"
+        )
     if len(args) != 5:
         raise TypeError(
             f"_native_batch_norm_legit() takes 6 or 8 arguments ({3 + len(args)} given)"
         )
-    return _batch_norm(input, weight, bias, *args)
+    return _batch_norm(input, weight, bias, *args, node="NativeBatchNormLegitBackward0")
 
 
 @composite(method=False, publish=True)
@@ -319,7 +340,17 @@ def _native_batch_norm_legit_no_training(
     input, weight, bias, running_mean, running_var, momentum, eps
 ):
     """Matches `torch._native_batch_norm_legit_no_training`."""
-    return _batch_norm(input, weight, bias, running_mean, running_var, False, momentum, eps)
+    return _batch_norm(
+        input,
+        weight,
+        bias,
+        running_mean,
+        running_var,
+        False,
+        momentum,
+        eps,
+        node="NativeBatchNormLegitNoTrainingBackward0",
+    )
 
 
 @composite(method=False, publish=True)
@@ -329,7 +360,17 @@ def _batch_norm_with_update(input, weight, bias, running_mean, running_var, mome
     workspace, empty on every other backend."""
     import jtorch
 
-    res = _batch_norm(input, weight, bias, running_mean, running_var, True, momentum, eps)
+    res = _batch_norm(
+        input,
+        weight,
+        bias,
+        running_mean,
+        running_var,
+        True,
+        momentum,
+        eps,
+        "BatchNormWithUpdateBackward0",
+    )
     return (*res, jtorch.empty(0, dtype=jtorch.uint8, device=input.device))
 
 
@@ -338,7 +379,24 @@ def _torch_batch_norm(
     input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled=True
 ):
     """Matches `torch.batch_norm`."""
-    return _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)[0]
+    node = _batch_norm_node(input, weight, bias)
+    return _batch_norm(
+        input, weight, bias, running_mean, running_var, training, momentum, eps, node
+    )[0]
+
+
+def _batch_norm_node(input, weight, bias) -> str:
+    """torch.batch_norm's node: native_batch_norm's, or on an empty batch the last op of
+    `input.clone() (* weight) (+ bias)`, which PyTorch runs instead."""
+    if input.numel():
+        return "NativeBatchNormBackward0"
+    return (
+        "AddBackward0"
+        if bias is not None
+        else "MulBackward0"
+        if weight is not None
+        else "CloneBackward0"
+    )
 
 
 @composite(name="nn.functional.batch_norm", method=False)
@@ -352,7 +410,10 @@ def batch_norm(
         raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
     if eps < 0.0:
         raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
-    return _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)[0]
+    node = _batch_norm_node(input, weight, bias)
+    return _batch_norm(
+        input, weight, bias, running_mean, running_var, training, momentum, eps, node
+    )[0]
 
 
 def _instance_norm_kernel(

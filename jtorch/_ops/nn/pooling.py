@@ -1,8 +1,9 @@
 """Pooling: max/avg/lp pools, adaptive pools, max_unpool and fractional max pools.
 
-Windows without indices run through `lax.reduce_window`. Pools that return indices gather
-each window with static index arrays, so the argmax can be mapped back to the index into the
-flattened spatial input, as PyTorch reports it.
+Windows without indices run through `lax.reduce_window`; floating max pools through
+`_window_max`, whose gradient avoids XLA's slow `select_and_scatter`. Pools that return
+indices gather each window with static index arrays, so the argmax can be mapped back to the
+index into the flattened spatial input, as PyTorch reports it.
 """
 
 import functools
@@ -16,6 +17,7 @@ from ... import _random
 from ..._dtype import c10_name
 from ..._tensor import wrap
 from .._registry import NONE, TI, T, composite, op
+from ._window_max import MAX_UNROLLED, window_max
 
 
 def _tuple(value, nd: int, what: str, name: str) -> tuple:
@@ -157,6 +159,10 @@ def _max_with_indices(vals, flat, valid):
 
 def _max_pool(input, nd, name, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     k, s, p, d, out = _params(input, nd, name, kernel_size, stride, padding, dilation, ceil_mode)
+    if not return_indices and jnp.issubdtype(input.dtype, jnp.floating):
+        if math.prod(k) <= MAX_UNROLLED:
+            pads = tuple(_window_pads(input.shape[-nd:], k, s, p, d, out))
+            return window_max(input, k, s, pads, d)
     # jax has no VJP for a dilated max reduce_window: dilated pools gather their windows.
     if not return_indices and all(dd == 1 for dd in d):
         pads = _window_pads(input.shape[-nd:], k, s, p, d, out)
