@@ -507,7 +507,9 @@ class CompiledFunction:
         """With grad mode on and a lifted tensor requiring grad, the whole call is one node
         of the eager tape (so `compiled_model(x)` then `loss.backward()` works)."""
         from .autograd import _engine
-        from .autograd.graph import DIFF_DTYPES, FnNode, edge_of
+        from .autograd._edges import edge_of
+        from .autograd._fn_node import FnNode
+        from .autograd._node import DIFF_DTYPES
 
         if not _engine._grad_enabled() or not results or prog.trains:
             return  # a training step ran its own backward: its outputs end the graph

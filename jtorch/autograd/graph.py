@@ -16,12 +16,9 @@ module as their `__module__` (what reprs and pickles name), and the saved-tensor
 context managers.
 """
 
-from ._edges import AccumulateGrad, edge_of  # noqa: F401  (edge_of: see below)
-from ._fn_node import FnNode, _hooks_disabled, _saved_hooks  # noqa: F401
-from ._node import DIFF_DTYPES, Node, RemovableHandle  # noqa: F401
-
-# `jtorch._compile` imports DIFF_DTYPES, FnNode and edge_of from here (they live in the
-# files above).
+from ._edges import AccumulateGrad
+from ._fn_node import _hooks_disabled, _saved_hooks
+from ._node import Node, RemovableHandle
 
 __all__ = ["Node", "RemovableHandle", "AccumulateGrad"]
 
