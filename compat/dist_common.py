@@ -1,18 +1,11 @@
 """What the distributed parity tests share: a one-process gloo world under both libraries,
 and outcomes (a value, or the exception's type and message) to compare."""
 
-import socket
-
 import pytest
 import torch
 
 import jtorch
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.helpers import free_port
 
 
 @pytest.fixture

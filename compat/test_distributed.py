@@ -2,20 +2,13 @@
 world_size=1) and jtorch give the same values, errors and module layouts. Worlds of several
 processes: test_distributed_torchrun.py."""
 
-import socket
-
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 
 import jtorch  # noqa: E402
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.helpers import free_port  # noqa: E402
 
 
 def _errors(lib):
@@ -40,7 +33,7 @@ def _session(lib):
     dist = lib.distributed
     before = (dist.is_available(), dist.is_initialized(), _errors(lib))
     dist.init_process_group(
-        "gloo", init_method=f"tcp://127.0.0.1:{_free_port()}", rank=0, world_size=1
+        "gloo", init_method=f"tcp://127.0.0.1:{free_port()}", rank=0, world_size=1
     )
     try:
         with pytest.raises(
@@ -116,7 +109,7 @@ def test_errors_inside_the_world():
     for lib in (torch, jtorch):
         dist = lib.distributed
         dist.init_process_group(
-            "gloo", init_method=f"tcp://127.0.0.1:{_free_port()}", rank=0, world_size=1
+            "gloo", init_method=f"tcp://127.0.0.1:{free_port()}", rank=0, world_size=1
         )
         t = lib.ones(1)
         calls = (
@@ -156,7 +149,7 @@ def test_ddp_logging_data_and_reducer():
     for lib in (torch, jtorch):
         dist = lib.distributed
         dist.init_process_group(
-            "gloo", init_method=f"tcp://127.0.0.1:{_free_port()}", rank=0, world_size=1
+            "gloo", init_method=f"tcp://127.0.0.1:{free_port()}", rank=0, world_size=1
         )
         try:
             ddp = lib.nn.parallel.DistributedDataParallel(lib.nn.Linear(3, 2))

@@ -10,7 +10,6 @@ cores); JTORCH_DIST_FULL=1 compares every script, over 4 processes too, and mp.s
 """
 
 import os
-import socket
 import subprocess
 import sys
 
@@ -19,6 +18,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from compat.corpus import first_difference  # noqa: E402
+from tests.helpers import free_port  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPTS = os.path.join(ROOT, "tests", "dist_scripts")
@@ -28,11 +28,8 @@ FULL = os.environ.get("JTORCH_DIST_FULL") == "1"
 def _run(runner: list, script: str, nproc: int) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=ROOT, JTORCH_COMPILE_NOTE="0")
     # a free port of its own (torchrun's default 29500 would meet another run on this host)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     cmd = runner + ["-m", "torch.distributed.run", "--nproc-per-node", str(nproc)]
-    cmd += ["--master-port", str(port), script]
+    cmd += ["--master-port", str(free_port()), script]
     return subprocess.run(
         cmd,
         capture_output=True,

@@ -1,5 +1,7 @@
 """Shared assertions for the unit tests (expected values come from numpy or mathematics)."""
 
+import socket
+
 import numpy as np
 
 import jtorch as torch
@@ -65,3 +67,10 @@ def numpy_mlp(lib, *sizes, seed=0):
         for p in net.parameters():
             p.copy_(lib.tensor(rng.standard_normal(tuple(p.shape)), dtype=lib.float32))
     return net
+
+
+def free_port() -> int:
+    """A TCP port nobody on this host listens on now (for a rendezvous of one test's own)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

@@ -9,12 +9,13 @@ adds DDP); JTORCH_DIST_FULL=1 runs the rest (4 processes, DDP, FSDP, DTensor, mp
 """
 
 import os
-import socket
 import subprocess
 import sys
 import time
 
 import pytest
+
+from tests.helpers import free_port
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dist_scripts")
@@ -42,9 +43,7 @@ def torchrun(script: str, nproc: int = 2, *flags, timeout: float = 300):
     ]
     if not any(f.startswith(("--master-port", "--master_port", "--rdzv")) for f in flags):
         # a free port of its own (torchrun's default 29500 would meet another run on this host)
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            cmd += ["--master-port", str(s.getsockname()[1])]
+        cmd += ["--master-port", str(free_port())]
     cmd.append(script)
     return subprocess.run(
         cmd,
