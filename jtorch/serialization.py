@@ -153,7 +153,6 @@ class _Pickler(pickle._Pickler):
         super().save_global(obj, name)
 
     dispatch[types.FunctionType] = save_global
-    dispatch[types.BuiltinFunctionType] = save_global
 
     def persistent_id(self, obj):
         if isinstance(obj, _StorageRef):

@@ -62,6 +62,19 @@ def reference_step(reference, ref_opt, x, y):
     ref_opt.step()
 
 
+def steady_call(step, what, x, y):
+    """Calls a compiled step whose steady program exists; where the compiled function counts
+    its traces (jtorch's), checks that it traced nothing and called no collective from Python."""
+    if not hasattr(step, "trace_count"):
+        step(x, y)
+        return
+    traced = step.trace_count
+    with CommDebugMode() as comm:
+        step(x, y)
+    assert step.trace_count == traced, f"a steady {what} step traced again"
+    assert comm.get_total_counts() == 0, f"a steady {what} step called a collective from Python"
+
+
 def report(model, what):
     if r == 0:
         print(what)
@@ -89,12 +102,8 @@ def step(x, y):
 
 for i in range(5):
     x, y = X[i, r * B : (r + 1) * B], Y[i, r * B : (r + 1) * B]
-    if i == 4 and hasattr(step, "trace_count"):
-        traced = step.trace_count
-        with CommDebugMode() as comm:
-            step(x, y)
-        assert step.trace_count == traced, "a steady step traced again"
-        assert comm.get_total_counts() == 0, "a steady step called a collective from Python"
+    if i == 4:
+        steady_call(step, "DDP", x, y)
     else:
         step(x, y)
     reference_step(reference, ref_opt, X[i], Y[i])
@@ -179,12 +188,8 @@ def fsdp_step(x, y):
 
 for i in range(4):
     x, y = X[i, r * B : (r + 1) * B], Y[i, r * B : (r + 1) * B]
-    if i == 3 and hasattr(fsdp_step, "trace_count"):
-        traced = fsdp_step.trace_count
-        with CommDebugMode() as comm:
-            fsdp_step(x, y)
-        assert fsdp_step.trace_count == traced, "a steady FSDP step traced again"
-        assert comm.get_total_counts() == 0, "a steady FSDP step called a collective from Python"
+    if i == 3:
+        steady_call(fsdp_step, "FSDP", x, y)
     else:
         fsdp_step(x, y)
     reference_step(reference, ref_opt, X[i], Y[i])
