@@ -166,3 +166,24 @@ def test_pytorch_file_reader_agrees_on_pytorch_files(tmp_path):
     assert rj.get_record("data.pkl") == rt.get_record("data.pkl")
     assert rj.get_record_offset("data/0") == rt.get_record_offset("data/0")
     assert rj.serialization_id() == rt.serialization_id()
+
+
+def test_a_whole_module_pickled_by_jtorch_loads_and_runs_in_pytorch():
+    """jtorch writes its classes and functions under PyTorch's names (`torch.nn.modules...`),
+    so `torch.save(model)` of a whole module is a file PyTorch can load and run."""
+    rng = np.random.default_rng(0)
+    model = jtorch.nn.Sequential(jtorch.nn.Linear(3, 4), jtorch.nn.GELU(), jtorch.nn.Linear(4, 2))
+    with jtorch.no_grad():
+        for p in model.parameters():
+            p.copy_(jtorch.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32)))
+    buf = io.BytesIO()
+    jtorch.save({"model": model, "act": jtorch.nn.functional.gelu}, buf)
+    buf.seek(0)
+    loaded = torch.load(buf, weights_only=False)
+    assert type(loaded["model"]) is torch.nn.Sequential
+    assert [type(m) for m in loaded["model"]] == [torch.nn.Linear, torch.nn.GELU, torch.nn.Linear]
+    assert loaded["act"] is torch.nn.functional.gelu
+    x = rng.standard_normal((5, 3)).astype(np.float32)
+    ours = model(jtorch.tensor(x)).detach().numpy()
+    theirs = loaded["model"](torch.tensor(x)).detach().numpy()
+    np.testing.assert_allclose(theirs, ours, rtol=1e-5, atol=1e-6)
