@@ -67,18 +67,30 @@ def lgamma(input: T):
     return _k.lgamma(input)
 
 
-_mvlgamma_kernel = jax.jit(_k.mvlgamma, static_argnums=1)
+def _check_mvlgamma(input, p, *, inplace=False, out=None):
+    """PyTorch's argument and domain checks, on the values (skipped for traced values).
 
-
-# Not jitted as a whole: PyTorch checks the domain on the values, which needs concrete arrays.
-@op(promote=INT_TO_FLOAT, inplace=True, aliases=("special.multigammaln",), jit=False)
-def mvlgamma(input: T, p):
-    """Matches `torch.mvlgamma`."""
+    A check before the kernel, not inside it: the kernel stays one compiled program, so its
+    backward is one compiled program too, the same in the node-by-node engine and inlined
+    into a fused backward (an eager backward rounds its steps apart, while a fused program
+    contracts and reassociates them: the two differed in the last bit).
+    """
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
-    if not _meta.no_values(input) and input.size and not bool(jnp.all(input > (p - 1) / 2)):
+    a = getattr(input, "_array", None)
+    if a is not None and not _meta.no_values(a) and a.size and not bool(jnp.all(a > (p - 1) / 2)):
         raise RuntimeError("All elements must be greater than (p-1)/2")
-    return _mvlgamma_kernel(input, p)
+
+
+@op(
+    promote=INT_TO_FLOAT,
+    inplace=True,
+    aliases=("special.multigammaln",),
+    check=_check_mvlgamma,
+)
+def mvlgamma(input: T, p):
+    """Matches `torch.mvlgamma`."""
+    return _k.mvlgamma(input, p)
 
 
 def _igamma_impl(name, fn):
