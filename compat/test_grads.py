@@ -524,6 +524,10 @@ def _run_sample(op, fn, s, seed, loop=False):
 
         def forward():
             """jtorch's call and weighted loss: (raw output, loss)."""
+            # Seeded as PyTorch's call is above: an op that draws (pca_lowrank's random
+            # projection; PyTorch's `wrapper_set_seed` seeds torch's generator, not jtorch's)
+            # then builds the same graph at every step of the loop form.
+            jtorch.manual_seed(0)
             try:
                 j_raw = _jtorch_wrapper(op, s)(fn, *args, **kwargs)
             except Exception as e:  # noqa: BLE001
