@@ -13,7 +13,11 @@ retained grads, custom Functions, `create_graph`, `inputs=`, saved tensors
 modified in place, freed graphs.
 
 The fused program runs what the engine runs: the same VJPs, in the engine's order
-(`_traversal.schedule`), gradients meeting at a node summed in the same order. A kernel
+(`_traversal.schedule`), gradients meeting at a node summed in the same order. XLA may
+still compile the whole differently from its parts (`_check_bits`), so a program's first
+call is compared with the engine's result bit for bit, and a graph whose bits differ stays
+with the engine (no XLA option keeps nodes apart inside one program: an optimization
+barrier is expanded before fusion on CPU). A kernel
 that needs host values in its backward (a value-dependent shape, a Python branch on
 a value) cannot be traced into it: tracing such a graph fails, and the graph is
 declined for good (`_declined`), whether the failure comes while tracing on the
@@ -29,6 +33,7 @@ import heapq
 import os
 
 import jax
+import numpy as np
 
 from .. import _programs
 from .._tensor import wrap
@@ -115,12 +120,15 @@ def run(root_edges, root_grads, retain_graph: bool) -> bool:
     key = (tuple(spec), (ranks, tuple((index[n], nr) for n, nr in root_edges)))
     call_args = (tuple(args), tuple(old_grads), tuple(root_grads))
     fn = _compiled.get(key)
+    fresh = fn is None
     if fn is None:
         fn = _program(key, call_args)
         if fn is None:
             return False
     try:
         new = fn(*call_args)
+        if fresh and not _programs.tracing():
+            _check_bits(new, _whole_backward(*key)(*call_args))
     except Exception as e:  # noqa: BLE001 - nothing is written yet: the engine runs instead
         _decline(key, e)
         return False
@@ -177,6 +185,33 @@ def _program(key, call_args):
         _executor = concurrent.futures.ThreadPoolExecutor(1, "jtorch-compile")
     _pending[key] = (jitted, _executor.submit(lowered.compile))
     return None
+
+
+class FusedDiffers(Exception):
+    """The fused program's gradients are not the node-by-node engine's, bit for bit."""
+
+
+def _check_bits(fused, reference) -> None:
+    """Raises FusedDiffers unless `fused` equals `reference` bit for bit.
+
+    XLA compiles one program differently from its parts: it fuses a node's last sum into
+    the next node's matrix-vector product and reduces in another order there, contracts a
+    product from one node and a sum from the next into one multiply-add, reassociates
+    constants. Mostly the bits agree; where they do not, the graph stays with the engine.
+    The reference is the traced body run eagerly: every node's VJP is then the engine's
+    own compiled program, and the sums where paths meet are the engine's separate adds.
+    Checked once per structure, on the data of the program's first call.
+    """
+    for f, r in zip(fused, reference):
+        if f is None and r is None:
+            continue
+        f, r = np.asarray(f), np.asarray(r)
+        if f.dtype != r.dtype or f.shape != r.shape or f.tobytes() != r.tobytes():
+            raise FusedDiffers(
+                "the fused backward's gradients differ from the node-by-node engine's in "
+                "their last bits (XLA compiled the graph as a whole differently from its "
+                "nodes)"
+            )
 
 
 def _decline(key, error: Exception) -> None:
