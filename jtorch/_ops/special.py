@@ -7,7 +7,6 @@ to cancellation; asymptotic expansions or a trapezoid-rule integral further
 out) and cast back to the input's dtype.
 """
 
-import jax
 import jax.numpy as jnp
 import jax.scipy.special as jss
 
@@ -82,12 +81,7 @@ def _check_mvlgamma(input, p, *, inplace=False, out=None):
         raise RuntimeError("All elements must be greater than (p-1)/2")
 
 
-@op(
-    promote=INT_TO_FLOAT,
-    inplace=True,
-    aliases=("special.multigammaln",),
-    check=_check_mvlgamma,
-)
+@op(promote=INT_TO_FLOAT, inplace=True, aliases=("special.multigammaln",), check=_check_mvlgamma)
 def mvlgamma(input: T, p):
     """Matches `torch.mvlgamma`."""
     return _k.mvlgamma(input, p)
