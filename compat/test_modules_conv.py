@@ -509,3 +509,27 @@ def test_max_pool_gradient_ties_and_nan(nd, k, s, p, d, ceil):
         grads.append((y.detach().numpy(), t.grad.numpy()))
     np.testing.assert_array_equal(grads[0][0], grads[1][0])
     np.testing.assert_array_equal(grads[0][1], grads[1][1])
+
+
+@pytest.mark.parametrize(
+    "fn, args",
+    [
+        ("max_pool1d", (3, 1, 1)),
+        ("max_pool2d", (3, 2, 1, 1, True)),
+        ("max_pool3d", (2, 1, 0, 2)),
+        ("adaptive_max_pool2d", (3,)),
+    ],
+)
+def test_max_pool_indices_with_ties_and_nan(fn, args):
+    # A window with NaNs returns the index of its last NaN, as PyTorch's loop keeps it.
+    nd = int(fn[-2])
+    shape = (2, 2) + (7, 6, 5)[:nd]
+    x = np.round(_rng.standard_normal(shape)).clip(-1, 1).astype(np.float32)
+    x[0][_rng.random(shape[1:]) < 0.4] = np.nan
+    results = []
+    for lib in (torch, jtorch):
+        y, i = getattr(lib.nn.functional, fn)(lib.tensor(x), *args, return_indices=True)
+        results.append((y.numpy(), i.numpy(), str(i.dtype)))
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    np.testing.assert_array_equal(results[0][1], results[1][1])
+    assert results[0][2] == results[1][2]

@@ -141,6 +141,34 @@ def test_max_pool2d_gradient_goes_to_pytorchs_winner(k, s, p, d, ceil):
     )
 
 
+@pytest.mark.parametrize("k, s, p, d, ceil", [(2, 2, 0, 1, False), (3, 1, 1, 2, True)])
+def test_max_pool2d_indices_are_pytorchs_winners(k, s, p, d, ceil):
+    # The returned index is the element the gradient goes to: the last NaN of a window.
+    rng = np.random.default_rng(k + 7 * s)
+    x = np.round(rng.standard_normal((1, 2, 7, 6))).clip(-1, 1).astype(np.float32)
+    x[0, 0][rng.random((7, 6)) < 0.5] = np.nan
+    t = jtorch.from_numpy(x).requires_grad_()
+    y, idx = F.max_pool2d(t, k, s, p, d, ceil, return_indices=True)
+    oh, ow = y.shape[2:]
+    w = 1.0 + np.arange(oh)[:, None] + 10 * np.arange(ow)[None, :]
+    (y * jtorch.from_numpy(w.astype(np.float32))).sum().backward()
+    grad = np.zeros_like(x)
+    for b in range(1):
+        for ch in range(2):
+            np.add.at(grad[b, ch].reshape(-1), idx.numpy()[b, ch].reshape(-1), w.reshape(-1))
+    np.testing.assert_array_equal(grad, _max_pool2d_grad_reference(x, k, s, p, d, (oh, ow)))
+    np.testing.assert_array_equal(t.grad.numpy(), grad)
+
+
+def test_max_pool1d_indices_of_nan_windows():
+    nan = float("nan")
+    x = jtorch.tensor([[[nan, nan, 1.0, nan, 2.0, nan, nan, nan, 3.0, nan]]])
+    # PyTorch's loop: take `v` when `v > max or isnan(v)`, so the last NaN of each window.
+    assert F.max_pool1d(x, 2, return_indices=True)[1].tolist() == [[[1, 3, 5, 7, 9]]]
+    assert F.max_pool1d(x, 3, 1, return_indices=True)[1].tolist() == [[[1, 3, 3, 5, 6, 7, 7, 9]]]
+    assert F.adaptive_max_pool1d(x, 3, return_indices=True)[1].tolist() == [[[3, 6, 9]]]
+
+
 def test_max_pool_forward_mode_and_double_backward():
     x = jtorch.tensor([[[[1.0, 3.0, 3.0, 0.0], [2.0, 0.0, 4.0, 4.0]]]])
     tangent = jtorch.arange(8.0).reshape(1, 1, 2, 4)

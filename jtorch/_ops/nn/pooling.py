@@ -148,8 +148,13 @@ def _gather_windows(x, starts_steps):
 
 def _max_with_indices(vals, flat, valid):
     vals = jnp.where(valid, vals, _lowest(vals.dtype))
-    # PyTorch keeps the first maximum and lets NaN win, which is argmax's rule too.
+    # PyTorch's kernels scan a window in order and take an element when `val > max ||
+    # isnan(val)`: the first maximum, but the last NaN (argmax alone would give the first).
     arg = jnp.argmax(vals, axis=-1)
+    if jnp.issubdtype(vals.dtype, jnp.floating):
+        nan = jnp.isnan(vals)
+        last_nan = vals.shape[-1] - 1 - jnp.argmax(nan[..., ::-1], axis=-1)
+        arg = jnp.where(nan.any(axis=-1), last_nan, arg)
     best = jnp.take_along_axis(vals, arg[..., None], axis=-1)[..., 0]
     index = jnp.take_along_axis(
         jnp.broadcast_to(jnp.asarray(flat), vals.shape), arg[..., None], axis=-1
