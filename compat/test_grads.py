@@ -38,7 +38,9 @@ reference, the next three as a loop runs them (the first of those node by node, 
 graph seen once; the others fused, compiled on the calling thread). Each step's `.grad`s are
 compared with PyTorch's as above, and the fused steps' with the node-by-node step's bit
 for bit. The record's "loop" entry per op counts samples, passing samples, fused steps and
-fused steps equal bit for bit; the summary line adds them.
+fused steps equal bit for bit; the summary line adds them. (The fused path checks its first
+result against the engine's and declines a graph whose bits differ: the record's "declined"
+names the first such sample, whose steps then run node by node and are not counted fused.)
 
 The committed record `compat/grads_status.json` makes regressions fail: an op
 recorded as passing must still pass. Ops not yet passing xfail with their first
