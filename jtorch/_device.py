@@ -7,6 +7,11 @@ The mapping (DESIGN 8):
                         (set ``JTORCH_CUDA_IS_TPU=0`` to turn that off)
 - ``tpu``/``xla[:n]``-> the n-th accelerator (TPU, else GPU)
 
+``JTORCH_CUDA_IS_CPU=1`` makes ``cuda:n`` mean the local CPU device ``n + 1`` instead
+(device 0 stays ``cpu``): with ``XLA_FLAGS=--xla_force_host_platform_device_count=N+1``,
+multi-GPU code (``nn.DataParallel``, ``.to('cuda:3')``, a ``'cuda'`` device mesh) runs on a
+laptop or in CI over N simulated accelerators, each a real jax device of its own.
+
 A tensor on an accelerator reports ``device(type='cuda', index=n)`` when ``cuda``
 means that accelerator, so scripts that test ``x.device.type == 'cuda'`` work.
 
@@ -119,6 +124,10 @@ def _cuda_is_tpu() -> bool:
     return os.environ.get("JTORCH_CUDA_IS_TPU", "1") != "0"
 
 
+def _cuda_is_cpu() -> bool:
+    return os.environ.get("JTORCH_CUDA_IS_CPU", "0") == "1"
+
+
 @functools.lru_cache(maxsize=None)
 def accelerators(kind: str) -> tuple:
     """The jax devices a torch device type means (empty if none)."""
@@ -132,6 +141,8 @@ def accelerators(kind: str) -> tuple:
     if kind == "cpu":
         return safe("cpu")
     if kind == "cuda":
+        if _cuda_is_cpu():
+            return safe("cpu")[1:]  # the first host device stays `cpu`
         gpus = safe("gpu")
         if gpus or not _cuda_is_tpu():
             return gpus
@@ -166,6 +177,8 @@ def from_jax(jdev) -> device:
     """The torch device a jax device is reported as."""
     platform = jdev.platform
     if platform == "cpu":
+        if _cuda_is_cpu() and jdev in accelerators("cuda"):
+            return device("cuda", accelerators("cuda").index(jdev))
         return device("cpu")  # torch has one CPU device
     if platform in ("gpu", "cuda", "rocm") or (platform == "tpu" and _cuda_is_tpu()):
         kind = "cuda"
