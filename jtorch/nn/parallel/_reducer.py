@@ -7,6 +7,13 @@ parameter of a bucket is ready, the bucket's gradients are flattened into one bu
 divided by the group size and summed over the group by one all-reduce (or handed to the
 registered communication hook), and written back into each `.grad`.
 
+The all-reduces overlap the rest of backward, as PyTorch's do: a bucket's all-reduce is
+queued (`async_op=True`) and its result written into the `.grad`s as jax futures, with
+nothing between that waits for the devices (no `.item()`, no numpy, no
+`block_until_ready`); the reducer waits for all of them once, when the last bucket is
+launched (PyTorch's `finalize_backward`). A communication hook's future is waited for when
+its bucket is ready.
+
 With `find_unused_parameters`, the forward's autograd graph is walked from the outputs and
 the parameters it does not reach are ready at once; a map of which parameters each rank
 used is summed too, so a parameter no rank used keeps its `.grad` (None stays None) while
@@ -96,6 +103,7 @@ class Reducer:
         self.ready: set = set()
         self.used: set = set()
         self.reduced: set = set()
+        self.works: list = []  # the launched all-reduces of this backward
         self.handles = [
             p.register_post_accumulate_grad_hook(self._hook(i)) for i, p in enumerate(params)
         ]
@@ -111,6 +119,7 @@ class Reducer:
             _tracing.ABORT_HOOKS.add(self)
         self.pending, self.fired = True, False
         self.ready, self.used, self.reduced = set(), set(), set()
+        self.works = []
         if self.find_unused:
             reached = _reachable_leaves(outputs)
             for i, p in enumerate(self.params):
@@ -143,7 +152,7 @@ class Reducer:
             if all(j in self.ready for j in self.buckets[b]):
                 self._reduce_bucket(b, None)
                 if len(self.reduced) == len(self.buckets):
-                    self.pending = False
+                    self._finalize()
 
         return hook
 
@@ -156,6 +165,14 @@ class Reducer:
         used = used.tolist()
         for b in range(len(self.buckets)):
             self._reduce_bucket(b, used)
+        self._finalize()
+
+    def _finalize(self) -> None:
+        """Every bucket is launched: waits for their all-reduces (PyTorch's
+        `finalize_backward`)."""
+        works, self.works = self.works, []
+        for work in works:
+            work.wait()
         self.pending = False
 
     def _reduce_bucket(self, b: int, global_used) -> None:
@@ -172,7 +189,7 @@ class Reducer:
         buffer = wrap(jnp.concatenate(parts))
         if self.comm_hook is None:
             buffer.div_(self.process_group.size())
-            dist.all_reduce(buffer, group=self.process_group)
+            self.works.append(dist.all_reduce(buffer, group=self.process_group, async_op=True))
         else:
             state, hook = self.comm_hook
             fut = hook(state, GradBucket(b, buffer, params, b == len(self.buckets) - 1))
