@@ -5,9 +5,11 @@ what DataParallel is documented to compute (tests/dist_scripts/data_parallel_tra
 torch.chunk's pieces, replicas sharing the parameters, replica 0 keeping the BatchNorm
 statistics), and jtorch runs the real nn.DataParallel over 4 simulated accelerators
 (`JTORCH_CUDA_IS_CPU=1`). Losses, parameters, buffers, an input's gradient and the chunk
-each replica saw must agree.
+each replica saw must agree. On this CPU, the parts of nn.parallel answer as PyTorch's CPU
+build does.
 """
 
+import collections
 import json
 import os
 import subprocess
@@ -16,7 +18,10 @@ import sys
 import numpy as np
 import pytest
 
-pytest.importorskip("torch")
+torch = pytest.importorskip("torch")
+
+import jtorch  # noqa: E402
+from compat.dist_common import outcome  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPTS = os.path.join(ROOT, "tests", "dist_scripts")
@@ -52,3 +57,29 @@ def test_data_parallel_over_four_devices_matches_pytorch_semantics():
                 got[group][name], expected[group][name], rtol=1e-4, atol=1e-5, err_msg=name
             )
     np.testing.assert_allclose(got["input_grad"], expected["input_grad"], rtol=1e-4, atol=1e-5)
+
+
+Point = collections.namedtuple("Point", "x y")
+
+
+def _cpu_build(lib):
+    from importlib import import_module
+
+    sg = import_module(f"{lib.__name__}.nn.parallel.scatter_gather")
+    p = lib.nn.parallel
+    return [
+        outcome(lambda: p.scatter(("a", 1, Point(2, None), {"k": [3]}), [0, 1, 2])),
+        outcome(lambda: sg.scatter_kwargs((), {"flag": True}, [0, 1])),
+        outcome(lambda: sg.scatter_kwargs(("a", "b"), None, [0, 1])),
+        outcome(lambda: p.gather([None, None], 0)),
+        outcome(lambda: p.gather([lib.ones(2), lib.ones(2)], 0)),
+        outcome(lambda: p.replicate(lib.nn.Linear(2, 2), [])),
+        outcome(lambda: p.parallel_apply([lib.nn.Linear(2, 2)], [lib.ones(2)])),
+        outcome(lambda: p.comm.reduce_add([lib.ones(2)], 0)),
+        outcome(lambda: p.data_parallel(lib.nn.Linear(2, 2), lib.ones(1, 2))),
+    ]
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="compares the CPU builds")
+def test_parts_answer_as_the_cpu_build():
+    assert _cpu_build(jtorch) == _cpu_build(torch)
