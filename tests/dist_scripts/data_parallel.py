@@ -165,4 +165,29 @@ assert total.device == torch.device("cuda:2") and total.tolist() == [10.0, 10.0]
 reps = nn.parallel.replicate(ref, [0, 3])
 assert reps[1].l1.weight.device == torch.device("cuda:3") and not list(reps[1].parameters())
 assert reps[0].bn.running_mean is ref.bn.running_mean
+
+# 8. A compiled step through DataParallel runs eagerly, with the compiler's warning.
+eager, compiled = make(), make()
+x = xs[0].to("cuda:0")
+
+
+def step(net, opt):
+    opt.zero_grad()
+    net(x).pow(2).mean().backward()
+    opt.step()
+
+
+compiled_step = torch.compile(step)
+for m, fn in ((eager, step), (compiled, compiled_step)):
+    net = nn.DataParallel(m, device_ids=DEVICES)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fn(net, opt)
+        fn(net, opt)
+    if fn is compiled_step:
+        assert any("DataParallel over several devices runs eagerly" in str(w.message)
+                   for w in caught), [str(w.message) for w in caught]  # fmt: skip
+for p, q in zip(eager.parameters(), compiled.parameters()):
+    close(p, q)
 print("ok")

@@ -7,6 +7,9 @@ replica's gradient accumulates into the original parameters), calls the replicas
 (`parallel_apply`) and gathers their outputs on `output_device`. Without an accelerator (or
 with `device_ids=[]`) the module is just called, as on PyTorch's CPU build.
 
+Under `jtorch.compile`, a step through DataParallel over several devices runs eagerly (a
+graph break, with the compiler's warning).
+
 Which devices: `'cuda'` is the GPUs, a TPU host's chips, or with `JTORCH_CUDA_IS_CPU=1` the
 simulated host devices (see `jtorch._device`).
 """
@@ -17,7 +20,7 @@ import itertools
 import operator
 import warnings
 
-from ... import cuda
+from ... import _tracing, cuda
 from ..._device import device as _torch_device
 from ..._utils import _get_device_index
 from ...autograd.grad_mode import is_grad_enabled
@@ -84,6 +87,9 @@ class DataParallel(Module):
     def forward(self, *inputs, **kwargs):
         if not self.device_ids:
             return self.module(*inputs, **kwargs)
+        if _tracing.is_compiling() and len(self.device_ids) > 1:
+            # A traced value has no device of its own: the replicas cannot be placed.
+            raise _tracing.GraphBreak("nn.DataParallel over several devices runs eagerly")
         _check_on(self.module, self.src_device_obj)
         inputs, module_kwargs = self.scatter(inputs, kwargs, self.device_ids)
         if not inputs and not module_kwargs:
