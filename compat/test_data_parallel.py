@@ -43,10 +43,7 @@ def _run(*runner, **env) -> dict:
 def test_data_parallel_over_four_devices_matches_pytorch_semantics():
     expected = _run()
     got = _run(
-        "-m",
-        "jtorch",
-        JTORCH_CUDA_IS_CPU="1",
-        XLA_FLAGS="--xla_force_host_platform_device_count=5",
+        "-m", "jtorch", JTORCH_CUDA_IS_CPU="1", XLA_FLAGS="--xla_force_host_platform_device_count=5"
     )
     assert got["chunks"] == expected["chunks"]
     np.testing.assert_allclose(got["losses"], expected["losses"], rtol=1e-5, atol=1e-6)

@@ -120,7 +120,9 @@ def reduce_add_coalesced(inputs, destination=None, buffer_size: int = 10485760) 
     )
 
 
-def scatter(tensor: Tensor, devices=None, chunk_sizes=None, dim: int = 0, streams=None, *, out=None):
+def scatter(
+    tensor: Tensor, devices=None, chunk_sizes=None, dim: int = 0, streams=None, *, out=None
+):
     """Matches `torch.cuda.comm.scatter`: `tensor` cut along `dim` (as `Tensor.chunk` cuts it,
     or into `chunk_sizes`) and each piece put on its device (or copied into `out`)."""
     if out is not None:
@@ -182,7 +184,7 @@ def gather(tensors, dim: int = 0, destination=None, *, out=None) -> Tensor:
         return out.copy_(_cat_on(tensors, dim, out.device))
     if destination == -1:
         warnings.warn(
-            'Using -1 to represent CPU tensor is deprecated. Please use a device object or '
+            "Using -1 to represent CPU tensor is deprecated. Please use a device object or "
             'string instead, e.g., "cpu".',
             FutureWarning,
             stacklevel=2,

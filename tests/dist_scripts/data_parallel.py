@@ -166,7 +166,22 @@ reps = nn.parallel.replicate(ref, [0, 3])
 assert reps[1].l1.weight.device == torch.device("cuda:3") and not list(reps[1].parameters())
 assert reps[0].bn.running_mean is ref.bn.running_mean
 
-# 8. A compiled step through DataParallel runs eagerly, with the compiler's warning.
+# 8. A 'cuda' device mesh is made of the devices cuda:0..3 name.
+import torch.distributed as dist  # noqa: E402
+from torch.distributed.device_mesh import init_device_mesh  # noqa: E402
+from torch.distributed.tensor import Shard, distribute_tensor  # noqa: E402
+
+dist.init_process_group("gloo", init_method="tcp://127.0.0.1:0", rank=0, world_size=1)
+d = distribute_tensor(
+    torch.arange(8.0, device="cuda:0"), init_device_mesh("cuda", (4,)), [Shard(0)]
+)
+assert sorted(str(torch.tensor(s.data).device) for s in d._array.addressable_shards) == [
+    f"cuda:{i}" for i in DEVICES
+]
+assert d.full_tensor().tolist() == list(range(8))
+dist.destroy_process_group()
+
+# 9. A compiled step through DataParallel runs eagerly, with the compiler's warning.
 eager, compiled = make(), make()
 x = xs[0].to("cuda:0")
 

@@ -55,7 +55,7 @@ run = nn.DataParallel(model, device_ids=list(range(N))) if PARALLEL else None
 # scale up to full steps.
 opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
 result = {"losses": [], "chunks": {}}
-for step in range(3):
+for _ in range(3):
     x = torch.tensor(rng.standard_normal((14, 6)).astype(np.float32), device=DEV)
     y = torch.tensor(rng.standard_normal((14, 4)).astype(np.float32), device=DEV)
     opt.zero_grad()

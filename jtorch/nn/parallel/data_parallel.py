@@ -47,9 +47,7 @@ def _check_balance(device_ids: list) -> None:
         min_pos, min_val = min(enumerate(values), key=operator.itemgetter(1))
         max_pos, max_val = max(enumerate(values), key=operator.itemgetter(1))
         if max_val and min_val / max_val < 0.75:  # a CPU device reports 0 for both
-            warnings.warn(
-                _IMBALANCE.format(device_ids[min_pos], device_ids[max_pos]), stacklevel=3
-            )
+            warnings.warn(_IMBALANCE.format(device_ids[min_pos], device_ids[max_pos]), stacklevel=3)
             return
 
 

@@ -9,11 +9,10 @@ grad mode and autocast state are this thread's, as PyTorch's workers copy them.
 
 from __future__ import annotations
 
+from ... import cuda as _cuda
 from ..._tensor import Tensor
 from ..._utils import _get_device_index
-from ... import cuda as _cuda
 from ...data._worker import ExceptionWrapper
-from ..modules.module import Module
 
 __all__ = ["get_a_var", "parallel_apply"]
 
@@ -35,8 +34,9 @@ def get_a_var(obj) -> Tensor | None:
 
 def parallel_apply(modules, inputs, kwargs_tup=None, devices=None) -> list:
     """Matches `torch.nn.parallel.parallel_apply`: `modules[i](*inputs[i], **kwargs_tup[i])`
-    with device `devices[i]` current (default: the current device). An exception in a replica is raised again with PyTorch's message
-    ("Caught ValueError in replica 1 on device 1. Original Traceback ...")."""
+    with device `devices[i]` current (default: the current device). An exception in a
+    replica is raised again with PyTorch's message ("Caught ValueError in replica 1 on
+    device 1. Original Traceback ...")."""
     if len(modules) != len(inputs):
         raise AssertionError(
             f"The number of modules {len(modules)} is not equal to the number of inputs "
