@@ -6,7 +6,9 @@ torch.chunk's pieces, replicas sharing the parameters, replica 0 keeping the Bat
 statistics), and jtorch runs the real nn.DataParallel over 4 simulated accelerators
 (`JTORCH_CUDA_IS_CPU=1`). Losses, parameters, buffers, an input's gradient and the chunk
 each replica saw must agree. On this CPU, the parts of nn.parallel answer as PyTorch's CPU
-build does.
+build does. With JTORCH_DIST_FULL=1, transformers' Trainer on 2 simulated accelerators (it
+wraps the model in DataParallel) trains as PyTorch's Trainer on the CPU with the same global
+batch.
 """
 
 import collections
@@ -27,9 +29,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPTS = os.path.join(ROOT, "tests", "dist_scripts")
 
 
-def _run(*runner, **env) -> dict:
+def _run(*runner, script="data_parallel_training.py", **env):
     r = subprocess.run(
-        [sys.executable, *runner, "data_parallel_training.py"],
+        [sys.executable, *runner, script],
         capture_output=True,
         text=True,
         timeout=300,
@@ -37,7 +39,7 @@ def _run(*runner, **env) -> dict:
         cwd=SCRIPTS,
     )
     assert r.returncode == 0, r.stderr[-3000:]
-    return json.loads(r.stdout)
+    return json.loads(r.stdout) if script == "data_parallel_training.py" else r.stdout
 
 
 def test_data_parallel_over_four_devices_matches_pytorch_semantics():
@@ -80,3 +82,27 @@ def _cpu_build(lib):
 @pytest.mark.skipif(torch.cuda.is_available(), reason="compares the CPU builds")
 def test_parts_answer_as_the_cpu_build():
     assert _cpu_build(jtorch) == _cpu_build(torch)
+
+
+@pytest.mark.skipif(
+    os.environ.get("JTORCH_DIST_FULL") != "1", reason="~40 s: set JTORCH_DIST_FULL=1"
+)
+def test_transformers_trainer_over_two_devices_trains_as_pytorch_on_the_cpu():
+    pytest.importorskip("transformers")
+    script = "trainer_data_parallel.py"
+    expected = _run(script=script).splitlines()
+    got = _run(
+        "-m",
+        "jtorch",
+        script=script,
+        JTORCH_CUDA_IS_CPU="1",
+        XLA_FLAGS="--xla_force_host_platform_device_count=3",
+    ).splitlines()
+    assert expected[0] == "n_gpu 0 train batch 8" and got[0] == "n_gpu 2 train batch 8"
+    assert got[1] == "wrapped in DataParallel", got[1]
+
+    def steps(lines):  # [step, loss, grad_norm] per logged step
+        return [[float(w) for w in line.split()[1::2]] for line in lines if line.startswith("step")]
+
+    assert len(steps(expected)) == 4
+    np.testing.assert_allclose(steps(got), steps(expected), rtol=1e-4, atol=1e-5)
