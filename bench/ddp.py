@@ -9,8 +9,8 @@ rows are left out when it is not installed. Each job is pinned with `taskset` (o
 one process, two for two) so the processes do not share a core with each other. Reported:
 the median and the best step time of `--steps` steps after three warm-up steps (rank 0's;
 every step ends with `loss.item()`, so the collectives and the update are finished).
-`--bucket-cap-mb` is DDP's bucket size: a small one gives several all-reduces per backward,
-which overlap the rest of backward.
+`--bucket-cap-mb` is DDP's bucket size (default: DDP's own, 25 MB after a first bucket of
+1 MiB): a small one gives several all-reduces per backward, which overlap the rest of it.
 """
 
 import argparse
@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 batch, width, steps = (int(a) for a in sys.argv[1:4])
-cap = float(sys.argv[4])
+cap = None if sys.argv[4] == "None" else float(sys.argv[4])
 world = int(os.environ.get("WORLD_SIZE", "1"))
 if world > 1:
     import torch.distributed as dist
@@ -88,7 +88,7 @@ def main():
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--batch", type=int, default=64)
     p.add_argument("--width", type=int, default=512)
-    p.add_argument("--bucket-cap-mb", type=float, default=25.0)
+    p.add_argument("--bucket-cap-mb", type=float, default=None)
     args = p.parse_args()
     try:
         import torch  # noqa: F401
@@ -98,7 +98,7 @@ def main():
         frameworks = [("jtorch", True)]
     print(
         f"MLP {args.width}-{args.width}-{args.width}-10, global batch {args.batch}, "
-        f"SGD, DDP buckets of {args.bucket_cap_mb} MB; median (best) of {args.steps} steps"
+        f"SGD, DDP bucket_cap_mb={args.bucket_cap_mb}; median (best) of {args.steps} steps"
     )
     print(f"{'framework':<10}{'1 process, global batch':>28}{'2 processes + DDP':>24}")
     with tempfile.TemporaryDirectory() as tmp:

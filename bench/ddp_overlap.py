@@ -1,14 +1,16 @@
 """Eager DDP: all-reduces overlapped with backward against waiting for each bucket.
 
-    python bench/ddp_overlap.py [--width 512] [--batch 64] [--bucket-cap-mb 0.5] [--steps 40]
+    python bench/ddp_overlap.py [--width 512] [--batch 64] [--bucket-cap-mb MB] [--steps 40]
 
 Two processes (jtorch's torchrun, gloo, pinned to two CPUs with `taskset`) each train two
 identical DDP models in alternating steps: one as DDP runs by default (each bucket's
 all-reduce queued and waited for once at the end of backward), one with PyTorch's
 `allreduce_hook` registered (jtorch's hook path waits for each bucket's all-reduce before
 backward goes on: the behaviour before the overlap). Alternating steps in one job lets both
-see the same machine load. Both must end with the same parameters. Reported: rank 0's
-median step time (forward, backward, SGD, `.item()`), warm-up steps left out.
+see the same machine load. Buckets: DDP's default (after the first step, a first bucket of
+1 MiB in gradient order, then 25 MB) unless `--bucket-cap-mb` is given. Both must end with
+the same parameters. Reported: rank 0's median step time (forward, backward, SGD, `.item()`),
+warm-up steps left out.
 """
 
 import argparse
@@ -29,7 +31,8 @@ from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_
 dist.init_process_group("gloo")
 rank = dist.get_rank()
 torch.set_num_threads(1)
-width, batch, cap, steps = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+width, batch, steps = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[4])
+cap = None if sys.argv[3] == "None" else float(sys.argv[3])
 
 
 def make():
@@ -76,7 +79,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--width", type=int, default=512)
     p.add_argument("--batch", type=int, default=64)
-    p.add_argument("--bucket-cap-mb", type=float, default=0.5)
+    p.add_argument("--bucket-cap-mb", type=float, default=None)
     p.add_argument("--steps", type=int, default=40)
     args = p.parse_args()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -99,8 +102,8 @@ def main():
         if out.returncode:
             raise RuntimeError(out.stderr[-3000:])
     print(
-        f"MLP 4x{args.width} + 10, batch {args.batch} per rank, DDP buckets of "
-        f"{args.bucket_cap_mb} MB, 2 processes: {out.stdout.strip().splitlines()[-1]}"
+        f"MLP 4x{args.width} + 10, batch {args.batch} per rank, DDP bucket_cap_mb="
+        f"{args.bucket_cap_mb}, 2 processes: {out.stdout.strip().splitlines()[-1]}"
     )
 
 
