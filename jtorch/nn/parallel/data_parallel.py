@@ -24,6 +24,7 @@ from ... import _tracing, cuda
 from ..._device import device as _torch_device
 from ..._utils import _get_device_index
 from ...autograd.grad_mode import is_grad_enabled
+from ...autograd.profiler import record_function
 from ..modules.module import Module
 from .parallel_apply import parallel_apply
 from .replicate import replicate
@@ -83,6 +84,10 @@ class DataParallel(Module):
             self.module.to(self.src_device_obj)
 
     def forward(self, *inputs, **kwargs):
+        with record_function("DataParallel.forward"):  # the profiler's range, as PyTorch's
+            return self._forward(inputs, kwargs)
+
+    def _forward(self, inputs: tuple, kwargs: dict):
         if not self.device_ids:
             return self.module(*inputs, **kwargs)
         if _tracing.is_compiling() and len(self.device_ids) > 1:
