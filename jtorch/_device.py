@@ -277,16 +277,26 @@ def reset_caches() -> None:
     multi_device.cache_clear()
 
 
-def check_same_device(arrays) -> None:
-    """PyTorch's error when an op's tensor inputs sit on different devices."""
+def check_same_device(arrays, cpu_scalars: bool = False) -> tuple:
+    """PyTorch's error when an op's tensor inputs sit on different devices.
+
+    Returns the arrays. With `cpu_scalars` (an elementwise op: PyTorch's TensorIterator takes
+    a 0-dim CPU tensor beside tensors on an accelerator, `x.cuda() * torch.tensor(2.0)`), a
+    0-dim array on the CPU is moved to the other inputs' device instead of refused.
+    """
+    arrays = tuple(arrays)
     first = None
-    for a in arrays:
+    scalars = []
+    for i, a in enumerate(arrays):
         if isinstance(a, jax.core.Tracer) or not hasattr(a, "devices"):
             continue
         devs = a.devices()
         if len(devs) > 1:
             # Laid out over a mesh of local devices (a DTensor's array): jax moves the
             # uncommitted single-device operands onto the mesh.
+            continue
+        if cpu_scalars and a.ndim == 0 and from_jax(next(iter(devs))).type == "cpu":
+            scalars.append(i)
             continue
         if first is None:
             first = devs
@@ -298,3 +308,11 @@ def check_same_device(arrays) -> None:
                 f"Expected all tensors to be on the same device, but found at "
                 f"least two devices, {d1} and {d2}!"
             )
+    if not scalars or first is None:
+        return arrays
+    target = next(iter(first))
+    moved = list(arrays)
+    for i in scalars:
+        if moved[i].devices() != first:
+            moved[i] = jax.device_put(moved[i], target)
+    return tuple(moved)

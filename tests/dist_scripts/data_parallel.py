@@ -205,4 +205,21 @@ for m, fn in ((eager, step), (compiled, compiled_step)):
                    for w in caught), [str(w.message) for w in caught]  # fmt: skip
 for p, q in zip(eager.parameters(), compiled.parameters()):
     close(p, q)
+
+# 10. PyTorch's elementwise ops take a 0-dim CPU tensor beside accelerator tensors (its
+# gradient comes back to the CPU); other mixes, and non-elementwise ops, raise.
+a = torch.arange(4.0, device="cuda:1", requires_grad=True)
+s = torch.tensor(3.0, requires_grad=True)
+y = torch.where(a > 1, a * s, torch.tensor(0.0))
+assert y.device == torch.device("cuda:1") and y.tolist() == [0.0, 0.0, 6.0, 9.0]
+y.sum().backward()
+assert a.grad.device == a.device and a.grad.tolist() == [0.0, 0.0, 3.0, 3.0]
+assert s.grad.device == torch.device("cpu") and s.grad.item() == 5.0
+for bad in (lambda: a + torch.ones(4), lambda: torch.cat([a, torch.ones(1)])):
+    try:
+        bad()
+    except RuntimeError as e:
+        assert "Expected all tensors to be on the same device" in str(e), e
+    else:
+        raise AssertionError("mixed devices accepted")
 print("ok")
