@@ -152,6 +152,11 @@ def accelerators(kind: str) -> tuple:
     return ()
 
 
+# The current accelerator index (`torch.cuda.set_device`): what `'cuda'` without an index
+# names, as PyTorch's tensors made on device 'cuda' go to the current device.
+CURRENT = {"cuda": 0}
+
+
 def to_jax(d: device | str | int | None):
     """The jax device for a torch device (None means jax's default)."""
     if d is None:
@@ -162,7 +167,7 @@ def to_jax(d: device | str | int | None):
         if d.type == "cuda":
             raise AssertionError("Torch not compiled with CUDA enabled")
         raise RuntimeError(f"no jax device is available for torch device '{d}'")
-    idx = d.index or 0
+    idx = d.index if d.index is not None else CURRENT.get(d.type, 0)
     if idx >= len(devs):
         raise RuntimeError(
             "CUDA error: invalid device ordinal"

@@ -222,4 +222,13 @@ for bad in (lambda: a + torch.ones(4), lambda: torch.cat([a, torch.ones(1)])):
         assert "Expected all tensors to be on the same device" in str(e), e
     else:
         raise AssertionError("mixed devices accepted")
+
+# 11. 'cuda' without an index is the current device, as in PyTorch.
+torch.cuda.set_device(2)
+made = [torch.zeros(2, device="cuda"), torch.ones(3).to("cuda"), torch.arange(3, device="cuda")]
+assert [str(t.device) for t in made] == ["cuda:2"] * 3, [t.device for t in made]
+with torch.cuda.device(1):
+    assert torch.full((2,), 1.0, device="cuda").device == torch.device("cuda:1")
+assert torch.empty(1, device="cuda").device == torch.device("cuda:2")
+torch.cuda.set_device(0)
 print("ok")
