@@ -182,6 +182,10 @@ def op(
     check=None,
     publish=None,
     scalar_opmath=False,
+    node=None,
+    saves_result=False,
+    wraps_numbers=False,
+    after=None,
 ):
     """Declares an op. See the module docstring.
 
@@ -213,6 +217,20 @@ def op(
       scalar_opmath: a Python number operand of a float16/bfloat16 call reaches the
         implementation in float32, not rounded to the half type (the implementation computes
         in float32: `opmath`), as PyTorch's mul/div kernels read their scalar.
+      node: the name of the autograd node a call records (`grad_fn`), where PyTorch's is not
+        the op's name in CamelCase + "Backward0" (`linear`: "MmBackward0"); or, where PyTorch
+        names it by overload, a function of some of the op's parameters, by name, returning
+        it (`node=lambda dim: "SumBackward1" if dim is not None else "SumBackward0"`); see
+        `_opdef.NodeRule`. A name that is not a parameter fails at import.
+      saves_result: PyTorch's backward formula saves the result rather than the input
+        (exp, tanh, softmax...): modifying the result in place invalidates the graph.
+      wraps_numbers: PyTorch's Python binding turns a Python number operand into a wrapped
+        tensor input, which then has its own `next_functions` entry (`x + 2`); other ops take
+        numbers as Scalar arguments, with no edge.
+      after: `after(result, args, kwargs)`, run after the published function (and the
+        Tensor method) returns, with the caller's arguments: errors that depend on the
+        result's values, raised eagerly only (the linear algebra's LAPACK `info` checks,
+        `linalg/checks.py`). Returns nothing; raises to fail the call.
     """
     if impl is None:
         return functools.partial(
@@ -232,10 +250,27 @@ def op(
             check=check,
             publish=publish,
             scalar_opmath=scalar_opmath,
+            node=node,
+            saves_result=saves_result,
+            wraps_numbers=wraps_numbers,
+            after=after,
         )
     full = name or impl.__name__
     short = full.rsplit(".", 1)[-1]
-    d = OpDef(impl, short, promote, jit, returns, differentiable, view, check, scalar_opmath)
+    d = OpDef(
+        impl,
+        short,
+        promote,
+        jit,
+        returns,
+        differentiable,
+        view,
+        check,
+        scalar_opmath,
+        node=node,
+        saves_result=saves_result,
+        wraps_numbers=wraps_numbers,
+    )
     if full in OPS:
         raise RuntimeError(f"op {full} declared twice")
     OPS[full] = d
@@ -263,6 +298,8 @@ def op(
     fn.__module__ = "jtorch"
     fn._op = d
     d.fn = fn
+    if after is not None:
+        fn = _checked_after(fn, after)
     d.inplace_fn = None
     d.published = _is_public(short) if publish is None else publish
     if d.published:
@@ -271,6 +308,8 @@ def op(
         _publish(a, fn)
     plain = out and not view and not has_inplace_arg
     mfn = _gen(short, params, f"return _call(_op, {args})", env) if plain else fn
+    if after is not None and plain:
+        mfn = _checked_after(mfn, after)
     if method:
         METHODS[method if isinstance(method, str) else short] = mfn
     targets = ()
@@ -311,11 +350,22 @@ def op(
     return fn
 
 
-def kernel(impl=None, *, name=None, promote=DEFAULT, jit=True, returns=None, differentiable=True):
+def kernel(
+    impl=None,
+    *,
+    name=None,
+    promote=DEFAULT,
+    jit=True,
+    returns=None,
+    differentiable=True,
+    node=None,
+    saves_result=False,
+):
     """A compiled kernel that composites call: dispatched and recorded like an op, unpublished.
 
     Returns `run(*args)` taking the implementation's arguments positionally, with
-    `run.inplace(*args)` writing the result into the first argument.
+    `run.inplace(*args)` writing the result into the first argument. The arguments are as
+    for `op`.
     """
     if impl is None:
         return functools.partial(
@@ -325,8 +375,20 @@ def kernel(impl=None, *, name=None, promote=DEFAULT, jit=True, returns=None, dif
             jit=jit,
             returns=returns,
             differentiable=differentiable,
+            node=node,
+            saves_result=saves_result,
         )
-    d = OpDef(impl, name or impl.__name__, promote, jit, returns, differentiable, False)
+    d = OpDef(
+        impl,
+        name or impl.__name__,
+        promote,
+        jit,
+        returns,
+        differentiable,
+        False,
+        node=node,
+        saves_result=saves_result,
+    )
 
     def run(*args):
         return call(d, args)
@@ -334,6 +396,18 @@ def kernel(impl=None, *, name=None, promote=DEFAULT, jit=True, returns=None, dif
     run.inplace = lambda *args: call_inplace(d, args)
     run._op = d
     return run
+
+
+def _checked_after(fn, after):
+    """`fn` (a generated function) running the declaration's `after` check on its result."""
+
+    @functools.wraps(fn)
+    def checked(*args, **kwargs):
+        result = fn(*args, **kwargs)
+        after(result, args, kwargs)
+        return result
+
+    return checked
 
 
 def name_return_type(fn, name: str):

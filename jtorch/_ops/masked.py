@@ -5,7 +5,7 @@ import numpy as np
 
 from .. import _dtype, _meta
 from .._dtype import c10_name
-from .._tensor import wrap
+from .._tensor import Tensor, wrap
 from . import _registry
 from ._kernel_helpers import index_values, kernel_inplace
 from ._registry import ALWAYS_BOOL, NONE, TI, T, broadcast_error, call_out, composite, op
@@ -31,7 +31,13 @@ def _mask_dtype_name(dt):
     }.get(dt._name, dt._name)
 
 
-@op(promote=NONE, inplace=True)
+@op(
+    promote=NONE,
+    inplace=True,
+    node=lambda value: (
+        "MaskedFillBackward1" if isinstance(value, Tensor) else "MaskedFillBackward0"
+    ),
+)
 def masked_fill(input: T, mask: TI, value: T):
     if mask.dtype != jnp.bool_:
         raise RuntimeError(

@@ -31,11 +31,6 @@ _NAMES = {
     "_min_all": "MinBackward1",
     "_max_dim": "MaxBackward0",
     "_min_dim": "MinBackward0",
-    "true_divide": "DivBackward0",
-    "square": "PowBackward0",
-    "deg2rad": "Deg2RadBackward0",
-    "rad2deg": "Rad2DegBackward0",
-    "log1p": "Log1PBackward0",
     "logsigmoid": "LogSigmoidBackward0",
     "relu6": "HardtanhBackward0",
     "selu": "EluBackward0",
@@ -155,20 +150,6 @@ _NAMES = {
     "conv_transpose3d": "ConvolutionBackward0",
 }
 
-# Ops with a Scalar and a Tensor overload in ATen, which PyTorch numbers apart: the slot
-# that decides, and the suffix when it holds a Tensor / a Python number.
-_OVERLOADS = {
-    "fmod": (1, "1", "0"),
-    "remainder": (1, "1", "0"),
-    "clamp_min": (1, "1", "0"),
-    "clamp_max": (1, "1", "0"),
-    "masked_fill": (2, "1", "0"),
-    "lerp": (2, "1", "0"),
-    "rsub": (1, "0", "1"),
-    "copysign": (1, "0", "1"),
-}
-
-
 # Ops whose ATen overloads PyTorch picks by a non-tensor argument, numbered apart, or which
 # are one kernel in jtorch and several ATen ops: the node name from the call's static
 # arguments `s` (by parameter name) and tensor slots `v`.
@@ -181,8 +162,6 @@ _STATIC_NAMES = {
         "NanmedianBackward1" if s["dim"] is not None else "NanmedianBackward0"
     ),
     "sort": lambda s, v: "SortBackward1" if s["stable"] else "SortBackward0",
-    "round": lambda s, v: "RoundBackward1" if s["decimals"] is not None else "RoundBackward0",
-    "div": lambda s, v: "DivBackward2" if s["rounding_mode"] is not None else "DivBackward0",
     "_var_std": lambda s, v: _camel(s["kind"]) + "Backward0",
     "_scatter": lambda s, v: _scatter_name(s["reduce"], v[2]),
     "_index_reduce": lambda s, v: _index_reduce_name(s["reduce"], v[0], v[2]),
@@ -330,43 +309,24 @@ def _full_names() -> dict:
 
 
 def node_name(op) -> str:
-    name = getattr(op, "autograd_name", None)
-    if name is None:
-        full = _full_names().get(op)
-        name = (
-            (_NAMES.get(full) if full is not None else None)
-            or _NAMES.get(op.name)
-            or _camel(op.name) + "Backward0"
-        )
-        op.autograd_name = name
-    return name
-
-
-def pow_name(slot_values) -> str:
-    base, exp = slot_values[0], slot_values[1]
-    if not isinstance(base, Tensor):
-        return "PowBackward2"
-    return "PowBackward1" if isinstance(exp, Tensor) else "PowBackward0"
+    full = _full_names().get(op)
+    return (
+        (_NAMES.get(full) if full is not None else None) or _NAMES.get(op.name) or op.autograd_name
+    )
 
 
 def call_name(op, slot_values, statics=None) -> str:
     """The node name of one call: `node_name`, or the overload's where PyTorch has two
     (`statics`: the kernel's static arguments, in `op.static_names` order)."""
+    rule = getattr(op, "node_rule", None)
+    if rule is not None and (statics is not None or not rule.reads_statics):
+        return rule(slot_values, statics)
     full = _full_names().get(op)
     if full is not None and full in _NAMES:
         return _NAMES[full]
     by_static = _STATIC_NAMES.get(op.name)
     if by_static is not None and statics is not None:
         return by_static(dict(zip(op.static_names, statics)), slot_values)
-    if op.name in ("pow", "float_power"):
-        return pow_name(slot_values)
-    over = _OVERLOADS.get(op.name)
-    if over is not None and len(slot_values) > over[0]:
-        suffix = over[1] if isinstance(slot_values[over[0]], Tensor) else over[2]
-        return _camel(op.name) + "Backward" + suffix
-    if op.name == "clamp" and len(slot_values) > 1:
-        tensors = any(isinstance(v, Tensor) for v in slot_values[1:])
-        return "ClampBackward0" if tensors else "ClampBackward1"
     if op.name == "linear":
         return _linear_name(slot_values)
     return node_name(op)
