@@ -49,6 +49,12 @@ def need_float(kernel: str, a, complex_ok: bool = False) -> None:
     raise NotImplementedError(f"\"{kernel}\" not implemented for '{c10_name(dt)}'")
 
 
+def by_dim(name: str):
+    """The node-name rule of a reduction PyTorch overloads by `dim`: `<name>Backward0` over
+    all elements, `<name>Backward1` along dims (`node=by_dim("Sum")`)."""
+    return lambda dim: f"{name}Backward1" if dim is not None else f"{name}Backward0"
+
+
 def private_op(impl, promote=_registry.DEFAULT, jit=True):
     """A kernel not published under any torch name: `(call, call_inplace)` of its arguments."""
     k = _registry.kernel(impl, promote=promote, jit=jit)

@@ -235,7 +235,12 @@ for _name, _dt in [
 # fill_, zero_, and the conj/neg bits (jtorch has no lazy conjugation)
 
 
-@op(promote=NONE, method=False, inplace=True)
+@op(
+    promote=NONE,
+    method=False,
+    inplace=True,
+    node=lambda value: "FillBackward3" if isinstance(value, Tensor) else "FillBackward2",
+)
 def fill(input: T, value: TI):
     """Matches `torch.fill`: a tensor like `input` filled with `value`."""
     if value.ndim:

@@ -345,7 +345,7 @@ def _strip_leading_ones(value: Tensor) -> Tensor:
     return value.view(shape[k:]) if k else value
 
 
-@op(promote=NONE, out=False, method=False, name="_copy_from")
+@op(promote=NONE, out=False, method=False, name="_copy_from", node="CopyBackwards")
 def _copy_from(self: T, src: T):
     return jnp.broadcast_to(src.astype(self.dtype), self.shape)
 

@@ -220,7 +220,15 @@ def _scatter_checks(name, input, dim, index, src):
     return d
 
 
-@kernel(name="_scatter")
+def _scatter_node(reduce, src) -> str:
+    # scatter_add is reduce "sum" (as is scatter_reduce(..., "sum"), which PyTorch names
+    # ScatterReduceBackward0: jtorch cannot tell them apart)
+    if reduce is None:
+        return "ScatterBackward0" if isinstance(src, Tensor) else "ScatterBackward1"
+    return "ScatterAddBackward0" if reduce == "sum" else "ScatterReduceBackward0"
+
+
+@kernel(name="_scatter", node=_scatter_node)
 def _scatter(input: T, dim, index: TI, src: T, *, reduce=None, include_self=True):
     if index.size == 0:
         return input
@@ -347,7 +355,18 @@ def index_select(input, dim, index, *, out=None):
     return _finish(_index_select(input, d, index), out)
 
 
-@kernel(name="_index_reduce")
+def _index_reduce_node(reduce, input, source) -> str:
+    if reduce == "sum":
+        return "IndexAddBackward0"
+    if reduce is not None:
+        return "IndexReduceBackward0"
+    # index_copy's source has the input's rank; index_fill's value is a number or 0-d tensor
+    if not isinstance(source, Tensor):
+        return "IndexFillBackward0"
+    return "IndexFillBackward1" if source.ndim == 0 < input.ndim else "IndexCopyBackward0"
+
+
+@kernel(name="_index_reduce", node=_index_reduce_node)
 def _index_reduce(input: T, dim, index: TI, source: T, *, reduce=None, include_self=True, alpha=1):
     """Writes `source` slices at positions `index` along `dim`, combined by `reduce`."""
     shape = input.shape
@@ -656,7 +675,7 @@ def put_(self, index, source, accumulate=False):
     return kernel_inplace(_put, self, index, source, accumulate)
 
 
-@kernel(name="_take_along_dim")
+@kernel(name="_take_along_dim", node="GatherBackward0")
 def _take_along_dim(input: T, indices: TI, dim):
     if dim is None:
         return input.reshape(-1)[indices.reshape(-1)]

@@ -12,8 +12,6 @@ _NAMES = {
     "linear": "MmBackward0",
     "_upsample_bilinear2d_aa": "UpsampleBilinear2DAaBackward0",
     "_batch_norm_with_update": "BatchNormWithUpdateBackward0",
-    "matmul": "MmBackward0",
-    "_copy_from": "CopyBackwards",
     "to": "ToCopyBackward0",
     "_to_copy": "ToCopyBackward0",
     "contiguous": "CloneBackward0",
@@ -22,15 +20,10 @@ _NAMES = {
     "reshape": "ViewBackward0",
     "flatten": "ViewBackward0",
     "view_as": "ViewBackward0",
-    "narrow": "SliceBackward0",
     "_index": "IndexBackward0",
     "_select": "SelectBackward0",
     "_slice": "SliceBackward0",
     # PyTorch names the node after the ATen op that does the work.
-    "_max_all": "MaxBackward1",
-    "_min_all": "MinBackward1",
-    "_max_dim": "MaxBackward0",
-    "_min_dim": "MinBackward0",
     "logsigmoid": "LogSigmoidBackward0",
     "relu6": "HardtanhBackward0",
     "selu": "EluBackward0",
@@ -39,24 +32,8 @@ _NAMES = {
     "prelu": "PreluKernelBackward0",
     "layer_norm": "NativeLayerNormBackward0",
     "group_norm": "NativeGroupNormBackward0",
-    "fliplr": "FlipBackward0",
-    "flipud": "FlipBackward0",
-    "movedim": "PermuteBackward0",
-    "msort": "SortBackward0",
-    "tile": "RepeatBackward0",
-    "_take_along_dim": "GatherBackward0",
     "_embedding_bag_kernel": "EmbeddingBagBackward0",
     "ndtr": "MulBackward1",
-    "column_stack": "CatBackward0",
-    "dstack": "CatBackward0",
-    "hstack": "CatBackward0",
-    "vstack": "CatBackward0",
-    "_cartesian_prod": "StackBackward0",
-    "combinations": "StackBackward0",
-    "cumulative_trapezoid": "CumsumBackward0",
-    "diagflat": "DiagEmbedBackward0",
-    "outer": "MulBackward0",
-    "_segment_reduce_kernel": "SegmentReduceBackward0",
     "grid_sampler_2d": "GridSampler2DBackward0",
     "grid_sampler_3d": "GridSampler3DBackward0",
     # special.*
@@ -70,18 +47,9 @@ _NAMES = {
     "ndtri": "SpecialNdtriBackward0",
     # linalg: torch.det, torch.cross, torch.norm... are the linalg kernels too
     "det": "LinalgDetBackward0",
-    "cross": "LinalgCrossBackward0",
     "cholesky_ex": "LinalgCholeskyExBackward0",
     "linalg.cholesky": "LinalgCholeskyExBackward0",  # (torch.cholesky: CholeskyBackward0)
     # composites whose last step PyTorch records (torch.masked on NaN/zero-filled input)
-    "masked.sum": "SumBackward1",
-    "masked.mean": "DivBackward0",
-    "masked.var": "DivBackward0",
-    "masked.std": "SqrtBackward0",
-    "masked.median": "NanmedianBackward1",
-    "masked.softmin": "SoftmaxBackward0",
-    "masked.normalize": "DivBackward0",
-    "kron": "UnsafeViewBackward0",
     "linalg.vander": "CatBackward0",  # (torch.vander: by `increasing`, _STATIC_NAMES)
     "rms_norm": "MulBackward0",
     "cosine_similarity": "SumBackward1",
@@ -154,32 +122,15 @@ _NAMES = {
 # are one kernel in jtorch and several ATen ops: the node name from the call's static
 # arguments `s` (by parameter name) and tensor slots `v`.
 _STATIC_NAMES = {
-    "sum": lambda s, v: "SumBackward1" if s["dim"] is not None else "SumBackward0",
-    "mean": lambda s, v: "MeanBackward1" if s["dim"] is not None else "MeanBackward0",
-    "prod": lambda s, v: "ProdBackward1" if s["dim"] is not None else "ProdBackward0",
-    "median": lambda s, v: "MedianBackward1" if s["dim"] is not None else "MedianBackward0",
-    "nanmedian": lambda s, v: (
-        "NanmedianBackward1" if s["dim"] is not None else "NanmedianBackward0"
-    ),
-    "sort": lambda s, v: "SortBackward1" if s["stable"] else "SortBackward0",
-    "_var_std": lambda s, v: _camel(s["kind"]) + "Backward0",
-    "_scatter": lambda s, v: _scatter_name(s["reduce"], v[2]),
-    "_index_reduce": lambda s, v: _index_reduce_name(s["reduce"], v[0], v[2]),
     "interpolate": lambda s, v: _upsample_name(s["mode"], s["antialias"], v[0].ndim - 2),
     "pad": lambda s, v: _pad_name(s["mode"], len(s["pad"]) // 2),
-    "matmul": lambda s, v: _matmul_name(v[0].ndim, v[1].ndim),
     "fft": lambda s, v: "FftC2CBackward0" if _complex(v[0]) else "FftR2CBackward0",
     # the inverse of a real signal is the conjugate of its forward transform
     "ifft": lambda s, v: "FftC2CBackward0" if _complex(v[0]) else "ConjBackward0",
     "ihfft": lambda s, v: "ConjBackward0",
-    "diag": lambda s, v: "DiagEmbedBackward0" if v[0].ndim == 1 else "DiagonalBackward0_copy",
-    # torch.lu is linalg.lu_factor_ex; linalg.lu its own op
     "lu": lambda s, v: "LinalgLuFactorExBackward0" if "get_infos" in s else "LinalgLuBackward0",
-    "vecdot": lambda s, v: "VdotBackward0" if v[0].ndim == v[1].ndim == 1 else "SumBackward1",
     "grid_sample": lambda s, v: f"GridSampler{v[0].ndim - 2}DBackward0",
     "unfold": lambda s, v: "Im2ColBackward0",
-    "fill": lambda s, v: "FillBackward3" if isinstance(v[1], Tensor) else "FillBackward2",
-    # class-index targets: nll_loss(log_softmax(x)); probabilities: a sum of products
     "_cross_entropy": lambda s, v: (
         _nll_name(v[0].ndim, s["reduction"])
         if not _floating(v[1])
@@ -187,7 +138,6 @@ _STATIC_NAMES = {
     ),
     "_nll_loss": lambda s, v: _nll_name(v[0].ndim, s["reduction"]),
     # cumprod of [1, x, x, ...], then flipped, or written in place when increasing
-    "vander": lambda s, v: "torch::autograd::CopySlices" if s["increasing"] else "FlipBackward0",
     "logdet": lambda s, v: "AddBackward0" if _complex(v[0]) else "WhereBackward0",
     # losses PyTorch computes with ordinary ops, ending in the reduction
     "_gaussian_nll_loss": lambda s, v: _reduced(
@@ -239,39 +189,6 @@ def _complex(t) -> bool:
 
 def _floating(t) -> bool:
     return isinstance(t, Tensor) and t.dtype.is_floating_point
-
-
-def _matmul_name(a: int, b: int) -> str:
-    """torch.matmul dispatches on the ranks: dot, mv, mm, or a folded / batched product."""
-    named = {
-        (1, 1): "DotBackward0",
-        (2, 1): "MvBackward0",
-        (1, 2): "SqueezeBackward4",
-        (2, 2): "MmBackward0",
-    }.get((a, b))
-    if named is not None:
-        return named
-    # a matrix times a batch runs as (b^T a^T)^T, made contiguous
-    return "CloneBackward0" if a == 2 else "UnsafeViewBackward0"
-
-
-def _scatter_name(reduce, src) -> str:
-    # scatter_add is reduce "sum" (as is scatter_reduce(..., "sum"), which PyTorch names
-    # ScatterReduceBackward0: jtorch cannot tell them apart)
-    if reduce is None:
-        return "ScatterBackward0" if isinstance(src, Tensor) else "ScatterBackward1"
-    return "ScatterAddBackward0" if reduce == "sum" else "ScatterReduceBackward0"
-
-
-def _index_reduce_name(reduce, input, source) -> str:
-    if reduce == "sum":
-        return "IndexAddBackward0"
-    if reduce is not None:
-        return "IndexReduceBackward0"
-    # index_copy's source has the input's rank; index_fill's value is a number or 0-d tensor
-    if not isinstance(source, Tensor):
-        return "IndexFillBackward0"
-    return "IndexFillBackward1" if source.ndim == 0 < input.ndim else "IndexCopyBackward0"
 
 
 def _upsample_name(mode: str, antialias: bool, n: int) -> str:
