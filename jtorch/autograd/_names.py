@@ -46,38 +46,10 @@ _NAMES = {
     "log_ndtr": "SpecialLogNdtrBackward0",
     "ndtri": "SpecialNdtriBackward0",
     # linalg: torch.det, torch.cross, torch.norm... are the linalg kernels too
-    "det": "LinalgDetBackward0",
-    "cholesky_ex": "LinalgCholeskyExBackward0",
-    "linalg.cholesky": "LinalgCholeskyExBackward0",  # (torch.cholesky: CholeskyBackward0)
     # composites whose last step PyTorch records (torch.masked on NaN/zero-filled input)
-    "linalg.vander": "CatBackward0",  # (torch.vander: by `increasing`, _STATIC_NAMES)
     "rms_norm": "MulBackward0",
     "cosine_similarity": "SumBackward1",
     "_lrn_scale": "DivBackward0",
-    "eig": "LinalgEigBackward0",
-    "eigvals": "LinalgEigBackward0",
-    "eigh": "LinalgEighBackward0",
-    "eigvalsh": "LinalgEighBackward0",
-    "inv": "LinalgInvExBackward0",
-    "inv_ex": "LinalgInvExBackward0",
-    "householder_product": "LinalgHouseholderProductBackward0",
-    "lstsq": "LinalgLstsqBackward0",
-    "lu_factor": "LinalgLuFactorExBackward0",
-    "lu_factor_ex": "LinalgLuFactorExBackward0",
-    "lu_solve": "LinalgLuSolveBackward0",
-    "matrix_exp": "LinalgMatrixExpBackward0",
-    "pinv": "LinalgPinvBackward0",
-    "pinverse": "LinalgPinvBackward0",
-    "qr": "LinalgQrBackward0",
-    "slogdet": "LinalgSlogdetBackward0",
-    "solve": "LinalgSolveExBackward0",
-    "solve_ex": "LinalgSolveExBackward0",
-    "solve_triangular": "LinalgSolveTriangularBackward0",
-    "svd": "LinalgSvdBackward0",
-    "svdvals": "LinalgSvdBackward0",
-    "vector_norm": "LinalgVectorNormBackward0",
-    "norm": "LinalgVectorNormBackward0",
-    "matrix_norm": "LinalgVectorNormBackward0",
     # fft: PyTorch names the transform kind (real-to-complex, complex-to-real, ...)
     "rfft": "FftR2CBackward0",
     "rfft2": "FftR2CBackward0",
@@ -128,7 +100,6 @@ _STATIC_NAMES = {
     # the inverse of a real signal is the conjugate of its forward transform
     "ifft": lambda s, v: "FftC2CBackward0" if _complex(v[0]) else "ConjBackward0",
     "ihfft": lambda s, v: "ConjBackward0",
-    "lu": lambda s, v: "LinalgLuFactorExBackward0" if "get_infos" in s else "LinalgLuBackward0",
     "grid_sample": lambda s, v: f"GridSampler{v[0].ndim - 2}DBackward0",
     "unfold": lambda s, v: "Im2ColBackward0",
     "_cross_entropy": lambda s, v: (
@@ -138,8 +109,6 @@ _STATIC_NAMES = {
     ),
     "_nll_loss": lambda s, v: _nll_name(v[0].ndim, s["reduction"]),
     # cumprod of [1, x, x, ...], then flipped, or written in place when increasing
-    "logdet": lambda s, v: "AddBackward0" if _complex(v[0]) else "WhereBackward0",
-    # losses PyTorch computes with ordinary ops, ending in the reduction
     "_gaussian_nll_loss": lambda s, v: _reduced(
         s["reduction"], "AddBackward0" if s["full"] else "MulBackward0"
     ),
