@@ -55,9 +55,10 @@ def by_dim(name: str):
     return lambda dim: f"{name}Backward1" if dim is not None else f"{name}Backward0"
 
 
-def private_op(impl, promote=_registry.DEFAULT, jit=True):
-    """A kernel not published under any torch name: `(call, call_inplace)` of its arguments."""
-    k = _registry.kernel(impl, promote=promote, jit=jit)
+def private_op(impl, promote=_registry.DEFAULT, jit=True, **record):
+    """A kernel not published under any torch name: `(call, call_inplace)` of its arguments.
+    `record`: its autograd facts, as for `_registry.op` (`node=`)."""
+    k = _registry.kernel(impl, promote=promote, jit=jit, **record)
     return k, k.inplace
 
 

@@ -50,7 +50,7 @@ def cast_array(x, dt: _dtype.dtype):
     return x.astype(target)
 
 
-@op(promote=NONE, method=False, out=False)
+@op(promote=NONE, method=False, out=False, node="ToCopyBackward0")
 def _to_copy(input: T, *, dtype=None):
     """Matches `torch._to_copy` for dtype changes (device moves are `_to_device`)."""
     return input if dtype is None else cast_array(input, dtype)

@@ -196,7 +196,7 @@ def _adv_arrays(advanced, view_shape):
     return tuple(out)
 
 
-@op(promote=NONE, out=False, method=False, name="_index")
+@op(promote=NONE, out=False, method=False, name="_index", node="IndexBackward0")
 def _index(input: T, indices: TI, *, slices=()):
     """Advanced indexing: `indices` fill the "adv" positions of `slices`."""
     return input[_index_key(indices, slices)]

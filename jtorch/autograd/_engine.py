@@ -37,13 +37,6 @@ def _grad_enabled() -> bool:
     return getattr(_state, "enabled", True)
 
 
-# PyTorch's formulas for these save the result rather than the input: modifying the result
-# in place is what invalidates the graph.
-_SAVES_RESULT = frozenset(
-    {"relu", "softmax", "log_softmax", "_softmax", "_log_softmax", "logsigmoid_result"}
-)
-
-
 # ---------------------------------------------------------------------------
 # Recording (the registry's hooks)
 
@@ -112,7 +105,8 @@ def record(op, fn, slot_values, arrays, result):
             return
     name = call_name(op, slot_values, getattr(fn, "statics", None))
     outs_saved = None
-    if op.name in _SAVES_RESULT or getattr(op, "saves_result", False):
+    # (the declaration's `saves_result`: modifying the result invalidates the graph)
+    if getattr(op, "saves_result", False):
         outs_saved = [(outs[k]._vc, outs[k]._vc[0], outs[k]._array) for k in diff]
         saved = ()
     node = FnNode(

@@ -1,232 +1,27 @@
-"""Backward node names: PyTorch's (`AddBackward0`, `MmBackward0`, `SelectBackward0`, ...)."""
+"""Backward node names: PyTorch's (`AddBackward0`, `MmBackward0`, `SelectBackward0`, ...).
+
+An op's node name is part of its declaration (`node=` in `_ops/_registry.op`, kept on the
+`OpDef` as `autograd_name` and `node_rule`); this module reads it for a call, names the
+nodes of views by their index, and holds what PyTorch's nodes are known to do under
+`create_graph=True` (the names of their gradients' nodes), by node name.
+"""
 
 from __future__ import annotations
 
-import functools
-
-from .._tensor import Tensor
-
-# Where PyTorch's name is not the op's name in CamelCase + "Backward0".
-_NAMES = {
-    "__getitem__": "IndexBackward0",
-    "linear": "MmBackward0",
-    "_upsample_bilinear2d_aa": "UpsampleBilinear2DAaBackward0",
-    "_batch_norm_with_update": "BatchNormWithUpdateBackward0",
-    "to": "ToCopyBackward0",
-    "_to_copy": "ToCopyBackward0",
-    "contiguous": "CloneBackward0",
-    "cross_entropy": "NllLossBackward0",
-    "dropout": "MulBackward0",
-    "reshape": "ViewBackward0",
-    "flatten": "ViewBackward0",
-    "view_as": "ViewBackward0",
-    "_index": "IndexBackward0",
-    "_select": "SelectBackward0",
-    "_slice": "SliceBackward0",
-    # PyTorch names the node after the ATen op that does the work.
-    "logsigmoid": "LogSigmoidBackward0",
-    "relu6": "HardtanhBackward0",
-    "selu": "EluBackward0",
-    "softsign": "DivBackward0",
-    "tanhshrink": "SubBackward0",
-    "prelu": "PreluKernelBackward0",
-    "layer_norm": "NativeLayerNormBackward0",
-    "group_norm": "NativeGroupNormBackward0",
-    "_embedding_bag_kernel": "EmbeddingBagBackward0",
-    "ndtr": "MulBackward1",
-    "grid_sampler_2d": "GridSampler2DBackward0",
-    "grid_sampler_3d": "GridSampler3DBackward0",
-    # special.*
-    "xlog1py": "SpecialXlog1PyBackward0",
-    "entr": "SpecialEntrBackward0",
-    "erfcx": "SpecialErfcxBackward0",
-    "i0e": "SpecialI0EBackward0",
-    "i1": "SpecialI1Backward0",
-    "i1e": "SpecialI1EBackward0",
-    "log_ndtr": "SpecialLogNdtrBackward0",
-    "ndtri": "SpecialNdtriBackward0",
-    # linalg: torch.det, torch.cross, torch.norm... are the linalg kernels too
-    # composites whose last step PyTorch records (torch.masked on NaN/zero-filled input)
-    "rms_norm": "MulBackward0",
-    "cosine_similarity": "SumBackward1",
-    "_lrn_scale": "DivBackward0",
-    # fft: PyTorch names the transform kind (real-to-complex, complex-to-real, ...)
-    "rfft": "FftR2CBackward0",
-    "rfft2": "FftR2CBackward0",
-    "rfftn": "FftR2CBackward0",
-    "irfft": "FftC2RBackward0",
-    "irfft2": "FftC2RBackward0",
-    "irfftn": "FftC2RBackward0",
-    "hfft": "FftC2RBackward0",
-    "hfft2": "FftC2RBackward0",
-    "hfftn": "FftC2RBackward0",
-    "fft2": "FftC2CBackward0",
-    "fftn": "FftC2CBackward0",
-    "ifft2": "FftC2CBackward0",
-    "ifftn": "FftC2CBackward0",
-    "fftshift": "RollBackward0",
-    "ifftshift": "RollBackward0",
-    # pooling and convolution: PyTorch's 1-d pools run the 2-d kernel and squeeze
-    "adaptive_avg_pool2d": "AdaptiveAvgPool2DBackward0",
-    "adaptive_avg_pool3d": "AdaptiveAvgPool3DBackward0",
-    "adaptive_max_pool2d": "AdaptiveMaxPool2DBackward0",
-    "adaptive_max_pool3d": "AdaptiveMaxPool3DBackward0",
-    "avg_pool2d": "AvgPool2DBackward0",
-    "avg_pool3d": "AvgPool3DBackward0",
-    "max_pool2d": "MaxPool2DWithIndicesBackward0",
-    "max_pool3d": "MaxPool3DWithIndicesBackward0",
-    "max_unpool2d": "MaxUnpool2DBackward0",
-    "max_unpool3d": "MaxUnpool3DBackward0",
-    "adaptive_avg_pool1d": "SqueezeBackward1",
-    "adaptive_max_pool1d": "SqueezeBackward1",
-    "avg_pool1d": "SqueezeBackward1",
-    "max_pool1d": "SqueezeBackward1",
-    "max_unpool1d": "SqueezeBackward1",
-    "conv1d": "ConvolutionBackward0",
-    "conv2d": "ConvolutionBackward0",
-    "conv3d": "ConvolutionBackward0",
-    "conv_transpose1d": "ConvolutionBackward0",
-    "conv_transpose2d": "ConvolutionBackward0",
-    "conv_transpose3d": "ConvolutionBackward0",
-}
-
-# Ops whose ATen overloads PyTorch picks by a non-tensor argument, numbered apart, or which
-# are one kernel in jtorch and several ATen ops: the node name from the call's static
-# arguments `s` (by parameter name) and tensor slots `v`.
-_STATIC_NAMES = {
-    "interpolate": lambda s, v: _upsample_name(s["mode"], s["antialias"], v[0].ndim - 2),
-    "pad": lambda s, v: _pad_name(s["mode"], len(s["pad"]) // 2),
-    "fft": lambda s, v: "FftC2CBackward0" if _complex(v[0]) else "FftR2CBackward0",
-    # the inverse of a real signal is the conjugate of its forward transform
-    "ifft": lambda s, v: "FftC2CBackward0" if _complex(v[0]) else "ConjBackward0",
-    "ihfft": lambda s, v: "ConjBackward0",
-    "grid_sample": lambda s, v: f"GridSampler{v[0].ndim - 2}DBackward0",
-    "unfold": lambda s, v: "Im2ColBackward0",
-    "_cross_entropy": lambda s, v: (
-        _nll_name(v[0].ndim, s["reduction"])
-        if not _floating(v[1])
-        else {"mean": "DivBackward1", "sum": "NegBackward0"}.get(s["reduction"], "NegBackward0")
-    ),
-    "_nll_loss": lambda s, v: _nll_name(v[0].ndim, s["reduction"]),
-    # cumprod of [1, x, x, ...], then flipped, or written in place when increasing
-    "_gaussian_nll_loss": lambda s, v: _reduced(
-        s["reduction"], "AddBackward0" if s["full"] else "MulBackward0"
-    ),
-    "poisson_nll_loss": lambda s, v: _reduced(
-        _legacy_reduction(s), "AddBackward0" if s["full"] else "SubBackward0"
-    ),
-    "_batch_norm_kernel": lambda s, v: s["node"],  # (named by its caller: native_batch_norm...)
-    **{
-        f"conv{n}d": functools.partial(
-            lambda n, s, v: "SqueezeBackward1" if v[0].ndim == n + 1 else "ConvolutionBackward0", n
-        )
-        for n in (1, 2, 3)
-    },
-    **{
-        f"conv_transpose{n}d": functools.partial(
-            lambda n, s, v: "SqueezeBackward1" if v[0].ndim == n + 1 else "ConvolutionBackward0", n
-        )
-        for n in (1, 2, 3)
-    },
-}
-
-
-def _nll_name(ndim: int, reduction: str) -> str:
-    """nll_loss on (N, C, d1, ...) input is the 2-d kernel on a 4-d view of it."""
-    if ndim < 3:
-        return "NllLossBackward0"
-    return "NllLoss2DBackward0" if reduction != "none" or ndim == 4 else "ViewBackward0"
-
-
-def _reduced(reduction: str, unreduced: str) -> str:
-    """The node of a loss reduced by mean() / sum(), or of its last op when not reduced."""
-    return {"mean": "MeanBackward0", "sum": "SumBackward0"}.get(reduction, unreduced)
-
-
-def _legacy_reduction(s: dict) -> str:
-    """`reduction`, or what the deprecated size_average / reduce arguments make of it."""
-    if s["size_average"] is None and s["reduce"] is None:
-        return s["reduction"]
-    if s["reduce"] is False:
-        return "none"
-    return "sum" if s["size_average"] is False else "mean"
-
-
-def _complex(t) -> bool:
-    return isinstance(t, Tensor) and t.dtype.is_complex
-
-
-def _floating(t) -> bool:
-    return isinstance(t, Tensor) and t.dtype.is_floating_point
-
-
-def _upsample_name(mode: str, antialias: bool, n: int) -> str:
-    if mode == "area":  # adaptive average pooling (1-d: the 2-d kernel, then a squeeze)
-        return "SqueezeBackward1" if n == 1 else f"AdaptiveAvgPool{n}DBackward0"
-    kind = {
-        "nearest": "Nearest",
-        "nearest-exact": "NearestExact",
-        "linear": "Linear",
-        "bilinear": "Bilinear",
-        "bicubic": "Bicubic",
-        "trilinear": "Trilinear",
-    }[mode]
-    return f"Upsample{kind}{n}D{'Aa' if antialias else ''}Backward0"
-
-
-def _pad_name(mode: str, n: int) -> str:
-    if mode == "constant":
-        return "ConstantPadNdBackward0"
-    if mode in ("reflect", "replicate"):
-        return f"{'Reflection' if mode == 'reflect' else 'Replication'}Pad{n}DBackward0"
-    return "PadBackward0"  # circular: PyTorch's CopySlices of its in-place wrap
-
-
-def _camel(name: str) -> str:
-    return "".join(p[:1].upper() + p[1:] for p in name.strip("_").split("_"))
-
-
-@functools.cache
-def _full_names() -> dict:
-    """OpDef -> its dotted torch name ("linalg.cholesky"), where the short name is shared."""
-    from .._ops._opdef import OPS
-
-    return {d: full for full, d in OPS.items() if "." in full}
-
 
 def node_name(op) -> str:
-    full = _full_names().get(op)
-    return (
-        (_NAMES.get(full) if full is not None else None) or _NAMES.get(op.name) or op.autograd_name
-    )
+    """The node name of `op` (an `OpDef`, or an autograd pseudo-op with `autograd_name`)."""
+    return op.autograd_name
 
 
 def call_name(op, slot_values, statics=None) -> str:
-    """The node name of one call: `node_name`, or the overload's where PyTorch has two
-    (`statics`: the kernel's static arguments, in `op.static_names` order)."""
+    """The node name of one call: the declaration's rule where PyTorch names the node by
+    overload, else its fixed name (`statics`: the kernel's static arguments, in
+    `op.static_names` order; None where unknown, as in forward-mode AD)."""
     rule = getattr(op, "node_rule", None)
     if rule is not None and (statics is not None or not rule.reads_statics):
         return rule(slot_values, statics)
-    full = _full_names().get(op)
-    if full is not None and full in _NAMES:
-        return _NAMES[full]
-    by_static = _STATIC_NAMES.get(op.name)
-    if by_static is not None and statics is not None:
-        return by_static(dict(zip(op.static_names, statics)), slot_values)
-    if op.name == "linear":
-        return _linear_name(slot_values)
-    return node_name(op)
-
-
-def _linear_name(slot_values) -> str:
-    """PyTorch's F.linear is addmm/mm on 2-D input, and views around it otherwise."""
-    ndim = slot_values[0].ndim
-    bias = len(slot_values) > 2 and slot_values[2] is not None
-    if ndim == 2:
-        return "AddmmBackward0" if bias else "MmBackward0"
-    if ndim == 1:
-        return "ViewBackward0" if bias else "SqueezeBackward4"
-    return "ViewBackward0" if bias else "UnsafeViewBackward0"
+    return op.autograd_name
 
 
 def index_name(idx, shape) -> str:
