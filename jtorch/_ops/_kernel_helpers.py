@@ -128,8 +128,3 @@ def index_values(t):
     """An index tensor's values as numpy, or None when traced (value checks are then skipped)."""
     a = t._array
     return None if _meta.no_values(a) or a.size == 0 else np.asarray(a)
-
-
-def kernel_inplace(fn, *args):
-    """Runs kernel `fn` as `self.fn_(...)`: the registry's checked write into args[0]."""
-    return _registry.call_inplace(fn._op, args)

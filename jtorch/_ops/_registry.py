@@ -455,10 +455,8 @@ def _name_modules() -> None:
                 fn.__module__ = "jtorch." + ns
 
 
-def _composite_entry(impl, short: str, python_dtype: bool):
-    """The public function of a composite: a generated one with `impl`'s signature that
-    calls it, so that its errors leave it as a generated op's do (see `_gen`)."""
-    params = list(inspect.signature(impl).parameters.values())
+def _call_list(params) -> str:
+    """The argument list passing `params` on, each as it was given."""
     call = []
     for p in params:
         if p.kind == p.VAR_POSITIONAL:
@@ -469,7 +467,15 @@ def _composite_entry(impl, short: str, python_dtype: bool):
             call.append(f"{p.name}={p.name}")
         else:
             call.append(p.name)
-    fn = _gen(short, params, f"return _impl({', '.join(call)})", {"_impl": impl}, python_dtype)
+    return ", ".join(call)
+
+
+def _composite_entry(impl, short: str, python_dtype: bool):
+    """The public function of a composite: a generated one with `impl`'s signature that
+    calls it, so that its errors leave it as a generated op's do (see `_gen`)."""
+    params = list(inspect.signature(impl).parameters.values())
+    body = f"return _impl({_call_list(params)})"
+    fn = _gen(short, params, body, {"_impl": impl}, python_dtype)
     fn.__doc__ = impl.__doc__
     fn.__qualname__ = short
     fn.__module__ = "jtorch"
@@ -477,8 +483,60 @@ def _composite_entry(impl, short: str, python_dtype: bool):
     return fn
 
 
+class KernelCall:
+    """What the body of a `composite(inplace=True)` returns: the one kernel call that does its
+    work, `kernel(*args)` (`kernel` an op or `kernel()`'s runner; `args` in the order of its
+    parameters, keyword-only ones included), the first argument the tensor an in-place
+    variant writes."""
+
+    __slots__ = ("kernel", "args")
+
+    def __init__(self, kernel, *args):
+        self.kernel = kernel
+        self.args = args
+
+
+def _run_call(c: KernelCall, out):
+    op = c.kernel._op
+    n = op.n_positional
+    result = c.kernel(*c.args[:n], **dict(zip(op.kw_names, c.args[n:])))
+    return result if out is None else write_out(result, out)
+
+
+def _run_call_inplace(c: KernelCall):
+    return call_inplace(c.kernel._op, c.args)
+
+
+def _composite_pair(impl, short: str, out: bool):
+    """The function (with `out=` when `out`) and the in-place method `<short>_` of a composite
+    whose body returns a `KernelCall`: one body, its checks shared by both."""
+    params = list(inspect.signature(impl).parameters.values())
+    call = f"_body({_call_list(params)})"
+    env = {"_body": impl, "_run": _run_call, "_run_inplace": _run_call_inplace}
+    fparams = params
+    if out:
+        fparams = params + [inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None)]
+    fn = _gen(short, fparams, f"return _run({call}, {'out' if out else 'None'})", env)
+    ifn = _gen(short + "_", params, f"return _run_inplace({call})", env)
+    fn.__doc__ = impl.__doc__
+    ifn.__doc__ = f"In-place `{short}`."
+    for f in (fn, ifn):
+        f.__qualname__ = f.__name__
+        f.__module__ = "jtorch"
+    return fn, ifn
+
+
 def composite(
-    impl=None, *, name=None, method=True, aliases=(), function=True, publish=None, python_dtype=True
+    impl=None,
+    *,
+    name=None,
+    method=True,
+    aliases=(),
+    function=True,
+    publish=None,
+    python_dtype=True,
+    inplace=False,
+    out=False,
 ):
     """Declares an op written in terms of other ops, on Tensors (no kernel of its own).
 
@@ -490,6 +548,10 @@ def composite(
       python_dtype: a `dtype` parameter reads Python's types as dtypes (`dtype=float` is
         torch.float64), as PyTorch's argument parser does; False where the parameter named
         `dtype` is something else (`Tensor.type(dtype)` takes a type name or class).
+      inplace: also generate `Tensor.<name>_`. The body then checks its arguments and returns
+        the `KernelCall` that does the work: the function runs it, the in-place method writes
+        its result into the first argument (PyTorch's checked in-place write, `call_inplace`).
+      out: with `inplace`, give the function an `out=` keyword.
     """
     if impl is None:
         return functools.partial(
@@ -500,12 +562,17 @@ def composite(
             function=function,
             publish=publish,
             python_dtype=python_dtype,
+            inplace=inplace,
+            out=out,
         )
     full = name or impl.__name__
     short = full.rsplit(".", 1)[-1]
     if full in OPS:
         raise RuntimeError(f"op {full} declared twice")
-    impl = _composite_entry(impl, short, python_dtype)
+    if inplace:
+        impl, METHODS[short + "_"] = _composite_pair(impl, short, out)
+    else:
+        impl = _composite_entry(impl, short, python_dtype)
     OPS[full] = impl
     impl.published = function = function and (_is_public(short) if publish is None else publish)
     if function:
