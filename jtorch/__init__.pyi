@@ -12,6 +12,8 @@ from jtorch import _absent_device as _absent_device
 from jtorch import _alias as _alias
 from jtorch import _checks as _checks
 from jtorch import _compile as _compile
+from jtorch import _compile_program as _compile_program
+from jtorch import _compile_state as _compile_state
 from jtorch import _control_flow as _control_flow
 from jtorch import _device as _device
 from jtorch import _disk_cache as _disk_cache
