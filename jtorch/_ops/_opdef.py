@@ -100,7 +100,7 @@ class NodeRule:
 class OpDef:
     """One declared op: its implementation, slots, promotion rule and compiled-kernel cache,
     and what autograd records of a call (`autograd_name`, `node_rule`, `saves_result`,
-    `wraps_numbers`; see `_registry.op`)."""
+    `wraps_numbers`, `grad_check`; see `_registry.op`)."""
 
     def __init__(
         self,
@@ -117,6 +117,7 @@ class OpDef:
         node=None,
         saves_result=False,
         wraps_numbers=False,
+        grad_check=None,
     ):
         self.impl = impl
         self.scalar_opmath = scalar_opmath
@@ -156,6 +157,7 @@ class OpDef:
             self.namedtuple.__repr__ = _return_types_repr
         self.saves_result = saves_result
         self.wraps_numbers = wraps_numbers
+        self.grad_check = grad_check
         self.node_rule = None
         if callable(node):
             slot_names = tuple(self.params[i].name for i in self.slot_pos)

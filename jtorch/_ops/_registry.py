@@ -186,6 +186,7 @@ def op(
     saves_result=False,
     wraps_numbers=False,
     after=None,
+    grad_check=None,
 ):
     """Declares an op. See the module docstring.
 
@@ -231,6 +232,9 @@ def op(
         Tensor method) returns, with the caller's arguments: errors that depend on the
         result's values, raised eagerly only (the linear algebra's LAPACK `info` checks,
         `linalg/checks.py`). Returns nothing; raises to fail the call.
+      grad_check: `(i, check)`: PyTorch's backward tests the incoming gradients' values when
+        output `i` is complex; `check(outputs, grads)` raises as it does (the phase of complex
+        singular vectors and eigenvectors, `linalg/checks.py`).
     """
     if impl is None:
         return functools.partial(
@@ -254,6 +258,7 @@ def op(
             saves_result=saves_result,
             wraps_numbers=wraps_numbers,
             after=after,
+            grad_check=grad_check,
         )
     full = name or impl.__name__
     short = full.rsplit(".", 1)[-1]
@@ -270,6 +275,7 @@ def op(
         node=node,
         saves_result=saves_result,
         wraps_numbers=wraps_numbers,
+        grad_check=grad_check,
     )
     if full in OPS:
         raise RuntimeError(f"op {full} declared twice")

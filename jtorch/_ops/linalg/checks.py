@@ -3,7 +3,14 @@
 
 A compiled kernel cannot raise on its values, so the `_ex` variants report LAPACK's `info`
 as PyTorch's do, and the plain functions check it after the call: their declarations name
-an `after=` check built here (`info_check`), which raises from it."""
+an `after=` check built here (`info_check`), which raises from it.
+
+Backward checks (a declaration's `grad_check=`): the singular vectors of a complex SVD and
+the eigenvectors of a complex eigendecomposition are unique only up to a phase e^{i phi} per
+vector; a loss that depends on that phase has no gradient. PyTorch's `svd_backward` and
+`linalg_eig_backward` (FunctionsManual.cpp) test the loss's invariance on the gradient they
+receive and raise otherwise. The test reads values, so it runs on the host, before the
+node's VJP (`autograd/_grad_checks.py`)."""
 
 import jax
 import jax.numpy as jnp
@@ -143,3 +150,67 @@ def triangular_info(result, args, kwargs):
 def lu_info(result, args, kwargs):
     """LU factorizations: the first zero on U's diagonal."""
     return _lu_info(result[0]._array)
+
+
+# ---------------------------------------------------------------------------
+# Checks of the incoming gradients (`grad_check=`), run by the autograd node
+
+
+_SVD_MESSAGE = (
+    "svd_backward: The singular vectors in the complex case are specified up to "
+    "multiplication by e^{i phi}. The specified loss function depends on this phase term, "
+    "making it ill-defined."
+)
+_EIG_MESSAGE = (
+    "{fn}: The eigenvectors in the complex case are specified up to multiplication by "
+    "e^{{i phi}}. The specified loss function depends on this quantity, so it is ill-defined."
+)
+
+
+def _host(g):
+    """A gradient (array or Tensor, None when absent) as a numpy array, or None."""
+    if g is None:
+        return None
+    return np.asarray(getattr(g, "_array", g))
+
+
+def _im_diag_left(x, g):
+    """Im diag(X^H G) (over the columns of X and G)."""
+    return np.imag(np.sum(np.conj(x) * g, axis=-2))
+
+
+def svd_phase_check(v_columns: bool, outs, grads) -> None:
+    """PyTorch's test in `svd_backward`: Im diag(U^H gU) = -Im diag(V^H gV), within 1e-2.
+
+    `outs` are (U, S, Vh) for `linalg.svd` and (U, S, V) for the legacy `svd`
+    (`v_columns`); derivatives.yaml narrows U, Vh and their gradients to the first k =
+    min(m, n) vectors first. PyTorch compares the imaginary diagonals of skew(U^H gU) and
+    skew(Vh gVh^H), twice the ones here: the factor 2 is kept for the tolerance.
+    """
+    u, s, x = outs
+    gu, gx = _host(grads[0]), _host(grads[2])
+    if gu is None and gx is None:
+        return
+    k = s.shape[-1]
+    zero = np.zeros(s.shape, np.float32)
+    im_u = zero if gu is None else 2 * _im_diag_left(np.asarray(u)[..., :k], gu[..., :k])
+    if gx is None:
+        im_v = zero
+    elif v_columns:  # V^H gV, V's columns the right singular vectors
+        im_v = 2 * _im_diag_left(np.asarray(x)[..., :k], gx[..., :k])
+    else:  # Vh gVh^H, Vh's rows the right singular vectors
+        im_v = -2 * _im_diag_left(
+            np.swapaxes(np.asarray(x)[..., :k, :], -1, -2), np.swapaxes(gx[..., :k, :], -1, -2)
+        )
+    if not np.allclose(im_u, -im_v, rtol=1e-2, atol=1e-2):
+        raise RuntimeError(_SVD_MESSAGE)
+
+
+def eig_phase_check(fn: str, outs, grads) -> None:
+    """PyTorch's test in `linalg_eig_backward`: Im diag(V^H gV) = 0, within 1e-2."""
+    gv = _host(grads[1])
+    if gv is None:
+        return
+    im = _im_diag_left(np.asarray(outs[1]), gv)
+    if not np.allclose(im, 0, rtol=1e-2, atol=1e-2):
+        raise RuntimeError(_EIG_MESSAGE.format(fn=fn))

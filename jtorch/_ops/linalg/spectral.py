@@ -21,6 +21,7 @@ from ._common import (
     legacy,
     linalg,
 )
+from .checks import eig_phase_check, svd_phase_check
 
 # ---------------------------------------------------------------------------
 # Eigen and singular value decompositions
@@ -58,7 +59,12 @@ def _eigh_tangent(primals, tangents, out):
     return dw, jnp.matmul(v, f * m, precision=HIGHEST)
 
 
-@linalg(name="linalg.eigh", returns=("eigenvalues", "eigenvectors"), node="LinalgEighBackward0")
+@linalg(
+    name="linalg.eigh",
+    returns=("eigenvalues", "eigenvectors"),
+    node="LinalgEighBackward0",
+    grad_check=(1, functools.partial(eig_phase_check, "linalg_eigh_backward")),
+)
 def eigh(A: T, UPLO="L"):
     _square_float(A, "linalg.eigh")
     _check_uplo(UPLO)
@@ -79,7 +85,12 @@ def _complex_of(a):
     return jnp.result_type(a.dtype, jnp.complex64)
 
 
-@linalg(name="linalg.eig", returns=("eigenvalues", "eigenvectors"), node="LinalgEigBackward0")
+@linalg(
+    name="linalg.eig",
+    returns=("eigenvalues", "eigenvectors"),
+    node="LinalgEigBackward0",
+    grad_check=(1, functools.partial(eig_phase_check, "linalg_eig_backward")),
+)
 def eig(A: T):
     _square_float(A, "linalg.eig")
     if A.shape[-1] == 0:
@@ -163,7 +174,12 @@ def _svd_tangent(full_matrices, primals, tangents, out):
     return du.astype(u.dtype), ds.astype(s.dtype), dvh.astype(vh.dtype)
 
 
-@linalg(name="linalg.svd", returns=("U", "S", "Vh"), node="LinalgSvdBackward0")
+@linalg(
+    name="linalg.svd",
+    returns=("U", "S", "Vh"),
+    node="LinalgSvdBackward0",
+    grad_check=(0, functools.partial(svd_phase_check, False)),
+)
 def linalg_svd(A: T, full_matrices=True, *, driver=None):
     _check_ndim(A, "linalg.svd")
     _check_float(A, "linalg.svd")
@@ -182,7 +198,11 @@ def svdvals(A: T, *, driver=None):
     return jnp.linalg.svd(A, compute_uv=False).astype(_real_dtype(A))
 
 
-@legacy(returns=("U", "S", "V"), node="LinalgSvdBackward0")
+@legacy(
+    returns=("U", "S", "V"),
+    node="LinalgSvdBackward0",
+    grad_check=(0, functools.partial(svd_phase_check, True)),  # (V, not Vh)
+)
 def svd(input: T, some=True, compute_uv=True):
     _check_ndim(input, "linalg.svd")
     _check_float(input, "linalg.svd")
