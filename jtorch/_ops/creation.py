@@ -788,7 +788,13 @@ def meshgrid(*tensors, indexing=None):
 # Matrices built from a vector
 
 
-@op(promote=NONE, method=False, out=False)
+# PyTorch's vander: cumprod of [1, x, x, ...], then flipped, or written in place when increasing
+@op(
+    promote=NONE,
+    method=False,
+    out=False,
+    node=lambda increasing: "torch::autograd::CopySlices" if increasing else "FlipBackward0",
+)
 def vander(x: TI, N=None, increasing=False):
     """Matches `torch.vander`: columns `x**(N-1), ..., x, 1` (reversed when `increasing`)."""
     if x.ndim != 1:
