@@ -31,9 +31,6 @@ import threading
 import jax
 import numpy as np
 from jax import monitoring
-from jax._src.array import ArrayImpl as _ArrayImpl
-
-from . import _device
 
 __all__ = [
     "ProgramCache",
@@ -45,7 +42,6 @@ __all__ = [
     "clear",
     "tracing",
     "to_device",
-    "commit",
 ]
 
 try:
@@ -198,21 +194,6 @@ def to_device(value: np.ndarray, device, committed: bool = True) -> jax.Array:
         except Exception:  # noqa: BLE001 (a jax whose private signature changed)
             pass
     return jax.device_put(value, device) if committed else jax.device_put(value)
-
-
-def commit(arr):
-    """`arr` committed to its device (the same buffer), in a process with one device.
-
-    jax compiles a program again for an input it met uncommitted that comes committed (the
-    placement is part of its key), and a tensor turns from one to the other when a kernel
-    with a committed input rewrites it: a parameter made by `zeros` meets committed
-    gradients in the optimizer's step, and every program it reaches would compile twice.
-    So factories, draws and optimizer state are made committed, as data and gradients are.
-    With several devices, uncommitted arrays stay so (jax moves them to laid-out ones).
-    """
-    if type(arr) is not _ArrayImpl or arr.committed or _device.multi_device():
-        return arr
-    return to_device(arr, next(iter(arr.devices())), True)
 
 
 try:

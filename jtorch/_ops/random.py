@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype, _meta, _programs
+from .. import _device, _dtype, _meta, _programs
 from .._dtype import c10_name
 from .._random import key_for
 from .._tensor import Tensor, wrap
@@ -100,8 +100,8 @@ def _draw(kind, shape, dtype, a=0.0, b=1.0, generator=None) -> Tensor:
         flat = _random_draw(key, a, b, kind, (bucket,), dtype)._array
         cut = np.asarray(flat)[:n].reshape(shape)
         out = _programs.to_device(cut, next(iter(flat.devices())), flat.committed)
-    # (committed either way, as factories make: see `_programs.commit`)
-    return wrap(_programs.commit(out))
+    # (committed either way, as factories make: see `_device.commit`)
+    return wrap(_device.commit(out))
 
 
 # Every size up to this many elements is cut from one draw of this size: one program per
