@@ -14,14 +14,17 @@ if os.environ.get("JTORCH_TEST_XLA_OPT") != "1":
     if _flag not in os.environ.get("XLA_FLAGS", ""):
         os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + _flag).strip()
 
-import jax  # noqa: E402 - XLA reads XLA_FLAGS when its backend starts, after the line above
+# One compilation cache for the whole run: both pytest-xdist workers and every jtorch
+# subprocess they start (the script corpus, the ecosystem cases, DataLoader workers) read
+# and write the same directory through jtorch's own store, which writes each entry whole
+# by a rename (jtorch/_disk_cache.py), so a program one process compiled is read, not
+# compiled again, by the others. The suite's small eager kernels repeat a lot across tests.
+_CACHE = os.environ.get("JTORCH_TEST_CACHE", os.path.join(os.path.dirname(__file__), ".jax_cache"))
+os.environ["JTORCH_CACHE_DIR"] = os.path.abspath(os.path.join(_CACHE, "shared"))
+os.environ.setdefault("JTORCH_CACHE_SIZE_MB", "8192")
 
-_CACHE = os.environ.get("JTORCH_TEST_CACHE", os.path.join(os.path.dirname(__file__),
-                                                          ".jax_cache"))
-# One cache directory per pytest-xdist worker: jax's cache files are not safe to read while
-# another process writes them.
-_CACHE = os.path.join(_CACHE, os.environ.get("PYTEST_XDIST_WORKER", "main"))
-jax.config.update("jax_compilation_cache_dir", os.path.abspath(_CACHE))
+import jax  # noqa: E402 - XLA reads XLA_FLAGS when its backend starts, after the lines above
+
 jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
 jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
 

@@ -32,7 +32,6 @@ import itertools
 import json
 import math
 import os
-import queue
 import re
 import subprocess
 import sys
@@ -78,14 +77,15 @@ def _version(module: str) -> str:
         return "?"
 
 
-def _env(cache_dir: str) -> dict:
+def _env() -> dict:
     env = dict(os.environ)
     env.update(
         PYTHONPATH=os.pathsep.join([ROOT] + [p for p in [env.get("PYTHONPATH")] if p]),
         JAX_PLATFORMS="cpu",
         PYTHONHASHSEED="0",
         OMP_NUM_THREADS="1",
-        JAX_COMPILATION_CACHE_DIR=cache_dir,
+        # jtorch's compilation cache, shared with the test processes (conftest.py)
+        JTORCH_CACHE_DIR=os.environ.get("JTORCH_CACHE_DIR", os.path.join(CACHE, "shared")),
         JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",
         JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="0",
         # The ecosystem libraries must never reach the network.
@@ -100,13 +100,13 @@ def _env(cache_dir: str) -> dict:
     return env
 
 
-def _run(args: list, timeout: float, cache_dir: str, cwd: str) -> dict:
+def _run(args: list, timeout: float, cwd: str) -> dict:
     try:
         r = subprocess.run(
             [sys.executable] + args,
             capture_output=True,
             text=True,
-            env=_env(cache_dir),
+            env=_env(),
             cwd=cwd,
             timeout=timeout,
         )
@@ -202,11 +202,6 @@ class Corpus:
         self.results: dict = {}
         self.recorded_status = json.load(open(record)) if os.path.exists(record) else {}
         self.workers = 1 if _XDIST else int(os.environ.get(f"{knob}_WORKERS", 2))
-        # Each jtorch run that may overlap another gets a jax compilation cache directory of
-        # its own (jax's cache files are not safe to read while another process writes them).
-        self._slots = queue.Queue()
-        for i in range(self.workers):
-            self._slots.put(os.path.join(CACHE, f"{_XDIST or 'main'}-{label}{i}"))
         self._pool = None
         self._futures: dict = {}
 
@@ -214,14 +209,8 @@ class Corpus:
         return self.paths[name]
 
     def _jtorch_output(self, name: str, timeout: float) -> dict:
-        slot = self._slots.get()
-        try:
-            path = self.path_of(name)
-            return _run(
-                ["-m", "jtorch", os.path.basename(path)], timeout, slot, os.path.dirname(path)
-            )
-        finally:
-            self._slots.put(slot)
+        path = self.path_of(name)
+        return _run(["-m", "jtorch", os.path.basename(path)], timeout, os.path.dirname(path))
 
     def _torch_output(self, name: str, timeout: float) -> dict:
         """PyTorch's run, reused while the program and the library versions are unchanged."""
@@ -239,7 +228,7 @@ class Corpus:
         for known in (os.path.join(self.recorded, filename), path):
             if use_cache and os.path.exists(known):
                 return json.load(open(known))
-        res = _run([os.path.basename(script)], timeout, CACHE, os.path.dirname(script))
+        res = _run([os.path.basename(script)], timeout, os.path.dirname(script))
         if use_cache and res["rc"] == 0:
             os.makedirs(self.torch_out, exist_ok=True)
             with open(path + ".tmp", "w") as f:
