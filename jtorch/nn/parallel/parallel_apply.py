@@ -18,17 +18,14 @@ __all__ = ["get_a_var", "parallel_apply"]
 
 
 def get_a_var(obj) -> Tensor | None:
-    """Matches `torch.nn.parallel.parallel_apply.get_a_var`: the first tensor found in `obj`."""
+    """Matches `torch.nn.parallel.parallel_apply.get_a_var`: the first tensor found in `obj`
+    (walking lists, tuples and dict items), or None."""
     if isinstance(obj, Tensor):
         return obj
-    if isinstance(obj, (list, tuple)):
-        for result in map(get_a_var, obj):
-            if isinstance(result, Tensor):
-                return result
     if isinstance(obj, dict):
-        for result in map(get_a_var, obj.items()):
-            if isinstance(result, Tensor):
-                return result
+        obj = list(obj.items())
+    if isinstance(obj, (list, tuple)):
+        return next((t for t in map(get_a_var, obj) if t is not None), None)
     return None
 
 

@@ -54,62 +54,54 @@ def _broadcast(tensors: list, devices: list, detach: bool) -> list:
     ]
 
 
+def _copies_per_tensor(tensors: list, devices: list, detach: bool) -> dict:
+    """{id(t): (its copy on devices[0], on devices[1], ...)} for each tensor of `tensors`."""
+    per_device = _broadcast(tensors, devices, detach)
+    return {id(t): copies for t, copies in zip(tensors, zip(*per_device))}
+
+
 def replicate(network: Module, devices, detach: bool = False) -> list:
     """Matches `torch.nn.parallel.replicate`: a replica of `network` on each of `devices`
     (see the module doc); `detach=True` makes copies without autograd."""
     if not devices:
         return []
     devices = [_get_device_index(x, True) for x in devices]
-    num_replicas = len(devices)
-
-    params = list(network.parameters())
-    param_indices = {id(p): i for i, p in enumerate(params)}
-    param_copies = _broadcast(params, devices, detach)
-
+    # What reaches the replicas through autograd (parameters, and buffers that require grad
+    # unless `detach`), and what is copied detached (the other buffers).
     buffers = list(network.buffers())
-    buffers_rg = [b for b in buffers if b.requires_grad and not detach]
-    buffers_not_rg = [b for b in buffers if not (b.requires_grad and not detach)]
-    buffer_indices_rg = {id(b): i for i, b in enumerate(buffers_rg)}
-    buffer_indices_not_rg = {id(b): i for i, b in enumerate(buffers_not_rg)}
-    buffer_copies_rg = _broadcast(buffers_rg, devices, detach)
-    buffer_copies_not_rg = _broadcast(buffers_not_rg, devices, True)
+    tracked = list(network.parameters())
+    tracked += [b for b in buffers if b.requires_grad and not detach]
+    copies = _copies_per_tensor(tracked, devices, detach)
+    seen = {id(t) for t in tracked}
+    copies.update(_copies_per_tensor([b for b in buffers if id(b) not in seen], devices, True))
 
     modules = list(network.modules())
-    module_copies: list[list[Module]] = [[] for _ in devices]
-    module_indices = {}
-    for i, module in enumerate(modules):
-        module_indices[id(module)] = i
-        make = getattr(type(module), "_replicate_for_data_parallel", None)
-        for j in range(num_replicas):
-            replica = make(module) if make is not None else _replica_of(module)
-            replica._former_parameters = OrderedDict()
-            module_copies[j].append(replica)
-
-    for i, module in enumerate(modules):
-        for key, child in module._modules.items():
-            for j in range(num_replicas):
-                replica = module_copies[j][i]
+    replicas = []
+    for j in range(len(devices)):
+        # one shallow copy of every submodule, then its children, parameters and buffers
+        # pointed at this device's copies
+        made = {}
+        for m in modules:
+            make = getattr(type(m), "_replicate_for_data_parallel", None)
+            made[id(m)] = make(m) if make is not None else _replica_of(m)
+            made[id(m)]._former_parameters = OrderedDict()
+        for m in modules:
+            r = made[id(m)]
+            for key, child in m._modules.items():
                 if child is None:
-                    replica._modules[key] = None
+                    r._modules[key] = None
                 else:
-                    setattr(replica, key, module_copies[j][module_indices[id(child)]])
-        for key, param in module._parameters.items():
-            for j in range(num_replicas):
-                replica = module_copies[j][i]
-                if param is None:
-                    replica._parameters[key] = None
+                    setattr(r, key, made[id(child)])
+            for key, p in m._parameters.items():
+                if p is None:
+                    r._parameters[key] = None
                 else:
-                    param_copy = param_copies[j][param_indices[id(param)]]
-                    setattr(replica, key, param_copy)
-                    replica._former_parameters[key] = param_copy
-        for key, buf in module._buffers.items():
-            for j in range(num_replicas):
-                replica = module_copies[j][i]
-                if buf is None:
-                    replica._buffers[key] = None
-                elif buf.requires_grad and not detach:
-                    setattr(replica, key, buffer_copies_rg[j][buffer_indices_rg[id(buf)]])
+                    setattr(r, key, copies[id(p)][j])
+                    r._former_parameters[key] = copies[id(p)][j]
+            for key, b in m._buffers.items():
+                if b is None:
+                    r._buffers[key] = None
                 else:
-                    setattr(replica, key, buffer_copies_not_rg[j][buffer_indices_not_rg[id(buf)]])
-
-    return [module_copies[j][0] for j in range(num_replicas)]
+                    setattr(r, key, copies[id(b)][j])
+        replicas.append(made[id(network)])
+    return replicas

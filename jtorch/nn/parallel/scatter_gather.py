@@ -21,6 +21,24 @@ def _is_namedtuple(obj) -> bool:
     return isinstance(obj, tuple) and hasattr(obj, "_asdict") and hasattr(obj, "_fields")
 
 
+def _pieces(obj, devices: list, dim: int) -> list:
+    """`obj` cut into a list of one structure per piece (see `scatter`)."""
+    if isinstance(obj, Tensor):
+        return list(comm.scatter(obj, devices, None, dim))
+    if isinstance(obj, (tuple, list, dict)) and len(obj) > 0:
+        items = list(obj.items()) if isinstance(obj, dict) else list(obj)
+        # each element cut on its own, then regrouped by piece (zip stops at the fewest)
+        by_piece = zip(*(_pieces(item, devices, dim) for item in items))
+        if _is_namedtuple(obj):
+            return [type(obj)(*piece) for piece in by_piece]
+        if isinstance(obj, tuple):
+            return [tuple(piece) for piece in by_piece]
+        if isinstance(obj, list):
+            return [list(piece) for piece in by_piece]
+        return [type(obj)(piece) for piece in by_piece]
+    return [obj] * len(devices)
+
+
 def scatter(inputs, target_gpus, dim: int = 0):
     """Matches `torch.nn.parallel.scatter`: tensors cut into about equal chunks along `dim`, one
     per device (fewer when there are fewer rows); other objects repeated for each device.
@@ -28,34 +46,21 @@ def scatter(inputs, target_gpus, dim: int = 0):
     Tuples, lists, dicts and namedtuples are walked; the result has one entry per chunk, the
     shortest of the tensors deciding how many.
     """
-
-    def scatter_map(obj):
-        if isinstance(obj, Tensor):
-            return comm.scatter(obj, target_gpus, None, dim)
-        if _is_namedtuple(obj):
-            return [type(obj)(*args) for args in zip(*map(scatter_map, obj))]
-        if isinstance(obj, tuple) and len(obj) > 0:
-            return list(zip(*map(scatter_map, obj)))
-        if isinstance(obj, list) and len(obj) > 0:
-            return [list(i) for i in zip(*map(scatter_map, obj))]
-        if isinstance(obj, dict) and len(obj) > 0:
-            return [type(obj)(i) for i in zip(*map(scatter_map, obj.items()))]
-        return [obj for _ in target_gpus]
-
-    return scatter_map(inputs)
+    return _pieces(inputs, list(target_gpus), dim)
 
 
 def scatter_kwargs(inputs: tuple, kwargs: dict | None, target_gpus, dim: int = 0) -> tuple:
     """Matches `torch.nn.parallel.scatter_kwargs`: (positional inputs per device, keyword
     inputs per device), the shorter padded with `()` / `{}`."""
-    scattered_inputs = scatter(inputs, target_gpus, dim) if inputs else []
-    scattered_kwargs = scatter(kwargs, target_gpus, dim) if kwargs else []
-    if len(scattered_inputs) < len(scattered_kwargs):
-        scattered_inputs.extend(() for _ in range(len(scattered_kwargs) - len(scattered_inputs)))
-    elif len(scattered_kwargs) < len(inputs):
-        # PyTorch compares with len(inputs) here (not len(scattered_inputs)); kept as it is.
-        scattered_kwargs.extend({} for _ in range(len(scattered_inputs) - len(scattered_kwargs)))
-    return tuple(scattered_inputs), tuple(scattered_kwargs)
+    args = scatter(inputs, target_gpus, dim) if inputs else []
+    kws = scatter(kwargs, target_gpus, dim) if kwargs else []
+    if len(args) < len(kws):
+        args += [()] * (len(kws) - len(args))
+    elif len(kws) < len(inputs):
+        # PyTorch pads the keyword side only when it is shorter than the *unscattered*
+        # positional inputs (its test compares with len(inputs)); the same here.
+        kws += [{}] * (len(args) - len(kws))
+    return tuple(args), tuple(kws)
 
 
 def _gather_tensors(target_device, dim: int, outputs) -> Tensor:
@@ -77,19 +82,14 @@ def gather(outputs, target_device, dim: int = 0):
     """Matches `torch.nn.parallel.gather`: the per-device `outputs` (tensors, or tuples, lists,
     dicts, namedtuples of them) joined along `dim` on `target_device`; zero-dimensional
     tensors become a vector, with PyTorch's warning."""
-
-    def gather_map(outputs):
-        out = outputs[0]
-        if isinstance(out, Tensor):
-            return _gather_tensors(target_device, dim, outputs)
-        if out is None:
-            return None
-        if isinstance(out, dict):
-            if not all(len(out) == len(d) for d in outputs):
-                raise ValueError("All dicts must have the same number of keys")
-            return type(out)((k, gather_map([d[k] for d in outputs])) for k in out)
-        if _is_namedtuple(out):
-            return type(out)._make(map(gather_map, zip(*outputs, strict=True)))
-        return type(out)(map(gather_map, zip(*outputs, strict=True)))
-
-    return gather_map(outputs)
+    first = outputs[0]
+    if isinstance(first, Tensor):
+        return _gather_tensors(target_device, dim, outputs)
+    if first is None:
+        return None
+    if isinstance(first, dict):
+        if any(len(d) != len(first) for d in outputs):
+            raise ValueError("All dicts must have the same number of keys")
+        return type(first)((k, gather([d[k] for d in outputs], target_device, dim)) for k in first)
+    joined = (gather(list(column), target_device, dim) for column in zip(*outputs, strict=True))
+    return type(first)._make(joined) if _is_namedtuple(first) else type(first)(joined)
