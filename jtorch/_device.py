@@ -29,6 +29,9 @@ import os
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax._src.array import ArrayImpl as _ArrayImpl
+
+from . import _programs
 
 __all__ = ["device"]
 
@@ -280,6 +283,21 @@ def reset_caches() -> None:
     accelerators.cache_clear()
     from_jax.cache_clear()
     multi_device.cache_clear()
+
+
+def commit(arr):
+    """`arr` committed to its device (the same buffer), in a process with one device.
+
+    jax compiles a program again for an input it met uncommitted that comes committed (the
+    placement is part of its key), and a tensor turns from one to the other when a kernel
+    with a committed input rewrites it: a parameter made by `zeros` meets committed
+    gradients in the optimizer's step, and every program it reaches would compile twice.
+    So factories, draws and optimizer state are made committed, as data and gradients are.
+    With several devices, uncommitted arrays stay so (jax moves them to laid-out ones).
+    """
+    if type(arr) is not _ArrayImpl or arr.committed or multi_device():
+        return arr
+    return _programs.to_device(arr, next(iter(arr.devices())), True)
 
 
 def check_same_device(arrays, cpu_scalars: bool = False) -> tuple:

@@ -46,7 +46,7 @@ def finish(arr, dtype=None, device=None, requires_grad=False, out=None) -> Tenso
             jdev = _device.to_jax(device)
             if not isinstance(arr, jax.core.Tracer) and jdev not in arr.devices():
                 arr = jax.device_put(arr, jdev)
-    t = wrap(arr)
+    t = wrap(_device.commit(arr))
     if requires_grad:
         if not (t.dtype.is_floating_point or t.dtype.is_complex):
             raise RuntimeError(

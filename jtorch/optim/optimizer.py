@@ -21,6 +21,7 @@ from collections.abc import Iterable
 import jax
 import jax.numpy as jnp
 
+from .. import _device
 from .._ops.tensor_queries import typename
 from .._tensor import SparseOperand, Tensor, wrap, zero_grads
 from ..autograd import grad_mode
@@ -403,6 +404,13 @@ class Optimizer:
             st = self.state.get(p)
             if st is None:
                 st = self._init_state(p, group)
+                for k, v in st.items():
+                    # (state updated by the step comes back committed: made so, the step
+                    # compiles once, not again on its second call; see `_device.commit`)
+                    if isinstance(v, Tensor) and v._base is None:
+                        arr = _device.commit(v._array)
+                        if arr is not v._array:
+                            st[k] = wrap(arr)
                 if st:
                     self.state[p] = st
             states.append(st)
