@@ -149,7 +149,7 @@ class CompiledFunction:
                 storages.append(st)
             # A view's positions (`X[j*64:(j+1)*64]`) are inputs of the program, not keys.
             layout.append((e.path, k, t._rg, t._chain and tuple(s.key for s in t._chain)))
-        lrs_slots = [(g, "lr") for opt in coll.optimizers for g in opt.param_groups]
+        lrs_slots = coll.scalars
         key = (
             tuple(layout),
             tuple(coll.python),
@@ -450,7 +450,7 @@ class CompiledFunction:
             if t is not None and id(t._storage) not in seen:
                 seen.add(id(t._storage))
                 storages.append(t._storage)
-        lrs = tuple(float(g["lr"]) for opt in coll.optimizers for g in opt.param_groups)
+        lrs = tuple(float(g[k]) for g, k in coll.scalars)
         # The same argument structure as a call: jax reuses that trace, so the function's
         # Python (and its side effects) does not run again.
         return how(

@@ -16,10 +16,9 @@ import traceback
 
 import jax
 
-from ._compile_state import _hashable
 from ._ops import _dispatch
 from ._tensor import Tensor
-from ._tracing import GraphBreak
+from ._tracing import GraphBreak, hashable
 
 
 def _arg_signature(x, depth=0):
@@ -40,7 +39,7 @@ def _arg_signature(x, depth=0):
         return (type(x).__name__,) + tuple(_arg_signature(v, depth) for v in x)
     if isinstance(x, dict):
         return ("dict",) + tuple((k, _arg_signature(v, depth)) for k, v in sorted(x.items()))
-    return ("v", _hashable(x))
+    return ("v", hashable(x))
 
 
 _ARRAY = object()  # marks an output leaf that is a tensor

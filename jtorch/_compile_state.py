@@ -58,6 +58,7 @@ class _Collector:
         self.entries: list = []
         self.python: list = []
         self.optimizers: list = []
+        self.scalars: list = []  # (dict, key) of each learning rate, a program input
         self._seen: set = set()
 
     def visit(self, path, obj, depth=0):
@@ -67,13 +68,12 @@ class _Collector:
             self._seen.add(id(obj))
             _tensor_entries(path, obj, lambda: obj, None, self.entries)
             return
-        if _is_module(obj):
+        lifted = getattr(obj, "_lifted_state", None)
+        if lifted is not None and (_is_module(obj) or _is_optimizer(obj)):
             self._seen.add(id(obj))
-            self._module(path, obj)
-            return
-        if _is_optimizer(obj):
-            self._seen.add(id(obj))
-            self._optimizer(path, obj)
+            self._take(lifted(path))
+            if _is_optimizer(obj):
+                self.optimizers.append(obj)
             return
         if isinstance(obj, (list, tuple)):
             self._seen.add(id(obj))
@@ -85,97 +85,17 @@ class _Collector:
                 if isinstance(k, (str, int)):
                     self.visit(f"{path}[{k!r}]", v, depth + 1)
 
-    def _module(self, prefix, m):
-        self.python.append((prefix, "training", m.training))
-        for name, sub in m.named_modules(prefix=prefix, remove_duplicate=True):
-            self._seen.add(id(sub))
-            self.python.append((name, "training", sub.training))
-            for key, p in sub._parameters.items():
-                if p is not None:
-                    self._attr(f"{name}.{key}", sub._parameters, key)
-            for key, b in sub._buffers.items():
-                if b is not None:
-                    self._attr(f"{name}.{key}", sub._buffers, key)
-            for key, v in list(sub.__dict__.items()):
-                if isinstance(v, Tensor):
-                    self._obj_attr(f"{name}.{key}", sub, key)
-
-    def _attr(self, path, table, key):
-        def get():
-            return table.get(key)
-
-        def set_(v):
-            table[key] = v
-
-        if id(table[key]) in self._seen:
-            return
-        self._seen.add(id(table[key]))
-        _tensor_entries(path, table[key], get, set_, self.entries)
-
-    def _obj_attr(self, path, obj, key):
-        if id(obj.__dict__[key]) in self._seen:
-            return
-        self._seen.add(id(obj.__dict__[key]))
-        _tensor_entries(
-            path,
-            obj.__dict__[key],
-            lambda: obj.__dict__.get(key),
-            lambda v: obj.__dict__.__setitem__(key, v),
-            self.entries,
-        )
-
-    def _optimizer(self, prefix, opt):
-        self.optimizers.append(opt)
-        for gi, group in enumerate(opt.param_groups):
-            self.python.append(
-                (
-                    f"{prefix}.group{gi}",
-                    "options",
-                    tuple((k, _hashable(v)) for k, v in group.items() if k not in ("params", "lr")),
-                )
-            )
-            for pi, p in enumerate(group["params"]):
-                if id(p) not in self._seen:
-                    self._seen.add(id(p))
-                    _tensor_entries(f"{prefix}.p{gi}.{pi}", p, lambda p=p: p, None, self.entries)
-                self._opt_state(f"{prefix}.state{gi}.{pi}", opt, p)
-
-    def _opt_state(self, path, opt, p):
-        state = opt.state.get(p)
-        keys = sorted(state) if state else []
-        self.python.append((path, "keys", tuple(keys)))
-
-        def getter(k):
-            def get():
-                st = opt.state.get(p)
-                return None if st is None else st.get(k)
-
-            return get
-
-        def setter(k):
-            def set_(v):
-                opt.state[p][k] = v
-
-            return set_
-
-        for k in keys:
-            v = state[k]
-            if isinstance(v, Tensor):
-                self.entries.append(_Entry(f"{path}.{k}", getter(k), setter(k)))
-            else:
-                self.python.append((f"{path}.{k}", "value", _hashable(v)))
-
-
-def _hashable(v):
-    if isinstance(v, (list, tuple)):
-        return tuple(_hashable(x) for x in v)
-    if isinstance(v, dict):
-        return tuple(sorted((str(k), _hashable(x)) for k, x in v.items()))
-    try:
-        hash(v)
-        return v
-    except TypeError:
-        return ("id", id(v))
+    def _take(self, lifted) -> None:
+        """Adds what an object's `_lifted_state` says its state is (`_tracing.Lifted`)."""
+        self._seen.update(id(o) for o in lifted.objects)
+        self.python.extend(lifted.facts)
+        self.scalars.extend(lifted.scalars)
+        for path, t, get, set_, grad in lifted.tensors:
+            if not grad:  # (an optimizer's state: replaced whole by each step)
+                self.entries.append(_Entry(path, get, set_))
+            elif id(t) not in self._seen:
+                self._seen.add(id(t))
+                _tensor_entries(path, t, get, set_, self.entries)
 
 
 def _roots(fn, args, kwargs) -> list:

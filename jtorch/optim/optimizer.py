@@ -26,6 +26,7 @@ from .._ops.tensor_queries import typename
 from .._tensor import SparseOperand, Tensor, wrap, zero_grads
 from ..autograd import grad_mode
 from ..autograd._node import RemovableHandle, _add_hook
+from . import _lift
 
 __all__ = [
     "Optimizer",
@@ -200,6 +201,10 @@ class Optimizer:
         if not seen.isdisjoint(id(p) for p in plist):
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(param_group)
+
+    def _lifted_state(self, prefix: str):
+        """This optimizer's state as `jtorch.compile` lifts it (optim/_lift.py)."""
+        return _lift.optimizer_state(self, prefix)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Matches `torch.optim.Optimizer.zero_grad`."""
