@@ -1,6 +1,6 @@
 """DDP step time: 2 processes each on half the batch against one process on the global batch.
 
-    python bench/ddp.py [--steps 20] [--batch 64] [--width 512]
+    python bench/ddp.py [--steps 20] [--batch 64] [--width 512] [--bucket-cap-mb 25]
 
 One training step of an MLP (forward, backward, SGD): one process without DDP on the
 global batch, and `torchrun --nproc-per-node 2` with DDP (gloo), each rank on half of it,
@@ -9,6 +9,8 @@ rows are left out when it is not installed. Each job is pinned with `taskset` (o
 one process, two for two) so the processes do not share a core with each other. Reported:
 the median and the best step time of `--steps` steps after three warm-up steps (rank 0's;
 every step ends with `loss.item()`, so the collectives and the update are finished).
+`--bucket-cap-mb` is DDP's bucket size (default: DDP's own, 25 MB after a first bucket of
+1 MiB): a small one gives several all-reduces per backward, which overlap the rest of it.
 """
 
 import argparse
@@ -25,6 +27,7 @@ import numpy as np
 import torch
 
 batch, width, steps = (int(a) for a in sys.argv[1:4])
+cap = None if sys.argv[4] == "None" else float(sys.argv[4])
 world = int(os.environ.get("WORLD_SIZE", "1"))
 if world > 1:
     import torch.distributed as dist
@@ -38,7 +41,7 @@ rng = np.random.default_rng(0)
 model = torch.nn.Sequential(torch.nn.Linear(width, width), torch.nn.ReLU(),
                             torch.nn.Linear(width, width), torch.nn.ReLU(),
                             torch.nn.Linear(width, 10))
-net = DDP(model) if world > 1 else model
+net = DDP(model, bucket_cap_mb=cap) if world > 1 else model
 opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
 per = batch // world
 mine = slice(rank * per, (rank + 1) * per)
@@ -71,7 +74,7 @@ def _run(jtorch: bool, nproc: int, args, script: str, cwd: str) -> dict:
     cmd = [sys.executable] + (["-m", "jtorch"] if jtorch else [])
     if nproc > 1:
         cmd += ["-m", "torch.distributed.run", "--nproc-per-node", str(nproc)]
-    cmd += [script, str(args.batch), str(args.width), str(args.steps)]
+    cmd += [script, str(args.batch), str(args.width), str(args.steps), str(args.bucket_cap_mb)]
     if shutil.which("taskset"):
         cmd = ["taskset", "-c", ",".join(str(c) for c in range(nproc))] + cmd
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd)
@@ -85,6 +88,7 @@ def main():
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--batch", type=int, default=64)
     p.add_argument("--width", type=int, default=512)
+    p.add_argument("--bucket-cap-mb", type=float, default=None)
     args = p.parse_args()
     try:
         import torch  # noqa: F401
@@ -94,7 +98,7 @@ def main():
         frameworks = [("jtorch", True)]
     print(
         f"MLP {args.width}-{args.width}-{args.width}-10, global batch {args.batch}, "
-        f"SGD; median (best) of {args.steps} steps"
+        f"SGD, DDP bucket_cap_mb={args.bucket_cap_mb}; median (best) of {args.steps} steps"
     )
     print(f"{'framework':<10}{'1 process, global batch':>28}{'2 processes + DDP':>24}")
     with tempfile.TemporaryDirectory() as tmp:

@@ -26,7 +26,8 @@ sizes (after the first two, which compile what the others may reuse):
 
 `--examples` times each script in `examples/` under PyTorch and under
 `python -m jtorch`, twice, with a fresh persistent cache (the second run reads
-what the first compiled).
+what the first compiled): wall time, and CPU time (user + system, steadier when
+other processes share the machine).
 
 `--generate` runs `examples/gpt_sdpa.py` under jtorch (persistent cache off), then
 counts the XLA programs its `generate` makes per new sequence length, past the lengths
@@ -40,6 +41,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -334,12 +336,19 @@ def _examples(cpu) -> None:
     pin = ["taskset", "-c", str(cpu)] if cpu is not None and shutil.which("taskset") else []
 
     def wall(cmd, env):
+        """(wall seconds, CPU seconds) of one run: on a loaded machine the CPU time (user +
+        system, all threads) is the steadier measure."""
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         p = subprocess.run(pin + cmd, cwd=folder, env=env, capture_output=True, text=True)
-        return time.perf_counter() - t0 if p.returncode == 0 else float("nan")
+        t1 = time.perf_counter()
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+        return (t1 - t0, cpu) if p.returncode == 0 else (float("nan"), float("nan"))
 
     print(
         f"{'example':22} {'PyTorch s':>10} {'1st run s':>10} {'2nd run s':>10} "
+        f"{'1st/PT':>7} {'2nd/1st':>8}   CPU s: {'PyTorch':>8} {'1st':>6} {'2nd':>6} "
         f"{'1st/PT':>7} {'2nd/1st':>8}"
     )
     for name in sorted(f for f in os.listdir(folder) if f.endswith(".py")):
@@ -356,9 +365,11 @@ def _examples(cpu) -> None:
             pt = wall([sys.executable, name], dict(os.environ))
             first = wall([sys.executable, "-m", "jtorch", name], env)
             second = wall([sys.executable, "-m", "jtorch", name], env)
+        (pt, pt_cpu), (first, first_cpu), (second, second_cpu) = pt, first, second
         print(
             f"{name:22} {pt:10.1f} {first:10.1f} {second:10.1f} {first / pt:7.2f} "
-            f"{second / first:8.2f}",
+            f"{second / first:8.2f}          {pt_cpu:8.1f} {first_cpu:6.1f} {second_cpu:6.1f} "
+            f"{first_cpu / pt_cpu:7.2f} {second_cpu / first_cpu:8.2f}",
             flush=True,
         )
 

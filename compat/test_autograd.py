@@ -349,7 +349,7 @@ DOUBLE = [
 ]
 
 # Known differences, each with its reason (strict: a fix turns the xfail into a failure).
-_NAME = "node name differs (jtorch/autograd/_names.py)"
+_NAME = "node name differs (the node= record on the op's declaration)"
 _DECOMPOSED = "PyTorch decomposes this op into several nodes; jtorch records one"
 NAME_XFAIL: dict = {
     "reshape_noncontiguous": "reshape of a non-contiguous tensor is UnsafeViewBackward0",

@@ -158,3 +158,22 @@ def test_ddp_logging_data_and_reducer():
         finally:
             dist.destroy_process_group()
     assert records[1] == records[0]
+
+
+def test_ddp_bucket_assignment_matches_pytorchs():
+    from jtorch.nn.parallel._reducer import _buckets
+
+    shapes = [(300, 300), (300,), (700, 500), (500,), (10, 500), (10,), (2000, 200), (7,)]
+    kinds = ["float32"] * 6 + ["float64", "float32"]
+    tp = [torch.zeros(s, dtype=getattr(torch, k)) for s, k in zip(shapes, kinds)]
+    jp = [jtorch.zeros(s, dtype=getattr(jtorch, k)) for s, k in zip(shapes, kinds)]
+    for limits in ([1 << 20, 25 << 20], [500_000], [1 << 20, 2 << 20]):
+        # registration order (the initial buckets: PyTorch sorts them by first index)
+        expected, _ = torch.distributed._compute_bucket_assignment_by_size(tp, limits, [False] * 8)
+        assert sorted(_buckets(jp, range(8), limits), key=min) == expected
+        # gradient-arrival order (the rebuilt buckets)
+        order = [7, 5, 4, 6, 3, 2, 1, 0]
+        expected, _ = torch.distributed._compute_bucket_assignment_by_size(
+            [tp[i] for i in order], limits, [False] * 8, order
+        )
+        assert _buckets(jp, order, limits) == expected

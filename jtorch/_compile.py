@@ -23,22 +23,35 @@ DESIGN 7. A call runs in four steps:
 
 Data-dependent Python (`.item()`, `bool(tensor)`, `.numpy()`) cannot be traced:
 that call falls back to eager with one warning, or raises under `fullgraph=True`.
+
+Step 1 is `_compile_state`; the cache key of the arguments, a program's record, its guard
+against unlifted tensors and its quick first compile are `_compile_program`; this module is
+the compiled function itself (`CompiledFunction`) and `compile()`.
 """
 
 from __future__ import annotations
 
 import functools
-import inspect
 import os
-import threading
-import traceback
-import types
 import warnings
 
 import jax
 
 from . import _random, _spmd
 from . import _tensor as _tensor_mod
+from ._compile_program import (
+    _ARRAY,
+    _QUICK_ONCE,
+    _arg_signature,
+    _compile_once,
+    _guard_unlifted,
+    _platform,
+    _Program,
+    _state_paths,
+    _user_frame,
+    _view_steps,
+)
+from ._compile_state import _discover, _is_module
 from ._ops import _dispatch
 from ._tensor import Tensor, wrap
 from ._tracing import ABORT_HOOKS, GraphBreak, _compiling, _effects, each_call, is_compiling  # noqa: F401 (the trace state; PyTorch's names are exported here)
@@ -76,292 +89,7 @@ def disable(fn=None, recursive: bool = True):
 
 
 # ---------------------------------------------------------------------------
-# State discovery
-
-
-class _Entry:
-    """One reachable tensor: its path, and how to read and write it on the live objects."""
-
-    __slots__ = ("path", "get", "set")
-
-    def __init__(self, path, get, set_):
-        self.path = path
-        self.get = get
-        self.set = set_
-
-
-def _is_module(obj) -> bool:
-    from .nn import Module
-
-    return isinstance(obj, Module)
-
-
-def _is_optimizer(obj) -> bool:
-    from .optim import Optimizer
-
-    return isinstance(obj, Optimizer)
-
-
-def _tensor_entries(path, t, get, set_, out):
-    out.append(_Entry(path, get, set_))
-    out.append(
-        _Entry(
-            path + ".grad",
-            lambda: get()._grad if get() is not None else None,
-            lambda v: setattr(get(), "_grad", v),
-        )
-    )
-
-
-class _Collector:
-    """Walks roots, collecting tensor entries and the Python state that shapes a program."""
-
-    def __init__(self):
-        self.entries: list = []
-        self.python: list = []
-        self.optimizers: list = []
-        self._seen: set = set()
-
-    def visit(self, path, obj, depth=0):
-        if depth > 6 or id(obj) in self._seen:
-            return
-        if isinstance(obj, Tensor):
-            self._seen.add(id(obj))
-            _tensor_entries(path, obj, lambda: obj, None, self.entries)
-            return
-        if _is_module(obj):
-            self._seen.add(id(obj))
-            self._module(path, obj)
-            return
-        if _is_optimizer(obj):
-            self._seen.add(id(obj))
-            self._optimizer(path, obj)
-            return
-        if isinstance(obj, (list, tuple)):
-            self._seen.add(id(obj))
-            for i, v in enumerate(obj):
-                self.visit(f"{path}[{i}]", v, depth + 1)
-        elif isinstance(obj, dict):
-            self._seen.add(id(obj))
-            for k, v in list(obj.items()):
-                if isinstance(k, (str, int)):
-                    self.visit(f"{path}[{k!r}]", v, depth + 1)
-
-    def _module(self, prefix, m):
-        self.python.append((prefix, "training", m.training))
-        for name, sub in m.named_modules(prefix=prefix, remove_duplicate=True):
-            self._seen.add(id(sub))
-            self.python.append((name, "training", sub.training))
-            for key, p in sub._parameters.items():
-                if p is not None:
-                    self._attr(f"{name}.{key}", sub._parameters, key)
-            for key, b in sub._buffers.items():
-                if b is not None:
-                    self._attr(f"{name}.{key}", sub._buffers, key)
-            for key, v in list(sub.__dict__.items()):
-                if isinstance(v, Tensor):
-                    self._obj_attr(f"{name}.{key}", sub, key)
-
-    def _attr(self, path, table, key):
-        def get():
-            return table.get(key)
-
-        def set_(v):
-            table[key] = v
-
-        if id(table[key]) in self._seen:
-            return
-        self._seen.add(id(table[key]))
-        _tensor_entries(path, table[key], get, set_, self.entries)
-
-    def _obj_attr(self, path, obj, key):
-        if id(obj.__dict__[key]) in self._seen:
-            return
-        self._seen.add(id(obj.__dict__[key]))
-        _tensor_entries(
-            path,
-            obj.__dict__[key],
-            lambda: obj.__dict__.get(key),
-            lambda v: obj.__dict__.__setitem__(key, v),
-            self.entries,
-        )
-
-    def _optimizer(self, prefix, opt):
-        self.optimizers.append(opt)
-        for gi, group in enumerate(opt.param_groups):
-            self.python.append(
-                (
-                    f"{prefix}.group{gi}",
-                    "options",
-                    tuple((k, _hashable(v)) for k, v in group.items() if k not in ("params", "lr")),
-                )
-            )
-            for pi, p in enumerate(group["params"]):
-                if id(p) not in self._seen:
-                    self._seen.add(id(p))
-                    _tensor_entries(f"{prefix}.p{gi}.{pi}", p, lambda p=p: p, None, self.entries)
-                self._opt_state(f"{prefix}.state{gi}.{pi}", opt, p)
-
-    def _opt_state(self, path, opt, p):
-        state = opt.state.get(p)
-        keys = sorted(state) if state else []
-        self.python.append((path, "keys", tuple(keys)))
-
-        def getter(k):
-            def get():
-                st = opt.state.get(p)
-                return None if st is None else st.get(k)
-
-            return get
-
-        def setter(k):
-            def set_(v):
-                opt.state[p][k] = v
-
-            return set_
-
-        for k in keys:
-            v = state[k]
-            if isinstance(v, Tensor):
-                self.entries.append(_Entry(f"{path}.{k}", getter(k), setter(k)))
-            else:
-                self.python.append((f"{path}.{k}", "value", _hashable(v)))
-
-
-def _hashable(v):
-    if isinstance(v, (list, tuple)):
-        return tuple(_hashable(x) for x in v)
-    if isinstance(v, dict):
-        return tuple(sorted((str(k), _hashable(x)) for k, x in v.items()))
-    try:
-        hash(v)
-        return v
-    except TypeError:
-        return ("id", id(v))
-
-
-def _roots(fn, args, kwargs) -> list:
-    """(path, object) pairs the function can reach: arguments, `self`, closure, globals."""
-    roots = [("args", args), ("kwargs", kwargs)]
-    seen = set()
-
-    def from_function(f, prefix, depth):
-        if depth > 3 or id(f) in seen:
-            return
-        seen.add(id(f))
-        if isinstance(f, types.MethodType):
-            roots.append((f"{prefix}.self", f.__self__))
-            f = f.__func__
-        if isinstance(f, functools.partial):
-            roots.append((f"{prefix}.partial", (f.args, f.keywords)))
-            from_function(f.func, prefix, depth + 1)
-            return
-        code = getattr(f, "__code__", None)
-        if code is None or (getattr(f, "__module__", "") or "").startswith("jtorch"):
-            return
-        for name, cell in zip(code.co_freevars, f.__closure__ or ()):
-            try:
-                value = cell.cell_contents
-            except ValueError:
-                continue
-            _consider(f"{prefix}.{name}", value, depth)
-        g = f.__globals__
-        for name in _global_names(code):
-            if name in g:
-                _consider(f"{prefix}.{name}", g[name], depth)
-
-    def _consider(path, value, depth):
-        if inspect.isfunction(value) or isinstance(value, (types.MethodType, functools.partial)):
-            from_function(value, path, depth + 1)
-        elif (
-            isinstance(value, (Tensor, list, tuple, dict))
-            or _is_module(value)
-            or _is_optimizer(value)
-        ):
-            roots.append((path, value))
-        elif hasattr(value, "__dict__") and _is_module_like(value):
-            roots.append((path, value))
-
-    from_function(fn, "fn", 0)
-    # Functions passed as arguments (a `score_mod` closure, a callback) are state too: the
-    # tensors they capture are lifted like the compiled function's own.
-    for path, value in _callable_args(args, kwargs):
-        from_function(value, path, 1)
-    return roots
-
-
-def _callable_args(args, kwargs):
-    for i, a in enumerate(args):
-        if inspect.isfunction(a) or isinstance(a, functools.partial):
-            yield f"args[{i}]", a
-    for k, a in kwargs.items():
-        if inspect.isfunction(a) or isinstance(a, functools.partial):
-            yield f"kwargs[{k!r}]", a
-
-
-def _global_names(code) -> list:
-    """The global names a function's code reads, its nested functions' and lambdas' included."""
-    names = list(code.co_names)
-    for c in code.co_consts:
-        if isinstance(c, types.CodeType):
-            names.extend(n for n in _global_names(c) if n not in names)
-    return names
-
-
-def _is_module_like(value) -> bool:
-    # An LR scheduler holds its optimizer; reaching the optimizer through it is enough.
-    return hasattr(value, "optimizer") and _is_optimizer(getattr(value, "optimizer", None))
-
-
-def _discover(fn, args, kwargs):
-    c = _Collector()
-    for path, obj in _roots(fn, args, kwargs):
-        if _is_module_like(obj) and not _is_module(obj) and not _is_optimizer(obj):
-            obj = obj.optimizer
-        c.visit(path, obj)
-    return c
-
-
-# ---------------------------------------------------------------------------
 # The compiled function
-
-
-def _arg_signature(x, depth=0):
-    if isinstance(x, Tensor):
-        return ("T",)
-    if inspect.isfunction(x) and depth < 4:
-        # A function argument is keyed by its code and what it captures, not by identity:
-        # a fresh closure of the same code (made anew for every call, as libraries make a
-        # `score_mod`) reuses the program; its tensors are lifted inputs (see `_roots`).
-        cells = []
-        for cell in x.__closure__ or ():
-            try:
-                cells.append(_arg_signature(cell.cell_contents, depth + 1))
-            except ValueError:
-                cells.append(("empty",))
-        return ("fn", x.__code__, tuple(cells), _arg_signature(x.__defaults__ or (), depth + 1))
-    if isinstance(x, (list, tuple)):
-        return (type(x).__name__,) + tuple(_arg_signature(v, depth) for v in x)
-    if isinstance(x, dict):
-        return ("dict",) + tuple((k, _arg_signature(v, depth)) for k, v in sorted(x.items()))
-    return ("v", _hashable(x))
-
-
-_ARRAY = object()  # marks an output leaf that is a tensor
-
-
-class _Program:
-    def __init__(self):
-        self.jitted = None
-        self.post = None  # post-call entries (resolved on the live objects)
-        self.post_shared = None  # for each post storage index, the entry index
-        self.out_tree = None
-        self.eager = False
-        self.trains = False  # the traced call ran backward(): a training step
-        self.donating = False
-        self.once = None  # the quickly compiled executable of a state-creating call
-        self.world = None  # the devices of its processes, for a step with collectives (_spmd)
-        self.effects = []  # Python run again at each call of the program (`each_call`)
 
 
 class CompiledFunction:
@@ -421,7 +149,7 @@ class CompiledFunction:
                 storages.append(st)
             # A view's positions (`X[j*64:(j+1)*64]`) are inputs of the program, not keys.
             layout.append((e.path, k, t._rg, t._chain and tuple(s.key for s in t._chain)))
-        lrs_slots = [(g, "lr") for opt in coll.optimizers for g in opt.param_groups]
+        lrs_slots = coll.scalars
         key = (
             tuple(layout),
             tuple(coll.python),
@@ -722,7 +450,7 @@ class CompiledFunction:
             if t is not None and id(t._storage) not in seen:
                 seen.add(id(t._storage))
                 storages.append(t._storage)
-        lrs = tuple(float(g["lr"]) for opt in coll.optimizers for g in opt.param_groups)
+        lrs = tuple(float(g[k]) for g, k in coll.scalars)
         # The same argument structure as a call: jax reuses that trace, so the function's
         # Python (and its side effects) does not run again.
         return how(
@@ -732,86 +460,6 @@ class CompiledFunction:
             _random.default_generator.next_key(),
             tuple(s.params for s in _view_steps(tensors)),
         )
-
-
-# The first call of a training step creates optimizer state (and `.grad`), so the second call
-# has other inputs and needs its own program: the first call's program runs once. On CPU it
-# is compiled with XLA's backend optimisation off (about half the compile time; elementwise
-# code runs several times slower, which one run of a small program does not feel), unless
-# the program moves much data. `JTORCH_QUICK_FIRST_STEP=0` compiles it in full.
-_QUICK_ONCE = os.environ.get("JTORCH_QUICK_FIRST_STEP", "1") != "0"
-_QUICK_OPTIONS = {"xla_backend_optimization_level": 0}
-_QUICK_MAX_BYTES = 256 << 20
-
-
-def _platform(values) -> str:
-    """The platform a call's state lives on (the default backend's when it has none)."""
-    for v in values:
-        return next(iter(v.devices())).platform
-    return jax.default_backend()
-
-
-def _state_paths(paths) -> set:
-    """The paths of state other than `.grad`: a call that creates `.grad` alone may be one
-    whose `.grad` is set to None outside it, so that it comes back with the same key."""
-    return {p for p in paths if not p.endswith(".grad")}
-
-
-def _compile_once(traced):
-    """A quickly compiled executable for a call that runs once, or None (compile in full)."""
-    if jax.default_backend() != "cpu":
-        return None
-    lowered = traced.lower()
-    try:
-        moved = float((lowered.cost_analysis() or {}).get("bytes accessed", float("inf")))
-    except Exception:  # noqa: BLE001 (no cost model for this program: compile in full)
-        return None
-    if moved > _QUICK_MAX_BYTES:
-        return None
-    return lowered.compile(compiler_options=_QUICK_OPTIONS)
-
-
-def _view_steps(tensors) -> list:
-    """The view steps of the reachable tensors that have positions (in discovery order, a
-    step once per tensor holding it): their params are inputs of the program."""
-    return [s for t in tensors if t is not None for s in t._chain if s.params]
-
-
-def _guard_unlifted():
-    """While this thread traces, an op on a tensor that requires grad but is not an input of
-    the program (a concrete array: discovery did not reach it) breaks the graph: compiled,
-    its gradient would be lost silently. Returns the hook to put back."""
-    inner = _dispatch.record
-    if inner is None:
-        return inner
-    thread = threading.get_ident()
-
-    def record(op, fn, slot_values, arrays, result):
-        if threading.get_ident() == thread:
-            for v in slot_values:
-                for t in v if isinstance(v, (tuple, list)) else (v,):
-                    if (
-                        isinstance(t, Tensor)
-                        and t._rg
-                        and not isinstance(t._array, jax.core.Tracer)
-                    ):
-                        raise GraphBreak(
-                            f"{op.name}() uses a tensor that requires grad but is not "
-                            "reachable from the function's arguments, closure, globals or "
-                            "self, so a compiled program would lose its gradient"
-                        )
-        inner(op, fn, slot_values, arrays, result)
-
-    _dispatch.record = record
-    return inner
-
-
-def _user_frame(e) -> str:
-    frames = traceback.extract_tb(e.__traceback__)
-    for fr in reversed(frames):
-        if "/jtorch/" not in fr.filename and "/jax/" not in fr.filename:
-            return f"{fr.filename}:{fr.lineno} ({fr.line})"
-    return "<unknown>"
 
 
 def compile(

@@ -7,6 +7,11 @@ The mapping (DESIGN 8):
                         (set ``JTORCH_CUDA_IS_TPU=0`` to turn that off)
 - ``tpu``/``xla[:n]``-> the n-th accelerator (TPU, else GPU)
 
+``JTORCH_CUDA_IS_CPU=1`` makes ``cuda:n`` mean the local CPU device ``n + 1`` instead
+(device 0 stays ``cpu``): with ``XLA_FLAGS=--xla_force_host_platform_device_count=N+1``,
+multi-GPU code (``nn.DataParallel``, ``.to('cuda:3')``, a ``'cuda'`` device mesh) runs on a
+laptop or in CI over N simulated accelerators, each a real jax device of its own.
+
 A tensor on an accelerator reports ``device(type='cuda', index=n)`` when ``cuda``
 means that accelerator, so scripts that test ``x.device.type == 'cuda'`` work.
 
@@ -24,6 +29,9 @@ import os
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax._src.array import ArrayImpl as _ArrayImpl
+
+from . import _programs
 
 __all__ = ["device"]
 
@@ -119,6 +127,10 @@ def _cuda_is_tpu() -> bool:
     return os.environ.get("JTORCH_CUDA_IS_TPU", "1") != "0"
 
 
+def _cuda_is_cpu() -> bool:
+    return os.environ.get("JTORCH_CUDA_IS_CPU", "0") == "1"
+
+
 @functools.lru_cache(maxsize=None)
 def accelerators(kind: str) -> tuple:
     """The jax devices a torch device type means (empty if none)."""
@@ -132,6 +144,8 @@ def accelerators(kind: str) -> tuple:
     if kind == "cpu":
         return safe("cpu")
     if kind == "cuda":
+        if _cuda_is_cpu():
+            return safe("cpu")[1:]  # the first host device stays `cpu`
         gpus = safe("gpu")
         if gpus or not _cuda_is_tpu():
             return gpus
@@ -139,6 +153,11 @@ def accelerators(kind: str) -> tuple:
     if kind in ("tpu", "xla"):
         return safe("tpu") or safe("gpu")
     return ()
+
+
+# The current accelerator index (`torch.cuda.set_device`): what `'cuda'` without an index
+# names, as PyTorch's tensors made on device 'cuda' go to the current device.
+CURRENT = {"cuda": 0}
 
 
 def to_jax(d: device | str | int | None):
@@ -151,7 +170,7 @@ def to_jax(d: device | str | int | None):
         if d.type == "cuda":
             raise AssertionError("Torch not compiled with CUDA enabled")
         raise RuntimeError(f"no jax device is available for torch device '{d}'")
-    idx = d.index or 0
+    idx = d.index if d.index is not None else CURRENT.get(d.type, 0)
     if idx >= len(devs):
         raise RuntimeError(
             "CUDA error: invalid device ordinal"
@@ -166,6 +185,8 @@ def from_jax(jdev) -> device:
     """The torch device a jax device is reported as."""
     platform = jdev.platform
     if platform == "cpu":
+        if _cuda_is_cpu() and jdev in accelerators("cuda"):
+            return device("cuda", accelerators("cuda").index(jdev))
         return device("cpu")  # torch has one CPU device
     if platform in ("gpu", "cuda", "rocm") or (platform == "tpu" and _cuda_is_tpu()):
         kind = "cuda"
@@ -264,16 +285,41 @@ def reset_caches() -> None:
     multi_device.cache_clear()
 
 
-def check_same_device(arrays) -> None:
-    """PyTorch's error when an op's tensor inputs sit on different devices."""
+def commit(arr):
+    """`arr` committed to its device (the same buffer), in a process with one device.
+
+    jax compiles a program again for an input it met uncommitted that comes committed (the
+    placement is part of its key), and a tensor turns from one to the other when a kernel
+    with a committed input rewrites it: a parameter made by `zeros` meets committed
+    gradients in the optimizer's step, and every program it reaches would compile twice.
+    So factories, draws and optimizer state are made committed, as data and gradients are.
+    With several devices, uncommitted arrays stay so (jax moves them to laid-out ones).
+    """
+    if type(arr) is not _ArrayImpl or arr.committed or multi_device():
+        return arr
+    return _programs.to_device(arr, next(iter(arr.devices())), True)
+
+
+def check_same_device(arrays, cpu_scalars: bool = False) -> tuple:
+    """PyTorch's error when an op's tensor inputs sit on different devices.
+
+    Returns the arrays. With `cpu_scalars` (an elementwise op: PyTorch's TensorIterator takes
+    a 0-dim CPU tensor beside tensors on an accelerator, `x.cuda() * torch.tensor(2.0)`), a
+    0-dim array on the CPU is moved to the other inputs' device instead of refused.
+    """
+    arrays = tuple(arrays)
     first = None
-    for a in arrays:
+    scalars = []
+    for i, a in enumerate(arrays):
         if isinstance(a, jax.core.Tracer) or not hasattr(a, "devices"):
             continue
         devs = a.devices()
         if len(devs) > 1:
             # Laid out over a mesh of local devices (a DTensor's array): jax moves the
             # uncommitted single-device operands onto the mesh.
+            continue
+        if cpu_scalars and a.ndim == 0 and from_jax(next(iter(devs))).type == "cpu":
+            scalars.append(i)
             continue
         if first is None:
             first = devs
@@ -285,3 +331,11 @@ def check_same_device(arrays) -> None:
                 f"Expected all tensors to be on the same device, but found at "
                 f"least two devices, {d1} and {d2}!"
             )
+    if not scalars or first is None:
+        return arrays
+    target = next(iter(first))
+    moved = list(arrays)
+    for i in scalars:
+        if moved[i].devices() != first:
+            moved[i] = jax.device_put(moved[i], target)
+    return tuple(moved)

@@ -38,3 +38,38 @@ def each_call(effect) -> None:
 
 class GraphBreak(RuntimeError):
     """Raised inside a trace by code that must run eagerly (`jtorch.compiler.disable`)."""
+
+
+class Lifted:
+    """What an object tells `jtorch.compile` its state is (its `_lifted_state(prefix)`).
+
+    `tensors`: (path, tensor, get, set, grad) for each tensor the object holds, with a way to
+    read and replace it on the live object (`set` None: read-only), `grad` True where its
+    `.grad` is state too (parameters, buffers; not an optimizer's moments). `facts`: (path,
+    kind, value) for the Python values that shape a program (a `training` flag, an optimizer
+    option). `scalars`: (dict, key) places of Python numbers that become program inputs, not
+    keys (a learning rate). `objects`: the objects covered (reached again, they add nothing).
+    Modules and optimizers implement it (nn/modules/_lift.py, optim/_lift.py); the compiler
+    reads nothing else of them.
+    """
+
+    __slots__ = ("objects", "tensors", "facts", "scalars")
+
+    def __init__(self):
+        self.objects: list = []
+        self.tensors: list = []
+        self.facts: list = []
+        self.scalars: list = []
+
+
+def hashable(v):
+    """`v` as a value a program's key can hold (containers as tuples, others by identity)."""
+    if isinstance(v, (list, tuple)):
+        return tuple(hashable(x) for x in v)
+    if isinstance(v, dict):
+        return tuple(sorted((str(k), hashable(x)) for k, x in v.items()))
+    try:
+        hash(v)
+        return v
+    except TypeError:
+        return ("id", id(v))

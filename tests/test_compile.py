@@ -575,3 +575,41 @@ def test_fresh_closures_of_the_same_code_reuse_the_program():
     k = 2.0
     f(q, lambda s: s * k)  # other code: its own program
     assert f.trace_count == 2
+
+
+def test_modules_and_optimizers_state_what_the_compiler_lifts():
+    # The state protocol (_tracing.Lifted): the compiler reads a module's and an optimizer's
+    # state through their `_lifted_state`, not through their private tables.
+    net = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3))
+    net.extra = jtorch.ones(1)
+    net.eval()
+    st = net._lifted_state("m")
+    paths = [path for path, *_ in st.tensors]
+    assert paths == [
+        "m.extra", "m.0.weight", "m.0.bias", "m.1.weight", "m.1.bias",
+        "m.1.running_mean", "m.1.running_var", "m.1.num_batches_tracked",
+    ]  # fmt: skip
+    assert ("m.1", "training", False) in st.facts and set(map(id, st.objects)) == {
+        id(m) for m in net.modules()
+    }
+    path, t, get, set_, grad = st.tensors[1]
+    assert get() is net[0].weight and grad
+    new = nn.Parameter(jtorch.zeros(3, 2))
+    set_(new)
+    assert net[0].weight is new
+
+    opt = jtorch.optim.Adam(net.parameters(), lr=0.5)
+    net.train()
+    net(jtorch.ones(4, 2)).sum().backward()
+    opt.step()
+    st = opt._lifted_state("o")
+    assert st.scalars == [(opt.param_groups[0], "lr")]
+    state = [(p, g) for p, _, _, _, g in st.tensors if ".state0.0." in p]
+    # (Adam's step is a tensor, as PyTorch's)
+    assert [p for p, _ in state] == [
+        "o.state0.0.exp_avg",
+        "o.state0.0.exp_avg_sq",
+        "o.state0.0.step",
+    ]
+    assert not any(g for _, g in state)
+    assert ("o.state0.0", "keys", ("exp_avg", "exp_avg_sq", "step")) in st.facts

@@ -112,3 +112,19 @@ def test_comm_debug_mode_counts_collectives_by_operator(world):
         c10d.allreduce_(t)
     with pytest.raises(NotImplementedError, match="per-module"):
         mode.generate_comm_debug_tracing_table()
+
+
+def test_ddp_bucket_assignment_follows_pytorchs_rule():
+    from jtorch.nn.parallel._reducer import _buckets
+
+    # float32 of 1.2 MB, 40 B, 0.8 MB, 0.4 MB; float64 of 8 kB. Limits 1 MiB then 2 MiB.
+    params = [jtorch.zeros(n) for n in (300_000, 10, 200_000, 100_000)]
+    params.append(jtorch.zeros(1000, dtype=jtorch.float64))
+    limits = [1 << 20, 2 << 20]
+    # In registration order: the first float32 closes the 1 MiB bucket alone; the other
+    # float32 ones (1.2 MB) stay under 2 MiB; float64 is a bucket of its own.
+    assert _buckets(params, range(5), limits) == [[0], [1, 2, 3], [4]]
+    # In arrival order 4, 3, 2, 1, 0: 0.4 + 0.8 MB close the first float32 bucket.
+    got = _buckets(params, [4, 3, 2, 1, 0], limits)
+    assert got[0] == [3, 2] and sorted(got[1:]) == [[1, 0], [4]]
+    assert _buckets(params, range(5), [float("inf")]) == [[0, 1, 2, 3], [4]]

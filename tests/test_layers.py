@@ -84,7 +84,18 @@ LAYERS = [
     ),
     ("ops", ["_ops", "linalg", "special", "fft", "masked", "signal", "return_types", "random"]),
     ("autograd", ["autograd", "amp"]),
-    ("transforms", ["func", "_compile", "_tracing", "_spmd", "_control_flow"]),
+    (
+        "transforms",
+        [
+            "func",
+            "_compile",
+            "_compile_state",
+            "_compile_program",
+            "_tracing",
+            "_spmd",
+            "_control_flow",
+        ],
+    ),
     (
         "library",
         [

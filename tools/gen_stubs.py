@@ -204,6 +204,8 @@ def _op_of(fn):
     from jtorch import _tracebacks
     from jtorch._ops._registry import OpDef
 
+    if getattr(fn, "_op", None) is not None and hasattr(fn, "__wrapped__"):
+        fn = fn.__wrapped__  # a declaration's `after=` check around its generated function
     code = getattr(fn, "__code__", None)
     if code is None or code.co_filename != _tracebacks.GENERATED_FILE:
         return None
@@ -217,7 +219,8 @@ def _composite_impl(fn):
     code = getattr(fn, "__code__", None)
     if code is None or code.co_filename != _tracebacks.GENERATED_FILE:
         return None
-    return fn.__globals__.get("_impl")
+    # `_body`: a composite with a generated in-place variant (`composite(inplace=True)`)
+    return fn.__globals__.get("_impl") or fn.__globals__.get("_body")
 
 
 def _literal(v) -> str:
@@ -386,7 +389,8 @@ def _function(
         stub.lines.append(f"{indent}def {name}({params}) -> {ret}: ...")
         return
     impl = _composite_impl(fn)
-    target = impl if impl is not None else fn
+    # (a pair's function adds `out=` to its body's parameters: its own signature is the one)
+    target = impl if impl is not None and "_body" not in fn.__globals__ else fn
     home = _home(fn) or (_home(impl) if impl is not None else None)
     if reexport and not indent and home is not None and home[0] != stub.module:
         stub.imports.add(f"from {home[0]} import {home[1]} as {name}")

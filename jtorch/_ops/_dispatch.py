@@ -432,7 +432,7 @@ def _dispatch(op: OpDef, args: tuple):
             KERNELS.put(key, fn)
         multi = _device.multi_device()
         if multi:
-            _device.check_same_device(a for a in arrays)
+            arrays = _device.check_same_device(arrays, cpu_scalars=op.promote is not NONE)
         if not plain and _meta.used and _meta.any_meta(arrays):
             _meta.check_devices(arrays)
             out = _meta.eval_shape(fn, *arrays)

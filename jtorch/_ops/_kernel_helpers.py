@@ -49,9 +49,16 @@ def need_float(kernel: str, a, complex_ok: bool = False) -> None:
     raise NotImplementedError(f"\"{kernel}\" not implemented for '{c10_name(dt)}'")
 
 
-def private_op(impl, promote=_registry.DEFAULT, jit=True):
-    """A kernel not published under any torch name: `(call, call_inplace)` of its arguments."""
-    k = _registry.kernel(impl, promote=promote, jit=jit)
+def by_dim(name: str):
+    """The node-name rule of a reduction PyTorch overloads by `dim`: `<name>Backward0` over
+    all elements, `<name>Backward1` along dims (`node=by_dim("Sum")`)."""
+    return lambda dim: f"{name}Backward1" if dim is not None else f"{name}Backward0"
+
+
+def private_op(impl, promote=_registry.DEFAULT, jit=True, **record):
+    """A kernel not published under any torch name: `(call, call_inplace)` of its arguments.
+    `record`: its autograd facts, as for `_registry.op` (`node=`)."""
+    k = _registry.kernel(impl, promote=promote, jit=jit, **record)
     return k, k.inplace
 
 
@@ -121,8 +128,3 @@ def index_values(t):
     """An index tensor's values as numpy, or None when traced (value checks are then skipped)."""
     a = t._array
     return None if _meta.no_values(a) or a.size == 0 else np.asarray(a)
-
-
-def kernel_inplace(fn, *args):
-    """Runs kernel `fn` as `self.fn_(...)`: the registry's checked write into args[0]."""
-    return _registry.call_inplace(fn._op, args)

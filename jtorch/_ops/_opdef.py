@@ -1,5 +1,7 @@
 """What an op is (DESIGN 3): the slot markers and promotion kinds a declaration uses, `OpDef`
-(one record per op), and the registry's tables (`OPS`, `NAMESPACES`, `METHODS`).
+(one record per op: with the kernel, the facts PyTorch keeps per op, as a line of its
+`derivatives.yaml` does: the autograd node's name, whether the backward saves the result),
+and the registry's tables (`OPS`, `NAMESPACES`, `METHODS`).
 
 `_registry` declares ops into these tables and `_dispatch` runs them.
 """
@@ -58,8 +60,47 @@ def _freeze(v):
     return v
 
 
+def camel(name: str) -> str:
+    """`log_softmax` -> `LogSoftmax`: PyTorch's autograd node names are the op's in CamelCase."""
+    return "".join(p[:1].upper() + p[1:] for p in name.strip("_").split("_"))
+
+
+class NodeRule:
+    """The autograd node name of one call of an op that PyTorch names by overload.
+
+    Wraps `rule`, a function whose parameters are names of the op's own parameters: it is
+    called with the call's values of them (tensor slots as given: a `Tensor` or a Python
+    number; statics as the kernel sees them). A rule that reads a static parameter names only
+    calls whose statics are known (a kernel call); elsewhere (forward-mode AD) the op's fixed
+    name applies.
+    """
+
+    __slots__ = ("rule", "picks", "reads_statics")
+
+    def __init__(self, rule, op_name: str, slot_names: tuple, static_names: tuple):
+        picks = []
+        for p in inspect.signature(rule).parameters:
+            if p in slot_names:
+                picks.append((False, slot_names.index(p)))
+            elif p in static_names:
+                picks.append((True, static_names.index(p)))
+            else:
+                raise TypeError(
+                    f"op {op_name}: the node-name rule reads {p!r}, which is not one of the "
+                    f"op's parameters {slot_names + static_names}"
+                )
+        self.rule = rule
+        self.picks = tuple(picks)
+        self.reads_statics = any(s for s, _ in picks)
+
+    def __call__(self, slot_values, statics):
+        return self.rule(*[(statics if s else slot_values)[i] for s, i in self.picks])
+
+
 class OpDef:
-    """One declared op: its implementation, slots, promotion rule and compiled-kernel cache."""
+    """One declared op: its implementation, slots, promotion rule and compiled-kernel cache,
+    and what autograd records of a call (`autograd_name`, `node_rule`, `saves_result`,
+    `wraps_numbers`, `grad_check`; see `_registry.op`)."""
 
     def __init__(
         self,
@@ -72,6 +113,11 @@ class OpDef:
         view,
         check=None,
         scalar_opmath=False,
+        *,
+        node=None,
+        saves_result=False,
+        wraps_numbers=False,
+        grad_check=None,
     ):
         self.impl = impl
         self.scalar_opmath = scalar_opmath
@@ -109,6 +155,15 @@ class OpDef:
             self.namedtuple.__module__ = "torch.return_types"
             self.namedtuple.__qualname__ = name
             self.namedtuple.__repr__ = _return_types_repr
+        self.saves_result = saves_result
+        self.wraps_numbers = wraps_numbers
+        self.grad_check = grad_check
+        self.node_rule = None
+        if callable(node):
+            slot_names = tuple(self.params[i].name for i in self.slot_pos)
+            self.node_rule = NodeRule(node, name, slot_names, self.static_names)
+            node = None
+        self.autograd_name = node or camel(name) + "Backward0"
 
     def __repr__(self):
         return f"<op {self.name}>"

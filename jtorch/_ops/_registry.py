@@ -182,6 +182,11 @@ def op(
     check=None,
     publish=None,
     scalar_opmath=False,
+    node=None,
+    saves_result=False,
+    wraps_numbers=False,
+    after=None,
+    grad_check=None,
 ):
     """Declares an op. See the module docstring.
 
@@ -213,6 +218,23 @@ def op(
       scalar_opmath: a Python number operand of a float16/bfloat16 call reaches the
         implementation in float32, not rounded to the half type (the implementation computes
         in float32: `opmath`), as PyTorch's mul/div kernels read their scalar.
+      node: the name of the autograd node a call records (`grad_fn`), where PyTorch's is not
+        the op's name in CamelCase + "Backward0" (`linear`: "MmBackward0"); or, where PyTorch
+        names it by overload, a function of some of the op's parameters, by name, returning
+        it (`node=lambda dim: "SumBackward1" if dim is not None else "SumBackward0"`); see
+        `_opdef.NodeRule`. A name that is not a parameter fails at import.
+      saves_result: PyTorch's backward formula saves the result rather than the input
+        (exp, tanh, softmax...): modifying the result in place invalidates the graph.
+      wraps_numbers: PyTorch's Python binding turns a Python number operand into a wrapped
+        tensor input, which then has its own `next_functions` entry (`x + 2`); other ops take
+        numbers as Scalar arguments, with no edge.
+      after: `after(result, args, kwargs)`, run after the published function (and the
+        Tensor method) returns, with the caller's arguments: errors that depend on the
+        result's values, raised eagerly only (the linear algebra's LAPACK `info` checks,
+        `linalg/checks.py`). Returns nothing; raises to fail the call.
+      grad_check: `(i, check)`: PyTorch's backward tests the incoming gradients' values when
+        output `i` is complex; `check(outputs, grads)` raises as it does (the phase of complex
+        singular vectors and eigenvectors, `linalg/checks.py`).
     """
     if impl is None:
         return functools.partial(
@@ -232,10 +254,29 @@ def op(
             check=check,
             publish=publish,
             scalar_opmath=scalar_opmath,
+            node=node,
+            saves_result=saves_result,
+            wraps_numbers=wraps_numbers,
+            after=after,
+            grad_check=grad_check,
         )
     full = name or impl.__name__
     short = full.rsplit(".", 1)[-1]
-    d = OpDef(impl, short, promote, jit, returns, differentiable, view, check, scalar_opmath)
+    d = OpDef(
+        impl,
+        short,
+        promote,
+        jit,
+        returns,
+        differentiable,
+        view,
+        check,
+        scalar_opmath,
+        node=node,
+        saves_result=saves_result,
+        wraps_numbers=wraps_numbers,
+        grad_check=grad_check,
+    )
     if full in OPS:
         raise RuntimeError(f"op {full} declared twice")
     OPS[full] = d
@@ -263,6 +304,8 @@ def op(
     fn.__module__ = "jtorch"
     fn._op = d
     d.fn = fn
+    if after is not None:
+        fn = _checked_after(fn, after)
     d.inplace_fn = None
     d.published = _is_public(short) if publish is None else publish
     if d.published:
@@ -271,6 +314,8 @@ def op(
         _publish(a, fn)
     plain = out and not view and not has_inplace_arg
     mfn = _gen(short, params, f"return _call(_op, {args})", env) if plain else fn
+    if after is not None and plain:
+        mfn = _checked_after(mfn, after)
     if method:
         METHODS[method if isinstance(method, str) else short] = mfn
     targets = ()
@@ -311,11 +356,22 @@ def op(
     return fn
 
 
-def kernel(impl=None, *, name=None, promote=DEFAULT, jit=True, returns=None, differentiable=True):
+def kernel(
+    impl=None,
+    *,
+    name=None,
+    promote=DEFAULT,
+    jit=True,
+    returns=None,
+    differentiable=True,
+    node=None,
+    saves_result=False,
+):
     """A compiled kernel that composites call: dispatched and recorded like an op, unpublished.
 
     Returns `run(*args)` taking the implementation's arguments positionally, with
-    `run.inplace(*args)` writing the result into the first argument.
+    `run.inplace(*args)` writing the result into the first argument. The arguments are as
+    for `op`.
     """
     if impl is None:
         return functools.partial(
@@ -325,8 +381,20 @@ def kernel(impl=None, *, name=None, promote=DEFAULT, jit=True, returns=None, dif
             jit=jit,
             returns=returns,
             differentiable=differentiable,
+            node=node,
+            saves_result=saves_result,
         )
-    d = OpDef(impl, name or impl.__name__, promote, jit, returns, differentiable, False)
+    d = OpDef(
+        impl,
+        name or impl.__name__,
+        promote,
+        jit,
+        returns,
+        differentiable,
+        False,
+        node=node,
+        saves_result=saves_result,
+    )
 
     def run(*args):
         return call(d, args)
@@ -334,6 +402,18 @@ def kernel(impl=None, *, name=None, promote=DEFAULT, jit=True, returns=None, dif
     run.inplace = lambda *args: call_inplace(d, args)
     run._op = d
     return run
+
+
+def _checked_after(fn, after):
+    """`fn` (a generated function) running the declaration's `after` check on its result."""
+
+    @functools.wraps(fn)
+    def checked(*args, **kwargs):
+        result = fn(*args, **kwargs)
+        after(result, args, kwargs)
+        return result
+
+    return checked
 
 
 def name_return_type(fn, name: str):
@@ -381,10 +461,8 @@ def _name_modules() -> None:
                 fn.__module__ = "jtorch." + ns
 
 
-def _composite_entry(impl, short: str, python_dtype: bool):
-    """The public function of a composite: a generated one with `impl`'s signature that
-    calls it, so that its errors leave it as a generated op's do (see `_gen`)."""
-    params = list(inspect.signature(impl).parameters.values())
+def _call_list(params) -> str:
+    """The argument list passing `params` on, each as it was given."""
     call = []
     for p in params:
         if p.kind == p.VAR_POSITIONAL:
@@ -395,7 +473,15 @@ def _composite_entry(impl, short: str, python_dtype: bool):
             call.append(f"{p.name}={p.name}")
         else:
             call.append(p.name)
-    fn = _gen(short, params, f"return _impl({', '.join(call)})", {"_impl": impl}, python_dtype)
+    return ", ".join(call)
+
+
+def _composite_entry(impl, short: str, python_dtype: bool):
+    """The public function of a composite: a generated one with `impl`'s signature that
+    calls it, so that its errors leave it as a generated op's do (see `_gen`)."""
+    params = list(inspect.signature(impl).parameters.values())
+    body = f"return _impl({_call_list(params)})"
+    fn = _gen(short, params, body, {"_impl": impl}, python_dtype)
     fn.__doc__ = impl.__doc__
     fn.__qualname__ = short
     fn.__module__ = "jtorch"
@@ -403,8 +489,60 @@ def _composite_entry(impl, short: str, python_dtype: bool):
     return fn
 
 
+class KernelCall:
+    """What the body of a `composite(inplace=True)` returns: the one kernel call that does its
+    work, `kernel(*args)` (`kernel` an op or `kernel()`'s runner; `args` in the order of its
+    parameters, keyword-only ones included), the first argument the tensor an in-place
+    variant writes."""
+
+    __slots__ = ("kernel", "args")
+
+    def __init__(self, kernel, *args):
+        self.kernel = kernel
+        self.args = args
+
+
+def _run_call(c: KernelCall, out):
+    op = c.kernel._op
+    n = op.n_positional
+    result = c.kernel(*c.args[:n], **dict(zip(op.kw_names, c.args[n:])))
+    return result if out is None else write_out(result, out)
+
+
+def _run_call_inplace(c: KernelCall):
+    return call_inplace(c.kernel._op, c.args)
+
+
+def _composite_pair(impl, short: str, out: bool):
+    """The function (with `out=` when `out`) and the in-place method `<short>_` of a composite
+    whose body returns a `KernelCall`: one body, its checks shared by both."""
+    params = list(inspect.signature(impl).parameters.values())
+    call = f"_body({_call_list(params)})"
+    env = {"_body": impl, "_run": _run_call, "_run_inplace": _run_call_inplace}
+    fparams = params
+    if out:
+        fparams = params + [inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None)]
+    fn = _gen(short, fparams, f"return _run({call}, {'out' if out else 'None'})", env)
+    ifn = _gen(short + "_", params, f"return _run_inplace({call})", env)
+    fn.__doc__ = impl.__doc__
+    ifn.__doc__ = f"In-place `{short}`."
+    for f in (fn, ifn):
+        f.__qualname__ = f.__name__
+        f.__module__ = "jtorch"
+    return fn, ifn
+
+
 def composite(
-    impl=None, *, name=None, method=True, aliases=(), function=True, publish=None, python_dtype=True
+    impl=None,
+    *,
+    name=None,
+    method=True,
+    aliases=(),
+    function=True,
+    publish=None,
+    python_dtype=True,
+    inplace=False,
+    out=False,
 ):
     """Declares an op written in terms of other ops, on Tensors (no kernel of its own).
 
@@ -416,6 +554,10 @@ def composite(
       python_dtype: a `dtype` parameter reads Python's types as dtypes (`dtype=float` is
         torch.float64), as PyTorch's argument parser does; False where the parameter named
         `dtype` is something else (`Tensor.type(dtype)` takes a type name or class).
+      inplace: also generate `Tensor.<name>_`. The body then checks its arguments and returns
+        the `KernelCall` that does the work: the function runs it, the in-place method writes
+        its result into the first argument (PyTorch's checked in-place write, `call_inplace`).
+      out: with `inplace`, give the function an `out=` keyword.
     """
     if impl is None:
         return functools.partial(
@@ -426,12 +568,17 @@ def composite(
             function=function,
             publish=publish,
             python_dtype=python_dtype,
+            inplace=inplace,
+            out=out,
         )
     full = name or impl.__name__
     short = full.rsplit(".", 1)[-1]
     if full in OPS:
         raise RuntimeError(f"op {full} declared twice")
-    impl = _composite_entry(impl, short, python_dtype)
+    if inplace:
+        impl, METHODS[short + "_"] = _composite_pair(impl, short, out)
+    else:
+        impl = _composite_entry(impl, short, python_dtype)
     OPS[full] = impl
     impl.published = function = function and (_is_public(short) if publish is None else publish)
     if function:

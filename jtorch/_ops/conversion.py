@@ -50,7 +50,7 @@ def cast_array(x, dt: _dtype.dtype):
     return x.astype(target)
 
 
-@op(promote=NONE, method=False, out=False)
+@op(promote=NONE, method=False, out=False, node="ToCopyBackward0")
 def _to_copy(input: T, *, dtype=None):
     """Matches `torch._to_copy` for dtype changes (device moves are `_to_device`)."""
     return input if dtype is None else cast_array(input, dtype)
@@ -235,7 +235,12 @@ for _name, _dt in [
 # fill_, zero_, and the conj/neg bits (jtorch has no lazy conjugation)
 
 
-@op(promote=NONE, method=False, inplace=True)
+@op(
+    promote=NONE,
+    method=False,
+    inplace=True,
+    node=lambda value: "FillBackward3" if isinstance(value, Tensor) else "FillBackward2",
+)
 def fill(input: T, value: TI):
     """Matches `torch.fill`: a tensor like `input` filled with `value`."""
     if value.ndim:

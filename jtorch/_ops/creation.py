@@ -46,7 +46,7 @@ def finish(arr, dtype=None, device=None, requires_grad=False, out=None) -> Tenso
             jdev = _device.to_jax(device)
             if not isinstance(arr, jax.core.Tracer) and jdev not in arr.devices():
                 arr = jax.device_put(arr, jdev)
-    t = wrap(arr)
+    t = wrap(_device.commit(arr))
     if requires_grad:
         if not (t.dtype.is_floating_point or t.dtype.is_complex):
             raise RuntimeError(
@@ -788,7 +788,13 @@ def meshgrid(*tensors, indexing=None):
 # Matrices built from a vector
 
 
-@op(promote=NONE, method=False, out=False)
+# PyTorch's vander: cumprod of [1, x, x, ...], then flipped, or written in place when increasing
+@op(
+    promote=NONE,
+    method=False,
+    out=False,
+    node=lambda increasing: "torch::autograd::CopySlices" if increasing else "FlipBackward0",
+)
 def vander(x: TI, N=None, increasing=False):
     """Matches `torch.vander`: columns `x**(N-1), ..., x, 1` (reversed when `increasing`)."""
     if x.ndim != 1:

@@ -210,7 +210,7 @@ def trapz(y: T, x: T = None, *, dx=None, dim=-1):
     return _trapezoid(y, x, dx, dim, False)
 
 
-@op(promote=NONE, out=False, method=False)
+@op(promote=NONE, out=False, method=False, node="CumsumBackward0")
 def cumulative_trapezoid(y: T, x: T = None, *, dx=None, dim=-1):
     """Matches `torch.cumulative_trapezoid`: running trapezoidal integrals along `dim`."""
     return _trapezoid(y, x, dx, dim, True)

@@ -17,7 +17,23 @@ from .._tensor import wrap_dim
 from ._registry import NONE, T, composite, op
 from .creation import finish
 
-fft_op = lambda name: op(name="fft." + name, promote=NONE, method=False)  # noqa: E731
+
+def fft_op(name: str, node=None):
+    """Declares `torch.fft.<name>`; `node`: PyTorch's autograd node, named by the transform's
+    kind (real-to-complex, complex-to-real, complex-to-complex)."""
+    return op(name="fft." + name, promote=NONE, method=False, node=node)
+
+
+def _c2c_or_r2c(input) -> str:
+    return "FftC2CBackward0" if input.dtype.is_complex else "FftR2CBackward0"
+
+
+# the inverse of a real signal is the conjugate of its forward transform
+def _c2c_or_conj(input) -> str:
+    return "FftC2CBackward0" if input.dtype.is_complex else "ConjBackward0"
+
+
+_R2C, _C2R, _C2C = "FftR2CBackward0", "FftC2RBackward0", "FftC2CBackward0"
 
 _NORMS = (None, "backward", "forward", "ortho")
 _SWAP = {None: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}
@@ -121,52 +137,52 @@ def _one(n):
 # The transforms: 1-D (n, dim), 2-D (s, dim=(-2, -1)) and n-D (s, dim=None).
 
 
-@fft_op("fft")
+@fft_op("fft", node=_c2c_or_r2c)
 def fft(input: T, n=None, dim=-1, norm=None):
     return _c2c(input, _one(n), dim, norm, False)
 
 
-@fft_op("ifft")
+@fft_op("ifft", node=_c2c_or_conj)
 def ifft(input: T, n=None, dim=-1, norm=None):
     return _c2c(input, _one(n), dim, norm, True)
 
 
-@fft_op("fft2")
+@fft_op("fft2", node=_C2C)
 def fft2(input: T, s=None, dim=(-2, -1), norm=None):
     return _c2c(input, s, dim, norm, False)
 
 
-@fft_op("ifft2")
+@fft_op("ifft2", node=_C2C)
 def ifft2(input: T, s=None, dim=(-2, -1), norm=None):
     return _c2c(input, s, dim, norm, True)
 
 
-@fft_op("fftn")
+@fft_op("fftn", node=_C2C)
 def fftn(input: T, s=None, dim=None, norm=None):
     return _c2c(input, s, dim, norm, False)
 
 
-@fft_op("ifftn")
+@fft_op("ifftn", node=_C2C)
 def ifftn(input: T, s=None, dim=None, norm=None):
     return _c2c(input, s, dim, norm, True)
 
 
-@fft_op("rfft")
+@fft_op("rfft", node=_R2C)
 def rfft(input: T, n=None, dim=-1, norm=None):
     return _r2c(input, _one(n), dim, norm, "rfft", False)
 
 
-@fft_op("rfft2")
+@fft_op("rfft2", node=_R2C)
 def rfft2(input: T, s=None, dim=(-2, -1), norm=None):
     return _r2c(input, s, dim, norm, "rfftn", False)
 
 
-@fft_op("rfftn")
+@fft_op("rfftn", node=_R2C)
 def rfftn(input: T, s=None, dim=None, norm=None):
     return _r2c(input, s, dim, norm, "rfftn", False)
 
 
-@fft_op("ihfft")
+@fft_op("ihfft", node="ConjBackward0")
 def ihfft(input: T, n=None, dim=-1, norm=None):
     return _r2c(input, _one(n), dim, norm, "ihfft", True)
 
@@ -181,32 +197,32 @@ def ihfftn(input: T, s=None, dim=None, norm=None):
     return _r2c(input, s, dim, norm, "ihfftn", True)
 
 
-@fft_op("irfft")
+@fft_op("irfft", node=_C2R)
 def irfft(input: T, n=None, dim=-1, norm=None):
     return _c2r(input, _one(n), dim, norm, False)
 
 
-@fft_op("irfft2")
+@fft_op("irfft2", node=_C2R)
 def irfft2(input: T, s=None, dim=(-2, -1), norm=None):
     return _c2r(input, s, dim, norm, False)
 
 
-@fft_op("irfftn")
+@fft_op("irfftn", node=_C2R)
 def irfftn(input: T, s=None, dim=None, norm=None):
     return _c2r(input, s, dim, norm, False)
 
 
-@fft_op("hfft")
+@fft_op("hfft", node=_C2R)
 def hfft(input: T, n=None, dim=-1, norm=None):
     return _c2r(input, _one(n), dim, norm, True)
 
 
-@fft_op("hfft2")
+@fft_op("hfft2", node=_C2R)
 def hfft2(input: T, s=None, dim=(-2, -1), norm=None):
     return _c2r(input, s, dim, norm, True)
 
 
-@fft_op("hfftn")
+@fft_op("hfftn", node=_C2R)
 def hfftn(input: T, s=None, dim=None, norm=None):
     return _c2r(input, s, dim, norm, True)
 
@@ -222,13 +238,13 @@ def _shift_dims(x, dim):
     return tuple(wrap_dim(d, x.ndim) for d in dims)
 
 
-@op(name="fft.fftshift", promote=NONE, method=False, out=False)
+@op(name="fft.fftshift", promote=NONE, method=False, out=False, node="RollBackward0")
 def fftshift(input: T, dim=None):
     dims = _shift_dims(input, dim)
     return jnp.roll(input, tuple(input.shape[d] // 2 for d in dims), dims) if dims else input
 
 
-@op(name="fft.ifftshift", promote=NONE, method=False, out=False)
+@op(name="fft.ifftshift", promote=NONE, method=False, out=False, node="RollBackward0")
 def ifftshift(input: T, dim=None):
     dims = _shift_dims(input, dim)
     return jnp.roll(input, tuple(-(input.shape[d] // 2) for d in dims), dims) if dims else input

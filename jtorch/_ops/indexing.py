@@ -196,7 +196,7 @@ def _adv_arrays(advanced, view_shape):
     return tuple(out)
 
 
-@op(promote=NONE, out=False, method=False, name="_index")
+@op(promote=NONE, out=False, method=False, name="_index", node="IndexBackward0")
 def _index(input: T, indices: TI, *, slices=()):
     """Advanced indexing: `indices` fill the "adv" positions of `slices`."""
     return input[_index_key(indices, slices)]
@@ -345,7 +345,7 @@ def _strip_leading_ones(value: Tensor) -> Tensor:
     return value.view(shape[k:]) if k else value
 
 
-@op(promote=NONE, out=False, method=False, name="_copy_from")
+@op(promote=NONE, out=False, method=False, name="_copy_from", node="CopyBackwards")
 def _copy_from(self: T, src: T):
     return jnp.broadcast_to(src.astype(self.dtype), self.shape)
 

@@ -5,10 +5,20 @@ import numpy as np
 
 from .. import _dtype, _meta
 from .._dtype import c10_name
-from .._tensor import wrap
+from .._tensor import Tensor, wrap
 from . import _registry
-from ._kernel_helpers import index_values, kernel_inplace
-from ._registry import ALWAYS_BOOL, NONE, TI, T, broadcast_error, call_out, composite, op
+from ._kernel_helpers import index_values
+from ._registry import (
+    ALWAYS_BOOL,
+    NONE,
+    TI,
+    KernelCall,
+    T,
+    broadcast_error,
+    call_out,
+    composite,
+    op,
+)
 
 kernel = op(promote=NONE, method=False, out=False)
 
@@ -31,7 +41,13 @@ def _mask_dtype_name(dt):
     }.get(dt._name, dt._name)
 
 
-@op(promote=NONE, inplace=True)
+@op(
+    promote=NONE,
+    inplace=True,
+    node=lambda value: (
+        "MaskedFillBackward1" if isinstance(value, Tensor) else "MaskedFillBackward0"
+    ),
+)
 def masked_fill(input: T, mask: TI, value: T):
     if mask.dtype != jnp.bool_:
         raise RuntimeError(
@@ -79,17 +95,11 @@ def _masked_scatter(input: T, mask: TI, source: T):
     return jnp.where(mask, flat[pos].reshape(shape), input)
 
 
-@composite(method=True)
+@composite(inplace=True)
 def masked_scatter(input, mask, source):
     """Matches `torch.masked_scatter`."""
     _masked_scatter_checks(input, mask, source)
-    return _masked_scatter(input, mask, source)
-
-
-@composite(function=False)
-def masked_scatter_(self, mask, source):
-    _masked_scatter_checks(self, mask, source)
-    return kernel_inplace(_masked_scatter, self, mask, source)
+    return KernelCall(_masked_scatter, input, mask, source)
 
 
 # The gather behind masked_select, named as PyTorch names its node (MaskedSelectBackward0).

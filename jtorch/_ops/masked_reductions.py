@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import _dtype
 from .._dtype import c10_name
-from ._kernel_helpers import is_complex, is_float, sum_dtype
+from ._kernel_helpers import by_dim, is_complex, is_float, sum_dtype
 from ._registry import NONE, OPS, TI, T, op
 
 
@@ -156,13 +156,14 @@ def _sum(input, dim, keepdim, dtype, mask):
     return jnp.sum(x, axis=_axes(dims, input.ndim), keepdims=bool(keepdim)).astype(out_dt)
 
 
-@_masked("sum")
+# PyTorch's torch.masked ops are composites: their nodes are named by their last step.
+@_masked("sum", node="SumBackward1")
 def sum(input: T, dim=None, *, keepdim=False, dtype=None, mask: TI = None):
     """Matches `torch.masked.sum`."""
     return _sum(input, dim, keepdim, dtype, mask)
 
 
-@_masked("prod")
+@_masked("prod", node=by_dim("Prod"))
 def prod(input: T, dim=None, *, keepdim=False, dtype=None, mask: TI = None):
     """Matches `torch.masked.prod`."""
     out_dt = sum_dtype(input, dtype)
@@ -201,7 +202,7 @@ argmax = _arg_extremum("argmax")
 argmin = _arg_extremum("argmin")
 
 
-@_masked("mean")
+@_masked("mean", node="DivBackward0")
 def mean(input: T, dim=None, *, keepdim=False, dtype=None, mask: TI = None):
     """Matches `torch.masked.mean`: NaN where every element of a slice is masked out."""
     dt = dtype if dtype is not None else _jt_dtype(input)
@@ -216,7 +217,7 @@ def mean(input: T, dim=None, *, keepdim=False, dtype=None, mask: TI = None):
     return total / count.astype(total.dtype)
 
 
-@_masked("median", jit=False)
+@_masked("median", jit=False, node="NanmedianBackward1")
 def median(input: T, dim=-1, *, keepdim=False, dtype=None, mask: TI = None):
     """Matches `torch.masked.median`: the lower median of the masked-in elements."""
     d = _canonical_dim(dim, input.ndim)[0]
@@ -260,7 +261,7 @@ def _norm(input, ord, dim, keepdim, dtype, mask):
     )
 
 
-@_masked("norm")
+@_masked("norm", node="LinalgVectorNormBackward0")
 def norm(input: T, ord=2.0, dim=None, *, keepdim=False, dtype=None, mask: TI = None):
     """Matches `torch.masked.norm`: the vector norm of the masked-in elements."""
     return _norm(input, ord, dim, keepdim, dtype, mask)
@@ -314,7 +315,7 @@ def _var_std(name, take_sqrt):
         f"Matches `torch.masked.{name}`: over the masked-in elements; NaN where "
         "a slice is fully masked out."
     )
-    return _masked(name)(impl)
+    return _masked(name, node="SqrtBackward0" if take_sqrt else "DivBackward0")(impl)
 
 
 var = _var_std("var", False)
@@ -342,7 +343,7 @@ cumsum = _scan("cumsum", "sum")
 cumprod = _scan("cumprod", "prod")
 
 
-def _softmax_like(name, identity, kernel, negate=False):
+def _softmax_like(name, identity, kernel, negate=False, **record):
     def impl(input: T, dim, *, dtype=None, mask: TI = None):
         d = _canonical_dim(dim, input.ndim)[0]
         x = _fill(identity, input, mask)
@@ -353,16 +354,16 @@ def _softmax_like(name, identity, kernel, negate=False):
         f"Matches `torch.masked.{name}`: masked-out elements get weight 0; a fully "
         "masked-out slice is NaN."
     )
-    return _masked(name)(impl)
+    return _masked(name, **record)(impl)
 
 
-softmax = _softmax_like("softmax", "amax", "softmax")
-log_softmax = _softmax_like("log_softmax", "amax", "log_softmax")
+softmax = _softmax_like("softmax", "amax", "softmax", saves_result=True)
+log_softmax = _softmax_like("log_softmax", "amax", "log_softmax", saves_result=True)
 # softmin(x) is softmax(-x); masked-out elements are +inf before the negation.
-softmin = _softmax_like("softmin", "amin", "softmax", negate=True)
+softmin = _softmax_like("softmin", "amin", "softmax", negate=True, node="SoftmaxBackward0")
 
 
-@_masked("normalize")
+@_masked("normalize", node="DivBackward0")
 def normalize(input: T, ord, dim, *, eps=1e-12, dtype=None, mask: TI = None):
     """Matches `torch.masked.normalize`: masked-in elements over their `ord`-norm along `dim`."""
     nrm = _norm(input, ord, dim, True, dtype, mask)

@@ -105,7 +105,21 @@ def _check_bmm(a, b):
 # matmul and the plain products
 
 
-@op(promote=NONE, dunder="matmul", rdunder="matmul")
+def _matmul_node(input, other) -> str:
+    """torch.matmul dispatches on the ranks: dot, mv, mm, or a folded / batched product."""
+    named = {
+        (1, 1): "DotBackward0",
+        (2, 1): "MvBackward0",
+        (1, 2): "SqueezeBackward4",
+        (2, 2): "MmBackward0",
+    }.get((input.ndim, other.ndim))
+    if named is not None:
+        return named
+    # a matrix times a batch runs as (b^T a^T)^T, made contiguous
+    return "CloneBackward0" if input.ndim == 2 else "UnsafeViewBackward0"
+
+
+@op(promote=NONE, dunder="matmul", rdunder="matmul", node=_matmul_node)
 def matmul(input: T, other: T):
     a, b = input, other
     if a.ndim == 0 or b.ndim == 0:
@@ -223,7 +237,7 @@ def inner(input: T, other: T):
     return _dot_general(input, other, (((input.ndim - 1,), (other.ndim - 1,)), ((), ())))
 
 
-@op(aliases=("ger",))
+@op(aliases=("ger",), node="MulBackward0")
 def outer(input: T, vec2: T):
     for name, v in (("self", input), ("vec2", vec2)):
         if v.ndim != 1:
@@ -538,7 +552,7 @@ def tensordot(a: T, b: T, dims=2):
     return _dot_general(a, b, ((da, db), ((), ())))
 
 
-@op(promote=DEFAULT)
+@op(promote=DEFAULT, node="UnsafeViewBackward0")
 def kron(input: T, other: T):
     if input.dtype == jnp.bool_:
         return jnp.kron(input.astype(jnp.uint8), other.astype(jnp.uint8)).astype(jnp.bool_)
@@ -578,12 +592,12 @@ def _cross(a, b, dim):
     return jnp.cross(a, b, axis=d)
 
 
-@op(name="linalg.cross", promote=NONE, method=False)
+@op(name="linalg.cross", promote=NONE, method=False, node="LinalgCrossBackward0")
 def linalg_cross(input: T, other: T, *, dim=-1):
     return _cross(input, other, dim)
 
 
-@op(promote=NONE)
+@op(promote=NONE, node="LinalgCrossBackward0")
 def cross(input: T, other: T, dim=None):
     if dim is None:
         # PyTorch's deprecated default: the first dim of `input` of size 3.
@@ -730,7 +744,12 @@ def multi_dot(tensors: TL):
     return out
 
 
-@op(name="linalg.vecdot", promote=NONE, method=False)
+@op(
+    name="linalg.vecdot",
+    promote=NONE,
+    method=False,
+    node=lambda x, y: "VdotBackward0" if x.ndim == y.ndim == 1 else "SumBackward1",
+)
 def vecdot(x: T, y: T, *, dim=-1):
     _vecdot_check(x, y)
     err = broadcast_error(x.shape, y.shape)

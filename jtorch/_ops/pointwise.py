@@ -110,7 +110,7 @@ def _check_alpha(a, alpha, what="alpha"):
 # add/sub keep jax's per-op rounding in half types: PyTorch rounds `other * alpha` to the
 # half type before adding, too. `alpha` is traced: `other * 1` is exact, and a new value
 # reuses the kernel.
-@pointwise(dunder="add")
+@pointwise(dunder="add", wraps_numbers=True)
 def add(input: T, other: T, *, alpha: S = 1):
     _check_alpha(input, alpha)
     return input + other * alpha
@@ -124,14 +124,17 @@ def _check_sub(a, b):
         )
 
 
-@pointwise(dunder="sub", aliases=("subtract",))
+@pointwise(dunder="sub", aliases=("subtract",), wraps_numbers=True)
 def sub(input: T, other: T, *, alpha: S = 1):
     _check_sub(input, other)
     _check_alpha(input, alpha)
     return input - other * alpha
 
 
-@op(method=False)
+@op(
+    method=False,
+    node=lambda other: "RsubBackward0" if isinstance(other, Tensor) else "RsubBackward1",
+)
 def rsub(input: T, other: T, *, alpha: S = 1):
     """Matches `torch.rsub`: `other - alpha * input`."""
     _check_sub(input, other)
@@ -139,7 +142,7 @@ def rsub(input: T, other: T, *, alpha: S = 1):
     return other - input * alpha
 
 
-@pointwise(dunder="mul", aliases=("multiply",), scalar_opmath=True)
+@pointwise(dunder="mul", aliases=("multiply",), scalar_opmath=True, wraps_numbers=True)
 @run_in_opmath
 def mul(input: T, other: T):
     if is_bool(input):
@@ -173,7 +176,14 @@ def true_quotient(a, b):
     return a / b
 
 
-@pointwise(promote=_div_kind, dunder="truediv", aliases=("divide",), scalar_opmath=True)
+@pointwise(
+    promote=_div_kind,
+    dunder="truediv",
+    aliases=("divide",),
+    scalar_opmath=True,
+    wraps_numbers=True,
+    node=lambda rounding_mode: "DivBackward2" if rounding_mode is not None else "DivBackward0",
+)
 def div(input: T, other: T, *, rounding_mode=None):
     if rounding_mode is None:
         return run_in_opmath(true_quotient)(input, other)
@@ -192,7 +202,7 @@ def div(input: T, other: T, *, rounding_mode=None):
     )
 
 
-@pointwise(promote=INT_TO_FLOAT, scalar_opmath=True)
+@pointwise(promote=INT_TO_FLOAT, scalar_opmath=True, wraps_numbers=True, node="DivBackward0")
 @run_in_opmath
 def true_divide(input: T, other: T):
     return true_quotient(input, other)
@@ -204,7 +214,10 @@ def floor_divide(input: T, other: T):
     return _floor_div(input, other)
 
 
-@pointwise(dunder="mod")
+@pointwise(
+    dunder="mod",
+    node=lambda other: "RemainderBackward1" if isinstance(other, Tensor) else "RemainderBackward0",
+)
 @run_in_opmath
 def remainder(input: T, other: T):
     """Matches `torch.remainder`: Python's modulo (the result has the divisor's sign)."""
@@ -213,7 +226,7 @@ def remainder(input: T, other: T):
     return jnp.remainder(input, other)
 
 
-@pointwise()
+@pointwise(node=lambda other: "FmodBackward1" if isinstance(other, Tensor) else "FmodBackward0")
 @run_in_opmath
 def fmod(input: T, other: T):
     """Matches `torch.fmod`: C's fmod (the result has the dividend's sign)."""
@@ -234,6 +247,13 @@ def _int_pow(base, exp):
     return jnp.where(exp < 0, neg, pos)
 
 
+def _pow_node(input, exponent) -> str:
+    """PyTorch's pow overloads: Tensor ** Scalar, Tensor ** Tensor, Scalar ** Tensor."""
+    if not isinstance(input, Tensor):
+        return "PowBackward2"
+    return "PowBackward1" if isinstance(exponent, Tensor) else "PowBackward0"
+
+
 def _check_int_pow(input, exponent, *, inplace=False, out=None):
     """PyTorch refuses a negative Python int power of an integer tensor (a value check)."""
     if (
@@ -246,7 +266,7 @@ def _check_int_pow(input, exponent, *, inplace=False, out=None):
         raise RuntimeError("Integers to negative integer powers are not allowed.")
 
 
-@pointwise(dunder="pow", check=_check_int_pow)
+@pointwise(dunder="pow", check=_check_int_pow, node=_pow_node)
 def pow(input: T, exponent: T):
     if is_bool(input):
         raise NotImplementedError("\"pow\" not implemented for 'Bool'")
@@ -333,7 +353,7 @@ def _check_float_power(input, exponent, *, inplace=False, out=None):
             )
 
 
-@pointwise(promote=NONE, check=_check_float_power)
+@pointwise(promote=NONE, check=_check_float_power, node=_pow_node)
 def float_power(input: T, exponent: T):
     """Matches `torch.float_power`: always computed in float64 (complex128 for complex)."""
     dt = jnp.complex128 if is_complex(input) or is_complex(exponent) else jnp.float64
@@ -365,7 +385,7 @@ def abs(input: T):
     return _derivatives.abs(input)  # (PyTorch's gradient at 0 is 0)
 
 
-@pointwise(promote=BOOL_TO_LONG)
+@pointwise(promote=BOOL_TO_LONG, node="PowBackward0")
 def square(input: T):
     return input * input
 
@@ -397,7 +417,10 @@ def _addcdiv(input, tensor1, tensor2, value):
     return input + true_quotient(value * tensor1, tensor2)
 
 
-@pointwise(promote=NONE)
+@pointwise(
+    promote=NONE,
+    node=lambda weight: "LerpBackward1" if isinstance(weight, Tensor) else "LerpBackward0",
+)
 def lerp(input: T, end: T, weight: T):
     """Matches `torch.lerp`; like PyTorch, switches formula at weight 0.5 for exact ends."""
     for name, x in (("end", end), ("weight", weight)):
@@ -604,7 +627,7 @@ def bitwise_not(input: T):
 # where and clamp
 
 
-@op(method=False)
+@op(method=False, wraps_numbers=True)
 def where(condition: TI, input: T, other: T):
     """Matches the three-argument `torch.where`; scalars are allowed for `input`/`other`."""
     cond = jnp.asarray(condition)
@@ -636,7 +659,13 @@ def _check_clamp(input, name="clamp"):
         raise NotImplementedError(f"{name} is not supported for complex types")
 
 
-@pointwise(aliases=("clip",))
+# PyTorch's clamp has a Tensor and a Scalar overload: the Tensor one when a bound is a tensor.
+@pointwise(
+    aliases=("clip",),
+    node=lambda min, max: (
+        "ClampBackward0" if isinstance(min, Tensor) or isinstance(max, Tensor) else "ClampBackward1"
+    ),
+)
 def clamp(input: T, min: T = None, max: T = None):
     """Matches `torch.clamp`: NaN propagates, and `max` wins when `min > max`."""
     if min is None and max is None:
@@ -645,13 +674,13 @@ def clamp(input: T, min: T = None, max: T = None):
     return _clamp(input, min, max)
 
 
-@pointwise()
+@pointwise(node=lambda min: "ClampMinBackward1" if isinstance(min, Tensor) else "ClampMinBackward0")
 def clamp_min(input: T, min: T):
     _check_clamp(input, "clamp_min")
     return _clamp(input, min, None)
 
 
-@pointwise()
+@pointwise(node=lambda max: "ClampMaxBackward1" if isinstance(max, Tensor) else "ClampMaxBackward0")
 def clamp_max(input: T, max: T):
     _check_clamp(input, "clamp_max")
     return _clamp(input, None, max)

@@ -7,6 +7,7 @@ import jax
 import jax.numpy as jnp
 
 from .._dtype import c10_name
+from .._tensor import Tensor
 from . import _derivatives
 from ._kernel_helpers import (
     default_float,
@@ -26,7 +27,9 @@ pointwise = functools.partial(op, inplace=True)
 # Unary float math: one declaration per row (integers and bools compute in the default float).
 
 
-def _unary(name, fn, aliases=(), real_only=None):
+def _unary(name, fn, aliases=(), real_only=None, **record):
+    """Declares `torch.<name>` computing `fn`; `record`: the declaration's autograd facts."""
+
     def impl(input: T):
         if real_only and is_complex(input):
             raise not_implemented(real_only, input)
@@ -34,7 +37,7 @@ def _unary(name, fn, aliases=(), real_only=None):
 
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.{name}`."
-    f = pointwise(run_in_opmath(impl), promote=INT_TO_FLOAT, aliases=aliases)
+    f = pointwise(run_in_opmath(impl), promote=INT_TO_FLOAT, aliases=aliases, **record)
     return f
 
 
@@ -44,16 +47,20 @@ def _sigmoid(x):
     return jax.nn.sigmoid(x)
 
 
+# PyTorch's formula saves the result, not the input: modifying it in place invalidates the graph.
+_SAVES = {"saves_result": True}
+
+# (name, fn, aliases[, the autograd record])
 _UNARY_FLOAT = [
-    ("exp", jnp.exp, ()),
-    ("exp2", jnp.exp2, ("special.exp2",)),
-    ("expm1", jnp.expm1, ("special.expm1",)),
+    ("exp", jnp.exp, (), _SAVES),
+    ("exp2", jnp.exp2, ("special.exp2",), _SAVES),
+    ("expm1", jnp.expm1, ("special.expm1",), _SAVES),
     ("log", jnp.log, ()),
     ("log2", jnp.log2, ()),
     ("log10", jnp.log10, ()),
-    ("log1p", jnp.log1p, ("special.log1p",)),
-    ("sqrt", jnp.sqrt, ()),
-    ("rsqrt", jax.lax.rsqrt, ()),
+    ("log1p", jnp.log1p, ("special.log1p",), {"node": "Log1PBackward0"}),
+    ("sqrt", jnp.sqrt, (), _SAVES),
+    ("rsqrt", jax.lax.rsqrt, (), _SAVES),
     ("sin", jnp.sin, ()),
     ("cos", jnp.cos, ()),
     ("tan", jnp.tan, ()),
@@ -62,16 +69,16 @@ _UNARY_FLOAT = [
     ("atan", jnp.arctan, ("arctan",)),
     ("sinh", jnp.sinh, ()),
     ("cosh", jnp.cosh, ()),
-    ("tanh", jnp.tanh, ("nn.functional.tanh",)),
+    ("tanh", jnp.tanh, ("nn.functional.tanh",), _SAVES),
     ("asinh", jnp.arcsinh, ("arcsinh",)),
     ("acosh", jnp.arccosh, ("arccosh",)),
     ("atanh", jnp.arctanh, ("arctanh",)),
-    ("sigmoid", _sigmoid, ("special.expit", "nn.functional.sigmoid")),
-    ("reciprocal", jnp.reciprocal, ()),
+    ("sigmoid", _sigmoid, ("special.expit", "nn.functional.sigmoid"), _SAVES),
+    ("reciprocal", jnp.reciprocal, (), _SAVES),
 ]
 
-for _name, _fn, _aliases in _UNARY_FLOAT:
-    globals()[_name] = _unary(_name, _fn, _aliases)
+for _name, _fn, _aliases, *_record in _UNARY_FLOAT:
+    globals()[_name] = _unary(_name, _fn, _aliases, **(_record[0] if _record else {}))
 
 # PyTorch has no complex kernels for these.
 erf = _unary("erf", jax.scipy.special.erf, ("special.erf",), real_only="erf_vml_cpu")
@@ -113,7 +120,7 @@ def _logit(input, eps):
     return _derivatives.with_jvp(value, tangent)(input)
 
 
-def _degrees(name, factor):
+def _degrees(name, factor, node):
     def impl(input: T):
         if is_complex(input):
             raise RuntimeError(f"{name} is not supported for complex tensors.")
@@ -121,11 +128,11 @@ def _degrees(name, factor):
 
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.{name}`."
-    return pointwise(run_in_opmath(impl), promote=INT_TO_FLOAT)
+    return pointwise(run_in_opmath(impl), promote=INT_TO_FLOAT, node=node)
 
 
-deg2rad = _degrees("deg2rad", math.pi / 180)
-rad2deg = _degrees("rad2deg", 180 / math.pi)
+deg2rad = _degrees("deg2rad", math.pi / 180, "Deg2RadBackward0")
+rad2deg = _degrees("rad2deg", 180 / math.pi, "Rad2DegBackward0")
 
 
 # Python's `2 / t` is `t.reciprocal() * 2` in PyTorch (and so rounds like it).
@@ -155,7 +162,10 @@ floor = _rounding("floor", jnp.floor)
 trunc = _rounding("trunc", jnp.trunc, aliases=("fix",))
 
 
-@pointwise(aliases=("special.round",))
+@pointwise(
+    aliases=("special.round",),
+    node=lambda decimals: "RoundBackward1" if decimals is not None else "RoundBackward0",
+)
 def round(input: T, *, decimals=None):
     """Matches `torch.round`: halves round to even; `decimals` scales by a power of ten.
 
@@ -315,7 +325,7 @@ def nan_to_num(input: T, nan=0.0, posinf=None, neginf=None):
 # Binary math
 
 
-def _real_binary(name, fn, promote=INT_TO_FLOAT, kernel=None, aliases=(), inplace=True):
+def _real_binary(name, fn, promote=INT_TO_FLOAT, kernel=None, aliases=(), inplace=True, node=None):
     def impl(input: T, other: T):
         if kernel and (is_integral(input) or is_complex(input)):
             raise not_implemented(kernel, input)
@@ -323,7 +333,7 @@ def _real_binary(name, fn, promote=INT_TO_FLOAT, kernel=None, aliases=(), inplac
 
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.{name}`."
-    f = op(run_in_opmath(impl), promote=promote, aliases=aliases, inplace=inplace)
+    f = op(run_in_opmath(impl), promote=promote, aliases=aliases, inplace=inplace, node=node)
     return f
 
 
@@ -352,7 +362,11 @@ def _hypot_tangent(primals, tangents, out):
 atan2 = _real_binary(
     "atan2", _derivatives.with_jvp(jnp.arctan2, _atan2_tangent), aliases=("arctan2",)
 )
-copysign = _real_binary("copysign", _derivatives.with_jvp(jnp.copysign, _copysign_tangent))
+copysign = _real_binary(
+    "copysign",
+    _derivatives.with_jvp(jnp.copysign, _copysign_tangent),
+    node=lambda other: "CopysignBackward0" if isinstance(other, Tensor) else "CopysignBackward1",
+)
 hypot = _real_binary(
     "hypot", _derivatives.with_jvp(jnp.hypot, _hypot_tangent), DEFAULT, kernel="hypot_cpu"
 )

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype, _meta, _programs
+from .. import _device, _dtype, _meta, _programs
 from .._dtype import c10_name
 from .._random import key_for
 from .._tensor import Tensor, wrap
@@ -81,9 +81,9 @@ def _draw(kind, shape, dtype, a=0.0, b=1.0, generator=None) -> Tensor:
 
     jax's counter-based keys give element i of a draw the same value whatever the draw's
     size (`jax_threefry_partitionable`), so a size seen for the first time is cut from a
-    draw of the next power-of-two size on the host: a handful of programs serve every size
-    (DESIGN 13), and a size that keeps coming back gets its own program, with the same
-    numbers.
+    draw of the next power-of-two size (at least `_BUCKET_MIN`) on the host: a handful of
+    programs serve every size (DESIGN 13), and a size that keeps coming back gets its own
+    program, with the same numbers.
     """
     key = key_for(generator)
     shape = tuple(shape)
@@ -94,13 +94,21 @@ def _draw(kind, shape, dtype, a=0.0, b=1.0, generator=None) -> Tensor:
         or not _PREFIX_STABLE
         or _draw_seen.note((kind, shape, dtype)) >= COMPILE_AFTER
     ):
-        return _random_draw(key, a, b, kind, shape, dtype)
-    bucket = max(64, 1 << (n - 1).bit_length())
-    flat = _random_draw(key, a, b, kind, (bucket,), dtype)._array
-    device = next(iter(flat.devices()))
-    return wrap(jax.device_put(np.asarray(flat)[:n].reshape(shape), device))
+        out = _random_draw(key, a, b, kind, shape, dtype)._array
+    else:
+        bucket = max(_BUCKET_MIN, 1 << (n - 1).bit_length())
+        flat = _random_draw(key, a, b, kind, (bucket,), dtype)._array
+        cut = np.asarray(flat)[:n].reshape(shape)
+        out = _programs.to_device(cut, next(iter(flat.devices())), flat.committed)
+    # (committed either way, as factories make: see `_device.commit`)
+    return wrap(_device.commit(out))
 
 
+# Every size up to this many elements is cut from one draw of this size: one program per
+# (distribution, dtype) makes a model's initialisation (weights and biases of many sizes),
+# where each program of its own cost ~0.25 s of XLA, and a draw this size costs no more than
+# a tiny one (~0.15 ms, mostly the call).
+_BUCKET_MIN = 1 << 12
 # Past this many elements a draw's own program costs less than twice the work and a copy.
 _BUCKET_MAX = 1 << 22
 _PREFIX_STABLE = bool(getattr(jax.config, "jax_threefry_partitionable", False))

@@ -20,6 +20,7 @@ from .._tensor import Tensor, wrap_dim
 from . import _derivatives
 from ._kernel_helpers import (
     accumulate,
+    by_dim,
     dims_arg,
     is_complex,
     is_float,  # noqa: F401
@@ -67,7 +68,7 @@ def keep_all(r, ndim, keepdim):
 # Sums and products
 
 
-@reduction
+@reduction(node=by_dim("Sum"))
 def sum(input: T, dim=None, keepdim=False, *, dtype=None):
     """Matches `torch.sum`."""
     out_dt = sum_dtype(input, dtype)
@@ -121,7 +122,7 @@ def _mean_dtype(input, dtype, name="mean"):
     return dt
 
 
-@reduction
+@reduction(node=by_dim("Mean"))
 def mean(input: T, dim=None, keepdim=False, *, dtype=None):
     """Matches `torch.mean`."""
     dt = _mean_dtype(input, dtype)
@@ -145,7 +146,7 @@ def nanmean(input: T, dim=None, keepdim=False, *, dtype=None):
     return (total / jnp.sum(ok, axis=axes, keepdims=keepdim).astype(total.dtype)).astype(dt)
 
 
-@reduction
+@reduction(node=by_dim("Prod"))
 def prod(input: T, dim=None, keepdim=False, *, dtype=None):
     """Matches `torch.prod`."""
     out_dt = sum_dtype(input, dtype)
@@ -289,8 +290,12 @@ def _max_kernels(name, largest):
         return values_and_indices(input, axes[0] if axes else 0, keepdim, largest)
 
     all_impl.__name__, dim_impl.__name__ = f"_{name}_all", f"_{name}_dim"
-    k_all = reduction(all_impl, method=False, name=f"_{name}_all")
-    k_dim = reduction(dim_impl, method=False, name=f"_{name}_dim", returns=("values", "indices"))
+    # PyTorch numbers the overloads: max() is MaxBackward1, max(dim) MaxBackward0
+    node = name.capitalize() + "Backward"
+    k_all = reduction(all_impl, method=False, name=f"_{name}_all", node=node + "1")
+    k_dim = reduction(
+        dim_impl, method=False, name=f"_{name}_dim", returns=("values", "indices"), node=node + "0"
+    )
     return k_all, name_return_type(k_dim, name)
 
 
@@ -420,7 +425,7 @@ def _nuclear_or_fro(x, p, axes, keepdim):
     return r.astype(jnp.real(x).dtype)
 
 
-@reduction
+@reduction(node="LinalgVectorNormBackward0")  # (torch.norm is the linalg kernel)
 def norm(input: T, p="fro", dim=None, keepdim=False, dtype=None):
     """Matches `torch.norm`: vector norms, or the Frobenius/nuclear matrix norm for 'fro'/'nuc'."""
     x = input if dtype is None else input.astype(dtype.np)
@@ -487,7 +492,13 @@ def _concrete(*arrays) -> bool:
 _SEGMENT_REDUCTIONS = ("sum", "prod", "mean", "max", "min")
 
 
-@op(name="_segment_reduce_kernel", promote=NONE, method=False, out=False)
+@op(
+    name="_segment_reduce_kernel",
+    promote=NONE,
+    method=False,
+    out=False,
+    node="SegmentReduceBackward0",
+)
 def _segment_reduce_kernel(data: TI, bounds: TI, reduce, axis, initial, from_lengths):
     # Traceable: each segment is a mask over the reduced axis (segments x axis length),
     # so data-dependent lengths never decide a shape.

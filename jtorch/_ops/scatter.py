@@ -18,8 +18,8 @@ from .. import _dtype
 from .._dtype import c10_name
 from .._tensor import Tensor, wrap, wrap_dim
 from . import _registry
-from ._kernel_helpers import index_values, kernel_inplace
-from ._registry import NONE, TI, T, composite, op
+from ._kernel_helpers import index_values
+from ._registry import NONE, TI, KernelCall, T, composite, op
 
 kernel = op(promote=NONE, method=False, out=False)
 
@@ -220,7 +220,15 @@ def _scatter_checks(name, input, dim, index, src):
     return d
 
 
-@kernel(name="_scatter")
+def _scatter_node(reduce, src) -> str:
+    # scatter_add is reduce "sum" (as is scatter_reduce(..., "sum"), which PyTorch names
+    # ScatterReduceBackward0: jtorch cannot tell them apart)
+    if reduce is None:
+        return "ScatterBackward0" if isinstance(src, Tensor) else "ScatterBackward1"
+    return "ScatterAddBackward0" if reduce == "sum" else "ScatterReduceBackward0"
+
+
+@kernel(name="_scatter", node=_scatter_node)
 def _scatter(input: T, dim, index: TI, src: T, *, reduce=None, include_self=True):
     if index.size == 0:
         return input
@@ -264,35 +272,23 @@ def _scatter_src(src, value):
     return src
 
 
-@composite(method=True)
-def scatter(input, dim, index, src=None, value=None, *, reduce=None, out=None):
+# The functional / in-place pairs: one body each, its checks shared (`composite(inplace=True)`).
+
+
+@composite(inplace=True, out=True)
+def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     """Matches `torch.scatter` (tensor `src` or scalar `value`, optional `reduce`)."""
     src = _scatter_src(src, value)
     d = _scatter_checks("scatter", input, dim, index, src)
     r = _legacy_reduce(reduce, isinstance(src, Tensor))
-    return _finish(_scatter(input, d, index, src, reduce=r), out)
+    return KernelCall(_scatter, input, d, index, src, r, True)
 
 
-@composite(function=False)
-def scatter_(self, dim, index, src=None, value=None, *, reduce=None):
-    """Matches `torch.Tensor.scatter_`."""
-    src = _scatter_src(src, value)
-    d = _scatter_checks("scatter", self, dim, index, src)
-    r = _legacy_reduce(reduce, isinstance(src, Tensor))
-    return kernel_inplace(_scatter, self, d, index, src, r, True)
-
-
-@composite(method=True)
-def scatter_add(input, dim, index, src, *, out=None):
+@composite(inplace=True, out=True)
+def scatter_add(input, dim, index, src):
     """Matches `torch.scatter_add`."""
     d = _scatter_checks("scatter_add", input, dim, index, src)
-    return _finish(_scatter(input, d, index, src, reduce="sum"), out)
-
-
-@composite(function=False)
-def scatter_add_(self, dim, index, src):
-    d = _scatter_checks("scatter_add", self, dim, index, src)
-    return kernel_inplace(_scatter, self, d, index, src, "sum", True)
+    return KernelCall(_scatter, input, d, index, src, "sum", True)
 
 
 def _check_reduce(reduce):
@@ -302,19 +298,12 @@ def _check_reduce(reduce):
         )
 
 
-@composite(method=True)
-def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=None):
+@composite(inplace=True, out=True)
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     """Matches `torch.scatter_reduce`."""
     _check_reduce(reduce)
     d = _scatter_checks("scatter_reduce", input, dim, index, src)
-    return _finish(_scatter(input, d, index, src, reduce=reduce, include_self=include_self), out)
-
-
-@composite(function=False)
-def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
-    _check_reduce(reduce)
-    d = _scatter_checks("scatter_reduce", self, dim, index, src)
-    return kernel_inplace(_scatter, self, d, index, src, reduce, include_self)
+    return KernelCall(_scatter, input, d, index, src, reduce, include_self)
 
 
 # ---------------------------------------------------------------------------
@@ -347,7 +336,18 @@ def index_select(input, dim, index, *, out=None):
     return _finish(_index_select(input, d, index), out)
 
 
-@kernel(name="_index_reduce")
+def _index_reduce_node(reduce, input, source) -> str:
+    if reduce == "sum":
+        return "IndexAddBackward0"
+    if reduce is not None:
+        return "IndexReduceBackward0"
+    # index_copy's source has the input's rank; index_fill's value is a number or 0-d tensor
+    if not isinstance(source, Tensor):
+        return "IndexFillBackward0"
+    return "IndexFillBackward1" if source.ndim == 0 < input.ndim else "IndexCopyBackward0"
+
+
+@kernel(name="_index_reduce", node=_index_reduce_node)
 def _index_reduce(input: T, dim, index: TI, source: T, *, reduce=None, include_self=True, alpha=1):
     """Writes `source` slices at positions `index` along `dim`, combined by `reduce`."""
     shape = input.shape
@@ -424,19 +424,12 @@ def _index_add_range(input, d, index):
     _check_range(values, d, input.shape[d] if input.ndim else 1)
 
 
-@composite(method=True)
-def index_add(input, dim, index, source, *, alpha=1, out=None):
+@composite(inplace=True, out=True)
+def index_add(input, dim, index, source, *, alpha=1):
     """Matches `torch.index_add`."""
     d = _index_add_checks(input, dim, index, source)
     _index_add_range(input, d, index)
-    return _finish(_index_reduce(input, d, index, source, reduce="sum", alpha=alpha), out)
-
-
-@composite(function=False)
-def index_add_(self, dim, index, source, *, alpha=1):
-    d = _index_add_checks(self, dim, index, source)
-    _index_add_range(self, d, index)
-    return kernel_inplace(_index_reduce, self, d, index, source, "sum", True, alpha)
+    return KernelCall(_index_reduce, input, d, index, source, "sum", True, alpha)
 
 
 def _index_copy_checks(input, dim, index, source):
@@ -489,17 +482,11 @@ def _prefixed(name, fn):
         raise
 
 
-@composite(method=True)
-def index_copy(input, dim, index, source, *, out=None):
+@composite(inplace=True, out=True)
+def index_copy(input, dim, index, source):
     """Matches `torch.index_copy`."""
     d = _prefixed("index_copy_()", lambda: _index_copy_checks(input, dim, index, source))
-    return _finish(_index_reduce(input, d, index, source), out)
-
-
-@composite(function=False)
-def index_copy_(self, dim, index, source):
-    d = _prefixed("index_copy_()", lambda: _index_copy_checks(self, dim, index, source))
-    return kernel_inplace(_index_reduce, self, d, index, source, None, True, 1)
+    return KernelCall(_index_reduce, input, d, index, source, None, True, 1)
 
 
 def _index_fill_checks(input, dim, index, value):
@@ -526,17 +513,11 @@ def _index_fill_checks(input, dim, index, value):
     return d
 
 
-@composite(method=True)
+@composite(inplace=True)
 def index_fill(input, dim, index, value):
     """Matches `torch.index_fill` (negative indices count from the end)."""
     d = _index_fill_checks(input, dim, index, value)
-    return _index_reduce(input, d, index, value)
-
-
-@composite(function=False)
-def index_fill_(self, dim, index, value):
-    d = _index_fill_checks(self, dim, index, value)
-    return kernel_inplace(_index_reduce, self, d, index, value, None, True, 1)
+    return KernelCall(_index_reduce, input, d, index, value, None, True, 1)
 
 
 _INDEX_REDUCE = ("prod", "mean", "amax", "amin")
@@ -565,19 +546,11 @@ def _index_reduce_checks(input, dim, index, source, reduce):
     return d
 
 
-@composite(method=True)
-def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):
+@composite(inplace=True, out=True)
+def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     """Matches `torch.index_reduce`."""
     d = _index_reduce_checks(input, dim, index, source, reduce)
-    return _finish(
-        _index_reduce(input, d, index, source, reduce=reduce, include_self=include_self), out
-    )
-
-
-@composite(function=False)
-def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
-    d = _index_reduce_checks(self, dim, index, source, reduce)
-    return kernel_inplace(_index_reduce, self, d, index, source, reduce, include_self, 1)
+    return KernelCall(_index_reduce, input, d, index, source, reduce, include_self, 1)
 
 
 # ---------------------------------------------------------------------------
@@ -643,20 +616,14 @@ def _put_checks(input, index, source):
     _flat_check(index_values(index), input.numel())
 
 
-@composite(method=True)
+@composite(inplace=True)
 def put(input, index, source, accumulate=False):
     """Matches `torch.put`."""
     _put_checks(input, index, source)
-    return _put(input, index, source, accumulate)
+    return KernelCall(_put, input, index, source, accumulate)
 
 
-@composite(function=False)
-def put_(self, index, source, accumulate=False):
-    _put_checks(self, index, source)
-    return kernel_inplace(_put, self, index, source, accumulate)
-
-
-@kernel(name="_take_along_dim")
+@kernel(name="_take_along_dim", node="GatherBackward0")
 def _take_along_dim(input: T, indices: TI, dim):
     if dim is None:
         return input.reshape(-1)[indices.reshape(-1)]

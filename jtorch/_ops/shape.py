@@ -108,26 +108,27 @@ def _at_least(a, n):
     return a.reshape((1,) * (n - a.ndim) + a.shape)
 
 
-@op(promote=NONE, method=False)
+# PyTorch's hstack/vstack/dstack/column_stack are cat of reshaped inputs: a CatBackward0.
+@op(promote=NONE, method=False, node="CatBackward0")
 def hstack(tensors: TL):
     _nonempty(tensors, "hstack")
     arrays = [_at_least(a, 1) for a in tensors]
     return _cat(arrays, 0 if arrays[0].ndim == 1 else 1)
 
 
-@op(promote=NONE, method=False, aliases=("row_stack",))
+@op(promote=NONE, method=False, aliases=("row_stack",), node="CatBackward0")
 def vstack(tensors: TL):
     _nonempty(tensors, "vstack")
     return _cat([_at_least(a, 2) for a in tensors], 0)
 
 
-@op(promote=NONE, method=False)
+@op(promote=NONE, method=False, node="CatBackward0")
 def dstack(tensors: TL):
     _nonempty(tensors, "dstack")
     return _cat([_at_least(a, 3) for a in tensors], 2)
 
 
-@op(promote=NONE, method=False)
+@op(promote=NONE, method=False, node="CatBackward0")
 def column_stack(tensors: TL):
     _nonempty(tensors, "column_stack")
     return _cat([a.reshape(a.size, 1) if a.ndim <= 1 else a for a in tensors], 1)
@@ -286,7 +287,7 @@ def _repeat(input: T, repeats):
 _varargs_method(_repeat, "repeat")
 
 
-@shape_op(method=False, out=False)
+@shape_op(method=False, out=False, node="RepeatBackward0")
 def tile(input: T, dims):
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     dims = (1,) * (input.ndim - len(dims)) + dims
@@ -369,14 +370,14 @@ def flip(input: T, dims):
 _varargs_method(flip, "flip")
 
 
-@shape_op
+@shape_op(node="FlipBackward0")
 def fliplr(input: T):
     if input.ndim < 2:
         raise RuntimeError("Input must be >= 2-d.")
     return jnp.flip(input, axis=1)
 
 
-@shape_op
+@shape_op(node="FlipBackward0")
 def flipud(input: T):
     if input.ndim < 1:
         raise RuntimeError("Input must be >= 1-d.")
@@ -433,7 +434,8 @@ def triu(input: T, diagonal=0):
     return jnp.triu(input, diagonal)
 
 
-@shape_op
+# PyTorch's diag is diag_embed of a vector, the diagonal (copied) of a matrix.
+@shape_op(node=lambda input: "DiagEmbedBackward0" if input.ndim == 1 else "DiagonalBackward0_copy")
 def diag(input: T, diagonal=0):
     if input.ndim not in (1, 2):
         raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
@@ -459,7 +461,7 @@ def diag_embed(input: T, offset=0, dim1=-2, dim2=-1):
     return _embed_diagonal(input, offset, d1, d2)
 
 
-@shape_op
+@shape_op(node="DiagEmbedBackward0")
 def diagflat(input: T, offset=0):
     return _embed_diagonal(input.reshape(-1), offset, 0, 1)
 
@@ -496,7 +498,7 @@ def block_diag(*tensors):
 # Products of index sets
 
 
-@shape_op(method=False, out=False, name="_cartesian_prod")
+@shape_op(method=False, out=False, name="_cartesian_prod", node="StackBackward0")
 def _cartesian_prod(tensors: TL):
     grids = jnp.meshgrid(*tensors, indexing="ij")
     return jnp.stack([g.reshape(-1) for g in grids], axis=1)
@@ -517,7 +519,7 @@ def cartesian_prod(*tensors):
     return _cartesian_prod(tensors)
 
 
-@shape_op(method=False, out=False)
+@shape_op(method=False, out=False, node="StackBackward0")
 def combinations(input: T, r=2, with_replacement=False):
     if input.ndim != 1:
         raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")

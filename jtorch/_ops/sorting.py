@@ -28,7 +28,11 @@ def sort_along(x, dim, descending):
     return jnp.take_along_axis(x, idx, axis=dim), idx
 
 
-@op(promote=NONE, returns=("values", "indices"))
+@op(
+    promote=NONE,
+    returns=("values", "indices"),
+    node=lambda stable: "SortBackward1" if stable else "SortBackward0",
+)
 def sort(input: T, dim=-1, descending=False, *, stable=False):
     """Matches `torch.sort`."""
     _check_sortable(input)
@@ -42,7 +46,7 @@ def argsort(input: T, dim=-1, descending=False, *, stable=False):
     return sort_along(input, wrap_dim(dim, input.ndim), descending)[1]
 
 
-@op(promote=NONE)
+@op(promote=NONE, node="SortBackward0")
 def msort(input: T):
     """Matches `torch.msort`: sorted along dim 0."""
     _check_sortable(input)

@@ -121,27 +121,34 @@ def zeta(input: T, other: T):
 # Unary special functions
 
 
-def _unary(name, fn, method=False, inplace=False, aliases=()):
+def _unary(name, fn, method=False, inplace=False, aliases=(), node=None):
     def impl(input: T):
         return fn(input)
 
     impl.__name__ = name.rsplit(".", 1)[-1]
     impl.__doc__ = f"Matches `torch.{name}`."
     return op(
-        impl, name=name, promote=INT_TO_FLOAT, method=method, inplace=inplace, aliases=aliases
+        impl,
+        name=name,
+        promote=INT_TO_FLOAT,
+        method=method,
+        inplace=inplace,
+        aliases=aliases,
+        node=node,
     )
 
 
 i0 = _unary("i0", _k.i0, method=True, inplace=True, aliases=("special.i0",))
+# (name, fn[, PyTorch's autograd node]): the ATen ops are `special_*`, and ndtr is composite
 _UNARY = [
-    ("special.i0e", jss.i0e),
-    ("special.i1", jss.i1),
-    ("special.i1e", jss.i1e),
-    ("special.entr", _k.entr),
-    ("special.erfcx", jss.erfcx),
-    ("special.ndtr", jss.ndtr),
-    ("special.ndtri", jss.ndtri),
-    ("special.log_ndtr", jss.log_ndtr),
+    ("special.i0e", jss.i0e, "SpecialI0EBackward0"),
+    ("special.i1", jss.i1, "SpecialI1Backward0"),
+    ("special.i1e", jss.i1e, "SpecialI1EBackward0"),
+    ("special.entr", _k.entr, "SpecialEntrBackward0"),
+    ("special.erfcx", jss.erfcx, "SpecialErfcxBackward0"),
+    ("special.ndtr", jss.ndtr, "MulBackward1"),
+    ("special.ndtri", jss.ndtri, "SpecialNdtriBackward0"),
+    ("special.log_ndtr", jss.log_ndtr, "SpecialLogNdtrBackward0"),
     ("special.airy_ai", _k.airy_ai),
     ("special.bessel_j0", _k.bessel_j0),
     ("special.bessel_j1", _k.bessel_j1),
@@ -155,11 +162,11 @@ _UNARY = [
     ("special.scaled_modified_bessel_k1", _k.scaled_modified_bessel_k1),
     ("special.spherical_bessel_j0", _k.spherical_bessel_j0),
 ]
-for _name, _fn in _UNARY:
-    globals()[_name.rsplit(".", 1)[-1]] = _unary(_name, _fn)
+for _name, _fn, *_node in _UNARY:
+    globals()[_name.rsplit(".", 1)[-1]] = _unary(_name, _fn, node=_node[0] if _node else None)
 
 
-@op(name="special.xlog1py", promote=INT_TO_FLOAT, method=False)
+@op(name="special.xlog1py", promote=INT_TO_FLOAT, method=False, node="SpecialXlog1PyBackward0")
 def xlog1py(input: T, other: T):
     """Matches `torch.special.xlog1py`: `input * log1p(other)`, 0 where `input` is 0."""
     return _xlog1py(input, other)

@@ -11,7 +11,8 @@ from .. import _dtype, _meta
 from .._dtype import c10_name
 from .._tensor import Tensor, wrap, wrap_dim
 from . import _derivatives
-from ._kernel_helpers import accumulate, dims_arg, is_complex, is_float, is_integral
+from ._kernel_helpers import accumulate, by_dim, dims_arg, is_complex, is_float, is_integral
+from ._opdef import camel
 from ._registry import NONE, TI, T, composite, name_return_type, op
 
 
@@ -37,7 +38,8 @@ def _var_mean_arrays(x, axes, correction, keepdim):
     return var.astype(jnp.real(x).dtype), mean.astype(x.dtype)
 
 
-@op(promote=NONE, method=False, name="_var_std")
+# var, std, var_mean and std_mean, each its own node in PyTorch (VarBackward0, ...)
+@op(promote=NONE, method=False, name="_var_std", node=lambda kind: camel(kind) + "Backward0")
 def _var_std(input: T, dim=None, correction=1, keepdim=False, *, kind="var"):
     if not (is_float(input) or is_complex(input)):
         raise RuntimeError("std and var only support floating point and complex dtypes")
@@ -143,7 +145,8 @@ def _median_op(name, ignore_nan):
         f"Matches `torch.{name}`: the lower of the two middle values; with `dim`, "
         "(values, indices)."
     )
-    return name_return_type(op(impl, promote=NONE, returns=("values", "indices")), name)
+    node = by_dim(camel(name))
+    return name_return_type(op(impl, promote=NONE, returns=("values", "indices"), node=node), name)
 
 
 median = _median_op("median", False)

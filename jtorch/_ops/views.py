@@ -256,24 +256,19 @@ def squeeze(input, dim=None):
 
 
 # Three ops because PyTorch's three overloads name their backward nodes apart.
-@view_op(name="_squeeze", method=False)
+@view_op(name="_squeeze", method=False, node="SqueezeBackward0")
 def _squeeze(input: T):
     return _squeeze_step(input, None)
 
 
-@view_op(name="_squeeze_dim", method=False)
+@view_op(name="_squeeze_dim", method=False, node="SqueezeBackward1")
 def _squeeze_dim(input: T, dim):
     return _squeeze_step(input, dim)
 
 
-@view_op(name="_squeeze_dims", method=False)
+@view_op(name="_squeeze_dims", method=False, node="SqueezeBackward2")
 def _squeeze_dims(input: T, dim):
     return _squeeze_step(input, dim)
-
-
-_squeeze._op.autograd_name = "SqueezeBackward0"
-_squeeze_dim._op.autograd_name = "SqueezeBackward1"
-_squeeze_dims._op.autograd_name = "SqueezeBackward2"
 
 
 def _squeeze_step(input, dim):
@@ -314,7 +309,7 @@ def _slice_step(input, dim, start, length):
     return _views.Index(tuple(idx), tuple(input.shape))
 
 
-@view_op
+@view_op(node="SliceBackward0")
 def narrow(input: T, dim, start, length):
     if input.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
@@ -437,7 +432,7 @@ def diagonal(input: T, offset=0, dim1=0, dim2=1):
     return _views.Diagonal(offset, d1, d2)
 
 
-@view_op
+@view_op(node="PermuteBackward0")
 def movedim(input: T, source, destination):
     n = input.ndim
     src = [wrap_dim(d, n) for d in (source if isinstance(source, (tuple, list)) else [source])]

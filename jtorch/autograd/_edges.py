@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import weakref
 
-from .. import _programs, _views
+import jax
+
+from .. import _device, _programs, _views
 from .._tensor import Tensor, meta, wrap
 from ._fn_node import FnNode
 from ._node import Node
@@ -51,6 +53,14 @@ class AccumulateGrad(Node):
 sparse_grads = None
 
 
+def _moved_off(g, a) -> bool:
+    """True when single-device gradient `g` sits on another device than its leaf's `a`."""
+    if isinstance(g, jax.core.Tracer) or isinstance(a, jax.core.Tracer):
+        return False
+    gd, ad = g.devices(), a.devices()
+    return len(gd) == 1 and len(ad) == 1 and gd != ad
+
+
 def accumulate(t: Tensor, g, create_graph: bool) -> None:
     """Adds gradient `g` (array or Tensor) into `t.grad`, in place unless building a graph."""
     if isinstance(g, Tensor):
@@ -59,8 +69,13 @@ def accumulate(t: Tensor, g, create_graph: bool) -> None:
             return
         if not create_graph:
             g = g._array
-    if not isinstance(g, Tensor) and g.dtype != t._array.dtype:
-        g = g.astype(t._array.dtype)
+    if not isinstance(g, Tensor):
+        if g.dtype != t._array.dtype:
+            g = g.astype(t._array.dtype)
+        if _device.multi_device() and _moved_off(g, t._array):
+            # A CPU scalar that took part in an accelerator op: its gradient comes back on
+            # the accelerator; PyTorch's engine moves it to the leaf's device.
+            g = jax.device_put(g, next(iter(t._array.devices())))
     old = t._grad
     if old is None:
         t._grad = g if isinstance(g, Tensor) else wrap(g)

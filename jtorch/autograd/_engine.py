@@ -31,35 +31,10 @@ from ._traversal import dependencies, schedule
 
 _state = grad_mode._state
 _S, _TI = _registry.S, _registry.TI
-# Ops whose Python bindings turn a Python number into a (wrapped) tensor input, which then
-# has its own `next_functions` entry; other ops take numbers as Scalar arguments.
-_WRAPS_NUMBERS = frozenset({"add", "sub", "mul", "div", "true_divide", "where"})
 
 
 def _grad_enabled() -> bool:
     return getattr(_state, "enabled", True)
-
-
-# PyTorch's formulas for these save the result rather than the input: modifying the result
-# in place is what invalidates the graph.
-_SAVES_RESULT = frozenset(
-    {
-        "exp",
-        "exp2",
-        "expm1",
-        "tanh",
-        "sigmoid",
-        "sqrt",
-        "rsqrt",
-        "relu",
-        "softmax",
-        "log_softmax",
-        "reciprocal",
-        "_softmax",
-        "_log_softmax",
-        "logsigmoid_result",
-    }
-)
 
 
 # ---------------------------------------------------------------------------
@@ -77,7 +52,7 @@ def record(op, fn, slot_values, arrays, result):
     if not getattr(_state, "enabled", True):
         return
     kinds = getattr(op, "slot_kinds", None)
-    wraps = op.name in _WRAPS_NUMBERS
+    wraps = getattr(op, "wraps_numbers", False)
     mask = None
     edges = []
     epos = []
@@ -130,7 +105,8 @@ def record(op, fn, slot_values, arrays, result):
             return
     name = call_name(op, slot_values, getattr(fn, "statics", None))
     outs_saved = None
-    if op.name in _SAVES_RESULT:
+    # (the declaration's `saves_result`: modifying the result invalidates the graph)
+    if getattr(op, "saves_result", False):
         outs_saved = [(outs[k]._vc, outs[k]._vc[0], outs[k]._array) for k in diff]
         saved = ()
     node = FnNode(
@@ -145,7 +121,7 @@ def record(op, fn, slot_values, arrays, result):
         tuple(epos),
     )
     node.grad_names = GRAD_NAMES_BY_OP.get(op.name)
-    if op.name in _grad_checks.NAMES:
+    if getattr(op, "grad_check", None) is not None:
         node.grad_check = _grad_checks.check_for(op, [o._array for o in outs])
     for k in diff:
         o = outs[k]

@@ -7,7 +7,8 @@ import jax
 
 from .. import _device
 
-_current = {"index": 0}
+# Shared with jtorch._device, which resolves 'cuda' without an index to the current device.
+_current = _device.CURRENT
 
 
 def _devices():
@@ -37,12 +38,12 @@ def is_initialized() -> bool:
 
 def current_device() -> int:
     _require()
-    return _current["index"]
+    return _current["cuda"]
 
 
 def set_device(device) -> None:
     d = _device.device(device) if not isinstance(device, int) else _device.device("cuda", device)
-    _current["index"] = d.index or 0
+    _current["cuda"] = d.index or 0
 
 
 class device:
@@ -58,19 +59,19 @@ class device:
 
     def __enter__(self):
         if self.idx is not None and self.idx >= 0:
-            self.prev_idx = _current["index"]
-            _current["index"] = self.idx
+            self.prev_idx = _current["cuda"]
+            _current["cuda"] = self.idx
 
     def __exit__(self, *exc):
         if self.prev_idx >= 0:
-            _current["index"] = self.prev_idx
+            _current["cuda"] = self.prev_idx
         return False
 
 
 def _jax_device(device=None):
     _require()
     if device is None:
-        return _devices()[_current["index"]]
+        return _devices()[_current["cuda"]]
     idx = device if isinstance(device, int) else (_device.device(device).index or 0)
     return _devices()[idx]
 

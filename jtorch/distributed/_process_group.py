@@ -174,7 +174,8 @@ class Work:
     """What an `async_op=True` collective returns.
 
     jtorch's collectives finish before they return (see `_xla.run`), so a work handle is
-    complete when made; it holds the tensors the collective wrote, or the exception of a
+    complete when made, except that of an all-reduce, which is queued and waited for by
+    `wait()`; it holds the tensors the collective wrote, or the exception of a
     point-to-point receive that failed.
     """
 

@@ -160,11 +160,17 @@ def group_devices(ranks: tuple, platform: str) -> tuple:
     return tuple(_runtime.rank_device(r, platform) for r in ranks)
 
 
-def run(kind: str, devices: tuple, index: int, arr, static: tuple = ()):
+def run(kind: str, devices: tuple, index: int, arr, static: tuple = (), wait: bool = True):
     """Runs collective `kind` over `devices` (this process is `devices[index]`) on `arr`.
 
-    Returns this rank's result, ready (the call waits for the collective to finish, so
-    collectives of different groups never overlap out of order).
+    Returns this rank's result, ready: the call waits for the collective to finish, so
+    collectives of different groups never overlap out of order. With `wait=False` (an
+    `async_op=True` all-reduce: DDP's buckets) it returns as soon as the program is queued,
+    and the result is a future. That keeps the order: jax's CPU client launches programs with
+    collectives one at a time in the order they were queued, and a GPU runs them in stream
+    order; what must be true, as in PyTorch, is that every rank queues them in one order.
+    The first collective of a device set always waits (its gloo connection prints a line
+    that `_quiet_stdout` keeps out of the program's output).
     """
     fn, sharding = _program(kind, devices, tuple(arr.shape), arr.dtype, static)
     me = devices[index]
@@ -173,10 +179,13 @@ def run(kind: str, devices: tuple, index: int, arr, static: tuple = ()):
         (len(devices),) + tuple(arr.shape), sharding, [local]
     )
     ids = tuple(d.id for d in devices)
-    with _quiet_stdout(devices[0].platform == "cpu" and ids not in _CONNECTED):
+    first = ids not in _CONNECTED
+    with _quiet_stdout(devices[0].platform == "cpu" and first):
         out = fn(glob)
         (shard,) = out.addressable_shards
-        result = shard.data[0].block_until_ready()
+        result = shard.data[0]
+        if wait or first:
+            result.block_until_ready()
     _CONNECTED.add(ids)
     return result
 
@@ -230,13 +239,13 @@ def scatter(devices, index, stacked, src: int):
     return run("scatter", devices, index, stacked, (src,))
 
 
-def run_on_group(kind: str, pg, arr, *static):
+def run_on_group(kind: str, pg, arr, *static, wait: bool = True):
     """Collective `kind` of this rank's `arr` over the process group `pg`: this rank's
-    result."""
+    result (see `run` for `wait`)."""
     if isinstance(arr, jax.core.Tracer):
         return _traced(kind, tuple(pg.ranks), arr, tuple(static))
     devices = group_devices(tuple(pg.ranks), next(iter(arr.devices())).platform)
-    return run(kind, devices, pg.rank(), arr, tuple(static))
+    return run(kind, devices, pg.rank(), arr, tuple(static), wait=wait)
 
 
 def platform_of(arr) -> str:

@@ -65,8 +65,10 @@ def _platform(device_type: str) -> str:
 
 
 def _local_devices(device_type: str) -> list:
-    """This process's jax devices of `device_type`."""
-    return jax.local_devices(backend=_platform(device_type))
+    """This process's jax devices of `device_type` (those `cuda:0`, `cuda:1`... name: with
+    `JTORCH_CUDA_IS_CPU=1` not all of the platform's)."""
+    _platform(device_type)  # raises for a type with no device here
+    return list(_device.accelerators(device_type))
 
 
 class DeviceMesh:

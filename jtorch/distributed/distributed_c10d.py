@@ -509,6 +509,14 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
         return None
     pg = resolve(group)
     _check_op(op, tensor)
+    if pg.size() > 1 and async_op:
+        # Queued, not waited for: the work's wait() waits (DDP's buckets overlap backward).
+        result = _run("all_reduce", pg, tensor._array, REDUCE_OP_NAMES[op], wait=False)
+        _store(tensor, result)
+        _comm_debug.note("c10d", "allreduce_")
+        if isinstance(result, jax.core.Tracer):  # inside a compiled step's program
+            return _done(async_op, tensor)
+        return Work([tensor], wait=lambda timeout=None: result.block_until_ready())
     if pg.size() > 1:
         _store(tensor, _reduced(tensor._array, op, pg))
     _comm_debug.note("c10d", "allreduce_")

@@ -21,10 +21,12 @@ from collections.abc import Iterable
 import jax
 import jax.numpy as jnp
 
+from .. import _device
 from .._ops.tensor_queries import typename
 from .._tensor import SparseOperand, Tensor, wrap, zero_grads
 from ..autograd import grad_mode
 from ..autograd._node import RemovableHandle, _add_hook
+from . import _lift
 
 __all__ = [
     "Optimizer",
@@ -199,6 +201,10 @@ class Optimizer:
         if not seen.isdisjoint(id(p) for p in plist):
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(param_group)
+
+    def _lifted_state(self, prefix: str):
+        """This optimizer's state as `jtorch.compile` lifts it (optim/_lift.py)."""
+        return _lift.optimizer_state(self, prefix)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Matches `torch.optim.Optimizer.zero_grad`."""
@@ -403,6 +409,13 @@ class Optimizer:
             st = self.state.get(p)
             if st is None:
                 st = self._init_state(p, group)
+                for k, v in st.items():
+                    # (state updated by the step comes back committed: made so, the step
+                    # compiles once, not again on its second call; see `_device.commit`)
+                    if isinstance(v, Tensor) and v._base is None:
+                        arr = _device.commit(v._array)
+                        if arr is not v._array:
+                            st[k] = wrap(arr)
                 if st:
                     self.state[p] = st
             states.append(st)

@@ -26,7 +26,7 @@ __all__ = ["checkpoint", "checkpoint_sequential"]
 
 def _reached_tensors(function, args, kwargs) -> list:
     """Tensors requiring grad that `function` can read besides its arguments."""
-    from .._compile import _discover
+    from .._compile_state import _discover
 
     try:
         # `function` itself is a root too: a Module (or object) called directly has no code

@@ -65,6 +65,23 @@ for epoch in range(2):
 for (name, p), q in zip(ddp.module.named_parameters(), reference.parameters()):
     assert torch.allclose(p, q, rtol=1e-5, atol=1e-6), (name, (p - q).abs().max())
 
+# One bucket per parameter: several all-reduces in flight during one backward (jtorch queues
+# each without waiting, so they overlap the rest of backward) give the same training.
+ddp3 = DDP(make_model(), bucket_cap_mb=1e-5)
+ref3 = make_model()
+opt3 = torch.optim.SGD(ddp3.parameters(), lr=0.1)
+ref_opt3 = torch.optim.SGD(ref3.parameters(), lr=0.1)
+for step in range(2):
+    rows = torch.arange(step * 4 * n, (step + 1) * 4 * n)
+    opt3.zero_grad()
+    loss_fn(ddp3(x[rows[r * 4 : (r + 1) * 4]]), y[rows[r * 4 : (r + 1) * 4]]).backward()
+    opt3.step()
+    ref_opt3.zero_grad()
+    loss_fn(ref3(x[rows].view(n, 4, 4)), y[rows].view(n, 4, 2)).backward()
+    ref_opt3.step()
+for p, q in zip(ddp3.module.parameters(), ref3.parameters()):
+    assert torch.allclose(p, q, rtol=1e-5, atol=1e-6), (p - q).abs().max()
+
 
 # find_unused_parameters: a branch no rank uses keeps no gradient; a branch one rank uses
 # gets the average over ranks.

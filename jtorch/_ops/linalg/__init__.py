@@ -6,14 +6,12 @@ routines as PyTorch (getrf, potrf, geqrf, syevd, gesdd, geev), so factors usuall
 rounding, signs included. Errors that depend on the values (a singular matrix, a matrix that
 is not positive-definite) cannot be raised from inside a compiled kernel: the `_ex` variants
 report them in `info` as PyTorch's do, and the published functions check it after the call
-(`checks.install_checks`, run below once every linalg op is declared), raising `LinAlgError`
-as PyTorch does; under tracing (compile, vmap) the plain variants return the kernel's nan/inf
-instead. The products of `torch.linalg` (cross, multi_dot, vecdot) are with the other
-products in `_ops/matmul.py`.
+(the `after=` check on their declarations, built by `checks.info_check`), raising
+`LinAlgError` as PyTorch does; under tracing (compile, vmap) the plain variants return the
+kernel's nan/inf instead. The products of `torch.linalg` (cross, multi_dot, vecdot) are
+with the other products in `_ops/matmul.py`.
 
 Importing this package declares them all (`jtorch._ops` imports it with the other families).
 """
 
 from . import checks, decompositions, lowrank, matrix_functions, norms, solvers, spectral  # noqa: F401
-
-checks.install_checks()

@@ -22,6 +22,17 @@ from ._common import (
     legacy,
     linalg,
 )
+from .checks import (
+    LU_ZERO,
+    NOT_PD,
+    SINGULAR,
+    info_check,
+    info_if_not_finite,
+    legacy_cholesky_info,
+    lu_info,
+    own_info,
+    triangular_info,
+)
 
 # ---------------------------------------------------------------------------
 # Cholesky
@@ -85,13 +96,22 @@ def _chol_info(h, L):
     )
 
 
-@linalg(name="linalg.cholesky")
+@linalg(
+    name="linalg.cholesky",
+    node="LinalgCholeskyExBackward0",
+    after=info_check("linalg.cholesky", NOT_PD, info_if_not_finite("linalg.cholesky_ex")),
+)
 def linalg_cholesky(A: T, *, upper=False):
     _square_float(A, "linalg.cholesky")
     return _chol(A, upper)
 
 
-@linalg(name="linalg.cholesky_ex", returns=("L", "info"))
+@linalg(
+    name="linalg.cholesky_ex",
+    returns=("L", "info"),
+    node="LinalgCholeskyExBackward0",
+    after=info_check("linalg.cholesky_ex", NOT_PD, own_info),
+)
 def cholesky_ex(A: T, *, upper=False, check_errors=False):
     _square_float(A, "linalg.cholesky")
     L = _chol(A, upper)
@@ -102,13 +122,13 @@ def cholesky_ex(A: T, *, upper=False, check_errors=False):
 name_return_type(cholesky_ex, "linalg_cholesky_ex")
 
 
-@legacy()
+@legacy(after=info_check("cholesky", NOT_PD, legacy_cholesky_info))  # (CholeskyBackward0)
 def cholesky(input: T, upper=False):
     _square_float(input, "cholesky")
     return _chol(input, upper)
 
 
-@legacy()
+@legacy(after=info_check("cholesky_inverse", SINGULAR, triangular_info))
 def cholesky_inverse(input: T, upper=False):
     _square_float(input, "cholesky_inverse")
     f = _mH(input) if upper else input
@@ -180,7 +200,13 @@ def _check_pivot(pivot, name):
         raise RuntimeError(f"{name}: LU without pivoting is not implemented on the CPU")
 
 
-@linalg(name="linalg.lu_factor", returns=("LU", "pivots"))
+# LU factorizations raise a plain RuntimeError, for a zero on U's diagonal.
+@linalg(
+    name="linalg.lu_factor",
+    returns=("LU", "pivots"),
+    node="LinalgLuFactorExBackward0",
+    after=info_check("torch.linalg.lu_factor", LU_ZERO, lu_info, error=RuntimeError),
+)
 def lu_factor(A: T, *, pivot=True):
     _check_ndim(A, "linalg.lu_factor")
     _check_float(A, "linalg.lu_factor")
@@ -189,7 +215,12 @@ def lu_factor(A: T, *, pivot=True):
     return lu_, piv
 
 
-@linalg(name="linalg.lu_factor_ex", returns=("LU", "pivots", "info"))
+@linalg(
+    name="linalg.lu_factor_ex",
+    returns=("LU", "pivots", "info"),
+    node="LinalgLuFactorExBackward0",
+    after=info_check("torch.linalg.lu_factor_ex", LU_ZERO, own_info, error=RuntimeError),
+)
 def lu_factor_ex(A: T, *, pivot=True, check_errors=False):
     _check_ndim(A, "linalg.lu_factor_ex")
     _check_float(A, "linalg.lu_factor_ex")
@@ -211,7 +242,7 @@ def _unpack(lu_, perm):
     return P, L, U
 
 
-@linalg(name="linalg.lu", returns=("P", "L", "U"))
+@linalg(name="linalg.lu", returns=("P", "L", "U"), node="LinalgLuBackward0")
 def linalg_lu(A: T, *, pivot=True):
     _check_ndim(A, "linalg.lu")
     _check_float(A, "linalg.lu")
@@ -257,7 +288,7 @@ def _lu_solve(lu_, piv, b, left, adjoint):
     return jnp.take_along_axis(x, inv[..., None], axis=-2)
 
 
-@linalg(name="linalg.lu_solve")
+@linalg(name="linalg.lu_solve", node="LinalgLuSolveBackward0")
 def linalg_lu_solve(LU: T, pivots: TI, B: T, *, left=True, adjoint=False):
     _check_square(LU, "linalg.lu_solve", "LU")
     _check_ndim(B, "linalg.lu_solve", "B")
@@ -272,13 +303,13 @@ def linalg_lu_solve(LU: T, pivots: TI, B: T, *, left=True, adjoint=False):
     return _lu_solve(LU, pivots.astype(jnp.int32), B, left, adjoint)
 
 
-@legacy()
+@legacy(node="LinalgLuSolveBackward0")
 def lu_solve(input: T, LU_data: T, LU_pivots: TI):
     _check_same(LU_data, input, "lu_solve")
     return _lu_solve(LU_data, LU_pivots.astype(jnp.int32), input, True, False)
 
 
-@legacy()
+@legacy(node="LinalgLuFactorExBackward0")  # (torch.lu is linalg.lu_factor_ex)
 def lu(A: T, pivot=True, get_infos=False):
     _check_float(A, "lu")
     _check_pivot(pivot, "linalg.lu_factor")
@@ -301,7 +332,7 @@ def _qr(a, mode):
     return jnp.linalg.qr(a, mode=mode)
 
 
-@linalg(name="linalg.qr", returns=("Q", "R"))
+@linalg(name="linalg.qr", returns=("Q", "R"), node="LinalgQrBackward0")
 def linalg_qr(A: T, mode="reduced"):
     _check_ndim(A, "linalg.qr")
     _check_float(A, "linalg.qr")
@@ -311,7 +342,7 @@ def linalg_qr(A: T, mode="reduced"):
 name_return_type(linalg_qr, "linalg_qr")
 
 
-@legacy(returns=("Q", "R"))
+@legacy(returns=("Q", "R"), node="LinalgQrBackward0")
 def qr(input: T, some=True):
     _check_ndim(input, "linalg.qr")
     _check_float(input, "linalg.qr")
@@ -346,7 +377,12 @@ def _reflect(A, tau, X):
     return X
 
 
-@linalg(name="linalg.householder_product", aliases=("orgqr",), method="orgqr")
+@linalg(
+    name="linalg.householder_product",
+    aliases=("orgqr",),
+    method="orgqr",
+    node="LinalgHouseholderProductBackward0",
+)
 def householder_product(A: T, tau: T):
     name = "torch.linalg.householder_product"
     if A.ndim < 2:

@@ -6,13 +6,20 @@ import jax.numpy as jnp
 
 from .._registry import T
 from ._common import _check_float, _check_square, _matmul, _square_float, linalg
+from .checks import SINGULAR, info_check, power_info
 from .solvers import _inv_ex
 
 # ---------------------------------------------------------------------------
 # Powers and exponentials
 
 
-@linalg(name="linalg.matrix_power", aliases=("matrix_power",), method="matrix_power")
+# PyTorch reports the inverse a negative power takes under linalg.inv's name
+@linalg(
+    name="linalg.matrix_power",
+    aliases=("matrix_power",),
+    method="matrix_power",
+    after=info_check("linalg.inv", SINGULAR, power_info),
+)
 def matrix_power(A: T, n):
     _check_square(A, "linalg.matrix_power")
     if n < 0:
@@ -121,7 +128,12 @@ def _expm(A):
     return R.reshape(A.shape)
 
 
-@linalg(name="linalg.matrix_exp", aliases=("matrix_exp",), method="matrix_exp")
+@linalg(
+    name="linalg.matrix_exp",
+    aliases=("matrix_exp",),
+    method="matrix_exp",
+    node="LinalgMatrixExpBackward0",
+)
 def matrix_exp(A: T):
     _square_float(A, "linalg.matrix_exp")
     if A.size == 0:
@@ -129,7 +141,7 @@ def matrix_exp(A: T):
     return _expm(A)
 
 
-@linalg(name="linalg.vander")
+@linalg(name="linalg.vander", node="CatBackward0")
 def vander(x: T, *, N=None):
     if x.dtype == jnp.bool_:
         raise RuntimeError(

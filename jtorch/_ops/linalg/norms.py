@@ -73,7 +73,7 @@ def _dims(dim, ndim):
     return tuple(wrap_dim(d, ndim) for d in dims)
 
 
-@linalg(name="linalg.vector_norm")
+@linalg(name="linalg.vector_norm", node="LinalgVectorNormBackward0")
 def vector_norm(x: T, ord=2, dim=None, keepdim=False, *, dtype=None):
     if isinstance(ord, str):
         raise TypeError("linalg_vector_norm(): argument 'ord' must be Number, not str")
@@ -120,7 +120,7 @@ def _check_matrix_ord(ord):
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
 
 
-@linalg(name="linalg.matrix_norm")
+@linalg(name="linalg.matrix_norm", node="LinalgVectorNormBackward0")
 def matrix_norm(A: T, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     _check_ndim(A, "linalg.matrix_norm")
     if isinstance(dim, int) or len(dim) != 2:
@@ -130,7 +130,7 @@ def matrix_norm(A: T, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     return _matrix_norm(A, ord, dim, keepdim).astype(_real_dtype(A))
 
 
-@linalg(name="linalg.norm")
+@linalg(name="linalg.norm", node="LinalgVectorNormBackward0")
 def norm(A: T, ord=None, dim=None, keepdim=False, *, dtype=None):
     if dim is not None and not isinstance(dim, int) and len(dim) == 2:
         matrix = True

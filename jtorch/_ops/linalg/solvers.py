@@ -22,6 +22,14 @@ from ._common import (
     legacy,
     linalg,
 )
+from .checks import (
+    SINGULAR,
+    SOLVE_SINGULAR,
+    info_check,
+    info_if_not_finite,
+    own_info,
+    tensorinv_info,
+)
 from .decompositions import _lu, _lu_solve
 
 # ---------------------------------------------------------------------------
@@ -33,13 +41,13 @@ def _slogdet(a):
     return s.astype(a.dtype), l.astype(_real_dtype(a))
 
 
-@linalg(name="linalg.det")
+@linalg(name="linalg.det", node="LinalgDetBackward0")
 def linalg_det(A: T):
     _square_float(A, "linalg.det")
     return _det(A)
 
 
-@legacy()
+@legacy(node="LinalgDetBackward0")  # (torch.det is the linalg kernel, as is each legacy op here)
 def det(input: T):
     _square_float(input, "linalg.det")
     return _det(input)
@@ -51,7 +59,7 @@ def _det(A):
     return jnp.linalg.det(A)
 
 
-@linalg(name="linalg.slogdet", returns=("sign", "logabsdet"))
+@linalg(name="linalg.slogdet", returns=("sign", "logabsdet"), node="LinalgSlogdetBackward0")
 def linalg_slogdet(A: T):
     _square_float(A, "linalg.slogdet")
     return _slogdet(A)
@@ -60,13 +68,13 @@ def linalg_slogdet(A: T):
 name_return_type(linalg_slogdet, "linalg_slogdet")
 
 
-@legacy(returns=("sign", "logabsdet"))
+@legacy(returns=("sign", "logabsdet"), node="LinalgSlogdetBackward0")
 def slogdet(input: T):
     _square_float(input, "linalg.slogdet")
     return _slogdet(input)
 
 
-@legacy()
+@legacy(node=lambda input: "AddBackward0" if input.dtype.is_complex else "WhereBackward0")
 def logdet(input: T):
     _square_float(input, "logdet")
     s, l = _slogdet(input)
@@ -82,19 +90,28 @@ def _inv_ex(a):
     return _lu_solve(lu_, piv, eye, True, False), info
 
 
-@linalg(name="linalg.inv")
+@linalg(
+    name="linalg.inv",
+    node="LinalgInvExBackward0",
+    after=info_check("linalg.inv", SINGULAR, info_if_not_finite("linalg.inv_ex")),
+)
 def inv(A: T):
     _square_float(A, "linalg.inv")
     return _inv_ex(A)[0]
 
 
-@legacy()
+@legacy(after=info_check("linalg.inv", SINGULAR, info_if_not_finite("linalg.inv_ex")))
 def inverse(input: T):
     _square_float(input, "linalg.inv")
     return _inv_ex(input)[0]
 
 
-@linalg(name="linalg.inv_ex", returns=("inverse", "info"))
+@linalg(
+    name="linalg.inv_ex",
+    returns=("inverse", "info"),
+    node="LinalgInvExBackward0",
+    after=info_check("linalg.inv_ex", SINGULAR, own_info),
+)
 def inv_ex(A: T, *, check_errors=False):
     _square_float(A, "linalg.inv_ex")
     return _inv_ex(A)
@@ -136,12 +153,21 @@ def _solve(A, B, left, name):
     return x, info
 
 
-@linalg(name="linalg.solve")
+@linalg(
+    name="linalg.solve",
+    node="LinalgSolveExBackward0",
+    after=info_check("torch.linalg.solve", SOLVE_SINGULAR, info_if_not_finite("linalg.solve_ex")),
+)
 def solve(A: T, B: T, *, left=True):
     return _solve(A, B, left, "linalg.solve")[0]
 
 
-@linalg(name="linalg.solve_ex", returns=("result", "info"))
+@linalg(
+    name="linalg.solve_ex",
+    returns=("result", "info"),
+    node="LinalgSolveExBackward0",
+    after=info_check("torch.linalg.solve_ex", SOLVE_SINGULAR, own_info),
+)
 def solve_ex(A: T, B: T, *, left=True, check_errors=False):
     return _solve(A, B, left, "linalg.solve_ex")
 
@@ -156,7 +182,7 @@ def _tri_solve(A, B, upper, left, unitriangular):
     )
 
 
-@linalg(name="linalg.solve_triangular")
+@linalg(name="linalg.solve_triangular", node="LinalgSolveTriangularBackward0")
 def solve_triangular(A: T, B: T, *, upper, left=True, unitriangular=False):
     name = "linalg.solve_triangular"
     _check_ndim(A, name)
@@ -185,7 +211,11 @@ def triangular_solve(input: T, A: T, upper=True, transpose=False, unitriangular=
 # Least squares, and the tensor forms of inverse and solve
 
 
-@linalg(name="linalg.lstsq", returns=("solution", "residuals", "rank", "singular_values"))
+@linalg(
+    name="linalg.lstsq",
+    returns=("solution", "residuals", "rank", "singular_values"),
+    node="LinalgLstsqBackward0",
+)
 def lstsq(A: T, B: T, rcond=None, *, driver=None):
     name = "torch.linalg.lstsq"
     if driver not in (None, "gels", "gelsy", "gelsd", "gelss"):
@@ -237,7 +267,8 @@ def lstsq(A: T, B: T, rcond=None, *, driver=None):
 name_return_type(lstsq, "linalg_lstsq")
 
 
-@linalg(name="linalg.tensorinv")
+# PyTorch reports the inverse taken inside under its own name
+@linalg(name="linalg.tensorinv", after=info_check("inv", SINGULAR, tensorinv_info))
 def tensorinv(A: T, ind=2):
     if ind <= 0:
         raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")

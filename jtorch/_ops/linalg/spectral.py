@@ -21,6 +21,7 @@ from ._common import (
     legacy,
     linalg,
 )
+from .checks import eig_phase_check, svd_phase_check
 
 # ---------------------------------------------------------------------------
 # Eigen and singular value decompositions
@@ -58,7 +59,12 @@ def _eigh_tangent(primals, tangents, out):
     return dw, jnp.matmul(v, f * m, precision=HIGHEST)
 
 
-@linalg(name="linalg.eigh", returns=("eigenvalues", "eigenvectors"))
+@linalg(
+    name="linalg.eigh",
+    returns=("eigenvalues", "eigenvectors"),
+    node="LinalgEighBackward0",
+    grad_check=(1, functools.partial(eig_phase_check, "linalg_eigh_backward")),
+)
 def eigh(A: T, UPLO="L"):
     _square_float(A, "linalg.eigh")
     _check_uplo(UPLO)
@@ -68,7 +74,7 @@ def eigh(A: T, UPLO="L"):
 name_return_type(eigh, "linalg_eigh")
 
 
-@linalg(name="linalg.eigvalsh")
+@linalg(name="linalg.eigvalsh", node="LinalgEighBackward0")
 def eigvalsh(A: T, UPLO="L"):
     _square_float(A, "linalg.eigvalsh")
     _check_uplo(UPLO)
@@ -79,7 +85,12 @@ def _complex_of(a):
     return jnp.result_type(a.dtype, jnp.complex64)
 
 
-@linalg(name="linalg.eig", returns=("eigenvalues", "eigenvectors"))
+@linalg(
+    name="linalg.eig",
+    returns=("eigenvalues", "eigenvectors"),
+    node="LinalgEigBackward0",
+    grad_check=(1, functools.partial(eig_phase_check, "linalg_eig_backward")),
+)
 def eig(A: T):
     _square_float(A, "linalg.eig")
     if A.shape[-1] == 0:
@@ -93,7 +104,7 @@ def eig(A: T):
 name_return_type(eig, "linalg_eig")
 
 
-@linalg(name="linalg.eigvals")
+@linalg(name="linalg.eigvals", node="LinalgEigBackward0")
 def eigvals(A: T):
     _square_float(A, "linalg.eigvals")
     return jnp.linalg.eigvals(A).astype(_complex_of(A))
@@ -163,7 +174,12 @@ def _svd_tangent(full_matrices, primals, tangents, out):
     return du.astype(u.dtype), ds.astype(s.dtype), dvh.astype(vh.dtype)
 
 
-@linalg(name="linalg.svd", returns=("U", "S", "Vh"))
+@linalg(
+    name="linalg.svd",
+    returns=("U", "S", "Vh"),
+    node="LinalgSvdBackward0",
+    grad_check=(0, functools.partial(svd_phase_check, False)),
+)
 def linalg_svd(A: T, full_matrices=True, *, driver=None):
     _check_ndim(A, "linalg.svd")
     _check_float(A, "linalg.svd")
@@ -174,7 +190,7 @@ def linalg_svd(A: T, full_matrices=True, *, driver=None):
 name_return_type(linalg_svd, "linalg_svd")
 
 
-@linalg(name="linalg.svdvals")
+@linalg(name="linalg.svdvals", node="LinalgSvdBackward0")
 def svdvals(A: T, *, driver=None):
     _check_ndim(A, "linalg.svdvals")
     _check_float(A, "linalg.svdvals")
@@ -182,7 +198,11 @@ def svdvals(A: T, *, driver=None):
     return jnp.linalg.svd(A, compute_uv=False).astype(_real_dtype(A))
 
 
-@legacy(returns=("U", "S", "V"))
+@legacy(
+    returns=("U", "S", "V"),
+    node="LinalgSvdBackward0",
+    grad_check=(0, functools.partial(svd_phase_check, True)),  # (V, not Vh)
+)
 def svd(input: T, some=True, compute_uv=True):
     _check_ndim(input, "linalg.svd")
     _check_float(input, "linalg.svd")
@@ -272,7 +292,7 @@ def _check_pinv(A):
         )
 
 
-@linalg(name="linalg.pinv")
+@linalg(name="linalg.pinv", node="LinalgPinvBackward0")
 def pinv(A: T, rcond=None, hermitian=False, *, atol=None, rtol=None):
     _check_pinv(A)
     if rcond is not None:
@@ -280,7 +300,7 @@ def pinv(A: T, rcond=None, hermitian=False, *, atol=None, rtol=None):
     return _pinv(A, atol, rtol, hermitian)
 
 
-@legacy()
+@legacy(node="LinalgPinvBackward0")
 def pinverse(input: T, rcond=1e-15):
     _check_pinv(input)
     return _pinv(input, None, rcond, False)

@@ -30,6 +30,7 @@ def _act(
     torch_inplace=False,
     method_inplace=False,
     f_inplace=False,
+    **record,
 ):
     """Declares `nn.functional.<name>` and the further names PyTorch gives it.
 
@@ -40,6 +41,7 @@ def _act(
       torch_fn / method: also `torch.<name>` / `Tensor.<name>`.
       torch_inplace / method_inplace / f_inplace: also `torch.<name>_` / `Tensor.<name>_` /
         `nn.functional.<name>_`.
+      record: the autograd facts, as for `op` (`node=`, `saves_result=`).
     """
 
     def deco(impl):
@@ -58,6 +60,7 @@ def _act(
             out=out,
             aliases=(short,) if torch_fn else (),
             inplace=targets or False,
+            **record,
         )
 
     return deco
@@ -67,7 +70,14 @@ def _act(
 # ReLU family
 
 
-@_act(torch_fn=True, method=True, torch_inplace=True, method_inplace=True, f_inplace=True)
+@_act(
+    torch_fn=True,
+    method=True,
+    torch_inplace=True,
+    method_inplace=True,
+    f_inplace=True,
+    saves_result=True,
+)
 def relu(input: T, inplace=False):
     if input.dtype == jnp.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
@@ -76,7 +86,7 @@ def relu(input: T, inplace=False):
     return jnp.where(input <= 0, jnp.zeros((), input.dtype), input)
 
 
-@_act()
+@_act(node="HardtanhBackward0")  # (PyTorch's relu6 is hardtanh(0, 6))
 def relu6(input: T, inplace=False):
     return _hardtanh(input, jnp.asarray(0, input.dtype), jnp.asarray(6, input.dtype))
 
@@ -119,7 +129,7 @@ def _rrelu_kernel(input: T, key: TI, lower, upper, training):
     return jnp.where(x <= 0, x * r, x)
 
 
-_rrelu_call, _rrelu_inplace = private_op(_rrelu_kernel)
+_rrelu_call, _rrelu_inplace = private_op(_rrelu_kernel, node="RreluWithNoiseBackward0")
 
 
 def _rrelu_key(training, generator=None):
@@ -155,7 +165,7 @@ def _torch_rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator
     )
 
 
-@op(promote=DEFAULT, aliases=("nn.functional.prelu",), out=False)
+@op(promote=DEFAULT, aliases=("nn.functional.prelu",), out=False, node="PreluKernelBackward0")
 def prelu(input: T, weight: T):
     need_float("prelu_cpu", input)
     if weight.ndim > 1:
@@ -203,7 +213,7 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
-@_act(torch_fn=True, torch_inplace=True, f_inplace=True)
+@_act(torch_fn=True, torch_inplace=True, f_inplace=True, node="EluBackward0")
 def selu(input: T, inplace=False):
     need_float("elu_cpu", input)
     return _elu(accumulate(input), _SELU_ALPHA, _SELU_SCALE, 1.0)
@@ -248,7 +258,7 @@ def softplus(input: T, beta=1.0, threshold=20.0):
     )
 
 
-@op(name="nn.functional.logsigmoid", method=False)
+@op(name="nn.functional.logsigmoid", method=False, node="LogSigmoidBackward0")
 def logsigmoid(input: T):
     need_float("log_sigmoid_cpu", input)
     x = accumulate(input)
@@ -324,12 +334,25 @@ def softshrink(input: T, lambd=0.5):
     return jnp.where(x > lambd, x - lambd, jnp.where(x < -lambd, x + lambd, jnp.zeros((), x.dtype)))
 
 
-@op(name="nn.functional.softsign", method=False, out=False, promote=INT_TO_FLOAT)
+# composites in PyTorch: named by their last step
+@op(
+    name="nn.functional.softsign",
+    method=False,
+    out=False,
+    promote=INT_TO_FLOAT,
+    node="DivBackward0",
+)
 def softsign(input: T):
     return input / (jnp.abs(input) + 1)
 
 
-@op(name="nn.functional.tanhshrink", method=False, out=False, promote=INT_TO_FLOAT)
+@op(
+    name="nn.functional.tanhshrink",
+    method=False,
+    out=False,
+    promote=INT_TO_FLOAT,
+    node="SubBackward0",
+)
 def tanhshrink(input: T):
     return input - jnp.tanh(input)
 
@@ -359,13 +382,13 @@ def _out_dtype(input, dtype):
     return dtype.np if dtype is not None else input.dtype
 
 
-@op(promote=NONE, aliases=("special.softmax",))
+@op(promote=NONE, aliases=("special.softmax",), saves_result=True)
 def softmax(input: T, dim, dtype=None):
     x, d = _softmax_args(input, dim, dtype, "softmax_lastdim_kernel_impl", "softmax_kernel_impl")
     return _along(jax.nn.softmax, x, d).astype(_out_dtype(input, dtype))
 
 
-@op(promote=NONE, aliases=("special.log_softmax",))
+@op(promote=NONE, aliases=("special.log_softmax",), saves_result=True)
 def log_softmax(input: T, dim, dtype=None):
     x, d = _softmax_args(
         input, dim, dtype, "log_softmax_lastdim_kernel_impl", "log_softmax_kernel_impl"

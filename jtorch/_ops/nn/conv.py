@@ -237,19 +237,46 @@ def _conv_transpose(
     return out[0] if unbatched else out
 
 
-@op(name="nn.functional.conv1d", aliases=("conv1d",), promote=NONE, method=False, out=False)
+def _conv_node(n: int):
+    """PyTorch's node of an `n`-d convolution: ConvolutionBackward0, or SqueezeBackward1 for an
+    unbatched input (PyTorch adds the batch dim, then squeezes it off)."""
+    return lambda input: "SqueezeBackward1" if input.ndim == n + 1 else "ConvolutionBackward0"
+
+
+@op(
+    name="nn.functional.conv1d",
+    aliases=("conv1d",),
+    promote=NONE,
+    method=False,
+    out=False,
+    node=_conv_node(1),
+)
 def conv1d(input: T, weight: T, bias: T = None, stride=1, padding=0, dilation=1, groups=1):
     """Matches `torch.nn.functional.conv1d`."""
     return _conv(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
 
 
-@op(name="nn.functional.conv2d", aliases=("conv2d",), promote=NONE, method=False, out=False)
+@op(
+    name="nn.functional.conv2d",
+    aliases=("conv2d",),
+    promote=NONE,
+    method=False,
+    out=False,
+    node=_conv_node(2),
+)
 def conv2d(input: T, weight: T, bias: T = None, stride=1, padding=0, dilation=1, groups=1):
     """Matches `torch.nn.functional.conv2d`."""
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
 
 
-@op(name="nn.functional.conv3d", aliases=("conv3d",), promote=NONE, method=False, out=False)
+@op(
+    name="nn.functional.conv3d",
+    aliases=("conv3d",),
+    promote=NONE,
+    method=False,
+    out=False,
+    node=_conv_node(3),
+)
 def conv3d(input: T, weight: T, bias: T = None, stride=1, padding=0, dilation=1, groups=1):
     """Matches `torch.nn.functional.conv3d`."""
     return _conv(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
@@ -261,6 +288,7 @@ def conv3d(input: T, weight: T, bias: T = None, stride=1, padding=0, dilation=1,
     promote=NONE,
     method=False,
     out=False,
+    node=_conv_node(1),
 )
 def conv_transpose1d(
     input: T, weight: T, bias: T = None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
@@ -286,6 +314,7 @@ def conv_transpose1d(
     promote=NONE,
     method=False,
     out=False,
+    node=_conv_node(2),
 )
 def conv_transpose2d(
     input: T, weight: T, bias: T = None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
@@ -311,6 +340,7 @@ def conv_transpose2d(
     promote=NONE,
     method=False,
     out=False,
+    node=_conv_node(3),
 )
 def conv_transpose3d(
     input: T, weight: T, bias: T = None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
@@ -348,7 +378,7 @@ def _check_float(input, kernel_name):
         )
 
 
-@op(name="nn.functional.unfold", promote=NONE, method=False, out=False)
+@op(name="nn.functional.unfold", promote=NONE, method=False, out=False, node="Im2ColBackward0")
 def unfold(input: T, kernel_size, dilation=1, padding=0, stride=1):
     """Matches `torch.nn.functional.unfold` (im2col): (N, C*kh*kw, L) column blocks."""
     if input.ndim not in (3, 4):

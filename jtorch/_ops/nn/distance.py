@@ -10,7 +10,13 @@ from .._registry import INT_TO_FLOAT, T, op
 from .normalization import vector_norm
 
 
-@op(name="nn.functional.cosine_similarity", method=False, out=False, aliases=("cosine_similarity",))
+@op(
+    name="nn.functional.cosine_similarity",
+    method=False,
+    out=False,
+    aliases=("cosine_similarity",),
+    node="SumBackward1",  # (a composite in PyTorch, ending in a sum)
+)
 def cosine_similarity(x1: T, x2: T, dim=1, eps=1e-8):
     if not jnp.issubdtype(x1.dtype, jnp.floating):
         raise RuntimeError(

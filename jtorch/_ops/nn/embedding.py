@@ -159,7 +159,9 @@ def _embedding_bag_kernel(
     return out.astype(weight.dtype)
 
 
-_embedding_bag_call, _ = private_op(_embedding_bag_kernel, promote=NONE)
+_embedding_bag_call, _ = private_op(
+    _embedding_bag_kernel, promote=NONE, node="EmbeddingBagBackward0"
+)
 
 
 @composite(name="nn.functional.embedding_bag", method=False)

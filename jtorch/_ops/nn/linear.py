@@ -25,7 +25,16 @@ def _mm(a, b):
 # Linear layers
 
 
-@op(name="nn.functional.linear", method=False, promote=NONE)
+def _linear_node(input, bias) -> str:
+    """PyTorch's F.linear is addmm/mm on 2-D input, and views around it otherwise."""
+    if input.ndim == 2:
+        return "AddmmBackward0" if bias is not None else "MmBackward0"
+    if input.ndim == 1:
+        return "ViewBackward0" if bias is not None else "SqueezeBackward4"
+    return "ViewBackward0" if bias is not None else "UnsafeViewBackward0"
+
+
+@op(name="nn.functional.linear", method=False, promote=NONE, node=_linear_node)
 def linear(input: T, weight: T, bias: T = None):
     if input.dtype != weight.dtype:
         raise RuntimeError(

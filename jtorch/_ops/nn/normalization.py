@@ -86,7 +86,7 @@ def native_layer_norm(input: T, normalized_shape, weight: T, bias: T, eps):
     return _layer_norm(input, normalized_shape, weight, bias, eps)
 
 
-@norm_op(name="nn.functional.layer_norm")
+@norm_op(name="nn.functional.layer_norm", node="NativeLayerNormBackward0")
 def layer_norm(input: T, normalized_shape, weight: T = None, bias: T = None, eps=1e-5):
     return _layer_norm(input, normalized_shape, weight, bias, eps)[0]
 
@@ -97,7 +97,7 @@ def _torch_layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5,
     return layer_norm(input, normalized_shape, weight, bias, eps)
 
 
-@norm_op(name="nn.functional.rms_norm", aliases=("rms_norm",))
+@norm_op(name="nn.functional.rms_norm", aliases=("rms_norm",), node="MulBackward0")
 def rms_norm(input: T, normalized_shape, weight: T = None, eps=None):
     shape = _normalized_shape(normalized_shape)
     k = len(shape)
@@ -162,7 +162,7 @@ def native_group_norm(input: T, weight: T, bias: T, N, C, HxW, group, eps):
     return _group_norm(input, weight, bias, N, C, HxW, group, eps)
 
 
-@norm_op(name="group_norm")
+@norm_op(name="group_norm", node="NativeGroupNormBackward0")
 def _torch_group_norm(
     input: T, num_groups, weight: T = None, bias: T = None, eps=1e-5, cudnn_enabled=True
 ):
@@ -215,7 +215,7 @@ def _batch_norm_kernel(
     input: T, weight: T, bias: T, running_mean: T, running_var: T, training, momentum, eps, node
 ):
     """(out, save_mean, save_invstd, new_running_mean, new_running_var); `node` is the
-    autograd node's name (the ATen op PyTorch's caller reaches), read by _names."""
+    autograd node's name (the ATen op PyTorch's caller reaches)."""
     if input.ndim < 2 and input.size == 0:
         # PyTorch lets an empty 1-D batch through unchanged.
         empty = jnp.zeros((0,), input.dtype)
@@ -271,7 +271,8 @@ def _batch_norm_kernel(
     return out.astype(input.dtype), save_mean, save_invstd, new_rm, new_rv
 
 
-_batch_norm_call, _ = private_op(_batch_norm_kernel, promote=NONE)
+# named by its caller (native_batch_norm, _native_batch_norm_legit, ...): its `node` argument
+_batch_norm_call, _ = private_op(_batch_norm_kernel, promote=NONE, node=lambda node: node)
 
 
 def _update_running(running_mean, running_var, new_rm, new_rv) -> None:
@@ -528,7 +529,7 @@ def _lrn_scale(input: T, mean_sq: T, alpha, beta, k):
 
 
 _lrn_mean_call, _ = private_op(_lrn_window_mean, promote=NONE)
-_lrn_scale_call, _ = private_op(_lrn_scale, promote=INT_TO_FLOAT)
+_lrn_scale_call, _ = private_op(_lrn_scale, promote=INT_TO_FLOAT, node="DivBackward0")
 
 
 @composite(name="nn.functional.local_response_norm", method=False)

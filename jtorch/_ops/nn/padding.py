@@ -74,7 +74,16 @@ def _index_pad(input, pad, mode):
     return out
 
 
-@op(name="nn.functional.pad", method=False, out=False, promote=NONE)
+def _pad_node(mode, pad) -> str:
+    n = len(pad) // 2
+    if mode == "constant":
+        return "ConstantPadNdBackward0"
+    if mode in ("reflect", "replicate"):
+        return f"{'Reflection' if mode == 'reflect' else 'Replication'}Pad{n}DBackward0"
+    return "PadBackward0"  # circular: PyTorch's CopySlices of its in-place wrap
+
+
+@op(name="nn.functional.pad", method=False, out=False, promote=NONE, node=_pad_node)
 def pad(input: T, pad, mode="constant", value=None):
     pad = tuple(int(p) for p in pad)
     if mode == "constant":

@@ -180,6 +180,12 @@ def _max_pool(input, nd, name, kernel_size, stride, padding, dilation, ceil_mode
     return (best, index) if return_indices else best
 
 
+def _pool_node(nd: int, name: str) -> str:
+    """PyTorch's autograd node of an `nd`-d pool: its 1-d pools run the 2-d kernel and
+    squeeze (SqueezeBackward1); `name` has `{}` where the rank goes."""
+    return "SqueezeBackward1" if nd == 1 else name.format(nd)
+
+
 def _max_pool_op(nd):
     def impl(
         input: T,
@@ -211,6 +217,7 @@ def _max_pool_op(nd):
         promote=NONE,
         method=False,
         out=False,
+        node=_pool_node(nd, "MaxPool{}DWithIndicesBackward0"),
     )
 
 
@@ -275,7 +282,14 @@ def _avg_pool(
     return total / jnp.asarray(div, input.dtype)
 
 
-@op(name="nn.functional.avg_pool1d", aliases=("avg_pool1d",), promote=NONE, method=False, out=False)
+@op(
+    name="nn.functional.avg_pool1d",
+    aliases=("avg_pool1d",),
+    promote=NONE,
+    method=False,
+    out=False,
+    node=_pool_node(1, "AvgPool{}DBackward0"),
+)
 def avg_pool1d(
     input: T, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True
 ):
@@ -283,7 +297,13 @@ def avg_pool1d(
     return _avg_pool(input, 1, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
 
 
-@op(name="nn.functional.avg_pool2d", promote=NONE, method=False, out=False)
+@op(
+    name="nn.functional.avg_pool2d",
+    promote=NONE,
+    method=False,
+    out=False,
+    node=_pool_node(2, "AvgPool{}DBackward0"),
+)
 def avg_pool2d(
     input: T,
     kernel_size,
@@ -299,7 +319,13 @@ def avg_pool2d(
     )
 
 
-@op(name="nn.functional.avg_pool3d", promote=NONE, method=False, out=False)
+@op(
+    name="nn.functional.avg_pool3d",
+    promote=NONE,
+    method=False,
+    out=False,
+    node=_pool_node(3, "AvgPool{}DBackward0"),
+)
 def avg_pool3d(
     input: T,
     kernel_size,
@@ -423,8 +449,16 @@ def _adaptive_ops(nd):
         promote=NONE,
         method=False,
         out=False,
+        node=_pool_node(nd, "AdaptiveAvgPool{}DBackward0"),
     )
-    m = op(mx, name=f"nn.functional.adaptive_max_pool{nd}d", promote=NONE, method=False, out=False)
+    m = op(
+        mx,
+        name=f"nn.functional.adaptive_max_pool{nd}d",
+        promote=NONE,
+        method=False,
+        out=False,
+        node=_pool_node(nd, "AdaptiveMaxPool{}DBackward0"),
+    )
     return a, m
 
 
@@ -512,7 +546,14 @@ def _unpool_op(nd):
 
     impl.__name__ = f"max_unpool{nd}d"
     impl.__doc__ = f"Matches `torch.nn.functional.max_unpool{nd}d`."
-    return op(impl, name=f"nn.functional.max_unpool{nd}d", promote=NONE, method=False, out=False)
+    return op(
+        impl,
+        name=f"nn.functional.max_unpool{nd}d",
+        promote=NONE,
+        method=False,
+        out=False,
+        node=_pool_node(nd, "MaxUnpool{}DBackward0"),
+    )
 
 
 max_unpool1d = _unpool_op(1)

@@ -139,7 +139,23 @@ def _resample(x, axis, taps):
 _MODE_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
 
 
-@op(name="nn.functional.interpolate", promote=NONE, method=False, out=False)
+def _interpolate_node(input, mode, antialias) -> str:
+    """PyTorch's node of `interpolate`: the upsample kernel of the mode and rank."""
+    n = input.ndim - 2
+    if mode == "area":  # adaptive average pooling (1-d: the 2-d kernel, then a squeeze)
+        return "SqueezeBackward1" if n == 1 else f"AdaptiveAvgPool{n}DBackward0"
+    kind = {
+        "nearest": "Nearest",
+        "nearest-exact": "NearestExact",
+        "linear": "Linear",
+        "bilinear": "Bilinear",
+        "bicubic": "Bicubic",
+        "trilinear": "Trilinear",
+    }[mode]
+    return f"Upsample{kind}{n}D{'Aa' if antialias else ''}Backward0"
+
+
+@op(name="nn.functional.interpolate", promote=NONE, method=False, out=False, node=_interpolate_node)
 def interpolate(
     input: T,
     size=None,
@@ -251,7 +267,14 @@ def interpolate(
     return x.astype(input.dtype)
 
 
-@op(name="_upsample_bilinear2d_aa", publish=True, promote=NONE, method=False, out=False)
+@op(
+    name="_upsample_bilinear2d_aa",
+    publish=True,
+    promote=NONE,
+    method=False,
+    out=False,
+    node="UpsampleBilinear2DAaBackward0",
+)
 def _upsample_bilinear2d_aa(
     input: T, output_size, align_corners, scales_h=None, scales_w=None, *, scale_factors=None
 ):
@@ -425,7 +448,13 @@ def _check_grid(input, grid, mode, name):
         raise RuntimeError(f"{name}(): bicubic interpolation only supports 4D input")
 
 
-@op(name="nn.functional.grid_sample", promote=NONE, method=False, out=False)
+@op(
+    name="nn.functional.grid_sample",
+    promote=NONE,
+    method=False,
+    out=False,
+    node=lambda input: f"GridSampler{input.ndim - 2}DBackward0",
+)
 def grid_sample(input: T, grid: T, mode="bilinear", padding_mode="zeros", align_corners=None):
     """Matches `torch.nn.functional.grid_sample`."""
     if mode not in _MODES:
@@ -451,7 +480,7 @@ def grid_sampler(input: T, grid: T, interpolation_mode, padding_mode, align_corn
     )
 
 
-@op(name="grid_sampler_2d", promote=NONE, method=False, out=False)
+@op(name="grid_sampler_2d", promote=NONE, method=False, out=False, node="GridSampler2DBackward0")
 def grid_sampler_2d(input: T, grid: T, interpolation_mode, padding_mode, align_corners):
     """Matches `torch.grid_sampler_2d`."""
     _check_grid(input, grid, _MODES[interpolation_mode], "grid_sampler_2d")
@@ -460,7 +489,7 @@ def grid_sampler_2d(input: T, grid: T, interpolation_mode, padding_mode, align_c
     )
 
 
-@op(name="grid_sampler_3d", promote=NONE, method=False, out=False)
+@op(name="grid_sampler_3d", promote=NONE, method=False, out=False, node="GridSampler3DBackward0")
 def grid_sampler_3d(input: T, grid: T, interpolation_mode, padding_mode, align_corners):
     """Matches `torch.grid_sampler_3d`."""
     _check_grid(input, grid, _MODES[interpolation_mode], "grid_sampler_3d")

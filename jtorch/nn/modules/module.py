@@ -15,6 +15,7 @@ from ..._tensor import Tensor, zero_grads
 from ...autograd import grad_mode
 from ...autograd._node import RemovableHandle, _add_hook
 from ..parameter import Buffer, Parameter, is_lazy
+from . import _lift
 from ._hooks import (  # noqa: F401 (PyTorch's module holds the global hook tables)
     _call_with_hooks,
     _ExtraHandle,
@@ -453,6 +454,10 @@ class Module:
         for p in self.parameters():
             p.requires_grad_(requires_grad)
         return self
+
+    def _lifted_state(self, prefix: str):
+        """This module's state as `jtorch.compile` lifts it (nn/modules/_lift.py)."""
+        return _lift.module_state(self, prefix)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Matches `torch.nn.Module.zero_grad`."""

@@ -1,11 +1,24 @@
 """DDP's reducer: averaging gradients over the process group during backward.
 
-As in PyTorch, parameters are laid into buckets (in reverse order of registration, about
-the order backward reaches them, up to `bucket_cap_mb` each, one dtype and device per
-bucket). A hook after each parameter's gradient is accumulated marks it ready; when every
-parameter of a bucket is ready, the bucket's gradients are flattened into one buffer,
-divided by the group size and summed over the group by one all-reduce (or handed to the
-registered communication hook), and written back into each `.grad`.
+As in PyTorch, parameters are laid into buckets of one dtype and device each
+(`_buckets`, PyTorch's `compute_bucket_assignment_by_size`). At first all of them are one
+bucket (with `find_unused_parameters`: buckets filled in registration order, the first
+closing at 1 MiB and the others at `bucket_cap_mb`, reduced last to first). After the first
+backward that reduced, and without `find_unused_parameters`, the buckets are made again
+once in the order the gradients arrived, with those limits (PyTorch's `_rebuild_buckets`),
+so that the last layers' gradients travel while backward goes on; the 1 MiB first bucket is
+`bucket_cap_mb` when that was given. A hook after each parameter's gradient is accumulated
+marks it ready; when every parameter of a bucket is ready, the bucket's gradients are
+flattened into one buffer, divided by the group size and summed over the group by one
+all-reduce (or handed to the registered communication hook), and written back into each
+`.grad`.
+
+The all-reduces overlap the rest of backward, as PyTorch's do: a bucket's all-reduce is
+queued (`async_op=True`) and its result written into the `.grad`s as jax futures, with
+nothing between that waits for the devices (no `.item()`, no numpy, no
+`block_until_ready`); the reducer waits for all of them once, when the last bucket is
+launched (PyTorch's `finalize_backward`). A communication hook's future is waited for when
+its bucket is ready.
 
 With `find_unused_parameters`, the forward's autograd graph is walked from the outputs and
 the parameters it does not reach are ready at once; a map of which parameters each rank
@@ -66,51 +79,80 @@ _NOT_FINISHED = (
 )
 
 
-def _buckets(params: list, cap_bytes: int) -> list:
-    """Lists of parameter indices, filled in reverse order, one dtype and device per bucket."""
-    buckets, open_ = [], {}
-    for i in reversed(range(len(params))):
+def _buckets(params: list, order, limits: list) -> list:
+    """Lists of parameter indices (PyTorch's `compute_bucket_assignment_by_size`): the
+    parameters taken in `order`, one open bucket per dtype and device, a bucket closed once
+    it holds `limits[k]` bytes or more (k counting that key's closed buckets, the last limit
+    repeating); the buckets in the order they closed, then the open ones by first index
+    (PyTorch then sorts them all by first index when `order` is the registration order)."""
+    closed, open_, used = [], {}, {}
+    for i in order:
         p = params[i]
         key = (p.dtype, p.device)
-        bucket = open_.get(key)
-        if bucket is None or bucket[1] + p.numel() * p.element_size() > cap_bytes and bucket[0]:
-            bucket = open_[key] = [[], 0]
-            buckets.append(bucket[0])
+        bucket = open_.setdefault(key, [[], 0])
         bucket[0].append(i)
         bucket[1] += p.numel() * p.element_size()
-    return buckets
+        if bucket[1] >= limits[min(used.get(key, 0), len(limits) - 1)]:
+            closed.append(bucket[0])
+            del open_[key]
+            used[key] = used.get(key, 0) + 1
+    return closed + sorted((b for b, _ in open_.values()), key=lambda b: b[0])
 
 
 class Reducer:
     """The gradient reduction of one `DistributedDataParallel` (see the module doc)."""
 
-    def __init__(self, params: list, process_group, cap_bytes: int, find_unused: bool):
+    def __init__(
+        self, params: list, process_group, cap_bytes: int, find_unused: bool, first_cap: int
+    ):
         self.params = params
         self.process_group = process_group
         self.find_unused = find_unused
-        self.buckets = _buckets(params, cap_bytes)
-        self.bucket_of = {i: b for b, idx in enumerate(self.buckets) for i in idx}
+        # Filled in registration order, sorted by first index, reduced from the last.
+        limits = [first_cap, cap_bytes] if find_unused else [float("inf")]
+        self._set_buckets(sorted(_buckets(params, range(len(params)), limits), key=min)[::-1])
+        self.limits = [first_cap, cap_bytes]
+        self.arrival: list | None = None if find_unused else []  # None: no rebuild
         self.comm_hook = None  # (state, hook)
         self.pending = False  # a backward is expected to reduce
         self.fired = False  # a gradient of that backward has arrived
         self.ready: set = set()
         self.used: set = set()
         self.reduced: set = set()
+        self.works: list = []  # the launched all-reduces of this backward
         self.handles = [
             p.register_post_accumulate_grad_hook(self._hook(i)) for i, p in enumerate(params)
         ]
+
+    def _set_buckets(self, buckets: list) -> None:
+        self.buckets = buckets
+        self.bucket_of = {i: b for b, idx in enumerate(buckets) for i in idx}
+
+    def _rebuild_buckets(self) -> bool:
+        """Once, after a backward that reduced every parameter: buckets in the order the
+        gradients arrived (see the module doc). Bucketing changes no value: an all-reduce
+        of a flat buffer sums element by element."""
+        if not self.arrival or len(self.arrival) != len(self.params) or self.pending:
+            return False
+        self._set_buckets(_buckets(self.params, self.arrival, self.limits))
+        self.arrival = None
+        return True
 
     # -- one iteration ----------------------------------------------------------------
 
     def prepare_for_backward(self, outputs) -> None:
         """Arms the reduction of the next backward (PyTorch's name)."""
         self.check_finished()
+        self._rebuild_buckets()
+        if self.arrival is not None:
+            self.arrival = []  # this iteration's order of arrival
         if _tracing.is_compiling():
             # If this trace fails, the eager retry of the call starts from here again.
             self._before_trace = (self.pending, self.fired, self.ready, self.used, self.reduced)
             _tracing.ABORT_HOOKS.add(self)
         self.pending, self.fired = True, False
         self.ready, self.used, self.reduced = set(), set(), set()
+        self.works = []
         if self.find_unused:
             reached = _reachable_leaves(outputs)
             for i, p in enumerate(self.params):
@@ -133,6 +175,8 @@ class Reducer:
             if not self.pending:
                 return
             self.fired = True
+            if self.arrival is not None and i not in self.ready:
+                self.arrival.append(i)
             self.ready.add(i)
             self.used.add(i)
             if self.find_unused:
@@ -143,7 +187,7 @@ class Reducer:
             if all(j in self.ready for j in self.buckets[b]):
                 self._reduce_bucket(b, None)
                 if len(self.reduced) == len(self.buckets):
-                    self.pending = False
+                    self._finalize()
 
         return hook
 
@@ -156,6 +200,14 @@ class Reducer:
         used = used.tolist()
         for b in range(len(self.buckets)):
             self._reduce_bucket(b, used)
+        self._finalize()
+
+    def _finalize(self) -> None:
+        """Every bucket is launched: waits for their all-reduces (PyTorch's
+        `finalize_backward`)."""
+        works, self.works = self.works, []
+        for work in works:
+            work.wait()
         self.pending = False
 
     def _reduce_bucket(self, b: int, global_used) -> None:
@@ -172,7 +224,7 @@ class Reducer:
         buffer = wrap(jnp.concatenate(parts))
         if self.comm_hook is None:
             buffer.div_(self.process_group.size())
-            dist.all_reduce(buffer, group=self.process_group)
+            self.works.append(dist.all_reduce(buffer, group=self.process_group, async_op=True))
         else:
             state, hook = self.comm_hook
             fut = hook(state, GradBucket(b, buffer, params, b == len(self.buckets) - 1))
@@ -197,9 +249,6 @@ class Reducer:
             h.remove()
 
     # PyTorch's reducer methods that Python code calls.
-
-    def _rebuild_buckets(self) -> bool:
-        return False
 
     def _delay_all_reduce(self) -> None:
         return None

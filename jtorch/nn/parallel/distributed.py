@@ -84,7 +84,14 @@ class DistributedDataParallel(Module):
                 module, self.process_group, 250 * 1024 * 1024, 0, self.parameters_to_ignore
             )
         self.reducer = (
-            Reducer(params, self.process_group, self.bucket_bytes_cap, find_unused_parameters)
+            Reducer(
+                params,
+                self.process_group,
+                self.bucket_bytes_cap,
+                find_unused_parameters,
+                # PyTorch's default first bucket: 1 MiB, unless bucket_cap_mb was given.
+                1024 * 1024 if bucket_cap_mb is None else self.bucket_bytes_cap,
+            )
             if self._multi
             else _Reducer()
         )

@@ -174,7 +174,21 @@ def _n_classes(input):
     return input.shape[1] if input.ndim > 1 else input.shape[0]
 
 
-@op(name="_nll_loss", promote=DEFAULT, method=False, out=False)
+def _nll_node(input, reduction) -> str:
+    """nll_loss on (N, C, d1, ...) input is the 2-d kernel on a 4-d view of it."""
+    if input.ndim < 3:
+        return "NllLossBackward0"
+    return "NllLoss2DBackward0" if reduction != "none" or input.ndim == 4 else "ViewBackward0"
+
+
+def _cross_entropy_node(input, target, reduction) -> str:
+    """Class-index targets: nll_loss(log_softmax(x)); probabilities: a sum of products."""
+    if not (isinstance(target, Tensor) and target.dtype.is_floating_point):
+        return _nll_node(input, reduction)
+    return {"mean": "DivBackward1", "sum": "NegBackward0"}.get(reduction, "NegBackward0")
+
+
+@op(name="_nll_loss", promote=DEFAULT, method=False, out=False, node=_nll_node)
 def _nll_loss(input: T, target: TI, weight: T = None, *, ignore_index=-100, reduction="mean"):
     _class_dim_checks(input, target, weight)
     _float_check(input, "nll_loss_forward_reduce_cuda_kernel_2d_index")
@@ -241,7 +255,7 @@ def _cross_entropy(input, target, weight, ignore_index, reduction, label_smoothi
     return (1 - label_smoothing) * nll + smooth * (label_smoothing / c)
 
 
-@op(name="_cross_entropy", promote=DEFAULT, method=False, out=False)
+@op(name="_cross_entropy", promote=DEFAULT, method=False, out=False, node=_cross_entropy_node)
 def _cross_entropy_op(
     input: T,
     target: TI,

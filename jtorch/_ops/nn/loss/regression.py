@@ -81,7 +81,23 @@ def soft_margin_loss(input: T, target: T, size_average=None, reduce=None, reduct
     return reduce_loss(jnp.log1p(jnp.exp(-target * input)), reduction)
 
 
-@loss_op("poisson_nll_loss", promote=INT_TO_FLOAT)
+def _reduced_node(reduction: str, unreduced: str) -> str:
+    """The node of a loss reduced by mean() / sum(), or of its last op when not reduced
+    (PyTorch computes these losses with ordinary ops)."""
+    return {"mean": "MeanBackward0", "sum": "SumBackward0"}.get(reduction, unreduced)
+
+
+def _poisson_nll_node(full, size_average, reduce, reduction) -> str:
+    # the deprecated size_average / reduce arguments override `reduction`
+    if size_average is not None or reduce is not None:
+        if reduce is False:
+            reduction = "none"
+        else:
+            reduction = "sum" if size_average is False else "mean"
+    return _reduced_node(reduction, "AddBackward0" if full else "SubBackward0")
+
+
+@loss_op("poisson_nll_loss", promote=INT_TO_FLOAT, node=_poisson_nll_node)
 def poisson_nll_loss(
     input: T,
     target: T,
@@ -106,7 +122,15 @@ def poisson_nll_loss(
     return reduce_loss(loss, reduction)
 
 
-@op(name="_gaussian_nll_loss", promote=DEFAULT, method=False, out=False)
+@op(
+    name="_gaussian_nll_loss",
+    promote=DEFAULT,
+    method=False,
+    out=False,
+    node=lambda full, reduction: _reduced_node(
+        reduction, "AddBackward0" if full else "MulBackward0"
+    ),
+)
 def _gaussian_nll_loss(input: T, target: T, var: T, *, full=False, eps=1e-6, reduction="mean"):
     var = jnp.asarray(var, input.dtype)
     if var.ndim and var.shape != input.shape:
