@@ -155,3 +155,17 @@ def test_matrix_norm_gradient_at_zero_entries(ord):
             lib.linalg.matrix_norm(x, ord).backward()
             grads.append(np.asarray(x.grad.tolist()))
         np.testing.assert_allclose(grads[1], grads[0], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("n, N", [(3, 0), (3, 1), (1, None), (0, None), (3, 2)])
+def test_vander_with_one_column_or_none_is_not_tied_to_x(n, N):
+    # PyTorch computes only the columns after the first from x: with N <= 1 the result is
+    # its `ones` start, which does not require grad.
+    seen = []
+    for lib in (torch, jtorch):
+        x = lib.arange(1.0, n + 1.0).requires_grad_()
+        for increasing in (False, True):
+            v = lib.vander(x, N=N, increasing=increasing)
+            name = v.grad_fn.name() if v.grad_fn is not None else None
+            seen.append((tuple(v.shape), str(v.dtype), v.requires_grad, v.is_leaf, name))
+    assert seen[2:] == seen[:2]

@@ -165,6 +165,7 @@ from jtorch._ops.creation import set_default_device as set_default_device
 from jtorch._ops.creation import tensor as tensor
 from jtorch._ops.creation import tril_indices as tril_indices
 from jtorch._ops.creation import triu_indices as triu_indices
+from jtorch._ops.creation import vander as vander
 from jtorch._ops.creation import zeros as zeros
 from jtorch._ops.differences import gradient as gradient
 from jtorch._ops.histogram import _histogramdd_from_bin_cts as _histogramdd_from_bin_cts
@@ -1374,8 +1375,6 @@ def unsafe_split(input: Tensor | _Number, split_size: Any, dim: _int | Sequence[
 def unsafe_split_with_sizes(input: Tensor | _Number, split_sizes: Any, dim: _int | Sequence[_int] = 0, *, axis: Any = ...) -> tuple[Tensor, ...]: ...
 # declared in jtorch/_ops/views.py
 def unsqueeze(input: Tensor | _Number, dim: _int | Sequence[_int] = ..., *, axis: Any = ...) -> Tensor: ...
-# declared in jtorch/_ops/creation.py
-def vander(x: Tensor | _Number, N: Any = None, increasing: _bool = False) -> Tensor: ...
 # declared in jtorch/_ops/matmul.py
 def vdot(input: Tensor | _Number, other: Tensor | _Number, *, out: Tensor | None = None) -> Tensor: ...
 # declared in jtorch/_ops/views.py

@@ -292,6 +292,10 @@ def test_vander_values_and_grad():
     g = jtorch.tensor([1.0, 2.0, 3.0], dtype=jtorch.float64, requires_grad=True)
     jtorch.vander(g, 3).sum().backward()  # d/dx (x^2 + x + 1) = 2x + 1
     same(g.grad, [3.0, 5.0, 7.0])
+    # N <= 1: all ones (or no column), not computed from x, so no grad_fn (PyTorch's too)
+    for v in (jtorch.vander(g, 1), jtorch.vander(g, 0), jtorch.vander(g[:1])):
+        assert not v.requires_grad and v.grad_fn is None
+    assert jtorch.vander(g, 2, increasing=True).grad_fn.name() == "torch::autograd::CopySlices"
     with pytest.raises(RuntimeError, match="x must be a one-dimensional tensor."):
         jtorch.vander(jtorch.ones(2, 2))
     with pytest.raises(RuntimeError, match="N must be non-negative."):

@@ -795,8 +795,8 @@ def meshgrid(*tensors, indexing=None):
     out=False,
     node=lambda increasing: "torch::autograd::CopySlices" if increasing else "FlipBackward0",
 )
-def vander(x: TI, N=None, increasing=False):
-    """Matches `torch.vander`: columns `x**(N-1), ..., x, 1` (reversed when `increasing`)."""
+def _vander(x: TI, N=None, increasing=False):
+    """`torch.vander`'s kernel."""
     if x.ndim != 1:
         raise RuntimeError("x must be a one-dimensional tensor.")
     N = x.shape[0] if N is None else N
@@ -814,3 +814,13 @@ def vander(x: TI, N=None, increasing=False):
     )
     out = jnp.cumprod(cols, axis=1).astype(x.dtype)
     return out if increasing else out[:, ::-1]
+
+
+@composite(method=False)
+def vander(x, N=None, increasing=False):
+    """Matches `torch.vander`: columns `x**(N-1), ..., x, 1` (reversed when `increasing`)."""
+    # PyTorch computes only the columns after the first from x (`if (N > 1) cumprod_out`):
+    # with N <= 1 the result is its `ones` start, not tied to x, and does not require grad.
+    if isinstance(x, Tensor) and x.ndim == 1 and (x.shape[0] if N is None else N) <= 1:
+        x = x.detach()
+    return _vander(x, N, increasing)
