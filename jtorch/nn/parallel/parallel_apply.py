@@ -34,27 +34,14 @@ def parallel_apply(modules, inputs, kwargs_tup=None, devices=None) -> list:
     with device `devices[i]` current (default: the current device). An exception in a
     replica is raised again with PyTorch's message ("Caught ValueError in replica 1 on
     device 1. Original Traceback ...")."""
-    if len(modules) != len(inputs):
-        raise AssertionError(
-            f"The number of modules {len(modules)} is not equal to the number of inputs "
-            f"{len(inputs)}"
-        )
-    if kwargs_tup is not None:
-        if len(modules) != len(kwargs_tup):
+    for what, given in (("inputs", inputs), ("kwargs_tup", kwargs_tup), ("devices", devices)):
+        if given is not None and len(given) != len(modules):
             raise AssertionError(
-                f"The number of modules {len(modules)} is not equal to the number of "
-                f"kwargs_tup {len(kwargs_tup)}"
+                f"The number of modules {len(modules)} is not equal to the number of {what} "
+                f"{len(given)}"
             )
-    else:
-        kwargs_tup = ({},) * len(modules)
-    if devices is not None:
-        if len(modules) != len(devices):
-            raise AssertionError(
-                f"The number of modules {len(modules)} is not equal to the number of devices "
-                f"{len(devices)}"
-            )
-    else:
-        devices = [None] * len(modules)
+    kwargs_tup = ({},) * len(modules) if kwargs_tup is None else kwargs_tup
+    devices = [None] * len(modules) if devices is None else devices
     if not _cuda.is_available():
         raise RuntimeError("Cannot access accelerator device when none is available.")
     devices = [_get_device_index(x, True) for x in devices]
