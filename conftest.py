@@ -18,7 +18,8 @@ if os.environ.get("JTORCH_TEST_XLA_OPT") != "1":
 # subprocess they start (the script corpus, the ecosystem cases, DataLoader workers) read
 # and write the same directory through jtorch's own store, which writes each entry whole
 # by a rename (jtorch/_disk_cache.py), so a program one process compiled is read, not
-# compiled again, by the others. The suite's small eager kernels repeat a lot across tests.
+# compiled again, by the others (measured on the script corpus and the DataLoader tests:
+# 3% fewer compiles; the scripts share few programs).
 _CACHE = os.environ.get("JTORCH_TEST_CACHE", os.path.join(os.path.dirname(__file__), ".jax_cache"))
 os.environ["JTORCH_CACHE_DIR"] = os.path.abspath(os.path.join(_CACHE, "shared"))
 os.environ.setdefault("JTORCH_CACHE_SIZE_MB", "8192")

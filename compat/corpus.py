@@ -78,14 +78,13 @@ def _version(module: str) -> str:
 
 
 def _env() -> dict:
+    # (JTORCH_CACHE_DIR comes along: conftest.py points every process at one cache)
     env = dict(os.environ)
     env.update(
         PYTHONPATH=os.pathsep.join([ROOT] + [p for p in [env.get("PYTHONPATH")] if p]),
         JAX_PLATFORMS="cpu",
         PYTHONHASHSEED="0",
         OMP_NUM_THREADS="1",
-        # jtorch's compilation cache, shared with the test processes (conftest.py)
-        JTORCH_CACHE_DIR=os.environ.get("JTORCH_CACHE_DIR", os.path.join(CACHE, "shared")),
         JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",
         JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="0",
         # The ecosystem libraries must never reach the network.

@@ -68,10 +68,9 @@ class _Collector:
             self._seen.add(id(obj))
             _tensor_entries(path, obj, lambda: obj, None, self.entries)
             return
-        lifted = getattr(obj, "_lifted_state", None)
-        if lifted is not None and (_is_module(obj) or _is_optimizer(obj)):
+        if _is_module(obj) or _is_optimizer(obj):
             self._seen.add(id(obj))
-            self._take(lifted(path))
+            self._take(obj._lifted_state(path))
             if _is_optimizer(obj):
                 self.optimizers.append(obj)
             return
