@@ -19,6 +19,7 @@ from ..._tensor import wrap_dim
 from .. import _derivatives
 from .._kernel_helpers import accumulate, need_float, private_op
 from .._registry import DEFAULT, INT_TO_FLOAT, NONE, TI, T, composite, op
+from .._rows import Rows
 
 
 def _act(
@@ -219,7 +220,11 @@ def selu(input: T, inplace=False):
     return _elu(accumulate(input), _SELU_ALPHA, _SELU_SCALE, 1.0)
 
 
-@op(name="nn.functional.gelu", method=False)
+# Elementwise: any dim is a row dim; a sequence's length is the second-to-last one.
+_ELEMENTWISE_ROWS = Rows(("input",), dim=lambda input: -2 if input.ndim >= 2 else -1)
+
+
+@op(name="nn.functional.gelu", method=False, rows=_ELEMENTWISE_ROWS)
 def gelu(input: T, approximate="none"):
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
