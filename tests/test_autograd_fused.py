@@ -1,9 +1,9 @@
 """The fused whole-graph backward runs what the node-by-node engine runs, or declines.
 
 A repeated `backward()` goes through `jtorch.autograd._fused` once its graph has come back
-`_fused._AFTER` times (here 2: `fuse_early`). These tests check that it gives bit-for-bit the engine's gradients, and that a
-graph it cannot trace (a backward that needs host values) or cannot compile stays with the
-engine instead of failing the step.
+`_fused._AFTER` times (here 2: `fuse_early`). These tests check that it gives bit-for-bit
+the engine's gradients, and that a graph it cannot trace (a backward that needs host
+values) or cannot compile stays with the engine instead of failing the step.
 """
 
 import concurrent.futures
