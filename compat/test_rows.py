@@ -1,5 +1,6 @@
 """Row buckets (jtorch/_ops/_rows.py) against PyTorch: what a cache-less `generate` loop runs
-without grad at each new length -- linear, layer_norm, gelu, causal attention -- runs
+without grad at each new length -- linear, layer_norm, gelu, causal attention, softmax,
+rms_norm, elementwise math -- runs
 padded to a bucket in jtorch and must give PyTorch's values, shapes and dtypes at every
 length, in each float dtype, and the same values as jtorch's own exact kernels (the calls the
 tape records run unpadded)."""
@@ -26,7 +27,10 @@ def _step(lib, x, p, causal):
     qkv = F.linear(h, p["w"], p["b"])
     q, k, v = qkv.view(1, n, 3, 2, 12).permute(2, 0, 3, 1, 4).unbind(0)
     a = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-    return h, F.gelu(qkv, approximate="tanh"), F.gelu(h), a, F.linear(h, p["w"][:5])
+    last = (F.softmax(h, -1), F.log_softmax(qkv, dim=2), F.rms_norm(h, (24,)), F.silu(h))
+    elementwise = (lib.tanh(h), lib.exp(h), F.relu(h), lib.sigmoid(qkv))
+    rows = (h, F.gelu(qkv, approximate="tanh"), F.gelu(h), a, F.linear(h, p["w"][:5]))
+    return rows + last + elementwise
 
 
 def _params(lib, dtype):

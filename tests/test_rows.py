@@ -92,6 +92,43 @@ def test_numbers_depend_on_the_call_not_on_what_came_before():
         np.testing.assert_array_equal(u.numpy(), v.numpy())
 
 
+def test_row_wise_and_elementwise_ops_share_their_buckets():
+    x = torch.tensor(_rng(1, 12, 16))
+    ops = [
+        lambda t: F.softmax(t, -1),
+        lambda t: F.log_softmax(t, dim=2),
+        lambda t: F.rms_norm(t, (16,)),
+        F.silu,
+        F.relu,
+        torch.tanh,
+        torch.exp,
+    ]
+    with torch.no_grad():
+        [f(x[:, :9]) for f in ops]  # bucket 12's programs
+        outs = {}
+        assert made(lambda: outs.update({n: [f(x[:, :n]) for f in ops] for n in (10, 11, 12)})) == 0
+    for n, (sm, lsm, rms, silu, relu, tanh, exp) in outs.items():
+        assert all(o.shape == (1, n, 16) for o in (sm, lsm, rms, silu, relu, tanh, exp))
+        r = _rng(1, 12, 16)[:, :n].astype(np.float64)
+        e = np.exp(r - r.max(-1, keepdims=True))
+        np.testing.assert_allclose(sm.numpy(), e / e.sum(-1, keepdims=True), rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(lsm.numpy(), np.log(e / e.sum(-1, keepdims=True)), rtol=1e-5)
+        ms = (r * r).mean(-1, keepdims=True)
+        want = r / np.sqrt(ms + np.finfo(np.float32).eps)
+        np.testing.assert_allclose(rms.numpy(), want, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(silu.numpy(), r / (1 + np.exp(-r)), rtol=1e-5, atol=1e-7)
+        np.testing.assert_array_equal(relu.numpy(), np.maximum(r, 0).astype(np.float32))
+        np.testing.assert_allclose(tanh.numpy(), np.tanh(r), rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(exp.numpy(), np.exp(r), rtol=1e-5)
+
+
+def test_softmax_over_another_dim_runs_at_its_own_shape():
+    x = torch.tensor(_rng(1, 9, 16))
+    with torch.no_grad():
+        F.softmax(x, 1)
+        assert made(lambda: F.softmax(x[:, :7], 1)) == 1
+
+
 def test_attention_that_sees_later_keys_runs_at_its_own_length():
     _generate_like([10], causal=False)
     assert made(lambda: _generate_like([11], causal=False)) >= 1  # its own program

@@ -29,7 +29,7 @@ import numpy as np
 
 from .. import _programs
 
-__all__ = ["Rows", "bucket", "run"]
+__all__ = ["ELEMENTWISE", "Rows", "bucket", "run"]
 
 _ArrayImpl = type(jax.numpy.zeros(()))
 # Padded inputs bigger than this (elements) run at their own shape.
@@ -101,6 +101,9 @@ class Rows:
             return None
         return padded, dim, n, b
 
+
+# An elementwise op: any dim is a row dim; a sequence's length is the second-to-last one.
+ELEMENTWISE = Rows(("input",), dim=lambda input: -2 if input.ndim >= 2 else -1)
 
 # kernel key -> plan (or None): decided once per key. Bounded like the kernels.
 _PLANS: collections.OrderedDict = collections.OrderedDict()

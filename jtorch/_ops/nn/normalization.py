@@ -87,13 +87,13 @@ def native_layer_norm(input: T, normalized_shape, weight: T, bias: T, eps):
     return _layer_norm(input, normalized_shape, weight, bias, eps)
 
 
-@norm_op(
-    name="nn.functional.layer_norm",
-    node="NativeLayerNormBackward0",
-    rows=Rows(
-        ("input",), dim=lambda normalized_shape: -1 - len(_normalized_shape(normalized_shape))
-    ),
+# A norm over the last dims: each row of the dim before them is its own.
+_NORM_ROWS = Rows(
+    ("input",), dim=lambda normalized_shape: -1 - len(_normalized_shape(normalized_shape))
 )
+
+
+@norm_op(name="nn.functional.layer_norm", node="NativeLayerNormBackward0", rows=_NORM_ROWS)
 def layer_norm(input: T, normalized_shape, weight: T = None, bias: T = None, eps=1e-5):
     return _layer_norm(input, normalized_shape, weight, bias, eps)[0]
 
@@ -104,7 +104,7 @@ def _torch_layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5,
     return layer_norm(input, normalized_shape, weight, bias, eps)
 
 
-@norm_op(name="nn.functional.rms_norm", aliases=("rms_norm",), node="MulBackward0")
+@norm_op(name="nn.functional.rms_norm", aliases=("rms_norm",), node="MulBackward0", rows=_NORM_ROWS)
 def rms_norm(input: T, normalized_shape, weight: T = None, eps=None):
     shape = _normalized_shape(normalized_shape)
     k = len(shape)
