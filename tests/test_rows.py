@@ -13,6 +13,13 @@ from jtorch._ops import _rows
 from jtorch._ops._registry import T, kernel
 
 
+@pytest.fixture(autouse=True)
+def views_stay_on_the_host(monkeypatch):
+    """The loops here take views whose shapes come back across tests: a view compiles its
+    replay at its 16th sighting (`_views`), which would count among the programs made."""
+    monkeypatch.setattr(_programs, "COMPILE_AFTER", 1 << 30)
+
+
 def made(fn) -> int:
     """How many XLA programs `fn()` made (compiled, or read from the disk cache)."""
     before = _programs.programs_made()
@@ -129,9 +136,9 @@ def test_softmax_over_another_dim_runs_at_its_own_shape():
         assert made(lambda: F.softmax(x[:, :7], 1)) == 1
 
 
-def test_attention_that_sees_later_keys_runs_at_its_own_length():
+def test_attention_that_sees_later_keys_masks_the_padded_ones():
     _generate_like([10], causal=False)
-    assert made(lambda: _generate_like([11], causal=False)) >= 1  # its own program
+    assert made(lambda: _generate_like([11], causal=False)) == 0  # bucket 12's, with a mask
     for n, (_, _, a) in zip((11, 13), _generate_like((11, 13), causal=False)):
         np.testing.assert_allclose(
             a.numpy(), _numpy_reference(n, causal=False)[2], rtol=1e-4, atol=1e-4
