@@ -24,6 +24,8 @@ of compiling, one line on stderr says where the time went, once per process
 from __future__ import annotations
 
 import collections
+import concurrent.futures
+import contextlib
 import os
 import sys
 import threading
@@ -42,6 +44,7 @@ __all__ = [
     "clear",
     "tracing",
     "to_device",
+    "ahead",
 ]
 
 try:
@@ -100,7 +103,7 @@ class ProgramCache:
                 break
             self.evictions += 1
             _upkeep["evicted"] += 1
-        if _counts.backend >= _upkeep["next_release"]:
+        if _counts.backend >= _upkeep["next_release"] and not _held[0]:
             _release()
         return value
 
@@ -235,6 +238,47 @@ def _lowering_caches() -> list:
 
 
 _LOWERINGS = _lowering_caches()
+
+
+# While > 0, jax's lowered modules stay (see `ahead`).
+_held = [0]
+_ahead_pool = None
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+@contextlib.contextmanager
+def ahead(jobs: list):
+    """Compiles programs side by side before they are called, and keeps what calls them cheap.
+
+    `jobs` are zero-argument callables, each lowering and compiling one program
+    (`jitted.lower(...).compile()`): XLA's compile releases the GIL, so with several CPUs a
+    batch known in advance (a first backward's VJPs, an optimizer's groups) compiles in the
+    time of its longest programs. A `jax.jit` wrapper then called with the arguments it was
+    lowered for finds its executable by its lowered module, so jax's cached lowered modules
+    stay until the block ends. A job that fails is left to the call, which raises as it
+    would have. With one CPU, or one job, nothing is compiled ahead.
+    """
+    global _ahead_pool
+    _held[0] += 1
+    try:
+        n = _cpus()
+        if n > 1 and len(jobs) > 1:
+            if _ahead_pool is None:
+                _ahead_pool = concurrent.futures.ThreadPoolExecutor(n, "jtorch-ahead")
+            for f in [_ahead_pool.submit(job) for job in jobs]:
+                try:
+                    f.result()
+                except Exception:  # noqa: BLE001 (the call raises it, where it belongs)
+                    pass
+        yield
+    finally:
+        _held[0] -= 1
 
 
 def _release() -> None:

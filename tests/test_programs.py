@@ -363,3 +363,72 @@ def test_a_training_loop_compiles_its_kernels_and_optimizer_step_once(monkeypatc
         loss.backward()
         counts.append((made(lambda: model(x)), made(opt.step)))
     assert counts[1:] == [(0, 0), (0, 0)]
+
+
+# ---------------------------------------------------------------------------
+# Programs known in advance compile side by side (`_programs.ahead`)
+
+
+_FIRST_STEP = """
+import json, sys
+import jtorch as torch
+from jtorch import _programs
+_programs._cpus = lambda: int(sys.argv[1])
+jobs_run = []
+_ahead = _programs.ahead
+def counting(jobs):
+    return _ahead([lambda job=job: jobs_run.append(job()) for job in jobs])
+_programs.ahead = counting
+torch.manual_seed(0)
+model = torch.nn.Sequential(
+    torch.nn.Linear(7, 13), torch.nn.Tanh(), torch.nn.LayerNorm(13), torch.nn.Linear(13, 3)
+)
+decay = [p for p in model.parameters() if p.dim() == 2]
+rest = [p for p in model.parameters() if p.dim() < 2]
+opt = torch.optim.AdamW([{"params": decay}, {"params": rest, "weight_decay": 0.0}], lr=0.1)
+loss = torch.nn.functional.cross_entropy(model(torch.randn(5, 7)), torch.tensor([0, 1, 2, 0, 1]))
+made = []
+for fn in (loss.backward, opt.step):
+    before = _programs.programs_made()
+    fn()
+    made.append(_programs.programs_made() - before)
+params = [p.detach().numpy().tolist() for p in model.parameters()]
+print(json.dumps([made, len(jobs_run), params]))
+"""
+
+
+def _first_step(cpus):
+    """Programs made by a first backward and a first two-group optimizer step, and the
+    parameters after it, in a fresh process (nothing compiled before), with `cpus` CPUs."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, JTORCH_CACHE_DIR="0", JTORCH_COMPILE_NOTE="0", PYTHONPATH=root)
+    r = subprocess.run(
+        [sys.executable, "-c", _FIRST_STEP, str(cpus)],
+        capture_output=True, text=True, timeout=300, env=env, check=True,
+    )  # fmt: skip
+    return json.loads(r.stdout)
+
+
+def test_a_first_step_compiles_its_programs_ahead_once():
+    (alone, jobs_alone, params_alone), (ahead, jobs, params_ahead) = _first_step(1), _first_step(2)
+    assert jobs_alone == 0 and jobs >= 6  # (the VJPs, then the two groups' steps)
+    # the same programs, each compiled once (ahead, then found by the call)
+    assert ahead == alone
+    assert alone[0] >= 4 and alone[1] == 2  # (VJPs; one step program per group)
+    for a, b in zip(params_ahead, params_alone):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_a_job_that_fails_ahead_leaves_its_error_to_the_call():
+    def fails():
+        raise RuntimeError("compile failed")
+
+    ran = []
+    with _programs.ahead([fails, lambda: ran.append(1)]):
+        pass
+    assert ran == [1] or _programs._cpus() == 1

@@ -19,12 +19,12 @@ import traceback
 import jax
 import jax.numpy as jnp
 
-from .. import _tracebacks, _views
+from .. import _programs, _tracebacks, _views
 from .._ops import _dispatch, _registry
 from .._tensor import AutogradMeta, Tensor, meta, wrap
 from . import _edges, _fn_node, _fused, _grad_checks, anomaly_mode, grad_mode
 from ._edges import AccumulateGrad, accumulate, edge_of, regenerate_view
-from ._fn_node import FnNode
+from ._fn_node import FnNode, ahead_jobs
 from ._names import GRAD_NAMES_BY_OP, call_name, index_name, node_name
 from ._node import DIFF_DTYPES, Node
 from ._traversal import dependencies, schedule
@@ -351,7 +351,8 @@ def execute(
         buf[nr] = g if buf[nr] is None else buf[nr] + g
     captured = {}
     grads_mode = grad_mode.set_grad_enabled(create_graph)
-    with grads_mode:
+    jobs = () if create_graph else ahead_jobs(needed)
+    with grads_mode, _programs.ahead(jobs):
         for node in schedule(roots, needed, deps):
             grads = buffers.pop(node, None) or [None] * _n_out(node)
             try:

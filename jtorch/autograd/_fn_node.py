@@ -5,6 +5,7 @@ what that backward reads; and the backward recorded as ops of its own under
 
 from __future__ import annotations
 
+import functools
 import re
 
 import jax
@@ -78,6 +79,32 @@ def backward_of(fn, mask):
     # A kernel that is not compiled (data-dependent shapes) cannot be traced by jit either.
     b = jax.jit(bwd) if hasattr(fn, "lower") else bwd
     return _BWD.put(key, b)
+
+
+def ahead_jobs(nodes) -> list:
+    """Jobs compiling the backwards of `nodes` that have none yet (`_programs.ahead`): a
+    graph's first backward then compiles its VJPs side by side, not one by one as it reaches
+    them. Nodes of one output, the common case (the gradient a node receives is then an array
+    of its output's shape and dtype: the signature compiled for)."""
+    jobs = []
+    for node in nodes:
+        if type(node) is not FnNode or node.n_outputs != 1 or node._freed or node._packed:
+            continue
+        b = backward_of(node._fn, node._mask)
+        if hasattr(b, "lower") and not b._cache_size():
+            jobs.append(functools.partial(_compile_backward, b, node._fn, node._args))
+    return jobs
+
+
+def _compile_backward(b, fn, args) -> None:
+    out = jax.eval_shape(fn, *args)
+    placed = [a for a in jax.tree_util.tree_leaves(args) if isinstance(a, jax.Array)]
+    if not isinstance(out, jax.ShapeDtypeStruct) or not placed:
+        return
+    if not jnp.issubdtype(out.dtype, jnp.inexact):
+        return
+    ct = jax.ShapeDtypeStruct(out.shape, out.dtype, sharding=placed[0].sharding)
+    b.lower(args, (ct,)).compile()
 
 
 def _flat_backward(b, n_args):

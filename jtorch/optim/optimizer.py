@@ -21,7 +21,7 @@ from collections.abc import Iterable
 import jax
 import jax.numpy as jnp
 
-from .. import _device
+from .. import _device, _programs
 from .._ops.tensor_queries import typename
 from .._tensor import SparseOperand, Tensor, wrap, zero_grads
 from ..autograd import grad_mode
@@ -327,9 +327,41 @@ class Optimizer:
         if closure is not None:
             with grad_mode.enable_grad():
                 loss = closure()
-        for group in self.param_groups:
+        groups = self.param_groups
+        plans = self.__dict__.get("_plans", {})
+        if (
+            len(groups) > 1
+            and type(self)._step_group is Optimizer._step_group
+            and any(id(g) not in plans for g in groups)
+        ):
+            # (a first step: the groups' programs compile side by side)
+            jobs = [job for job in map(self._ahead_job, groups) if job is not None]
+            with _programs.ahead(jobs):
+                for group in groups:
+                    self._step_group(group)
+            return loss
+        for group in groups:
             self._step_group(group)
         return loss
+
+    def _ahead_job(self, group: dict):
+        """A job compiling `group`'s step ahead (`_programs.ahead`), or None: none is needed."""
+        params = [p for p in group["params"] if p.grad is not None]
+        if not params:
+            return None
+        flags = self._flags(group)
+        try:
+            plan = self.__dict__.setdefault("_plans", {})[id(group)] = self._make_plan(
+                group, params, flags
+            )
+        except Exception:  # noqa: BLE001 (the step raises it, where it belongs)
+            return None
+        if plan.fn._cache_size():
+            return None
+        hp = {k: _hyper_value(group[k]) for k in self._hyper}
+        args = [p._array for p in params] + [p.grad._array for p in params]
+        args += [t._array for t in plan.tensors]
+        return lambda: plan.fn.lower(hp, *args).compile()
 
     # Subclasses define these three.
     def _init_state(self, p: Tensor, group: dict) -> dict:
