@@ -98,6 +98,13 @@ _OVERLOADS = {
         "tuple of Tensors self, tuple of Scalars exponent",
         "tuple of Tensors self, tuple of Tensors exponent",
     ),
+    POINTWISE: (
+        "tuple of Tensors self, tuple of Tensors tensor1, tuple of Tensors tensor2, "
+        "tuple of Scalars scalars",
+        "tuple of Tensors self, tuple of Tensors tensor1, tuple of Tensors tensor2, Tensor scalars",
+        "tuple of Tensors self, tuple of Tensors tensor1, tuple of Tensors tensor2, "
+        "Number value = 1",
+    ),
     LERP: (
         "tuple of Tensors self, tuple of Tensors tensors1, Number weight",
         "tuple of Tensors self, tuple of Tensors tensors1, tuple of Scalars weight",
@@ -235,7 +242,7 @@ def _binary(fname, form, make, self, other, alpha, inplace):
     raise _bad_combination(fname, form, (self, other), {})
 
 
-def _pointwise(make, self, tensor1, tensor2, value):
+def _pointwise(fname, make, self, tensor1, tensor2, value):
     tensors = _tensor_list(self, 0)
     t1, t2 = _tensor_list(tensor1, 1), _tensor_list(tensor2, 2)
     _check_lists(tensors, t1, t2)
@@ -251,10 +258,12 @@ def _pointwise(make, self, tensor1, tensor2, value):
                 f"{value.numel()} instead."
             )
         values = value.tolist()
-    elif _is_list(value):
+    elif _is_number_list(value):
         values = _check_scalars(tensors, value)
-    else:
+    elif _is_number(value):
         values = [_number(value)] * len(tensors)
+    else:
+        raise _bad_combination(fname, POINTWISE, (self, tensor1, tensor2, value), {})
     return tensors, [make(t, a, b, value=v) for t, a, b, v in zip(tensors, t1, t2, values)]
 
 
@@ -508,7 +517,7 @@ def _functions(name: str, op_name: str, form: str, inplace: bool):
 
         def impl(self, tensor1, tensor2, value=1, *, scalars=None):
             value = value if scalars is None else scalars
-            return done(self, _pointwise(make, self, tensor1, tensor2, value))
+            return done(self, _pointwise(fname, make, self, tensor1, tensor2, value))
 
     elif form == LERP:
 
