@@ -45,9 +45,12 @@ _FAMILIES = (conversion, indexing, linalg, pointwise, pointwise_math, reduction,
 
 # Forms: the argument lists a foreach op takes (PyTorch's overloads of it).
 UNARY = "unary"  # (self)
-BINARY = "binary"  # (self, other): a tensor list, a number or a number list
-BINARY_TENSOR = "binary_tensor"  # ... or a 0-dim tensor (add, sub, mul, div)
-BINARY_ALPHA = "binary_alpha"  # ... with `alpha=` for the tensor forms (add, sub)
+BINARY = "binary"  # (self, other): a tensor list, a number (a 0-dim tensor too), a number list
+BINARY_ALPHA = "binary_alpha"  # ... with `alpha=` for a tensor list (sub)
+BINARY_TENSOR = "binary_tensor"  # ... or a 0-dim tensor, as a tensor (mul, div)
+# ... both (add); a 0-dim tensor without `alpha=` is a number there, as PyTorch's parser
+# tries that overload first (a float16 list plus a float32 0-dim tensor stays float16)
+BINARY_TENSOR_ALPHA = "binary_tensor_alpha"
 POW = "pow"  # (self, exponent), or (number, exponent list)
 POINTWISE = "pointwise"  # (self, tensor1, tensor2, value): addcmul, addcdiv
 LERP = "lerp"  # (self, tensors1, weight): a number, a number list or a tensor list
@@ -60,7 +63,7 @@ FILL_ZERO = "fill_zero"  # (self)
 # the variants PyTorch has: "out" `_foreach_x`, "inplace" `_foreach_x_`).
 _BOTH = ("out", "inplace")
 FOREACH: dict[str, tuple[str, str, tuple]] = {
-    "add": ("add", BINARY_ALPHA, _BOTH),
+    "add": ("add", BINARY_TENSOR_ALPHA, _BOTH),
     "sub": ("sub", BINARY_ALPHA, _BOTH),
     "mul": ("mul", BINARY_TENSOR, _BOTH),
     "div": ("div", BINARY_TENSOR, _BOTH),
@@ -113,9 +116,12 @@ _OVERLOADS = {
 }
 _OVERLOADS[BINARY_TENSOR] = _OVERLOADS[BINARY] + ("tuple of Tensors self, Tensor other",)
 _OVERLOADS[BINARY_ALPHA] = _OVERLOADS[BINARY][:2] + (
-    "tuple of Tensors self, Tensor other, *, Number alpha = 1",
     "tuple of Tensors self, tuple of Tensors other, *, Number alpha = 1",
 )
+_OVERLOADS[BINARY_TENSOR_ALPHA] = _OVERLOADS[BINARY_ALPHA] + (
+    "tuple of Tensors self, Tensor other, *, Number alpha = 1",
+)
+_ALPHA = (BINARY_ALPHA, BINARY_TENSOR_ALPHA)
 
 _NOARG = object()
 _NUMBERS = (numbers.Number, np.generic)
@@ -209,7 +215,9 @@ class _Args:
 # The forms: each turns a call's arguments into (targets, each element's arguments)
 
 
-def _binary(fname, form, make, self, other, alpha, inplace):
+def _binary(fname, form, make, self, other, alpha, inplace, unexpected=None):
+    if unexpected:
+        raise _bad_combination(fname, form, (self, other), unexpected)
     if form == POW and _is_number(self) and _is_list(other) and not inplace:
         exponents = _tensor_list(other, 1)
         _check_lists(exponents)
@@ -222,7 +230,9 @@ def _binary(fname, form, make, self, other, alpha, inplace):
         others = _tensor_list(other, 1)
         _check_lists(tensors, others)
         return tensors, [make(t, o, **extra) for t, o in zip(tensors, others)]
-    if isinstance(other, Tensor) and form in (BINARY_TENSOR, BINARY_ALPHA):
+    if isinstance(other, Tensor) and (
+        form == BINARY_TENSOR or (form == BINARY_TENSOR_ALPHA and (extra or other.ndim != 0))
+    ):
         _check_lists(tensors)
         if other.ndim != 0:
             raise RuntimeError(
@@ -230,8 +240,13 @@ def _binary(fname, form, make, self, other, alpha, inplace):
                 f"{other.numel()} elements."
             )
         return tensors, [make(t, other, **extra) for t in tensors]
-    if alpha is not _NOARG:
-        raise _bad_combination(fname, form, (self, other), {"alpha": alpha})
+    if extra:
+        if form == BINARY_ALPHA:  # one overload takes `alpha=`: PyTorch names its argument
+            raise TypeError(
+                f"{fname}(): argument 'other' (position 2) must be tuple of Tensors, not "
+                f"{type(other).__name__}"
+            )
+        raise _bad_combination(fname, form, (self, other), extra)
     if _is_number_list(other):
         _check_lists(tensors)
         return tensors, [make(t, s) for t, s in zip(tensors, _check_scalars(tensors, other))]
@@ -498,20 +513,22 @@ def _functions(name: str, op_name: str, form: str, inplace: bool):
         def impl(self):
             return done(self, _unary(make, self))
 
-    elif form == BINARY_ALPHA:
+    elif form in _ALPHA:
 
         def impl(self, other, *, alpha=_NOARG):
             return done(self, _binary(fname, form, make, self, other, alpha, inplace))
 
     elif form == POW:
 
-        def impl(self, exponent):
-            return done(self, _binary(fname, form, make, self, exponent, _NOARG, inplace))
+        def impl(self, exponent, **unexpected):
+            return done(
+                self, _binary(fname, form, make, self, exponent, _NOARG, inplace, unexpected)
+            )
 
     elif form in (BINARY, BINARY_TENSOR):
 
-        def impl(self, other):
-            return done(self, _binary(fname, form, make, self, other, _NOARG, inplace))
+        def impl(self, other, **unexpected):
+            return done(self, _binary(fname, form, make, self, other, _NOARG, inplace, unexpected))
 
     elif form == POINTWISE:
 
