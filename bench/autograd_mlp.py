@@ -8,7 +8,8 @@ column. A step is `loss = f(params); loss.backward()` with grads cleared each
 step as a training loop does (`set_to_none`). Columns:
 
 - jtorch eager: the tape (one compiled kernel per op, the backward fused into
-  one compiled call once the graph repeats);
+  one compiled call once the graph has come back `_fused._AFTER` times: warmed up past
+  that, so the timed steps are a long training loop's);
 - PyTorch eager (optional; blank without torch);
 - jax.grad un-jitted: what eager autodiff costs in plain JAX;
 - jax.jit(jax.grad): the compiled limit, for reference.
@@ -28,6 +29,7 @@ import numpy as np
 
 import jtorch
 import jtorch.nn.functional as JF
+from jtorch.autograd import _fused
 
 try:
     import torch
@@ -73,6 +75,10 @@ def jtorch_step(params, x, y):
         loss.backward()
         ps[-1].grad._array.block_until_ready()
 
+    for _ in range(_fused._AFTER):
+        step()
+    for _, future in list(_fused._pending.values()):
+        future.result()
     return step
 
 

@@ -583,14 +583,16 @@ class _FusedCalls:
         return ran
 
     def __enter__(self):
-        self.run, self.background = _fused.run, _fused._BACKGROUND
+        self.run, self.background, self.after = _fused.run, _fused._BACKGROUND, _fused._AFTER
         _fused.run = self
-        # compile on this thread: the second step's backward is fused, not still compiling
+        # compile on this thread from the second sighting: the second step's backward is
+        # fused, not still compiling (a script's loop fuses after `_AFTER` steps)
         _fused._BACKGROUND = False
+        _fused._AFTER = 2
         return self
 
     def __exit__(self, *exc):
-        _fused.run, _fused._BACKGROUND = self.run, self.background
+        _fused.run, _fused._BACKGROUND, _fused._AFTER = self.run, self.background, self.after
 
 
 def _host(g):

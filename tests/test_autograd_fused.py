@@ -1,9 +1,9 @@
 """The fused whole-graph backward runs what the node-by-node engine runs, or declines.
 
-A repeated `backward()` goes through `jtorch.autograd._fused` from its second or third
-sighting on. These tests check that it gives bit-for-bit the engine's gradients, and that a
-graph it cannot trace (a backward that needs host values) or cannot compile stays with the
-engine instead of failing the step.
+A repeated `backward()` goes through `jtorch.autograd._fused` once its graph has come back
+`_fused._AFTER` times (here 2: `fuse_early`). These tests check that it gives bit-for-bit
+the engine's gradients, and that a graph it cannot trace (a backward that needs host
+values) or cannot compile stays with the engine instead of failing the step.
 """
 
 import concurrent.futures
@@ -15,6 +15,12 @@ import jtorch as torch
 from jtorch._ops import _registry
 from jtorch._ops._registry import NONE, TI, T
 from jtorch.autograd import _fused
+
+
+@pytest.fixture(autouse=True)
+def fuse_early(monkeypatch):
+    """Graphs fuse from their second sighting (not after a long loop's worth of steps)."""
+    monkeypatch.setattr(_fused, "_AFTER", 2)
 
 
 @pytest.fixture

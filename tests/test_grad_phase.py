@@ -52,6 +52,7 @@ def test_phase_invariant_vector_losses_have_gradients():
 def test_phase_dependent_losses_raise_every_step(loss, message, monkeypatch):
     # a training loop's later steps go through the fused backward, which must keep the check
     monkeypatch.setattr(_fused, "_BACKGROUND", False)
+    monkeypatch.setattr(_fused, "_AFTER", 2)
     A = torch.tensor(_complex((3, 3), 3), requires_grad=True)
     for _ in range(3):
         with pytest.raises(RuntimeError, match=message[:30]):

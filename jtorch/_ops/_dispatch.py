@@ -19,7 +19,7 @@ import numpy as np
 from .. import _device, _dtype, _errors, _meta, _programs
 from .._dtype import c10_name, category, result_type_of
 from .._tensor import SparseOperand, Tensor, wrap
-from . import _host
+from . import _host, _rows
 from ._opdef import (
     ALWAYS_BOOL,
     BOOL_TO_LONG,
@@ -197,6 +197,16 @@ def _kernel(op: OpDef, statics: tuple, ct, rt, arrays, host: bool = False):
         if out is not None:
             return _Hosted(out)
     return KERNELS.put(key, fn)
+
+
+def _builder(op: OpDef, statics: tuple, slot_values: tuple):
+    """`build(arrays)`: `op`'s kernel for a call like this one on inputs of other shapes."""
+
+    def build(arrays):
+        ct, rt = _promotion(op, statics, slot_values)
+        return _build(op, statics, ct, rt, arrays)
+
+    return build
 
 
 def _requires_grad(slot_values) -> bool:
@@ -442,7 +452,12 @@ def _dispatch(op: OpDef, args: tuple):
             if numbers and plain and op.jit and not multi:
                 call_args = [_device_scalar(a) if type(a) in _NUMBERS else a for a in arrays]
             try:
-                out = fn(*call_args)
+                out = None
+                if op.rows is not None and plain and _host_allowed(op, rg):
+                    build = _builder(op, statics, slot_values)
+                    out = _rows.run(op, key, fn, statics, arrays, call_args, KERNELS, build)
+                if out is None:
+                    out = fn(*call_args)
             except (TypeError, ValueError) as e:
                 raise _translate(e, arrays) from None
     except jax.errors.JaxRuntimeError as e:

@@ -99,8 +99,8 @@ class NodeRule:
 
 class OpDef:
     """One declared op: its implementation, slots, promotion rule and compiled-kernel cache,
-    and what autograd records of a call (`autograd_name`, `node_rule`, `saves_result`,
-    `wraps_numbers`, `grad_check`; see `_registry.op`)."""
+    what autograd records of a call (`autograd_name`, `node_rule`, `saves_result`,
+    `wraps_numbers`, `grad_check`; see `_registry.op`), and `rows` (see `_rows`)."""
 
     def __init__(
         self,
@@ -118,6 +118,7 @@ class OpDef:
         saves_result=False,
         wraps_numbers=False,
         grad_check=None,
+        rows=None,
     ):
         self.impl = impl
         self.scalar_opmath = scalar_opmath
@@ -164,6 +165,9 @@ class OpDef:
             self.node_rule = NodeRule(node, name, slot_names, self.static_names)
             node = None
         self.autograd_name = node or camel(name) + "Backward0"
+        self.rows = rows  # a `_rows.Rows`: how an eager call runs at a bucketed row count
+        if rows is not None:
+            rows.bind(self)
 
     def __repr__(self):
         return f"<op {self.name}>"

@@ -187,6 +187,7 @@ def op(
     wraps_numbers=False,
     after=None,
     grad_check=None,
+    rows=None,
 ):
     """Declares an op. See the module docstring.
 
@@ -235,6 +236,8 @@ def op(
       grad_check: `(i, check)`: PyTorch's backward tests the incoming gradients' values when
         output `i` is complex; `check(outputs, grads)` raises as it does (the phase of complex
         singular vectors and eigenvectors, `linalg/checks.py`).
+      rows: a `_rows.Rows`: each row of the result depends on that row of some inputs
+        alone, so an eager call of a new row count may run padded to a bucket (`_rows`).
     """
     if impl is None:
         return functools.partial(
@@ -259,6 +262,7 @@ def op(
             wraps_numbers=wraps_numbers,
             after=after,
             grad_check=grad_check,
+            rows=rows,
         )
     full = name or impl.__name__
     short = full.rsplit(".", 1)[-1]
@@ -276,6 +280,7 @@ def op(
         saves_result=saves_result,
         wraps_numbers=wraps_numbers,
         grad_check=grad_check,
+        rows=rows,
     )
     if full in OPS:
         raise RuntimeError(f"op {full} declared twice")
@@ -366,6 +371,7 @@ def kernel(
     differentiable=True,
     node=None,
     saves_result=False,
+    rows=None,
 ):
     """A compiled kernel that composites call: dispatched and recorded like an op, unpublished.
 
@@ -383,6 +389,7 @@ def kernel(
             differentiable=differentiable,
             node=node,
             saves_result=saves_result,
+            rows=rows,
         )
     d = OpDef(
         impl,
@@ -394,6 +401,7 @@ def kernel(
         False,
         node=node,
         saves_result=saves_result,
+        rows=rows,
     )
 
     def run(*args):

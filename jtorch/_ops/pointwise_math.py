@@ -18,6 +18,7 @@ from ._kernel_helpers import (
     run_in_opmath,
 )
 from ._registry import ALWAYS_BOOL, DEFAULT, INT_TO_FLOAT, NONE, T, op
+from ._rows import ELEMENTWISE
 from .pointwise import mul, reflected
 
 pointwise = functools.partial(op, inplace=True)
@@ -37,7 +38,9 @@ def _unary(name, fn, aliases=(), real_only=None, **record):
 
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.{name}`."
-    f = pointwise(run_in_opmath(impl), promote=INT_TO_FLOAT, aliases=aliases, **record)
+    f = pointwise(
+        run_in_opmath(impl), promote=INT_TO_FLOAT, aliases=aliases, rows=ELEMENTWISE, **record
+    )
     return f
 
 

@@ -1,13 +1,18 @@
 """Whole-graph backward: a repeated `loss.backward()` as one compiled call (DESIGN 6, 13).
 
 A training loop builds the same graph every step: the same kernels, wired the
-same way, on arrays of the same shapes. The second time a graph's structure
-(kernels are per shape, so its shapes too) is seen, its whole backward (every
+same way, on arrays of the same shapes. Once a graph's structure (kernels are per
+shape, so its shapes too) has come back `_AFTER` times, its whole backward (every
 node's VJP, the sums where paths meet, the accumulation into `.grad`) is traced
 into one `jax.jit` program keyed by that structure, and compiled in a
 background thread: the steps meanwhile run node by node, on the VJPs the first
-step compiled, and none of them waits for XLA. A graph seen once (a new length
-in a variable-length loop) costs no such compile. The node-by-node engine
+step compiled, and none of them waits for XLA. Why that late: the program saves the
+engine's per-node overhead, tens of microseconds a node and step, and costs several
+milliseconds a node to compile (measured on a CPU: a 2-layer transformer's, ~150
+nodes, 1.1-1.3 s); like renting before buying, it pays to compile once a loop has run
+about as many steps as the compile costs in saved steps, and a script of a few hundred
+steps then compiles none (a graph seen once, a new length in a variable-length loop,
+costs nothing either). The node-by-node engine
 remains the reference and handles everything this path declines: hooks,
 retained grads, custom Functions, `create_graph`, `inputs=`, saved tensors
 modified in place, freed graphs.
@@ -43,6 +48,9 @@ from ._traversal import post_order
 
 # structure (kernels by id: a sighting must not keep an evicted kernel alive) -> times seen
 _seen = _programs.Sightings(limit=1024)
+# How many times a graph comes back before its fused backward is compiled (see above);
+# JTORCH_FUSED_AFTER moves it.
+_AFTER = max(int(os.environ.get("JTORCH_FUSED_AFTER", "256")), 2)
 # JTORCH_BACKGROUND_COMPILE=0: compile on the calling thread, waiting for it.
 _BACKGROUND = os.environ.get("JTORCH_BACKGROUND_COMPILE", "1") != "0"
 _pending: dict = {}  # structure -> (jitted, future of its compiled executable)
@@ -166,7 +174,7 @@ def _program(key, call_args):
     by_id = _by_id(key)
     if by_id in _declined:
         return None
-    if _seen.note(by_id) < 2:  # one-off graphs (tests, notebooks): not worth it
+    if _seen.note(by_id) < _AFTER:
         return None
     jitted = jax.jit(_whole_backward(*key))
     if _programs.tracing():  # (under a trace nothing compiles now; `run` catches)

@@ -19,6 +19,7 @@ from ..._tensor import wrap_dim
 from .. import _derivatives
 from .._kernel_helpers import accumulate, need_float, private_op
 from .._registry import DEFAULT, INT_TO_FLOAT, NONE, TI, T, composite, op
+from .._rows import ELEMENTWISE, Rows
 
 
 def _act(
@@ -77,6 +78,7 @@ def _act(
     method_inplace=True,
     f_inplace=True,
     saves_result=True,
+    rows=ELEMENTWISE,
 )
 def relu(input: T, inplace=False):
     if input.dtype == jnp.bool_:
@@ -219,7 +221,7 @@ def selu(input: T, inplace=False):
     return _elu(accumulate(input), _SELU_ALPHA, _SELU_SCALE, 1.0)
 
 
-@op(name="nn.functional.gelu", method=False)
+@op(name="nn.functional.gelu", method=False, rows=ELEMENTWISE)
 def gelu(input: T, approximate="none"):
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
@@ -232,7 +234,7 @@ def gelu(input: T, approximate="none"):
     return x * 0.5 * (1 + jax.scipy.special.erf(x * (1 / math.sqrt(2.0))))
 
 
-@_act()
+@_act(rows=ELEMENTWISE)
 def silu(input: T, inplace=False):
     need_float("silu_cpu", input, complex_ok=True)
     x = accumulate(input)
@@ -382,13 +384,17 @@ def _out_dtype(input, dtype):
     return dtype.np if dtype is not None else input.dtype
 
 
-@op(promote=NONE, aliases=("special.softmax",), saves_result=True)
+# Softmax over the last dim: each row of the dim before it is its own.
+_LAST_DIM_ROWS = Rows(("input",), when=lambda input, dim: dim in (-1, input.ndim - 1))
+
+
+@op(promote=NONE, aliases=("special.softmax",), saves_result=True, rows=_LAST_DIM_ROWS)
 def softmax(input: T, dim, dtype=None):
     x, d = _softmax_args(input, dim, dtype, "softmax_lastdim_kernel_impl", "softmax_kernel_impl")
     return _along(jax.nn.softmax, x, d).astype(_out_dtype(input, dtype))
 
 
-@op(promote=NONE, aliases=("special.log_softmax",), saves_result=True)
+@op(promote=NONE, aliases=("special.log_softmax",), saves_result=True, rows=_LAST_DIM_ROWS)
 def log_softmax(input: T, dim, dtype=None):
     x, d = _softmax_args(
         input, dim, dtype, "log_softmax_lastdim_kernel_impl", "log_softmax_kernel_impl"

@@ -18,6 +18,7 @@ import jax.numpy as jnp
 from ... import _random
 from .._kernel_helpers import accumulate, need_float, private_op
 from .._registry import NONE, TI, S, T, broadcast_error, composite, kernel
+from .._rows import Rows
 
 _HIGHEST = jax.lax.Precision.HIGHEST  # PyTorch does not use TF32 for these matmuls
 
@@ -173,7 +174,13 @@ def _drop(weights, rng, p):
     return jnp.where(keep, weights / (1 - p), 0).astype(weights.dtype)
 
 
-_sdpa_call, _ = private_op(_sdpa_kernel, promote=NONE)
+# Causal attention without a mask or dropout reads, for a query, the keys at or before it:
+# zero rows padded after the last position change no real row.
+_CAUSAL_ROWS = Rows(
+    ("query", "key", "value"),
+    when=lambda attn_mask, dropout_p, is_causal: is_causal and attn_mask is None and not dropout_p,
+)
+_sdpa_call, _ = private_op(_sdpa_kernel, promote=NONE, rows=_CAUSAL_ROWS)
 
 
 @composite(name="nn.functional.scaled_dot_product_attention", method=False)

@@ -8,6 +8,7 @@ import jax.numpy as jnp
 from ..._dtype import c10_name
 from .._kernel_helpers import accumulate
 from .._registry import NONE, T, op
+from .._rows import Rows
 
 _HIGHEST = jax.lax.Precision.HIGHEST  # PyTorch does not use TF32 for matmuls by default
 
@@ -34,7 +35,13 @@ def _linear_node(input, bias) -> str:
     return "ViewBackward0" if bias is not None else "UnsafeViewBackward0"
 
 
-@op(name="nn.functional.linear", method=False, promote=NONE, node=_linear_node)
+@op(
+    name="nn.functional.linear",
+    method=False,
+    promote=NONE,
+    node=_linear_node,
+    rows=Rows(("input",), when=lambda weight: getattr(weight, "ndim", 0) == 2),
+)
 def linear(input: T, weight: T, bias: T = None):
     if input.dtype != weight.dtype:
         raise RuntimeError(

@@ -18,6 +18,7 @@ from ..._tensor import wrap_dim
 from .. import _derivatives, _registry
 from .._kernel_helpers import accumulate, need_float, private_op
 from .._registry import INT_TO_FLOAT, NONE, T, composite, op
+from .._rows import Rows
 
 norm_op = lambda promote=NONE, **kw: op(promote=promote, method=False, out=False, **kw)  # noqa: E731
 
@@ -86,7 +87,13 @@ def native_layer_norm(input: T, normalized_shape, weight: T, bias: T, eps):
     return _layer_norm(input, normalized_shape, weight, bias, eps)
 
 
-@norm_op(name="nn.functional.layer_norm", node="NativeLayerNormBackward0")
+# A norm over the last dims: each row of the dim before them is its own.
+_NORM_ROWS = Rows(
+    ("input",), dim=lambda normalized_shape: -1 - len(_normalized_shape(normalized_shape))
+)
+
+
+@norm_op(name="nn.functional.layer_norm", node="NativeLayerNormBackward0", rows=_NORM_ROWS)
 def layer_norm(input: T, normalized_shape, weight: T = None, bias: T = None, eps=1e-5):
     return _layer_norm(input, normalized_shape, weight, bias, eps)[0]
 
@@ -97,7 +104,7 @@ def _torch_layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5,
     return layer_norm(input, normalized_shape, weight, bias, eps)
 
 
-@norm_op(name="nn.functional.rms_norm", aliases=("rms_norm",), node="MulBackward0")
+@norm_op(name="nn.functional.rms_norm", aliases=("rms_norm",), node="MulBackward0", rows=_NORM_ROWS)
 def rms_norm(input: T, normalized_shape, weight: T = None, eps=None):
     shape = _normalized_shape(normalized_shape)
     k = len(shape)

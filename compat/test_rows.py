@@ -1,0 +1,73 @@
+"""Row buckets (jtorch/_ops/_rows.py) against PyTorch: what a cache-less `generate` loop runs
+without grad at each new length -- linear, layer_norm, gelu, causal attention, softmax,
+rms_norm, elementwise math -- runs
+padded to a bucket in jtorch and must give PyTorch's values, shapes and dtypes at every
+length, in each float dtype, and the same values as jtorch's own exact kernels (the calls the
+tape records run unpadded)."""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import jtorch  # noqa: E402
+
+_TOL = {
+    "float32": dict(rtol=1e-5, atol=1e-5),
+    "float64": dict(rtol=1e-10, atol=1e-10),
+    "bfloat16": dict(rtol=2e-2, atol=2e-2),
+}
+
+
+def _step(lib, x, p, causal):
+    """One generate step's kernels, on `lib` (torch or jtorch)."""
+    F = lib.nn.functional
+    n = x.shape[1]
+    h = F.layer_norm(x, (24,), p["ln_w"], p["ln_b"])
+    qkv = F.linear(h, p["w"], p["b"])
+    q, k, v = qkv.view(1, n, 3, 2, 12).permute(2, 0, 3, 1, 4).unbind(0)
+    a = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    last = (F.softmax(h, -1), F.log_softmax(qkv, dim=2), F.rms_norm(h, (24,)), F.silu(h))
+    elementwise = (lib.tanh(h), lib.exp(h), F.relu(h), lib.sigmoid(qkv))
+    rows = (h, F.gelu(qkv, approximate="tanh"), F.gelu(h), a, F.linear(h, p["w"][:5]))
+    return rows + last + elementwise
+
+
+def _params(lib, dtype):
+    rng = np.random.default_rng(0)
+    shapes = {"w": (72, 24), "b": (72,), "ln_w": (24,), "ln_b": (24,)}
+    return {k: lib.tensor(rng.standard_normal(s) * 0.3, dtype=dtype) for k, s in shapes.items()}
+
+
+@pytest.mark.parametrize("dtype", sorted(_TOL))
+@pytest.mark.parametrize("causal", [True, False])
+def test_generate_step_kernels_match_pytorch_at_each_length(dtype, causal):
+    tp, jp = _params(torch, getattr(torch, dtype)), _params(jtorch, getattr(jtorch, dtype))
+    for n in range(1, 20):
+        x = np.random.default_rng(n).standard_normal((1, n, 24))
+        with torch.no_grad():
+            want = _step(torch, torch.tensor(x, dtype=getattr(torch, dtype)), tp, causal)
+        with jtorch.no_grad():
+            got = _step(jtorch, jtorch.tensor(x, dtype=getattr(jtorch, dtype)), jp, causal)
+        for w, g in zip(want, got):
+            assert tuple(g.shape) == tuple(w.shape) and str(g.dtype) == str(w.dtype)
+            np.testing.assert_allclose(
+                g.float().numpy(), w.float().numpy(), err_msg=f"length {n}", **_TOL[dtype]
+            )
+
+
+def test_padded_and_exact_kernels_agree():
+    """The same calls with the tape recording (exact kernels) and without (buckets)."""
+    jp = _params(jtorch, jtorch.float32)
+    tp = _params(torch, torch.float32)
+    for n in (3, 5, 9, 13):
+        x = np.random.default_rng(n).standard_normal((1, n, 24))
+        with jtorch.no_grad():
+            padded = _step(jtorch, jtorch.tensor(x, dtype=jtorch.float32), jp, True)
+        xr = jtorch.tensor(x, dtype=jtorch.float32).requires_grad_()
+        exact = _step(jtorch, xr, jp, True)
+        assert all(e.grad_fn is not None for e in exact)
+        want = _step(torch, torch.tensor(x, dtype=torch.float32), tp, True)
+        for p, e, w in zip(padded, exact, want):
+            np.testing.assert_allclose(p.numpy(), e.detach().numpy(), rtol=1e-6, atol=1e-6)
+            np.testing.assert_allclose(e.detach().numpy(), w.detach().numpy(), rtol=1e-5, atol=1e-5)

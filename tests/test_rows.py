@@ -1,0 +1,174 @@
+"""Row buckets (jtorch/_ops/_rows.py): an eager call that records nothing, of a new row count,
+runs its op's kernel at a bucketed row count: one program per bucket, not per length."""
+
+import math
+
+import numpy as np
+import pytest
+
+import jtorch as torch
+import jtorch.nn.functional as F
+from jtorch import _programs
+from jtorch._ops import _rows
+from jtorch._ops._registry import T, kernel
+
+
+def made(fn) -> int:
+    """How many XLA programs `fn()` made (compiled, or read from the disk cache)."""
+    before = _programs.programs_made()
+    fn()
+    return _programs.programs_made() - before
+
+
+def test_buckets_are_powers_of_two_and_their_three_quarters():
+    assert [_rows.bucket(n) for n in (1, 7, 8)] == [8, 8, 8]
+    assert [_rows.bucket(n) for n in (9, 12, 13, 16, 17, 24, 25, 32, 33, 48, 49)] == [
+        12, 12, 16, 16, 24, 24, 32, 32, 48, 48, 64,
+    ]  # fmt: skip
+    for n in range(1, 5000):
+        b = _rows.bucket(n)
+        assert n <= b < 2 * max(n, 6)  # at most half of a bucket is padding (from 8 on)
+        assert _rows.bucket(b) == b
+
+
+def _rng(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def _generate_like(lengths, causal=True):
+    """What a cache-less `generate` runs per step: linear, layer_norm, gelu, attention."""
+    w, b = torch.tensor(_rng(48, 16, seed=1)), torch.tensor(_rng(48, seed=2))
+    ln_w, ln_b = torch.tensor(_rng(16, seed=3)), torch.tensor(_rng(16, seed=4))
+    outs = []
+    with torch.no_grad():
+        for n in lengths:
+            x = torch.tensor(_rng(1, n, 16, seed=n))
+            h = F.layer_norm(x, (16,), ln_w, ln_b)
+            q, k, v = F.linear(h, w, b).view(1, n, 3, 16).permute(2, 0, 1, 3).unbind(0)
+            a = F.scaled_dot_product_attention(q[:, None], k[:, None], v[:, None], is_causal=causal)
+            outs.append((h, F.gelu(F.linear(h, w, b), approximate="tanh"), a))
+    return outs
+
+
+def _numpy_reference(n, causal=True):
+    w, b = _rng(48, 16, seed=1).astype(np.float64), _rng(48, seed=2).astype(np.float64)
+    ln_w, ln_b = _rng(16, seed=3).astype(np.float64), _rng(16, seed=4).astype(np.float64)
+    x = _rng(1, n, 16, seed=n).astype(np.float64)
+    mu, var = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)
+    h = (x - mu) / np.sqrt(var + 1e-5) * ln_w + ln_b
+    y = h @ w.T + b
+    g = 0.5 * y * (1 + np.tanh(math.sqrt(2 / math.pi) * (y + 0.044715 * y**3)))
+    q, k, v = y.reshape(1, n, 3, 16).transpose(2, 0, 1, 3)
+    s = q @ k.transpose(0, 2, 1) / 4.0
+    if causal:
+        s = np.where(np.tril(np.ones((n, n), bool)), s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    a = (p / p.sum(-1, keepdims=True)) @ v
+    return h, g, a[:, None]
+
+
+def test_a_growing_length_compiles_once_per_bucket():
+    _generate_like([9])  # (the kernels of other ops in the loop, and bucket 12's)
+    # lengths 10..12 share bucket 12 and 13..16 bucket 16: linear, layer_norm, gelu and
+    # attention compile for 16 alone
+    assert made(lambda: _generate_like(range(10, 17))) <= 4
+    assert made(lambda: _generate_like(range(10, 17))) == 0
+
+
+def test_padded_rows_give_the_rows_values():
+    for n, (h, g, a) in zip(range(1, 14), _generate_like(range(1, 14))):
+        rh, rg, ra = _numpy_reference(n)
+        assert h.shape == (1, n, 16) and g.shape == (1, n, 48) and a.shape == (1, 1, n, 16)
+        np.testing.assert_allclose(h.numpy(), rh, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(g.numpy(), rg, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(a.numpy(), ra, rtol=1e-4, atol=1e-4)
+
+
+def test_numbers_depend_on_the_call_not_on_what_came_before():
+    first = _generate_like([11])[0]
+    _generate_like([9, 10, 12])
+    again = _generate_like([11])[0]
+    for u, v in zip(first, again):
+        np.testing.assert_array_equal(u.numpy(), v.numpy())
+
+
+def test_row_wise_and_elementwise_ops_share_their_buckets():
+    x = torch.tensor(_rng(1, 12, 16))
+    ops = [
+        lambda t: F.softmax(t, -1),
+        lambda t: F.log_softmax(t, dim=2),
+        lambda t: F.rms_norm(t, (16,)),
+        F.silu,
+        F.relu,
+        torch.tanh,
+        torch.exp,
+    ]
+    with torch.no_grad():
+        [f(x[:, :9]) for f in ops]  # bucket 12's programs
+        outs = {}
+        assert made(lambda: outs.update({n: [f(x[:, :n]) for f in ops] for n in (10, 11, 12)})) == 0
+    for n, (sm, lsm, rms, silu, relu, tanh, exp) in outs.items():
+        assert all(o.shape == (1, n, 16) for o in (sm, lsm, rms, silu, relu, tanh, exp))
+        r = _rng(1, 12, 16)[:, :n].astype(np.float64)
+        e = np.exp(r - r.max(-1, keepdims=True))
+        np.testing.assert_allclose(sm.numpy(), e / e.sum(-1, keepdims=True), rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(lsm.numpy(), np.log(e / e.sum(-1, keepdims=True)), rtol=1e-5)
+        ms = (r * r).mean(-1, keepdims=True)
+        want = r / np.sqrt(ms + np.finfo(np.float32).eps)
+        np.testing.assert_allclose(rms.numpy(), want, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(silu.numpy(), r / (1 + np.exp(-r)), rtol=1e-5, atol=1e-7)
+        np.testing.assert_array_equal(relu.numpy(), np.maximum(r, 0).astype(np.float32))
+        np.testing.assert_allclose(tanh.numpy(), np.tanh(r), rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(exp.numpy(), np.exp(r), rtol=1e-5)
+
+
+def test_softmax_over_another_dim_runs_at_its_own_shape():
+    x = torch.tensor(_rng(1, 9, 16))
+    with torch.no_grad():
+        F.softmax(x, 1)
+        assert made(lambda: F.softmax(x[:, :7], 1)) == 1
+
+
+def test_attention_that_sees_later_keys_runs_at_its_own_length():
+    _generate_like([10], causal=False)
+    assert made(lambda: _generate_like([11], causal=False)) >= 1  # its own program
+    for n, (_, _, a) in zip((11, 13), _generate_like((11, 13), causal=False)):
+        np.testing.assert_allclose(
+            a.numpy(), _numpy_reference(n, causal=False)[2], rtol=1e-4, atol=1e-4
+        )
+
+
+def test_a_call_the_tape_records_keeps_its_exact_kernel():
+    w = torch.tensor(_rng(8, 16)).requires_grad_()
+    x = torch.tensor(_rng(1, 5, 16))
+    F.linear(x, w).sum().backward()
+    plans = dict(_rows._PLANS)
+    y = F.linear(torch.tensor(_rng(1, 6, 16)), w)
+    assert y.grad_fn is not None
+    assert dict(_rows._PLANS) == plans  # no bucket plan was made for the recorded call
+    np.testing.assert_allclose(w.grad.numpy(), np.tile(_rng(1, 5, 16).sum(1), (8, 1)), rtol=1e-5)
+
+
+def test_errors_name_the_calls_own_shapes():
+    with torch.no_grad():
+        with pytest.raises(RuntimeError, match=r"shapes cannot be multiplied \(5x3 and 2x4\)"):
+            F.linear(torch.ones(1, 5, 3), torch.ones(4, 2))
+        with pytest.raises(RuntimeError, match=r"but got input of size\[1, 5, 3\]"):
+            F.layer_norm(torch.ones(1, 5, 3), (4,))
+
+
+def test_big_inputs_run_at_their_own_shape():
+    x = torch.tensor(_rng(1, 70, 1024))  # 70 rows pad to 96: 96K elements, past the bound
+    w = torch.tensor(_rng(4, 1024))
+    with torch.no_grad():
+        F.linear(x, w)
+    key = next(k for k in reversed(_rows._PLANS) if k[0].name == "linear")
+    assert _rows._PLANS[key] is None
+
+
+def test_a_declaration_names_only_the_ops_parameters():
+    with pytest.raises(TypeError, match="rows= names 'x'"):
+
+        @kernel(rows=_rows.Rows(("x",)))
+        def _rows_test_kernel(input: T):
+            return input
