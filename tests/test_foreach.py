@@ -111,7 +111,6 @@ def test_clip_grad_norm_compiles_two_programs_for_a_new_list_of_shapes():
         ),
         ("div", lambda x, y: torch._foreach_div(x, y), lambda a, b: a / b),
         ("norm", lambda x, y: torch._foreach_norm(x), lambda a, b: torch.linalg.vector_norm(a)),
-        ("exp", lambda x, y: torch._foreach_exp(x), lambda a, b: torch.exp(a)),
     ],
 )
 def test_each_element_has_the_single_ops_bits(name, foreach, single):
