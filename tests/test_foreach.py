@@ -365,3 +365,12 @@ def test_lists_on_a_traced_function_under_jax_jit():
         return out._array
 
     np.testing.assert_allclose(jax.jit(f)(jnp.ones(2)), np.exp(np.ones(2)), rtol=1e-6)
+
+
+def test_sparse_elements_take_the_single_ops_path():
+    s = torch.eye(3).to_sparse()
+    out = torch._foreach_mul([s, torch.ones(2)], 2.0)
+    assert out[0].is_sparse and out[0].to_dense().tolist() == (2 * np.eye(3)).tolist()
+    assert out[1].tolist() == [2.0, 2.0]
+    torch._foreach_mul_([s], 3.0)
+    assert s.to_dense().tolist() == (3 * np.eye(3)).tolist()

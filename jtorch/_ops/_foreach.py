@@ -33,7 +33,7 @@ import numpy as np
 
 from .. import _device, _dtype, _errors, _programs
 from .. import _torch_function as _tf
-from .._tensor import Tensor, wrap
+from .._tensor import SparseOperand, Tensor, wrap
 from . import _dispatch, conversion, indexing, linalg, pointwise, pointwise_math, reduction, special
 from ._opdef import OPS, _freeze
 from ._registry import composite
@@ -392,14 +392,23 @@ def _element_by_element(inplace: bool, targets: list, elements: list, op) -> boo
     ):
         return True
     if inplace:
-        owner = {}
-        for i, t in enumerate(targets):
-            if owner.setdefault(id(t._storage), i) != i:
+        try:
+            return _aliased(op, targets, elements)
+        except SparseOperand:  # sparse tensors have no storage: the single ops take them
+            return True
+    return False
+
+
+def _aliased(op, targets: list, elements: list) -> bool:
+    """Whether a target shares storage with another target or another element's input."""
+    owner = {}
+    for i, t in enumerate(targets):
+        if owner.setdefault(id(t._storage), i) != i:
+            return True
+    for i, args in enumerate(elements):
+        for v in op.take_slots(args)[1:]:
+            if isinstance(v, Tensor) and owner.get(id(v._storage), i) != i:
                 return True
-        for i, args in enumerate(elements):
-            for v in op.take_slots(args)[1:]:
-                if isinstance(v, Tensor) and owner.get(id(v._storage), i) != i:
-                    return True
     return False
 
 
@@ -416,7 +425,10 @@ def _signature(op, elements: list):
     for args in elements:
         for v in op.take_slots(args):
             if isinstance(v, Tensor):
-                a = v._array
+                try:
+                    a = v._array
+                except SparseOperand:  # the single op's sparse path takes it
+                    return None
                 if type(a) is not _dispatch._ArrayImpl:
                     return None
                 if multi:
@@ -564,6 +576,10 @@ def _functions(name: str, op_name: str, form: str, inplace: bool):
     else:
         raise ValueError(f"unknown foreach form {form!r}")
     verb = "in place " if inplace else ""
+    # (for the stubs: the lists in, a tuple out; an in-place call returns its list)
+    if form != POW:
+        impl.__annotations__["self"] = "list | tuple"
+    impl.__annotations__["return"] = "list | tuple" if inplace else "tuple[Tensor, ...]"
     impl.__name__ = impl.__qualname__ = fname
     impl.__doc__ = (
         f"Matches `torch.{fname}`: `torch.{op_name}` applied {verb}to each element of the "
