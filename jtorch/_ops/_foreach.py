@@ -494,14 +494,14 @@ def _run(op, inplace: bool, targets: list, elements: list):
         raise _errors.translate_runtime_error(e) from e
     if fresh:
         PROGRAMS.put(key, program)
-    results = [wrap(o) for o in outs]
     if not inplace:
-        return tuple(results)
+        return tuple(wrap(o) for o in outs)
+    # (committed, as the single op's kernels leave a tensor: see `_device.commit`)
+    results = [wrap(_device.commit(o)) for o in outs]
     for t, r in zip(targets, results):
         _dispatch._check_result_fits(r, t, "inplace")
     for t, r in zip(targets, results):
-        # (committed, as the single op's kernels leave a tensor: see `_device.commit`)
-        _dispatch.write_inplace(t, wrap(_device.commit(r._array)))
+        _dispatch.write_inplace(t, r)
     return None
 
 
