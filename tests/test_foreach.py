@@ -2,6 +2,9 @@
 semantics (expected values from numpy and from PyTorch's documented behaviour)."""
 
 import math
+import os
+import subprocess
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -374,3 +377,26 @@ def test_sparse_elements_take_the_single_ops_path():
     assert out[1].tolist() == [2.0, 2.0]
     torch._foreach_mul_([s], 3.0)
     assert s.to_dense().tolist() == (3 * np.eye(3)).tolist()
+
+
+def test_lists_over_several_devices():
+    # jax fixes its device count when its backend starts: a fresh process with 5 host
+    # devices, `cpu` and cuda:0..3 (JTORCH_CUDA_IS_CPU=1)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(
+        os.environ,
+        PYTHONPATH=root,
+        JTORCH_COMPILE_NOTE="0",
+        JTORCH_CUDA_IS_CPU="1",
+        XLA_FLAGS="--xla_force_host_platform_device_count=5",
+    )
+    script = os.path.join(root, "tests", "dist_scripts", "foreach_devices.py")
+    r = subprocess.run(
+        [sys.executable, "-m", "jtorch", script],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.strip() == "ok"
