@@ -400,3 +400,14 @@ def test_lists_over_several_devices():
     )
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.strip() == "ok"
+
+
+def test_copying_same_shapes_and_dtypes_compiles_nothing():
+    targets = [torch.zeros(5, 4), torch.zeros(9)]
+    sources = [torch.ones(5, 4), torch.arange(9.0)]
+    assert made(lambda: torch._foreach_copy_(targets, sources)) == 0
+    assert targets[1].tolist() == list(range(9)) and targets[0]._version == 1
+    sources[1].add_(1)  # a copy, not a view of the source
+    assert targets[1].tolist() == list(range(9))
+    torch._foreach_copy_(targets, [torch.ones(4, dtype=torch.int64), torch.ones(9)])  # a cast
+    assert targets[0].tolist() == [[1.0] * 4] * 5 and targets[0].dtype == torch.float32

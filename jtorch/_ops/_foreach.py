@@ -566,7 +566,14 @@ def _functions(name: str, op_name: str, form: str, inplace: bool):
     elif form == COPY:
 
         def impl(self, src, non_blocking=False):
-            return done(self, _copy(make, self, src))
+            tensors, elements = _copy(make, self, src)
+            if all(t.shape == s.shape and t.dtype == s.dtype for t, s in elements):
+                # nothing to cast or broadcast: `copy_` rebinds each target to its source's
+                # array, no program (as when a model's parameters are copied for an EMA)
+                for t, s in elements:
+                    t.copy_(s)
+                return self
+            return done(self, (tensors, elements))
 
     elif form == FILL_ZERO:
 
