@@ -411,3 +411,10 @@ def test_copying_same_shapes_and_dtypes_compiles_nothing():
     assert targets[1].tolist() == list(range(9))
     torch._foreach_copy_(targets, [torch.ones(4, dtype=torch.int64), torch.ones(9)])  # a cast
     assert targets[0].tolist() == [[1.0] * 4] * 5 and targets[0].dtype == torch.float32
+
+
+def test_a_broadcasting_error_in_place_writes_nothing():
+    xs = [torch.ones(3), torch.ones(2)]
+    with pytest.raises(RuntimeError, match="The size of tensor a \\(2\\) must match"):
+        torch._foreach_add_(xs, [torch.ones(3), torch.ones(3)])
+    assert xs[0].tolist() == [1.0] * 3 and xs[0]._version == 0

@@ -488,7 +488,10 @@ def _run(op, inplace: bool, targets: list, elements: list):
         outs = program(*flat)
     except (TypeError, ValueError):
         # A broadcasting or argument error: the single op's call of the failing element
-        # says it as PyTorch does.
+        # says it as PyTorch does (out of place first, so that nothing is written).
+        if inplace:
+            for args in elements:
+                _dispatch.call(op, args)
         return _one_by_one(op, elements, inplace, targets)
     except jax.errors.JaxRuntimeError as e:
         raise _errors.translate_runtime_error(e) from e
