@@ -71,3 +71,34 @@ def test_padded_and_exact_kernels_agree():
         for p, e, w in zip(padded, exact, want):
             np.testing.assert_allclose(p.numpy(), e.detach().numpy(), rtol=1e-6, atol=1e-6)
             np.testing.assert_allclose(e.detach().numpy(), w.detach().numpy(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("mask_kind", [None, "bool", "float"])
+def test_decode_attention_over_a_growing_cache_matches_pytorch(mask_kind):
+    """One query against a key-value cache one longer at each step (keys padded and masked)."""
+    rng = np.random.default_rng(1)
+    q, kv = rng.standard_normal((1, 2, 1, 8)), rng.standard_normal((1, 2, 30, 8))
+    masks = {
+        None: None,
+        "bool": rng.random((1, 1, 1, 30)) > 0.3,
+        "float": np.where(rng.random((1, 1, 1, 30)) > 0.3, 0.0, -np.inf) + rng.random((1, 30)),
+    }
+    m = masks[mask_kind]
+    for n in range(2, 30):
+        outs = []
+        for lib, ctx in ((torch, torch.no_grad), (jtorch, jtorch.no_grad)):
+            cache = lib.tensor(kv[:, :, :n], dtype=lib.float32)
+            mask = None if m is None else lib.tensor(m[..., :n])
+            if mask is not None and mask.is_floating_point():
+                mask = mask.to(lib.float32)
+            with ctx():
+                outs.append(
+                    lib.nn.functional.scaled_dot_product_attention(
+                        lib.tensor(q, dtype=lib.float32), cache, cache, mask
+                    )
+                )
+        want, got = outs
+        assert tuple(got.shape) == tuple(want.shape)
+        np.testing.assert_allclose(
+            got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6, err_msg=f"length {n}"
+        )

@@ -6,7 +6,9 @@ count it has not met, and XLA compiles each (30-150 ms on a CPU) for one use. An
 with `rows=Rows(...)` computes each row (each position along one dim) from that row alone,
 so a call can run on its inputs padded with zero rows to a bucket size (8, 12, 16, 24, 32,
 48, ...: under 50% waste) and slice the real rows out: one program per bucket, not per
-length. Zero rows keep every value finite (a zero row's layer_norm is its bias).
+length. Zero rows keep every value finite (a zero row's layer_norm is its bias). With a
+key-value cache, attention meets a key length one longer at each step: keys and values pad
+to their own bucket, the padded positions masked out (`AttentionRows`).
 
 What the numbers are: the bucket program's. XLA vectorises a program by its shapes, so a
 row computed in a padded program may differ in its last bits from the same row computed
@@ -26,24 +28,47 @@ import inspect
 
 import jax
 import numpy as np
+from jax._src.array import ArrayImpl as _ArrayImpl
 
 from .. import _programs
 
-__all__ = ["ELEMENTWISE", "Rows", "bucket", "run"]
+__all__ = ["ELEMENTWISE", "AttentionRows", "Plan", "Rows", "bucket", "run"]
 
-_ArrayImpl = type(jax.numpy.zeros(()))
 # Padded inputs bigger than this (elements) run at their own shape.
 _MAX = 1 << 16
 _SMALLEST = 8
 
 
 def bucket(n: int) -> int:
-    """The bucket of `n` rows: 8, then the next of 12, 16, 24, 32, 48, 64, ... (2^k, 1.5 * 2^k)."""
+    """The bucket of `n` rows: 8, then the next of 12, 16, 24, 32, 48, 64, ... (2^k, 1.5 * 2^k).
+
+    One row is its own bucket: a loop that decodes one token at a time (a key-value cache)
+    meets that shape at every step, and padding it would multiply its work by eight.
+    """
     if n <= _SMALLEST:
-        return _SMALLEST
+        return n if n <= 1 else _SMALLEST
     p = 1 << (n - 1).bit_length()  # the power of two at or above n
     three_quarters = p // 4 * 3
     return three_quarters if three_quarters >= n else p
+
+
+class Plan:
+    """How one call runs padded: `pads` are (slot, dim, rows, bucket, fill) -- the slot's
+    array padded along `dim` (from the end) from `rows` to `bucket` with `fill`; `sets` are
+    (slot, value): numpy values taking a slot's place (a mask of the padded positions); the
+    output's real rows are the first `out_rows` along `out_dim`."""
+
+    __slots__ = ("pads", "sets", "out_dim", "out_rows")
+
+    def __init__(self, pads: tuple, sets: tuple, out_dim: int, out_rows: int):
+        self.pads, self.sets, self.out_dim, self.out_rows = pads, sets, out_dim, out_rows
+
+    def elements(self, arrays) -> int:
+        """How many elements the padded inputs hold."""
+        total = 0
+        for i, _, n, b, _ in self.pads:
+            total += arrays[i].size // max(n, 1) * b
+        return total + sum(v.size for _, v in self.sets)
 
 
 class Rows:
@@ -54,52 +79,85 @@ class Rows:
       dim: the row dim, counted from the end (the output's is the same), or a function of
         the op's parameters (by name) giving it.
       when: a function of the op's parameters (by name) saying whether a call's rows are
-        independent (e.g. attention only when causal, so padded keys stay unseen).
+        independent (e.g. softmax only over the last dim).
     """
 
-    __slots__ = ("slots", "dim", "when", "_names", "_dim_params", "_when_params")
+    __slots__ = ("slots", "dim", "when", "_dim_params", "_when_params")
 
     def __init__(self, slots: tuple, dim=-2, when=None):
         self.slots = tuple(slots)
         self.dim = dim
         self.when = when
-        self._names = None
         self._dim_params = tuple(inspect.signature(dim).parameters) if callable(dim) else ()
         self._when_params = tuple(inspect.signature(when).parameters) if when else ()
+
+    def names(self) -> tuple:
+        """The op parameters the declaration reads."""
+        return self.slots + self._dim_params + self._when_params
 
     def bind(self, op) -> None:
         """Checks the declaration against `op`'s parameters (at import, as node rules are)."""
         names = [p.name for p in op.params]
-        for p in self.slots + self._dim_params + self._when_params:
+        for p in self.names():
             if p not in names:
                 raise TypeError(f"op {op.name}: rows= names {p!r}, not a parameter of it")
-        self._names = names
 
-    def plan(self, op, statics: tuple, arrays: tuple):
-        """(slot indices padded, axis from the end, rows, bucket) for a call, or None."""
-        values = {}
-        slot_names = [op.params[i].name for i in op.slot_pos]
-        values.update(zip(slot_names, arrays))
-        values.update(zip(op.static_names, statics))
+    def plan(self, values: dict, slot_names: list):
+        """The `Plan` of a call whose parameters are `values` (by name), or None."""
         if self.when is not None and not self.when(*[values[p] for p in self._when_params]):
             return None
         dim = self.dim(*[values[p] for p in self._dim_params]) if callable(self.dim) else self.dim
-        padded = tuple(slot_names.index(s) for s in self.slots)
+        pads = []
         n = None
-        elements = 0
-        for i in padded:
-            a = arrays[i]
+        for name in self.slots:
+            a = values[name]
             if type(a) is not _ArrayImpl or a.ndim < -dim:
                 return None
             if n is None:
                 n = a.shape[dim]
             elif a.shape[dim] != n:
                 return None
-            elements += a.size // max(n, 1)
-        b = bucket(n)
-        if b == n or n == 0 or elements * b > _MAX:
+            pads.append((slot_names.index(name), dim, n, bucket(n), 0))
+        if not n or bucket(n) == n:
             return None
-        return padded, dim, n, b
+        return Plan(tuple(pads), (), dim, n)
+
+
+class AttentionRows(Rows):
+    """Attention: each query row is its own (its output reads that query and every key), and
+    keys padded after the last one are masked out, so queries and keys pad to their own
+    buckets. Dropout draws by shape: calls with dropout run as they are."""
+
+    def __init__(self):
+        super().__init__(("query", "key", "value", "attn_mask", "dropout_p", "is_causal"))
+
+    def plan(self, values: dict, slot_names: list):
+        q, k, v, mask = values["query"], values["key"], values["value"], values["attn_mask"]
+        if values["dropout_p"] or any(type(a) is not _ArrayImpl or a.ndim < 2 for a in (q, k, v)):
+            return None
+        lq, lk = q.shape[-2], k.shape[-2]
+        if not lq or not lk or v.shape[-2] != lk:
+            return None
+        bq, bk = bucket(lq), bucket(lk)
+        # Without a mask, the bucket's program takes one saying which keys are real, also
+        # where none is padded (a length at a bucket's size then shares its program); a
+        # causal call's padded keys come after every real query's, unseen already.
+        unmasked = mask is None and not (values["is_causal"] and lq <= lk)
+        if bq == lq and bk == lk and not unmasked:
+            return None
+        index = slot_names.index
+        pads = [(index("query"), -2, lq, bq, 0)] if bq != lq else []
+        sets = [(index("attn_mask"), np.arange(bk) < lk)] if unmasked else []
+        if bk != lk:
+            pads += [(index("key"), -2, lk, bk, 0), (index("value"), -2, lk, bk, 0)]
+            if type(mask) is _ArrayImpl and mask.ndim and mask.shape[-1] == lk:
+                fill = False if mask.dtype == np.bool_ else -np.inf
+                pads.append((index("attn_mask"), -1, lk, bk, fill))
+            elif mask is not None:
+                return None
+        if mask is not None and mask.ndim >= 2 and mask.shape[-2] == lq and bq != lq:
+            pads.append((index("attn_mask"), -2, lq, bq, 0))  # (rows only a padded query reads)
+        return Plan(tuple(pads), tuple(sets), -2, lq)
 
 
 # An elementwise op: any dim is a row dim; a sequence's length is the second-to-last one.
@@ -126,41 +184,54 @@ def run(op, key, fn, statics: tuple, arrays: tuple, call_args: list, kernels, bu
             _PLANS.popitem(last=False)
     if plan is None:
         return None
-    padded, dim, n, b = plan
-    rows = (Ellipsis, slice(0, n)) + (slice(None),) * (-dim - 1)
-    first = arrays[padded[0]]
+    first = next(a for a in arrays if type(a) is _ArrayImpl)
     device = next(iter(first.devices()))
     committed = first.committed
     args = list(call_args)
     inputs = list(arrays)
     sig = list(key[-1])
-    for i in padded:
-        a = np.asarray(arrays[i])
+    padded = {}
+    for i, dim, n, b, fill in plan.pads:
+        a = padded.get(i)
+        a = np.asarray(arrays[i]) if a is None else a
         shape = list(a.shape)
         shape[dim] = b
-        z = np.zeros(shape, a.dtype)
-        z[rows] = a
-        args[i] = inputs[i] = _programs.to_device(z, device, committed)
+        z = np.full(shape, fill, a.dtype)
+        z[_first(dim, n)] = a
+        padded[i] = z
+    for i, value in plan.sets:
+        padded[i] = value
+    for i, value in padded.items():
+        args[i] = inputs[i] = _programs.to_device(value, device, committed)
         sig[i] = args[i].aval
     bkey = key[:-1] + (tuple(sig),)
     fn = kernels.get(bkey)
     if fn is None:
         fn = kernels.put(bkey, build(tuple(inputs)))
     out = np.asarray(fn(*args))
-    return _programs.to_device(np.array(out[rows], order="C"), device, committed)
+    real = out[_first(plan.out_dim, plan.out_rows)]
+    return _programs.to_device(np.array(real, order="C"), device, committed)
+
+
+def _first(dim: int, n: int) -> tuple:
+    """The index of the first `n` positions along `dim` (counted from the end)."""
+    return (Ellipsis, slice(0, n)) + (slice(None),) * (-dim - 1)
 
 
 def _plan(op, fn, statics, arrays, call_args):
     for a in arrays:
         if type(a) is _ArrayImpl and next(iter(a.devices())).platform != "cpu":
             return None
-    plan = op.rows.plan(op, statics, arrays)
-    if plan is None:
+    slot_names = [op.params[i].name for i in op.slot_pos]
+    values = dict(zip(slot_names, arrays))
+    values.update(zip(op.static_names, statics))
+    plan = op.rows.plan(values, slot_names)
+    if plan is None or plan.elements(arrays) > _MAX:
         return None
     # Traced (not compiled) at the call's own shapes: its errors name them, and its result
     # must have the rows where the declaration says.
     out = jax.eval_shape(fn, *call_args)
-    dim, n = plan[1], plan[2]
+    dim, n = plan.out_dim, plan.out_rows
     if not isinstance(out, jax.ShapeDtypeStruct) or len(out.shape) < -dim or out.shape[dim] != n:
         return None
     return plan

@@ -18,7 +18,7 @@ import jax.numpy as jnp
 from ... import _random
 from .._kernel_helpers import accumulate, need_float, private_op
 from .._registry import NONE, TI, S, T, broadcast_error, composite, kernel
-from .._rows import Rows
+from .._rows import AttentionRows
 
 _HIGHEST = jax.lax.Precision.HIGHEST  # PyTorch does not use TF32 for these matmuls
 
@@ -153,11 +153,21 @@ def _sdpa_kernel(
             logits = logits + accumulate(attn_mask)
     if allowed is not None:
         logits = jnp.where(allowed, logits, -jnp.inf)
-    weights = _safe_softmax(logits)
+    # With no mask, or the causal one alone, every query sees a key (key 0): no row is all
+    # -inf, and the plain softmax (fewer operations: a third of this kernel's compile time,
+    # half of its VJP's) gives the same values.
+    plain = attn_mask is None and s > 0
+    weights = _softmax(logits) if plain else _safe_softmax(logits)
     if dropout_p > 0:
         weights = _drop(weights, rng, dropout_p)
     out = jnp.matmul(weights, v, precision=_HIGHEST)
     return out.astype(query.dtype)
+
+
+def _softmax(logits):
+    """Softmax over the last dim of rows that have a finite entry."""
+    e = jnp.exp(logits - jax.lax.stop_gradient(jnp.max(logits, axis=-1, keepdims=True)))
+    return e / jnp.sum(e, axis=-1, keepdims=True)
 
 
 def _safe_softmax(logits):
@@ -174,13 +184,7 @@ def _drop(weights, rng, p):
     return jnp.where(keep, weights / (1 - p), 0).astype(weights.dtype)
 
 
-# Causal attention without a mask or dropout reads, for a query, the keys at or before it:
-# zero rows padded after the last position change no real row.
-_CAUSAL_ROWS = Rows(
-    ("query", "key", "value"),
-    when=lambda attn_mask, dropout_p, is_causal: is_causal and attn_mask is None and not dropout_p,
-)
-_sdpa_call, _ = private_op(_sdpa_kernel, promote=NONE, rows=_CAUSAL_ROWS)
+_sdpa_call, _ = private_op(_sdpa_kernel, promote=NONE, rows=AttentionRows())
 
 
 @composite(name="nn.functional.scaled_dot_product_attention", method=False)
