@@ -1,6 +1,7 @@
 """The op families. Importing this package declares every op and installs Tensor methods."""
 
 from . import (  # noqa: F401  # noqa: F401  # noqa: F401  # noqa: F401  # noqa: F401
+    _foreach,  # noqa: F401  (torch._foreach_*)
     _registry,
     conversion,
     creation,

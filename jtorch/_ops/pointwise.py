@@ -404,8 +404,9 @@ def addcdiv(input: T, tensor1: T, tensor2: T, *, value: S = 1):
             "Integer division with addcdiv is no longer supported, and in a future  release "
             "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
             "behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2))."
-            "to(input.dtype) using PyTorch 1.7 and later, or as (input + value * tensor1 / "
-            "tensor2) with earlier versions."
+            "to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for "
+            "float inputs. The future addcdiv behavior is just the latter implementation: "
+            "(input + value * tensor1 / tensor2), for all dtypes."
         )
     dt = result_dtype(input, tensor1, tensor2)
     return run_in_opmath(_addcdiv)(*(jnp.asarray(x, dt) for x in (input, tensor1, tensor2)), value)

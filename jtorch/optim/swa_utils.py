@@ -7,15 +7,15 @@ import math
 import warnings
 from copy import deepcopy
 
-import jax
-import jax.numpy as jnp
-
 import jtorch
 
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..nn.modules.module import Module
-from .adam import lerp
+from ..utils._foreach_utils import (
+    _get_foreach_kernels_supported_devices,
+    _group_tensors_by_device_and_dtype,
+)
 from .lr_scheduler import LRScheduler, _format_param
 
 __all__ = [
@@ -29,20 +29,6 @@ __all__ = [
 ]
 
 
-@jax.jit
-def _lerp_all(starts, ends, weight):
-    return [lerp(s, e, weight.astype(s.dtype)) for s, e in zip(starts, ends)]
-
-
-def _foreach_lerp_(targets: list, ends: list, weight) -> None:
-    """`torch._foreach_lerp_` for floating tensors: one compiled call, written in place."""
-    w = weight._array if isinstance(weight, Tensor) else jnp.asarray(weight)
-    out = _lerp_all([t._array for t in targets], [e._array for e in ends], w)
-    with grad_mode.no_grad():
-        for t, arr in zip(targets, out):
-            t._write(arr)
-
-
 def get_ema_multi_avg_fn(decay=0.999):
     """Matches `torch.optim.swa_utils.get_ema_multi_avg_fn`: ema = lerp(ema, p, 1 - decay)."""
     if decay < 0.0 or decay > 1.0:
@@ -53,7 +39,7 @@ def get_ema_multi_avg_fn(decay=0.999):
     def ema_update(ema_param_list, current_param_list, _):
         with grad_mode.no_grad():
             if ema_param_list[0].is_floating_point() or ema_param_list[0].is_complex():
-                _foreach_lerp_(ema_param_list, current_param_list, 1 - decay)
+                jtorch._foreach_lerp_(ema_param_list, current_param_list, 1 - decay)
             else:
                 for p_ema, p_model in zip(ema_param_list, current_param_list):
                     p_ema.copy_(p_ema * decay + p_model * (1 - decay))
@@ -67,14 +53,18 @@ def get_swa_multi_avg_fn():
     def swa_update(averaged_param_list, current_param_list, num_averaged):
         with grad_mode.no_grad():
             if averaged_param_list[0].is_floating_point() or averaged_param_list[0].is_complex():
-                _foreach_lerp_(averaged_param_list, current_param_list, 1 / (num_averaged + 1))
+                jtorch._foreach_lerp_(
+                    averaged_param_list, current_param_list, 1 / (num_averaged + 1)
+                )
             else:
-                for p_avg, p_model in zip(averaged_param_list, current_param_list):
-                    diff = p_model - p_avg
-                    if isinstance(num_averaged, Tensor):
+                diffs = jtorch._foreach_sub(current_param_list, averaged_param_list)
+                if isinstance(num_averaged, Tensor):
+                    # (PyTorch passes `[num_averaged + 1] * n` to `_foreach_addcdiv_`, whose
+                    # parser refuses tensors as scalars: this is the division it means)
+                    for p_avg, diff in zip(averaged_param_list, diffs):
                         p_avg.copy_(p_avg + diff / (num_averaged + 1))
-                    else:
-                        p_avg.add_(diff, alpha=1.0 / (num_averaged + 1))
+                else:
+                    jtorch._foreach_add_(averaged_param_list, diffs, alpha=1.0 / (num_averaged + 1))
 
     return swa_update
 
@@ -101,15 +91,6 @@ def get_swa_avg_fn():
             return averaged_param + (current_param - averaged_param) / (num_averaged + 1)
 
     return swa_update
-
-
-def _group_by_device_and_dtype(avg: list, model: list) -> dict:
-    groups: dict = {}
-    for a, m in zip(avg, model):
-        groups.setdefault((a.device, a.dtype), ([], []))
-        groups[(a.device, a.dtype)][0].append(a)
-        groups[(a.device, a.dtype)][1].append(m)
-    return groups
 
 
 class AveragedModel(Module):
@@ -157,13 +138,19 @@ class AveragedModel(Module):
                 p_averaged.detach().copy_(p_model_)
         if self.n_averaged > 0:
             if self.multi_avg_fn is not None or self.avg_fn is None:
-                groups = _group_by_device_and_dtype(averaged, current)
-                for (device, _), (avg_list, model_list) in groups.items():
+                groups = _group_tensors_by_device_and_dtype([averaged, current])
+                for (device, _), ([avg_list, model_list], _) in groups.items():
                     n = self.n_averaged.to(device)
                     if self.multi_avg_fn is not None:
                         self.multi_avg_fn(avg_list, model_list, n)
+                    elif device.type in _get_foreach_kernels_supported_devices():
+                        get_swa_multi_avg_fn()(avg_list, model_list, n)
                     elif avg_list[0].is_floating_point() or avg_list[0].is_complex():
-                        _swa_mean_(avg_list, model_list, n)
+                        # PyTorch's per-tensor `get_swa_avg_fn` formula on the CPU,
+                        # a + (m - a) / (n + 1), as foreach ops: one program per step
+                        diffs = jtorch._foreach_sub(model_list, avg_list)
+                        jtorch._foreach_div_(diffs, n + 1)
+                        jtorch._foreach_add_(avg_list, diffs)
                     else:
                         fn = get_swa_avg_fn()
                         for p_avg, p_model in zip(avg_list, model_list):
@@ -177,17 +164,6 @@ class AveragedModel(Module):
             for b_swa, b_model in zip(self.module.buffers(), model.buffers()):
                 b_swa.detach().copy_(b_model.detach().to(b_swa.device))
         self.n_averaged += 1
-
-
-@jax.jit
-def _swa_mean(avgs, currents, n):
-    return [a + (c - a) / (n + 1).astype(a.dtype) for a, c in zip(avgs, currents)]
-
-
-def _swa_mean_(avgs: list, currents: list, n: Tensor) -> None:
-    out = _swa_mean([a._array for a in avgs], [c._array for c in currents], n._array)
-    for a, arr in zip(avgs, out):
-        a._write(arr)
 
 
 def update_bn(loader, model: Module, device=None) -> None:

@@ -6,7 +6,7 @@ import math
 
 import jax.numpy as jnp
 
-from ..._dtype import c10_name
+from ..._dtype import c10_name, from_np, promote_types
 from ..._tensor import wrap_dim
 from .. import _derivatives
 from .._registry import T, composite
@@ -25,11 +25,17 @@ def _norm_dtype(x, dtype, name):
     dt = dtype.np
     if not (jnp.issubdtype(dt, jnp.floating) or jnp.issubdtype(dt, jnp.complexfloating)):
         raise RuntimeError(
-            f"{name}: dtype should be floating point or complex. Got {c10_name(jnp.zeros((), dt))}"
+            f"{name}: dtype should be floating point or complex, but got {c10_name(dtype)}"
         )
-    if jnp.issubdtype(x.dtype, jnp.complexfloating) and not jnp.issubdtype(dt, jnp.complexfloating):
+    kind = "complex" if jnp.issubdtype(x.dtype, jnp.complexfloating) else "real"
+    if kind != ("complex" if jnp.issubdtype(dt, jnp.complexfloating) else "real"):
         raise RuntimeError(
-            f"{name}: dtype should be complex for complex input. Got {c10_name(jnp.zeros((), dt))}"
+            f"{name}: dtype should be {kind} for {kind} inputs, but got {c10_name(dtype)}"
+        )
+    if promote_types(from_np(x.dtype), dtype) != dtype:
+        raise RuntimeError(
+            f"{name}: the dtype of the input ({c10_name(x)}) should be convertible without "
+            f"narrowing to the specified dtype ({c10_name(dtype)})"
         )
     return x.astype(dt)
 
@@ -42,8 +48,9 @@ def _vector_norm(x, ord, dims, keepdim):
                 f"tensor because the operation does not have an identity"
             )
     if ord < 0 and ord != -math.inf and x.size == 0:
+        # (c10 prints the order as a double: -1.0 is "-1", as %g writes it)
         raise RuntimeError(
-            f"linalg.vector_norm cannot compute the {ord} norm on an empty "
+            f"linalg.vector_norm cannot compute the {ord:g} norm on an empty "
             f"tensor because the operation does not have an identity"
         )
 

@@ -1,9 +1,9 @@
 """Gradient clipping: `clip_grad_norm_`, `clip_grad_value_`, `get_total_norm`,
 `clip_grads_with_norm_`.
 
-PyTorch groups gradients by device and dtype to use its `_foreach_*` kernels; jtorch
-computes the same per-tensor norms and products directly (the `foreach` flag is accepted
-and has no other effect).
+As PyTorch, gradients are grouped by device and dtype and each group goes through the
+`_foreach_*` ops (one compiled program per group, whatever the number of shapes), or one
+tensor at a time with `foreach=False` or where the device has no foreach ops.
 """
 
 from __future__ import annotations
@@ -13,9 +13,23 @@ import types
 import warnings
 from typing import Iterable, Union
 
-from ... import clamp, linalg, stack, tensor
+from ... import (
+    _foreach_clamp_max_,
+    _foreach_clamp_min_,
+    _foreach_mul_,
+    _foreach_norm,
+    clamp,
+    linalg,
+    stack,
+    tensor,
+)
 from ..._tensor import Tensor
 from ...autograd import grad_mode
+from ...utils._foreach_utils import (
+    _device_has_foreach_support,
+    _group_tensors_by_device_and_dtype,
+    _has_foreach_support,
+)
 
 __all__ = [
     "clip_grad_norm",
@@ -26,6 +40,20 @@ __all__ = [
 ]
 
 _tensor_or_tensors = Union[Tensor, Iterable[Tensor]]
+
+
+def _use_foreach(foreach: bool | None, tensors: list, device) -> bool:
+    """PyTorch's choice: foreach by default where supported; `foreach=True` where it is not
+    raises."""
+    if (foreach is None and _has_foreach_support(tensors, device)) or (
+        foreach and _device_has_foreach_support(device)
+    ):
+        return True
+    if foreach:
+        raise RuntimeError(
+            f"foreach=True was passed, but can't use the foreach API on {device.type} tensors"
+        )
+    return False
 
 
 def _no_grad(fn):
@@ -50,7 +78,12 @@ def get_total_norm(
     if len(tensors) == 0:
         return tensor(0.0)
     first_device = tensors[0].device
-    norms = [linalg.vector_norm(t, norm_type) for t in tensors]
+    norms = []
+    for (device, _), ([group], _) in _group_tensors_by_device_and_dtype([tensors]).items():
+        if _use_foreach(foreach, group, device):
+            norms.extend(_foreach_norm(group, norm_type))
+        else:
+            norms.extend(linalg.vector_norm(t, norm_type) for t in group)
     total_norm = linalg.vector_norm(stack([n.to(first_device) for n in norms]), norm_type)
     if error_if_nonfinite and bool(total_norm.isnan() | total_norm.isinf()):
         raise RuntimeError(
@@ -76,8 +109,13 @@ def clip_grads_with_norm_(
         return
     # Always multiplying (also by 1) avoids a data-dependent branch, as in PyTorch.
     clip_coef_clamped = clamp(max_norm / (total_norm + 1e-6), max=1.0)
-    for g in grads:
-        g.mul_(clip_coef_clamped.to(g.device))
+    for (device, _), ([group], _) in _group_tensors_by_device_and_dtype([grads]).items():
+        if _use_foreach(foreach, group, device):
+            _foreach_mul_(group, clip_coef_clamped.to(device))
+        else:
+            coef = clip_coef_clamped.to(device)
+            for g in group:
+                g.mul_(coef)
 
 
 @_no_grad
@@ -129,6 +167,11 @@ def clip_grad_value_(
     if isinstance(parameters, Tensor):
         parameters = [parameters]
     clip_value = float(clip_value)
-    for p in parameters:
-        if p.grad is not None:
-            p.grad.clamp_(min=-clip_value, max=clip_value)
+    grads = [p.grad for p in parameters if p.grad is not None]
+    for (device, _), ([group], _) in _group_tensors_by_device_and_dtype([grads]).items():
+        if _use_foreach(foreach, group, device):
+            _foreach_clamp_min_(group, -clip_value)
+            _foreach_clamp_max_(group, clip_value)
+        else:
+            for g in group:
+                g.clamp_(min=-clip_value, max=clip_value)
