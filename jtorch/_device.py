@@ -253,10 +253,12 @@ def from_host(data, dtype=None):
     jax may alias an aligned numpy buffer instead of copying it (on CPU, `jnp.asarray` with a
     dtype does), and a caller that goes on writing into its buffer (a reused numpy array, a
     PyTorch tensor's `.numpy()`) would then change an immutable jax array under jtorch. A
-    copy made here is never seen by anyone else, so aliasing it is safe.
+    copy made here is never seen by anyone else, so aliasing it is safe. The array is
+    committed to its device, as other tensors' are (`commit`): `from_numpy` data and a
+    DataLoader's batches would otherwise compile each kernel they reach a second time.
     """
     copy = np.array(data, dtype=dtype, copy=True)
-    return jnp.asarray(copy, dtype=copy.dtype)
+    return commit(jnp.asarray(copy, dtype=copy.dtype))
 
 
 @functools.lru_cache(maxsize=None)

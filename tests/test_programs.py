@@ -432,3 +432,11 @@ def test_a_job_that_fails_ahead_leaves_its_error_to_the_call():
     with _programs.ahead([fails, lambda: ran.append(1)]):
         pass
     assert ran == [1] or _programs._cpus() == 1
+
+
+def test_data_from_numpy_and_a_loader_compiles_kernels_once():
+    x = np.random.default_rng(0).standard_normal((3, 5)).astype(np.float32)
+    batch = next(iter(torch.utils.data.DataLoader([x[i] * 0 + i for i in range(3)], batch_size=3)))
+    for t in (torch.from_numpy(x), batch):
+        torch.ones(3, 5).mul(1.5).exp()  # a committed input's program
+        assert made(lambda: t.mul(1.5).exp()) == 0

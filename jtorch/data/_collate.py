@@ -53,8 +53,10 @@ default_collate_err_msg_format = (
 
 
 def _tensor_from_numpy(arr: np.ndarray) -> Tensor:
-    """A batch built by collation (a fresh array nobody else holds) as a tensor."""
-    return wrap(jnp.asarray(arr))
+    """A batch built by collation (a fresh array nobody else holds) as a tensor, committed to
+    its device as other tensors are (an uncommitted batch compiles each kernel it reaches a
+    second time: `_device.commit`)."""
+    return wrap(_device.commit(jnp.asarray(arr)))
 
 
 class HostTensor:
