@@ -194,13 +194,17 @@ def test_errors_name_the_calls_own_shapes():
             F.layer_norm(torch.ones(1, 5, 3), (4,))
 
 
-def test_big_inputs_run_at_their_own_shape():
-    x = torch.tensor(_rng(1, 70, 1024))  # 70 rows pad to 96: 96K elements, past the bound
-    w = torch.tensor(_rng(4, 1024))
-    with torch.no_grad():
-        F.linear(x, w)
-    key = next(k for k in reversed(_rows._PLANS) if k[0].name == "linear")
-    assert _rows._PLANS[key] is None
+def test_big_calls_run_at_their_own_shape():
+    def plan_of(x, w):
+        with torch.no_grad():
+            F.linear(torch.tensor(x), torch.tensor(w))
+        return _rows._PLANS[next(k for k in reversed(_rows._PLANS) if k[0].name == "linear")]
+
+    # 70 rows pad to 96: an input of 96 x 12000 elements, past the bound
+    assert plan_of(_rng(1, 70, 12000), _rng(4, 12000)) is None
+    # a small input, but an output of 96 x 12000 elements
+    assert plan_of(_rng(1, 70, 4), _rng(12000, 4)) is None
+    assert plan_of(_rng(1, 70, 4), _rng(64, 4)) is not None
 
 
 def test_a_declaration_names_only_the_ops_parameters():
