@@ -2,7 +2,7 @@
 
     python bench/shapes.py [--n 24] [--columns eager,compile,torch,jax] [--cpu 1]
     python bench/shapes.py --flat 2000 [--tiny]   # jtorch eager over 2000 new lengths: memory
-    python bench/shapes.py --examples         # examples/*.py: PyTorch, jtorch 1st and 2nd run
+    python bench/shapes.py --examples         # examples/*.py: PyTorch, jtorch 1st/2nd run, JAX
     python bench/shapes.py --generate         # programs per new length of gpt_sdpa's generate
 
 A training step (Embedding, Linear-GELU-Linear, LayerNorm, head, cross-entropy,
@@ -27,7 +27,10 @@ sizes (after the first two, which compile what the others may reuse):
 `--examples` times each script in `examples/` under PyTorch and under
 `python -m jtorch`, twice, with a fresh persistent cache (the second run reads
 what the first compiled): wall time, and CPU time (user + system, steadier when
-other processes share the machine).
+other processes share the machine). Where `bench/examples_jax/` holds the same
+program written directly in JAX (its twin), it times the twin's first run too
+(jax's persistent cache off): what any XLA-based approach pays on this machine,
+and jtorch's first run over it (`1st/JAX`).
 
 `--generate` runs `examples/gpt_sdpa.py` under jtorch (persistent cache off), then
 counts the XLA programs its `generate` makes per new sequence length, past the lengths
@@ -328,28 +331,40 @@ def _flat(n: int, every: int, tiny: bool = False) -> None:
             t0 = time.perf_counter()
 
 
+def _timed(cmd: list, cwd: str, env: dict, pin: list) -> tuple:
+    """(wall seconds, CPU seconds) of one run, NaN if it failed: on a loaded machine the CPU
+    time (user + system, all threads) is the steadier measure."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    p = subprocess.run(pin + cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    t1 = time.perf_counter()
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    return (t1 - t0, cpu) if p.returncode == 0 else (float("nan"), float("nan"))
+
+
+def _jax_env() -> dict:
+    """The environment of a JAX twin's first run: jax's persistent cache off."""
+    env = dict(os.environ, JAX_ENABLE_COMPILATION_CACHE="false")
+    env.pop("JAX_COMPILATION_CACHE_DIR", None)
+    return env
+
+
 def _examples(cpu) -> None:
     import tempfile
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     folder = os.path.join(root, "examples")
+    twins = os.path.join(root, "bench", "examples_jax")
     pin = ["taskset", "-c", str(cpu)] if cpu is not None and shutil.which("taskset") else []
 
-    def wall(cmd, env):
-        """(wall seconds, CPU seconds) of one run: on a loaded machine the CPU time (user +
-        system, all threads) is the steadier measure."""
-        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t0 = time.perf_counter()
-        p = subprocess.run(pin + cmd, cwd=folder, env=env, capture_output=True, text=True)
-        t1 = time.perf_counter()
-        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
-        return (t1 - t0, cpu) if p.returncode == 0 else (float("nan"), float("nan"))
+    def twin_col(v: float, width: int, spec: str = ".1f") -> str:
+        return f"{v:{width}{spec}}" if v == v else f"{'-':>{width}}"  # NaN: no twin
 
     print(
-        f"{'example':22} {'PyTorch s':>10} {'1st run s':>10} {'2nd run s':>10} "
-        f"{'1st/PT':>7} {'2nd/1st':>8}   CPU s: {'PyTorch':>8} {'1st':>6} {'2nd':>6} "
-        f"{'1st/PT':>7} {'2nd/1st':>8}"
+        f"{'example':22} {'PyTorch s':>10} {'1st run s':>10} {'2nd run s':>10} {'JAX s':>6} "
+        f"{'1st/PT':>7} {'2nd/1st':>8} {'1st/JAX':>7}   CPU s: {'PyTorch':>8} {'1st':>6} "
+        f"{'2nd':>6} {'JAX':>6} {'1st/PT':>7} {'2nd/1st':>8} {'1st/JAX':>7}"
     )
     for name in sorted(f for f in os.listdir(folder) if f.endswith(".py")):
         with tempfile.TemporaryDirectory() as cache:
@@ -362,14 +377,21 @@ def _examples(cpu) -> None:
                 ),
             )
             env.pop("JAX_COMPILATION_CACHE_DIR", None)
-            pt = wall([sys.executable, name], dict(os.environ))
-            first = wall([sys.executable, "-m", "jtorch", name], env)
-            second = wall([sys.executable, "-m", "jtorch", name], env)
+            pt = _timed([sys.executable, name], folder, dict(os.environ), pin)
+            first = _timed([sys.executable, "-m", "jtorch", name], folder, env, pin)
+            second = _timed([sys.executable, "-m", "jtorch", name], folder, env, pin)
+        # the same program written in JAX (bench/examples_jax/), where there is one
+        twin = (float("nan"), float("nan"))
+        if os.path.exists(os.path.join(twins, name)):
+            twin = _timed([sys.executable, name], twins, _jax_env(), pin)
         (pt, pt_cpu), (first, first_cpu), (second, second_cpu) = pt, first, second
+        jx, jx_cpu = twin
         print(
-            f"{name:22} {pt:10.1f} {first:10.1f} {second:10.1f} {first / pt:7.2f} "
-            f"{second / first:8.2f}          {pt_cpu:8.1f} {first_cpu:6.1f} {second_cpu:6.1f} "
-            f"{first_cpu / pt_cpu:7.2f} {second_cpu / first_cpu:8.2f}",
+            f"{name:22} {pt:10.1f} {first:10.1f} {second:10.1f} {twin_col(jx, 6)} "
+            f"{first / pt:7.2f} {second / first:8.2f} {twin_col(first / jx, 7, '.2f')}"
+            f"          {pt_cpu:8.1f} {first_cpu:6.1f} {second_cpu:6.1f} {twin_col(jx_cpu, 6)} "
+            f"{first_cpu / pt_cpu:7.2f} {second_cpu / first_cpu:8.2f} "
+            f"{twin_col(first_cpu / jx_cpu, 7, '.2f')}",
             flush=True,
         )
 
@@ -458,7 +480,7 @@ def main() -> None:
     ap.add_argument(
         "--examples",
         action="store_true",
-        help="time examples/*.py: PyTorch, jtorch's first and second run",
+        help="time examples/*.py: PyTorch, jtorch's first and second run, the JAX twin's",
     )
     ap.add_argument(
         "--generate",
