@@ -28,13 +28,13 @@ def made(fn) -> int:
 
 
 def test_buckets_are_powers_of_two_and_their_three_quarters():
-    assert [_rows.bucket(n) for n in (1, 2, 7, 8)] == [1, 8, 8, 8]  # (one row: a decode step)
-    assert [_rows.bucket(n) for n in (9, 12, 13, 16, 17, 24, 25, 32, 33, 48, 49)] == [
-        12, 12, 16, 16, 24, 24, 32, 32, 48, 48, 64,
+    assert [_rows.bucket(n) for n in (1, 2, 9, 16)] == [1, 16, 16, 16]  # (one row: a decode step)
+    assert [_rows.bucket(n) for n in (17, 24, 25, 32, 33, 48, 49, 64, 65)] == [
+        24, 24, 32, 32, 48, 48, 64, 64, 96,
     ]  # fmt: skip
     for n in range(1, 5000):
         b = _rows.bucket(n)
-        assert n <= b < 2 * max(n, 6)  # at most half of a bucket is padding (from 8 on)
+        assert n <= b < 2 * max(n, 9)  # past 16 rows, at most half of a bucket is padding
         assert _rows.bucket(b) == b
 
 
@@ -75,11 +75,11 @@ def _numpy_reference(n, causal=True):
 
 
 def test_a_growing_length_compiles_once_per_bucket():
-    _generate_like([9])  # (the kernels of other ops in the loop, and bucket 12's)
-    # lengths 10..12 share bucket 12 and 13..16 bucket 16: linear, layer_norm, gelu and
-    # attention compile for 16 alone
-    assert made(lambda: _generate_like(range(10, 17))) <= 4
-    assert made(lambda: _generate_like(range(10, 17))) == 0
+    _generate_like([2])  # (the kernels of other ops in the loop, and bucket 16's)
+    assert made(lambda: _generate_like(range(3, 17))) == 0  # lengths 2..16: bucket 16
+    # 17..24 share bucket 24: linear, layer_norm, gelu and attention compile for it alone
+    assert made(lambda: _generate_like(range(17, 25))) <= 4
+    assert made(lambda: _generate_like(range(17, 25))) == 0
 
 
 def test_padded_rows_give_the_rows_values():
@@ -111,7 +111,7 @@ def test_row_wise_and_elementwise_ops_share_their_buckets():
         torch.exp,
     ]
     with torch.no_grad():
-        [f(x[:, :9]) for f in ops]  # bucket 12's programs
+        [f(x[:, :9]) for f in ops]  # bucket 16's programs
         outs = {}
         assert made(lambda: outs.update({n: [f(x[:, :n]) for f in ops] for n in (10, 11, 12)})) == 0
     for n, (sm, lsm, rms, silu, relu, tanh, exp) in outs.items():
@@ -138,7 +138,7 @@ def test_softmax_over_another_dim_runs_at_its_own_shape():
 
 def test_attention_that_sees_later_keys_masks_the_padded_ones():
     _generate_like([10], causal=False)
-    assert made(lambda: _generate_like([11], causal=False)) == 0  # bucket 12's, with a mask
+    assert made(lambda: _generate_like([11], causal=False)) == 0  # bucket 16's, with a mask
     for n, (_, _, a) in zip((11, 13), _generate_like((11, 13), causal=False)):
         np.testing.assert_allclose(
             a.numpy(), _numpy_reference(n, causal=False)[2], rtol=1e-4, atol=1e-4

@@ -4,8 +4,8 @@ A `generate` loop without a key-value cache calls its model on a sequence one to
 at each step, so every linear, layer_norm, gelu and causal attention kernel meets a row
 count it has not met, and XLA compiles each (30-150 ms on a CPU) for one use. An op declared
 with `rows=Rows(...)` computes each row (each position along one dim) from that row alone,
-so a call can run on its inputs padded with zero rows to a bucket size (8, 12, 16, 24, 32,
-48, ...: under 50% waste) and slice the real rows out: one program per bucket, not per
+so a call can run on its inputs padded with zero rows to a bucket size (16, 24, 32, 48,
+64, ...: under 50% waste past 16 rows) and slice the real rows out: one program per bucket, not per
 length. Zero rows keep every value finite (a zero row's layer_norm is its bias). With a
 key-value cache, attention meets a key length one longer at each step: keys and values pad
 to their own bucket, the padded positions masked out (`AttentionRows`).
@@ -40,14 +40,16 @@ __all__ = ["ELEMENTWISE", "AttentionRows", "Plan", "Rows", "bucket", "run"]
 # step's attention (12 heads of 64, one query): 0.17 -> 0.75 ms a call at 500 keys (768K
 # elements), against ~0.3 s to compile each new length; 0.38 -> 5.9 ms at 1300 keys.
 _MAX = 1 << 20
-_SMALLEST = 8
+# Up to this many rows, one bucket: a few padded rows cost microseconds (within the bound,
+# `_MAX`), each further bucket a compile (30-150 ms), and a prompt's first lengths are short.
+_SMALLEST = 16
 
 
 def bucket(n: int) -> int:
-    """The bucket of `n` rows: 8, then the next of 12, 16, 24, 32, 48, 64, ... (2^k, 1.5 * 2^k).
+    """The bucket of `n` rows: 16, then the next of 24, 32, 48, 64, 96, ... (2^k, 1.5 * 2^k).
 
     One row is its own bucket: a loop that decodes one token at a time (a key-value cache)
-    meets that shape at every step, and padding it would multiply its work by eight.
+    meets that shape at every step, and padding it would multiply its work sixteenfold.
     """
     if n <= _SMALLEST:
         return n if n <= 1 else _SMALLEST
