@@ -135,7 +135,10 @@ class AttentionRows(Rows):
     buckets. Dropout draws by shape: calls with dropout run as they are."""
 
     def __init__(self):
-        super().__init__(("query", "key", "value", "attn_mask", "dropout_p", "is_causal"))
+        super().__init__(("query", "key", "value", "attn_mask"))
+
+    def names(self) -> tuple:
+        return self.slots + ("dropout_p", "is_causal")
 
     def plan(self, values: dict, slot_names: list):
         q, k, v, mask = values["query"], values["key"], values["value"], values["attn_mask"]
