@@ -418,3 +418,15 @@ def test_a_broadcasting_error_in_place_writes_nothing():
     with pytest.raises(RuntimeError, match="The size of tensor a \\(2\\) must match"):
         torch._foreach_add_(xs, [torch.ones(3), torch.ones(3)])
     assert xs[0].tolist() == [1.0] * 3 and xs[0]._version == 0
+
+
+def test_plain_lists_compile_one_program_after_a_subclass_turned_the_checks_on():
+    class Logged(torch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    torch.ones(2).as_subclass(Logged)  # (turns torch-function checks on in this process)
+    xs = [torch.ones(3, 5), torch.ones(7), torch.ones(2, 2, 2)]
+    assert made(lambda: torch._foreach_mul_(xs, 0.5)) == 1
+    assert [x.sum().item() for x in xs] == [7.5, 3.5, 4.0]

@@ -382,9 +382,12 @@ def _element_by_element(inplace: bool, targets: list, elements: list, op) -> boo
         or _dispatch.forward_ad is not None
         or _dispatch.autocast_hook is not None
         or _dispatch.profile_hook is not None
-        or _tf.active
         or not op.jit
     ):
+        return True
+    # (checks are on for good once any subclass overriding `__torch_function__` was made:
+    # what counts is whether a mode is on or this call's tensors override it)
+    if _tf.active and _tf.wants(tuple(v for args in elements for v in op.take_slots(args))):
         return True
     grad = _dispatch.grad_enabled is not None and _dispatch.grad_enabled()
     if grad and any(
