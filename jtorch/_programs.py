@@ -267,8 +267,8 @@ def ahead(jobs: list):
     global _ahead_pool
     _held[0] += 1
     try:
-        n = _cpus()
-        if n > 1 and len(jobs) > 1:
+        n = _cpus() if len(jobs) > 1 else 1  # (a later call of a graph or step has none)
+        if n > 1:
             if _ahead_pool is None:
                 _ahead_pool = concurrent.futures.ThreadPoolExecutor(n, "jtorch-ahead")
             for f in [_ahead_pool.submit(job) for job in jobs]:

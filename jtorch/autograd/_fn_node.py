@@ -97,14 +97,24 @@ def ahead_jobs(nodes) -> list:
 
 
 def _compile_backward(b, fn, args) -> None:
-    out = jax.eval_shape(fn, *args)
     placed = [a for a in jax.tree_util.tree_leaves(args) if isinstance(a, jax.Array)]
-    if not isinstance(out, jax.ShapeDtypeStruct) or not placed:
+    if not placed:
         return
-    if not jnp.issubdtype(out.dtype, jnp.inexact):
-        return
-    ct = jax.ShapeDtypeStruct(out.shape, out.dtype, sharding=placed[0].sharding)
-    b.lower(args, (ct,)).compile()
+    cts = _cotangents(fn, args, placed[0].sharding)
+    if len(cts) == 1 and cts[0] is not None:
+        b.lower(args, cts).compile()
+
+
+def _cotangents(fn, args, sharding=None) -> tuple:
+    """What the backward of `fn(*args)` receives, as avals: per output, its shape and dtype,
+    or None where the output has no gradient (an integer or bool output)."""
+    leaves = jax.tree_util.tree_leaves(jax.eval_shape(lambda *a: fn(*a), *args))
+    return tuple(
+        jax.ShapeDtypeStruct(o.shape, o.dtype, sharding=sharding)
+        if jnp.issubdtype(o.dtype, jnp.inexact)
+        else None
+        for o in leaves
+    )
 
 
 def _flat_backward(b, n_args):
@@ -140,12 +150,7 @@ def used_args(fn, mask, args, n_out):
         from jax._src.interpreters import partial_eval as pe
 
         avals = jax.tree_util.tree_map(_aval, args, is_leaf=lambda a: isinstance(a, Freed))
-        out = jax.eval_shape(lambda *a: fn(*a), *avals)
-        leaves = jax.tree_util.tree_leaves(out)
-        cts = tuple(
-            jax.ShapeDtypeStruct(o.shape, o.dtype) if jnp.issubdtype(o.dtype, jnp.inexact) else None
-            for o in leaves
-        )
+        cts = _cotangents(fn, avals)
         closed = jax.make_jaxpr(getattr(b, "__wrapped__", b))(avals, cts)
         _, used_flat = pe.dce_jaxpr(closed.jaxpr, [True] * len(closed.jaxpr.outvars))
         counts = [len(jax.tree_util.tree_leaves(a)) for a in avals]

@@ -329,6 +329,7 @@ class Optimizer:
                 loss = closure()
         groups = self.param_groups
         plans = self.__dict__.get("_plans", {})
+        jobs = []
         if (
             len(groups) > 1
             and type(self)._step_group is Optimizer._step_group
@@ -336,32 +337,41 @@ class Optimizer:
         ):
             # (a first step: the groups' programs compile side by side)
             jobs = [job for job in map(self._ahead_job, groups) if job is not None]
-            with _programs.ahead(jobs):
-                for group in groups:
-                    self._step_group(group)
-            return loss
-        for group in groups:
-            self._step_group(group)
+        with _programs.ahead(jobs):
+            for group in groups:
+                self._step_group(group)
         return loss
 
     def _ahead_job(self, group: dict):
         """A job compiling `group`'s step ahead (`_programs.ahead`), or None: none is needed."""
+        try:
+            found = self._group_plan(group)
+            if found is None or found[1].fn._cache_size():
+                return None
+            args = self._step_args(group, *found)
+        except Exception:  # noqa: BLE001 (the step raises it, where it belongs)
+            return None
+        fn = found[1].fn
+        return lambda: fn.lower(*args).compile()
+
+    def _group_plan(self, group: dict):
+        """`(params with a gradient, the group's step plan)`, the plan made if need be; None
+        where no parameter has a gradient."""
         params = [p for p in group["params"] if p.grad is not None]
         if not params:
             return None
         flags = self._flags(group)
-        try:
-            plan = self.__dict__.setdefault("_plans", {})[id(group)] = self._make_plan(
-                group, params, flags
-            )
-        except Exception:  # noqa: BLE001 (the step raises it, where it belongs)
-            return None
-        if plan.fn._cache_size():
-            return None
+        plans = self.__dict__.setdefault("_plans", {})
+        plan = plans.get(id(group))
+        if plan is None or not plan.valid(group, params, flags, self.state):
+            plan = plans[id(group)] = self._make_plan(group, params, flags)
+        return params, plan
+
+    def _step_args(self, group: dict, params: list, plan: _Plan) -> tuple:
+        """What the group's compiled step is called with: hyperparameters, then flat arrays."""
         hp = {k: _hyper_value(group[k]) for k in self._hyper}
-        args = [p._array for p in params] + [p.grad._array for p in params]
-        args += [t._array for t in plan.tensors]
-        return lambda: plan.fn.lower(hp, *args).compile()
+        grads = [p.grad._array for p in params]
+        return (hp, *[p._array for p in params], *grads, *[t._array for t in plan.tensors])
 
     # Subclasses define these three.
     def _init_state(self, p: Tensor, group: dict) -> dict:
@@ -384,22 +394,12 @@ class Optimizer:
     _complex_as_real: bool = False
 
     def _step_group(self, group: dict) -> None:
-        params = [p for p in group["params"] if p.grad is not None]
-        if not params:
+        found = self._group_plan(group)
+        if found is None:
             return
-        flags = self._flags(group)
-        plans = self.__dict__.setdefault("_plans", {})
-        plan = plans.get(id(group))
-        if plan is None or not plan.valid(group, params, flags, self.state):
-            plan = plans[id(group)] = self._make_plan(group, params, flags)
-        hp = {k: _hyper_value(group[k]) for k in self._hyper}
+        params, plan = found
         try:
-            outs = plan.fn(
-                hp,
-                *[p._array for p in params],
-                *[p.grad._array for p in params],
-                *[t._array for t in plan.tensors],
-            )
+            outs = plan.fn(*self._step_args(group, params, plan))
         except SparseOperand:  # a sparse gradient (or sparse state): PyTorch's own path
             self._sparse_step(group, params)
             return
