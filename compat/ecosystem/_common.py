@@ -55,6 +55,20 @@ def ids(batch, length, vocab, seed=1):
     return torch.from_numpy(rng.integers(0, vocab, size=(batch, length)).astype(np.int64))
 
 
+class TokenDataset(torch.utils.data.Dataset):
+    """`n` sequences of 12 token ids under 61 (`ids`) as a language model's training items:
+    `{"input_ids": x, "labels": x}` (what transformers' `Trainer` takes)."""
+
+    def __init__(self, n, seed):
+        self.x = ids(n, 12, 61, seed=seed)
+
+    def __len__(self):
+        return len(self.x)
+
+    def __getitem__(self, i):
+        return {"input_ids": self.x[i], "labels": self.x[i]}
+
+
 def report(name, fn, show=str):
     """Prints `name` and `show(fn())`, or the error `fn` raised (its traceback to stderr), so
     that one failing part of a sweep is reported and the rest still run."""

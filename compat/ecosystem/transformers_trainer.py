@@ -11,18 +11,7 @@ import torch
 from transformers import GPT2Config, GPT2LMHeadModel, Trainer, TrainingArguments
 from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
-from _common import fill_from_numpy, ids
-
-
-class Tokens(torch.utils.data.Dataset):
-    def __init__(self, n, seed):
-        self.x = ids(n, 12, 61, seed=seed)
-
-    def __len__(self):
-        return len(self.x)
-
-    def __getitem__(self, i):
-        return {"input_ids": self.x[i], "labels": self.x[i]}
+from _common import TokenDataset, fill_from_numpy
 
 
 cfg = GPT2Config(n_layer=2, n_head=2, n_embd=32, vocab_size=61, n_positions=32,
@@ -39,8 +28,8 @@ with tempfile.TemporaryDirectory() as out:
         eval_strategy="no", report_to=[], use_cpu=True, seed=0, data_seed=0,
         dataloader_num_workers=0, disable_tqdm=True, lr_scheduler_type="linear",
         train_sampling_strategy="sequential")    # a random order would come from torch's RNG
-    trainer = Trainer(model=model, args=args, train_dataset=Tokens(16, 12),
-                      eval_dataset=Tokens(8, 13))
+    trainer = Trainer(model=model, args=args, train_dataset=TokenDataset(16, 12),
+                      eval_dataset=TokenDataset(8, 13))
     # The printed logs hold wall times: this program prints what it compares itself.
     trainer.remove_callback(PrinterCallback)
     trainer.remove_callback(ProgressCallback)

@@ -15,19 +15,7 @@ from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "compat", "ecosystem"))
-from _common import fill_from_numpy, ids  # noqa: E402
-
-
-class Tokens(torch.utils.data.Dataset):
-    def __init__(self, n, seed):
-        self.x = ids(n, 12, 61, seed=seed)
-
-    def __len__(self):
-        return len(self.x)
-
-    def __getitem__(self, i):
-        return {"input_ids": self.x[i], "labels": self.x[i]}
-
+from _common import TokenDataset, fill_from_numpy  # noqa: E402
 
 gpus = torch.cuda.device_count()
 cfg = GPT2Config(
@@ -44,7 +32,7 @@ with tempfile.TemporaryDirectory() as out:
         dataloader_num_workers=0, disable_tqdm=True, train_sampling_strategy="sequential",
     )  # fmt: skip
     print("n_gpu", args.n_gpu, "train batch", args.train_batch_size)
-    trainer = Trainer(model=model, args=args, train_dataset=Tokens(32, 12))
+    trainer = Trainer(model=model, args=args, train_dataset=TokenDataset(32, 12))
     trainer.remove_callback(PrinterCallback)
     trainer.remove_callback(ProgressCallback)
     with warnings.catch_warnings():
