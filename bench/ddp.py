@@ -63,14 +63,20 @@ if world > 1:
 """
 
 
-def _run(jtorch: bool, nproc: int, args, script: str, cwd: str) -> dict:
+def child_env() -> dict:
+    """The environment of a benchmark's training processes: this tree's jtorch, one thread
+    each (the processes are pinned to a CPU each), no compile note."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(
+    return dict(
         os.environ,
         PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""),
         JTORCH_COMPILE_NOTE="0",
         OMP_NUM_THREADS="1",
     )
+
+
+def _run(jtorch: bool, nproc: int, args, script: str, cwd: str) -> dict:
+    env = child_env()
     cmd = [sys.executable] + (["-m", "jtorch"] if jtorch else [])
     if nproc > 1:
         cmd += ["-m", "torch.distributed.run", "--nproc-per-node", str(nproc)]

@@ -21,6 +21,8 @@ import subprocess
 import sys
 import tempfile
 
+from ddp import child_env  # (bench/ddp.py, beside this script)
+
 _CHILD = r"""
 import statistics, sys, time
 import numpy as np
@@ -82,13 +84,7 @@ def main():
     p.add_argument("--bucket-cap-mb", type=float, default=None)
     p.add_argument("--steps", type=int, default=40)
     args = p.parse_args()
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(
-        os.environ,
-        PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""),
-        JTORCH_COMPILE_NOTE="0",
-        OMP_NUM_THREADS="1",
-    )
+    env = child_env()
     with tempfile.TemporaryDirectory() as tmp:
         script = os.path.join(tmp, "overlap.py")
         with open(script, "w") as f:
