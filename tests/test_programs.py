@@ -2,6 +2,7 @@
 programs are bounded, and compiling is counted (`jtorch.compiler.stats()`)."""
 
 import gc
+import os
 import weakref
 
 import jax
@@ -440,3 +441,19 @@ def test_data_from_numpy_and_a_loader_compiles_kernels_once():
     for t in (torch.from_numpy(x), batch):
         torch.ones(3, 5).mul(1.5).exp()  # a committed input's program
         assert made(lambda: t.mul(1.5).exp()) == 0
+
+
+def test_a_loop_builds_its_fused_backward_once_the_graph_came_back_often(monkeypatch):
+    from jtorch.autograd import _fused
+
+    monkeypatch.setattr(_fused, "_BACKGROUND", False)
+    assert _fused._AFTER == int(os.environ.get("JTORCH_FUSED_AFTER", "256"))
+    monkeypatch.setattr(_fused, "_AFTER", 12)
+    w = torch.randn(5, 3, requires_grad=True)
+    x = torch.randn(4, 5)
+    compiled = len(_fused._compiled)
+    for step in range(1, 13):
+        w.grad = None
+        (torch.sin(x @ w) * 0.5).sum().backward()
+        # node by node until the 12th sighting, whose backward is compiled (here: waited for)
+        assert len(_fused._compiled) == compiled + (step == 12)
