@@ -106,7 +106,14 @@ def evaluate(key, fn, args: tuple):
 
 
 def _plan(fn, args):
-    closed, shapes = jax.make_jaxpr(fn, return_shape=True)(*args)
+    # Traced through the kernel's own `jax.jit` wrapper where it has one: jax keeps the trace,
+    # and a kernel that is not data movement is then compiled without tracing it again
+    # (~8 ms a kernel, about a third of what a cached kernel costs a script's second run).
+    if hasattr(fn, "trace"):
+        traced = fn.trace(*args)
+        closed, shapes = traced.jaxpr, traced.out_info
+    else:
+        closed, shapes = jax.make_jaxpr(fn, return_shape=True)(*args)
     arithmetic: list = []
     if not _movable(closed.jaxpr, arithmetic) or any(
         v.aval.weak_type for v in closed.jaxpr.outvars
