@@ -271,6 +271,15 @@ def multi_device() -> bool:
     )
 
 
+@functools.lru_cache(maxsize=None)
+def several_local() -> bool:
+    """True when a platform has several devices in this process (8 simulated CPU devices,
+    a host with several GPUs): arrays may then be laid out over a mesh of them. A host with
+    one GPU beside its CPU has two devices, one of each kind: its CPU tensors still take the
+    host paths of one device (`_host`, `_rows`)."""
+    return len(jax.local_devices()) > 1 or len(accelerators("cpu")) > 1
+
+
 def use_cpu_by_default() -> None:
     """Makes jax allocate on the CPU by default, as torch does, even on an accelerator host.
 
@@ -285,6 +294,7 @@ def reset_caches() -> None:
     accelerators.cache_clear()
     from_jax.cache_clear()
     multi_device.cache_clear()
+    several_local.cache_clear()
 
 
 def commit(arr):
@@ -295,11 +305,33 @@ def commit(arr):
     with a committed input rewrites it: a parameter made by `zeros` meets committed
     gradients in the optimizer's step, and every program it reaches would compile twice.
     So factories, draws and optimizer state are made committed, as data and gradients are.
-    With several devices, uncommitted arrays stay so (jax moves them to laid-out ones).
+    With several devices, uncommitted arrays stay so: jax moves them to laid-out ones, and a
+    CPU scalar (an optimizer's `step`) into a program on an accelerator.
     """
     if type(arr) is not _ArrayImpl or arr.committed or multi_device():
         return arr
     return _programs.to_device(arr, next(iter(arr.devices())), True)
+
+
+def place_like(value, like):
+    """`value` (numpy data, a Python number, or a jax array) as a jax array on the device of
+    the jax array `like`.
+
+    What an op works out on the host (index positions from a list or a mask, `nonzero`'s
+    result, a quantile's `q`) or keeps on the CPU (a generator's key) must meet its inputs
+    where they are: on a CUDA device, a CPU array beside them is refused. With one device,
+    or a `like` that is traced or laid out over several devices, it is left where jax puts it.
+    """
+    if not multi_device() or isinstance(like, jax.core.Tracer) or not hasattr(like, "devices"):
+        return jnp.asarray(value)
+    devs = like.devices()
+    if len(devs) != 1:
+        return jnp.asarray(value)
+    if not isinstance(value, jax.Array):
+        value = jnp.asarray(value)  # (a Python number stays weakly typed)
+    elif isinstance(value, jax.core.Tracer) or value.devices() == devs:
+        return value
+    return jax.device_put(value, next(iter(devs)))
 
 
 def check_same_device(arrays, cpu_scalars: bool = False) -> tuple:

@@ -142,5 +142,10 @@ def trace_keys(base) -> _TraceKeys:
     return _trace_source
 
 
-def key_for(generator: Generator | None):
-    return (generator or default_generator).next_key()
+def key_for(generator: Generator | None, like=None):
+    """The generator's next key; with `like` (a tensor or jax array), on its device, where the
+    draw that takes the key computes (a key on the CPU beside CUDA inputs is refused)."""
+    key = (generator or default_generator).next_key()
+    if like is None:
+        return key
+    return _device.place_like(key, getattr(like, "_array", like))

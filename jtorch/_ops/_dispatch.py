@@ -220,13 +220,14 @@ def _requires_grad(slot_values) -> bool:
 
 
 def _host_allowed(op: OpDef, rg: bool) -> bool:
-    """Whether a call of a new kernel may run on the host (`_host`): eager, on one CPU
-    device, recording nothing on the tape (what the tape records needs the kernel)."""
+    """Whether a call of a new kernel may run on the host (`_host`): eager, recording nothing
+    on the tape (what the tape records needs the kernel), where no platform has several
+    devices (an array's layout is then its device; `_host` and `_rows` take CPU inputs only)."""
     return (
         op.jit
         and forward_ad is None
         and not (rg and record is not None and (grad_enabled is None or grad_enabled()))
-        and not _device.multi_device()
+        and not _device.several_local()
         and not _programs.tracing()
     )
 

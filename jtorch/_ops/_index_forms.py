@@ -28,7 +28,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype
+from .. import _device, _dtype
 from .._tensor import Tensor, wrap
 from .creation import fill_scalar
 
@@ -304,6 +304,8 @@ def value_tensor(value, like: Tensor) -> Tensor:
     """An assigned value as a tensor: tensors as they are, scalars converted to `like`'s dtype
     with c10's overflow check; anything else (lists, arrays, strings) is a TypeError."""
     if isinstance(value, Tensor):
+        if value.ndim == 0 and value.device != like.device and value.device.type == "cpu":
+            return value.to(like.device)  # PyTorch takes a 0-dim CPU value, as its scalars
         return value
     if isinstance(value, jax.Array):  # jtorch's own extension, as for indices
         return wrap(value)
@@ -325,4 +327,4 @@ def value_tensor(value, like: Tensor) -> Tensor:
         raise RuntimeError("value cannot be converted to type double without overflow")
     # one element: float16/bfloat16 take out-of-range floats as inf, as PyTorch's fill does
     with np.errstate(over="ignore"):  # that inf comes from a numpy cast: no warning
-        return wrap(jnp.asarray(fill_scalar(value, dt, numel=1)))
+        return wrap(_device.place_like(fill_scalar(value, dt, numel=1), like._array))

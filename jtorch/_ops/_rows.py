@@ -195,6 +195,8 @@ def run(op, key, fn, statics: tuple, arrays: tuple, call_args: list, kernels, bu
         return None
     first = next(a for a in arrays if type(a) is _ArrayImpl)
     device = next(iter(first.devices()))
+    if device.platform != "cpu":  # (an accelerator's data stays there)
+        return None
     committed = first.committed
     args = list(call_args)
     inputs = list(arrays)

@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _meta, _views
+from .. import _device, _meta, _views
 from .._dtype import c10_name
 from .._tensor import Tensor, wrap
 from . import _dispatch, _index_forms
@@ -208,14 +208,18 @@ def _index_key(indices, spec):
     return tuple(next(it) if s == "adv" else (None if s == "new" else slice(None)) for s in spec)
 
 
-def _adv_call(arrays):
-    """The advanced index arrays as (spec, index tensors) for `_index`/`_index_put`."""
+def _adv_call(arrays, like):
+    """The advanced index arrays as (spec, index tensors) for `_index`/`_index_put`, on the
+    device of `like` (the indexed tensor): PyTorch takes CPU index tensors and Python lists
+    for a tensor on an accelerator."""
     spec = tuple(
         "adv" if not isinstance(a, slice) and a is not None else ("new" if a is None else "all")
         for a in arrays
     )
     tensors = tuple(
-        wrap(jnp.asarray(a)) for a in arrays if not isinstance(a, slice) and a is not None
+        wrap(_device.place_like(a, like._array))
+        for a in arrays
+        if not isinstance(a, slice) and a is not None
     )
     return spec, tensors
 
@@ -235,7 +239,7 @@ def getitem(self, index):
         return view
     _index_forms.warn_byte_masks(entries)
     arrays = _adv_arrays(advanced, tuple(view.shape))
-    spec, tensors = _adv_call(arrays)
+    spec, tensors = _adv_call(arrays, view)
     return _index(view, tensors, slices=spec)
 
 
@@ -330,7 +334,7 @@ def setitem(self, index, value):
             f"{c10_name(value.dtype)} for the source."
         )
     arrays = _adv_arrays(advanced, tuple(view.shape))
-    spec, tensors = _adv_call(arrays)
+    spec, tensors = _adv_call(arrays, view)
     result = _index_put_impl(view, tensors, value, slices=spec)
     write_inplace(view, result)
 
@@ -361,7 +365,8 @@ def copy_(self, src, non_blocking=False):
             src = wrap(_meta.like(src._array))
         elif src.is_meta:
             raise NotImplementedError(_meta.NO_DATA)
-        else:
+        elif not isinstance(self._array, jax.core.Tracer):
+            # (a traced tensor has no device of its own: jax places the traced program's data)
             src = wrap(jax.device_put(src._array, next(iter(self._array.devices()))))
     if (
         not self._rg
@@ -379,7 +384,7 @@ def copy_(self, src, non_blocking=False):
     return self
 
 
-def _tensor_indices(indices, shape):
+def _tensor_indices(indices, shape, like):
     """index_put's indices as (spec, index tensors); bool masks become their nonzero indices.
 
     Like `x[idx] = v`, the indices are checked against `shape` on the host when their values
@@ -425,14 +430,18 @@ def _tensor_indices(indices, shape):
         entries.append(i)
         d += k
     arrays = _adv_arrays(entries, tuple(shape))  # bounds checks, masks -> positions
-    tensors = tuple(wrap(jnp.asarray(a)) for a in arrays if not isinstance(a, slice))
+    tensors = tuple(
+        wrap(_device.place_like(a, like._array)) for a in arrays if not isinstance(a, slice)
+    )
     return tuple(spec), tensors
 
 
 @composite(method=True)
 def index_put(input, indices, values, accumulate=False):
     """Matches `torch.index_put`: `indices` is a tuple of index tensors (None for `:`)."""
-    spec, tensors = _tensor_indices(tuple(indices), tuple(input.shape))
+    spec, tensors = _tensor_indices(tuple(indices), tuple(input.shape), input)
+    if isinstance(values, Tensor) and values.ndim == 0 and values.device != input.device:
+        values = values.to(input.device)  # (PyTorch takes a 0-dim value from another device)
     return _index_put_impl(input, tensors, values, slices=spec, accumulate=accumulate)
 
 

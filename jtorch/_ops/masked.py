@@ -3,7 +3,7 @@
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype, _meta
+from .. import _device, _dtype, _meta
 from .._dtype import c10_name
 from .._tensor import Tensor, wrap
 from . import _registry
@@ -126,7 +126,7 @@ def masked_select(input, mask, *, out=None):
         raise NotImplementedError(_meta.VALUE_DEPENDENT)
     # (a traced mask raises jax's TracerArrayConversionError here: the shape depends on it)
     positions = np.flatnonzero(np.broadcast_to(np.asarray(mask._array), shape))
-    index = wrap(jnp.asarray(positions, jnp.int64))
+    index = wrap(_device.place_like(positions.astype(np.int64), input._array))
     return call_out(_gather_selected._op, (input, index, shape), out)
 
 
@@ -134,15 +134,17 @@ def masked_select(input, mask, *, out=None):
 # nonzero
 
 
-def _nonzero(a, as_tuple):
-    a = np.asarray(a)
+def _nonzero(array, as_tuple):
+    # (worked out on the host; the result goes where the input is)
+    a = np.asarray(array)
     if as_tuple:
         return tuple(
-            jnp.asarray(i, jnp.int64) for i in np.nonzero(a.reshape(-1) if a.ndim == 0 else a)
+            _device.place_like(i.astype(np.int64), array)
+            for i in np.nonzero(a.reshape(-1) if a.ndim == 0 else a)
         )
     if a.ndim == 0:
-        return jnp.zeros((int(a != 0), 0), jnp.int64)
-    return jnp.asarray(np.argwhere(a), jnp.int64)
+        return _device.place_like(np.zeros((int(a != 0), 0), np.int64), array)
+    return _device.place_like(np.argwhere(a).astype(np.int64), array)
 
 
 @op(promote=NONE, jit=False, differentiable=False)

@@ -360,9 +360,9 @@ def normal(
     shape = tuple(np.broadcast_shapes(*shapes))
     a = mean._array.astype(dt.np) if isinstance(mean, Tensor) else float(mean)
     b = std._array.astype(dt.np) if isinstance(std, Tensor) else float(std)
-    t = _random_draw(
-        key_for(generator), wrap(jnp.asarray(a)), wrap(jnp.asarray(b)), "normal", shape, dt
-    )
+    like = next(t._array for t in tensors)
+    a, b = (_device.place_like(v, like) for v in (a, b))
+    t = _random_draw(key_for(generator, like), wrap(a), wrap(b), "normal", shape, dt)
     return finish(t._array, None, None, False, out)
 
 
@@ -387,7 +387,7 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     if p is None:
         _require_float("bernoulli_tensor_cpu_p_", dt)
         _probabilities(input, dt)
-        t = _random_draw(key_for(generator), input, 0.0, "bernoulli", tuple(input.shape), dt)
+        t = _random_draw(key_for(generator, input), input, 0.0, "bernoulli", tuple(input.shape), dt)
     else:
         t = _bernoulli_scalar(input, p, generator)
     return t if out is None else out.copy_(t)
@@ -406,7 +406,7 @@ def bernoulli_(self, p=0.5, *, generator=None):
         _probabilities(p, p.dtype)
         probs = p._array.astype(jnp.float64 if p.dtype is _dtype.float64 else jnp.float32)
         t = _random_draw(
-            key_for(generator),
+            key_for(generator, self),
             wrap(jnp.broadcast_to(probs, tuple(self.shape))),
             0.0,
             "bernoulli",
@@ -454,7 +454,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
             raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
         if not bool(jnp.all(jnp.sum(arr, axis=-1) > 0)):
             raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    t = _multinomial_draw(key_for(generator), input, int(num_samples), bool(replacement))
+    t = _multinomial_draw(key_for(generator, input), input, int(num_samples), bool(replacement))
     return t if out is None else out.copy_(t)
 
 
@@ -467,7 +467,7 @@ def _poisson_draw(key: TI, rates: TI):
 def poisson(input, generator=None):
     """Matches `torch.poisson`: counts drawn with the rates in `input`, in `input`'s dtype."""
     _require_float("poisson_cpu", input.dtype)
-    return _poisson_draw(key_for(generator), input)
+    return _poisson_draw(key_for(generator, input), input)
 
 
 # ---------------------------------------------------------------------------
@@ -598,7 +598,7 @@ def _standard_gamma_draw(key: TI, concentration: TI):
 def _standard_gamma(input, generator=None):
     """Matches `torch._standard_gamma`: Gamma(input, 1) draws, differentiable in `input`."""
     _require_float("gamma_cpu", input.dtype)
-    return _standard_gamma_draw(key_for(generator), input)
+    return _standard_gamma_draw(key_for(generator, input), input)
 
 
 @kernel(name="_sample_dirichlet", promote=NONE)
@@ -611,7 +611,7 @@ def _dirichlet_draw(key: TI, concentration: TI):
 def _sample_dirichlet(input, generator=None):
     """Matches `torch._sample_dirichlet`: one Dirichlet draw per row of `input`."""
     _require_float("dirichlet", input.dtype)
-    return _dirichlet_draw(key_for(generator), input)
+    return _dirichlet_draw(key_for(generator, input), input)
 
 
 @op(promote=NONE, method=False, out=False, differentiable=False)
@@ -628,4 +628,4 @@ def binomial(count, prob, generator=None):
         raise RuntimeError(
             f"expected scalar type {c10_name(count.dtype)} but found {c10_name(prob.dtype)}"
         )
-    return _binomial_draw(key_for(generator), count, prob)
+    return _binomial_draw(key_for(generator, count), count, prob)

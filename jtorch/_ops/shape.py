@@ -13,7 +13,7 @@ import numbers
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype, _meta
+from .. import _device, _dtype, _meta
 from .._dtype import c10_name
 from .._tensor import Tensor, wrap, wrap_dim
 from . import views
@@ -347,7 +347,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         if repeats < 0:
             raise RuntimeError("Repeats must be non-negative")
         total = int(repeats) * n
-        repeats = wrap(jnp.asarray(int(repeats), jnp.int64))
+        repeats = wrap(_device.place_like(np.int64(repeats), input._array))
     if output_size is not None and output_size != total:
         raise RuntimeError("allocated size does not match required size")
     return _repeat_interleave(input, repeats, d, total)

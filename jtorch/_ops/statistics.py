@@ -6,8 +6,9 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from .. import _dtype, _meta
+from .. import _device, _dtype, _meta
 from .._dtype import c10_name
 from .._tensor import Tensor, wrap, wrap_dim
 from . import _derivatives
@@ -262,7 +263,7 @@ def _quantile_front(name, ignore_nan):
         else:
             if not 0 <= q <= 1:
                 raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
-            q = wrap(jnp.asarray(q, input.dtype.np))
+            q = wrap(_device.place_like(np.asarray(q, input.dtype.np), input._array))
         if input.numel() == 0:
             raise RuntimeError(f"{name}() input tensor must be non-empty")
         if interpolation not in _INTERPOLATIONS:

@@ -12,8 +12,9 @@ import warnings
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from ... import _dtype, _random
+from ... import _device, _dtype, _random
 from ..._dtype import c10_name
 from ..._tensor import wrap_dim
 from .. import _derivatives
@@ -134,28 +135,32 @@ def _rrelu_kernel(input: T, key: TI, lower, upper, training):
 _rrelu_call, _rrelu_inplace = private_op(_rrelu_kernel, node="RreluWithNoiseBackward0")
 
 
-def _rrelu_key(training, generator=None):
-    return _random.key_for(generator) if training else jnp.zeros((2,), jnp.uint32)
+def _rrelu_key(input, training, generator=None):
+    if training:
+        return _random.key_for(generator, input)
+    return _device.place_like(np.zeros((2,), np.uint32), input._array)
 
 
 @composite(name="nn.functional.rrelu", method=False)
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """Matches `torch.nn.functional.rrelu`."""
     f = _rrelu_inplace if inplace else _rrelu_call
-    return f(input, _rrelu_key(training), float(lower), float(upper), bool(training))
+    return f(input, _rrelu_key(input, training), float(lower), float(upper), bool(training))
 
 
 @composite(name="nn.functional.rrelu_", method=False)
 def _f_rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
     """Matches `torch.nn.functional.rrelu_`."""
-    return _rrelu_inplace(input, _rrelu_key(training), float(lower), float(upper), bool(training))
+    return _rrelu_inplace(
+        input, _rrelu_key(input, training), float(lower), float(upper), bool(training)
+    )
 
 
 @composite(name="rrelu", method=False)
 def _torch_rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
     """Matches `torch.rrelu`."""
     return _rrelu_call(
-        input, _rrelu_key(training, generator), float(lower), float(upper), bool(training)
+        input, _rrelu_key(input, training, generator), float(lower), float(upper), bool(training)
     )
 
 
@@ -163,7 +168,7 @@ def _torch_rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=
 def _torch_rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
     """Matches `torch.rrelu_`."""
     return _rrelu_inplace(
-        input, _rrelu_key(training, generator), float(lower), float(upper), bool(training)
+        input, _rrelu_key(input, training, generator), float(lower), float(upper), bool(training)
     )
 
 

@@ -196,7 +196,7 @@ def scaled_dot_product_attention(
         err = broadcast_error(tuple(query.shape[:-2]), tuple(key.shape[:-2]))
         if err is not None:
             raise err
-    rng = _random.key_for(None) if dropout_p > 0 else None
+    rng = _random.key_for(None, query) if dropout_p > 0 else None
     return _sdpa_call(
         query,
         key,
@@ -479,7 +479,7 @@ def multi_head_attention_forward(
                 f"Expected key_padded_mask.shape[1] to be {src}, but got {kpm_shape[1] + grow}"
             )
     p = float(dropout_p) if training else 0.0
-    rng = _random.key_for(None) if p > 0 else None
+    rng = _random.key_for(None, query) if p > 0 else None
     return _mha_call(
         query,
         key,

@@ -6,8 +6,9 @@ import warnings
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from ... import _random
+from ... import _device, _random
 from .._kernel_helpers import private_op
 from .._registry import DEFAULT, NONE, TI, T, composite, op
 
@@ -46,7 +47,7 @@ def dropout_apply(input, p, training, inplace, feature_dims=0, alpha=False, gene
     if not training or p == 0 or input.numel() == 0:
         return input
     f = _dropout_inplace if inplace else _dropout_call
-    return f(input, _random.key_for(generator), float(p), feature_dims, alpha)
+    return f(input, _random.key_for(generator, input), float(p), feature_dims, alpha)
 
 
 @composite(name="nn.functional.dropout", method=False)
@@ -160,7 +161,9 @@ def native_dropout(input, p, train):
     """Matches `torch.native_dropout`: (output, mask)."""
     return _native_dropout_call(
         input,
-        _random.key_for(None) if train else jnp.zeros((2,), jnp.uint32),
+        _random.key_for(None, input)
+        if train
+        else _device.place_like(np.zeros((2,), np.uint32), input._array),
         float(p),
         bool(train),
     )

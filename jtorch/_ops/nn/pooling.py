@@ -644,7 +644,9 @@ def _fractional_composite(nd):
             batch = input.shape[0] if input.ndim == nd + 2 else 1
             channels = input.shape[-nd - 1]
             _random_samples = wrap(
-                jax.random.uniform(_random.key_for(None), (batch, channels, nd), input.dtype.np)
+                jax.random.uniform(
+                    _random.key_for(None, input), (batch, channels, nd), input.dtype.np
+                )
             )
         return _fractional_max_pool(
             input,

@@ -225,7 +225,7 @@ class RNNBase(Module):
             pack_index = jtorch.tensor(t * idx.shape[1] + b, device=input.device)
             batch_first = False
         p = self.dropout if self.training else 0.0
-        rng = _random.key_for(None) if p > 0 and self.num_layers > 1 else None
+        rng = _random.key_for(None, input) if p > 0 and self.num_layers > 1 else None
         out = rnn_kernel(
             input,
             hx,

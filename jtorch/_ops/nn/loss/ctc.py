@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .... import _device
 from ...._tensor import Tensor, wrap
 from ..._registry import NONE, TI, T, composite, op
 
@@ -121,10 +122,12 @@ def _ctc_loss(
     return loss[0] if unbatched else loss
 
 
-def _as_long(v):
-    if isinstance(v, Tensor):
-        return v
-    return wrap(jnp.asarray(np.asarray(v, np.int64)))
+def _as_long(v, like: Tensor) -> Tensor:
+    """Lengths or targets (a tensor keeps its dtype; a list or numpy array becomes int64) on
+    `like`'s device: PyTorch takes them on the CPU, or as lists, beside log-probabilities on
+    an accelerator."""
+    array = v._array if isinstance(v, Tensor) else np.asarray(v, np.int64)
+    return wrap(_device.place_like(array, like._array))
 
 
 @composite(name="nn.functional.ctc_loss", aliases=("ctc_loss",), method=False)
@@ -140,7 +143,8 @@ def ctc_loss(
     """Matches `torch.nn.functional.ctc_loss` (padded (N, S) or concatenated 1-D targets)."""
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
-    input_lengths, target_lengths = _as_long(input_lengths), _as_long(target_lengths)
+    input_lengths = _as_long(input_lengths, log_probs)
+    target_lengths = _as_long(target_lengths, log_probs)
     batched = log_probs.ndim == 3
     if batched and targets.ndim == 1:
         # Concatenated targets: split by the (concrete) target lengths into a padded matrix.
@@ -151,7 +155,8 @@ def ctc_loss(
         for i, k in enumerate(lengths):
             padded[i, :k] = flat[offset : offset + k]
             offset += k
-        targets = wrap(jnp.asarray(padded))
+        targets = padded
+    targets = _as_long(targets, log_probs)
     return _ctc_loss(
         log_probs,
         targets,
