@@ -95,7 +95,15 @@ def join(
         initialization_timeout=max(int(timeout.total_seconds()), 1),
     )
     if local_rank is not None and (local_world_size or 1) > 1:
-        kwargs["local_device_ids"] = [local_rank]  # one GPU per process (no effect on CPU)
+        gpus = _visible_gpus()
+        if gpus is None or gpus >= local_world_size:
+            kwargs["local_device_ids"] = [local_rank]  # one GPU per process (none on CPU)
+        else:
+            # More processes than GPUs on this host (gloo ranks, as PyTorch runs them on a
+            # one-GPU machine): jax would give the process of local rank k the k-th GPU and
+            # fail where there is none, so each process computes on its CPU.
+            jax.config.update("jax_platforms", "cpu")
+            kwargs["cluster_detection_method"] = "deactivate"
     else:
         kwargs["cluster_detection_method"] = "deactivate"
     # jax's preemption service would catch the SIGTERM a launcher stops workers with.
@@ -114,6 +122,30 @@ def join(
     _device.reset_caches()
     _STATE.update(rank=rank, world_size=world_size, coordinator=coordinator)
     _watch_failures()
+
+
+def _visible_gpus() -> int | None:
+    """How many NVIDIA GPUs this process may use, read without starting jax's backends (None
+    where no NVIDIA driver is seen: then nothing is known)."""
+    try:
+        found = len(os.listdir("/proc/driver/nvidia/gpus"))
+    except OSError:
+        found = sum(1 for n in _dev_names() if n.startswith("nvidia") and n[6:].isdigit())
+        if not found:
+            return None
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is None:
+        return found
+    ids = [v.strip() for v in visible.split(",") if v.strip()]
+    ids = ids[: ids.index("-1")] if "-1" in ids else ids  # (CUDA stops at an invalid id)
+    return min(len(ids), found)
+
+
+def _dev_names() -> list:
+    try:
+        return os.listdir("/dev")
+    except OSError:
+        return []
 
 
 # -- leaving: a failed process must not wait for the others --------------------------------
