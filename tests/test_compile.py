@@ -9,6 +9,7 @@ import pytest
 import jtorch
 import jtorch.nn as nn
 import jtorch.nn.functional as F
+from tests.helpers import ONE_MORE_TRACE_ON_ACCELERATOR_HOSTS
 
 # The first call's quick compile is a CPU path (elsewhere every program is compiled in full).
 QUICK = jax.default_backend() == "cpu"
@@ -43,6 +44,7 @@ def _train(compiled, steps=20, opt_cls=None):
     return losses, [p.detach().numpy().copy() for p in model.parameters()], f
 
 
+@ONE_MORE_TRACE_ON_ACCELERATOR_HOSTS
 @pytest.mark.parametrize("opt", ["adam", "sgd"])
 def test_training_step_trajectory_equals_eager(opt):
     make = None if opt == "adam" else (lambda p: jtorch.optim.SGD(p, lr=0.1, momentum=0.9))
@@ -76,6 +78,7 @@ def test_the_first_step_program_runs_once_and_the_steady_one_is_compiled_once():
     assert after == before  # nothing new in steady state
 
 
+@ONE_MORE_TRACE_ON_ACCELERATOR_HOSTS
 def test_grads_set_to_none_outside_the_step_compile_the_steady_program_in_full():
     # `zero_grad()` outside the compiled step: the first call creates Adam's state (a
     # one-off); every later call has the same key and creates `.grad` alone, so its program
@@ -142,6 +145,7 @@ def test_retraces_only_when_a_guard_changes():
     assert f.trace_count == 3  # back to a program already traced
 
 
+@ONE_MORE_TRACE_ON_ACCELERATOR_HOSTS
 def test_learning_rate_changes_do_not_retrace():
     model = _mlp()
     opt = jtorch.optim.SGD(model.parameters(), lr=0.1)
@@ -424,6 +428,7 @@ def test_jaxpr_and_hlo_are_visible():
     assert "stablehlo" in f.hlo(x) or "mhlo" in f.hlo(x)
 
 
+@ONE_MORE_TRACE_ON_ACCELERATOR_HOSTS
 def test_a_cached_training_step_is_one_program_call(monkeypatch):
     from jtorch._ops import _dispatch
 
@@ -503,6 +508,7 @@ def _trajectory(make, batch, compiled, steps=20):
     return losses, state, f
 
 
+@ONE_MORE_TRACE_ON_ACCELERATOR_HOSTS
 @pytest.mark.parametrize("name", ["cnn_batchnorm_dropout", "transformer_lm"])
 def test_model_trajectories_equal_eager(name):
     rng = np.random.default_rng(0)
@@ -524,6 +530,7 @@ def test_model_trajectories_equal_eager(name):
     assert f.trace_count == 2
 
 
+@ONE_MORE_TRACE_ON_ACCELERATOR_HOSTS
 def test_slices_at_new_offsets_reuse_the_program():
     # Batching a preloaded tensor (`X[j*4:(j+1)*4]`): a view's positions are inputs of the
     # program, not part of its key (DESIGN 13).

@@ -4,6 +4,7 @@ Expected values: attention as softmax(scale * Q K^T + mods, masked) V in float64
 logsumexp, its analytic gradients, and block tables derived by hand for a causal mask.
 """
 
+import functools
 import math
 
 import numpy as np
@@ -20,6 +21,11 @@ from jtorch.nn.attention.flex_attention import (
     noop_mask,
     or_masks,
 )
+
+if torch.cuda.is_available():
+    # PyTorch's masks are made on device="cuda" by default; these tests' tensors are the CPU's
+    create_block_mask = functools.partial(create_block_mask, device="cpu")
+    create_mask = functools.partial(create_mask, device="cpu")
 
 
 def _data(B=2, Hq=4, L=9, E=8, Hkv=2, S=11, Ev=5, seed=0):

@@ -16,6 +16,7 @@ from jtorch import _programs
 from jtorch._ops import _foreach
 from jtorch._ops._opdef import OPS
 from jtorch._tensor import wrap
+from tests.helpers import ONE_MORE_TRACE_ON_ACCELERATOR_HOSTS
 
 SHAPES = [(3, 4), (5,), (2, 1, 3), (), (7, 2), (4, 4, 2), (1,), (6,)]
 
@@ -227,6 +228,7 @@ def test_targets_sharing_storage_are_updated_one_after_the_other():
     assert y.tolist() == [[1.0, 1.0], [1.0, 1.0]]
 
 
+@ONE_MORE_TRACE_ON_ACCELERATOR_HOSTS
 def test_in_place_results_stay_committed_to_their_device():
     t = wrap(jnp.ones(3))  # an uncommitted array, as jnp makes
     assert not t._array.committed

@@ -12,6 +12,7 @@ import pytest
 import jtorch as torch
 from jtorch import _programs
 from jtorch._ops import _registry
+from tests.helpers import ONE_MORE_TRACE_ON_ACCELERATOR_HOSTS
 
 
 def made(fn) -> int:
@@ -347,6 +348,7 @@ def test_compiler_reset_empties_the_program_caches():
     np.testing.assert_array_equal((torch.ones(3) + 1).numpy(), [2.0, 2.0, 2.0])
 
 
+@ONE_MORE_TRACE_ON_ACCELERATOR_HOSTS
 def test_a_training_loop_compiles_its_kernels_and_optimizer_step_once(monkeypatch):
     from jtorch.autograd import _fused
 
