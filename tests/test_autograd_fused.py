@@ -8,6 +8,7 @@ values) or cannot compile stays with the engine instead of failing the step.
 
 import concurrent.futures
 
+import jax
 import numpy as np
 import pytest
 
@@ -205,3 +206,15 @@ def test_masked_select_under_compile_of_the_step():
     with pytest.warns(UserWarning):
         value = step()
     assert float(value) == 4.0
+
+
+def test_graph_structures_name_kernels_by_numbers_never_reused():
+    # A structure's sightings and declines are keyed by its kernels' serial numbers: a kernel
+    # freed and a new one made at the same address (same id) must not share them.
+    numbers = set()
+    for _ in range(100):
+        fn = jax.jit(lambda x: x + 1)
+        assert _fused._serial(fn) == _fused._serial(fn)
+        numbers.add(_fused._serial(fn))
+        del fn
+    assert len(numbers) == 100

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import heapq
+import itertools
 import os
 
 import jax
@@ -46,7 +47,8 @@ from ._edges import AccumulateGrad
 from ._fn_node import FnNode, backward_of
 from ._traversal import post_order
 
-# structure (kernels by id: a sighting must not keep an evicted kernel alive) -> times seen
+# structure (kernels by serial number, `_serial`: a sighting must not keep an evicted kernel
+# alive) -> times seen
 _seen = _programs.Sightings(limit=1024)
 # How many times a graph comes back before its fused backward is compiled (see above);
 # JTORCH_FUSED_AFTER moves it.
@@ -64,7 +66,8 @@ _EXACT = os.environ.get("JTORCH_FUSED_EXACT", "1") != "0"
 _MAX_NODES = 160
 # structure -> jitted whole backward (big programs: a small share of the bound)
 _compiled = _programs.ProgramCache("fused-backwards", share=1 / 16)
-# structures (by id, as `_seen`) whose backward cannot be traced as one program: the engine's
+# structures (by serial number, as `_seen`) whose backward cannot be traced as one program:
+# the engine's
 _declined = _programs.Sightings(limit=1024)
 # why the latest structure was declined (for tests and debugging)
 last_failure: list = [None]
@@ -235,7 +238,28 @@ def _decline(key, error: Exception) -> None:
 
 def _by_id(key):
     spec, roots = key
-    return tuple(s if s[0] == "acc" else (id(s[0]),) + s[1:] for s in spec), roots
+    return tuple(s if s[0] == "acc" else (_serial(s[0]),) + s[1:] for s in spec), roots
+
+
+_serials = itertools.count()
+
+
+def _serial(fn) -> int:
+    """A number for `fn` that no other function gets, as long as the process runs.
+
+    Not `id(fn)`: an evicted kernel's id is reused by a later object, and a graph of other
+    kernels would then inherit its sightings, or its decline.
+    """
+    try:
+        return fn._jtorch_serial
+    except AttributeError:
+        pass
+    n = next(_serials)
+    try:
+        fn._jtorch_serial = n
+    except (AttributeError, TypeError):  # (takes no attributes: its id, as before)
+        return id(fn)
+    return n
 
 
 class _Fused:
