@@ -38,6 +38,10 @@ FORMS = {
     "range_empty": ((4, 6), lambda lib: range(0)),
     "range_list_pair": ((4, 6), lambda lib: (range(3), [1, 2, 3])),
     "slice_range": ((4, 6), lambda lib: (slice(None), range(0, 4, 2))),
+    # stepped slices: a view with gaps between its elements (written through, not refused)
+    "slice_step_1d": ((6,), lambda lib: slice(None, None, 2)),
+    "slice_step_2d": ((5, 7), lambda lib: (slice(1, 4), slice(None, None, 2))),
+    "slice_steps_both": ((5, 7), lambda lib: (slice(None, None, 2), slice(1, None, 3))),
     "none_range": ((4, 6), lambda lib: (None, range(2))),
     "ellipsis_range": ((2, 3, 4), lambda lib: (Ellipsis, range(2))),
     "range_range": ((4, 6), lambda lib: (range(2), range(2))),

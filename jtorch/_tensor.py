@@ -416,7 +416,7 @@ class Tensor:
         return self._meta is None or _views.is_contiguous(self._meta[2], self._meta[0])
 
     def is_non_overlapping_and_dense(self) -> bool:
-        return not _views.has_internal_overlap(self.shape, self.stride())
+        return _views.non_overlapping_and_dense(tuple(self.shape), self.stride())
 
     def data_ptr(self) -> int:
         """Matches `torch.Tensor.data_ptr`: the address of the first element (see

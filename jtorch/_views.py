@@ -654,13 +654,18 @@ def is_contiguous(shape, stride) -> bool:
 
 
 def has_internal_overlap(shape, stride) -> bool:
-    """True when two elements of the view share one storage location."""
-    if any(s == 0 and n > 1 for n, s in zip(shape, stride)):
-        return True
-    dims = sorted((abs(s), n) for n, s in zip(shape, stride) if n > 1)
-    span = 1
-    for s, n in dims:
-        if s < span:
-            return True
-        span = s * n
-    return False
+    """PyTorch's `has_internal_overlap(t) == MemOverlap::Yes`: a dimension of more than one
+    element with stride 0 (an expanded tensor), which writes refuse. Other layouts that may
+    overlap (an `as_strided` view) are, as in PyTorch, not looked for ("too hard")."""
+    return any(s == 0 and n > 1 for n, s in zip(shape, stride))
+
+
+def non_overlapping_and_dense(shape, stride) -> bool:
+    """`Tensor.is_non_overlapping_and_dense`: some order of the dimensions makes the strides
+    those of a contiguous tensor (every element in one gapless block; size-1 dims aside)."""
+    expected = 1
+    for s, n in sorted((s, n) for n, s in zip(shape, stride) if n != 1):
+        if s != expected:
+            return False
+        expected *= n
+    return True

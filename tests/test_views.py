@@ -229,3 +229,31 @@ def test_H_is_a_matrix_property():
     for bad in (torch.zeros(3), torch.zeros(2, 2, 2)):
         with pytest.raises(RuntimeError, match="only supported on matrices"):
             _ = bad.H
+
+
+def test_writes_through_stepped_slices():
+    # a view with gaps between its elements overlaps nothing: it is written through
+    v = torch.arange(35.0).reshape(5, 7)
+    v[1:4, ::2] = v[1:4, ::2] * 2
+    expected = np.arange(35.0).reshape(5, 7)
+    expected[1:4, ::2] *= 2
+    np.testing.assert_array_equal(v.numpy(), expected)
+    w = torch.zeros(6)
+    w[::2] += 1
+    np.testing.assert_array_equal(w.numpy(), [1, 0, 1, 0, 1, 0])
+    # an expanded tensor (stride 0) is refused, as in PyTorch
+    with pytest.raises(RuntimeError, match="single memory location"):
+        torch.zeros(3).expand(2, 3).add_(1)
+
+
+def test_layout_predicates():
+    from jtorch import _views
+
+    assert _views.has_internal_overlap((2, 3), (0, 1))  # expanded
+    assert not _views.has_internal_overlap((3, 4), (7, 2))  # stepped: gaps, no sharing
+    assert not _views.has_internal_overlap((1, 3), (0, 1))  # a size-1 dim's stride is moot
+    # dense and non-overlapping: some order of the dims is a contiguous layout
+    assert _views.non_overlapping_and_dense((3, 4), (1, 3))  # transposed
+    assert _views.non_overlapping_and_dense((3, 1, 4), (4, 99, 1))  # size-1 dim aside
+    assert not _views.non_overlapping_and_dense((3,), (2,))  # gaps
+    assert not _views.non_overlapping_and_dense((2, 3), (0, 1))  # overlap
