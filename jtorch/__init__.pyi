@@ -30,6 +30,7 @@ from jtorch import _random as _random
 from jtorch import _rebuild as _rebuild
 from jtorch import _spmd as _spmd
 from jtorch import _storage as _storage
+from jtorch import _stored as _stored
 from jtorch import _streams as _streams
 from jtorch import _sym as _sym
 from jtorch import _tensor as _tensor

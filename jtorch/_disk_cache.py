@@ -25,10 +25,10 @@ import threading
 
 import jax
 
-__all__ = ["directory", "install"]
+__all__ = ["directory", "install", "store"]
 
 _SUFFIX = "-cache"
-_state = {"dir": None}
+_state = {"dir": None, "store": None}
 
 
 def _default_dir() -> str | None:
@@ -42,6 +42,11 @@ def _default_dir() -> str | None:
 def directory() -> str | None:
     """Where compiled programs persist, or None when the persistent cache is off."""
     return _state["dir"]
+
+
+def store():
+    """jtorch's own store of the persistent cache, or None (off, or jax's own configured)."""
+    return _state["store"]
 
 
 def _max_bytes() -> int:
@@ -181,5 +186,6 @@ def install() -> None:
             if not cc._cache_initialized:
                 cc._cache = AtomicStore(path, _max_bytes())
                 cc._cache_initialized = True
+                _state["store"] = cc._cache
     except (ImportError, AttributeError):
         pass  # jax's own store, from the directory set above

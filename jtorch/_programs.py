@@ -243,6 +243,31 @@ _LOWERINGS = _lowering_caches()
 # While > 0, jax's lowered modules stay (see `ahead`).
 _held = [0]
 _ahead_pool = None
+_after_ahead: list = []  # what a job left to do once the block's compiles are over
+# Held by a compile that runs beside the caller's thread (the fused backward's), and by
+# whoever serializes an executable (`_stored`): XLA's CPU executables serialized while
+# another thread compiled were found to lose their code.
+xla_lock = threading.Lock()
+
+
+def compile_aside(lowered):
+    """`lowered.compile()` on a background thread (see `xla_lock`)."""
+    with xla_lock:
+        return lowered.compile()
+
+
+_AHEAD_THREADS = "jtorch-ahead"
+
+
+def in_ahead_worker() -> bool:
+    """Whether this thread compiles one of `ahead`'s jobs (others compile beside it)."""
+    return threading.current_thread().name.startswith(_AHEAD_THREADS)
+
+
+def after_ahead(fn) -> None:
+    """Runs `fn` on the calling thread of `ahead`, once every job of the block is done."""
+    with _lock:
+        _after_ahead.append(fn)
 
 
 def _cpus() -> int:
@@ -270,12 +295,17 @@ def ahead(jobs: list):
         n = _cpus() if len(jobs) > 1 else 1  # (a later call of a graph or step has none)
         if n > 1:
             if _ahead_pool is None:
-                _ahead_pool = concurrent.futures.ThreadPoolExecutor(n, "jtorch-ahead")
+                _ahead_pool = concurrent.futures.ThreadPoolExecutor(n, _AHEAD_THREADS)
             for f in [_ahead_pool.submit(job) for job in jobs]:
                 try:
                     f.result()
                 except Exception:  # noqa: BLE001 (the call raises it, where it belongs)
                     pass
+            with _lock:
+                left = _after_ahead[:]
+                _after_ahead.clear()
+            for fn in left:
+                fn()
         yield
     finally:
         _held[0] -= 1
@@ -324,6 +354,7 @@ class _Counters:
         self.lower_s = 0.0
         self.disk_hits = 0
         self.disk_read_s = 0.0
+        self.stored = 0  # kernels' executables loaded by jtorch's own key (`_stored`)
 
 
 _counts = _Counters()
@@ -358,6 +389,18 @@ def _on_event(event: str, **kwargs) -> None:
 
 monitoring.register_event_duration_secs_listener(_on_duration)
 monitoring.register_event_listener(_on_event)
+
+
+def disk_hits() -> int:
+    """Programs jax has read from its persistent cache so far (by its key)."""
+    return _counts.disk_hits
+
+
+def note_stored() -> None:
+    """Counts an executable loaded by jtorch's own key (`_stored`): a program made, read
+    from disk, with no tracing, lowering or compiling."""
+    with _lock:
+        _counts.stored += 1
 
 
 def compile_seconds() -> float:
@@ -397,6 +440,7 @@ def stats() -> dict:
     `compiles`: XLA programs compiled; `compile_seconds`: time spent tracing, lowering and
     compiling them; `disk_hits`: programs read from the persistent cache instead (they are
     traced and lowered all the same, to find them); `disk_seconds`: time reading them;
+    `stored_hits`: op kernels loaded by jtorch's own key, not traced at all (`_stored`);
     `caches`: per cache of programs, its `size`, `limit`, `hits`, `misses` (programs made)
     and `evictions`.
     """
@@ -406,6 +450,7 @@ def stats() -> dict:
         "compile_seconds": round(compile_seconds(), 6),
         "disk_hits": c.disk_hits,
         "disk_seconds": round(c.disk_read_s, 6),
+        "stored_hits": c.stored,
         "caches": {
             name: {
                 "size": len(cache),
@@ -425,5 +470,6 @@ def compiles() -> int:
 
 
 def programs_made() -> int:
-    """XLA programs made so far in this process: compiled, or read from the disk cache."""
-    return _counts.backend
+    """XLA programs made so far in this process: compiled, or read from the disk cache
+    (by jax's key or jtorch's)."""
+    return _counts.backend + _counts.stored

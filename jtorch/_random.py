@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _device
+from . import _device, _stored
 
 __all__ = [
     "Generator",
@@ -29,9 +29,12 @@ __all__ = [
 _DEFAULT_SEED = 67280421310721  # PyTorch's default seed at start-up
 
 
-@jax.jit
-def _key(seed, offset):
+def _fold(seed, offset):
     return jax.random.fold_in(jax.random.PRNGKey(seed), offset)
+
+
+# (kept by jtorch's own key: a second run loads it without tracing)
+_key = _stored.program(jax.jit(_fold), "random-key")
 
 
 class Generator:

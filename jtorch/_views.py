@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _meta, _programs
+from . import _meta, _programs, _stored
 
 
 def contiguous_strides(shape) -> tuple:
@@ -464,7 +464,7 @@ def replay_fn(chain, root):
     key = ("replay", _chain_key(chain), root.shape, root.dtype)
     fn = VIEWS.get(key)
     if fn is None:
-        fn = VIEWS.put(key, jax.jit(lambda a, p: _apply(chain, a, p)))
+        fn = VIEWS.put(key, _stored.program(jax.jit(lambda a, p: _apply(chain, a, p)), key))
     return fn
 
 
@@ -556,7 +556,8 @@ def writeback_fn(chain, root):
     key = ("write", _chain_key(chain), root.shape, root.dtype)
     fn = VIEWS.get(key)
     if fn is None:
-        fn = VIEWS.put(key, jax.jit(lambda r, child, p: _write_through(chain, r, child, p)))
+        write = jax.jit(lambda r, child, p: _write_through(chain, r, child, p))
+        fn = VIEWS.put(key, _stored.program(write, key))
     return fn
 
 
@@ -584,7 +585,7 @@ def rooted_replay_fn(root_chain, chain, storage):
         def run(storage, root, root_p, p):
             return _apply(chain, _write_through(root_chain, storage, root, root_p), p)
 
-        fn = VIEWS.put(key, jax.jit(run))
+        fn = VIEWS.put(key, _stored.program(jax.jit(run), key))
     return fn
 
 
@@ -601,7 +602,7 @@ def rooted_writeback_fn(root_chain, chain, storage):
             )
             return _apply(root_chain, full, root_p)
 
-        fn = VIEWS.put(key, jax.jit(run))
+        fn = VIEWS.put(key, _stored.program(jax.jit(run), key))
     return fn
 
 

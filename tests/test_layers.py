@@ -45,6 +45,7 @@ LAYERS = [
         "support",
         [
             "_disk_cache",
+            "_stored",
             "_programs",
             "_errors",
             "_tracebacks",

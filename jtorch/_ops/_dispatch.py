@@ -16,8 +16,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _device, _dtype, _errors, _meta, _programs
+from .. import _device, _dtype, _errors, _meta, _programs, _stored
 from .._dtype import c10_name, category, result_type_of
+from .._stored import StoredKernel
 from .._tensor import SparseOperand, Tensor, wrap
 from . import _host, _rows
 from ._opdef import (
@@ -261,7 +262,15 @@ def _build(op: OpDef, statics: tuple, ct, rt, arrays):
             return out.astype(rt_np) if out.dtype != rt_np else out
         return out
 
-    fn = jax.jit(run) if op.jit else run
+    if op.jit:
+        # (named for jtorch's store of executables by everything `run` depends on)
+        fn = _stored.wrap(
+            jax.jit(run),
+            op,
+            (statics, ct and ct.np.name, rt and rt.np.name, numbers, str(_dtype._default["float"])),
+        )
+    else:
+        fn = run
     fn.statics = statics  # PyTorch names some backward nodes by them (autograd/_names.py)
     return fn
 
@@ -458,7 +467,14 @@ def _dispatch(op: OpDef, args: tuple):
                     build = _builder(op, statics, slot_values)
                     out = _rows.run(op, key, fn, statics, arrays, call_args, KERNELS, build)
                 if out is None:
-                    out = fn(*call_args)
+                    if plain and type(fn) is StoredKernel and fn.call is not None:
+                        # (its executable's C++ entry, without the wrapper's Python frame)
+                        try:
+                            out = fn.call(*call_args)
+                        except (TypeError, ValueError):
+                            out = fn.jitted(*call_args)
+                    else:
+                        out = fn(*call_args)
             except (TypeError, ValueError) as e:
                 raise _translate(e, arrays) from None
     except jax.errors.JaxRuntimeError as e:

@@ -1,0 +1,349 @@
+"""Op kernels' executables kept on disk by jtorch's own key, so a second run skips their
+tracing and lowering (DESIGN 13).
+
+jax's persistent cache (`_disk_cache`) keys an executable by its lowered module: a run that
+finds every program there still traces and lowers each one to compute the key (~15 ms for
+a small kernel, most of what a short script's second run spends beside the import). A
+kernel is already named by jtorch's own key (op, static arguments, promoted dtypes, input
+avals), so its executable is also written under that key, and a later process loads it
+(~1 ms) without tracing anything.
+
+The key holds everything else that shapes the program: the source of every jtorch module
+(a changed file changes every key), jax's and jaxlib's versions, `XLA_FLAGS` and the
+`JTORCH_*` settings, jax's configuration, the device. Only jtorch's own ops are kept (a
+user's `torch.library` op may change between runs), only keys whose parts print the same in
+every process (numbers, strings, dtypes, tuples of them), only in a process with one device,
+and only executables XLA compiled in this process with no custom calls (one jax read from
+its own cache loses its code when serialized again; a custom-call target, LAPACK's, is
+registered by lowering, which a load skips). A kernel whose executable does not take a
+call's arguments (another aval, a trace) runs through its `jax.jit` wrapper, as before.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import hashlib
+import os
+import pickle
+
+import jax
+
+from . import _disk_cache, _programs
+
+try:
+    from jax._src.core import trace_state_clean as _trace_state_clean
+except ImportError:  # a jax without it: as `_programs.tracing`
+
+    def _trace_state_clean() -> bool:
+        return not _programs.tracing()
+
+
+__all__ = ["StoredKernel", "enabled"]
+
+_PREFIX = "jtorch-kernel-"
+# Settings that do not change a program (where programs are kept, logging, debugging aids).
+_IGNORED_CONFIG = frozenset(
+    {
+        "jax_compilation_cache_dir",
+        "jax_persistent_cache_min_compile_time_secs",
+        "jax_persistent_cache_min_entry_size_bytes",
+        "jax_enable_compilation_cache",
+        "jax_compilation_cache_max_size",
+        "jax_raise_persistent_cache_errors",
+        "jax_log_compiles",
+        "jax_explain_cache_misses",
+        "jax_traceback_filtering",
+        "jax_default_device",
+        "jax_logging_level",
+        "jax_debug_log_modules",
+        "jax_pprint_use_color",
+    }
+)
+_IGNORED_ENV = frozenset({"JTORCH_CACHE_DIR", "JTORCH_CACHE_SIZE_MB", "JTORCH_COMPILE_NOTE"})
+_PLAIN = (bool, int, float, str, type(None))
+_state = {"off": os.environ.get("JTORCH_STORED_KERNELS", "1") in ("0", "")}
+
+
+def enabled() -> bool:
+    """Whether kernels' executables are kept: jtorch's own disk store is on, one device."""
+    if _state["off"] or _disk_cache.store() is None:
+        return False
+    from . import _device
+
+    return not _device.multi_device()
+
+
+@functools.lru_cache(maxsize=1)
+def _fingerprint() -> bytes:
+    """What every key shares: jtorch's source, jax's versions, the environment's settings."""
+    h = hashlib.sha256()
+    root = os.path.dirname(os.path.abspath(__file__))
+    for folder, subfolders, files in os.walk(root):
+        subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                h.update(os.path.relpath(path, root).encode())
+                with open(path, "rb") as f:
+                    h.update(f.read())
+    import jaxlib
+
+    h.update(f"jax {jax.__version__} jaxlib {jaxlib.__version__}".encode())
+    env = sorted(
+        (k, v)
+        for k, v in os.environ.items()
+        if (k.startswith("JTORCH_") and k not in _IGNORED_ENV) or k in ("XLA_FLAGS",)
+    )
+    h.update(repr(env).encode())
+    return h.digest()
+
+
+def _config() -> str:
+    values = jax.config.values
+    return repr(
+        sorted((k, v) for k, v in values.items() if k not in _IGNORED_CONFIG and type(v) in _PLAIN)
+    )
+
+
+def _steady(text: str) -> bool:
+    """Whether a key's text reads the same in every process (no object addresses)."""
+    return " at 0x" not in text and "object at" not in text
+
+
+def _signature(args) -> tuple | None:
+    """The call's arguments as text (avals, Python number types, None, nested tuples), and
+    their one device; None where an argument is anything else, or devices differ. An
+    argument may also be a `jax.ShapeDtypeStruct` on one device (a program made ahead of
+    its call)."""
+    parts, device = [], None
+    for a in args:
+        if isinstance(a, (jax.Array, jax.ShapeDtypeStruct)):
+            if isinstance(a, jax.core.Tracer):
+                return None
+            if isinstance(a, jax.Array):
+                devs, aval = a.devices(), a.aval
+            else:
+                sharding = a.sharding
+                if sharding is None:
+                    return None
+                devs = sharding.device_set
+                aval = jax.core.ShapedArray(a.shape, a.dtype, weak_type=a.weak_type)
+            if len(devs) != 1:
+                return None
+            d = next(iter(devs))
+            if device is None:
+                device = d
+            elif d != device:
+                return None
+            parts.append(str(aval))
+        elif type(a) in (bool, int, float, complex):
+            parts.append(type(a).__name__)
+        elif a is None:
+            parts.append("None")
+        elif type(a) in (tuple, list):
+            inner = _signature(a)
+            if inner is None:
+                return None
+            if device is not None and inner[1] != device:
+                return None
+            parts.append(inner[0])
+            device = inner[1]
+        else:
+            return None
+    if device is None:
+        return None
+    return tuple(parts), device
+
+
+def _digest(key: str, parts: tuple, device) -> str:
+    h = hashlib.sha256(_fingerprint())
+    h.update(key.encode())
+    h.update(repr(parts).encode())
+    h.update(f"{device.platform} {device.id} {device.device_kind}".encode())
+    h.update(_config().encode())
+    return h.hexdigest()
+
+
+def _load(digest: str, device):
+    store = _disk_cache.store()
+    data = store.get(_PREFIX + digest) if store is not None else None
+    if data is None:
+        return None
+    try:
+        from jax.experimental import serialize_executable
+
+        payload, in_tree, out_tree = pickle.loads(data)
+        return serialize_executable.deserialize_and_load(
+            payload, in_tree, out_tree, backend=device.client, execution_devices=[device]
+        )
+    except Exception:  # noqa: BLE001 (an entry this jax cannot read: compile it again)
+        return None
+
+
+# executables waiting to be written: (digest, compiled)
+_unsaved: list = []
+
+
+def _save(digest: str, compiled) -> None:
+    """Writes the executable now, or once no compile runs beside this thread (`_flush`)."""
+    with _programs._lock:
+        _unsaved.append((digest, compiled))
+    _flush(wait=False)
+
+
+def _flush(wait: bool) -> None:
+    if not _programs.xla_lock.acquire(blocking=wait, timeout=10 if wait else -1):
+        return  # a background compile runs: written by a later save, or at exit
+    try:
+        while True:
+            with _programs._lock:
+                if not _unsaved:
+                    return
+                digest, compiled = _unsaved.pop()
+            _write(digest, compiled)
+    finally:
+        _programs.xla_lock.release()
+
+
+atexit.register(_flush, True)
+
+
+def _write(digest: str, compiled) -> None:
+    store = _disk_cache.store()
+    if store is None:
+        return
+    try:
+        # A program calling a custom-call target (LAPACK's on CPU: linalg) is not kept: jax
+        # registers such targets as it lowers, and a process that loads the program without
+        # lowering anything crashes calling the unregistered target.
+        if "custom-call" in compiled.as_text():
+            return
+        # (constants jax passes beside the arguments are not serialized with the program)
+        if getattr(getattr(compiled, "_params", None), "const_args", None):
+            return
+        from jax.experimental import serialize_executable
+
+        data = pickle.dumps(serialize_executable.serialize(compiled))
+    except Exception:  # noqa: BLE001 (an executable that does not serialize: not kept)
+        return
+    store.put(_PREFIX + digest, data)
+
+
+class StoredKernel:
+    """An op kernel's `jax.jit` wrapper whose first eager call finds its executable on disk.
+
+    Called with concrete arguments, it runs the executable it loaded (or compiled and
+    kept) for its first call; traced (a backward, `jtorch.compile`, `torch.func`), or with
+    arguments that executable does not take, it is the `jax.jit` wrapper. Its other
+    attributes are the wrapper's (`lower`, `trace`).
+    """
+
+    def __init__(self, jitted, key: str):
+        self.jitted = jitted
+        self.key = key
+        self.call = None
+        self.compiled = None
+
+    def __getattr__(self, name):
+        if name == "jitted":  # (not set yet: a copy being made)
+            raise AttributeError(name)
+        return getattr(self.jitted, name)
+
+    def __call__(self, *args):
+        # (every eager call of the op comes here: kept lean)
+        if _trace_state_clean():
+            call = self.call
+            if call is None:
+                if self.compiled is not None:  # made ahead (`prepare`)
+                    return self._first_prepared(args)
+                return self._first(args)
+            try:
+                return call(*args)
+            except (TypeError, ValueError):  # not the arguments it was made for
+                pass
+        return self.jitted(*args)
+
+    def prepare(self, *args):
+        """Loads (or compiles and keeps) the executable for arguments like `args` (arrays or
+        `jax.ShapeDtypeStruct`s) without running it; False where it cannot be kept."""
+        if not enabled():  # (asked here too: a program made at import, before jax started)
+            return False
+        sig = _signature(args)
+        if sig is None:
+            return False
+        digest = _digest(self.key, *sig)
+        compiled = _load(digest, sig[1])
+        if compiled is not None:
+            _programs.note_stored()
+        else:
+            before = _programs.disk_hits()
+            compiled = self.jitted.lower(*args).compile()
+            # An executable jax read from its own cache is not written again: XLA's CPU
+            # executables serialized a second time lose their code ("Function ... not found"
+            # when run), so only a fresh compile is kept.
+            if _programs.disk_hits() == before:
+                if _programs.in_ahead_worker():
+                    # serialized once the side-by-side compiles are over: one serialized
+                    # while another thread compiled was found broken when loaded
+                    # ("Function ... not found"; `_programs.xla_lock`)
+                    _programs.after_ahead(functools.partial(_save, digest, compiled))
+                else:
+                    _save(digest, compiled)
+        self.compiled = compiled
+        return True
+
+    def _first_prepared(self, args):
+        try:
+            out = self.compiled(*args)
+        except (TypeError, ValueError):  # prepared for other arguments
+            self.call = self.jitted
+            return self.jitted(*args)
+        self.call = getattr(self.compiled, "_call", None) or self.compiled
+        return out
+
+    def _first(self, args):
+        if not self.prepare(*args):
+            self.call = self.jitted
+            return self.jitted(*args)
+        return self._first_prepared(args)
+
+
+def program(jitted, *key_parts):
+    """A program of jtorch's own (a view's replay, a kernel's backward) named by `key_parts`,
+    which with the call's avals fix what it computes: kept as a StoredKernel, or `jitted`
+    itself where the store is off or the parts would not read the same in another process.
+    A part that is a StoredKernel stands for its key. (Made at import too: whether the
+    store is on is asked at the first call, once jax has started.)"""
+    if _state["off"]:
+        return jitted
+    parts = tuple(p.key if type(p) is StoredKernel else p for p in key_parts)
+    key = repr(("program",) + parts)
+    if not _steady(key):
+        return jitted
+    return StoredKernel(jitted, key)
+
+
+# op identity -> the op, or None once two ops were seen to share it
+_owners: dict = {}
+
+
+def wrap(jitted, op, parts: tuple):
+    """`op`'s kernel `jitted` as a StoredKernel named by the op and `parts` (what else its
+    program depends on besides the call's avals), or `jitted` itself where the store is off,
+    or the name would not read the same in every process or name one op only."""
+    if not enabled():
+        return jitted
+    impl = getattr(op, "impl", None)
+    module = getattr(impl, "__module__", None) or ""
+    if not module.startswith("jtorch."):
+        return jitted  # (a user's op, `torch.library`: its source is not in the fingerprint)
+    identity = (op.name, module, getattr(impl, "__qualname__", None))
+    owner = _owners.setdefault(identity, op)
+    if owner is not op:
+        _owners[identity] = None  # (two ops by one name: neither is kept)
+        return jitted
+    key = repr((identity, parts))
+    if not _steady(key):
+        return jitted
+    return StoredKernel(jitted, key)
