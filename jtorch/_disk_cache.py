@@ -91,6 +91,13 @@ class AtomicStore(_Interface):
             pass
         return data
 
+    def forget(self, key: str) -> None:
+        """Deletes an entry (one found unusable)."""
+        try:
+            os.unlink(self._file(key))
+        except OSError:
+            pass
+
     def put(self, key: str, value: bytes) -> None:
         path = self._file(key)
         if os.path.exists(path):

@@ -67,7 +67,7 @@ _state = {"off": os.environ.get("JTORCH_STORED_KERNELS", "1") in ("0", "")}
 
 def enabled() -> bool:
     """Whether kernels' executables are kept: jtorch's own disk store is on, one device."""
-    if _state["off"] or _disk_cache.store() is None:
+    if _state["off"] or _disk_cache.store() is None or jax.process_count() > 1:
         return False
     from . import _device
 
@@ -244,6 +244,7 @@ class StoredKernel:
         self.key = key
         self.call = None
         self.compiled = None
+        self.loaded = None  # the digest its executable was loaded by
 
     def __getattr__(self, name):
         if name == "jitted":  # (not set yet: a copy being made)
@@ -275,6 +276,7 @@ class StoredKernel:
         digest = _digest(self.key, *sig)
         compiled = _load(digest, sig[1])
         if compiled is not None:
+            self.loaded = digest
             _programs.note_stored()
         else:
             before = _programs.disk_hits()
@@ -299,6 +301,16 @@ class StoredKernel:
         except (TypeError, ValueError):  # prepared for other arguments
             self.call = self.jitted
             return self.jitted(*args)
+        except jax.errors.JaxRuntimeError as e:
+            # a kept executable that lost its code ("Function ... not found"): forgotten,
+            # and the call compiled as usual (nothing ran)
+            if self.loaded is None or "not found" not in str(e):
+                raise
+            store = _disk_cache.store()
+            if store is not None:
+                store.forget(_PREFIX + self.loaded)
+            self.call = self.jitted
+            return self.jitted(*args)
         self.call = getattr(self.compiled, "_call", None) or self.compiled
         return out
 
@@ -310,7 +322,7 @@ class StoredKernel:
 
 
 def program(jitted, *key_parts):
-    """A program of jtorch's own (a view's replay, a kernel's backward) named by `key_parts`,
+    """A program of jtorch's own (a view's replay, a foreach program) named by `key_parts`,
     which with the call's avals fix what it computes: kept as a StoredKernel, or `jitted`
     itself where the store is off or the parts would not read the same in another process.
     A part that is a StoredKernel stands for its key. (Made at import too: whether the

@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax._src.array import ArrayImpl as _ArrayImpl
 
-from .. import _dtype, _programs, _stored
+from .. import _dtype, _programs
 from .._tensor import AutogradMeta as Meta
 from .._tensor import Tensor, wrap
 from . import _names
@@ -77,8 +77,9 @@ def backward_of(fn, mask):
         return tuple(jnp.conj(g) if jnp.iscomplexobj(g) else g for g in grads)
 
     # A kernel that is not compiled (data-dependent shapes) cannot be traced by jit either.
-    # (One of a kernel kept by jtorch's own key is kept too: `_stored`.)
-    b = _stored.program(jax.jit(bwd), "vjp", fn, mask) if hasattr(fn, "lower") else bwd
+    # (Not kept by jtorch's own key, `_stored`: some backwards kept so were found to lose
+    # their code when loaded, "Function ... not found", for a cause not yet pinned down.)
+    b = jax.jit(bwd) if hasattr(fn, "lower") else bwd
     return _BWD.put(key, b)
 
 
@@ -92,10 +93,7 @@ def ahead_jobs(nodes) -> list:
         if type(node) is not FnNode or node.n_outputs != 1 or node._freed or node._packed:
             continue
         b = backward_of(node._fn, node._mask)
-        if type(b) is _stored.StoredKernel:
-            if b.call is None and b.compiled is None:
-                jobs.append(functools.partial(_compile_backward, b, node._fn, node._args))
-        elif hasattr(b, "lower") and not b._cache_size():
+        if hasattr(b, "lower") and not b._cache_size():
             jobs.append(functools.partial(_compile_backward, b, node._fn, node._args))
     return jobs
 
@@ -106,10 +104,7 @@ def _compile_backward(b, fn, args) -> None:
         return
     cts = _cotangents(fn, args, placed[0].sharding)
     if len(cts) == 1 and cts[0] is not None:
-        if type(b) is _stored.StoredKernel:
-            b.prepare(args, cts)  # (loaded by its key, or compiled and kept)
-        else:
-            b.lower(args, cts).compile()
+        b.lower(args, cts).compile()
 
 
 def _cotangents(fn, args, sharding=None) -> tuple:
