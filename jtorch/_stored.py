@@ -322,7 +322,7 @@ class StoredKernel:
 
 
 def program(jitted, *key_parts):
-    """A program of jtorch's own (a view's replay, a foreach program) named by `key_parts`,
+    """A program of jtorch's own (a view's replay, the generator's key) named by `key_parts`,
     which with the call's avals fix what it computes: kept as a StoredKernel, or `jitted`
     itself where the store is off or the parts would not read the same in another process.
     A part that is a StoredKernel stands for its key. (Made at import too: whether the

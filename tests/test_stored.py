@@ -46,7 +46,8 @@ print(json.dumps(dict(torch.compiler.stats(), digest=digest, caches=None)))
 
 def _run(cache, **env):
     # (on the CPU alone: a host with an accelerator has several devices, where nothing is kept)
-    env = dict(os.environ, JTORCH_CACHE_DIR=str(cache), PYTHONPATH=ROOT, JAX_PLATFORMS="cpu", **env)
+    base = {k: v for k, v in os.environ.items() if k != "JTORCH_STORED_KERNELS"}
+    env = dict(base, JTORCH_CACHE_DIR=str(cache), PYTHONPATH=ROOT, JAX_PLATFORMS="cpu", **env)
     out = subprocess.run(
         [sys.executable, "-c", _SCRIPT], env=env, capture_output=True, text=True, timeout=300
     )
