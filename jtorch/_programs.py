@@ -243,7 +243,6 @@ _LOWERINGS = _lowering_caches()
 # While > 0, jax's lowered modules stay (see `ahead`).
 _held = [0]
 _ahead_pool = None
-_after_ahead: list = []  # what a job left to do once the block's compiles are over
 # Held by a compile that runs beside the caller's thread (the fused backward's), and by
 # whoever serializes an executable (`_stored`): XLA's CPU executables serialized while
 # another thread compiled were found to lose their code.
@@ -254,20 +253,6 @@ def compile_aside(lowered):
     """`lowered.compile()` on a background thread (see `xla_lock`)."""
     with xla_lock:
         return lowered.compile()
-
-
-_AHEAD_THREADS = "jtorch-ahead"
-
-
-def in_ahead_worker() -> bool:
-    """Whether this thread compiles one of `ahead`'s jobs (others compile beside it)."""
-    return threading.current_thread().name.startswith(_AHEAD_THREADS)
-
-
-def after_ahead(fn) -> None:
-    """Runs `fn` on the calling thread of `ahead`, once every job of the block is done."""
-    with _lock:
-        _after_ahead.append(fn)
 
 
 def _cpus() -> int:
@@ -295,17 +280,12 @@ def ahead(jobs: list):
         n = _cpus() if len(jobs) > 1 else 1  # (a later call of a graph or step has none)
         if n > 1:
             if _ahead_pool is None:
-                _ahead_pool = concurrent.futures.ThreadPoolExecutor(n, _AHEAD_THREADS)
+                _ahead_pool = concurrent.futures.ThreadPoolExecutor(n, "jtorch-ahead")
             for f in [_ahead_pool.submit(job) for job in jobs]:
                 try:
                     f.result()
                 except Exception:  # noqa: BLE001 (the call raises it, where it belongs)
                     pass
-            with _lock:
-                left = _after_ahead[:]
-                _after_ahead.clear()
-            for fn in left:
-                fn()
         yield
     finally:
         _held[0] -= 1

@@ -152,3 +152,9 @@ def key_for(generator: Generator | None, like=None):
     if like is None:
         return key
     return _device.place_like(key, getattr(like, "_array", like))
+
+
+def unused_key(like):
+    """The key a kernel that draws nothing this call takes (eval mode), on `like`'s device;
+    the generator does not advance."""
+    return _device.place_like(np.zeros((2,), np.uint32), getattr(like, "_array", like))

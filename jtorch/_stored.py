@@ -113,22 +113,13 @@ def _steady(text: str) -> bool:
 
 def _signature(args) -> tuple | None:
     """The call's arguments as text (avals, Python number types, None, nested tuples), and
-    their one device; None where an argument is anything else, or devices differ. An
-    argument may also be a `jax.ShapeDtypeStruct` on one device (a program made ahead of
-    its call)."""
+    their one device; None where an argument is anything else, or devices differ."""
     parts, device = [], None
     for a in args:
-        if isinstance(a, (jax.Array, jax.ShapeDtypeStruct)):
+        if isinstance(a, jax.Array):
             if isinstance(a, jax.core.Tracer):
                 return None
-            if isinstance(a, jax.Array):
-                devs, aval = a.devices(), a.aval
-            else:
-                sharding = a.sharding
-                if sharding is None:
-                    return None
-                devs = sharding.device_set
-                aval = jax.core.ShapedArray(a.shape, a.dtype, weak_type=a.weak_type)
+            devs, aval = a.devices(), a.aval
             if len(devs) != 1:
                 return None
             d = next(iter(devs))
@@ -243,8 +234,6 @@ class StoredKernel:
         self.jitted = jitted
         self.key = key
         self.call = None
-        self.compiled = None
-        self.loaded = None  # the digest its executable was loaded by
 
     def __getattr__(self, name):
         if name == "jitted":  # (not set yet: a copy being made)
@@ -256,8 +245,6 @@ class StoredKernel:
         if _trace_state_clean():
             call = self.call
             if call is None:
-                if self.compiled is not None:  # made ahead (`prepare`)
-                    return self._first_prepared(args)
                 return self._first(args)
             try:
                 return call(*args)
@@ -265,72 +252,63 @@ class StoredKernel:
                 pass
         return self.jitted(*args)
 
-    def prepare(self, *args):
-        """Loads (or compiles and keeps) the executable for arguments like `args` (arrays or
-        `jax.ShapeDtypeStruct`s) without running it; False where it cannot be kept."""
+    def _executable(self, args):
+        """The executable for `args`, loaded by its key or compiled (and kept), with the
+        digest it was loaded by (None when compiled); None where it cannot be kept."""
         if not enabled():  # (asked here too: a program made at import, before jax started)
-            return False
+            return None
         sig = _signature(args)
         if sig is None:
-            return False
+            return None
         digest = _digest(self.key, *sig)
         compiled = _load(digest, sig[1])
         if compiled is not None:
-            self.loaded = digest
             _programs.note_stored()
-        else:
-            before = _programs.disk_hits()
-            compiled = self.jitted.lower(*args).compile()
-            # An executable jax read from its own cache is not written again: XLA's CPU
-            # executables serialized a second time lose their code ("Function ... not found"
-            # when run), so only a fresh compile is kept.
-            if _programs.disk_hits() == before:
-                if _programs.in_ahead_worker():
-                    # serialized once the side-by-side compiles are over: one serialized
-                    # while another thread compiled was found broken when loaded
-                    # ("Function ... not found"; `_programs.xla_lock`)
-                    _programs.after_ahead(functools.partial(_save, digest, compiled))
-                else:
-                    _save(digest, compiled)
-        self.compiled = compiled
-        return True
+            return compiled, digest
+        before = _programs.disk_hits()
+        compiled = self.jitted.lower(*args).compile()
+        # An executable jax read from its own cache is not written again: XLA's CPU
+        # executables serialized a second time lose their code ("Function ... not found"
+        # when run), so only a fresh compile is kept.
+        if _programs.disk_hits() == before:
+            _save(digest, compiled)
+        return compiled, None
 
-    def _first_prepared(self, args):
+    def _first(self, args):
+        made = self._executable(args)
+        if made is None:
+            self.call = self.jitted
+            return self.jitted(*args)
+        compiled, loaded = made
         try:
-            out = self.compiled(*args)
-        except (TypeError, ValueError):  # prepared for other arguments
+            out = compiled(*args)
+        except (TypeError, ValueError):  # made for other arguments
             self.call = self.jitted
             return self.jitted(*args)
         except jax.errors.JaxRuntimeError as e:
             # a kept executable that lost its code ("Function ... not found"): forgotten,
             # and the call compiled as usual (nothing ran)
-            if self.loaded is None or "not found" not in str(e):
+            if loaded is None or "not found" not in str(e):
                 raise
             store = _disk_cache.store()
             if store is not None:
-                store.forget(_PREFIX + self.loaded)
+                store.forget(_PREFIX + loaded)
             self.call = self.jitted
             return self.jitted(*args)
-        self.call = getattr(self.compiled, "_call", None) or self.compiled
+        # the executable's own C++ entry (what calling `compiled` runs after its first call)
+        self.call = getattr(compiled, "_call", None) or compiled
         return out
-
-    def _first(self, args):
-        if not self.prepare(*args):
-            self.call = self.jitted
-            return self.jitted(*args)
-        return self._first_prepared(args)
 
 
 def program(jitted, *key_parts):
     """A program of jtorch's own (a view's replay, the generator's key) named by `key_parts`,
     which with the call's avals fix what it computes: kept as a StoredKernel, or `jitted`
     itself where the store is off or the parts would not read the same in another process.
-    A part that is a StoredKernel stands for its key. (Made at import too: whether the
-    store is on is asked at the first call, once jax has started.)"""
+    (Made at import too: whether the store is on is asked at the first call, once jax has
+    started.)"""
     if _state["off"]:
         return jitted
-    parts = tuple(p.key if type(p) is StoredKernel else p for p in key_parts)
-    key = repr(("program",) + parts)
+    key = repr(("program",) + key_parts)
     if not _steady(key):
         return jitted
     return StoredKernel(jitted, key)

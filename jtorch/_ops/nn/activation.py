@@ -12,9 +12,8 @@ import warnings
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
-from ... import _device, _dtype, _random
+from ... import _dtype, _random
 from ..._dtype import c10_name
 from ..._tensor import wrap_dim
 from .. import _derivatives
@@ -136,9 +135,7 @@ _rrelu_call, _rrelu_inplace = private_op(_rrelu_kernel, node="RreluWithNoiseBack
 
 
 def _rrelu_key(input, training, generator=None):
-    if training:
-        return _random.key_for(generator, input)
-    return _device.place_like(np.zeros((2,), np.uint32), input._array)
+    return _random.key_for(generator, input) if training else _random.unused_key(input)
 
 
 @composite(name="nn.functional.rrelu", method=False)

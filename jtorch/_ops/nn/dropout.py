@@ -6,9 +6,8 @@ import warnings
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
-from ... import _device, _random
+from ... import _random
 from .._kernel_helpers import private_op
 from .._registry import DEFAULT, NONE, TI, T, composite, op
 
@@ -161,9 +160,7 @@ def native_dropout(input, p, train):
     """Matches `torch.native_dropout`: (output, mask)."""
     return _native_dropout_call(
         input,
-        _random.key_for(None, input)
-        if train
-        else _device.place_like(np.zeros((2,), np.uint32), input._array),
+        _random.key_for(None, input) if train else _random.unused_key(input),
         float(p),
         bool(train),
     )
