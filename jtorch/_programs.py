@@ -243,16 +243,6 @@ _LOWERINGS = _lowering_caches()
 # While > 0, jax's lowered modules stay (see `ahead`).
 _held = [0]
 _ahead_pool = None
-# Held by a compile that runs beside the caller's thread (the fused backward's), and by
-# whoever serializes an executable (`_stored`): XLA's CPU executables serialized while
-# another thread compiled were found to lose their code.
-xla_lock = threading.Lock()
-
-
-def compile_aside(lowered):
-    """`lowered.compile()` on a background thread (see `xla_lock`)."""
-    with xla_lock:
-        return lowered.compile()
 
 
 def _cpus() -> int:

@@ -6,22 +6,22 @@ finds every program there still traces and lowers each one to compute the key (~
 a small kernel, most of what a short script's second run spends beside the import). A
 kernel is already named by jtorch's own key (op, static arguments, promoted dtypes, input
 avals), so its executable is also written under that key, and a later process loads it
-(~1 ms) without tracing anything.
+(~1 ms) without tracing anything. So are the kernels' backwards (named by the kernel's key
+and the forward arguments), view replays, foreach programs, optimizer steps and the
+generator's key program.
 
 The key holds everything else that shapes the program: the source of every jtorch module
 (a changed file changes every key), jax's and jaxlib's versions, `XLA_FLAGS` and the
 `JTORCH_*` settings, jax's configuration, the device. Only jtorch's own ops are kept (a
 user's `torch.library` op may change between runs), only keys whose parts print the same in
 every process (numbers, strings, dtypes, tuples of them), only in a process with one device,
-and only executables XLA compiled in this process with no custom calls (one jax read from
-its own cache loses its code when serialized again; a custom-call target, LAPACK's, is
-registered by lowering, which a load skips). A kernel whose executable does not take a
-call's arguments (another aval, a trace) runs through its `jax.jit` wrapper, as before.
-"""
+only executables with no custom calls (a custom-call target, LAPACK's, is registered by
+lowering, which a load skips) and only ones that still hold their code (`_write`: one jax
+read from its own cache loses it when serialized again). A kernel whose executable does not
+take a call's arguments (another aval, a trace) runs through its `jax.jit` wrapper."""
 
 from __future__ import annotations
 
-import atexit
 import functools
 import hashlib
 import os
@@ -119,31 +119,40 @@ def _signature(args) -> tuple | None:
         if isinstance(a, jax.Array):
             if isinstance(a, jax.core.Tracer):
                 return None
-            devs, aval = a.devices(), a.aval
-            if len(devs) != 1:
-                return None
-            d = next(iter(devs))
-            if device is None:
-                device = d
-            elif d != device:
-                return None
-            parts.append(str(aval))
+            devs, text = a.devices(), str(a.aval)
         elif type(a) in (bool, int, float, complex):
             parts.append(type(a).__name__)
+            continue
         elif a is None:
             parts.append("None")
-        elif type(a) in (tuple, list):
-            inner = _signature(a)
+            continue
+        elif type(a) in (tuple, list, dict):
+            if type(a) is dict:  # (jax takes a dict's values in the order of its keys)
+                keys = sorted(a) if all(type(k) is str for k in a) else None
+                inner = _signature([a[k] for k in keys]) if keys is not None else None
+                if inner is not None:
+                    inner = ((tuple(keys),) + inner[0], inner[1])
+            else:
+                inner = _signature(a)
             if inner is None:
                 return None
-            if device is not None and inner[1] != device:
-                return None
             parts.append(inner[0])
-            device = inner[1]
+            devs, text = {inner[1]}, None
         else:
             return None
-    if device is None:
-        return None
+        if len(devs) != 1:
+            return None
+        d = next(iter(devs))
+        if device is None:
+            device = d
+        elif d != device:
+            return None
+        if text is not None:
+            parts.append(text)
+    if device is None:  # (Python numbers alone: the program runs on jax's default device)
+        device = jax.config.jax_default_device
+        if device is None or isinstance(device, str):
+            device = jax.local_devices(backend=device)[0]
     return tuple(parts), device
 
 
@@ -164,43 +173,16 @@ def _load(digest: str, device):
     try:
         from jax.experimental import serialize_executable
 
-        payload, in_tree, out_tree = pickle.loads(data)
-        return serialize_executable.deserialize_and_load(
+        payload, in_tree, out_tree, note = pickle.loads(data)
+        compiled = serialize_executable.deserialize_and_load(
             payload, in_tree, out_tree, backend=device.client, execution_devices=[device]
         )
+        return compiled, note
     except Exception:  # noqa: BLE001 (an entry this jax cannot read: compile it again)
         return None
 
 
-# executables waiting to be written: (digest, compiled)
-_unsaved: list = []
-
-
-def _save(digest: str, compiled) -> None:
-    """Writes the executable now, or once no compile runs beside this thread (`_flush`)."""
-    with _programs._lock:
-        _unsaved.append((digest, compiled))
-    _flush(wait=False)
-
-
-def _flush(wait: bool) -> None:
-    if not _programs.xla_lock.acquire(blocking=wait, timeout=10 if wait else -1):
-        return  # a background compile runs: written by a later save, or at exit
-    try:
-        while True:
-            with _programs._lock:
-                if not _unsaved:
-                    return
-                digest, compiled = _unsaved.pop()
-            _write(digest, compiled)
-    finally:
-        _programs.xla_lock.release()
-
-
-atexit.register(_flush, True)
-
-
-def _write(digest: str, compiled) -> None:
+def _write(digest: str, compiled, device, args: tuple, note=None) -> None:
     store = _disk_cache.store()
     if store is None:
         return
@@ -215,9 +197,23 @@ def _write(digest: str, compiled) -> None:
             return
         from jax.experimental import serialize_executable
 
-        data = pickle.dumps(serialize_executable.serialize(compiled))
+        payload, in_tree, out_tree = serialize_executable.serialize(compiled)
     except Exception:  # noqa: BLE001 (an executable that does not serialize: not kept)
         return
+    # XLA's CPU executable carries the code it generated as an ELF object, which one that jax
+    # read from its own cache serializes without ("Function ... not found" when loaded). A
+    # program without generated code (library calls alone: dots, XNNPACK fusions) has none
+    # either: such a one is kept once a copy loaded from its bytes ran the first call's
+    # arguments (kernels do not donate them).
+    if device.platform == "cpu" and b"\x7fELF" not in payload:
+        try:
+            copy = serialize_executable.deserialize_and_load(
+                payload, in_tree, out_tree, backend=device.client, execution_devices=[device]
+            )
+            jax.block_until_ready(copy(*args))
+        except Exception:  # noqa: BLE001 (code lost, or anything else: not kept)
+            return
+    data = pickle.dumps((payload, in_tree, out_tree, note))
     store.put(_PREFIX + digest, data)
 
 
@@ -230,10 +226,16 @@ class StoredKernel:
     attributes are the wrapper's (`lower`, `trace`).
     """
 
-    def __init__(self, jitted, key: str):
+    def __init__(self, jitted, key: str, named_by: int | None = None, note=None):
         self.jitted = jitted
         self.key = key
+        # how many leading arguments, with `key`, fix the program (None: all of them)
+        self.named_by = named_by
+        # a one-item list the program's trace fills (an optimizer's state keys): kept with
+        # the executable, and filled from it when loaded
+        self.note = note
         self.call = None
+        self.ready = None  # what `prepare` or `load` made for the first call
 
     def __getattr__(self, name):
         if name == "jitted":  # (not set yet: a copy being made)
@@ -252,34 +254,61 @@ class StoredKernel:
                 pass
         return self.jitted(*args)
 
-    def _executable(self, args):
-        """The executable for `args`, loaded by its key or compiled (and kept), with the
-        digest it was loaded by (None when compiled); None where it cannot be kept."""
+    def load(self, *args) -> bool:
+        """Whether the executable for `args` was kept: then loaded for the first call."""
+        if self.call is None and self.ready is None:
+            self.ready = self._executable(args, compile=False)
+        return self.ready is not None and self.ready[2] == "loaded"
+
+    def prepare(self, *args, more=None) -> None:
+        """Loads or compiles the executable before the first call (on `_programs.ahead`'s
+        threads: a graph's backwards side by side). `args` (which may hold
+        `jax.ShapeDtypeStruct`s) are the call's arguments, or its first `named_by` ones with
+        `more()` giving the rest, asked for only where a compile needs them. The first call
+        runs what was made (and keeps a fresh one)."""
+        if self.call is None and self.ready is None:
+            made = self._executable(args, more=more)
+            if made is None:
+                self.call = self.jitted
+            else:
+                self.ready = made
+
+    def _executable(self, args, compile: bool = True, more=None):
+        """`(compiled, digest, how, device)` for `args`, `how` being "loaded" (by its key),
+        "fresh" (compiled here: to be kept) or "read" (jax read it from its own cache);
+        None where it cannot be kept (or, `compile` false, was not)."""
         if not enabled():  # (asked here too: a program made at import, before jax started)
             return None
-        sig = _signature(args)
+        sig = _signature(args if self.named_by is None else args[: self.named_by])
         if sig is None:
             return None
         digest = _digest(self.key, *sig)
-        compiled = _load(digest, sig[1])
-        if compiled is not None:
+        device = sig[1]
+        loaded = _load(digest, device)
+        if loaded is not None:
+            compiled, note = loaded
+            if self.note is not None:
+                self.note[0] = note
             _programs.note_stored()
-            return compiled, digest
+            return compiled, digest, "loaded", device
+        if not compile:
+            return None
+        if more is not None:
+            args = tuple(args) + tuple(more())
         before = _programs.disk_hits()
         compiled = self.jitted.lower(*args).compile()
         # An executable jax read from its own cache is not written again: XLA's CPU
         # executables serialized a second time lose their code ("Function ... not found"
-        # when run), so only a fresh compile is kept.
-        if _programs.disk_hits() == before:
-            _save(digest, compiled)
-        return compiled, None
+        # when run), so only a fresh compile is kept (`_write` checks the code is there).
+        how = "fresh" if _programs.disk_hits() == before else "read"
+        return compiled, digest, how, device
 
     def _first(self, args):
-        made = self._executable(args)
+        made, self.ready = self.ready or self._executable(args), None
         if made is None:
             self.call = self.jitted
             return self.jitted(*args)
-        compiled, loaded = made
+        compiled, digest, how, device = made
         try:
             out = compiled(*args)
         except (TypeError, ValueError):  # made for other arguments
@@ -288,30 +317,33 @@ class StoredKernel:
         except jax.errors.JaxRuntimeError as e:
             # a kept executable that lost its code ("Function ... not found"): forgotten,
             # and the call compiled as usual (nothing ran)
-            if loaded is None or "not found" not in str(e):
+            if how != "loaded" or "not found" not in str(e):
                 raise
             store = _disk_cache.store()
             if store is not None:
-                store.forget(_PREFIX + loaded)
+                store.forget(_PREFIX + digest)
             self.call = self.jitted
             return self.jitted(*args)
+        if how == "fresh":
+            _write(digest, compiled, device, args, None if self.note is None else self.note[0])
         # the executable's own C++ entry (what calling `compiled` runs after its first call)
         self.call = getattr(compiled, "_call", None) or compiled
         return out
 
 
-def program(jitted, *key_parts):
-    """A program of jtorch's own (a view's replay, the generator's key) named by `key_parts`,
-    which with the call's avals fix what it computes: kept as a StoredKernel, or `jitted`
-    itself where the store is off or the parts would not read the same in another process.
-    (Made at import too: whether the store is on is asked at the first call, once jax has
-    started.)"""
+def program(jitted, *key_parts, named_by: int | None = None, note=None):
+    """A program of jtorch's own (a view's replay, the generator's key, a kernel's backward,
+    an optimizer's step) named by `key_parts`, which with the avals of the call's arguments
+    (its first `named_by` ones) fix what it computes: kept as a StoredKernel (with `note`,
+    see there), or `jitted` itself where the store is off or the parts would not read the
+    same in another process. (Made at import too: whether the store is on is asked at the
+    first call, once jax has started.)"""
     if _state["off"]:
         return jitted
     key = repr(("program",) + key_parts)
     if not _steady(key):
         return jitted
-    return StoredKernel(jitted, key)
+    return StoredKernel(jitted, key, named_by, note)
 
 
 # op identity -> the op, or None once two ops were seen to share it

@@ -8,8 +8,16 @@ import pytest
 
 import jtorch as torch
 import jtorch.nn.functional as F
-from jtorch import _programs
+from jtorch import _programs, _stored
 from jtorch._ops import _dispatch, _host
+
+
+@pytest.fixture(autouse=True)
+def _no_kept_kernels(monkeypatch):
+    """A kernel an earlier test compiled may be kept by jtorch's key (`_stored`); found
+    there, it runs instead of the host (`_dispatch._kept`): the same bits, but not the path
+    these tests look at."""
+    monkeypatch.setitem(_stored._state, "off", True)
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ through the kernel's `jax.jit` wrapper.
 
 import json
 import os
+import pickle
 import subprocess
 import sys
 
@@ -35,7 +36,7 @@ outs = [
 ]
 w = torch.ones(7, 3, requires_grad=True)
 loss = (x @ w).tanh().sum()
-loss.backward()  # (the kernels' backwards: by jax's key)
+loss.backward()  # (the kernels' backwards are kept too)
 v = x.clone()
 v[1:4, ::2] = v[1:4, ::2] * 2  # a view's write
 outs += [loss.detach(), w.grad, v]
@@ -59,8 +60,8 @@ def test_a_second_process_loads_the_kernels_untraced_and_computes_the_same(tmp_p
     first = _run(tmp_path)
     second = _run(tmp_path)
     assert first["compiles"] > 0 and first["stored_hits"] == 0
-    # every program comes back from disk, most of them (kernels, views) untraced; the rest
-    # (the backwards, helpers of jax's own) by jax's key
+    # every program comes back from disk, most of them (kernels, their backwards, views)
+    # untraced; the rest (helpers of jax's own) by jax's key
     assert second["compiles"] == 0 and second["stored_hits"] > second["disk_hits"] > 0
     assert second["stored_hits"] + second["disk_hits"] == first["compiles"]
     assert second["digest"] == first["digest"]
@@ -184,9 +185,152 @@ def test_an_entry_that_lost_its_code_is_forgotten_and_the_call_compiles(tmp_path
     assert _programs.disk_hits() == hits + 1
     kernel = _stored.wrap(jax.jit(body), Op(), ())
     digest = _stored._digest(kernel.key, *_stored._signature((x,)))
-    # serialized again, an executable jax read from its cache loses its code: such an
-    # entry is written here on purpose, where the kernel will look
-    _stored._write(digest, again)
-    assert os.path.exists(tmp_path / (_stored._PREFIX + digest + "-cache"))
+    entry = tmp_path / (_stored._PREFIX + digest + "-cache")
+    # serialized again, an executable jax read from its cache loses its code: `_write`
+    # does not keep it (no code in its bytes, and a copy loaded from them fails to run) ...
+    _stored._write(digest, again, next(iter(x.devices())), (x,))
+    assert not os.path.exists(entry)
+    # ... and one written anyway (here on purpose, where the kernel will look) is forgotten
+    from jax.experimental import serialize_executable
+
+    entry_data = (*serialize_executable.serialize(again), None)
+    store.put(_stored._PREFIX + digest, pickle.dumps(entry_data))
+    assert os.path.exists(entry)
     np.testing.assert_allclose(kernel(x), np.sin(np.asarray(x)) * 3 + np.asarray(x), rtol=1e-6)
-    assert not os.path.exists(tmp_path / (_stored._PREFIX + digest + "-cache"))  # forgotten
+    assert not os.path.exists(entry)  # forgotten
+
+
+def test_a_program_without_generated_code_is_kept_once_a_copy_of_it_ran(tmp_path, monkeypatch):
+    store = _disk_cache.AtomicStore(str(tmp_path), 10**9)
+    monkeypatch.setitem(_disk_cache._state, "store", store)
+    monkeypatch.setitem(_stored._state, "off", False)
+    if not _stored.enabled():
+        pytest.skip("needs the store")
+    rng = np.random.default_rng(3)
+    a = jnp.asarray(rng.standard_normal((61, 67)), jnp.float32)
+    b = jnp.asarray(rng.standard_normal((67, 59)), jnp.float32)
+    compiled = jax.jit(jnp.dot).lower(a, b).compile()
+    from jax.experimental import serialize_executable
+
+    if b"\x7fELF" in serialize_executable.serialize(compiled)[0]:
+        pytest.skip("this XLA generates code for a dot: the check below is not reached")
+    # a dot is a library call on the CPU: its bytes hold no generated code, whether or not
+    # jax read it from its cache; a copy loaded from them ran the call, so it is kept
+    _stored._write("dot-digest", compiled, next(iter(a.devices())), (a, b))
+    loaded = _stored._load("dot-digest", next(iter(a.devices())))
+    assert loaded is not None
+    np.testing.assert_array_equal(np.asarray(loaded[0](a, b)), np.asarray(compiled(a, b)))
+
+
+_BACKWARD = """
+import json, os, jtorch as torch
+x = torch.linspace(-1, 1, 35).reshape(5, 7).requires_grad_(os.environ["GRAD"] == "1")
+y = (x.tanh() * 2).sum()
+if x.requires_grad:
+    y.backward()
+s = torch.compiler.stats()
+print(json.dumps({k: s[k] for k in ("compiles", "disk_hits", "stored_hits")}))
+"""
+
+
+def test_a_kernels_backward_is_kept_with_the_kernel(tmp_path):
+    def run(cache, grad):
+        env = {k: v for k, v in os.environ.items() if k != "JTORCH_STORED_KERNELS"}
+        env.update(JTORCH_CACHE_DIR=str(cache), PYTHONPATH=ROOT, JAX_PLATFORMS="cpu", GRAD=grad)
+        out = subprocess.run(
+            [sys.executable, "-c", _BACKWARD], env=env, capture_output=True, text=True, timeout=300
+        )
+        assert out.returncode == 0, out.stderr[-3000:]
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    run(tmp_path / "forward", "0")
+    forward = run(tmp_path / "forward", "0")
+    run(tmp_path / "backward", "1")
+    backward = run(tmp_path / "backward", "1")
+    assert forward["compiles"] == backward["compiles"] == 0
+    # tanh's, mul's and sum's backwards came back untraced beside their kernels (the
+    # gradient's seed, `ones`, may come from jax's cache)
+    assert backward["stored_hits"] >= forward["stored_hits"] + 3
+    assert backward["disk_hits"] <= 1
+
+
+_HOSTED = """
+import json, os, numpy as np, jtorch as torch
+from jtorch import _programs
+from jtorch._ops import _host
+a = torch.from_numpy(np.arange(12, dtype=np.float32).reshape(3, 4))
+b = torch.from_numpy(np.arange(8, dtype=np.float32).reshape(2, 4))
+for _ in range(int(os.environ["CALLS"])):
+    out = torch.cat([a, b])
+s = torch.compiler.stats()
+print(json.dumps({"stored": s["stored_hits"], "plans": len(_host._PLANS), "sum": out.sum().item()}))
+"""
+
+
+def test_a_kept_kernel_runs_instead_of_the_host_path(tmp_path):
+    def run(calls, **extra):
+        env = {k: v for k, v in os.environ.items() if k != "JTORCH_STORED_KERNELS"}
+        env.update(JTORCH_CACHE_DIR=str(tmp_path), PYTHONPATH=ROOT, JAX_PLATFORMS="cpu")
+        env.update(CALLS=str(calls), **extra)
+        out = subprocess.run(
+            [sys.executable, "-c", _HOSTED], env=env, capture_output=True, text=True, timeout=300
+        )
+        assert out.returncode == 0, out.stderr[-3000:]
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    # `cat` of a shape seen fewer than COMPILE_AFTER times runs on the host (its plan traces
+    # the kernel); seen more often, it compiles, and the executable is kept
+    first = run(_programs.COMPILE_AFTER + 2)
+    assert first["plans"] >= 1 and first["sum"] == 66 + 28
+    # a later process's first call finds the executable by its key: no plan is traced
+    second = run(1)
+    assert second["plans"] == 0 and second["stored"] >= 1 and second["sum"] == first["sum"]
+    off = run(1, JTORCH_STORED_KERNELS="0")
+    assert off["plans"] >= 1
+
+
+_OPTIMIZER = """
+import json, numpy as np, jtorch as torch
+from jtorch import _stored
+made = []
+executable = _stored.StoredKernel._executable
+def recording(self, args, **kw):
+    out = executable(self, args, **kw)
+    made.append((self.key, None if out is None else out[2]))
+    return out
+_stored.StoredKernel._executable = recording
+w = torch.nn.Parameter(torch.from_numpy(np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)))
+opt = torch.optim.SGD([w], lr=0.1, momentum=0.9)  # its first update adds momentum_buffer
+for _ in range(3):
+    opt.zero_grad()
+    (w * w).sum().backward()
+    opt.step()
+how = [h for k, h in made if k.startswith("('program', 'optimizer'")]
+print(json.dumps({"how": how, "w": w.detach().numpy().tolist(),
+                  "buffer": opt.state[w]["momentum_buffer"].numpy().tolist()}))
+"""
+
+
+def test_an_optimizers_step_is_kept_with_the_state_keys_it_makes(tmp_path):
+    def run():
+        env = {k: v for k, v in os.environ.items() if k != "JTORCH_STORED_KERNELS"}
+        env.update(JTORCH_CACHE_DIR=str(tmp_path), PYTHONPATH=ROOT, JAX_PLATFORMS="cpu")
+        out = subprocess.run(
+            [sys.executable, "-c", _OPTIMIZER], env=env, capture_output=True, text=True, timeout=300
+        )
+        assert out.returncode == 0, out.stderr[-3000:]
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    first, second = run(), run()
+    assert first["how"] and set(first["how"]) <= {"fresh"}
+    # loaded untraced: the state keys its first update adds come from the entry
+    assert second["how"] and set(second["how"]) == {"loaded"}
+    assert second["w"] == first["w"] and second["buffer"] == first["buffer"]
+    # PyTorch's SGD: b = 0.9 b + g (b = g at first), w -= 0.1 b, with g = 2 w
+    w = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+    b = None
+    for _ in range(3):
+        g = 2 * w
+        b = g if b is None else np.float32(0.9) * b + g
+        w = w - np.float32(0.1) * b
+    np.testing.assert_allclose(second["w"], w, rtol=1e-6)

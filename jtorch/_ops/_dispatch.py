@@ -190,7 +190,11 @@ def _kernel(op: OpDef, statics: tuple, ct, rt, arrays, host: bool = False):
     if fn is not None:
         return fn
     fn = _build(op, statics, ct, rt, arrays)
-    if host and all(type(a) is _ArrayImpl or type(a) in _NUMBERS for a in _flat(arrays)):
+    if (
+        host
+        and all(type(a) is _ArrayImpl or type(a) in _NUMBERS for a in _flat(arrays))
+        and not _kept(fn, arrays)
+    ):
         try:
             out = _host.evaluate(key, fn, arrays)
         except (TypeError, ValueError) as e:
@@ -390,6 +394,16 @@ def _device_scalar(v):
     return a
 
 
+def _scalars_placed(arrays) -> list:
+    return [_device_scalar(a) if type(a) in _NUMBERS else a for a in arrays]
+
+
+def _kept(fn, call_args) -> bool:
+    """Whether `fn`'s executable for these arguments was kept by jtorch's key (`_stored`):
+    loaded (~1 ms), it runs instead of the host's numpy, whose plan would trace the kernel."""
+    return type(fn) is StoredKernel and fn.load(*call_args)
+
+
 def _dispatch(op: OpDef, args: tuple):
     """Runs one op call: the fast path for tensors, Python numbers and None in its slots.
 
@@ -442,7 +456,11 @@ def _dispatch(op: OpDef, args: tuple):
         if fn is None:
             ct, rt = _promotion(op, statics, slot_values)
             fn = _build(op, statics, ct, rt, arrays)
-            if plain and _host_allowed(op, rg):
+            if (
+                plain
+                and _host_allowed(op, rg)
+                and not _kept(fn, _scalars_placed(arrays) if numbers and op.jit else arrays)
+            ):
                 try:
                     out = _host.evaluate(key, fn, arrays)
                 except (TypeError, ValueError) as e:
@@ -460,7 +478,7 @@ def _dispatch(op: OpDef, args: tuple):
             call_args = arrays
             # (one device only: an uncommitted scalar must not pull a computation elsewhere)
             if numbers and plain and op.jit and not multi:
-                call_args = [_device_scalar(a) if type(a) in _NUMBERS else a for a in arrays]
+                call_args = _scalars_placed(arrays)
             try:
                 out = None
                 if op.rows is not None and plain and _host_allowed(op, rg):

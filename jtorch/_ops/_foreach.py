@@ -31,7 +31,7 @@ import numbers
 import jax
 import numpy as np
 
-from .. import _device, _dtype, _errors, _programs
+from .. import _device, _dtype, _errors, _programs, _stored
 from .. import _torch_function as _tf
 from .._tensor import SparseOperand, Tensor, wrap
 from . import _dispatch, conversion, indexing, linalg, pointwise, pointwise_math, reduction, special
@@ -467,9 +467,9 @@ def _program(op, statics: tuple, elements: list):
     def program(*inputs):
         return [kernel(*inputs[k * n : (k + 1) * n]) for k, kernel in enumerate(kernels)]
 
-    # (not kept by jtorch's own key, `_stored`: like kernels' backwards, a program calling
-    # other kernels' programs; some of those lost their code when loaded)
-    return jax.jit(program)
+    # (kept by jtorch's own key where each of its kernels is: named by theirs)
+    names = [k.key if type(k) is _stored.StoredKernel else k for k in kernels]
+    return _stored.program(jax.jit(program), "foreach", *names)
 
 
 def _run(op, inplace: bool, targets: list, elements: list):

@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax._src.array import ArrayImpl as _ArrayImpl
 
-from .. import _dtype, _programs
+from .. import _dtype, _programs, _stored
 from .._tensor import AutogradMeta as Meta
 from .._tensor import Tensor, wrap
 from . import _names
@@ -77,9 +77,10 @@ def backward_of(fn, mask):
         return tuple(jnp.conj(g) if jnp.iscomplexobj(g) else g for g in grads)
 
     # A kernel that is not compiled (data-dependent shapes) cannot be traced by jit either.
-    # (Not kept by jtorch's own key, `_stored`: some backwards kept so were found to lose
-    # their code when loaded, "Function ... not found", for a cause not yet pinned down.)
     b = jax.jit(bwd) if hasattr(fn, "lower") else bwd
+    if type(fn) is _stored.StoredKernel:  # (kept by jtorch's own key, as its kernel is)
+        # (the forward's arguments fix what the backward receives: named by them alone)
+        b = _stored.program(b, "vjp", fn.key, mask, named_by=1)
     return _BWD.put(key, b)
 
 
@@ -88,19 +89,27 @@ def ahead_jobs(nodes) -> list:
     graph's first backward then compiles its VJPs side by side, not one by one as it reaches
     them. Nodes of one output, the common case (the gradient a node receives is then an array
     of its output's shape and dtype: the signature compiled for)."""
-    jobs = []
+    jobs, seen = [], set()
     for node in nodes:
         if type(node) is not FnNode or node.n_outputs != 1 or node._freed or node._packed:
             continue
         b = backward_of(node._fn, node._mask)
-        if hasattr(b, "lower") and not b._cache_size():
-            jobs.append(functools.partial(_compile_backward, b, node._fn, node._args))
+        if type(b) is _stored.StoredKernel:  # (loaded by its key, or compiled, once)
+            if b.call is not None or b.ready is not None or id(b) in seen:
+                continue
+            seen.add(id(b))
+        elif not hasattr(b, "lower") or b._cache_size():
+            continue
+        jobs.append(functools.partial(_compile_backward, b, node._fn, node._args))
     return jobs
 
 
 def _compile_backward(b, fn, args) -> None:
     placed = [a for a in jax.tree_util.tree_leaves(args) if isinstance(a, jax.Array)]
     if not placed:
+        return
+    if type(b) is _stored.StoredKernel:  # (loaded by its key, or compiled and kept)
+        b.prepare(args, more=lambda: (_cotangents(fn, args, placed[0].sharding),))
         return
     cts = _cotangents(fn, args, placed[0].sharding)
     if len(cts) == 1 and cts[0] is not None:

@@ -198,7 +198,7 @@ def _program(key, call_args):
     global _executor
     if _executor is None:
         _executor = concurrent.futures.ThreadPoolExecutor(1, "jtorch-compile")
-    _pending[key] = (jitted, _executor.submit(_programs.compile_aside, lowered))
+    _pending[key] = (jitted, _executor.submit(lowered.compile))
     return None
 
 

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 import jax
 import jax.numpy as jnp
 
-from .. import _device, _programs
+from .. import _device, _programs, _stored
 from .._ops.tensor_queries import typename
 from .._tensor import SparseOperand, Tensor, wrap, zero_grads
 from ..autograd import grad_mode
@@ -346,12 +346,19 @@ class Optimizer:
         """A job compiling `group`'s step ahead (`_programs.ahead`), or None: none is needed."""
         try:
             found = self._group_plan(group)
-            if found is None or found[1].fn._cache_size():
+            if found is None:
+                return None
+            fn = found[1].fn
+            if type(fn) is _stored.StoredKernel:  # (loaded by its key, or compiled and kept)
+                if fn.call is not None or fn.ready is not None:
+                    return None
+            elif fn._cache_size():
                 return None
             args = self._step_args(group, *found)
         except Exception:  # noqa: BLE001 (the step raises it, where it belongs)
             return None
-        fn = found[1].fn
+        if type(fn) is _stored.StoredKernel:
+            return lambda: fn.prepare(*args)
         return lambda: fn.lower(*args).compile()
 
     def _group_plan(self, group: dict):
@@ -523,7 +530,13 @@ def _compiled_update(cls, flags, keys):
             out_keys[0] = tuple(new_keys)
             return (*out_p, *out_s)
 
-        entry = _COMPILED[key] = (jax.jit(run), out_keys)
+        fn = jax.jit(run)
+        if cls.__module__.startswith("jtorch."):  # (a user's optimizer may change between runs)
+            # kept by jtorch's own key (`_stored`), with the state keys its trace gives
+            fn = _stored.program(
+                fn, "optimizer", cls.__module__, cls.__qualname__, flags, keys, note=out_keys
+            )
+        entry = _COMPILED[key] = (fn, out_keys)
     return entry
 
 
