@@ -92,6 +92,26 @@ def _subclass_instance(cls: type) -> None:
         set_active()
 
 
+def tensor_like_seen(values) -> bool:
+    """Told of a registry function's arguments when its call failed: whether, while no checks
+    were on, one of them (or of a list or tuple among them) is a tensor-like object, not a
+    Tensor, whose type overrides `__torch_function__`. The first such type turns the checks
+    on for good, as a subclass's first instance does (the function is then called again)."""
+    if active:
+        return False
+    found = False
+    for v in values:
+        for a in v if type(v) in (list, tuple) else (v,):
+            t = type(a)
+            if t not in _seen_subclasses and not isinstance(a, Tensor) and _overrides(t):
+                _seen_subclasses.add(t)
+                _counts["subclasses"] += 1
+                found = True
+    if found:
+        set_active()
+    return found
+
+
 # -- the per-thread state ----------------------------------------------------
 
 

@@ -117,6 +117,35 @@ def test_tensor_like_object():
     assert torch.overrides.is_tensor_like(Like()) and not torch.overrides.is_tensor_like(3)
 
 
+_TENSOR_LIKE_FIRST = """
+import jtorch as torch
+from jtorch import _torch_function
+assert not _torch_function.active  # nothing turned the checks on in this process
+class Like:
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        return func.__name__, types, args, kwargs
+like = Like()
+name, types, args, kwargs = torch.cat([torch.ones(1), like], dim=1)
+assert (name, types, kwargs) == ("cat", (Like,), {"dim": 1}) and args[0][1] is like, args
+name, types, args, kwargs = torch.add(torch.ones(1), like, alpha=2)
+assert (name, types, kwargs) == ("add", (Like,), {"alpha": 2}) and args[1] is like, args
+assert torch.ones(2).add(1).tolist() == [2.0, 2.0]
+try:
+    torch.add(torch.ones(1), object())
+except TypeError:
+    print("ok")
+"""
+
+
+def test_a_tensor_like_object_is_honoured_before_any_check_was_on():
+    # (a fresh process: here the tests above have turned the checks on already)
+    out = subprocess.run(
+        [sys.executable, "-c", _TENSOR_LIKE_FIRST], capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0 and out.stdout.split() == ["ok"], out.stderr[-3000:]
+
+
 def test_parameter_takes_no_part():
     p = torch.nn.Parameter(torch.ones(2))
     assert not torch.overrides.has_torch_function((p,))
