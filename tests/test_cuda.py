@@ -357,3 +357,50 @@ def test_draws_on_cuda_inputs_stay_there(name):
     t = torch.from_numpy(np.random.default_rng(5).standard_normal((4, 5)).astype(np.float32))
     out = _RANDOM[name](t.cuda())
     assert out.is_cuda and tuple(out.shape) == tuple(_RANDOM[name](t).shape)
+
+
+_FORKED_WORKERS = """
+import json, numpy as np
+import jtorch as torch
+from jtorch.utils.data import DataLoader, Dataset
+
+class Squares(Dataset):
+    def __len__(self):
+        return 6
+    def __getitem__(self, i):
+        return np.array([i, i * i], np.float32)
+
+class Tensors(Dataset):  # jtorch in the worker: the loader starts over with spawned ones
+    def __len__(self):
+        return 4
+    def __getitem__(self, i):
+        return torch.tensor([i, 10 * i])
+
+if __name__ == "__main__":  # (spawned workers import this file again)
+    x = torch.randn(64, 64, device="cuda")
+    before = (x @ x).sum().item()
+    squares = [b.tolist() for b in DataLoader(Squares(), batch_size=2, num_workers=2)]
+    tensors = [b.tolist() for b in DataLoader(Tensors(), batch_size=2, num_workers=2)]
+    same = (x @ x).sum().item() == before
+    print(json.dumps({"squares": squares, "tensors": tensors, "same": same}))
+"""
+
+
+def test_forked_dataloader_workers_after_cuda_was_used(tmp_path):
+    # PyTorch's workers fork by default, after the model is on the GPU; a CUDA context does
+    # not survive a fork, and a worker that freed the parent's GPU programs aborted
+    import json
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=root)
+    script = tmp_path / "forked_workers.py"
+    script.write_text(_FORKED_WORKERS)
+    command = [sys.executable, str(script)]
+    out = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["squares"] == [[[0, 0], [1, 1]], [[2, 4], [3, 9]], [[4, 16], [5, 25]]]
+    assert got["tensors"] == [[[0, 0], [1, 10]], [[2, 20], [3, 30]]]
+    assert got["same"]

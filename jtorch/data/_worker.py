@@ -126,6 +126,9 @@ def _sendable(data, worker_id: int):
     return wrapped
 
 
+_left_alive: list = []  # (in a forked worker: see `_switch_off_jax_after_fork`)
+
+
 def _switch_off_jax_after_fork() -> None:
     """Makes jax calls in this forked child raise instead of waiting forever on dead threads."""
     try:
@@ -137,6 +140,14 @@ def _switch_off_jax_after_fork() -> None:
     def refuse(*args, **kwargs):
         raise RuntimeError(FORK_JAX_ERROR)
 
+    # The parent's executables stay alive here: freeing one calls into its runtime, and a
+    # CUDA context does not survive a fork (freeing a GPU program aborts the worker). The
+    # child exits without running destructors.
+    for backend in list((getattr(xla_bridge, "_backends", None) or {}).values()):
+        try:
+            _left_alive.extend(backend.live_executables())
+        except Exception:  # noqa: BLE001 (a client without the list: nothing more to keep)
+            pass
     jax.clear_caches()  # drop compiled fast paths that would reach the parent's runtime
     # Every way in: a backend looked up by name (device_put, new arrays), and compiling,
     # which a jitted call on arrays the parent made reaches through their own client.
