@@ -17,16 +17,19 @@ user's `torch.library` op may change between runs), only keys whose parts print 
 every process (numbers, strings, dtypes, tuples of them), only in a process with one device,
 only executables with no custom calls (a custom-call target, LAPACK's, is registered by
 lowering, which a load skips) and only ones that still hold their code (`_write`: one jax
-read from its own cache loses it when serialized again). A kernel whose executable does not
-take a call's arguments (another aval, a trace) runs through its `jax.jit` wrapper."""
+read from its own cache loses it when serialized again, so such a one is kept with the bytes
+of jax's entry). A kernel whose executable does not take a call's arguments (another aval, a
+trace) runs through its `jax.jit` wrapper."""
 
 from __future__ import annotations
 
 import concurrent.futures
 import functools
 import hashlib
+import io
 import os
 import pickle
+import threading
 
 import jax
 
@@ -210,7 +213,7 @@ def _load(digest: str, device):
 _writer = None  # the thread writing kept executables (`_save`)
 
 
-def _save(digest: str, compiled, device, args: tuple, note) -> None:
+def _save(digest: str, compiled, device, args: tuple, note, jax_key=None) -> None:
     """Writes the executable on a thread of its own: serializing, checking and writing one
     (~2 ms) is not the caller's wait. Writes still queued finish before the process exits
     (the thread is joined then)."""
@@ -220,7 +223,7 @@ def _save(digest: str, compiled, device, args: tuple, note) -> None:
         return
     if _writer is None:
         _writer = concurrent.futures.ThreadPoolExecutor(1, "jtorch-store")
-    _writer.submit(_write, digest, compiled, device, args, note, store)
+    _writer.submit(_write, digest, compiled, device, args, note, store, jax_key)
 
 
 def _forked() -> None:
@@ -231,7 +234,63 @@ def _forked() -> None:
 os.register_at_fork(after_in_child=_forked)
 
 
-def _write(digest: str, compiled, device, args: tuple, note=None, store=None) -> None:
+# Which entry of its own cache jax read last, per thread (`_note_hit`).
+_hits = threading.local()
+
+
+def _note_hit(module_name, cache_key):
+    _hits.key = cache_key
+    return _log_hit(module_name, cache_key)
+
+
+try:  # (jax says which entry it read only in this log call)
+    from jax._src import compiler as _jax_compiler
+
+    _log_hit = _jax_compiler.log_persistent_cache_hit
+    _jax_compiler.log_persistent_cache_hit = _note_hit
+except (ImportError, AttributeError):  # a jax without it: what jax read is not kept
+    pass
+
+
+def _jax_entry(jax_key: str, device) -> bytes | None:
+    """The executable's bytes as jax wrote them to its cache under `jax_key` (from a fresh
+    compile: with their code), or None."""
+    try:
+        from jax._src import compilation_cache
+
+        cache = compilation_cache._get_cache(device.client)
+        data = cache.get(jax_key) if cache is not None else None
+        if data is None:
+            return None
+        data = compilation_cache.decompress_executable(data)
+        return compilation_cache.extract_executable_and_time(data)[0]
+    except Exception:  # noqa: BLE001 (another jax's layout: not kept)
+        return None
+
+
+def _serialized(compiled, code: bytes | None):
+    """`serialize_executable.serialize(compiled)`, with `code` for the executable's own
+    bytes where given (those jax read it from: serialized again, it would lose its code)."""
+    from jax._src.lib import xla_client
+    from jax.experimental import serialize_executable
+
+    if code is None:
+        return serialize_executable.serialize(compiled)
+
+    class Pickler(serialize_executable._JaxPjrtPickler):
+        def persistent_id(self, obj):
+            if isinstance(obj, xla_client.LoadedExecutable):
+                return ("exec", code)
+            return super().persistent_id(obj)
+
+    args_info, in_tree = jax.tree_util.tree_flatten(compiled.args_info)
+    with io.BytesIO() as file:
+        unloaded = compiled._executable._unloaded_executable
+        Pickler(file).dump((unloaded, args_info, compiled._no_kwargs))
+        return file.getvalue(), in_tree, compiled.out_tree
+
+
+def _write(digest: str, compiled, device, args: tuple, note=None, store=None, jax_key=None) -> None:
     if store is None:
         store = _disk_cache.store()
         if store is None:
@@ -247,7 +306,12 @@ def _write(digest: str, compiled, device, args: tuple, note=None, store=None) ->
             return
         from jax.experimental import serialize_executable
 
-        payload, in_tree, out_tree = serialize_executable.serialize(compiled)
+        code = None
+        if jax_key is not None:  # (read from jax's cache: its bytes there are whole)
+            code = _jax_entry(jax_key, device)
+            if code is None:
+                return
+        payload, in_tree, out_tree = _serialized(compiled, code)
     except Exception:  # noqa: BLE001 (an executable that does not serialize: not kept)
         return
     # XLA's CPU executable carries the code it generated as an ELF object, which one that jax
@@ -324,9 +388,9 @@ class StoredKernel:
                 self.ready = made
 
     def _executable(self, args, compile: bool = True, more=None):
-        """`(compiled, digest, how, device)` for `args`, `how` being "loaded" (by its key),
-        "fresh" (compiled here: to be kept) or "read" (jax read it from its own cache);
-        None where it cannot be kept (or, `compile` false, was not)."""
+        """`(compiled, digest, how, device, jax_key)` for `args`: `how` "loaded" (by its
+        key) or "compiled" (to be kept), `jax_key` the entry of jax's cache the compile read
+        it from, if any; None where it cannot be kept (or, `compile` false, was not)."""
         if not enabled():  # (asked here too: a program made at import, before jax started)
             return None
         sig = _signature(args if self.named_by is None else args[: self.named_by])
@@ -340,25 +404,24 @@ class StoredKernel:
             if self.note is not None:
                 self.note[0] = note
             _programs.note_stored()
-            return compiled, digest, "loaded", device
+            return compiled, digest, "loaded", device, None
         if not compile:
             return None
         if more is not None:
             args = tuple(args) + tuple(more())
-        before = _programs.disk_hits()
+        _hits.key = None
         compiled = self.jitted.lower(*args).compile()
-        # An executable jax read from its own cache is not written again: XLA's CPU
-        # executables serialized a second time lose their code ("Function ... not found"
-        # when run), so only a fresh compile is kept (`_write` checks the code is there).
-        how = "fresh" if _programs.disk_hits() == before else "read"
-        return compiled, digest, how, device
+        # An executable jax read from its own cache loses its code when serialized again
+        # ("Function ... not found" when loaded): it is kept with the bytes of jax's entry
+        # (`_write`), which this thread's compile names (`_note_hit`).
+        return compiled, digest, "compiled", device, getattr(_hits, "key", None)
 
     def _first(self, args):
         made, self.ready = self.ready or self._executable(args), None
         if made is None:
             self.call = self.jitted
             return self.jitted(*args)
-        compiled, digest, how, device = made
+        compiled, digest, how, device, jax_key = made
         try:
             out = compiled(*args)
         except (TypeError, ValueError):  # made for other arguments
@@ -374,8 +437,9 @@ class StoredKernel:
                 store.forget(_PREFIX + digest)
             self.call = self.jitted
             return self.jitted(*args)
-        if how == "fresh":
-            _save(digest, compiled, device, args, None if self.note is None else self.note[0])
+        if how == "compiled":
+            note = None if self.note is None else self.note[0]
+            _save(digest, compiled, device, args, note, jax_key)
         # the executable's own C++ entry (what calling `compiled` runs after its first call)
         self.call = getattr(compiled, "_call", None) or compiled
         return out
