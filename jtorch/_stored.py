@@ -268,6 +268,15 @@ def _jax_entry(jax_key: str, device) -> bytes | None:
         return None
 
 
+def _same_program(code: bytes, compiled, device) -> bool:
+    """Whether `code` (an entry of jax's cache) is `compiled`'s program."""
+    xla = compiled.runtime_executable()
+    from jax._src.lib import xla_client
+
+    other = device.client.deserialize_executable(code, xla_client.DeviceList((device,)))
+    return other.fingerprint == xla.fingerprint is not None
+
+
 def _serialized(compiled, code: bytes | None):
     """`serialize_executable.serialize(compiled)`, with `code` for the executable's own
     bytes where given (those jax read it from: serialized again, it would lose its code)."""
@@ -309,7 +318,7 @@ def _write(digest: str, compiled, device, args: tuple, note=None, store=None, ja
         code = None
         if jax_key is not None:  # (read from jax's cache: its bytes there are whole)
             code = _jax_entry(jax_key, device)
-            if code is None:
+            if code is None or not _same_program(code, compiled, device):
                 return
         payload, in_tree, out_tree = _serialized(compiled, code)
     except Exception:  # noqa: BLE001 (an executable that does not serialize: not kept)
@@ -409,8 +418,9 @@ class StoredKernel:
             return None
         if more is not None:
             args = tuple(args) + tuple(more())
-        _hits.key = None
-        compiled = self.jitted.lower(*args).compile()
+        lowered = self.jitted.lower(*args)
+        _hits.key = None  # (after the trace: it may have run other programs)
+        compiled = lowered.compile()
         # An executable jax read from its own cache loses its code when serialized again
         # ("Function ... not found" when loaded): it is kept with the bytes of jax's entry
         # (`_write`), which this thread's compile names (`_note_hit`).
