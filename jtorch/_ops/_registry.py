@@ -28,8 +28,8 @@ import functools
 import inspect
 
 from .. import _dtype, _tracebacks
-from .. import _torch_function as _tf
 from .._tensor import Tensor
+from . import _tensor_likes
 from ._dispatch import (  # noqa: F401 (the dispatcher's entry points, used through the registry)
     KERNELS,
     broadcast_error,
@@ -141,13 +141,15 @@ def _gen(name: str, params, body: str, namespace: dict, python_dtype: bool = Tru
     # a bare `raise` adds no frame of its own: the traceback ends at the user's call.
     src = (
         f"def {name}({', '.join(parts)}):\n    try:\n        {prelude}{body}\n"
-        f"    except Exception as _e:\n        {_again_line(name, params)}\n"
+        f"    except Exception as _e:\n        {_tensor_likes.again_line(name, params)}\n"
         "        _clean(_e)\n        raise\n"
     )
     ns = dict(
         namespace,
         _clean=_tracebacks.clean,
-        _again=_again,
+        _again=_tensor_likes.again,
+        _NOT_AGAIN=_tensor_likes.NOT_AGAIN,
+        _REQUIRED=_tensor_likes.REQUIRED,
         _from_python_type=_dtype.from_python_type,
         _NOARG=_NOARG,
         **defaults,
@@ -155,56 +157,6 @@ def _gen(name: str, params, body: str, namespace: dict, python_dtype: bool = Tru
     exec(compile(src, _tracebacks.GENERATED_FILE, "exec"), ns)
     GENERATED.append(ns[name])
     return ns[name]
-
-
-def _again_line(name: str, params) -> str:
-    """The generated code that calls the function again once one of its arguments turned
-    `__torch_function__` checks on (`_again`)."""
-    pos, pdef, star, kw, kdef, starstar = [], [], "()", [], [], "{}"
-    for i, p in enumerate(params):
-        default = f"_d{i}" if p.default is not p.empty else "_NOARG"
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
-            pos.append(p.name)
-            pdef.append(default)
-        elif p.kind == p.VAR_POSITIONAL:
-            star = p.name
-        elif p.kind == p.KEYWORD_ONLY:
-            kw.append(f"{p.name!r}: {p.name}")
-            kdef.append(f"{p.name!r}: {default}")
-        else:
-            starstar = p.name
-    positional = "(" + "".join(n + ", " for n in pos) + ")"
-    defaults = "(" + "".join(d + ", " for d in pdef) + ")"
-    return (
-        f"_r = _again({name}, {tuple(pos)!r}, {positional}, {defaults}, {star}, "
-        f"{{{', '.join(kw)}}}, {{{', '.join(kdef)}}}, {starstar})\n"
-        "        if _r is not _NOARG: return _r"
-    )
-
-
-def _again(fn, names, positional, defaults, star, keywords, kw_defaults, starstar):
-    """`fn` called again, once one of its arguments (or of a list or tuple among them) turned
-    `__torch_function__` checks on: a tensor-like object, not a Tensor, whose type
-    overrides it, which nothing looked for until then (`_torch_function.tensor_like_seen`);
-    `_NOARG` where none did. The required arguments go by position, the others that differ
-    from their defaults by keyword (the caller's own split is not known here)."""
-    values = positional + tuple(star) + tuple(keywords.values()) + tuple(starstar.values())
-    if not _tf.tensor_like_seen(values):
-        return _NOARG
-    if star:  # (everything before `*args` goes by position)
-        args, kwargs = positional + tuple(star), {}
-    else:
-        n = next((i for i, d in enumerate(defaults) if d is not _NOARG), len(defaults))
-        args, kwargs = positional[:n], {}
-        for i, (name, value) in enumerate(zip(names[n:], positional[n:])):
-            if value is not defaults[n + i]:
-                kwargs[name] = value
-    kwargs.update((k, v) for k, v in keywords.items() if v is not kw_defaults[k])
-    try:
-        return fn(*args, **kwargs, **starstar)
-    except Exception as e:  # (raised by the handler: not "during handling of" the first)
-        e.__suppress_context__ = True
-        raise
 
 
 # Every generated function: `_ops/_overrides.py` swaps their code for a trampoline that
