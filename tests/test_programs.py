@@ -10,9 +10,16 @@ import numpy as np
 import pytest
 
 import jtorch as torch
-from jtorch import _programs
+from jtorch import _programs, _stored
 from jtorch._ops import _registry
 from tests.helpers import ONE_MORE_TRACE_ON_ACCELERATOR_HOSTS
+
+
+@pytest.fixture(autouse=True)
+def _no_kept_kernels(monkeypatch):
+    """A kernel another test compiled may be kept on disk (`_stored`); found there, a call the
+    host path would have run loads it instead, which counts among the programs made."""
+    monkeypatch.setitem(_stored._state, "off", True)
 
 
 def made(fn) -> int:

@@ -8,7 +8,7 @@ import pytest
 
 import jtorch as torch
 import jtorch.nn.functional as F
-from jtorch import _programs
+from jtorch import _programs, _stored
 from jtorch._ops import _rows
 from jtorch._ops._registry import T, kernel
 
@@ -18,6 +18,9 @@ def views_stay_on_the_host(monkeypatch):
     """The loops here take views whose shapes come back across tests: a view compiles its
     replay at its 16th sighting (`_views`), which would count among the programs made."""
     monkeypatch.setattr(_programs, "COMPILE_AFTER", 1 << 30)
+    # and a kernel another test compiled may be kept on disk (`_stored`): found there, it would
+    # load instead of running on the host, and count too
+    monkeypatch.setitem(_stored._state, "off", True)
 
 
 def made(fn) -> int:
