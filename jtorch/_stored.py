@@ -377,19 +377,24 @@ class StoredKernel:
                 pass
         return self.jitted(*args)
 
+    def unmade(self) -> bool:
+        """Whether no executable was made yet (loaded, compiled, or declined for the jit
+        wrapper)."""
+        return self.call is None and self.ready is None
+
     def load(self, *args) -> bool:
         """Whether the executable for `args` was kept: then loaded for the first call."""
-        if self.call is None and self.ready is None:
+        if self.unmade():
             self.ready = self._executable(args, compile=False)
         return self.ready is not None and self.ready[2] == "loaded"
 
     def prepare(self, *args, more=None) -> None:
         """Loads or compiles the executable before the first call (on `_programs.ahead`'s
-        threads: a graph's backwards side by side). `args` (which may hold
-        `jax.ShapeDtypeStruct`s) are the call's arguments, or its first `named_by` ones with
-        `more()` giving the rest, asked for only where a compile needs them. The first call
-        runs what was made (and keeps a fresh one)."""
-        if self.call is None and self.ready is None:
+        threads: a graph's backwards side by side). `args` are the call's arguments, or its
+        first `named_by` ones with `more()` giving the rest (`jax.ShapeDtypeStruct`s may be
+        among those), asked for only where a compile needs them. The first call runs what
+        was made (and keeps a fresh one)."""
+        if self.unmade():
             made = self._executable(args, more=more)
             if made is None:
                 self.call = self.jitted
@@ -453,6 +458,21 @@ class StoredKernel:
         # the executable's own C++ entry (what calling `compiled` runs after its first call)
         self.call = getattr(compiled, "_call", None) or compiled
         return out
+
+
+def unmade(fn) -> bool:
+    """Whether `fn`, a StoredKernel or a `jax.jit` wrapper, has no executable yet."""
+    return fn.unmade() if type(fn) is StoredKernel else not fn._cache_size()
+
+
+def make_ahead(fn, *args, more=None) -> None:
+    """Makes `fn`'s executable before its first call (a job of `_programs.ahead`): a
+    StoredKernel loads or compiles it (`prepare`), a `jax.jit` wrapper compiles it for
+    `args` and what `more()` adds."""
+    if type(fn) is StoredKernel:
+        fn.prepare(*args, more=more)
+    else:
+        fn.lower(*args, *(more() if more is not None else ())).compile()
 
 
 def program(jitted, *key_parts, named_by: int | None = None, note=None):

@@ -99,17 +99,15 @@ def tensor_like_seen(values) -> bool:
     on for good, as a subclass's first instance does (the function is then called again)."""
     if active:
         return False
-    found = False
-    for v in values:
-        for a in v if type(v) in (list, tuple) else (v,):
-            t = type(a)
-            if t not in _seen_subclasses and not isinstance(a, Tensor) and _overrides(t):
-                _seen_subclasses.add(t)
-                _counts["subclasses"] += 1
-                found = True
-    if found:
-        set_active()
-    return found
+    found = {
+        type(a)
+        for v in values
+        for a in (v if type(v) in (list, tuple) else (v,))
+        if type(a) not in _seen_subclasses and not isinstance(a, Tensor) and _overrides(type(a))
+    }
+    for t in found:
+        _subclass_instance(t)  # (counted as a subclass's first instance is)
+    return bool(found)
 
 
 # -- the per-thread state ----------------------------------------------------

@@ -193,7 +193,7 @@ def _kernel(op: OpDef, statics: tuple, ct, rt, arrays, host: bool = False):
     if (
         host
         and all(type(a) is _ArrayImpl or type(a) in _NUMBERS for a in _flat(arrays))
-        and not _kept(fn, arrays)
+        and not _kept(fn, arrays, False)
     ):
         try:
             out = _host.evaluate(key, fn, arrays)
@@ -398,10 +398,13 @@ def _scalars_placed(arrays) -> list:
     return [_device_scalar(a) if type(a) in _NUMBERS else a for a in arrays]
 
 
-def _kept(fn, call_args) -> bool:
-    """Whether `fn`'s executable for these arguments was kept by jtorch's key (`_stored`):
-    loaded (~1 ms), it runs instead of the host's numpy, whose plan would trace the kernel."""
-    return type(fn) is StoredKernel and fn.load(*call_args)
+def _kept(fn, arrays, place_numbers: bool) -> bool:
+    """Whether `fn`'s executable for these arguments (Python numbers placed as the call
+    places them, with `place_numbers`) was kept by jtorch's key (`_stored`): loaded (~1 ms),
+    it runs instead of the host's numpy, whose plan would trace the kernel."""
+    if type(fn) is not StoredKernel:
+        return False
+    return fn.load(*(_scalars_placed(arrays) if place_numbers else arrays))
 
 
 def _dispatch(op: OpDef, args: tuple):
@@ -456,11 +459,7 @@ def _dispatch(op: OpDef, args: tuple):
         if fn is None:
             ct, rt = _promotion(op, statics, slot_values)
             fn = _build(op, statics, ct, rt, arrays)
-            if (
-                plain
-                and _host_allowed(op, rg)
-                and not _kept(fn, _scalars_placed(arrays) if numbers and op.jit else arrays)
-            ):
+            if plain and _host_allowed(op, rg) and not _kept(fn, arrays, numbers and op.jit):
                 try:
                     out = _host.evaluate(key, fn, arrays)
                 except (TypeError, ValueError) as e:

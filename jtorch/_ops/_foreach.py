@@ -467,9 +467,11 @@ def _program(op, statics: tuple, elements: list):
     def program(*inputs):
         return [kernel(*inputs[k * n : (k + 1) * n]) for k, kernel in enumerate(kernels)]
 
+    jitted = jax.jit(program)
+    if not all(type(k) is _stored.StoredKernel for k in kernels):
+        return jitted
     # (kept by jtorch's own key where each of its kernels is: named by theirs)
-    names = [k.key if type(k) is _stored.StoredKernel else k for k in kernels]
-    return _stored.program(jax.jit(program), "foreach", *names)
+    return _stored.program(jitted, "foreach", *(k.key for k in kernels))
 
 
 def _run(op, inplace: bool, targets: list, elements: list):

@@ -94,12 +94,9 @@ def ahead_jobs(nodes) -> list:
         if type(node) is not FnNode or node.n_outputs != 1 or node._freed or node._packed:
             continue
         b = backward_of(node._fn, node._mask)
-        if type(b) is _stored.StoredKernel:  # (loaded by its key, or compiled, once)
-            if b.call is not None or b.ready is not None or id(b) in seen:
-                continue
-            seen.add(id(b))
-        elif not hasattr(b, "lower") or b._cache_size():
+        if not hasattr(b, "lower") or not _stored.unmade(b) or id(b) in seen:
             continue
+        seen.add(id(b))  # (made once: loaded by its key, or compiled)
         jobs.append(functools.partial(_compile_backward, b, node._fn, node._args))
     return jobs
 
@@ -108,12 +105,14 @@ def _compile_backward(b, fn, args) -> None:
     placed = [a for a in jax.tree_util.tree_leaves(args) if isinstance(a, jax.Array)]
     if not placed:
         return
-    if type(b) is _stored.StoredKernel:  # (loaded by its key, or compiled and kept)
-        b.prepare(args, more=lambda: (_cotangents(fn, args, placed[0].sharding),))
-        return
-    cts = _cotangents(fn, args, placed[0].sharding)
-    if len(cts) == 1 and cts[0] is not None:
-        b.lower(args, cts).compile()
+
+    def cotangents():  # (asked for only where the program compiles)
+        cts = _cotangents(fn, args, placed[0].sharding)
+        if len(cts) != 1 or cts[0] is None:
+            raise ValueError("no single cotangent: left to the call")
+        return (cts,)
+
+    _stored.make_ahead(b, args, more=cotangents)
 
 
 def _cotangents(fn, args, sharding=None) -> tuple:

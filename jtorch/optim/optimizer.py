@@ -346,20 +346,12 @@ class Optimizer:
         """A job compiling `group`'s step ahead (`_programs.ahead`), or None: none is needed."""
         try:
             found = self._group_plan(group)
-            if found is None:
-                return None
-            fn = found[1].fn
-            if type(fn) is _stored.StoredKernel:  # (loaded by its key, or compiled and kept)
-                if fn.call is not None or fn.ready is not None:
-                    return None
-            elif fn._cache_size():
+            if found is None or not _stored.unmade(found[1].fn):
                 return None
             args = self._step_args(group, *found)
         except Exception:  # noqa: BLE001 (the step raises it, where it belongs)
             return None
-        if type(fn) is _stored.StoredKernel:
-            return lambda: fn.prepare(*args)
-        return lambda: fn.lower(*args).compile()
+        return functools.partial(_stored.make_ahead, found[1].fn, *args)
 
     def _group_plan(self, group: dict):
         """`(params with a gradient, the group's step plan)`, the plan made if need be; None
