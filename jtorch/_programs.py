@@ -40,6 +40,9 @@ __all__ = [
     "Sightings",
     "CACHES",
     "COMPILE_AFTER",
+    "COMPILE_BY",
+    "HOST_RENT_S",
+    "Rent",
     "stats",
     "clear",
     "tracing",
@@ -55,9 +58,16 @@ except ValueError:
 CACHES: dict[str, "ProgramCache"] = {}
 
 # What is met the first few times (a size, a view's shape) is made on the host, exactly, and
-# gets a compiled program once it has come back this often: a compile (tens of ms) pays for
-# itself after ~1000 calls at a host build's ~30 us more.
+# gets a compiled program once it has come back this often.
 COMPILE_AFTER = 16
+# A kernel or view copy run on the host (`Rent`) gets its program no sooner than its
+# COMPILE_AFTER-th call, and then once its host runs have cost about what a compile would
+# (rent, then buy: never more than about twice the cheaper choice), or at its COMPILE_BY-th
+# call. Measured on a CPU: a small kernel's compile, traced and lowered, costs 25-50 ms; a
+# host call 0.1-0.6 ms more than a compiled one (a float add of 16K elements 0.3 ms, a copy
+# of a strided view 0.1 ms, a stack of 27 scalars 0.5 ms), a big copy milliseconds.
+COMPILE_BY = 256
+HOST_RENT_S = 0.03
 
 
 class ProgramCache:
@@ -149,6 +159,45 @@ class Sightings:
 
     def __contains__(self, key) -> bool:
         return key in self._counts
+
+
+class Rent:
+    """What running keys on the host has cost so far (bounded): whether a key is due for its
+    compiled program (see `HOST_RENT_S`)."""
+
+    __slots__ = ("_keys", "limit")
+
+    def __init__(self, limit: int = 4096):
+        self._keys: collections.OrderedDict = collections.OrderedDict()
+        self.limit = limit
+
+    def due(self, key) -> bool:
+        """Records a call of `key`; whether it should compile rather than run on the host."""
+        keys = self._keys
+        entry = keys.pop(key, None)
+        if entry is None:
+            entry = [0, 0.0]
+        entry[0] += 1
+        keys[key] = entry
+        if len(keys) > self.limit:
+            keys.popitem(last=False)
+        calls, spent = entry
+        return calls >= COMPILE_BY or (calls >= COMPILE_AFTER and spent >= HOST_RENT_S)
+
+    def pay(self, key, seconds: float) -> None:
+        """Adds the seconds a host run of `key` took."""
+        entry = self._keys.get(key)
+        if entry is not None:
+            entry[1] += seconds
+
+    def forget(self, key) -> None:
+        self._keys.pop(key, None)
+
+    def clear(self) -> None:
+        self._keys.clear()
+
+    def __contains__(self, key) -> bool:
+        return key in self._keys
 
 
 class ShapedJit:

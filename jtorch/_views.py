@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import math
+import time
 
 import jax
 import jax.numpy as jnp
@@ -486,9 +487,10 @@ def replay(chain, root_value):
 # A view of a shape seen the first few times is copied out on the host: a view is its
 # root's elements at `offset + sum(i_k * stride_k)` (the stride algebra of `meta`), which
 # numpy gathers exactly, where a compiled replay would cost a compile per new shape (a
-# `generate` loop's growing length). A replay that keeps coming back gets its program.
+# `generate` loop's growing length). A replay that keeps coming back gets its program once
+# the host's copies of it have cost about a compile (`_programs.Rent`).
 _HOST_MAX = 1 << 22
-_replays_seen = _programs.Sightings()
+_replays_seen = _programs.Rent()
 
 
 def _host_replay(chain, root):
@@ -501,8 +503,9 @@ def _host_replay(chain, root):
     ):
         return None
     key = ("replay", _chain_key(chain), root.shape, root.dtype)
-    if key in VIEWS or _replays_seen.note(key) >= _programs.COMPILE_AFTER:
+    if key in VIEWS or _replays_seen.due(key):
         return None
+    start = time.perf_counter()
     devices = root.devices()
     if len(devices) != 1:
         return None
@@ -533,7 +536,9 @@ def _host_replay(chain, root):
         if bits is not flat:
             view = np.array(view).view(dtype)
     # (committed as the root is: an uncommitted root's view may meet laid-out arrays)
-    return _programs.to_device(np.array(view), device, root.committed)
+    out = _programs.to_device(np.array(view), device, root.committed)
+    _replays_seen.pay(key, time.perf_counter() - start)
+    return out
 
 
 def _write_through(chain, root, child, p):

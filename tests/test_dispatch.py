@@ -98,6 +98,7 @@ def test_grad_is_recorded_only_when_an_input_requires_it():
 def test_cached_scalars_are_concrete_arrays(monkeypatch):
     # the table holds at most 256 scalars per type: a long test run may have filled it
     monkeypatch.setitem(_dispatch._DEVICE_SCALARS, float, {})
+    monkeypatch.setattr(_programs, "HOST_RENT_S", 0.0)  # (compiled at its COMPILE_AFTER-th call)
     # (a shape met often enough to have its compiled kernel: a new one runs on the host)
     for _ in range(_programs.COMPILE_AFTER + 1):
         torch.tensor([1.0]) * 1234.5

@@ -37,8 +37,9 @@ def spy(monkeypatch):
 
 def _fresh():
     """Forgets every kernel and sighting: the next call of a kernel is its first."""
-    _host._seen._counts.clear()
+    _host._seen.clear()
     _host._PLANS.clear()
+    _dispatch._HOSTED.clear()
     _host._declined.clear()
     _dispatch.KERNELS.clear()
 
@@ -152,7 +153,8 @@ def test_casts_that_xla_computes_differently_are_left_to_it(spy):
         assert spy == [False], (values, to)
 
 
-def test_a_new_shape_makes_no_program_until_it_comes_back():
+def test_a_new_shape_makes_no_program_until_it_comes_back(monkeypatch):
+    monkeypatch.setattr(_programs, "HOST_RENT_S", 0.0)  # (due at its COMPILE_AFTER-th call)
     _fresh()
     w = torch.randn(50, 8)
     made = []
@@ -228,3 +230,36 @@ def test_host_arithmetic_matches_xla_on_random_values(dtype, spy, monkeypatch):
         compiled = _compiled(monkeypatch, fn)
         np.testing.assert_array_equal(_bits(host), _bits(compiled))
         assert host.dtype == compiled.dtype == dt
+
+
+def test_a_cheap_host_kernel_compiles_once_its_runs_cost_a_compile(monkeypatch):
+    """Rent, then buy: a kernel that comes back runs on the host until its runs there have
+    cost about a compile (`_programs.HOST_RENT_S`), and at most COMPILE_BY calls."""
+    x, y = torch.ones(3, 5), torch.zeros(3, 5)
+
+    def calls_until_compiled():
+        _fresh()
+        for n in range(1, _programs.COMPILE_BY + 1):
+            torch.cat([x, y])
+            if any(k[0].name == "cat" for k in _dispatch.KERNELS):
+                return n
+        return None
+
+    monkeypatch.setattr(_programs, "HOST_RENT_S", 1e9)  # never paid: compiled at COMPILE_BY
+    assert calls_until_compiled() == _programs.COMPILE_BY
+    monkeypatch.setattr(_programs, "HOST_RENT_S", 0.0)  # paid at once: at COMPILE_AFTER
+    assert calls_until_compiled() == _programs.COMPILE_AFTER
+    # each host run pays the time it took: a rent of a few runs is paid between the two
+    monkeypatch.setattr(_programs, "HOST_RENT_S", 0.002)
+    assert _programs.COMPILE_AFTER <= calls_until_compiled() < _programs.COMPILE_BY
+
+
+def test_rent_counts_calls_and_seconds():
+    rent = _programs.Rent(limit=2)
+    assert not any(rent.due("a") for _ in range(_programs.COMPILE_AFTER - 1))
+    rent.pay("a", 1.0)
+    assert rent.due("a")  # the COMPILE_AFTER-th call, its rent paid
+    rent.due("b"), rent.due("c")  # (bounded: "a" is forgotten)
+    assert "a" not in rent and "c" in rent
+    rent.pay("zz", 1.0)  # (a key not met: nothing to pay for)
+    assert "zz" not in rent

@@ -20,6 +20,8 @@ def _no_kept_kernels(monkeypatch):
     """A kernel another test compiled may be kept on disk (`_stored`); found there, a call the
     host path would have run loads it instead, which counts among the programs made."""
     monkeypatch.setitem(_stored._state, "off", True)
+    # and what comes back compiles at its COMPILE_AFTER-th call, whatever its host runs cost
+    monkeypatch.setattr(_programs, "HOST_RENT_S", 0.0)
 
 
 def made(fn) -> int:

@@ -1,8 +1,10 @@
 """Row buckets (jtorch/_ops/_rows.py): an eager call that records nothing, of a new row count,
 runs its op's kernel at a bucketed row count: one program per bucket, not per length."""
 
+import collections
 import math
 
+import jax
 import numpy as np
 import pytest
 
@@ -83,6 +85,26 @@ def test_a_growing_length_compiles_once_per_bucket():
     # 17..24 share bucket 24: linear, layer_norm, gelu and attention compile for it alone
     assert made(lambda: _generate_like(range(17, 25))) <= 4
     assert made(lambda: _generate_like(range(17, 25))) == 0
+
+
+def test_a_growing_length_traces_each_op_once_per_bucket(monkeypatch):
+    monkeypatch.setattr(_rows, "_PLANS", collections.OrderedDict())
+    monkeypatch.setattr(_rows, "_FAMILIES", collections.OrderedDict())
+    traced = []
+    real = jax.eval_shape
+    monkeypatch.setattr(jax, "eval_shape", lambda fn, *a: traced.append(fn) or real(fn, *a))
+    _generate_like([2])
+    first = len(traced)
+    assert first >= 4  # linear, layer_norm, gelu, attention: traced at their first length
+    _generate_like(range(3, 17))  # (the same bucket)
+    assert len(traced) == first
+    # a row count that equals another size of the call (12 rows of 12 features) is its own
+    # family: traced again, once
+    w = torch.tensor(_rng(8, 12))
+    with torch.no_grad():
+        for n in (5, 6, 12, 12):
+            F.linear(torch.tensor(_rng(1, n, 12)), w)
+    assert len(traced) == first + 2
 
 
 def test_padded_rows_give_the_rows_values():

@@ -10,6 +10,7 @@ a call; None costs nothing.
 
 from __future__ import annotations
 
+import collections
 import time
 
 import jax
@@ -398,6 +399,12 @@ def _scalars_placed(arrays) -> list:
     return [_device_scalar(a) if type(a) in _NUMBERS else a for a in arrays]
 
 
+# kernel key -> its kernel, built (not compiled) while its calls run on the host
+# (`_host`), its executable not kept on disk: built and looked up once, not at every call
+_HOSTED: collections.OrderedDict = collections.OrderedDict()
+_HOSTED_MAX = 1024
+
+
 def _kept(fn, arrays, place_numbers: bool) -> bool:
     """Whether `fn`'s executable for these arguments (Python numbers placed as the call
     places them, with `place_numbers`) was kept by jtorch's key (`_stored`): loaded (~1 ms),
@@ -457,14 +464,24 @@ def _dispatch(op: OpDef, args: tuple):
         key = (op, statics, kinds, _dtype._default["float"], tuple(sig))
         fn = KERNELS.get(key)
         if fn is None:
-            ct, rt = _promotion(op, statics, slot_values)
-            fn = _build(op, statics, ct, rt, arrays)
-            if plain and _host_allowed(op, rg) and not _kept(fn, arrays, numbers and op.jit):
+            fn = _HOSTED.pop(key, None)
+            fresh = fn is None
+            if fresh:
+                ct, rt = _promotion(op, statics, slot_values)
+                fn = _build(op, statics, ct, rt, arrays)
+            if (
+                plain
+                and _host_allowed(op, rg)
+                and not (fresh and _kept(fn, arrays, numbers and op.jit))
+            ):
                 try:
                     out = _host.evaluate(key, fn, arrays)
                 except (TypeError, ValueError) as e:
                     raise _translate(e, arrays) from None
                 if out is not None:
+                    _HOSTED[key] = fn
+                    if len(_HOSTED) > _HOSTED_MAX:
+                        _HOSTED.popitem(last=False)
                     return _wrap_out(op, out)
             KERNELS.put(key, fn)
         multi = _device.multi_device()

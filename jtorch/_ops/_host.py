@@ -1,7 +1,8 @@
 """Kernels of a new shape that move data, or do exact arithmetic, run on the host (DESIGN 13).
 
-A kernel call whose (op, statics, shapes, dtypes) key has been seen fewer than
-`_programs.COMPILE_AFTER` times is not compiled when numpy can give its result bit for bit:
+A kernel call whose (op, statics, shapes, dtypes) key is not yet due for its program
+(`_programs.Rent`: until the host's runs of it have cost about a compile) is not compiled
+when numpy can give its result bit for bit:
 the kernel is traced to a jaxpr (no compile), and when every equation is one of the
 primitives below, numpy evaluates it on the host and the result is placed on the device.
 That is `embedding`, `index_select`, `take`, `gather`, indexing with an integer tensor,
@@ -21,6 +22,7 @@ the README's "Not chosen".
 from __future__ import annotations
 
 import collections
+import time
 
 import jax
 import ml_dtypes
@@ -45,7 +47,7 @@ class _Decline(Exception):
 # once per key: the tracing costs ~1 ms, a compile tens.
 _PLANS: collections.OrderedDict = collections.OrderedDict()
 _PLANS_MAX = 4096
-_seen = _programs.Sightings()
+_seen = _programs.Rent()
 # Per op: how many of its kernels were not data movement, or -1 once one was.
 _declined: collections.defaultdict = collections.defaultdict(int)
 _GIVE_UP = 4
@@ -63,7 +65,7 @@ def evaluate(key, fn, args: tuple):
     call would.
     """
     op = key[0]
-    if _declined[op] >= _GIVE_UP or _seen.note(key) >= _programs.COMPILE_AFTER:
+    if _declined[op] >= _GIVE_UP or _seen.due(key):
         return None
     plan = _PLANS.get(key, False)
     if plan is False:
@@ -75,6 +77,7 @@ def evaluate(key, fn, args: tuple):
         _declined[op] = _declined[op] + 1 if plan is None and _declined[op] >= 0 else -1
     if plan is None:
         return None
+    start = time.perf_counter()
     closed, tree, exact_products, arithmetic = plan
     leaves = jax.tree_util.tree_leaves(args)
     if sum(getattr(a, "size", 1) for a in leaves) > (_MAX_ARITHMETIC if arithmetic else _MAX):
@@ -102,6 +105,7 @@ def evaluate(key, fn, args: tuple):
         return None
     # (a copy: never a view of an input's buffer)
     arrays = [_programs.to_device(np.array(o, order="C"), device, committed) for o in outs]
+    _seen.pay(key, time.perf_counter() - start)
     return jax.tree_util.tree_unflatten(tree, arrays)
 
 
