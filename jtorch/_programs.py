@@ -313,14 +313,12 @@ def ahead(jobs: list):
     stay until the block ends. A job that fails is left to the call, which raises as it
     would have. With one CPU, or one job, nothing is compiled ahead.
     """
-    global _ahead_pool
     _held[0] += 1
     try:
         n = _cpus() if len(jobs) > 1 else 1  # (a later call of a graph or step has none)
         if n > 1:
-            if _ahead_pool is None:
-                _ahead_pool = concurrent.futures.ThreadPoolExecutor(n, "jtorch-ahead")
-            for f in [_ahead_pool.submit(job) for job in jobs]:
+            pool = _pool()
+            for f in [pool.submit(job) for job in jobs]:
                 try:
                     f.result()
                 except Exception:  # noqa: BLE001 (the call raises it, where it belongs)
@@ -328,6 +326,19 @@ def ahead(jobs: list):
         yield
     finally:
         _held[0] -= 1
+
+
+def background(job):
+    """Starts `job` on `ahead`'s threads without waiting for it: its future, or None with one
+    CPU (where it would only slow the caller down)."""
+    return _pool().submit(job) if _cpus() > 1 else None
+
+
+def _pool() -> concurrent.futures.ThreadPoolExecutor:
+    global _ahead_pool
+    if _ahead_pool is None:
+        _ahead_pool = concurrent.futures.ThreadPoolExecutor(_cpus(), "jtorch-ahead")
+    return _ahead_pool
 
 
 def _release() -> None:

@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _device, _stored
+from . import _device, _stored, _threefry
 
 __all__ = [
     "Generator",
@@ -82,10 +82,10 @@ class Generator:
         """A fresh jax PRNG key; advances the generator."""
         if _trace_source is not None:
             return _trace_source.next()
-        k = _key(
-            np.uint64(self._seed).astype(np.int64) if self._seed >= 2**63 else self._seed,
-            self._offset,
-        )
+        seed = np.uint64(self._seed).astype(np.int64) if self._seed >= 2**63 else self._seed
+        # (computed on the host where it can be: the same words, no program to compile)
+        words = _threefry.key(int(seed), self._offset) if _threefry.usable() else None
+        k = jax.device_put(words) if words is not None else _key(seed, self._offset)
         self._offset += 1
         return k
 

@@ -108,6 +108,14 @@ def _cases(dtype: str, clean: bool):
         # two roundings XLA may contract into one, and division: compiled (not asserted)
         cases["_add_alpha"] = lambda: torch.add(w, w.flip(0), alpha=3)
         cases["_div"] = lambda: w / 3
+    if dtype in ("int64", "int32", "uint8"):  # integer division truncates in XLA, floors in numpy
+        cases["remainder"] = lambda: w % 5
+        cases["floor_divide"] = lambda: w // -3
+        cases["div_trunc"] = lambda: torch.div(w, 3, rounding_mode="trunc")
+        cases["fmod"] = lambda: torch.fmod(w, -4)
+        cases["_abs"] = lambda: w.abs()  # (a custom JVP: compiled, not asserted)
+        cases["sign"] = lambda: w.sign()
+        cases["_remainder_by_zero"] = lambda: torch.remainder(w, w.flip(0))  # (0 among them)
     for to in DTYPES:
         cases["_to_" + to] = lambda to=to: w.to(getattr(torch, to))
     return cases
@@ -263,3 +271,20 @@ def test_rent_counts_calls_and_seconds():
     assert "a" not in rent and "c" in rent
     rent.pay("zz", 1.0)  # (a key not met: nothing to pay for)
     assert "zz" not in rent
+
+
+def test_gradients_meeting_in_a_backward_add_on_the_host(monkeypatch):
+    """The engine sums gradients that meet at a node with the `add` kernel: a new shape's sum
+    compiles nothing (jax's own `+` would compile it at once)."""
+    added = []
+    evaluate = _host.evaluate
+    monkeypatch.setattr(
+        _host, "evaluate", lambda key, *a: added.append(key[0].name) or evaluate(key, *a)
+    )
+    _fresh()
+    x = torch.tensor(np.linspace(-1, 1, 21, dtype=np.float32).reshape(7, 3), requires_grad=True)
+    (x.sin() * x.cos()).sum().backward()  # x's two paths meet
+    assert "add" in added
+    assert not any(k[0].name == "add" for k in _dispatch.KERNELS)
+    v = np.linspace(-1, 1, 21).reshape(7, 3)
+    np.testing.assert_allclose(x.grad.numpy(), np.cos(2 * v), rtol=1e-5, atol=1e-6)

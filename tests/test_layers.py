@@ -68,7 +68,7 @@ LAYERS = [
             "export",
         ],
     ),
-    ("types", ["_dtype", "_device", "_layout", "_random", "_streams", "_utils"]),
+    ("types", ["_dtype", "_device", "_layout", "_random", "_threefry", "_streams", "_utils"]),
     (
         "tensor",
         [

@@ -239,3 +239,62 @@ def test_fork_rng_restores_state():
     with torch.random.fork_rng(enabled=False):
         torch.rand(2)
     assert not bool((torch.get_rng_state() == state).all())
+
+
+# ---------------------------------------------------------------------------
+# Keys and bits hashed on the host (jtorch/_threefry.py) are jax's own
+
+
+def test_host_keys_and_bits_are_jaxs():
+    import jax
+    import jax.numpy as jnp
+
+    from jtorch import _random, _threefry
+
+    assert _threefry.usable()
+    for seed in (0, 7, 67280421310721, 2**63 - 1, -(2**63), -5):
+        for offset in (0, 1, 2**31 + 3, 2**32 - 1):
+            want = jax.random.fold_in(jax.random.PRNGKey(seed), offset)
+            np.testing.assert_array_equal(_threefry.key(seed, offset), np.asarray(want))
+    assert _threefry.key(0, 2**32) is None  # (outside what is reproduced: jax's program)
+    words = _threefry.key(42, 3)
+    key = jax.random.wrap_key_data(jnp.asarray(words))
+    for n in (1, 3, 4096, 5001):
+        for width in (8, 16, 32, 64):
+            want = jax.random.bits(key, (n,), jnp.dtype(f"uint{width}"))
+            got = _threefry.bits(words, n, width)
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, np.asarray(want))
+    # the generator's keys come from here: the numbers jax's key program gives
+    g = torch.Generator().manual_seed(11)
+    np.testing.assert_array_equal(np.asarray(g.next_key()), np.asarray(_random._key(11, 0)))
+
+
+@pytest.mark.parametrize(
+    "kind,a,b,dtype",
+    [
+        ("uniform", -2.0, 3.0, "float32"),
+        ("uniform", 0.0, 1.0, "float64"),
+        ("normal", 0.5, 2.0, "float32"),
+        ("normal", 0.0, 1.0, "float64"),
+        ("normal", 0.0, 1.0, "bfloat16"),
+        ("log_normal", 0.1, 0.3, "float32"),
+        ("bernoulli", 0.3, 0.0, "float32"),
+        ("exponential", 1.5, 0.0, "float64"),
+        ("geometric", 0.2, 0.0, "float32"),
+        ("cauchy", 0.0, 1.0, "float16"),
+    ],
+)
+def test_draws_from_host_bits_are_the_keyed_draws(kind, a, b, dtype):
+    import jax
+
+    from jtorch import _dtype, _random, _threefry
+    from jtorch._ops import random as R
+
+    dt = getattr(_dtype, dtype)
+    key = _random._key(5, 9)
+    keyed = np.asarray(R._random_draw(key, a, b, kind, (4096,), dt)._array)
+    bits = _threefry.bits(np.asarray(key), 4096, 64 if dtype == "float64" else 32)
+    of_bits = np.asarray(R._random_of_bits(jax.device_put(bits), a, b, kind, dt)._array)
+    assert of_bits.dtype == keyed.dtype
+    np.testing.assert_array_equal(of_bits.view(f"u{of_bits.itemsize}"), keyed.view(f"u{keyed.itemsize}"))

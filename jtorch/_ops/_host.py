@@ -6,7 +6,8 @@ when numpy can give its result bit for bit:
 the kernel is traced to a jaxpr (no compile), and when every equation is one of the
 primitives below, numpy evaluates it on the host and the result is placed on the device.
 That is `embedding`, `index_select`, `take`, `gather`, indexing with an integer tensor,
-`cat`, `stack`, `where`, `masked_fill`, dtype casts, and `add`/`sub`/`mul` of floats: a
+`cat`, `stack`, `where`, `masked_fill`, dtype casts, integer arithmetic (division and
+remainder too: `arange(n) % k`), and `add`/`sub`/`mul` of floats: a
 `generate` loop's growing length then compiles none of them until the length comes back.
 
 Exact by construction: the rules copy, select and reorder elements, do integer arithmetic
@@ -334,6 +335,23 @@ def _int_binary(f):
     return lambda a, b, **_: f(a, b)
 
 
+def _int_division(a, b, remainder: bool):
+    """XLA's integer `div`/`rem`: C's, truncating toward zero (numpy's `//` floors). A zero
+    divisor, and the one overflow (the most negative value by -1), decline: XLA gives them
+    values of its own."""
+    if np.any(b == 0) or (
+        a.dtype.kind == "i" and np.any((a == np.iinfo(a.dtype).min) & (b == -1))
+    ):
+        raise _Decline
+    q = np.floor_divide(a, b)
+    r = a - q * b
+    if a.dtype.kind == "i":
+        fix = (r != 0) & ((a < 0) != (b < 0))  # floored where truncation rounds up
+        q = np.where(fix, q + 1, q).astype(a.dtype)
+        r = np.where(fix, r - b, r).astype(a.dtype)
+    return r if remainder else q
+
+
 def _arithmetic(f):
     """An elementwise float op IEEE rounds alike in numpy and XLA (float16/bfloat16 through
     float32 in both), except where XLA's CPU code flushes subnormals, or picks a NaN's
@@ -395,12 +413,16 @@ _RULES = {
     "and": _int_binary(np.bitwise_and),
     "or": _int_binary(np.bitwise_or),
     "not": lambda x: np.invert(x),
+    "div": lambda a, b: _int_division(a, b, False),
+    "rem": lambda a, b: _int_division(a, b, True),
+    "abs": lambda x: np.abs(x),
+    "sign": lambda x: np.sign(x),
 }
 # Float add/sub/mul of one dtype are exact (above); division is not: XLA multiplies by the
 # reciprocal of a scalar divisor. Comparisons, max/min of floats: XLA reads subnormals as 0.
 _FLOAT_ARITHMETIC = frozenset({"add", "sub", "mul"})
 _INT_ONLY = frozenset(
     {"add", "sub", "mul", "neg", "max", "min", "clamp", "eq", "ne", "lt", "le", "gt", "ge"}
-    | {"and", "or", "not"}
+    | {"and", "or", "not", "div", "rem", "abs", "sign"}
 )
 _CALLS = frozenset({"jit", "pjit"})

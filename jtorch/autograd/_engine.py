@@ -18,6 +18,7 @@ import traceback
 
 import jax
 import jax.numpy as jnp
+from jax._src.array import ArrayImpl as _ArrayImpl
 
 from .. import _programs, _tracebacks, _views
 from .._ops import _dispatch, _registry
@@ -31,6 +32,9 @@ from ._traversal import dependencies, schedule
 
 _state = grad_mode._state
 _S, _TI = _registry.S, _registry.TI
+# Set by jtorch.optim: called after each `backward()` without `inputs=` (optimizers' first
+# steps start compiling there, `optim/_first_step.py`). None costs nothing.
+after_backward = None
 
 
 def _grad_enabled() -> bool:
@@ -371,11 +375,20 @@ def execute(
                     buf[nr] = g
                 else:
                     buf[nr] = (
-                        buf[nr] + g
+                        _sum(buf[nr], g)
                         if _edges.sparse_grads is None
                         else _edges.sparse_grads.add(buf[nr], g)
                     )
     return captured
+
+
+def _sum(a, b):
+    """Two gradients meeting at a node, added by the `add` op's kernel (not jax's own `+`,
+    which compiles each new shape at once): a shape runs on the host, exactly, until its runs
+    there have cost about a compile (`_ops/_host.py`), and a compiled one is kept on disk."""
+    if type(a) is not _ArrayImpl or type(b) is not _ArrayImpl:
+        return a + b
+    return (wrap(a) + wrap(b))._array
 
 
 def _n_out(node) -> int:
@@ -557,6 +570,8 @@ def backward(
     if not inputs:
         if create_graph or anomaly_mode._enabled or not _fused.run(edges, grads, retain_graph):
             execute(edges, grads, retain_graph=retain_graph, create_graph=create_graph)
+        if after_backward is not None:
+            after_backward()
         return
     capture, leaves, nonleaves = {}, set(), []
     for i, t in enumerate(inputs):

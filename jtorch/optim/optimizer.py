@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import inspect
 import operator
 from collections import OrderedDict, defaultdict
 from collections.abc import Iterable
@@ -24,9 +25,9 @@ import jax.numpy as jnp
 from .. import _device, _programs, _stored
 from .._ops.tensor_queries import typename
 from .._tensor import SparseOperand, Tensor, wrap, zero_grads
-from ..autograd import grad_mode
+from ..autograd import _engine, grad_mode
 from ..autograd._node import RemovableHandle, _add_hook
-from . import _lift
+from . import _first_step, _lift
 
 __all__ = [
     "Optimizer",
@@ -106,6 +107,10 @@ class Optimizer:
             param_groups = [{"params": param_groups}]
         for group in param_groups:
             self.add_param_group(group)
+        if inspect.unwrap(type(self).step) is _DEFAULT_STEP and (
+            type(self)._step_group is Optimizer._step_group
+        ):
+            _first_step.note(self)
 
     def _patch_step_function(self) -> None:
         """Wraps this class's `step` with the step hooks, once (PyTorch's, run by `__init__`).
@@ -323,6 +328,7 @@ class Optimizer:
 
     def step(self, closure=None):
         """Matches `torch.optim.Optimizer.step`: one compiled update per param group."""
+        _first_step.wait(self)
         loss = None
         if closure is not None:
             with grad_mode.enable_grad():
@@ -352,6 +358,37 @@ class Optimizer:
         except Exception:  # noqa: BLE001 (the step raises it, where it belongs)
             return None
         return functools.partial(_stored.make_ahead, found[1].fn, *args)
+
+    def _prepare_job(self, group: dict):
+        """`(program, job)` making `group`'s first step program for the gradients there are
+        now (`_first_step`), or None: none is needed or it cannot be kept. The state a first
+        step would create is made aside (to give the program its shapes), not kept."""
+        params = [p for p in group["params"] if p.grad is not None]
+        if not params or id(group) in self.__dict__.get("_plans", {}):
+            return None
+        try:
+            states = []
+            for p in params:
+                st = self.state.get(p)
+                if st is None:
+                    st = {
+                        k: wrap(_device.commit(v._array))
+                        if isinstance(v, Tensor) and v._base is None
+                        else v
+                        for k, v in self._init_state(p, group).items()
+                    }
+                states.append(st)
+            keys = tuple(tuple(k for k, v in st.items() if isinstance(v, Tensor)) for st in states)
+            fn, _ = _compiled_update(type(self), self._flags(group), keys)
+            if type(fn) is not _stored.StoredKernel or not fn.unmade() or not _stored.enabled():
+                return None  # (a program jtorch does not keep is compiled by `step`)
+            hp = {k: _hyper_value(group[k]) for k in self._hyper}
+            tensors = [st[k]._array for st, ks in zip(states, keys) for k in ks]
+            grads = [p.grad._array for p in params]
+            args = (hp, *[p._array for p in params], *grads, *tensors)
+        except Exception:  # noqa: BLE001 (the step raises it, where it belongs)
+            return None
+        return fn, functools.partial(_stored.make_ahead, fn, *args)
 
     def _group_plan(self, group: dict):
         """`(params with a gradient, the group's step plan)`, the plan made if need be; None
@@ -484,6 +521,10 @@ class _Plan:
 
 
 _COMPILED: dict = {}
+
+
+_DEFAULT_STEP = Optimizer.step
+_engine.after_backward = _first_step.after_backward
 
 
 def _compiled_update(cls, flags, keys):
