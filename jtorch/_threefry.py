@@ -23,9 +23,8 @@ _PARITY = np.uint32(0x1BD11BDA)
 
 def usable() -> bool:
     """Whether jax draws with the threefry keys and counters reproduced here."""
-    return (
-        jax.config.jax_default_prng_impl == "threefry2x32"
-        and bool(getattr(jax.config, "jax_threefry_partitionable", False))
+    return jax.config.jax_default_prng_impl == "threefry2x32" and bool(
+        getattr(jax.config, "jax_threefry_partitionable", False)
     )
 
 
@@ -57,7 +56,8 @@ def key(seed: int, offset: int):
 
 def bits(key_words, n: int, width: int) -> np.ndarray:
     """The `width`-bit random bits jax draws for shape `(n,)` under key `key_words`."""
-    hi, lo = _hash(key_words[0], key_words[1], np.zeros(n, np.uint32), np.arange(n, dtype=np.uint32))
+    counters = np.arange(n, dtype=np.uint32)
+    hi, lo = _hash(key_words[0], key_words[1], np.zeros(n, np.uint32), counters)
     if width == 64:
         return (hi.astype(np.uint64) << np.uint64(32)) | lo.astype(np.uint64)
     out = hi ^ lo

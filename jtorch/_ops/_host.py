@@ -339,9 +339,7 @@ def _int_division(a, b, remainder: bool):
     """XLA's integer `div`/`rem`: C's, truncating toward zero (numpy's `//` floors). A zero
     divisor, and the one overflow (the most negative value by -1), decline: XLA gives them
     values of its own."""
-    if np.any(b == 0) or (
-        a.dtype.kind == "i" and np.any((a == np.iinfo(a.dtype).min) & (b == -1))
-    ):
+    if np.any(b == 0) or (a.dtype.kind == "i" and np.any((a == np.iinfo(a.dtype).min) & (b == -1))):
         raise _Decline
     q = np.floor_divide(a, b)
     r = a - q * b
