@@ -367,25 +367,16 @@ class Optimizer:
         if not params or id(group) in self.__dict__.get("_plans", {}):
             return None
         try:
-            states = []
-            for p in params:
-                st = self.state.get(p)
-                if st is None:
-                    st = {
-                        k: wrap(_device.commit(v._array))
-                        if isinstance(v, Tensor) and v._base is None
-                        else v
-                        for k, v in self._init_state(p, group).items()
-                    }
-                states.append(st)
-            keys = tuple(tuple(k for k, v in st.items() if isinstance(v, Tensor)) for st in states)
+            states = [self.state.get(p) for p in params]
+            states = [
+                self._initial_state(p, group) if st is None else st for p, st in zip(params, states)
+            ]
+            keys = _tensor_keys(states)
             fn, _ = _compiled_update(type(self), self._flags(group), keys)
             if type(fn) is not _stored.StoredKernel or not fn.unmade() or not _stored.enabled():
                 return None  # (a program jtorch does not keep is compiled by `step`)
-            hp = {k: _hyper_value(group[k]) for k in self._hyper}
-            tensors = [st[k]._array for st, ks in zip(states, keys) for k in ks]
-            grads = [p.grad._array for p in params]
-            args = (hp, *[p._array for p in params], *grads, *tensors)
+            tensors = [st[k] for st, ks in zip(states, keys) for k in ks]
+            args = self._call_args(group, params, tensors)
         except Exception:  # noqa: BLE001 (the step raises it, where it belongs)
             return None
         return fn, functools.partial(_stored.make_ahead, fn, *args)
@@ -405,9 +396,12 @@ class Optimizer:
 
     def _step_args(self, group: dict, params: list, plan: _Plan) -> tuple:
         """What the group's compiled step is called with: hyperparameters, then flat arrays."""
+        return self._call_args(group, params, plan.tensors)
+
+    def _call_args(self, group: dict, params: list, tensors: list) -> tuple:
         hp = {k: _hyper_value(group[k]) for k in self._hyper}
         grads = [p.grad._array for p in params]
-        return (hp, *[p._array for p in params], *grads, *[t._array for t in plan.tensors])
+        return (hp, *[p._array for p in params], *grads, *[t._array for t in tensors])
 
     # Subclasses define these three.
     def _init_state(self, p: Tensor, group: dict) -> dict:
@@ -469,6 +463,18 @@ class Optimizer:
             self._sparse_message or f"{type(self).__name__} does not support sparse gradients"
         )
 
+    def _initial_state(self, p: Tensor, group: dict) -> dict:
+        """`_init_state`, its new tensors committed to their device: state updated by the step
+        comes back committed, so made so, the step compiles once, not again on its second
+        call (see `_device.commit`)."""
+        st = self._init_state(p, group)
+        for k, v in st.items():
+            if isinstance(v, Tensor) and v._base is None:
+                arr = _device.commit(v._array)
+                if arr is not v._array:
+                    st[k] = wrap(arr)
+        return st
+
     def _make_plan(self, group: dict, params: list, flags: tuple) -> _Plan:
         """Initializes missing state and fixes the flat layout of one group's compiled step."""
         states = []
@@ -476,18 +482,11 @@ class Optimizer:
             # Only parameters with state get an entry (SGD without momentum has none).
             st = self.state.get(p)
             if st is None:
-                st = self._init_state(p, group)
-                for k, v in st.items():
-                    # (state updated by the step comes back committed: made so, the step
-                    # compiles once, not again on its second call; see `_device.commit`)
-                    if isinstance(v, Tensor) and v._base is None:
-                        arr = _device.commit(v._array)
-                        if arr is not v._array:
-                            st[k] = wrap(arr)
+                st = self._initial_state(p, group)
                 if st:
                     self.state[p] = st
             states.append(st)
-        keys = tuple(tuple(k for k, v in st.items() if isinstance(v, Tensor)) for st in states)
+        keys = _tensor_keys(states)
         fn, out_keys = _compiled_update(type(self), flags, keys)
         return _Plan(group, params, flags, [self.state.get(p) for p in params], keys, fn, out_keys)
 
@@ -521,6 +520,11 @@ class _Plan:
 
 
 _COMPILED: dict = {}
+
+
+def _tensor_keys(states: list) -> tuple:
+    """Per parameter, the keys of its state's tensors (what the compiled step takes)."""
+    return tuple(tuple(k for k, v in st.items() if isinstance(v, Tensor)) for st in states)
 
 
 _DEFAULT_STEP = Optimizer.step
