@@ -35,6 +35,7 @@ from jtorch import _streams as _streams
 from jtorch import _sym as _sym
 from jtorch import _tensor as _tensor
 from jtorch import _tensor_str as _tensor_str
+from jtorch import _threefry as _threefry
 from jtorch import _torch_function as _torch_function
 from jtorch import _tracebacks as _tracebacks
 from jtorch import _tracing as _tracing
