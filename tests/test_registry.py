@@ -4,6 +4,8 @@ import glob
 import json
 import os
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -72,3 +74,37 @@ def test_numpy_argument_spellings():
         x.sum(dim=0, axis=0)
     with pytest.raises(TypeError, match="missing 1 required positional argument: 'dim'"):
         x.unsqueeze()
+
+
+_IMPORT = """
+import builtins, json, time
+compiled = []
+real = builtins.compile
+builtins.compile = lambda src, name, *a, **k: compiled.append(name) or real(src, name, *a, **k)
+import jtorch
+builtins.compile = real
+from jtorch import _tracebacks
+x = jtorch.add(jtorch.ones(2), 1, alpha=2)
+print(json.dumps([compiled.count(_tracebacks.GENERATED_FILE), x.tolist()]))
+"""
+
+
+def test_the_op_entries_code_is_kept_between_imports(tmp_path):
+    """`_ops/_codes.py`: the registry's generated functions are compiled at the first import
+    with a cache directory, and read back at the next (a file that does not read back is
+    ignored and written again)."""
+    env = dict(os.environ, JTORCH_CACHE_DIR=str(tmp_path), PYTHONPATH=ROOT)
+
+    def imported():
+        out = subprocess.run(
+            [sys.executable, "-c", _IMPORT], env=env, capture_output=True, text=True, timeout=300
+        )
+        assert out.returncode == 0, out.stderr[-2000:]
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    first, again = imported(), imported()
+    assert first[0] > 1000 and again[0] == 0  # (every op entry compiled, then none)
+    assert first[1] == again[1] == [3.0, 3.0]
+    (kept,) = [p for p in tmp_path.iterdir() if p.name.startswith("jtorch-op-code.")]
+    kept.write_bytes(b"not marshal")
+    assert imported()[0] > 1000 and imported()[0] == 0

@@ -29,7 +29,7 @@ import inspect
 
 from .. import _dtype, _tracebacks
 from .._tensor import Tensor
-from . import _tensor_likes
+from . import _codes, _tensor_likes
 from ._dispatch import (  # noqa: F401 (the dispatcher's entry points, used through the registry)
     KERNELS,
     broadcast_error,
@@ -154,7 +154,7 @@ def _gen(name: str, params, body: str, namespace: dict, python_dtype: bool = Tru
         _NOARG=_NOARG,
         **defaults,
     )
-    exec(compile(src, _tracebacks.GENERATED_FILE, "exec"), ns)
+    exec(_codes.compiled(src, _tracebacks.GENERATED_FILE), ns)
     GENERATED.append(ns[name])
     return ns[name]
 
