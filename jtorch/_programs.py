@@ -161,43 +161,38 @@ class Sightings:
         return key in self._counts
 
 
-class Rent:
-    """What running keys on the host has cost so far (bounded): whether a key is due for its
-    compiled program (see `HOST_RENT_S`)."""
+class Rent(Sightings):
+    """Sightings that also add up what running each key on the host has cost: whether a key
+    is due for its compiled program (see `HOST_RENT_S`)."""
 
-    __slots__ = ("_keys", "limit")
+    __slots__ = ("_spent",)
 
     def __init__(self, limit: int = 4096):
-        self._keys: collections.OrderedDict = collections.OrderedDict()
-        self.limit = limit
+        super().__init__(limit)
+        self._spent: dict = {}
 
     def due(self, key) -> bool:
         """Records a call of `key`; whether it should compile rather than run on the host."""
-        keys = self._keys
-        entry = keys.pop(key, None)
-        if entry is None:
-            entry = [0, 0.0]
-        entry[0] += 1
-        keys[key] = entry
-        if len(keys) > self.limit:
-            keys.popitem(last=False)
-        calls, spent = entry
-        return calls >= COMPILE_BY or (calls >= COMPILE_AFTER and spent >= HOST_RENT_S)
+        calls = self.note(key)
+        return calls >= COMPILE_BY or (
+            calls >= COMPILE_AFTER and self._spent.get(key, 0.0) >= HOST_RENT_S
+        )
 
     def pay(self, key, seconds: float) -> None:
         """Adds the seconds a host run of `key` took."""
-        entry = self._keys.get(key)
-        if entry is not None:
-            entry[1] += seconds
+        if key in self._counts:
+            spent = self._spent
+            spent[key] = spent.get(key, 0.0) + seconds
+            if len(spent) > 2 * self.limit:  # (drops what the sightings forgot)
+                self._spent = {k: v for k, v in spent.items() if k in self._counts}
 
     def forget(self, key) -> None:
-        self._keys.pop(key, None)
+        super().forget(key)
+        self._spent.pop(key, None)
 
     def clear(self) -> None:
-        self._keys.clear()
-
-    def __contains__(self, key) -> bool:
-        return key in self._keys
+        self._counts.clear()
+        self._spent.clear()
 
 
 class ShapedJit:
