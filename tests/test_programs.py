@@ -484,17 +484,23 @@ model = torch.nn.Sequential(torch.nn.Linear(7, 13), torch.nn.Tanh(), torch.nn.Li
 decay = [p for p in model.parameters() if p.dim() == 2]
 rest = [p for p in model.parameters() if p.dim() < 2]
 opt = torch.optim.AdamW([{"params": decay}, {"params": rest, "weight_decay": 0.0}], lr=0.1)
+other = torch.nn.Linear(3, 2)  # (a second network, as a GAN's: no gradients yet)
+other_opt = torch.optim.SGD(other.parameters(), lr=0.1, momentum=0.9)
 loss = model(torch.randn(5, 7)).square().mean()
 loss.backward()
 state_after_backward = len(opt.state)
 preparing = len(opt.__dict__.get("_preparing", ()))
+other_waits = "_preparing" not in other_opt.__dict__
+other(torch.randn(4, 3)).sum().backward()
+started = len(other_opt.__dict__.get("_preparing", ()))
+other_waits = other_waits and started == int(sys.argv[1] == "on")
 for f in opt.__dict__.get("_preparing", ()):
     f.result()
 before = _programs.programs_made()
 opt.step()
 made = _programs.programs_made() - before
 params = [p.detach().numpy().tolist() for p in model.parameters()]
-print(json.dumps([state_after_backward, preparing, made, len(opt.state), params]))
+print(json.dumps([state_after_backward, preparing, made, len(opt.state), params, other_waits]))
 """
 
 
@@ -514,10 +520,11 @@ def test_an_optimizers_first_step_compiles_in_the_background_after_backward(tmp_
         )  # fmt: skip
         return json.loads(r.stdout)
 
-    state, preparing, made, state_after, params = run("on")
+    state, preparing, made, state_after, params, other_waits = run("on")
     # no state before the step (PyTorch creates it there); the two groups' programs were
     # being made, and the step made none of its own
     assert state == 0 and preparing == 2 and made == 0 and state_after == 4
+    assert other_waits  # (an optimizer whose parameters had no gradient waits for its own)
     off = run("off")
     assert off[:3] == [0, 0, 2]
     assert params == off[4]  # the same update

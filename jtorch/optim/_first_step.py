@@ -35,6 +35,8 @@ def after_backward() -> None:
     if not _waiting or _programs.tracing():
         return
     for opt in list(_waiting):
+        if not any(p.grad is not None for g in opt.param_groups for p in g["params"]):
+            continue  # (not this backward's: a GAN's other network)
         _waiting.discard(opt)  # (once: a later backward's gradients change nothing)
         futures = []
         made = set()
