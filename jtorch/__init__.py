@@ -255,6 +255,4 @@ from . import _utils, classes, export, fx, hub, onnx, return_types, storage, typ
 from . import mps, mtia, xpu  # noqa: E402,F401
 from . import version  # noqa: E402,F401
 from .version import __version__  # noqa: E402,F401
-from ._ops import _codes  # noqa: E402
-
-_codes.save()  # (the op entries' code, kept for the next import)
+_ops._codes.save()  # (the op entries' code, kept for the next import)
