@@ -255,4 +255,5 @@ from . import _utils, classes, export, fx, hub, onnx, return_types, storage, typ
 from . import mps, mtia, xpu  # noqa: E402,F401
 from . import version  # noqa: E402,F401
 from .version import __version__  # noqa: E402,F401
+
 _ops._codes.save()  # (the op entries' code, kept for the next import)
