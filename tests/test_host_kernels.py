@@ -69,7 +69,7 @@ def _edge_values(dtype: str) -> np.ndarray:
     return np.concatenate([f, nans])
 
 
-ARITHMETIC = ("add", "add_broadcast", "sub_number", "mul", "mul_number")
+ARITHMETIC = ("add", "add_broadcast", "sub_number", "mul", "mul_number", "neg")
 DTYPES = ("float32", "float64", "float16", "bfloat16", "int64", "int32", "bool", "uint8")
 # Each dtype compiles ~50 kernels to compare with (~8 s): the default run takes one of each
 # kind (float, half, integer, bool); JTORCH_HOST_KERNELS_FULL=1 takes them all.
@@ -105,6 +105,7 @@ def _cases(dtype: str, clean: bool):
         cases["sub_number"] = lambda: w - 3
         cases["mul"] = lambda: w * w.flip(0)
         cases["mul_number"] = lambda: w * 3
+        cases["neg"] = lambda: -w
         # two roundings XLA may contract into one, and division: compiled (not asserted)
         cases["_add_alpha"] = lambda: torch.add(w, w.flip(0), alpha=3)
         cases["_div"] = lambda: w / 3

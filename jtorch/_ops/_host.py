@@ -7,7 +7,7 @@ the kernel is traced to a jaxpr (no compile), and when every equation is one of 
 primitives below, numpy evaluates it on the host and the result is placed on the device.
 That is `embedding`, `index_select`, `take`, `gather`, indexing with an integer tensor,
 `cat`, `stack`, `where`, `masked_fill`, dtype casts, integer arithmetic (division and
-remainder too: `arange(n) % k`), and `add`/`sub`/`mul` of floats: a
+remainder too: `arange(n) % k`), and `add`/`sub`/`mul`/`neg` of floats: a
 `generate` loop's growing length then compiles none of them until the length comes back.
 
 Exact by construction: the rules copy, select and reorder elements, do integer arithmetic
@@ -350,6 +350,13 @@ def _int_division(a, b, remainder: bool):
     return r if remainder else q
 
 
+def _negate(x):
+    """A sign flip, exact in both (-0.0 too); subnormals (flushed by XLA) and NaNs decline."""
+    if _is_float(x.dtype) and _subnormal_or_nan(x):
+        raise _Decline
+    return np.negative(x)
+
+
 def _arithmetic(f):
     """An elementwise float op IEEE rounds alike in numpy and XLA (float16/bfloat16 through
     float32 in both), except where XLA's CPU code flushes subnormals, or picks a NaN's
@@ -398,7 +405,7 @@ _RULES = {
     "add": _arithmetic(np.add),
     "sub": _arithmetic(np.subtract),
     "mul": _arithmetic(np.multiply),
-    "neg": lambda x: np.negative(x),
+    "neg": lambda x: _negate(x),
     "max": _int_binary(np.maximum),
     "min": _int_binary(np.minimum),
     "clamp": lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi),
@@ -420,7 +427,7 @@ _RULES = {
 # reciprocal of a scalar divisor. Comparisons, max/min of floats: XLA reads subnormals as 0.
 _FLOAT_ARITHMETIC = frozenset({"add", "sub", "mul"})
 _INT_ONLY = frozenset(
-    {"add", "sub", "mul", "neg", "max", "min", "clamp", "eq", "ne", "lt", "le", "gt", "ge"}
+    {"add", "sub", "mul", "max", "min", "clamp", "eq", "ne", "lt", "le", "gt", "ge"}
     | {"and", "or", "not", "div", "rem", "abs", "sign"}
 )
 _CALLS = frozenset({"jit", "pjit"})
