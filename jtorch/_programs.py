@@ -289,7 +289,8 @@ _held = [0]
 _ahead_pool = None
 
 
-def _cpus() -> int:
+def cpus() -> int:
+    """The CPUs this process may run on."""
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
@@ -310,7 +311,7 @@ def ahead(jobs: list):
     """
     _held[0] += 1
     try:
-        n = _cpus() if len(jobs) > 1 else 1  # (a later call of a graph or step has none)
+        n = cpus() if len(jobs) > 1 else 1  # (a later call of a graph or step has none)
         if n > 1:
             pool = _pool()
             for f in [pool.submit(job) for job in jobs]:
@@ -326,13 +327,13 @@ def ahead(jobs: list):
 def background(job):
     """Starts `job` on `ahead`'s threads without waiting for it: its future, or None with one
     CPU (where it would only slow the caller down)."""
-    return _pool().submit(job) if _cpus() > 1 else None
+    return _pool().submit(job) if cpus() > 1 else None
 
 
 def _pool() -> concurrent.futures.ThreadPoolExecutor:
     global _ahead_pool
     if _ahead_pool is None:
-        _ahead_pool = concurrent.futures.ThreadPoolExecutor(_cpus(), "jtorch-ahead")
+        _ahead_pool = concurrent.futures.ThreadPoolExecutor(cpus(), "jtorch-ahead")
     return _ahead_pool
 
 

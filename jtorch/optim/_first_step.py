@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import weakref
 
-from .. import _programs
+from .. import _programs, _stored
 
 # Optimizers that have not stepped yet and whose first step may be prepared.
 _waiting: weakref.WeakSet = weakref.WeakSet()
@@ -33,6 +33,10 @@ def note(opt) -> None:
 def after_backward() -> None:
     """Starts the first-step programs of the optimizers waiting (the engine's hook)."""
     if not _waiting or _programs.tracing():
+        return
+    if _programs.cpus() < 2 or not _stored.enabled():
+        # (nothing would be made ahead: no state is made aside for it either)
+        _waiting.clear()
         return
     for opt in list(_waiting):
         if not any(p.grad is not None for g in opt.param_groups for p in g["params"]):

@@ -373,7 +373,7 @@ class Optimizer:
             ]
             keys = _tensor_keys(states)
             fn, _ = _compiled_update(type(self), self._flags(group), keys)
-            if type(fn) is not _stored.StoredKernel or not fn.unmade() or not _stored.enabled():
+            if type(fn) is not _stored.StoredKernel or not fn.unmade():
                 return None  # (a program jtorch does not keep is compiled by `step`)
             tensors = [st[k] for st, ks in zip(states, keys) for k in ks]
             args = self._call_args(group, params, tensors)
