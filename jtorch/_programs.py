@@ -225,6 +225,14 @@ except ImportError:
     _batched_device_put = None
 
 
+def default_device():
+    """jax's default device (where `jax.device_put(x)` places `x`)."""
+    device = jax.config.jax_default_device
+    if device is None or isinstance(device, str):
+        device = jax.local_devices(backend=device)[0]
+    return device
+
+
 def to_device(value: np.ndarray, device, committed: bool = True) -> jax.Array:
     """A numpy array placed on one device (what `jax.device_put(value, device)` does); an
     uncommitted one (`committed=False`, as `jax.device_put(value)` makes) may meet arrays

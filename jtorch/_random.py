@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _device, _stored, _threefry
+from . import _device, _programs, _stored, _threefry
 
 __all__ = [
     "Generator",
@@ -85,7 +85,10 @@ class Generator:
         seed = np.uint64(self._seed).astype(np.int64) if self._seed >= 2**63 else self._seed
         # (computed on the host where it can be: the same words, no program to compile)
         words = _threefry.key(int(seed), self._offset) if _threefry.usable() else None
-        k = jax.device_put(words) if words is not None else _key(seed, self._offset)
+        if words is None:
+            k = _key(seed, self._offset)
+        else:  # (uncommitted, as `jax.device_put` places it: ~5x cheaper)
+            k = _programs.to_device(words, _programs.default_device(), committed=False)
         self._offset += 1
         return k
 

@@ -178,9 +178,7 @@ def _signature(args) -> tuple | None:
         if text is not None:
             parts.append(text)
     if device is None:  # (Python numbers alone: the program runs on jax's default device)
-        device = jax.config.jax_default_device
-        if device is None or isinstance(device, str):
-            device = jax.local_devices(backend=device)[0]
+        device = _programs.default_device()
     return tuple(parts), device
 
 

@@ -18,7 +18,8 @@ import jax
 import numpy as np
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
-_PARITY = np.uint32(0x1BD11BDA)
+_PARITY = 0x1BD11BDA
+_MASK = 0xFFFFFFFF
 
 
 def usable() -> bool:
@@ -28,20 +29,21 @@ def usable() -> bool:
     )
 
 
-def _hash(k1, k2, x1, x2):
-    """The threefry2x32 hash of counter pairs (`x1`, `x2`, uint32 arrays) under key
+def _hash(k1: int, k2: int, x1, x2):
+    """The threefry2x32 hash of counter pairs (`x1`, `x2`: uint32 arrays, or Python ints for
+    one pair, which costs ~10 us where numpy's per-call overhead would cost ~100) under key
     (`k1`, `k2`): 20 rounds, a key injection after every 4."""
-    ks = (np.uint32(k1), np.uint32(k2), np.uint32(k1) ^ np.uint32(k2) ^ _PARITY)
+    ks = (k1, k2, k1 ^ k2 ^ _PARITY)
     with np.errstate(over="ignore"):
-        a = np.asarray(x1, np.uint32) + ks[0]
-        b = np.asarray(x2, np.uint32) + ks[1]
+        a = (x1 + ks[0]) & _MASK
+        b = (x2 + ks[1]) & _MASK
         for i in range(5):
             for r in _ROTATIONS[i % 2]:
-                a = a + b
-                b = (b << np.uint32(r)) | (b >> np.uint32(32 - r))
+                a = (a + b) & _MASK
+                b = ((b << r) | (b >> (32 - r))) & _MASK
                 b = a ^ b
-            a = a + ks[(i + 1) % 3]
-            b = b + ks[(i + 2) % 3] + np.uint32(i + 1)
+            a = (a + ks[(i + 1) % 3]) & _MASK
+            b = (b + ks[(i + 2) % 3] + i + 1) & _MASK
     return a, b
 
 
@@ -50,14 +52,13 @@ def key(seed: int, offset: int):
     if not (-(2**63) <= seed < 2**63 and 0 <= offset < 2**32):
         return None
     s = seed % 2**64  # (the seed's two's complement bits, split into two words)
-    a, b = _hash(s >> 32, s & 0xFFFFFFFF, np.zeros(1, np.uint32), np.full(1, offset, np.uint32))
-    return np.concatenate([a, b])
+    return np.array(_hash(s >> 32, s & _MASK, 0, offset), np.uint32)
 
 
 def bits(key_words, n: int, width: int) -> np.ndarray:
     """The `width`-bit random bits jax draws for shape `(n,)` under key `key_words`."""
     counters = np.arange(n, dtype=np.uint32)
-    hi, lo = _hash(key_words[0], key_words[1], np.zeros(n, np.uint32), counters)
+    hi, lo = _hash(int(key_words[0]), int(key_words[1]), np.zeros(n, np.uint32), counters)
     if width == 64:
         return (hi.astype(np.uint64) << np.uint64(32)) | lo.astype(np.uint64)
     out = hi ^ lo
