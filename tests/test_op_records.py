@@ -23,8 +23,14 @@ _OTHER_NODES = {"CopyBackwards", "torch::autograd::CopySlices"}
 
 
 def _all_defs() -> list:
-    """Every declared op and kernel (kernels are not in `OPS`)."""
-    return [d for d in gc.get_objects() if isinstance(d, OpDef)]
+    """Every declared op and kernel (kernels are not in `OPS`). `import jtorch` freezes what
+    it made (`gc.freeze`), and `gc.get_objects` lists only the collector's generations: the
+    frozen objects are moved back into them while the list is made."""
+    gc.unfreeze()
+    try:
+        return [d for d in gc.get_objects() if isinstance(d, OpDef)]
+    finally:
+        gc.freeze()
 
 
 def _strings(fn, out: set, seen: set) -> None:

@@ -108,3 +108,30 @@ def test_the_op_entries_code_is_kept_between_imports(tmp_path):
     (kept,) = [p for p in tmp_path.iterdir() if p.name.startswith("jtorch-op-code.")]
     kept.write_bytes(b"not marshal")
     assert imported()[0] > 1000 and imported()[0] == 0
+
+
+_COLLECTOR = """
+import gc, json, sys
+if sys.argv[1] == "off":
+    gc.disable()
+import jtorch
+print(json.dumps([gc.isenabled(), gc.get_freeze_count(), len(gc.get_objects())]))
+"""
+
+
+def test_import_freezes_what_it_made_and_leaves_the_collector_as_it_was():
+    """`jtorch/__init__.py` pauses the cyclic collector while it imports and freezes the
+    objects the import made, so later full collections (the one at exit too) skip them."""
+
+    def imported(mode):
+        out = subprocess.run(
+            [sys.executable, "-c", _COLLECTOR, mode],
+            env=dict(os.environ, PYTHONPATH=ROOT), capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert out.returncode == 0, out.stderr[-2000:]
+        return json.loads(out.stdout)
+
+    enabled, frozen, tracked = imported("on")
+    assert enabled and frozen > 50_000 and tracked < frozen // 10
+    enabled, frozen, _ = imported("off")
+    assert not enabled and frozen > 50_000  # (a program that turned it off keeps it off)
