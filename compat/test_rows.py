@@ -102,3 +102,47 @@ def test_decode_attention_over_a_growing_cache_matches_pytorch(mask_kind):
         np.testing.assert_allclose(
             got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6, err_msg=f"length {n}"
         )
+
+
+def _einsum_decode_step(lib, q, cache, positions, ints):
+    """x-transformers' decode step without grad: rotary frequencies from the positions
+    (`t.max()`, `einsum`, `/`), attention by `einsum` and `softmax` over keys one longer at
+    each step, and binary ops over the growing dim (a number, a row, a column)."""
+    max_pos = positions.max() + 1
+    freqs = lib.einsum("b i , j -> b i j", positions[None].to(q.dtype), q[0, 0, 0, :4]) / 3.0
+    sim = lib.einsum("b h i d, b h j d -> b h i j", q, cache) * 0.3
+    attn = sim.softmax(dim=-1)
+    out = lib.einsum("b h i j, b h j d -> b h i d", attn, cache)
+    scores = cache[0, 0]
+    return (
+        max_pos, positions.min(), scores.max(), scores.min(), freqs, sim, attn,
+        lib.nn.functional.log_softmax(sim, -1), out, scores / scores[:1], scores / scores[:, :1],
+        lib.div(ints, 3, rounding_mode="floor"), lib.div(ints, -3, rounding_mode="trunc"),
+        ints / 4, lib.true_divide(scores, 7.0),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", sorted(_TOL))
+def test_einsum_decode_steps_match_pytorch_at_each_length(dtype):
+    rng = np.random.default_rng(2)
+    q, kv = rng.standard_normal((2, 3, 1, 8)), rng.standard_normal((2, 3, 40, 8))
+    for n in range(2, 40):
+        outs = []
+        for lib in (torch, jtorch):
+            dt = getattr(lib, dtype)
+            with lib.no_grad():
+                outs.append(
+                    _einsum_decode_step(
+                        lib,
+                        lib.tensor(q, dtype=dt),
+                        lib.tensor(kv[:, :, :n], dtype=dt),
+                        lib.arange(n),
+                        lib.arange(-2 * n, 2 * n, 4).reshape(n, 1),
+                    )
+                )
+        for k, (w, g) in enumerate(zip(*outs)):
+            assert tuple(g.shape) == tuple(w.shape) and str(g.dtype) == str(w.dtype), k
+            np.testing.assert_allclose(
+                g.double().numpy(), w.double().numpy(), err_msg=f"length {n}, output {k}",
+                **_TOL[dtype],
+            )  # fmt: skip

@@ -238,3 +238,104 @@ def test_a_declaration_names_only_the_ops_parameters():
         @kernel(rows=_rows.Rows(("x",)))
         def _rows_test_kernel(input: T):
             return input
+
+
+def _plan_of(name):
+    return _rows._PLANS[next(k for k in reversed(_rows._PLANS) if k[0].name == name)]
+
+
+def test_einsum_attention_over_a_growing_key_cache_compiles_once_per_bucket():
+    """x-transformers' attention: scores and weighted values by `einsum`, one query over keys
+    one longer at each step; only the key length pads (a head's width never changes)."""
+    rng = np.random.default_rng(0)
+    cache = rng.standard_normal((2, 3, 40, 20)).astype(np.float32)
+    q = torch.tensor(rng.standard_normal((2, 3, 1, 20)).astype(np.float32))
+    k = torch.tensor(cache)
+
+    def step(n):
+        s = torch.einsum("b h i d, b h j d -> b h i j", q, k[:, :, :n]) * 0.25
+        a = s.softmax(dim=-1)
+        return s, torch.einsum("b h i j, b h j d -> b h i d", a, k[:, :, :n])
+
+    with torch.no_grad():
+        step(17), step(18)  # (the exact programs of the first length, then bucket 24's)
+        outs = {}
+        assert made(lambda: outs.update((n, step(n)) for n in range(19, 25))) == 0
+        step(30)
+        # the weighted values' plan: the key length pads in both operands, the width (20)
+        # and the single query in neither
+        pads = sorted(p[:4] for p in _plan_of("einsum").pads)
+        assert pads == [(0, -1, 30, 32), (1, -2, 30, 32)]
+    for n, (s, o) in outs.items():
+        kv = cache[:, :, :n].astype(np.float64)
+        want = np.einsum("bhid,bhjd->bhij", q.numpy().astype(np.float64), kv) * 0.25
+        p = np.exp(want - want.max(-1, keepdims=True))
+        p /= p.sum(-1, keepdims=True)
+        assert s.shape == (2, 3, 1, n) and o.shape == (2, 3, 1, 20)
+        np.testing.assert_allclose(s.numpy(), want, rtol=1e-5, atol=1e-6)
+        want = np.einsum("bhij,bhjd->bhid", p, kv)
+        np.testing.assert_allclose(o.numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_softmax_pads_its_last_dim_with_minus_infinity_once_its_size_changes(monkeypatch):
+    monkeypatch.setattr(_rows, "_FIRST_SIZES", collections.OrderedDict())
+    x = _rng(3, 40)
+    x[0, 5] = -np.inf  # (a masked position among the real ones)
+    t = torch.tensor(x)
+    with torch.no_grad():
+        F.softmax(t[:, :33], -1)
+        # a size met once (a vocabulary's, maybe) stays; the rows pad (3 to 16)
+        assert [p[1:4] for p in _plan_of("softmax").pads] == [(-2, 3, 16)]
+        F.softmax(t[:, :34], -1), F.log_softmax(t[:, :33], 1), F.log_softmax(t[:, :34], 1)
+        outs = {}
+        fns = (lambda n: F.softmax(t[:, :n], -1), lambda n: F.log_softmax(t[:, :n], dim=1))
+        assert made(lambda: outs.update((n, [f(n) for f in fns]) for n in range(35, 49))) == 0
+    for n, (sm, lsm) in outs.items():
+        r = x[:, :n].astype(np.float64)
+        e = np.exp(r - r.max(-1, keepdims=True))
+        np.testing.assert_allclose(sm.numpy(), e / e.sum(-1, keepdims=True), rtol=1e-5, atol=0)
+        assert sm.numpy()[0, 5] == 0 and lsm.numpy()[0, 5] == -np.inf
+        with np.errstate(divide="ignore"):  # (log 0: the masked position)
+            want = np.log(e / e.sum(-1, keepdims=True))
+        np.testing.assert_allclose(lsm.numpy(), want, rtol=1e-5)
+
+
+def test_max_and_min_of_all_elements_pad_with_their_identity():
+    with torch.no_grad():
+        torch.arange(17).max(), torch.arange(17.0).min()
+        got = {}
+
+        def run():
+            for n in range(18, 25):
+                neg = -torch.arange(1, n + 1)  # (all below the zeros a padding would add)
+                x = torch.tensor(np.linspace(-3, -1, n))
+                got[n] = (neg.max(), neg.min(), x.max(), x.min(), (neg > -3).max())
+
+        assert made(run) <= 5  # (bucket 24's programs: int and float max and min, bool max)
+        assert made(run) == 0
+    for n, (imax, imin, fmax, fmin, bmax) in got.items():
+        assert (imax.item(), imin.item(), fmax.item(), fmin.item()) == (-1, -n, -1.0, -3.0)
+        assert imax.dtype == torch.int64 and fmax.dtype == torch.float64 and bmax.item() is True
+    nan = torch.tensor([1.0] * 19 + [float("nan")])
+    assert math.isnan(nan.max().item()) and math.isnan(nan.min().item())
+
+
+def test_a_binary_op_pads_the_operands_that_span_the_row_dim():
+    a, b, c = _rng(30, 4), _rng(4, seed=1), _rng(30, 1, seed=2)
+    ints = np.arange(-60, 60).reshape(30, 4)
+    got = {}
+    with torch.no_grad():
+
+        def run(ns):
+            for n in ns:
+                ta, tb, tc = torch.tensor(a[:n]), torch.tensor(b), torch.tensor(c[:n])
+                ti = torch.tensor(ints[:n])
+                got[n] = (ta / 3.0, ta / tb, ta / tc, torch.div(ti, 7, rounding_mode="floor"))
+
+        run([17])
+        assert made(lambda: run(range(18, 25))) == 0
+    for n, (by3, byb, byc, floor) in got.items():
+        np.testing.assert_array_equal(by3.numpy(), a[:n] / np.float32(3.0))
+        np.testing.assert_array_equal(byb.numpy(), a[:n] / b)
+        np.testing.assert_array_equal(byc.numpy(), a[:n] / c[:n])
+        np.testing.assert_array_equal(floor.numpy(), ints[:n] // 7)

@@ -28,18 +28,31 @@ import inspect
 import math
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from jax._src.array import ArrayImpl as _ArrayImpl
 
 from .. import _programs
 
-__all__ = ["ELEMENTWISE", "AttentionRows", "Plan", "Rows", "bucket", "run"]
+__all__ = [
+    "BROADCAST",
+    "ELEMENTWISE",
+    "AttentionRows",
+    "EinsumRows",
+    "Plan",
+    "ReductionRows",
+    "Rows",
+    "SoftmaxRows",
+    "bucket",
+    "run",
+]
 
 # Calls whose padded inputs and output hold more elements than this run at their own shape:
 # past it, the host's copies cost more than a compile saves. Measured on a CPU for a decode
 # step's attention (12 heads of 64, one query): 0.17 -> 0.75 ms a call at 500 keys (768K
 # elements), against ~0.3 s to compile each new length; 0.38 -> 5.9 ms at 1300 keys.
 _MAX = 1 << 20
+_NUMBERS = (bool, int, float, complex)
 # Up to this many rows, one bucket: a few padded rows cost microseconds (within the bound,
 # `_MAX`), each further bucket a compile (30-150 ms), and a prompt's first lengths are short.
 _SMALLEST = 16
@@ -62,19 +75,21 @@ class Plan:
     """How one call runs padded: `pads` are (slot, dim, rows, bucket, fill) -- the slot's
     array padded along `dim` (from the end) from `rows` to `bucket` with `fill`; `sets` are
     (slot, value): numpy values taking a slot's place (a mask of the padded positions); the
-    output's real rows are the first `out_rows` along `out_dim`."""
+    output's real part is the first `rows` along each `dim` of `cuts`, (dim, rows) pairs
+    (none: an output without rows, as a reduction's)."""
 
-    __slots__ = ("pads", "sets", "out_dim", "out_rows")
+    __slots__ = ("pads", "sets", "cuts")
 
-    def __init__(self, pads: tuple, sets: tuple, out_dim: int, out_rows: int):
-        self.pads, self.sets, self.out_dim, self.out_rows = pads, sets, out_dim, out_rows
+    def __init__(self, pads: tuple, sets: tuple, cuts: tuple):
+        self.pads, self.sets, self.cuts = pads, sets, cuts
 
     def elements(self, arrays) -> int:
         """How many elements the padded inputs hold."""
-        total = 0
+        grown: dict = {}
         for i, _, n, b, _ in self.pads:
-            total += arrays[i].size // max(n, 1) * b
-        return total + sum(v.size for _, v in self.sets)
+            size = grown.get(i, arrays[i].size)
+            grown[i] = size // max(n, 1) * b
+        return sum(grown.values()) + sum(v.size for _, v in self.sets)
 
 
 class Rows:
@@ -86,14 +101,17 @@ class Rows:
         the op's parameters (by name) giving it.
       when: a function of the op's parameters (by name) saying whether a call's rows are
         independent (e.g. softmax only over the last dim).
+      broadcast: slots may broadcast along the row dim (a binary op's): a number, or an
+        array without that dim or of size 1 there, enters as it is.
     """
 
-    __slots__ = ("slots", "dim", "when", "_dim_params", "_when_params")
+    __slots__ = ("slots", "dim", "when", "broadcast", "_dim_params", "_when_params")
 
-    def __init__(self, slots: tuple, dim=-2, when=None):
+    def __init__(self, slots: tuple, dim=-2, when=None, broadcast=False):
         self.slots = tuple(slots)
         self.dim = dim
         self.when = when
+        self.broadcast = broadcast
         self._dim_params = tuple(inspect.signature(dim).parameters) if callable(dim) else ()
         self._when_params = tuple(inspect.signature(when).parameters) if when else ()
 
@@ -118,7 +136,11 @@ class Rows:
         for name in self.slots:
             a = values[name]
             if type(a) is not _ArrayImpl or a.ndim < -dim:
+                if self.broadcast and (type(a) in _NUMBERS or type(a) is _ArrayImpl):
+                    continue
                 return None
+            if self.broadcast and a.shape[dim] == 1:
+                continue
             if n is None:
                 n = a.shape[dim]
             elif a.shape[dim] != n:
@@ -126,7 +148,7 @@ class Rows:
             pads.append((slot_names.index(name), dim, n, bucket(n), 0))
         if not n or bucket(n) == n:
             return None
-        return Plan(tuple(pads), (), dim, n)
+        return Plan(tuple(pads), (), ((dim, n),))
 
 
 class AttentionRows(Rows):
@@ -166,11 +188,126 @@ class AttentionRows(Rows):
                 return None
         if mask is not None and mask.ndim >= 2 and mask.shape[-2] == lq and bq != lq:
             pads.append((index("attn_mask"), -2, lq, bq, 0))  # (rows only a padded query reads)
-        return Plan(tuple(pads), tuple(sets), -2, lq)
+        return Plan(tuple(pads), tuple(sets), ((-2, lq),))
+
+
+class SoftmaxRows(Rows):
+    """softmax and log_softmax over the last dim: each row along -2 is its own, and the
+    last dim pads with -inf: a padded position's exponential is 0, so every sum over a row
+    is its real positions' (a decode step's single query meets keys one longer each step)."""
+
+    def __init__(self):
+        super().__init__(("input",), when=lambda input, dim: dim in (-1, input.ndim - 1))
+
+    def names(self) -> tuple:
+        return ("input", "dim", "dtype")
+
+    def plan(self, values: dict, slot_names: list):
+        x = values["input"]
+        if type(x) is not _ArrayImpl or not x.ndim or not jnp.issubdtype(x.dtype, jnp.floating):
+            return None
+        if not self.when(x, values["dim"]):
+            return None
+        i = slot_names.index("input")
+        pads = []
+        for dim, fill in ((-2, 0), (-1, -np.inf)):
+            n = x.shape[dim] if x.ndim >= -dim else 0
+            if n and bucket(n) != n:
+                pads.append((i, dim, n, bucket(n), fill))
+        site = (self, x.dtype, values["dtype"], x.shape[:-2])
+        if pads and pads[-1][1] == -1 and not _varies(site, x.shape[-1]):
+            pads.pop()  # (a size that has not changed: a vocabulary's, say)
+        return Plan(tuple(pads), (), tuple(p[1:3] for p in pads)) if pads else None
+
+
+class ReductionRows(Rows):
+    """A reduction of every element: the input pads (along an elementwise op's row dim) with
+    the reduction's identity, `identity(dtype)` (None: the call runs as it is), which
+    changes no result; the output has no rows to cut."""
+
+    __slots__ = ("identity",)
+
+    def __init__(self, identity):
+        super().__init__(("input",), dim=_sequence_dim)
+        self.identity = identity
+
+    def plan(self, values: dict, slot_names: list):
+        plan = super().plan(values, slot_names)
+        fill = None if plan is None else self.identity(values["input"].dtype)
+        if fill is None:
+            return None
+        return Plan(tuple(p[:4] + (fill,) for p in plan.pads), (), ())
+
+
+class EinsumRows(Rows):
+    """An einsum of two operands, `equation` without an ellipsis: each label but the batch
+    ones (in both operands and the output) is a row dim of its own. A label of the output
+    has its padded positions cut from it; a contracted label's padded positions add
+    products of zeros (attention's probabilities times values over a growing key cache)."""
+
+    def __init__(self):
+        super().__init__(("a", "b"))
+
+    def names(self) -> tuple:
+        return self.slots + ("equation",)
+
+    def plan(self, values: dict, slot_names: list):
+        lhs, arrow, out = values["equation"].replace(" ", "").partition("->")
+        terms = lhs.split(",")
+        arrays = (values["a"], values["b"])
+        if not arrow or "." in lhs + out or len(terms) != 2:
+            return None
+        for term, a in zip(terms, arrays):
+            if type(a) is not _ArrayImpl or len(term) != a.ndim or len(set(term)) != a.ndim:
+                return None
+        pads, cuts = [], []
+        for label in sorted(set(lhs) - {","}):
+            if all(label in t for t in terms) and label in out:
+                continue  # (a batch label)
+            spans = [(k, t.index(label)) for k, t in enumerate(terms) if label in t]
+            sizes = {arrays[k].shape[d] for k, d in spans} - {1}  # (size 1 broadcasts)
+            if len(sizes) != 1:
+                continue
+            (n,) = sizes
+            if bucket(n) == n or not _varies((self, values["equation"], label), n):
+                continue
+            for k, d in spans:
+                if arrays[k].shape[d] == n:
+                    pads.append((slot_names.index("ab"[k]), d - arrays[k].ndim, n, bucket(n), 0))
+            if label in out:
+                cuts.append((out.index(label) - len(out), n))
+        return Plan(tuple(pads), (), tuple(cuts)) if pads else None
+
+
+# (a declaration, where in its calls) -> the size first met there. Rows that are optional
+# (softmax's last dim, an einsum's labels) pad once a second size comes: a size that never
+# changes (a vocabulary, a head's width) runs at its own shape. Bounded like the plans.
+_FIRST_SIZES: collections.OrderedDict = collections.OrderedDict()
+
+
+def _varies(site: tuple, n: int) -> bool:
+    first = _FIRST_SIZES.get(site)
+    if first is None:
+        _FIRST_SIZES[site] = first = n
+        if len(_FIRST_SIZES) > _PLANS_MAX:
+            _FIRST_SIZES.popitem(last=False)
+    return first != n
+
+
+def _sequence_dim(input) -> int:
+    return -2 if input.ndim >= 2 else -1
+
+
+def _broadcast_dim(input, other) -> int:
+    return -2 if max(getattr(input, "ndim", 0), getattr(other, "ndim", 0)) >= 2 else -1
 
 
 # An elementwise op: any dim is a row dim; a sequence's length is the second-to-last one.
-ELEMENTWISE = Rows(("input",), dim=lambda input: -2 if input.ndim >= 2 else -1)
+ELEMENTWISE = Rows(("input",), dim=_sequence_dim)
+# A binary elementwise op: the operands spanning the row dim pad, those broadcast along it
+# (numbers, size 1) enter as they are. A padded row's zeros may divide by zero: its values
+# are cut.
+BROADCAST = Rows(("input", "other"), dim=_broadcast_dim, broadcast=True)
 
 # kernel key -> plan (or None): decided once per key. Bounded like the kernels.
 _PLANS: collections.OrderedDict = collections.OrderedDict()
@@ -220,13 +357,21 @@ def run(op, key, fn, statics: tuple, arrays: tuple, call_args: list, kernels, bu
     if fn is None:
         fn = kernels.put(bkey, build(tuple(inputs)))
     out = np.asarray(fn(*args))
-    real = out[_first(plan.out_dim, plan.out_rows)]
+    real = out[_cut(out.ndim, plan.cuts)]
     return _programs.to_device(np.array(real, order="C"), device, committed)
 
 
 def _first(dim: int, n: int) -> tuple:
     """The index of the first `n` positions along `dim` (counted from the end)."""
     return (Ellipsis, slice(0, n)) + (slice(None),) * (-dim - 1)
+
+
+def _cut(ndim: int, cuts: tuple) -> tuple:
+    """The index of an output's real part: the first `n` positions along each (dim, n)."""
+    index = [slice(None)] * ndim
+    for dim, n in cuts:
+        index[dim] = slice(0, n)
+    return tuple(index)
 
 
 def _plan(op, key, fn, statics, arrays, call_args):
@@ -256,10 +401,14 @@ def _fits(plan, fn, arrays, call_args) -> bool:
     # Traced (not compiled) at the call's own shapes: its errors name them, and its result
     # must have the rows where the declaration says.
     out = jax.eval_shape(fn, *call_args)
-    dim, n = plan.out_dim, plan.out_rows
-    if not isinstance(out, jax.ShapeDtypeStruct) or len(out.shape) < -dim or out.shape[dim] != n:
+    if not isinstance(out, jax.ShapeDtypeStruct):
         return False
-    return plan.elements(arrays) + math.prod(out.shape) // n * bucket(n) <= _MAX
+    size = math.prod(out.shape)
+    for dim, n in plan.cuts:
+        if len(out.shape) < -dim or out.shape[dim] != n:
+            return False
+        size = size // n * bucket(n)
+    return plan.elements(arrays) + size <= _MAX
 
 
 def _family(key, plan, arrays) -> tuple:
@@ -282,7 +431,7 @@ def _family(key, plan, arrays) -> tuple:
     sizes = [tuple(a.shape) if hasattr(a, "shape") else None for a in arrays]
     where = tuple(
         tuple((j, d) for j, s in enumerate(sizes) if s for d, m in enumerate(s) if m == n)
-        for n in rows + [plan.out_rows]
+        for n in rows + [n for _, n in plan.cuts]
     )
     sets = tuple(i for i, _ in plan.sets)
     return (key[:-1], tuple(sig), tuple(p[:2] + p[3:] for p in plan.pads), sets, order, where)

@@ -18,8 +18,9 @@ import numpy as np
 
 from .. import _dtype
 from .._dtype import c10_name
-from .._tensor import wrap_dim
+from .._tensor import Tensor, wrap_dim
 from ._registry import DEFAULT, NONE, TL, T, broadcast_error, composite, kernel, op
+from ._rows import EinsumRows
 
 HIGHEST = jax.lax.Precision.HIGHEST
 
@@ -490,6 +491,15 @@ def _einsum_impl(equation, operands: TL):
 _einsum_kernel = kernel(_einsum_impl, name="einsum", promote=NONE)
 
 
+def _einsum2_impl(equation, a: T, b: T):
+    return _einsum_impl(equation, (a, b))
+
+
+# Two operands, the usual case (attention's scores and weighted values): a kernel of the
+# dispatcher's fast path, whose eager calls run at bucketed sizes (`_rows.EinsumRows`).
+_einsum2_kernel = kernel(_einsum2_impl, name="einsum", promote=NONE, rows=EinsumRows())
+
+
 @composite(method=False)
 def einsum(*args):
     """Matches `torch.einsum`: an equation string or the sublist format."""
@@ -513,6 +523,8 @@ def einsum(*args):
             equation += "->" + _sublist(out_sub)
     if not operands:
         raise RuntimeError("einsum(): must provide at least one operand")
+    if len(operands) == 2 and all(isinstance(o, Tensor) for o in operands):
+        return _einsum2_kernel(equation, *operands)
     return _einsum_kernel(equation, tuple(operands))
 
 

@@ -42,6 +42,7 @@ from ._registry import (
     T,
     op,
 )
+from ._rows import BROADCAST
 
 pointwise = functools.partial(op, inplace=True)
 
@@ -183,6 +184,7 @@ def true_quotient(a, b):
     scalar_opmath=True,
     wraps_numbers=True,
     node=lambda rounding_mode: "DivBackward2" if rounding_mode is not None else "DivBackward0",
+    rows=BROADCAST,
 )
 def div(input: T, other: T, *, rounding_mode=None):
     if rounding_mode is None:
@@ -202,7 +204,13 @@ def div(input: T, other: T, *, rounding_mode=None):
     )
 
 
-@pointwise(promote=INT_TO_FLOAT, scalar_opmath=True, wraps_numbers=True, node="DivBackward0")
+@pointwise(
+    promote=INT_TO_FLOAT,
+    scalar_opmath=True,
+    wraps_numbers=True,
+    node="DivBackward0",
+    rows=BROADCAST,
+)
 @run_in_opmath
 def true_divide(input: T, other: T):
     return true_quotient(input, other)

@@ -38,6 +38,7 @@ from ._registry import (
     name_return_type,
     op,
 )
+from ._rows import ReductionRows
 
 reduction = functools.partial(op, promote=NONE)
 
@@ -292,11 +293,30 @@ def _max_kernels(name, largest):
     all_impl.__name__, dim_impl.__name__ = f"_{name}_all", f"_{name}_dim"
     # PyTorch numbers the overloads: max() is MaxBackward1, max(dim) MaxBackward0
     node = name.capitalize() + "Backward"
-    k_all = reduction(all_impl, method=False, name=f"_{name}_all", node=node + "1")
+    rows = ReductionRows(_lowest if largest else _highest)
+    k_all = reduction(all_impl, method=False, name=f"_{name}_all", node=node + "1", rows=rows)
     k_dim = reduction(
         dim_impl, method=False, name=f"_{name}_dim", returns=("values", "indices"), node=node + "0"
     )
     return k_all, name_return_type(k_dim, name)
+
+
+def _lowest(dtype):
+    """max's identity: what no element is below (None: a dtype max refuses)."""
+    if jnp.issubdtype(dtype, jnp.floating):
+        return -np.inf
+    if jnp.issubdtype(dtype, jnp.integer):
+        return np.iinfo(dtype).min
+    return False if dtype == np.bool_ else None
+
+
+def _highest(dtype):
+    """min's identity."""
+    if jnp.issubdtype(dtype, jnp.floating):
+        return np.inf
+    if jnp.issubdtype(dtype, jnp.integer):
+        return np.iinfo(dtype).max
+    return True if dtype == np.bool_ else None
 
 
 _max_all, _max_dim = _max_kernels("max", True)

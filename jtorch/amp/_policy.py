@@ -190,6 +190,7 @@ for _lst in (_CPU_LOWER, _CUDA_LOWER):
     _lst += [
         "tensordot",
         "_kernel:matmul._einsum_kernel",
+        "_kernel:matmul._einsum2_kernel",
         "_kernel:nn.attention._sdpa_call",
         "_kernel:nn.attention._mha_call",
     ]

@@ -19,7 +19,7 @@ from ..._tensor import wrap_dim
 from .. import _derivatives
 from .._kernel_helpers import accumulate, need_float, private_op
 from .._registry import DEFAULT, INT_TO_FLOAT, NONE, TI, T, composite, op
-from .._rows import ELEMENTWISE, Rows
+from .._rows import ELEMENTWISE, SoftmaxRows
 
 
 def _act(
@@ -386,17 +386,13 @@ def _out_dtype(input, dtype):
     return dtype.np if dtype is not None else input.dtype
 
 
-# Softmax over the last dim: each row of the dim before it is its own.
-_LAST_DIM_ROWS = Rows(("input",), when=lambda input, dim: dim in (-1, input.ndim - 1))
-
-
-@op(promote=NONE, aliases=("special.softmax",), saves_result=True, rows=_LAST_DIM_ROWS)
+@op(promote=NONE, aliases=("special.softmax",), saves_result=True, rows=SoftmaxRows())
 def softmax(input: T, dim, dtype=None):
     x, d = _softmax_args(input, dim, dtype, "softmax_lastdim_kernel_impl", "softmax_kernel_impl")
     return _along(jax.nn.softmax, x, d).astype(_out_dtype(input, dtype))
 
 
-@op(promote=NONE, aliases=("special.log_softmax",), saves_result=True, rows=_LAST_DIM_ROWS)
+@op(promote=NONE, aliases=("special.log_softmax",), saves_result=True, rows=SoftmaxRows())
 def log_softmax(input: T, dim, dtype=None):
     x, d = _softmax_args(
         input, dim, dtype, "log_softmax_lastdim_kernel_impl", "log_softmax_kernel_impl"
