@@ -329,13 +329,22 @@ def test_a_binary_op_pads_the_operands_that_span_the_row_dim():
         def run(ns):
             for n in ns:
                 ta, tb, tc = torch.tensor(a[:n]), torch.tensor(b), torch.tensor(c[:n])
-                ti = torch.tensor(ints[:n])
-                got[n] = (ta / 3.0, ta / tb, ta / tc, torch.div(ti, 7, rounding_mode="floor"))
+                ti, tj = torch.tensor(ints[:n]), torch.tensor(ints[:n] % 5 + 1)
+                floor = torch.div(ti, 7, rounding_mode="floor")
+                # (the divisor's padded rows are zeros: their quotients are cut)
+                got[n] = (
+                    ta / 3.0,
+                    ta / tb,
+                    ta / tc,
+                    floor,
+                    torch.div(ti, tj, rounding_mode="trunc"),
+                )
 
         run([17])
         assert made(lambda: run(range(18, 25))) == 0
-    for n, (by3, byb, byc, floor) in got.items():
+    for n, (by3, byb, byc, floor, trunc) in got.items():
         np.testing.assert_array_equal(by3.numpy(), a[:n] / np.float32(3.0))
         np.testing.assert_array_equal(byb.numpy(), a[:n] / b)
         np.testing.assert_array_equal(byc.numpy(), a[:n] / c[:n])
         np.testing.assert_array_equal(floor.numpy(), ints[:n] // 7)
+        np.testing.assert_array_equal(trunc.numpy(), np.fix(ints[:n] / (ints[:n] % 5 + 1)))
