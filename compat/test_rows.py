@@ -5,6 +5,8 @@ padded to a bucket in jtorch and must give PyTorch's values, shapes and dtypes a
 length, in each float dtype, and the same values as jtorch's own exact kernels (the calls the
 tape records run unpadded)."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -144,5 +146,43 @@ def test_einsum_decode_steps_match_pytorch_at_each_length(dtype):
             assert tuple(g.shape) == tuple(w.shape) and str(g.dtype) == str(w.dtype), k
             np.testing.assert_allclose(
                 g.double().numpy(), w.double().numpy(), err_msg=f"length {n}, output {k}",
+                **_TOL[dtype],
+            )  # fmt: skip
+
+
+def _matmul_attention_step(lib, x, bias, w):
+    """nanoGPT's attention without flash (`@`, a mask compared from a buffer, `masked_fill`,
+    softmax, `@`), a `bmm` and elementwise ops over a (T, T) shape that grows each step."""
+    T = x.shape[1]
+    q, k, v = (x @ w).view(1, T, 3, 2, 8).permute(2, 0, 3, 1, 4).unbind(0)
+    att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(8))
+    causal = bias[:, :, :T, :T] == 0
+    att = att.masked_fill(causal, float("-inf"))
+    probs = lib.nn.functional.softmax(att, dim=-1)
+    return (
+        att, causal, probs, probs @ v, lib.bmm(probs[0], v[0]), att[0, 0] < 0.1,
+        lib.maximum(att[0, 0], att[0, 1, :1]), lib.exp(att[0, 0]), att[0, 0] - att[0, 1],
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", sorted(_TOL))
+def test_matmul_attention_steps_match_pytorch_at_each_length(dtype):
+    rng = np.random.default_rng(3)
+    xs, w = rng.standard_normal((1, 40, 16)), rng.standard_normal((16, 48)) * 0.3
+    outs = {}
+    for lib in (torch, jtorch):
+        dt = getattr(lib, dtype)
+        bias = lib.tril(lib.ones(40, 40)).view(1, 1, 40, 40)
+        with lib.no_grad():
+            wt = lib.tensor(w, dtype=dt)
+            outs[lib] = [
+                _matmul_attention_step(lib, lib.tensor(xs[:, :n], dtype=dt), bias, wt)
+                for n in range(2, 40)
+            ]
+    for n, want, got in zip(range(2, 40), outs[torch], outs[jtorch]):
+        for k, (w_, g) in enumerate(zip(want, got)):
+            assert tuple(g.shape) == tuple(w_.shape) and str(g.dtype) == str(w_.dtype), k
+            np.testing.assert_allclose(
+                g.double().numpy(), w_.double().numpy(), err_msg=f"length {n}, output {k}",
                 **_TOL[dtype],
             )  # fmt: skip

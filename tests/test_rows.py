@@ -348,3 +348,54 @@ def test_a_binary_op_pads_the_operands_that_span_the_row_dim():
         np.testing.assert_array_equal(byc.numpy(), a[:n] / c[:n])
         np.testing.assert_array_equal(floor.numpy(), ints[:n] // 7)
         np.testing.assert_array_equal(trunc.numpy(), np.fix(ints[:n] / (ints[:n] % 5 + 1)))
+
+
+def _manual_attention(x, bias, w):
+    """nanoGPT's attention without flash: `q @ k^T`, a causal mask compared from a buffer,
+    `masked_fill`, softmax over the last dim, `att @ v`."""
+    T = x.shape[1]
+    q, k, v = (x @ w).view(1, T, 3, 2, 8).permute(2, 0, 3, 1, 4).unbind(0)
+    att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(8))
+    att = att.masked_fill(bias[:, :, :T, :T] == 0, float("-inf"))
+    return torch.bmm(F.softmax(att, dim=-1)[0], v[0])
+
+
+def test_attention_written_with_matmul_compiles_once_per_bucket():
+    """A cache-less `generate` over attention written out: every matmul, the mask's
+    comparison and softmax meet a (T, T) shape one bigger at each step."""
+    bias = torch.tril(torch.ones(40, 40)).view(1, 1, 40, 40)
+    w = torch.tensor(_rng(16, 48, seed=1))
+    xs = _rng(1, 40, 16, seed=2)
+    with torch.no_grad():
+        _manual_attention(torch.tensor(xs[:, :17]), bias, w)
+        _manual_attention(torch.tensor(xs[:, :18]), bias, w)  # (bucket 24's programs)
+        outs = {}
+        run = (
+            lambda: outs.update(  # noqa: E731
+                (n, _manual_attention(torch.tensor(xs[:, :n]), bias, w)) for n in range(19, 25)
+            )
+        )
+        assert made(run) == 0
+    for n, out in outs.items():
+        y = xs[0, :n].astype(np.float64) @ _rng(16, 48, seed=1).astype(np.float64)
+        q, k, v = y.reshape(n, 3, 2, 8).transpose(1, 2, 0, 3)
+        s = np.where(
+            np.tril(np.ones((n, n), bool)), q @ k.transpose(0, 2, 1) / math.sqrt(8), -np.inf
+        )
+        p = np.exp(s - s.max(-1, keepdims=True))
+        assert out.shape == (2, n, 8)
+        np.testing.assert_allclose(
+            out.numpy(), (p / p.sum(-1, keepdims=True)) @ v, rtol=1e-4, atol=1e-5
+        )
+
+
+def test_a_matmul_of_fixed_sizes_runs_as_it_is(monkeypatch):
+    """Only sizes that change pad: a product whose sizes never change keeps its program and
+    its numbers (no host copies at each call)."""
+    monkeypatch.setattr(_rows, "_FIRST_SIZES", collections.OrderedDict())
+    a, b = torch.tensor(_rng(3, 20, 20)), torch.tensor(_rng(3, 20, 20, seed=1))
+    with torch.no_grad():
+        for _ in range(3):
+            out = a @ b
+    assert _plan_of("matmul") is None
+    np.testing.assert_allclose(out.numpy(), _rng(3, 20, 20) @ _rng(3, 20, 20, seed=1), rtol=1e-5)

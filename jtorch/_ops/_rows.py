@@ -39,6 +39,8 @@ __all__ = [
     "ELEMENTWISE",
     "AttentionRows",
     "EinsumRows",
+    "ElementwiseRows",
+    "MatmulRows",
     "Plan",
     "ReductionRows",
     "Rows",
@@ -101,17 +103,14 @@ class Rows:
         the op's parameters (by name) giving it.
       when: a function of the op's parameters (by name) saying whether a call's rows are
         independent (e.g. softmax only over the last dim).
-      broadcast: slots may broadcast along the row dim (a binary op's): a number, or an
-        array without that dim or of size 1 there, enters as it is.
     """
 
-    __slots__ = ("slots", "dim", "when", "broadcast", "_dim_params", "_when_params")
+    __slots__ = ("slots", "dim", "when", "_dim_params", "_when_params")
 
-    def __init__(self, slots: tuple, dim=-2, when=None, broadcast=False):
+    def __init__(self, slots: tuple, dim=-2, when=None):
         self.slots = tuple(slots)
         self.dim = dim
         self.when = when
-        self.broadcast = broadcast
         self._dim_params = tuple(inspect.signature(dim).parameters) if callable(dim) else ()
         self._when_params = tuple(inspect.signature(when).parameters) if when else ()
 
@@ -126,8 +125,9 @@ class Rows:
             if p not in names:
                 raise TypeError(f"op {op.name}: rows= names {p!r}, not a parameter of it")
 
-    def plan(self, values: dict, slot_names: list):
-        """The `Plan` of a call whose parameters are `values` (by name), or None."""
+    def plan(self, values: dict, slot_names: list, site: tuple):
+        """The `Plan` of a call whose parameters are `values` (by name), or None. `site`
+        names the op and its static arguments (what `_varies` tells calls apart by)."""
         if self.when is not None and not self.when(*[values[p] for p in self._when_params]):
             return None
         dim = self.dim(*[values[p] for p in self._dim_params]) if callable(self.dim) else self.dim
@@ -136,11 +136,7 @@ class Rows:
         for name in self.slots:
             a = values[name]
             if type(a) is not _ArrayImpl or a.ndim < -dim:
-                if self.broadcast and (type(a) in _NUMBERS or type(a) is _ArrayImpl):
-                    continue
                 return None
-            if self.broadcast and a.shape[dim] == 1:
-                continue
             if n is None:
                 n = a.shape[dim]
             elif a.shape[dim] != n:
@@ -162,7 +158,7 @@ class AttentionRows(Rows):
     def names(self) -> tuple:
         return self.slots + ("dropout_p", "is_causal")
 
-    def plan(self, values: dict, slot_names: list):
+    def plan(self, values: dict, slot_names: list, site: tuple):
         q, k, v, mask = values["query"], values["key"], values["value"], values["attn_mask"]
         if values["dropout_p"] or any(type(a) is not _ArrayImpl or a.ndim < 2 for a in (q, k, v)):
             return None
@@ -202,7 +198,7 @@ class SoftmaxRows(Rows):
     def names(self) -> tuple:
         return ("input", "dim", "dtype")
 
-    def plan(self, values: dict, slot_names: list):
+    def plan(self, values: dict, slot_names: list, site: tuple):
         x = values["input"]
         if type(x) is not _ArrayImpl or not x.ndim or not jnp.issubdtype(x.dtype, jnp.floating):
             return None
@@ -214,8 +210,7 @@ class SoftmaxRows(Rows):
             n = x.shape[dim] if x.ndim >= -dim else 0
             if n and bucket(n) != n:
                 pads.append((i, dim, n, bucket(n), fill))
-        site = (self, x.dtype, values["dtype"], x.shape[:-2])
-        if pads and pads[-1][1] == -1 and not _varies(site, x.shape[-1]):
+        if pads and pads[-1][1] == -1 and not _varies(site + x.shape[:-2], x.shape[-1]):
             pads.pop()  # (a size that has not changed: a vocabulary's, say)
         return Plan(tuple(pads), (), tuple(p[1:3] for p in pads)) if pads else None
 
@@ -231,8 +226,8 @@ class ReductionRows(Rows):
         super().__init__(("input",), dim=_sequence_dim)
         self.identity = identity
 
-    def plan(self, values: dict, slot_names: list):
-        plan = super().plan(values, slot_names)
+    def plan(self, values: dict, slot_names: list, site: tuple):
+        plan = super().plan(values, slot_names, site)
         fill = None if plan is None else self.identity(values["input"].dtype)
         if fill is None:
             return None
@@ -251,7 +246,7 @@ class EinsumRows(Rows):
     def names(self) -> tuple:
         return self.slots + ("equation",)
 
-    def plan(self, values: dict, slot_names: list):
+    def plan(self, values: dict, slot_names: list, site: tuple):
         lhs, arrow, out = values["equation"].replace(" ", "").partition("->")
         terms = lhs.split(",")
         arrays = (values["a"], values["b"])
@@ -260,28 +255,84 @@ class EinsumRows(Rows):
         for term, a in zip(terms, arrays):
             if type(a) is not _ArrayImpl or len(term) != a.ndim or len(set(term)) != a.ndim:
                 return None
-        pads, cuts = [], []
+        labels = {}
         for label in sorted(set(lhs) - {","}):
             if all(label in t for t in terms) and label in out:
                 continue  # (a batch label)
-            spans = [(k, t.index(label)) for k, t in enumerate(terms) if label in t]
-            sizes = {arrays[k].shape[d] for k, d in spans} - {1}  # (size 1 broadcasts)
+            spans = [(k, t.index(label) - len(t)) for k, t in enumerate(terms) if label in t]
+            labels[label] = (spans, out.index(label) - len(out) if label in out else None)
+        return _labelled(site, labels, arrays, [slot_names.index(n) for n in self.slots])
+
+
+class MatmulRows(Rows):
+    """`matmul`/`bmm` of two operands of 2 dims or more: each of the product's rows,
+    contracted dim and columns (i, j, k in `...ij, ...jk -> ...ik`) pads once its size
+    changes, as an einsum's labels do; the batch dims enter as they are (scores and
+    weighted values of attention written with `@`, over a sequence one longer each step)."""
+
+    def plan(self, values: dict, slot_names: list, site: tuple):
+        arrays = [values[name] for name in self.slots]
+        if any(type(a) is not _ArrayImpl or a.ndim < 2 for a in arrays):
+            return None
+        site += (arrays[0].shape[:-2], arrays[1].shape[:-2])
+        labels = {"i": ([(0, -2)], -2), "j": ([(0, -1), (1, -2)], None), "k": ([(1, -1)], -1)}
+        return _labelled(site, labels, arrays, [slot_names.index(n) for n in self.slots])
+
+
+class ElementwiseRows(Rows):
+    """Elementwise ops: the row dim (the second-to-last of the output, its only one for one
+    dim) pads as `Rows` does, and the last dim too once its size changes (a causal mask's
+    (T, T) comparison over a growing T). Operands that broadcast along a dim (a number, an
+    array without that dim or of size 1 there) enter as they are. A padded position's zeros
+    may divide by zero: its values are cut."""
+
+    def plan(self, values: dict, slot_names: list, site: tuple):
+        arrays = [values[name] for name in self.slots]
+        if any(type(a) is not _ArrayImpl and type(a) not in _NUMBERS for a in arrays):
+            return None
+        shaped = [(slot_names.index(name), a) for name, a in zip(self.slots, arrays)]
+        shaped = [(i, a) for i, a in shaped if type(a) is _ArrayImpl and a.ndim]
+        ndim = max((a.ndim for _, a in shaped), default=0)
+        if not ndim:
+            return None
+        pads, cuts = [], []
+        for dim in (-2, -1) if ndim >= 2 else (-1,):
+            spanning = [(i, a) for i, a in shaped if a.ndim >= -dim and a.shape[dim] != 1]
+            sizes = {a.shape[dim] for _, a in spanning}
             if len(sizes) != 1:
                 continue
             (n,) = sizes
-            if bucket(n) == n or not _varies((self, values["equation"], label), n):
+            if not n or bucket(n) == n:
                 continue
-            for k, d in spans:
-                if arrays[k].shape[d] == n:
-                    pads.append((slot_names.index("ab"[k]), d - arrays[k].ndim, n, bucket(n), 0))
-            if label in out:
-                cuts.append((out.index(label) - len(out), n))
+            if dim == -1 and ndim >= 2 and not _varies(site + (ndim,), n):
+                continue
+            pads += [(i, dim, n, bucket(n), 0) for i, _ in spanning]
+            cuts.append((dim, n))
         return Plan(tuple(pads), (), tuple(cuts)) if pads else None
 
 
-# (a declaration, where in its calls) -> the size first met there. Rows that are optional
-# (softmax's last dim, an einsum's labels) pad once a second size comes: a size that never
-# changes (a vocabulary, a head's width) runs at its own shape. Bounded like the plans.
+def _labelled(site: tuple, labels: dict, arrays, slots) -> Plan | None:
+    """The plan padding each label of `labels` (label -> ((operand, dim), ...), its output
+    dim or None) whose size has changed at `site`, in every operand where it has that size
+    (size 1 broadcasts), and cutting it from the output."""
+    pads, cuts = [], []
+    for label, (spans, out_dim) in labels.items():
+        sizes = {arrays[k].shape[d] for k, d in spans} - {1}
+        if len(sizes) != 1:
+            continue
+        (n,) = sizes
+        if bucket(n) == n or not _varies(site + (label,), n):
+            continue
+        pads += [(slots[k], d, n, bucket(n), 0) for k, d in spans if arrays[k].shape[d] == n]
+        if out_dim is not None:
+            cuts.append((out_dim, n))
+    return Plan(tuple(pads), (), tuple(cuts)) if pads else None
+
+
+# (an op and its statics, where in its calls) -> the size first met there. Dims that pad
+# only once a second size comes there: softmax's last dim, an elementwise op's last dim, an
+# einsum's or matmul's labels; a size that never changes (a vocabulary's, a head's width)
+# runs as it is. Bounded like the plans.
 _FIRST_SIZES: collections.OrderedDict = collections.OrderedDict()
 
 
@@ -298,16 +349,9 @@ def _sequence_dim(input) -> int:
     return -2 if input.ndim >= 2 else -1
 
 
-def _broadcast_dim(input, other) -> int:
-    return -2 if max(getattr(input, "ndim", 0), getattr(other, "ndim", 0)) >= 2 else -1
-
-
-# An elementwise op: any dim is a row dim; a sequence's length is the second-to-last one.
-ELEMENTWISE = Rows(("input",), dim=_sequence_dim)
-# A binary elementwise op: the operands spanning the row dim pad, those broadcast along it
-# (numbers, size 1) enter as they are. A padded row's zeros may divide by zero: its values
-# are cut.
-BROADCAST = Rows(("input", "other"), dim=_broadcast_dim, broadcast=True)
+# An elementwise op, unary or binary (`ElementwiseRows`).
+ELEMENTWISE = ElementwiseRows(("input",))
+BROADCAST = ElementwiseRows(("input", "other"))
 
 # kernel key -> plan (or None): decided once per key. Bounded like the kernels.
 _PLANS: collections.OrderedDict = collections.OrderedDict()
@@ -381,7 +425,7 @@ def _plan(op, key, fn, statics, arrays, call_args):
     slot_names = [op.params[i].name for i in op.slot_pos]
     values = dict(zip(slot_names, arrays))
     values.update(zip(op.static_names, statics))
-    plan = op.rows.plan(values, slot_names)
+    plan = op.rows.plan(values, slot_names, key[:-1])
     if plan is None or plan.elements(arrays) > _MAX:
         return None  # (checked before tracing: most big calls stop here)
     family = _family(key, plan, arrays)

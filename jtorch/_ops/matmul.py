@@ -20,7 +20,7 @@ from .. import _dtype
 from .._dtype import c10_name
 from .._tensor import Tensor, wrap_dim
 from ._registry import DEFAULT, NONE, TL, T, broadcast_error, composite, kernel, op
-from ._rows import EinsumRows
+from ._rows import EinsumRows, MatmulRows
 
 HIGHEST = jax.lax.Precision.HIGHEST
 
@@ -120,7 +120,13 @@ def _matmul_node(input, other) -> str:
     return "CloneBackward0" if input.ndim == 2 else "UnsafeViewBackward0"
 
 
-@op(promote=NONE, dunder="matmul", rdunder="matmul", node=_matmul_node)
+@op(
+    promote=NONE,
+    dunder="matmul",
+    rdunder="matmul",
+    node=_matmul_node,
+    rows=MatmulRows(("input", "other")),
+)
 def matmul(input: T, other: T):
     a, b = input, other
     if a.ndim == 0 or b.ndim == 0:
@@ -186,7 +192,7 @@ def mm(input: T, mat2: T):
     return _mm(input, mat2)
 
 
-@op(promote=NONE)
+@op(promote=NONE, rows=MatmulRows(("input", "mat2")))
 def bmm(input: T, mat2: T):
     _check_bmm(input, mat2)
     if input.dtype != mat2.dtype:

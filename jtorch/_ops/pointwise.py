@@ -111,7 +111,7 @@ def _check_alpha(a, alpha, what="alpha"):
 # add/sub keep jax's per-op rounding in half types: PyTorch rounds `other * alpha` to the
 # half type before adding, too. `alpha` is traced: `other * 1` is exact, and a new value
 # reuses the kernel.
-@pointwise(dunder="add", wraps_numbers=True)
+@pointwise(dunder="add", wraps_numbers=True, rows=BROADCAST)
 def add(input: T, other: T, *, alpha: S = 1):
     _check_alpha(input, alpha)
     return input + other * alpha
@@ -125,7 +125,7 @@ def _check_sub(a, b):
         )
 
 
-@pointwise(dunder="sub", aliases=("subtract",), wraps_numbers=True)
+@pointwise(dunder="sub", aliases=("subtract",), wraps_numbers=True, rows=BROADCAST)
 def sub(input: T, other: T, *, alpha: S = 1):
     _check_sub(input, other)
     _check_alpha(input, alpha)
@@ -143,7 +143,9 @@ def rsub(input: T, other: T, *, alpha: S = 1):
     return other - input * alpha
 
 
-@pointwise(dunder="mul", aliases=("multiply",), scalar_opmath=True, wraps_numbers=True)
+@pointwise(
+    dunder="mul", aliases=("multiply",), scalar_opmath=True, wraps_numbers=True, rows=BROADCAST
+)
 @run_in_opmath
 def mul(input: T, other: T):
     if is_bool(input):
@@ -483,7 +485,7 @@ def _compare(name, fn, dunder=None, aliases=(), complex_ok=False):
 
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.{name}`."
-    f = pointwise(impl, promote=ALWAYS_BOOL, dunder=dunder, aliases=aliases)
+    f = pointwise(impl, promote=ALWAYS_BOOL, dunder=dunder, aliases=aliases, rows=BROADCAST)
     if dunder:
         METHODS[f"__{dunder}__"] = _binary_dunder(METHODS[name])
     return f
@@ -505,7 +507,7 @@ def _extremum(name, fn):
 
     impl.__name__ = name
     impl.__doc__ = f"Matches `torch.{name}`."
-    return op(impl)
+    return op(impl, rows=BROADCAST)
 
 
 def _fminmax(fn, wins):
