@@ -39,6 +39,7 @@ def _fresh():
     """Forgets every kernel and sighting: the next call of a kernel is its first."""
     _host._seen.clear()
     _host._PLANS.clear()
+    _host._SHAPELESS.clear()
     _dispatch._HOSTED.clear()
     _host._declined.clear()
     _dispatch.KERNELS.clear()
@@ -289,3 +290,31 @@ def test_gradients_meeting_in_a_backward_add_on_the_host(monkeypatch):
     assert not any(k[0].name == "add" for k in _dispatch.KERNELS)
     v = np.linspace(-1, 1, 21).reshape(7, 3)
     np.testing.assert_allclose(x.grad.numpy(), np.cos(2 * v), rtol=1e-5, atol=1e-6)
+
+
+def test_a_plan_that_holds_no_size_serves_every_length(monkeypatch, spy):
+    """A `generate` loop's cache grows by one each step: its `cat` and elementwise adds are
+    traced once for every length (their plans name no size), not once per length."""
+    _fresh()
+    traced = []
+    plan = _host._plan
+    monkeypatch.setattr(_host, "_plan", lambda fn, args: traced.append(1) or plan(fn, args))
+    rng = np.random.default_rng(0)
+    cache, new = rng.standard_normal((1, 3, 40, 5)), rng.standard_normal((1, 3, 1, 5))
+    grown = []
+    with torch.no_grad():
+        for n in range(6, 15):
+            k = torch.cat((torch.tensor(cache[:, :, :n]), torch.tensor(new)), dim=-2)
+            grown.append((k, k + k, -k))
+        assert len(traced) == 3 and all(spy)  # (cat, add, neg: once each)
+        for n, (k, twice, negated) in zip(range(6, 15), grown):
+            want = np.concatenate((cache[:, :, :n], new), axis=-2)
+            np.testing.assert_array_equal(k.numpy(), want)
+            np.testing.assert_array_equal(twice.numpy(), want + want)
+            np.testing.assert_array_equal(negated.numpy(), -want)
+        # sizes that meet (5 rows of 5: one size class fewer) are another family, traced
+        torch.cat((torch.tensor(cache[:, :, :5]), torch.tensor(new)), dim=-2)
+        assert len(traced) == 4
+        # and a call the op refuses still raises PyTorch's error
+        with pytest.raises(RuntimeError, match="Sizes of tensors must match"):
+            torch.cat((torch.tensor(cache[:, :, :7]), torch.tensor(new[..., :4])), dim=-2)

@@ -44,8 +44,9 @@ class _Decline(Exception):
 
 
 # (A bounded map) kernel key -> (closed jaxpr, output tree, whether products must be exact,
-# whether it does float arithmetic), or None where the kernel is not data movement. Built
-# once per key: the tracing costs ~1 ms, a compile tens.
+# whether it does float arithmetic, whether it was traced at the key's sizes), or None where
+# the kernel is not data movement. Built once per key: the tracing costs ~1 ms, a compile
+# tens.
 _PLANS: collections.OrderedDict = collections.OrderedDict()
 _PLANS_MAX = 4096
 _seen = _programs.Rent()
@@ -70,7 +71,16 @@ def evaluate(key, fn, args: tuple):
         return None
     plan = _PLANS.get(key, False)
     if plan is False:
-        plan = _plan(fn, args)
+        family = _family(key, args)
+        plan = _SHAPELESS.get(family)
+        if plan is not None:
+            plan = plan[:4] + (False,)  # (traced at other sizes of the family)
+        else:
+            plan = _plan(fn, args)
+            if plan is not None and _shape_free(plan[0]):
+                _SHAPELESS[family] = plan
+                if len(_SHAPELESS) > _PLANS_MAX:
+                    _SHAPELESS.popitem(last=False)
         _PLANS[key] = plan
         if len(_PLANS) > _PLANS_MAX:
             _PLANS.popitem(last=False)
@@ -79,7 +89,7 @@ def evaluate(key, fn, args: tuple):
     if plan is None:
         return None
     start = time.perf_counter()
-    closed, tree, exact_products, arithmetic = plan
+    closed, tree, exact_products, arithmetic, sized = plan
     leaves = jax.tree_util.tree_leaves(args)
     if sum(getattr(a, "size", 1) for a in leaves) > (_MAX_ARITHMETIC if arithmetic else _MAX):
         return None
@@ -101,7 +111,7 @@ def evaluate(key, fn, args: tuple):
         return None
     try:
         with np.errstate(all="ignore"):
-            outs = _eval(closed.jaxpr, closed.consts, values, exact_products)
+            outs = _eval(closed.jaxpr, closed.consts, values, exact_products, sized)
     except _Decline:
         return None
     # (a copy: never a view of an input's buffer)
@@ -126,7 +136,48 @@ def _plan(fn, args):
         return None
     # XLA contracts a multiply feeding an add into one rounding (FMA) where numpy rounds
     # twice: with more than one float op, each product must be exact (then both agree).
-    return closed, jax.tree_util.tree_structure(shapes), len(arithmetic) > 1, bool(arithmetic)
+    tree = jax.tree_util.tree_structure(shapes)
+    return closed, tree, len(arithmetic) > 1, bool(arithmetic), True
+
+
+# (A bounded map) a family of calls (`_family`) -> the plan of one of them, where that plan
+# holds no size (`_shape_free`): a `generate` loop's `cat` of a cache one longer each step,
+# or its elementwise adds, trace once, not at every length (~1-3 ms a trace).
+_SHAPELESS: collections.OrderedDict = collections.OrderedDict()
+
+
+def _family(key, args) -> tuple:
+    """What a kernel's plan depends on besides sizes: the op and its statics, the arguments'
+    structure, ranks and dtypes, and which sizes are 0, 1 or equal to which."""
+    leaves, tree = jax.tree_util.tree_flatten(args)
+    kinds, sizes = [], []
+    for leaf in leaves:
+        aval = getattr(leaf, "aval", None)
+        if aval is None:
+            kinds.append(type(leaf))
+        else:
+            kinds.append((aval.dtype, aval.weak_type, len(aval.shape)))
+            sizes += aval.shape
+    first: dict = {}
+    classes = tuple(n if n < 2 else first.setdefault(n, -2 - len(first)) for n in sizes)
+    return key[:-1], tree, tuple(kinds), classes
+
+
+def _shape_free(closed) -> bool:
+    """Whether a traced plan holds no size: each equation's parameters name none, and its
+    constants (none, or scalars) hold none."""
+    if any(np.ndim(c) for c in closed.consts):
+        return False
+
+    def free(jaxpr) -> bool:
+        for eqn in jaxpr.eqns:
+            if eqn.primitive.name not in _NO_SIZES:
+                return False
+            if eqn.primitive.name in _CALLS and not free(eqn.params["jaxpr"].jaxpr):
+                return False
+        return True
+
+    return free(closed.jaxpr)
 
 
 def _movable(jaxpr, arithmetic: list | None = None) -> bool:
@@ -155,7 +206,10 @@ def _kind(dtype) -> str:
     return np.dtype(dtype).kind
 
 
-def _eval(jaxpr, consts, args, exact_products: bool) -> list:
+def _eval(jaxpr, consts, args, exact_products: bool, sized: bool = True) -> list:
+    """`jaxpr` evaluated by the rules. `sized`: the plan was traced at these inputs' sizes, and
+    each result must have its traced shape (else, traced at other sizes of its family, its
+    traced rank)."""
     env = {}
 
     def read(v):
@@ -172,7 +226,7 @@ def _eval(jaxpr, consts, args, exact_products: bool) -> list:
         name = eqn.primitive.name
         if name in _CALLS:
             inner = eqn.params["jaxpr"]
-            outs = _eval(inner.jaxpr, inner.consts, ins, exact_products)
+            outs = _eval(inner.jaxpr, inner.consts, ins, exact_products, sized)
         else:
             outs = [_RULES[name](*ins, **eqn.params)]
             if exact_products and name == "mul" and not _exact_product(*ins, outs[0]):
@@ -180,7 +234,10 @@ def _eval(jaxpr, consts, args, exact_products: bool) -> list:
         for var, out in zip(eqn.outvars, outs):
             out = np.asarray(out)
             # a rule that does not give the traced shape and dtype is not trusted
-            if out.shape != var.aval.shape or out.dtype != var.aval.dtype:
+            shape = out.shape if sized else len(out.shape)
+            if shape != (var.aval.shape if sized else len(var.aval.shape)):
+                raise _Decline
+            if out.dtype != var.aval.dtype:
                 raise _Decline
             env[var] = out
     return [read(v) for v in jaxpr.outvars]
@@ -431,3 +488,9 @@ _INT_ONLY = frozenset(
     | {"and", "or", "not", "div", "rem", "abs", "sign"}
 )
 _CALLS = frozenset({"jit", "pjit"})
+# Primitives whose parameters name no size: their equations compute the same at any shapes
+# (the family fixes which sizes are 0, 1 or equal, what an op's own checks look at).
+_NO_SIZES = frozenset(_INT_ONLY | _FLOAT_ARITHMETIC | _CALLS) | {
+    "convert_element_type", "concatenate", "stack", "select_n", "neg", "squeeze",
+    "expand_dims", "transpose", "stop_gradient", "copy", "copy_p",
+}  # fmt: skip
