@@ -216,9 +216,9 @@ class SoftmaxRows(Rows):
 
 
 class ReductionRows(Rows):
-    """A reduction of every element: the input pads (along an elementwise op's row dim) with
-    the reduction's identity, `identity(dtype)` (None: the call runs as it is), which
-    changes no result; the output has no rows to cut."""
+    """A reduction of every element: once the size along an elementwise op's row dim
+    changes, the input pads there with the reduction's identity, `identity(dtype)` (None:
+    the call runs as it is), which changes no result; the output has no rows to cut."""
 
     __slots__ = ("identity",)
 
@@ -228,8 +228,11 @@ class ReductionRows(Rows):
 
     def plan(self, values: dict, slot_names: list, site: tuple):
         plan = super().plan(values, slot_names, site)
-        fill = None if plan is None else self.identity(values["input"].dtype)
-        if fill is None:
+        if plan is None:
+            return None
+        x = values["input"]
+        fill = self.identity(x.dtype)
+        if fill is None or not _varies(site + (x.ndim,), plan.cuts[0][1]):
             return None
         return Plan(tuple(p[:4] + (fill,) for p in plan.pads), (), ())
 
@@ -281,10 +284,16 @@ class MatmulRows(Rows):
 
 class ElementwiseRows(Rows):
     """Elementwise ops: the row dim (the second-to-last of the output, its only one for one
-    dim) pads as `Rows` does, and the last dim too once its size changes (a causal mask's
-    (T, T) comparison over a growing T). Operands that broadcast along a dim (a number, an
-    array without that dim or of size 1 there) enter as they are. A padded position's zeros
-    may divide by zero: its values are cut."""
+    dim) pads as `Rows` does (with `vary_rows`, once its size changes), and the last dim
+    once its size changes (a causal mask's (T, T) comparison over a growing T). Operands
+    that broadcast along a dim (a number, an array without that dim or of size 1 there)
+    enter as they are. A padded position's zeros may divide by zero: its values are cut."""
+
+    __slots__ = ("vary_rows",)
+
+    def __init__(self, slots: tuple, vary_rows: bool = False):
+        super().__init__(slots)
+        self.vary_rows = vary_rows
 
     def plan(self, values: dict, slot_names: list, site: tuple):
         arrays = [values[name] for name in self.slots]
@@ -304,7 +313,7 @@ class ElementwiseRows(Rows):
             (n,) = sizes
             if not n or bucket(n) == n:
                 continue
-            if dim == -1 and ndim >= 2 and not _varies(site + (ndim,), n):
+            if (dim == -1 and ndim >= 2 or self.vary_rows) and not _varies(site + (ndim, dim), n):
                 continue
             pads += [(i, dim, n, bucket(n), 0) for i, _ in spanning]
             cuts.append((dim, n))
@@ -349,9 +358,11 @@ def _sequence_dim(input) -> int:
     return -2 if input.ndim >= 2 else -1
 
 
-# An elementwise op, unary or binary (`ElementwiseRows`).
+# A unary elementwise op (gelu, exp, ...: a generate loop's (B, T, C) activations) pads its
+# rows at once; a binary one (everywhere: data, metrics, masks) once they change too, so a
+# call whose sizes never change runs as it is, without host copies.
 ELEMENTWISE = ElementwiseRows(("input",))
-BROADCAST = ElementwiseRows(("input", "other"))
+BROADCAST = ElementwiseRows(("input", "other"), vary_rows=True)
 
 # kernel key -> plan (or None): decided once per key. Bounded like the kernels.
 _PLANS: collections.OrderedDict = collections.OrderedDict()
@@ -425,7 +436,8 @@ def _plan(op, key, fn, statics, arrays, call_args):
     slot_names = [op.params[i].name for i in op.slot_pos]
     values = dict(zip(slot_names, arrays))
     values.update(zip(op.static_names, statics))
-    plan = op.rows.plan(values, slot_names, key[:-1])
+    site = key[:-1] + (tuple(getattr(a, "dtype", None) for a in arrays),)
+    plan = op.rows.plan(values, slot_names, site)
     if plan is None or plan.elements(arrays) > _MAX:
         return None  # (checked before tracing: most big calls stop here)
     family = _family(key, plan, arrays)
