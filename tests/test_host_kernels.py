@@ -318,3 +318,15 @@ def test_a_plan_that_holds_no_size_serves_every_length(monkeypatch, spy):
         # and a call the op refuses still raises PyTorch's error
         with pytest.raises(RuntimeError, match="Sizes of tensors must match"):
             torch.cat((torch.tensor(cache[:, :, :7]), torch.tensor(new[..., :4])), dim=-2)
+
+
+def test_a_plan_with_a_constant_that_could_be_a_size_is_not_shared():
+    """An integer kernel may bake a size into its jaxpr as a literal (`i + n` wrapping a
+    negative index): such a plan serves its own shape only."""
+    import jax
+    import jax.numpy as jnp
+
+    ints = jnp.arange(6)
+    assert _host._shape_free(jax.make_jaxpr(lambda i: i + 1 - i * 0)(ints))
+    assert not _host._shape_free(jax.make_jaxpr(lambda i: i + i.shape[0])(ints))
+    assert not _host._shape_free(jax.make_jaxpr(lambda i: i[::-1] + 1)(ints))  # (a reversal)

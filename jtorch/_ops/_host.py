@@ -164,20 +164,27 @@ def _family(key, args) -> tuple:
 
 
 def _shape_free(closed) -> bool:
-    """Whether a traced plan holds no size: each equation's parameters name none, and its
-    constants (none, or scalars) hold none."""
-    if any(np.ndim(c) for c in closed.consts):
+    """Whether a traced plan holds no size: each equation's parameters name none, and no
+    constant could be one (an index wrapped by `+ n`): constants and literals are 0, 1 or -1
+    (a size 0 or 1 is fixed by the family)."""
+    if not all(_unsized(c) for c in closed.consts):
         return False
 
     def free(jaxpr) -> bool:
         for eqn in jaxpr.eqns:
             if eqn.primitive.name not in _NO_SIZES:
                 return False
+            if not all(_unsized(v.val) for v in eqn.invars if isinstance(v, Literal)):
+                return False
             if eqn.primitive.name in _CALLS and not free(eqn.params["jaxpr"].jaxpr):
                 return False
         return True
 
     return free(closed.jaxpr)
+
+
+def _unsized(value) -> bool:
+    return np.ndim(value) == 0 and value in (0, 1, -1)
 
 
 def _movable(jaxpr, arithmetic: list | None = None) -> bool:
