@@ -7,14 +7,19 @@
 # The imports below run in the order the package must initialise in: not sorted.
 # isort: skip_file
 import gc as _gc
+import sys as _sys
 
 # The cyclic collector is paused while jax and jtorch import: they make ~135,000 objects,
 # which it traversed over and over (~0.12 s of collections here). What is there at the end
 # is frozen (`gc.freeze`): it lives as long as the process, and every later full
 # collection would traverse all of it again, the interpreter's own at exit among them
 # (~0.3 s: `import jtorch` alone took 1.1 s, now 0.7). Freezing skips a collection
-# (~0.09 s): the few hundred cyclic objects left unreachable by then stay.
+# (~0.09 s): the few hundred cyclic objects left unreachable by then stay. A frozen object
+# is never collected, so only an import that starts the process's jax freezes: where jax
+# came first (flax or JAX code before `import torch`), the program's own objects, which
+# may become garbage in cycles holding arrays, are left to the collector.
 _collecting = _gc.isenabled()
+_freezing = "jax" not in _sys.modules
 _gc.disable()
 try:
     import jax as _jax
@@ -273,7 +278,8 @@ from .version import __version__  # noqa: E402,F401
 
 _ops._codes.save()  # (the op entries' code, kept for the next import)
 
-_gc.freeze()
+if _freezing:
+    _gc.freeze()
 if _collecting:
     _gc.enable()
-del _gc, _collecting
+del _gc, _sys, _collecting, _freezing

@@ -23,14 +23,18 @@ _OTHER_NODES = {"CopyBackwards", "torch::autograd::CopySlices"}
 
 
 def _all_defs() -> list:
-    """Every declared op and kernel (kernels are not in `OPS`). `import jtorch` freezes what
-    it made (`gc.freeze`), and `gc.get_objects` lists only the collector's generations: the
-    frozen objects are moved back into them while the list is made."""
-    gc.unfreeze()
+    """Every declared op and kernel (kernels are not in `OPS`). An `import jtorch` that
+    starts jax freezes what it made (`gc.freeze`), and `gc.get_objects` lists only the
+    collector's generations: frozen objects are moved back into them while the list is
+    made."""
+    frozen = gc.get_freeze_count()
+    if frozen:
+        gc.unfreeze()
     try:
         return [d for d in gc.get_objects() if isinstance(d, OpDef)]
     finally:
-        gc.freeze()
+        if frozen:
+            gc.freeze()
 
 
 def _strings(fn, out: set, seen: set) -> None:
