@@ -87,6 +87,17 @@ def dims_arg(dim, ndim):
     return () if ndim == 0 else dims
 
 
+def extreme_identity(reduce: str, dtype):
+    """The identity of `reduce` ("amax" or "amin") in `dtype`, a Python or numpy scalar:
+    -inf/inf, the integers' lowest/highest, False/True. Raises ValueError for complex."""
+    if jnp.issubdtype(dtype, jnp.floating):
+        return -np.inf if reduce == "amax" else np.inf
+    if dtype == np.bool_:
+        return reduce == "amin"
+    info = jnp.iinfo(dtype)
+    return info.min if reduce == "amax" else info.max
+
+
 def sum_dtype(a, dtype):
     """sum/prod accumulate integers and bools in int64, as PyTorch does."""
     if dtype is not None:

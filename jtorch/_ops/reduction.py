@@ -22,6 +22,7 @@ from ._kernel_helpers import (
     accumulate,
     by_dim,
     dims_arg,
+    extreme_identity,
     is_complex,
     is_float,  # noqa: F401
     is_integral,
@@ -293,7 +294,7 @@ def _max_kernels(name, largest):
     all_impl.__name__, dim_impl.__name__ = f"_{name}_all", f"_{name}_dim"
     # PyTorch numbers the overloads: max() is MaxBackward1, max(dim) MaxBackward0
     node = name.capitalize() + "Backward"
-    rows = ReductionRows(_lowest if largest else _highest)
+    rows = ReductionRows(functools.partial(_all_identity, "amax" if largest else "amin"))
     k_all = reduction(all_impl, method=False, name=f"_{name}_all", node=node + "1", rows=rows)
     k_dim = reduction(
         dim_impl, method=False, name=f"_{name}_dim", returns=("values", "indices"), node=node + "0"
@@ -301,22 +302,10 @@ def _max_kernels(name, largest):
     return k_all, name_return_type(k_dim, name)
 
 
-def _lowest(dtype):
-    """max's identity: what no element is below (None: a dtype max refuses)."""
-    if jnp.issubdtype(dtype, jnp.floating):
-        return -np.inf
-    if jnp.issubdtype(dtype, jnp.integer):
-        return np.iinfo(dtype).min
-    return False if dtype == np.bool_ else None
-
-
-def _highest(dtype):
-    """min's identity."""
-    if jnp.issubdtype(dtype, jnp.floating):
-        return np.inf
-    if jnp.issubdtype(dtype, jnp.integer):
-        return np.iinfo(dtype).max
-    return True if dtype == np.bool_ else None
+def _all_identity(reduce, dtype):
+    """max()'s or min()'s padding (`_rows.ReductionRows`); None for complex, which they refuse
+    (with their own error, raised where the call runs as it is)."""
+    return None if jnp.issubdtype(dtype, jnp.complexfloating) else extreme_identity(reduce, dtype)
 
 
 _max_all, _max_dim = _max_kernels("max", True)

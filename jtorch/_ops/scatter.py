@@ -18,7 +18,7 @@ from .. import _dtype
 from .._dtype import c10_name
 from .._tensor import Tensor, wrap, wrap_dim
 from . import _registry
-from ._kernel_helpers import index_values
+from ._kernel_helpers import extreme_identity, index_values
 from ._registry import NONE, TI, KernelCall, T, composite, op
 
 kernel = op(promote=NONE, method=False, out=False)
@@ -109,12 +109,7 @@ def _identity(reduce, dtype):
         return jnp.zeros((), dtype)
     if reduce == "prod":
         return jnp.ones((), dtype)
-    if jnp.issubdtype(dtype, jnp.floating):
-        return jnp.asarray(-jnp.inf if reduce == "amax" else jnp.inf, dtype)
-    if dtype == jnp.bool_:
-        return jnp.asarray(reduce == "amin", dtype)
-    info = jnp.iinfo(dtype)
-    return jnp.asarray(info.min if reduce == "amax" else info.max, dtype)
+    return jnp.asarray(extreme_identity(reduce, dtype), dtype)
 
 
 def _scatter_into(input, idx, src, reduce, include_self=True):
