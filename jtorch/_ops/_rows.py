@@ -299,38 +299,30 @@ class ElementwiseRows(Rows):
         arrays = [values[name] for name in self.slots]
         if any(type(a) is not _ArrayImpl and type(a) not in _NUMBERS for a in arrays):
             return None
-        shaped = [(slot_names.index(name), a) for name, a in zip(self.slots, arrays)]
-        shaped = [(i, a) for i, a in shaped if type(a) is _ArrayImpl and a.ndim]
-        ndim = max((a.ndim for _, a in shaped), default=0)
+        ndim = max((a.ndim for a in arrays if type(a) is _ArrayImpl), default=0)
         if not ndim:
             return None
-        pads, cuts = [], []
-        for dim in (-2, -1) if ndim >= 2 else (-1,):
-            spanning = [(i, a) for i, a in shaped if a.ndim >= -dim and a.shape[dim] != 1]
-            sizes = {a.shape[dim] for _, a in spanning}
-            if len(sizes) != 1:
-                continue
-            (n,) = sizes
-            if not n or bucket(n) == n:
-                continue
-            if (dim == -1 and ndim >= 2 or self.vary_rows) and not _varies(site + (ndim, dim), n):
-                continue
-            pads += [(i, dim, n, bucket(n), 0) for i, _ in spanning]
-            cuts.append((dim, n))
-        return Plan(tuple(pads), (), tuple(cuts)) if pads else None
+        dims = (-2, -1) if ndim >= 2 else (-1,)  # (the first: the row dim)
+        labels = {
+            d: ([(k, d) for k, a in enumerate(arrays) if type(a) is _ArrayImpl and a.ndim >= -d], d)
+            for d in dims
+        }
+        slots = [slot_names.index(name) for name in self.slots]
+        return _labelled(site + (ndim,), labels, arrays, slots, () if self.vary_rows else dims[:1])
 
 
-def _labelled(site: tuple, labels: dict, arrays, slots) -> Plan | None:
+def _labelled(site: tuple, labels: dict, arrays, slots, at_once=()) -> Plan | None:
     """The plan padding each label of `labels` (label -> ((operand, dim), ...), its output
-    dim or None) whose size has changed at `site`, in every operand where it has that size
-    (size 1 broadcasts), and cutting it from the output."""
+    dim or None) whose size has changed at `site` (those of `at_once`: whatever their size),
+    in every operand where it has that size (size 1 broadcasts), and cutting it from the
+    output."""
     pads, cuts = [], []
     for label, (spans, out_dim) in labels.items():
         sizes = {arrays[k].shape[d] for k, d in spans} - {1}
         if len(sizes) != 1:
             continue
         (n,) = sizes
-        if bucket(n) == n or not _varies(site + (label,), n):
+        if bucket(n) == n or (label not in at_once and not _varies(site + (label,), n)):
             continue
         pads += [(slots[k], d, n, bucket(n), 0) for k, d in spans if arrays[k].shape[d] == n]
         if out_dim is not None:
