@@ -497,7 +497,9 @@ def _dispatch(op: OpDef, args: tuple):
                 call_args = _scalars_placed(arrays)
             try:
                 out = None
-                if op.rows is not None and plain and _host_allowed(op, rg):
+                # (a kernel whose calls are known to run as they are skips the rest at once)
+                padded = op.rows is not None and plain and not _rows.unpadded(key)
+                if padded and _host_allowed(op, rg):
                     build = _builder(op, statics, slot_values)
                     out = _rows.run(op, key, fn, statics, arrays, call_args, KERNELS, build)
                 if out is None:

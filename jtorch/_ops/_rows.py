@@ -361,6 +361,11 @@ _PLANS: collections.OrderedDict = collections.OrderedDict()
 _PLANS_MAX = 4096
 
 
+def unpadded(key) -> bool:
+    """Whether calls of kernel `key` are known to run at their own shape (no plan)."""
+    return _PLANS.get(key, False) is None
+
+
 def run(op, key, fn, statics: tuple, arrays: tuple, call_args: list, kernels, build):
     """The call's result through its row bucket's kernel, or None where it runs as it is.
 
