@@ -195,9 +195,6 @@ class SoftmaxRows(Rows):
     def __init__(self):
         super().__init__(("input",), when=lambda input, dim: dim in (-1, input.ndim - 1))
 
-    def names(self) -> tuple:
-        return ("input", "dim", "dtype")
-
     def plan(self, values: dict, slot_names: list, site: tuple):
         x = values["input"]
         if type(x) is not _ArrayImpl or not x.ndim or not jnp.issubdtype(x.dtype, jnp.floating):
