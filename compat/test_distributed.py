@@ -91,6 +91,11 @@ def _session(lib):
         results += [y.tolist(), inner.weight.grad.tolist()]
         sampler = lib.utils.data.DistributedSampler(list(range(5)), shuffle=False)
         results.append(list(sampler))
+        # PyTorch's DDP reducer, freed after its process group, is that group's last owner
+        # and joins gloo's worker threads holding the GIL, which a worker may need: the
+        # oracle itself hung here once. Freed first, it leaves the group to
+        # `destroy_process_group`, whose release lets the GIL go.
+        del ddp
     finally:
         dist.destroy_process_group()
     return before, results, dist.is_initialized()
